@@ -1,0 +1,110 @@
+// Copyright 2026 The stubkit Authors.
+//
+// Backoff: how long to wait between attempts.
+//
+// `ExponentialBackoffPolicy` implements truncated exponential backoff. For the
+// n-th retry (n counted from 0) the base delay is initial * multiplier^n,
+// capped at `maximum`, and a `Jitter` spreads clients apart:
+//
+//   kDefault       min(initial * multiplier^n + U[0, initial], maximum)
+//                  (the classic recipe: with 1 s that is 0..1000 ms extra)
+//   kFull          U[0, min(initial * multiplier^n, maximum)]
+//   kProportional  min(initial * multiplier^n, maximum) * U[1 - f, 1 + f],
+//                  capped at `maximum`
+//   kNone          min(initial * multiplier^n, maximum)
+//
+//   using namespace std::chrono_literals;
+//   stubkit::ExponentialBackoffPolicy defaults;  // 1 s, doubling, 5 min cap
+//   stubkit::ExponentialBackoffPolicy quick(200ms, 45s, 2.0);
+//   stubkit::ExponentialBackoffPolicy spread(1s, 1min, 1.5,
+//                                            stubkit::Jitter::Proportional(0.2));
+//
+// The random numbers come from one process-wide generator, seeded once and
+// drawn from only when a retry happens. Invalid arguments are recorded in
+// `status()`, never clamped.
+
+#ifndef STUBKIT_BACKOFF_POLICY_H_
+#define STUBKIT_BACKOFF_POLICY_H_
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace stubkit {
+
+class Jitter {
+ public:
+  enum class Kind { kDefault, kFull, kProportional, kNone };
+
+  // Adds U[0, initial] to the exponential delay.
+  static Jitter Default() { return Jitter(Kind::kDefault, 0); }
+  // Draws the whole delay from U[0, exponential delay].
+  static Jitter Full() { return Jitter(Kind::kFull, 0); }
+  // Scales the exponential delay by U[1 - fraction, 1 + fraction];
+  // `fraction` must be in (0, 1].
+  static Jitter Proportional(double fraction = 0.2) {
+    return Jitter(Kind::kProportional, fraction);
+  }
+  static Jitter None() { return Jitter(Kind::kNone, 0); }
+
+  Kind kind() const { return kind_; }
+  double fraction() const { return fraction_; }
+  std::string ToString() const;
+
+ private:
+  Jitter(Kind kind, double fraction) : kind_(kind), fraction_(fraction) {}
+
+  Kind kind_;
+  double fraction_;
+};
+
+class ExponentialBackoffPolicy {
+ public:
+  static constexpr std::chrono::seconds kDefaultInitialDelay{1};
+  static constexpr std::chrono::minutes kDefaultMaximumDelay{5};
+  static constexpr double kDefaultMultiplier = 2.0;
+
+  ExponentialBackoffPolicy()
+      : ExponentialBackoffPolicy(kDefaultInitialDelay, kDefaultMaximumDelay,
+                                 kDefaultMultiplier) {}
+  // `initial_delay` must be positive, `maximum_delay` at least
+  // `initial_delay`, and `multiplier` at least 1.
+  ExponentialBackoffPolicy(std::chrono::nanoseconds initial_delay,
+                           std::chrono::nanoseconds maximum_delay,
+                           double multiplier,
+                           Jitter jitter = Jitter::Default());
+
+  // The wait before retry number `retry` (0 for the first retry), drawing
+  // from `uniform01` (a value in [0, 1)) when the jitter needs one.
+  std::chrono::nanoseconds DelayFor(int retry, double uniform01) const;
+  // As above, drawing from the process-wide generator.
+  std::chrono::nanoseconds DelayFor(int retry) const;
+
+  std::chrono::nanoseconds initial_delay() const { return initial_delay_; }
+  std::chrono::nanoseconds maximum_delay() const { return maximum_delay_; }
+  double multiplier() const { return multiplier_; }
+  const Jitter& jitter() const { return jitter_; }
+
+  // OK, or `InvalidArgument` naming the bad field.
+  const absl::Status& status() const { return status_; }
+  std::string ToString() const;
+
+ private:
+  std::chrono::nanoseconds initial_delay_;
+  std::chrono::nanoseconds maximum_delay_;
+  double multiplier_;
+  Jitter jitter_;
+  absl::Status status_;
+};
+
+namespace internal {
+// A uniform double in [0, 1) from the process-wide generator. Lock-free and
+// thread-safe; seeded once per process.
+double ProcessUniform01();
+}  // namespace internal
+
+}  // namespace stubkit
+
+#endif  // STUBKIT_BACKOFF_POLICY_H_

@@ -1,0 +1,74 @@
+// Copyright 2026 The stubkit Authors.
+//
+// Clock and Sleeper: the retry loop's view of time, replaceable in tests.
+//
+// The retry loop reads a steady clock and waits through a sleeper. Both are
+// options, so a test can run a 30-minute policy in microseconds:
+//
+//   auto clock = std::make_shared<stubkit::FakeClock>();
+//   auto options = stubkit::Options{}
+//       .set<stubkit::ClockOption>(clock)
+//       .set<stubkit::SleeperOption>(clock);  // sleeping advances the clock
+//
+// When neither is set the loop uses `std::chrono::steady_clock` and really
+// sleeps, with no allocation.
+
+#ifndef STUBKIT_CLOCK_H_
+#define STUBKIT_CLOCK_H_
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+
+namespace stubkit {
+
+class Clock {
+ public:
+  using time_point = std::chrono::steady_clock::time_point;
+  virtual ~Clock() = default;
+  virtual time_point Now() const = 0;
+};
+
+class Sleeper {
+ public:
+  virtual ~Sleeper() = default;
+  virtual void SleepFor(std::chrono::nanoseconds duration) = 0;
+};
+
+// A clock that moves only when told, and a sleeper that moves it. Thread-safe.
+class FakeClock : public Clock, public Sleeper {
+ public:
+  FakeClock() = default;
+  explicit FakeClock(time_point start) : now_(start.time_since_epoch()) {}
+
+  time_point Now() const override { return time_point(now_.load()); }
+  void SleepFor(std::chrono::nanoseconds duration) override {
+    Advance(duration);
+  }
+  void Advance(std::chrono::nanoseconds duration) {
+    std::chrono::steady_clock::duration step =
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+            duration);
+    auto current = now_.load();
+    while (!now_.compare_exchange_weak(current, current + step)) {
+    }
+  }
+
+ private:
+  std::atomic<std::chrono::steady_clock::duration> now_{
+      std::chrono::hours(1)};
+};
+
+// The option tags. Unset (null) means the real steady clock and real sleep.
+struct ClockOption {
+  using Type = std::shared_ptr<Clock>;
+  static Type Default() { return nullptr; }
+};
+struct SleeperOption {
+  using Type = std::shared_ptr<Sleeper>;
+  static Type Default() { return nullptr; }
+};
+
+}  // namespace stubkit
+
+#endif  // STUBKIT_CLOCK_H_

@@ -1,0 +1,165 @@
+// Copyright 2026 The stubkit Authors.
+//
+// Options: a typed bag of configuration values.
+//
+// Each option is a small tag type that names its value type and its default.
+// Setting an option with a value of the wrong type is a compile error.
+//
+//   struct AttemptTimeoutOption {
+//     using Type = std::chrono::nanoseconds;
+//     static Type Default() { return Type::zero(); }
+//   };
+//
+//   auto options = stubkit::Options{}
+//       .set<stubkit::RetryPolicyOption>(stubkit::LimitedErrorCountRetryPolicy(3))
+//       .set<stubkit::AttemptTimeoutOption>(2s);
+//   options.has<stubkit::AttemptTimeoutOption>();  // true
+//   options.get<stubkit::BackoffPolicyOption>();   // unset: the default
+//
+// A client keeps one `Options`; each call may pass its own. The call's
+// effective options are an `OptionsView`: the call's options over the
+// client's over the defaults, looked up in place without copying either.
+//
+//   stubkit::OptionsView effective(call_options, client_options);
+//   effective.get<stubkit::AttemptTimeoutOption>();
+//
+// Copying an `Options` is cheap: values are immutable and shared.
+
+#ifndef STUBKIT_OPTIONS_H_
+#define STUBKIT_OPTIONS_H_
+
+#include <memory>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace stubkit {
+namespace internal {
+
+// One distinct address per option type; comparing addresses is the cheapest
+// type identity available without RTTI.
+template <typename T>
+struct OptionKey {
+  static constexpr char kTag = 0;
+};
+
+template <typename T>
+const void* KeyOf() {
+  return &OptionKey<T>::kTag;
+}
+
+// Built once, never destroyed: defaults outlive every static that reads them.
+template <typename T>
+const typename T::Type& DefaultOf() {
+  static const auto* const kDefault = new typename T::Type(T::Default());
+  return *kDefault;
+}
+
+}  // namespace internal
+
+class Options {
+ public:
+  Options() = default;
+
+  // Sets option `T`, replacing any earlier value.
+  template <typename T>
+  Options& set(typename T::Type value) & {
+    Put(internal::KeyOf<T>(), std::make_shared<const typename T::Type>(
+                                  std::move(value)));
+    return *this;
+  }
+  template <typename T>
+  Options&& set(typename T::Type value) && {
+    return std::move(set<T>(std::move(value)));
+  }
+
+  // Removes option `T`, so that `get<T>()` returns the default again.
+  template <typename T>
+  Options& unset() & {
+    Erase(internal::KeyOf<T>());
+    return *this;
+  }
+  template <typename T>
+  Options&& unset() && {
+    return std::move(unset<T>());
+  }
+
+  template <typename T>
+  bool has() const {
+    return Find(internal::KeyOf<T>()) != nullptr;
+  }
+
+  // The value of `T`, or nullptr when it is not set.
+  template <typename T>
+  const typename T::Type* find() const {
+    return static_cast<const typename T::Type*>(Find(internal::KeyOf<T>()));
+  }
+
+  // The value of `T`, or `T::Default()` when it is not set.
+  template <typename T>
+  const typename T::Type& get() const {
+    const typename T::Type* value = find<T>();
+    return value != nullptr ? *value : internal::DefaultOf<T>();
+  }
+
+  bool empty() const { return entries_.empty(); }
+  int size() const { return static_cast<int>(entries_.size()); }
+
+  // Returns `overrides` layered over `*this`: every option set in
+  // `overrides` wins. Allocates; `OptionsView` is the copy-free lookup.
+  Options MergedWith(const Options& overrides) const;
+
+ private:
+  struct Entry {
+    const void* key;
+    std::shared_ptr<const void> value;
+  };
+
+  const void* Find(const void* key) const {
+    // A linear scan beats hashing for the handful of options a client sets.
+    for (const Entry& entry : entries_) {
+      if (entry.key == key) return entry.value.get();
+    }
+    return nullptr;
+  }
+  void Put(const void* key, std::shared_ptr<const void> value);
+  void Erase(const void* key);
+
+  std::vector<Entry> entries_;
+};
+
+// The effective options of one call: `call` over `client` over defaults.
+// Holds references; both `Options` must outlive the view.
+class OptionsView {
+ public:
+  OptionsView(const Options& call, const Options& client)
+      : call_(&call), client_(&client) {}
+
+  template <typename T>
+  const typename T::Type* find() const {
+    if (const auto* value = call_->find<T>()) return value;
+    return client_->find<T>();
+  }
+
+  template <typename T>
+  bool has() const {
+    return find<T>() != nullptr;
+  }
+
+  template <typename T>
+  const typename T::Type& get() const {
+    const typename T::Type* value = find<T>();
+    return value != nullptr ? *value : internal::DefaultOf<T>();
+  }
+
+  const Options& call() const { return *call_; }
+  const Options& client() const { return *client_; }
+
+ private:
+  const Options* call_;
+  const Options* client_;
+};
+
+}  // namespace stubkit
+
+#endif  // STUBKIT_OPTIONS_H_

@@ -1,0 +1,108 @@
+// Copyright 2026 The stubkit Authors.
+//
+// The options that control retries, deadlines and per-attempt metadata.
+//
+// Each is a tag for `stubkit::Options`; set any of them for a whole client
+// when it is built, or for one call:
+//
+//   using namespace std::chrono_literals;
+//   auto client_options = stubkit::Options{}
+//       .set<stubkit::RetryPolicyOption>(stubkit::LimitedTimeRetryPolicy(10min))
+//       .set<stubkit::BackoffPolicyOption>(
+//           stubkit::ExponentialBackoffPolicy(200ms, 45s, 2.0))
+//       .set<stubkit::IdempotencyMapOption>(
+//           {{"demo.Ledger.Append", stubkit::Idempotency::kIdempotent}});
+//   auto one_call = stubkit::Options{}
+//       .set<stubkit::AttemptTimeoutOption>(2s)
+//       .set<stubkit::IdempotencyOption>(stubkit::Idempotency::kIdempotent);
+//
+// | option                   | default                                    |
+// | ------------------------ | ------------------------------------------ |
+// | RetryPolicyOption        | LimitedTimeRetryPolicy(30min), UNAVAILABLE |
+// | BackoffPolicyOption      | ExponentialBackoffPolicy(1s, 5min, 2.0)    |
+// | IdempotencyOption        | unset: the method's (map, then proto)      |
+// | IdempotencyMapOption     | empty                                      |
+// | AttemptTimeoutOption     | 0: no per-attempt timeout                  |
+// | TotalTimeoutOption       | 0: none beyond the retry policy            |
+// | DeadlineOption           | time_point::max(): none                    |
+// | MetadataOption           | empty                                      |
+// | RetryAttemptHeaderOption | true: send `x-retry-attempt` on retries    |
+
+#ifndef STUBKIT_RETRY_OPTIONS_H_
+#define STUBKIT_RETRY_OPTIONS_H_
+
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "stubkit/backoff_policy.h"
+#include "stubkit/method.h"
+#include "stubkit/retry_policy.h"
+
+namespace stubkit {
+
+struct RetryPolicyOption {
+  using Type = RetryPolicy;
+  static Type Default() { return LimitedTimeRetryPolicy(); }
+};
+
+struct BackoffPolicyOption {
+  using Type = ExponentialBackoffPolicy;
+  static Type Default() { return ExponentialBackoffPolicy(); }
+};
+
+// Forces the idempotency of a call (or, set on a client, of all its calls).
+struct IdempotencyOption {
+  using Type = Idempotency;
+  static Type Default() { return Idempotency::kNonIdempotent; }
+};
+
+// Per-method idempotency, keyed by the proto full name
+// ("package.Service.Method"). Overrides the proto; `IdempotencyOption` wins
+// over it.
+struct IdempotencyMapOption {
+  using Type = absl::flat_hash_map<std::string, Idempotency>;
+  static Type Default() { return {}; }
+};
+
+// Each attempt's own deadline is min(call end, attempt start + this). An
+// attempt that runs out of its own time is retried (if the call is
+// idempotent) as if it had failed with UNAVAILABLE. Zero means none.
+struct AttemptTimeoutOption {
+  using Type = std::chrono::nanoseconds;
+  static Type Default() { return Type::zero(); }
+};
+
+// The whole call, across attempts and waits, ends this long after it
+// started. Zero means no limit beyond the retry policy's.
+struct TotalTimeoutOption {
+  using Type = std::chrono::nanoseconds;
+  static Type Default() { return Type::zero(); }
+};
+
+// An absolute end for the whole call, like `ClientContext::set_deadline`.
+struct DeadlineOption {
+  using Type = std::chrono::system_clock::time_point;
+  static Type Default() { return Type::max(); }
+};
+
+// Metadata added to every attempt.
+struct MetadataOption {
+  using Type = std::vector<std::pair<std::string, std::string>>;
+  static Type Default() { return {}; }
+};
+
+// When true, attempts after the first carry `x-retry-attempt: <n>`, so
+// servers can tell retries from new calls.
+struct RetryAttemptHeaderOption {
+  using Type = bool;
+  static Type Default() { return true; }
+};
+
+inline constexpr char kRetryAttemptHeader[] = "x-retry-attempt";
+
+}  // namespace stubkit
+
+#endif  // STUBKIT_RETRY_OPTIONS_H_

@@ -1,0 +1,123 @@
+// Copyright 2026 The stubkit Authors.
+//
+// Retry policies: when to stop retrying a call.
+//
+// A retry policy is a value. It says which status codes are worth another
+// attempt and how long (or how many failures) a call may keep trying. The
+// per-call counting state lives in the retry loop, so one policy serves every
+// call of a client, and a time limit starts when each call starts, not when
+// the policy is built.
+//
+//   using namespace std::chrono_literals;
+//   // Give up 10 minutes after the call started (UNAVAILABLE only).
+//   auto by_time = stubkit::LimitedTimeRetryPolicy(10min);
+//   // Tolerate at most 3 retryable failures (4 attempts), and also retry
+//   // RESOURCE_EXHAUSTED.
+//   auto by_count = stubkit::LimitedErrorCountRetryPolicy(3).WithRetryableCodes(
+//       {grpc::StatusCode::UNAVAILABLE, grpc::StatusCode::RESOURCE_EXHAUSTED});
+//
+// Invalid arguments never crash and are never clamped: the policy records an
+// `InvalidArgument` status naming the field (see `status()`), and every call
+// made with it fails with that status before sending anything.
+
+#ifndef STUBKIT_RETRY_POLICY_H_
+#define STUBKIT_RETRY_POLICY_H_
+
+#include <chrono>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+
+#include <grpcpp/support/status.h>
+
+#include "absl/status/status.h"
+
+namespace stubkit {
+
+// A set of gRPC status codes, stored as a bitmask.
+class StatusCodeSet {
+ public:
+  constexpr StatusCodeSet() = default;
+  StatusCodeSet(std::initializer_list<grpc::StatusCode> codes);
+
+  bool contains(grpc::StatusCode code) const;
+  bool contains(absl::StatusCode code) const {
+    return contains(static_cast<grpc::StatusCode>(code));
+  }
+  bool empty() const { return bits_ == 0; }
+  StatusCodeSet& insert(grpc::StatusCode code);
+  StatusCodeSet& erase(grpc::StatusCode code);
+  // True when the set holds a code outside gRPC's 0..16 range or `OK`.
+  bool has_invalid_code() const { return invalid_; }
+  // "UNAVAILABLE, RESOURCE_EXHAUSTED".
+  std::string ToString() const;
+
+  friend bool operator==(StatusCodeSet a, StatusCodeSet b) {
+    return a.bits_ == b.bits_ && a.invalid_ == b.invalid_;
+  }
+
+ private:
+  uint32_t bits_ = 0;
+  bool invalid_ = false;
+};
+
+// Use `LimitedTimeRetryPolicy` or `LimitedErrorCountRetryPolicy` to make one.
+class RetryPolicy {
+ public:
+  // Where `max_retries()` means "no limit on the count".
+  static constexpr int kUnlimitedRetries = -1;
+
+  // The status codes worth another attempt. `UNAVAILABLE` by default.
+  const StatusCodeSet& retryable_codes() const { return retryable_codes_; }
+  // Time from the call's start after which no new attempt starts, or zero
+  // for none.
+  std::chrono::nanoseconds max_time() const { return max_time_; }
+  // Retryable failures tolerated before giving up, or `kUnlimitedRetries`.
+  int max_retries() const { return max_retries_; }
+
+  // OK, or `InvalidArgument` naming the bad field.
+  const absl::Status& status() const { return status_; }
+
+  // Replaces the retryable codes. An empty set, or one with `OK`, is invalid.
+  RetryPolicy& WithRetryableCodes(StatusCodeSet codes) &;
+  RetryPolicy&& WithRetryableCodes(StatusCodeSet codes) && {
+    return std::move(WithRetryableCodes(codes));
+  }
+
+  std::string ToString() const;
+
+ protected:
+  RetryPolicy(std::chrono::nanoseconds max_time, int max_retries);
+  void Validate();
+
+ private:
+  StatusCodeSet retryable_codes_{grpc::StatusCode::UNAVAILABLE};
+  std::chrono::nanoseconds max_time_;
+  int max_retries_;
+  absl::Status status_;
+};
+
+// Stops a call once `maximum_duration` has passed since it started. Waits
+// never cross that moment: a wait that would end after it is not started.
+class LimitedTimeRetryPolicy : public RetryPolicy {
+ public:
+  // 30 minutes.
+  static constexpr std::chrono::minutes kDefaultMaximumDuration{30};
+
+  LimitedTimeRetryPolicy()
+      : LimitedTimeRetryPolicy(kDefaultMaximumDuration) {}
+  // `maximum_duration` must be positive.
+  explicit LimitedTimeRetryPolicy(std::chrono::nanoseconds maximum_duration);
+};
+
+// Stops a call after `maximum_failures` retryable failures have been retried,
+// so a call makes at most `maximum_failures + 1` attempts. Zero disables
+// retries. Negative is invalid.
+class LimitedErrorCountRetryPolicy : public RetryPolicy {
+ public:
+  explicit LimitedErrorCountRetryPolicy(int maximum_failures);
+};
+
+}  // namespace stubkit
+
+#endif  // STUBKIT_RETRY_POLICY_H_

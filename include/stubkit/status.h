@@ -1,0 +1,81 @@
+// Copyright 2026 The stubkit Authors.
+//
+// Status conversion and the retry summary carried by failed calls.
+//
+// stubkit returns `absl::Status` / `absl::StatusOr<T>`. A gRPC error keeps its
+// code and message; the server's binary error details (the serialized
+// `google.rpc.Status` of `grpc::Status::error_details()`) travel as a payload
+// and convert back losslessly:
+//
+//   absl::Status status = stubkit::FromGrpcStatus(grpc_status);
+//   std::optional<std::string> details = stubkit::GetErrorDetails(status);
+//   grpc::Status again = stubkit::ToGrpcStatus(status);  // same details
+//
+// When the retry loop gives up it appends a human-readable summary to the
+// message and attaches a machine-readable one:
+//
+//   "backend down [stubkit: gave up: retry policy exhausted after 4 attempts
+//    over 7.1s]"
+//   std::optional<stubkit::RetrySummary> s = stubkit::GetRetrySummary(status);
+//   s->stop_reason == stubkit::StopReason::kExhausted; s->attempts == 4;
+
+#ifndef STUBKIT_STATUS_H_
+#define STUBKIT_STATUS_H_
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include <grpcpp/support/status.h>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+
+namespace stubkit {
+
+// Payload keys under which stubkit stores data in an `absl::Status`.
+inline constexpr absl::string_view kErrorDetailsPayloadKey =
+    "type.googleapis.com/google.rpc.Status";
+inline constexpr absl::string_view kRetrySummaryPayloadKey =
+    "stubkit/RetrySummary";
+
+absl::Status FromGrpcStatus(const grpc::Status& status);
+grpc::Status ToGrpcStatus(const absl::Status& status);
+
+// The server's serialized `google.rpc.Status`, if it sent one.
+std::optional<std::string> GetErrorDetails(const absl::Status& status);
+
+// Why a call stopped.
+enum class StopReason {
+  kSuccess,
+  kPermanentError,    // the status code is not retryable
+  kNonIdempotent,     // retryable code, but the call is not idempotent
+  kExhausted,         // the retry policy ran out of time or failures
+  kDeadline,          // the call's own deadline or total timeout
+  kThrottled,         // the retry throttle refused another attempt
+  kCancelled,         // the caller cancelled the call
+  kInvalidArgument,   // the options were invalid; nothing was sent
+};
+
+absl::string_view ToString(StopReason reason);
+
+struct RetrySummary {
+  StopReason stop_reason = StopReason::kSuccess;
+  int attempts = 0;
+  std::chrono::nanoseconds elapsed{0};
+};
+
+// The summary the retry loop attached, if `status` came from one.
+std::optional<RetrySummary> GetRetrySummary(const absl::Status& status);
+
+namespace internal {
+// Returns `status` with the summary appended to its message and attached as a
+// payload. Code and existing payloads are kept.
+absl::Status WithRetrySummary(const absl::Status& status,
+                              const RetrySummary& summary,
+                              absl::string_view explanation);
+}  // namespace internal
+
+}  // namespace stubkit
+
+#endif  // STUBKIT_STATUS_H_

@@ -1,0 +1,134 @@
+// Copyright 2026 The stubkit Authors.
+
+#include "stubkit/backoff_policy.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "src/internal/format.h"
+
+namespace stubkit {
+namespace {
+
+using std::chrono::nanoseconds;
+
+// SplitMix64 over an atomic counter: one fetch_add per draw, no lock, and
+// distinct outputs for concurrent callers. Seeded once per process.
+std::atomic<uint64_t>& GeneratorState() {
+  static std::atomic<uint64_t>* const state = [] {
+    std::random_device device;
+    uint64_t seed = (static_cast<uint64_t>(device()) << 32) ^ device();
+    return new std::atomic<uint64_t>(seed);
+  }();
+  return *state;
+}
+
+uint64_t NextRandom() {
+  uint64_t z = GeneratorState().fetch_add(0x9e3779b97f4a7c15ULL,
+                                          std::memory_order_relaxed) +
+               0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+namespace internal {
+double ProcessUniform01() {
+  // The top 53 bits fill a double's mantissa exactly: [0, 1).
+  return static_cast<double>(NextRandom() >> 11) * 0x1.0p-53;
+}
+}  // namespace internal
+
+std::string Jitter::ToString() const {
+  switch (kind_) {
+    case Kind::kDefault:
+      return "default";
+    case Kind::kFull:
+      return "full";
+    case Kind::kProportional:
+      return absl::StrCat("proportional(", fraction_, ")");
+    case Kind::kNone:
+      return "none";
+  }
+  return "unknown";
+}
+
+ExponentialBackoffPolicy::ExponentialBackoffPolicy(nanoseconds initial_delay,
+                                                   nanoseconds maximum_delay,
+                                                   double multiplier,
+                                                   Jitter jitter)
+    : initial_delay_(initial_delay),
+      maximum_delay_(maximum_delay),
+      multiplier_(multiplier),
+      jitter_(jitter) {
+  if (initial_delay <= nanoseconds::zero()) {
+    status_ = absl::InvalidArgumentError(absl::StrCat(
+        "ExponentialBackoffPolicy: initial_delay must be positive, got ",
+        internal::FormatDuration(initial_delay)));
+  } else if (maximum_delay < initial_delay) {
+    status_ = absl::InvalidArgumentError(absl::StrCat(
+        "ExponentialBackoffPolicy: maximum_delay (",
+        internal::FormatDuration(maximum_delay),
+        ") must not be below initial_delay (",
+        internal::FormatDuration(initial_delay), ")"));
+  } else if (!(multiplier >= 1.0) || std::isinf(multiplier)) {
+    // Written to reject NaN as well.
+    status_ = absl::InvalidArgumentError(absl::StrCat(
+        "ExponentialBackoffPolicy: multiplier must be a finite number >= 1, "
+        "got ",
+        multiplier));
+  } else if (jitter.kind() == Jitter::Kind::kProportional &&
+             !(jitter.fraction() > 0.0 && jitter.fraction() <= 1.0)) {
+    status_ = absl::InvalidArgumentError(absl::StrCat(
+        "ExponentialBackoffPolicy: jitter fraction must be in (0, 1], got ",
+        jitter.fraction()));
+  }
+}
+
+nanoseconds ExponentialBackoffPolicy::DelayFor(int retry,
+                                               double uniform01) const {
+  if (!status_.ok()) return nanoseconds::zero();
+  const double initial = static_cast<double>(initial_delay_.count());
+  const double maximum = static_cast<double>(maximum_delay_.count());
+  // Doubles saturate to +inf instead of overflowing; min() then truncates.
+  double base =
+      std::min(initial * std::pow(multiplier_, std::max(retry, 0)), maximum);
+  double delay = base;
+  switch (jitter_.kind()) {
+    case Jitter::Kind::kDefault:
+      delay = std::min(base + uniform01 * initial, maximum);
+      break;
+    case Jitter::Kind::kFull:
+      delay = uniform01 * base;
+      break;
+    case Jitter::Kind::kProportional:
+      delay = std::min(
+          base * (1.0 - jitter_.fraction() + 2.0 * jitter_.fraction() * uniform01),
+          maximum);
+      break;
+    case Jitter::Kind::kNone:
+      break;
+  }
+  return nanoseconds(static_cast<int64_t>(delay));
+}
+
+nanoseconds ExponentialBackoffPolicy::DelayFor(int retry) const {
+  double uniform01 = jitter_.kind() == Jitter::Kind::kNone
+                         ? 0.0
+                         : internal::ProcessUniform01();
+  return DelayFor(retry, uniform01);
+}
+
+std::string ExponentialBackoffPolicy::ToString() const {
+  return absl::StrCat("ExponentialBackoffPolicy(",
+                      internal::FormatDuration(initial_delay_), ", ",
+                      internal::FormatDuration(maximum_delay_), ", ",
+                      multiplier_, ", jitter: ", jitter_.ToString(), ")");
+}
+
+}  // namespace stubkit

@@ -1,0 +1,109 @@
+// Copyright 2026 The stubkit Authors.
+
+#include "stubkit/retry_policy.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/time.h"
+#include "src/internal/format.h"
+
+namespace stubkit {
+namespace {
+
+constexpr int kMaxCode = 16;  // UNAUTHENTICATED, the last gRPC code.
+
+}  // namespace
+
+StatusCodeSet::StatusCodeSet(std::initializer_list<grpc::StatusCode> codes) {
+  for (grpc::StatusCode code : codes) insert(code);
+}
+
+bool StatusCodeSet::contains(grpc::StatusCode code) const {
+  int value = static_cast<int>(code);
+  return value >= 0 && value <= kMaxCode && (bits_ & (1u << value)) != 0;
+}
+
+StatusCodeSet& StatusCodeSet::insert(grpc::StatusCode code) {
+  int value = static_cast<int>(code);
+  if (value <= 0 || value > kMaxCode) {
+    invalid_ = true;  // OK or out of range; reported by the policy.
+  } else {
+    bits_ |= 1u << value;
+  }
+  return *this;
+}
+
+StatusCodeSet& StatusCodeSet::erase(grpc::StatusCode code) {
+  int value = static_cast<int>(code);
+  if (value > 0 && value <= kMaxCode) bits_ &= ~(1u << value);
+  return *this;
+}
+
+std::string StatusCodeSet::ToString() const {
+  std::vector<absl::string_view> names;
+  for (int value = 1; value <= kMaxCode; ++value) {
+    if ((bits_ & (1u << value)) != 0) {
+      names.push_back(internal::StatusCodeName(value));
+    }
+  }
+  return absl::StrJoin(names, ", ");
+}
+
+RetryPolicy::RetryPolicy(std::chrono::nanoseconds max_time, int max_retries)
+    : max_time_(max_time), max_retries_(max_retries) {}
+
+void RetryPolicy::Validate() {
+  if (max_time_ < std::chrono::nanoseconds::zero() ||
+      (max_time_ == std::chrono::nanoseconds::zero() &&
+       max_retries_ == kUnlimitedRetries)) {
+    status_ = absl::InvalidArgumentError(absl::StrCat(
+        "LimitedTimeRetryPolicy: maximum_duration must be positive, got ",
+        internal::FormatDuration(max_time_)));
+  } else if (max_retries_ < 0 && max_retries_ != kUnlimitedRetries) {
+    status_ = absl::InvalidArgumentError(absl::StrCat(
+        "LimitedErrorCountRetryPolicy: maximum_failures must not be negative, "
+        "got ",
+        max_retries_));
+  } else if (retryable_codes_.has_invalid_code()) {
+    status_ = absl::InvalidArgumentError(
+        "RetryPolicy: retryable_codes holds OK or a value that is not a gRPC "
+        "status code");
+  } else if (retryable_codes_.empty()) {
+    status_ = absl::InvalidArgumentError(
+        "RetryPolicy: retryable_codes must not be empty; to disable retries "
+        "use LimitedErrorCountRetryPolicy(0)");
+  } else {
+    status_ = absl::OkStatus();
+  }
+}
+
+RetryPolicy& RetryPolicy::WithRetryableCodes(StatusCodeSet codes) & {
+  retryable_codes_ = codes;
+  Validate();
+  return *this;
+}
+
+std::string RetryPolicy::ToString() const {
+  std::string limit =
+      max_retries_ == kUnlimitedRetries
+          ? absl::StrCat("LimitedTimeRetryPolicy(",
+                         internal::FormatDuration(max_time_))
+          : absl::StrCat("LimitedErrorCountRetryPolicy(", max_retries_);
+  return absl::StrCat(limit, ", retryable: ", retryable_codes_.ToString(), ")");
+}
+
+LimitedTimeRetryPolicy::LimitedTimeRetryPolicy(
+    std::chrono::nanoseconds maximum_duration)
+    : RetryPolicy(maximum_duration, kUnlimitedRetries) {
+  Validate();
+}
+
+LimitedErrorCountRetryPolicy::LimitedErrorCountRetryPolicy(int maximum_failures)
+    : RetryPolicy(std::chrono::nanoseconds::zero(), maximum_failures) {
+  Validate();
+}
+
+}  // namespace stubkit
