@@ -52,17 +52,16 @@ std::string StatusCodeSet::ToString() const {
   return absl::StrJoin(names, ", ");
 }
 
-RetryPolicy::RetryPolicy(std::chrono::nanoseconds max_time, int max_retries)
-    : max_time_(max_time), max_retries_(max_retries) {}
+RetryPolicy::RetryPolicy(Limit limit, std::chrono::nanoseconds max_time,
+                         int max_retries)
+    : limit_(limit), max_time_(max_time), max_retries_(max_retries) {}
 
 void RetryPolicy::Validate() {
-  if (max_time_ < std::chrono::nanoseconds::zero() ||
-      (max_time_ == std::chrono::nanoseconds::zero() &&
-       max_retries_ == kUnlimitedRetries)) {
+  if (limit_ == Limit::kTime && max_time_ <= std::chrono::nanoseconds::zero()) {
     status_ = absl::InvalidArgumentError(absl::StrCat(
         "LimitedTimeRetryPolicy: maximum_duration must be positive, got ",
         internal::FormatDuration(max_time_)));
-  } else if (max_retries_ < 0 && max_retries_ != kUnlimitedRetries) {
+  } else if (limit_ == Limit::kErrorCount && max_retries_ < 0) {
     status_ = absl::InvalidArgumentError(absl::StrCat(
         "LimitedErrorCountRetryPolicy: maximum_failures must not be negative, "
         "got ",
@@ -88,7 +87,7 @@ RetryPolicy& RetryPolicy::WithRetryableCodes(StatusCodeSet codes) & {
 
 std::string RetryPolicy::ToString() const {
   std::string limit =
-      max_retries_ == kUnlimitedRetries
+      limit_ == Limit::kTime
           ? absl::StrCat("LimitedTimeRetryPolicy(",
                          internal::FormatDuration(max_time_))
           : absl::StrCat("LimitedErrorCountRetryPolicy(", max_retries_);
@@ -97,12 +96,13 @@ std::string RetryPolicy::ToString() const {
 
 LimitedTimeRetryPolicy::LimitedTimeRetryPolicy(
     std::chrono::nanoseconds maximum_duration)
-    : RetryPolicy(maximum_duration, kUnlimitedRetries) {
+    : RetryPolicy(Limit::kTime, maximum_duration, kUnlimitedRetries) {
   Validate();
 }
 
 LimitedErrorCountRetryPolicy::LimitedErrorCountRetryPolicy(int maximum_failures)
-    : RetryPolicy(std::chrono::nanoseconds::zero(), maximum_failures) {
+    : RetryPolicy(Limit::kErrorCount, std::chrono::nanoseconds::zero(),
+                  maximum_failures) {
   Validate();
 }
 

@@ -87,10 +87,12 @@ class RetryPolicy {
   std::string ToString() const;
 
  protected:
-  RetryPolicy(std::chrono::nanoseconds max_time, int max_retries);
+  enum class Limit { kTime, kErrorCount };
+  RetryPolicy(Limit limit, std::chrono::nanoseconds max_time, int max_retries);
   void Validate();
 
  private:
+  Limit limit_;
   StatusCodeSet retryable_codes_{grpc::StatusCode::UNAVAILABLE};
   std::chrono::nanoseconds max_time_;
   int max_retries_;

@@ -1,0 +1,247 @@
+// Copyright 2026 The stubkit Authors.
+//
+// The retry loop around a raw grpc_cpp_plugin stub, against a real gRPC
+// server that the test starts on 127.0.0.1 with a port picked by the kernel.
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/synchronization/mutex.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "stubkit/retry_loop.h"
+#include "stubkit/testing/echo.grpc.pb.h"
+
+namespace stubkit {
+namespace {
+
+using ::stubkit::testing::EchoRequest;
+using ::stubkit::testing::EchoResponse;
+using ::stubkit::testing::EchoService;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using std::chrono::milliseconds;
+using std::chrono::nanoseconds;
+
+constexpr MethodInfo kEcho{"stubkit.testing.EchoService.Echo",
+                           RpcKind::kUnary, Idempotency::kIdempotent};
+constexpr MethodInfo kAppend{"stubkit.testing.EchoService.Append",
+                             RpcKind::kUnary, Idempotency::kNonIdempotent};
+
+// Fails the first `fail_first` attempts of each distinct message with
+// `fail_code`, then answers. Counts every attempt it sees.
+class FlakyEchoService final : public EchoService::Service {
+ public:
+  grpc::Status Echo(grpc::ServerContext* context, const EchoRequest* request,
+                    EchoResponse* response) override {
+    return Handle(context, request, response);
+  }
+  grpc::Status Append(grpc::ServerContext* context, const EchoRequest* request,
+                      EchoResponse* response) override {
+    return Handle(context, request, response);
+  }
+
+  int attempts(const std::string& message) {
+    absl::MutexLock lock(&mu_);
+    return attempts_[message];
+  }
+  std::vector<std::string> retry_headers(const std::string& message) {
+    absl::MutexLock lock(&mu_);
+    return retry_headers_[message];
+  }
+  std::vector<std::string> tenants(const std::string& message) {
+    absl::MutexLock lock(&mu_);
+    return tenants_[message];
+  }
+  std::atomic<int> slow_attempts{0};
+
+ private:
+  grpc::Status Handle(grpc::ServerContext* context, const EchoRequest* request,
+                      EchoResponse* response) {
+    int attempt;
+    {
+      absl::MutexLock lock(&mu_);
+      attempt = ++attempts_[request->message()];
+      retry_headers_[request->message()].push_back(
+          Header(*context, kRetryAttemptHeader));
+      tenants_[request->message()].push_back(Header(*context, "x-tenant"));
+    }
+    if (slow_attempts.load() > 0) {
+      --slow_attempts;
+      // Outlive the client's attempt timeout; the client gives up first.
+      for (int i = 0; i < 100 && !context->IsCancelled(); ++i) {
+        std::this_thread::sleep_for(milliseconds(10));
+      }
+      return grpc::Status(grpc::StatusCode::INTERNAL, "should not be seen");
+    }
+    if (attempt <= request->fail_first()) {
+      return grpc::Status(static_cast<grpc::StatusCode>(request->fail_code()),
+                          "injected failure " + std::to_string(attempt),
+                          "details:" + request->message());
+    }
+    response->set_message(request->message());
+    response->set_attempt(attempt);
+    return grpc::Status::OK;
+  }
+
+  static std::string Header(const grpc::ServerContext& context,
+                            const std::string& key) {
+    auto header = context.client_metadata().find(key);
+    if (header == context.client_metadata().end()) return "-";
+    return std::string(header->second.data(), header->second.size());
+  }
+
+  absl::Mutex mu_;
+  std::map<std::string, std::vector<std::string>> tenants_;
+  std::map<std::string, int> attempts_;
+  std::map<std::string, std::vector<std::string>> retry_headers_;
+};
+
+// Records waits without sleeping; time itself is the real clock.
+class SkippingSleeper : public Sleeper {
+ public:
+  void SleepFor(nanoseconds duration) override { waits.push_back(duration); }
+  std::vector<nanoseconds> waits;
+};
+
+class RetryLoopIntegrationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    grpc::ServerBuilder builder;
+    int port = 0;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
+                             &port);
+    builder.RegisterService(&service_);
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(server_, nullptr);
+    ASSERT_GT(port, 0);
+    auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(port),
+                                       grpc::InsecureChannelCredentials());
+    stub_ = EchoService::NewStub(channel);
+    sleeper_ = std::make_shared<SkippingSleeper>();
+    client_options_.set<SleeperOption>(sleeper_);
+  }
+  void TearDown() override { server_->Shutdown(); }
+
+  absl::StatusOr<EchoResponse> Call(const MethodInfo& method,
+                                    const EchoRequest& request,
+                                    const Options& call = {}) {
+    return RetryLoop<EchoResponse>(
+        method, OptionsView(call, client_options_),
+        [&](grpc::ClientContext& context) -> absl::StatusOr<EchoResponse> {
+          EchoResponse response;
+          grpc::Status status =
+              &method == &kEcho
+                  ? stub_->Echo(&context, request, &response)
+                  : stub_->Append(&context, request, &response);
+          if (!status.ok()) return FromGrpcStatus(status);
+          return response;
+        });
+  }
+
+  static EchoRequest Request(const std::string& message, int fail_first,
+                             grpc::StatusCode code) {
+    EchoRequest request;
+    request.set_message(message);
+    request.set_fail_first(fail_first);
+    request.set_fail_code(code);
+    return request;
+  }
+
+  FlakyEchoService service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<EchoService::Stub> stub_;
+  std::shared_ptr<SkippingSleeper> sleeper_;
+  Options client_options_;
+};
+
+TEST_F(RetryLoopIntegrationTest, RetriesUnavailableThenSucceeds) {
+  for (int failures : {0, 1, 3}) {
+    std::string message = "hello-" + std::to_string(failures);
+    absl::StatusOr<EchoResponse> response = Call(
+        kEcho, Request(message, failures, grpc::StatusCode::UNAVAILABLE));
+    ASSERT_TRUE(response.ok()) << response.status();
+    EXPECT_EQ(response->message(), message);
+    EXPECT_EQ(service_.attempts(message), failures + 1);
+    EXPECT_EQ(response->attempt(), failures + 1);
+  }
+}
+
+TEST_F(RetryLoopIntegrationTest, RetriesCarryTheAttemptHeader) {
+  ASSERT_TRUE(
+      Call(kEcho, Request("headers", 2, grpc::StatusCode::UNAVAILABLE)).ok());
+  EXPECT_THAT(service_.retry_headers("headers"), ElementsAre("-", "2", "3"));
+
+  auto no_header = Options{}.set<RetryAttemptHeaderOption>(false);
+  ASSERT_TRUE(Call(kEcho, Request("quiet", 1, grpc::StatusCode::UNAVAILABLE),
+                   no_header)
+                  .ok());
+  EXPECT_THAT(service_.retry_headers("quiet"), ElementsAre("-", "-"));
+}
+
+TEST_F(RetryLoopIntegrationTest, UserMetadataReachesEveryAttempt) {
+  auto call = Options{}.set<MetadataOption>({{"x-tenant", "blue"}});
+  ASSERT_TRUE(
+      Call(kEcho, Request("meta", 1, grpc::StatusCode::UNAVAILABLE), call).ok());
+  EXPECT_THAT(service_.tenants("meta"), ElementsAre("blue", "blue"));
+  EXPECT_THAT(service_.tenants("hello-0"), ElementsAre());
+}
+
+TEST_F(RetryLoopIntegrationTest, NonRetryableCodeMakesOneAttempt) {
+  absl::StatusOr<EchoResponse> response =
+      Call(kEcho, Request("perm", 5, grpc::StatusCode::FAILED_PRECONDITION));
+  ASSERT_FALSE(response.ok());
+  EXPECT_EQ(service_.attempts("perm"), 1);
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(response.status().message(), HasSubstr("injected failure 1"));
+  // The server's binary details arrive intact.
+  EXPECT_EQ(GetErrorDetails(response.status()), "details:perm");
+}
+
+TEST_F(RetryLoopIntegrationTest, NonIdempotentMethodMakesOneAttempt) {
+  absl::StatusOr<EchoResponse> response =
+      Call(kAppend, Request("append", 1, grpc::StatusCode::UNAVAILABLE));
+  ASSERT_FALSE(response.ok());
+  EXPECT_EQ(service_.attempts("append"), 1);
+  EXPECT_EQ(GetRetrySummary(response.status())->stop_reason,
+            StopReason::kNonIdempotent);
+}
+
+TEST_F(RetryLoopIntegrationTest, ExhaustedPolicyReportsAttempts) {
+  auto call = Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(2));
+  absl::StatusOr<EchoResponse> response =
+      Call(kEcho, Request("down", 100, grpc::StatusCode::UNAVAILABLE), call);
+  ASSERT_FALSE(response.ok());
+  EXPECT_EQ(service_.attempts("down"), 3);
+  EXPECT_THAT(response.status().message(), HasSubstr("3 attempts"));
+  EXPECT_EQ(sleeper_->waits.size(), 2u);
+}
+
+TEST_F(RetryLoopIntegrationTest, SlowAttemptTimesOutAndIsRetried) {
+  service_.slow_attempts = 1;
+  auto call = Options{}.set<AttemptTimeoutOption>(milliseconds(100));
+  absl::StatusOr<EchoResponse> response =
+      Call(kEcho, Request("slow", 0, grpc::StatusCode::OK), call);
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(service_.attempts("slow"), 2);
+}
+
+TEST_F(RetryLoopIntegrationTest, UnreachableServerIsRetriedAsUnavailable) {
+  server_->Shutdown();
+  auto call = Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(2));
+  absl::StatusOr<EchoResponse> response =
+      Call(kEcho, Request("gone", 0, grpc::StatusCode::OK), call);
+  ASSERT_FALSE(response.ok());
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(GetRetrySummary(response.status())->attempts, 3);
+}
+
+}  // namespace
+}  // namespace stubkit

@@ -1,0 +1,154 @@
+// Copyright 2026 The stubkit Authors.
+
+#include "stubkit/backoff_policy.h"
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace stubkit {
+namespace {
+
+using ::testing::HasSubstr;
+using std::chrono::milliseconds;
+using std::chrono::minutes;
+using std::chrono::nanoseconds;
+using std::chrono::seconds;
+
+constexpr int kSamples = 2000;
+
+TEST(BackoffPolicyTest, DefaultSequenceIsTruncatedExponentialWithJitter) {
+  ExponentialBackoffPolicy policy;
+  ASSERT_TRUE(policy.status().ok());
+  for (int n = 0; n < 20; ++n) {
+    const nanoseconds low =
+        std::min<nanoseconds>(seconds(1) * (int64_t{1} << n), minutes(5));
+    const nanoseconds high =
+        std::min<nanoseconds>(seconds(1) * (int64_t{1} << n) + seconds(1),
+                              minutes(5));
+    nanoseconds seen_min = nanoseconds::max();
+    nanoseconds seen_max = nanoseconds::min();
+    for (int i = 0; i < kSamples; ++i) {
+      nanoseconds delay = policy.DelayFor(n);
+      ASSERT_GE(delay, low) << "retry " << n;
+      ASSERT_LE(delay, high) << "retry " << n;
+      seen_min = std::min(seen_min, delay);
+      seen_max = std::max(seen_max, delay);
+    }
+    if (low < minutes(5) && high < minutes(5)) {
+      // The jitter really spreads the waits across its 1 s range.
+      EXPECT_LT(seen_min - low, milliseconds(50)) << "retry " << n;
+      EXPECT_GT(seen_max - low, milliseconds(950)) << "retry " << n;
+    }
+  }
+}
+
+TEST(BackoffPolicyTest, DefaultJitterIsExactForAGivenDraw) {
+  ExponentialBackoffPolicy policy;
+  EXPECT_EQ(policy.DelayFor(0, 0.0), seconds(1));
+  EXPECT_EQ(policy.DelayFor(0, 0.5), milliseconds(1500));
+  EXPECT_EQ(policy.DelayFor(3, 0.25), milliseconds(8250));
+  EXPECT_EQ(policy.DelayFor(8, 0.0), seconds(256));
+  EXPECT_EQ(policy.DelayFor(8, 0.5), milliseconds(256500));
+  EXPECT_EQ(policy.DelayFor(9, 0.0), minutes(5));
+  // Huge retry counts saturate instead of overflowing.
+  EXPECT_EQ(policy.DelayFor(100000, 0.7), minutes(5));
+  EXPECT_EQ(policy.DelayFor(std::numeric_limits<int>::max(), 0.7), minutes(5));
+}
+
+TEST(BackoffPolicyTest, NoJitterIsDeterministic) {
+  ExponentialBackoffPolicy policy(milliseconds(200), seconds(45), 2.0,
+                                  Jitter::None());
+  ASSERT_TRUE(policy.status().ok());
+  EXPECT_EQ(policy.DelayFor(0), milliseconds(200));
+  EXPECT_EQ(policy.DelayFor(1), milliseconds(400));
+  EXPECT_EQ(policy.DelayFor(4), milliseconds(3200));
+  EXPECT_EQ(policy.DelayFor(10), seconds(45));
+}
+
+TEST(BackoffPolicyTest, FullJitterStaysWithinTheExponentialBound) {
+  ExponentialBackoffPolicy policy(seconds(1), minutes(5), 2.0, Jitter::Full());
+  for (int n = 0; n < 12; ++n) {
+    const nanoseconds bound =
+        std::min<nanoseconds>(seconds(1) * (int64_t{1} << n), minutes(5));
+    nanoseconds seen_min = nanoseconds::max();
+    for (int i = 0; i < kSamples; ++i) {
+      nanoseconds delay = policy.DelayFor(n);
+      ASSERT_GE(delay, nanoseconds::zero());
+      ASSERT_LE(delay, bound);
+      seen_min = std::min(seen_min, delay);
+    }
+    EXPECT_LT(seen_min, bound / 10) << "full jitter reaches near zero";
+  }
+}
+
+TEST(BackoffPolicyTest, ProportionalJitterStaysWithinTheFraction) {
+  ExponentialBackoffPolicy policy(seconds(1), minutes(5), 2.0,
+                                  Jitter::Proportional(0.2));
+  ASSERT_TRUE(policy.status().ok());
+  for (int n = 0; n < 12; ++n) {
+    const double base =
+        std::min<double>(1e9 * std::pow(2.0, n), 300e9);
+    for (int i = 0; i < kSamples; ++i) {
+      double delay = static_cast<double>(policy.DelayFor(n).count());
+      ASSERT_GE(delay, base * 0.8 - 1) << "retry " << n;
+      ASSERT_LE(delay, std::min(base * 1.2, 300e9) + 1) << "retry " << n;
+    }
+  }
+}
+
+TEST(BackoffPolicyTest, DrawsDifferAcrossCalls) {
+  ExponentialBackoffPolicy policy;
+  std::set<int64_t> distinct;
+  for (int i = 0; i < 100; ++i) distinct.insert(policy.DelayFor(0).count());
+  EXPECT_GT(distinct.size(), 90u);
+}
+
+TEST(BackoffPolicyTest, InvalidArgumentsNameTheField) {
+  struct Case {
+    ExponentialBackoffPolicy policy;
+    const char* field;
+  };
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  Case cases[] = {
+      {ExponentialBackoffPolicy(seconds(-1), seconds(10), 2.0), "initial_delay"},
+      {ExponentialBackoffPolicy(seconds(0), seconds(10), 2.0), "initial_delay"},
+      {ExponentialBackoffPolicy(seconds(10), seconds(1), 2.0), "maximum_delay"},
+      {ExponentialBackoffPolicy(seconds(1), seconds(-10), 2.0), "maximum_delay"},
+      {ExponentialBackoffPolicy(seconds(1), seconds(10), 0.5), "multiplier"},
+      {ExponentialBackoffPolicy(seconds(1), seconds(10), -2), "multiplier"},
+      {ExponentialBackoffPolicy(seconds(1), seconds(10), nan), "multiplier"},
+      {ExponentialBackoffPolicy(seconds(1), seconds(10), inf), "multiplier"},
+      {ExponentialBackoffPolicy(seconds(1), seconds(10), 2.0,
+                                Jitter::Proportional(0)),
+       "fraction"},
+      {ExponentialBackoffPolicy(seconds(1), seconds(10), 2.0,
+                                Jitter::Proportional(1.5)),
+       "fraction"},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(c.policy.status().code(), absl::StatusCode::kInvalidArgument)
+        << c.field;
+    EXPECT_THAT(c.policy.status().message(), HasSubstr(c.field));
+    // An invalid policy never produces a wait.
+    EXPECT_EQ(c.policy.DelayFor(0), nanoseconds::zero());
+  }
+  // Equal initial and maximum, and a multiplier of exactly 1, are fine.
+  EXPECT_TRUE(ExponentialBackoffPolicy(seconds(1), seconds(1), 1.0).status().ok());
+}
+
+TEST(BackoffPolicyTest, ProcessUniformIsInUnitInterval) {
+  for (int i = 0; i < 10000; ++i) {
+    double u = internal::ProcessUniform01();
+    ASSERT_GE(u, 0.0);
+    ASSERT_LT(u, 1.0);
+  }
+}
+
+}  // namespace
+}  // namespace stubkit

@@ -1,0 +1,102 @@
+// Copyright 2026 The stubkit Authors.
+
+#include "stubkit/retry_policy.h"
+
+#include <chrono>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace stubkit {
+namespace {
+
+using ::testing::HasSubstr;
+using std::chrono::minutes;
+using std::chrono::seconds;
+
+constexpr grpc::StatusCode kAllCodes[] = {
+    grpc::StatusCode::OK,
+    grpc::StatusCode::CANCELLED,
+    grpc::StatusCode::UNKNOWN,
+    grpc::StatusCode::INVALID_ARGUMENT,
+    grpc::StatusCode::DEADLINE_EXCEEDED,
+    grpc::StatusCode::NOT_FOUND,
+    grpc::StatusCode::ALREADY_EXISTS,
+    grpc::StatusCode::PERMISSION_DENIED,
+    grpc::StatusCode::RESOURCE_EXHAUSTED,
+    grpc::StatusCode::FAILED_PRECONDITION,
+    grpc::StatusCode::ABORTED,
+    grpc::StatusCode::OUT_OF_RANGE,
+    grpc::StatusCode::UNIMPLEMENTED,
+    grpc::StatusCode::INTERNAL,
+    grpc::StatusCode::UNAVAILABLE,
+    grpc::StatusCode::DATA_LOSS,
+    grpc::StatusCode::UNAUTHENTICATED,
+};
+
+TEST(RetryPolicyTest, DefaultRetriesOnlyUnavailable) {
+  LimitedTimeRetryPolicy policy;
+  ASSERT_TRUE(policy.status().ok());
+  for (grpc::StatusCode code : kAllCodes) {
+    EXPECT_EQ(policy.retryable_codes().contains(code),
+              code == grpc::StatusCode::UNAVAILABLE)
+        << static_cast<int>(code);
+  }
+  EXPECT_EQ(policy.max_time(), minutes(30));
+}
+
+TEST(RetryPolicyTest, RetryableCodesCanBeChanged) {
+  auto policy = LimitedErrorCountRetryPolicy(3).WithRetryableCodes(
+      {grpc::StatusCode::UNAVAILABLE, grpc::StatusCode::RESOURCE_EXHAUSTED});
+  ASSERT_TRUE(policy.status().ok());
+  EXPECT_TRUE(policy.retryable_codes().contains(
+      grpc::StatusCode::RESOURCE_EXHAUSTED));
+  EXPECT_TRUE(policy.retryable_codes().contains(absl::StatusCode::kUnavailable));
+  EXPECT_FALSE(policy.retryable_codes().contains(grpc::StatusCode::INTERNAL));
+  EXPECT_EQ(policy.max_retries(), 3);
+  EXPECT_EQ(policy.retryable_codes().ToString(),
+            "RESOURCE_EXHAUSTED, UNAVAILABLE");
+}
+
+TEST(RetryPolicyTest, ZeroFailuresIsValidAndMeansNoRetries) {
+  LimitedErrorCountRetryPolicy policy(0);
+  EXPECT_TRUE(policy.status().ok());
+  EXPECT_EQ(policy.max_retries(), 0);
+}
+
+TEST(RetryPolicyTest, InvalidArgumentsNameTheField) {
+  LimitedTimeRetryPolicy negative(seconds(-1));
+  EXPECT_EQ(negative.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(negative.status().message(), HasSubstr("maximum_duration"));
+
+  LimitedTimeRetryPolicy zero(seconds(0));
+  EXPECT_EQ(zero.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(zero.status().message(), HasSubstr("maximum_duration"));
+
+  LimitedErrorCountRetryPolicy count(-2);
+  EXPECT_EQ(count.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(count.status().message(), HasSubstr("maximum_failures"));
+
+  auto empty = LimitedTimeRetryPolicy().WithRetryableCodes(StatusCodeSet{});
+  EXPECT_EQ(empty.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(empty.status().message(), HasSubstr("retryable_codes"));
+
+  auto with_ok = LimitedTimeRetryPolicy().WithRetryableCodes(
+      {grpc::StatusCode::OK, grpc::StatusCode::UNAVAILABLE});
+  EXPECT_EQ(with_ok.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(with_ok.status().message(), HasSubstr("retryable_codes"));
+
+  auto out_of_range = LimitedTimeRetryPolicy().WithRetryableCodes(
+      {static_cast<grpc::StatusCode>(42)});
+  EXPECT_EQ(out_of_range.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(RetryPolicyTest, ToStringDescribesThePolicy) {
+  EXPECT_EQ(LimitedTimeRetryPolicy(minutes(10)).ToString(),
+            "LimitedTimeRetryPolicy(10m, retryable: UNAVAILABLE)");
+  EXPECT_EQ(LimitedErrorCountRetryPolicy(2).ToString(),
+            "LimitedErrorCountRetryPolicy(2, retryable: UNAVAILABLE)");
+}
+
+}  // namespace
+}  // namespace stubkit
