@@ -8,7 +8,16 @@ namespace stubkit {
 namespace internal {
 
 std::string FormatDuration(std::chrono::nanoseconds duration) {
-  return absl::FormatDuration(absl::FromChrono(duration));
+  // Three or so significant digits: "7.1s", "92.3ms", "257us", "30m".
+  absl::Duration d = absl::FromChrono(duration);
+  absl::Duration magnitude = absl::AbsDuration(d);
+  absl::Duration unit = magnitude >= absl::Minutes(1)   ? absl::Seconds(1)
+                        : magnitude >= absl::Seconds(1) ? absl::Milliseconds(10)
+                        : magnitude >= absl::Milliseconds(1)
+                            ? absl::Microseconds(100)
+                            : absl::Microseconds(1);
+  if (magnitude < absl::Microseconds(1)) unit = absl::Nanoseconds(1);
+  return absl::FormatDuration(absl::Trunc(d + unit / 2, unit));
 }
 
 absl::string_view StatusCodeName(int code) {

@@ -13,7 +13,7 @@
 namespace stubkit {
 namespace internal {
 
-// "1.5s", "250ms", "30m".
+// Rounded for people: "7.1s", "92.3ms", "257us", "30m".
 std::string FormatDuration(std::chrono::nanoseconds duration);
 
 // "UNAVAILABLE" for 14; "CODE(99)" style text is not needed because callers
