@@ -2,8 +2,11 @@
 
 #include "stubkit/retry_loop.h"
 
+#include <algorithm>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "src/internal/format.h"
@@ -42,17 +45,27 @@ absl::Status ValidateOptions(const OptionsView& options,
   if (!backoff_policy.status().ok()) return backoff_policy.status();
   nanoseconds attempt_timeout = options.get<AttemptTimeoutOption>();
   if (attempt_timeout < nanoseconds::zero()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "AttemptTimeoutOption must not be negative, got ",
-        FormatDuration(attempt_timeout)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("AttemptTimeoutOption must not be negative, got ",
+                     FormatDuration(attempt_timeout)));
   }
   nanoseconds total_timeout = options.get<TotalTimeoutOption>();
   if (total_timeout < nanoseconds::zero()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "TotalTimeoutOption must not be negative, got ",
-        FormatDuration(total_timeout)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("TotalTimeoutOption must not be negative, got ",
+                     FormatDuration(total_timeout)));
+  }
+  if (const auto* throttle = options.find<RetryThrottleOption>()) {
+    if (*throttle != nullptr && !(*throttle)->status().ok()) {
+      return (*throttle)->status();
+    }
   }
   return absl::OkStatus();
+}
+
+std::string Describe(const absl::Status& status) {
+  return absl::StrCat(StatusCodeName(static_cast<int>(status.code())), ": ",
+                      status.message());
 }
 
 }  // namespace
@@ -73,7 +86,25 @@ RetryLoopState::RetryLoopState(const MethodInfo& method,
                                      "invalid options, nothing was sent");
     return;
   }
-  idempotent_ = ResolveIdempotent(method, options);
+  Setup(options);
+}
+
+void RetryLoopState::Setup(const OptionsView& options) {
+  idempotent_ = ResolveIdempotent(method_, options);
+  // Each optional layer costs one lookup here and a null check later.
+  if (const auto* observer = options.find<RetryObserverOption>()) {
+    if (*observer) observer_ = observer;
+  }
+  throttle_ = options.get<RetryThrottleOption>().get();
+  metrics_ = options.get<MetricsOption>().get();
+  log_level_ = options.get<LogLevelOption>();
+  if (log_level_ != LogLevel::kOff) {
+    log_sink_ = options.get<LogSinkOption>().get();
+    if (log_sink_ == nullptr) log_sink_ = StderrLogSink().get();
+    log_payloads_ =
+        log_level_ == LogLevel::kRpc && options.get<LogPayloadsOption>();
+  }
+  use_hints_ = options.get<ServerHintsOption>();
 
   if (retry_policy_.max_time() > nanoseconds::zero()) {
     end_ = AddSaturating(start_, retry_policy_.max_time());
@@ -91,9 +122,9 @@ RetryLoopState::RetryLoopState(const MethodInfo& method,
   if (deadline != std::chrono::system_clock::time_point::max()) {
     // Map the wall-clock deadline onto the steady clock once, at the start.
     nanoseconds remaining = deadline - std::chrono::system_clock::now();
-    time_point deadline_end =
-        remaining <= nanoseconds::zero() ? start_
-                                         : AddSaturating(start_, remaining);
+    time_point deadline_end = remaining <= nanoseconds::zero()
+                                  ? start_
+                                  : AddSaturating(start_, remaining);
     if (deadline_end < end_) {
       end_ = deadline_end;
       end_reason_ = StopReason::kDeadline;
@@ -105,9 +136,20 @@ time_point RetryLoopState::Now() const {
   return clock_ != nullptr ? clock_->Now() : std::chrono::steady_clock::now();
 }
 
+void RetryLoopState::Log(LogLevel level, absl::string_view line) const {
+  if (log_sink_ != nullptr && log_level_ >= level) log_sink_->Write(line);
+}
+
+void RetryLoopState::LogPayload(absl::string_view what,
+                                const google::protobuf::Message& message) const {
+  Log(LogLevel::kRpc, absl::StrCat("stubkit: ", method_.full_name, " ", what,
+                                   " {", message.ShortDebugString(), "}"));
+}
+
 void RetryLoopState::PrepareAttempt(grpc::ClientContext& context) {
   ++attempts_;
-  time_point now = Now();
+  const time_point now = Now();
+  attempt_start_ = now;
   attempt_deadline_ = end_;
   nanoseconds attempt_timeout = options_.get<AttemptTimeoutOption>();
   if (attempt_timeout > nanoseconds::zero()) {
@@ -115,99 +157,204 @@ void RetryLoopState::PrepareAttempt(grpc::ClientContext& context) {
   }
   if (attempt_deadline_ != time_point::max()) {
     // gRPC wants a wall-clock deadline; carry over the remaining time.
-    context.set_deadline(std::chrono::system_clock::now() +
-                         std::chrono::duration_cast<
-                             std::chrono::system_clock::duration>(
-                             std::max(attempt_deadline_ - now,
-                                      time_point::duration::zero())));
+    context.set_deadline(
+        std::chrono::system_clock::now() +
+        std::chrono::duration_cast<std::chrono::system_clock::duration>(
+            std::max(attempt_deadline_ - now, time_point::duration::zero())));
   }
-  if (const auto* metadata = options_.find<MetadataOption>()) {
+  const auto* metadata = options_.find<MetadataOption>();
+  if (metadata != nullptr) {
     for (const auto& [key, value] : *metadata) context.AddMetadata(key, value);
   }
-  if (attempts_ > 1 && options_.get<RetryAttemptHeaderOption>()) {
+  const bool attempt_header =
+      attempts_ > 1 && options_.get<RetryAttemptHeaderOption>();
+  if (attempt_header) {
     context.AddMetadata(kRetryAttemptHeader, std::to_string(attempts_));
+  }
+  if (log_level_ >= LogLevel::kRpc) {
+    std::vector<std::pair<std::string, std::string>> sent;
+    if (metadata != nullptr) sent = *metadata;
+    if (attempt_header) {
+      sent.emplace_back(kRetryAttemptHeader, std::to_string(attempts_));
+    }
+    Log(LogLevel::kRpc,
+        absl::StrCat("stubkit: ", method_.full_name, " attempt ", attempts_,
+                     " starts; timeout ",
+                     attempt_deadline_ == time_point::max()
+                         ? std::string("none")
+                         : FormatDuration(attempt_deadline_ - now),
+                     "; metadata {", FormatMetadataRedacted(sent), "}"));
   }
 }
 
-absl::Status RetryLoopState::Stop(const absl::Status& status,
-                                  StopReason reason,
-                                  absl::string_view explanation,
-                                  time_point now) const {
+void RetryLoopState::Notify(const absl::Status& status, time_point now,
+                            bool final, Wait wait, StopReason reason) {
+  if (observer_ == nullptr) return;
+  AttemptEvent event;
+  event.method = method_.full_name;
+  event.attempt = attempts_;
+  event.status = status;
+  event.attempt_duration = now - attempt_start_;
+  event.elapsed = now - start_;
+  event.final = final;
+  event.wait = wait.delay;
+  event.wait_reason = wait.reason;
+  event.stop_reason = reason;
+  (*observer_)(event);
+}
+
+void RetryLoopState::OnSuccess() {
+  if (throttle_ != nullptr) throttle_->OnSuccess();
+  if (observer_ == nullptr && metrics_ == nullptr &&
+      log_level_ < LogLevel::kRpc) {
+    return;
+  }
+  const time_point now = Now();
+  Notify(absl::OkStatus(), now, true, Wait{nanoseconds(0), WaitReason::kNone},
+         StopReason::kSuccess);
+  if (metrics_ != nullptr) {
+    metrics_->RecordCall(method_.full_name, attempts_, StopReason::kSuccess,
+                         now - start_);
+  }
+  Log(LogLevel::kRpc,
+      absl::StrCat("stubkit: ", method_.full_name, " attempt ", attempts_,
+                   " OK after ", FormatDuration(now - attempt_start_)));
+}
+
+bool RetryLoopState::Stop(const absl::Status& status, StopReason reason,
+                          absl::string_view explanation, time_point now,
+                          absl::Status* final_status) {
   RetrySummary summary{reason, attempts_, now - start_};
-  return WithRetrySummary(status, summary, explanation);
+  *final_status = WithRetrySummary(status, summary, explanation);
+  Notify(status, now, true, Wait{nanoseconds(0), WaitReason::kNone}, reason);
+  if (metrics_ != nullptr) {
+    metrics_->RecordCall(method_.full_name, attempts_, reason, now - start_);
+  }
+  // A single failed attempt that was never going to be retried is the
+  // caller's business; a call that retried and gave up is worth a line.
+  Log(attempts_ > 1 ? LogLevel::kRetries : LogLevel::kRpc,
+      absl::StrCat("stubkit: ", method_.full_name, " attempt ", attempts_,
+                   " failed with ", Describe(status), "; ", explanation,
+                   " after ", attempts_,
+                   attempts_ == 1 ? " attempt" : " attempts"));
+  return false;
+}
+
+bool RetryLoopState::ChooseWait(const absl::Status& status,
+                                const grpc::ClientContext& context, Wait* wait,
+                                std::string* refusal) {
+  *wait = Wait{backoff_policy_.DelayFor(failures_ - 1), WaitReason::kBackoff};
+  if (!use_hints_) return true;
+  const auto& trailers = context.GetServerTrailingMetadata();
+  auto pushback = trailers.find(kRetryPushbackHeader);
+  if (pushback != trailers.end()) {
+    absl::string_view value(pushback->second.data(), pushback->second.size());
+    Pushback parsed = ParsePushback(value);
+    if (parsed.kind == Pushback::Kind::kDoNotRetry) {
+      *refusal = absl::StrCat("retry throttled by the server (",
+                              kRetryPushbackHeader, ": ",
+                              value.substr(0, 32), ")");
+      return false;
+    }
+    *wait = Wait{parsed.delay, WaitReason::kPushback};
+  }
+  if (auto details = status.GetPayload(kErrorDetailsPayloadKey)) {
+    RetryInfoHint hint = details->size() > kMaxStatusDetailsBytes
+                             ? RetryInfoHint{RetryInfoHint::Kind::kMalformed}
+                             : ParseRetryInfoDelay(std::string(*details));
+    if (hint.kind == RetryInfoHint::Kind::kDelay && hint.delay > wait->delay) {
+      *wait = Wait{hint.delay, WaitReason::kRetryInfo};
+    } else if (hint.kind == RetryInfoHint::Kind::kMalformed) {
+      Log(LogLevel::kRetries,
+          absl::StrCat("stubkit: ", method_.full_name,
+                       " ignoring malformed or oversized status details (",
+                       details->size(), " bytes)"));
+    }
+  }
+  return true;
 }
 
 bool RetryLoopState::OnFailure(const absl::Status& status,
-                               const grpc::ClientContext& /*context*/,
+                               const grpc::ClientContext& context,
                                absl::Status* final_status, nanoseconds* wait) {
   const time_point now = Now();
-  const bool past_attempt_deadline =
-      attempt_deadline_ != time_point::max() &&
-      now + kDeadlineTolerance >= attempt_deadline_;
   const bool deadline_exceeded =
       status.code() == absl::StatusCode::kDeadlineExceeded &&
-      past_attempt_deadline;
+      attempt_deadline_ != time_point::max() &&
+      now + kDeadlineTolerance >= attempt_deadline_;
   const absl::string_view end_what = end_reason_ == StopReason::kDeadline
                                          ? "the call's deadline"
                                          : "the retry policy's time limit";
 
   // The call's own end ran out during the attempt.
   if (deadline_exceeded && attempt_deadline_ == end_) {
-    *final_status = Stop(status, end_reason_,
-                         absl::StrCat("gave up: ", end_what, " was reached"),
-                         now);
-    return false;
+    return Stop(status, end_reason_,
+                absl::StrCat("gave up: ", end_what, " was reached"), now,
+                final_status);
   }
   // 1. Permanent errors. An attempt that ran out of its own (shorter)
   // timeout counts as retryable: the next attempt may be faster.
-  const bool attempt_timed_out = deadline_exceeded;
-  if (!attempt_timed_out && !retry_policy_.retryable_codes().contains(
-                                status.code())) {
-    *final_status = Stop(
-        status, StopReason::kPermanentError,
-        absl::StrCat("not retried: ",
-                     StatusCodeName(static_cast<int>(status.code())),
-                     " is not a retryable code (retryable: ",
-                     retry_policy_.retryable_codes().ToString(), ")"),
-        now);
-    return false;
+  if (!deadline_exceeded &&
+      !retry_policy_.retryable_codes().contains(status.code())) {
+    return Stop(status, StopReason::kPermanentError,
+                absl::StrCat("not retried: ",
+                             StatusCodeName(static_cast<int>(status.code())),
+                             " is not a retryable code (retryable: ",
+                             retry_policy_.retryable_codes().ToString(), ")"),
+                now, final_status);
   }
+  // A retryable failure says the backend struggles, whatever happens next.
+  const bool throttle_allows =
+      throttle_ == nullptr || throttle_->OnRetryableFailure();
   // 2. Never repeat an operation that may not be safe to repeat.
   if (!idempotent_) {
-    *final_status = Stop(status, StopReason::kNonIdempotent,
-                         absl::StrCat("not retried: ", method_.full_name,
-                                      " is not idempotent"),
-                         now);
-    return false;
+    return Stop(status, StopReason::kNonIdempotent,
+                absl::StrCat("not retried: ", method_.full_name,
+                             " is not idempotent"),
+                now, final_status);
   }
-  // 3. The retry policy.
+  // 3. The retry policy, then the throttle.
   ++failures_;
   if (retry_policy_.max_retries() != RetryPolicy::kUnlimitedRetries &&
       failures_ > retry_policy_.max_retries()) {
-    *final_status = Stop(
-        status, StopReason::kExhausted,
-        absl::StrCat("gave up: retry policy exhausted (at most ",
-                     retry_policy_.max_retries(), " retries)"),
-        now);
-    return false;
+    return Stop(status, StopReason::kExhausted,
+                absl::StrCat("gave up: retry policy exhausted (at most ",
+                             retry_policy_.max_retries(), " retries)"),
+                now, final_status);
   }
   if (now >= end_) {
-    *final_status = Stop(status, end_reason_,
-                         absl::StrCat("gave up: ", end_what, " was reached"),
-                         now);
-    return false;
+    return Stop(status, end_reason_,
+                absl::StrCat("gave up: ", end_what, " was reached"), now,
+                final_status);
   }
-  // 4. Never start a wait that would end after the call's end.
-  nanoseconds delay = backoff_policy_.DelayFor(failures_ - 1);
-  if (end_ != time_point::max() && delay >= end_ - now) {
-    *final_status = Stop(
-        status, end_reason_,
-        absl::StrCat("gave up: the next wait (", FormatDuration(delay),
-                     ") would pass ", end_what),
-        now);
-    return false;
+  if (!throttle_allows) {
+    return Stop(status, StopReason::kThrottled,
+                "gave up: retry throttled (the client's retry token bucket is "
+                "at or below half)",
+                now, final_status);
   }
-  *wait = delay;
+  // 4. Choose the wait; never start one that would end after the call's end.
+  Wait chosen;
+  std::string refusal;
+  if (!ChooseWait(status, context, &chosen, &refusal)) {
+    return Stop(status, StopReason::kThrottled,
+                absl::StrCat("gave up: ", refusal), now, final_status);
+  }
+  if (end_ != time_point::max() && chosen.delay >= end_ - now) {
+    return Stop(status, end_reason_,
+                absl::StrCat("gave up: the next wait (",
+                             FormatDuration(chosen.delay), ", ",
+                             ToString(chosen.reason), ") would pass ",
+                             end_what),
+                now, final_status);
+  }
+  Notify(status, now, false, chosen, StopReason::kSuccess);
+  Log(LogLevel::kRetries,
+      absl::StrCat("stubkit: ", method_.full_name, " attempt ", attempts_,
+                   " failed with ", Describe(status), "; retrying in ",
+                   FormatDuration(chosen.delay), " (",
+                   ToString(chosen.reason), ")"));
+  *wait = chosen.delay;
   return true;
 }
 

@@ -38,12 +38,22 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include <string>
+#include <type_traits>
+
+#include <google/protobuf/message.h>
+
 #include "stubkit/backoff_policy.h"
 #include "stubkit/clock.h"
+#include "stubkit/logging.h"
 #include "stubkit/method.h"
+#include "stubkit/metrics.h"
 #include "stubkit/options.h"
+#include "stubkit/retry_observer.h"
 #include "stubkit/retry_options.h"
 #include "stubkit/retry_policy.h"
+#include "stubkit/retry_throttle.h"
+#include "stubkit/server_hints.h"
 #include "stubkit/status.h"
 
 namespace stubkit {
@@ -65,6 +75,9 @@ class RetryLoopState {
   // Starts the next attempt: sets `context`'s deadline and metadata.
   void PrepareAttempt(grpc::ClientContext& context);
 
+  // Records a successful attempt; the call is over.
+  void OnSuccess();
+
   // Decides after a failed attempt. Returns true to retry after `*wait`;
   // false to stop, with the status to return in `*final_status`.
   bool OnFailure(const absl::Status& status,
@@ -74,6 +87,11 @@ class RetryLoopState {
   // Waits through the configured sleeper.
   void Sleep(std::chrono::nanoseconds wait);
 
+  // Payload logging, only when the level is kRpc and payloads were asked for.
+  bool log_payloads() const { return log_payloads_; }
+  void LogPayload(absl::string_view what,
+                  const google::protobuf::Message& message) const;
+
   int attempts() const { return attempts_; }
   bool idempotent() const { return idempotent_; }
   time_point start() const { return start_; }
@@ -82,9 +100,24 @@ class RetryLoopState {
   time_point end() const { return end_; }
 
  private:
+  struct Wait {
+    std::chrono::nanoseconds delay;
+    WaitReason reason;
+  };
+
   time_point Now() const;
-  absl::Status Stop(const absl::Status& status, StopReason reason,
-                    absl::string_view explanation, time_point now) const;
+  void Setup(const OptionsView& options);
+  // Chooses the wait from backoff and server hints; false: the server said
+  // not to retry.
+  bool ChooseWait(const absl::Status& status,
+                  const grpc::ClientContext& context, Wait* wait,
+                  std::string* refusal);
+  bool Stop(const absl::Status& status, StopReason reason,
+            absl::string_view explanation, time_point now,
+            absl::Status* final_status);
+  void Notify(const absl::Status& status, time_point now, bool final,
+              Wait wait, StopReason reason);
+  void Log(LogLevel level, absl::string_view line) const;
 
   const MethodInfo& method_;
   const RetryPolicy& retry_policy_;
@@ -92,15 +125,52 @@ class RetryLoopState {
   const OptionsView& options_;
   const Clock* clock_;  // null: std::chrono::steady_clock
   Sleeper* sleeper_;    // null: std::this_thread::sleep_for
+  const RetryObserverOption::Type* observer_ = nullptr;
+  RetryThrottle* throttle_ = nullptr;
+  MetricsCollector* metrics_ = nullptr;
+  LogSink* log_sink_ = nullptr;
+  LogLevel log_level_ = LogLevel::kOff;
+  bool log_payloads_ = false;
+  bool use_hints_ = true;
   absl::Status setup_status_;
   bool idempotent_ = false;
   time_point start_;
   time_point end_ = time_point::max();
   StopReason end_reason_ = StopReason::kExhausted;
+  time_point attempt_start_;
   time_point attempt_deadline_ = time_point::max();
   int attempts_ = 0;
   int failures_ = 0;
 };
+
+template <typename T>
+void MaybeLogPayload(const RetryLoopState& state, absl::string_view what,
+                     const T& value) {
+  if constexpr (std::is_base_of_v<google::protobuf::Message, T>) {
+    if (state.log_payloads()) state.LogPayload(what, value);
+  }
+}
+
+template <typename Response, typename Attempt>
+absl::StatusOr<Response> RunRetryLoop(RetryLoopState& state,
+                                      Attempt& attempt) {
+  for (;;) {
+    grpc::ClientContext context;
+    state.PrepareAttempt(context);
+    absl::StatusOr<Response> result = attempt(context);
+    if (result.ok()) {
+      state.OnSuccess();
+      MaybeLogPayload(state, "response", *result);
+      return result;
+    }
+    absl::Status final_status;
+    std::chrono::nanoseconds wait;
+    if (!state.OnFailure(result.status(), context, &final_status, &wait)) {
+      return final_status;
+    }
+    state.Sleep(wait);
+  }
+}
 
 }  // namespace internal
 
@@ -112,18 +182,18 @@ absl::StatusOr<Response> RetryLoop(const MethodInfo& method,
                                    Attempt&& attempt) {
   internal::RetryLoopState state(method, options);
   if (!state.setup_status().ok()) return state.setup_status();
-  for (;;) {
-    grpc::ClientContext context;
-    state.PrepareAttempt(context);
-    absl::StatusOr<Response> result = attempt(context);
-    if (result.ok()) return result;
-    absl::Status final_status;
-    std::chrono::nanoseconds wait;
-    if (!state.OnFailure(result.status(), context, &final_status, &wait)) {
-      return final_status;
-    }
-    state.Sleep(wait);
-  }
+  return internal::RunRetryLoop<Response>(state, attempt);
+}
+
+// As above, and logs `request` when payload logging is on.
+template <typename Response, typename Request, typename Attempt>
+absl::StatusOr<Response> RetryLoop(const MethodInfo& method,
+                                   const OptionsView& options,
+                                   const Request& request, Attempt&& attempt) {
+  internal::RetryLoopState state(method, options);
+  if (!state.setup_status().ok()) return state.setup_status();
+  internal::MaybeLogPayload(state, "request", request);
+  return internal::RunRetryLoop<Response>(state, attempt);
 }
 
 }  // namespace stubkit

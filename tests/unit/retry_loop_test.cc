@@ -163,7 +163,7 @@ TEST_F(RetryLoopTest, WaitThatWouldCrossTheLimitIsNotStarted) {
   EXPECT_EQ(attempts_, 4);
   EXPECT_EQ(sleeper_->waits,
             (std::vector<nanoseconds>{seconds(1), seconds(2), seconds(4)}));
-  EXPECT_THAT(result.status().message(), HasSubstr("next wait (8s)"));
+  EXPECT_THAT(result.status().message(), HasSubstr("next wait (8s, backoff)"));
   EXPECT_EQ(GetRetrySummary(result.status())->stop_reason,
             StopReason::kExhausted);
   EXPECT_EQ(GetRetrySummary(result.status())->elapsed, seconds(7));

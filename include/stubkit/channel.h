@@ -1,0 +1,40 @@
+// Copyright 2026 The stubkit Authors.
+//
+// Channels without gRPC's own retries.
+//
+// gRPC C++ has a retry layer of its own (service config `retryPolicy`,
+// transparent retries), enabled by default. Stacked under stubkit, each of
+// stubkit's attempts could become several on the wire: the two layers
+// multiply, and stubkit's counts, deadlines and idempotency rules would no
+// longer describe what the server sees. These helpers make channels with
+// `GRPC_ARG_ENABLE_RETRIES` set to 0, so stubkit is the only retry layer:
+//
+//   auto channel = stubkit::CreateChannel("localhost:50051",
+//                                         grpc::InsecureChannelCredentials());
+//   demo::EchoClient client(channel);
+
+#ifndef STUBKIT_CHANNEL_H_
+#define STUBKIT_CHANNEL_H_
+
+#include <memory>
+#include <string>
+
+#include <grpcpp/channel.h>
+#include <grpcpp/security/credentials.h>
+#include <grpcpp/support/channel_arguments.h>
+
+namespace stubkit {
+
+// `args` (default: none) with gRPC's retries switched off.
+grpc::ChannelArguments ChannelArgumentsWithoutGrpcRetries(
+    grpc::ChannelArguments args = {});
+
+// Like `grpc::CreateCustomChannel`, with gRPC's retries switched off.
+std::shared_ptr<grpc::Channel> CreateChannel(
+    const std::string& target,
+    const std::shared_ptr<grpc::ChannelCredentials>& credentials,
+    grpc::ChannelArguments args = {});
+
+}  // namespace stubkit
+
+#endif  // STUBKIT_CHANNEL_H_

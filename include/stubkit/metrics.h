@@ -1,0 +1,100 @@
+// Copyright 2026 The stubkit Authors.
+//
+// MetricsCollector: in-memory per-method counters and latency histograms.
+//
+// Set one on a client (or share one across clients) and read it whenever
+// you like:
+//
+//   auto metrics = std::make_shared<stubkit::MetricsCollector>();
+//   auto options = stubkit::Options{}.set<stubkit::MetricsOption>(metrics);
+//   ...
+//   for (const stubkit::MethodMetrics& m : metrics->Snapshot()) {
+//     std::cout << m.method << ": " << m.calls << " calls, " << m.retries
+//               << " retries, " << m.stops[StopReasonIndex(kExhausted)] ...;
+//   }
+//
+// The snapshot holds plain numbers with cumulative semantics (counters only
+// grow, the histogram has fixed bucket bounds plus sum and count), which is
+// what an OpenTelemetry or Prometheus exporter needs: an exporter polls
+// `Snapshot()` and maps each field to an instrument.
+
+#ifndef STUBKIT_METRICS_H_
+#define STUBKIT_METRICS_H_
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "stubkit/status.h"
+
+namespace stubkit {
+
+inline constexpr int kStopReasonCount =
+    static_cast<int>(StopReason::kInvalidArgument) + 1;
+
+// Upper bounds, in milliseconds, of the latency buckets; one more bucket
+// counts everything above the last bound.
+inline constexpr std::array<double, 18> kLatencyBucketBoundsMs = {
+    0.5,  1,    2,     5,     10,    20,     50,     100,    200,
+    500,  1000, 2000,  5000,  10000, 30000,  60000,  300000, 1800000};
+
+struct MethodMetrics {
+  std::string method;
+  int64_t calls = 0;
+  int64_t attempts = 0;
+  int64_t retries = 0;  // attempts after the first
+  // Calls by how they ended, indexed by `static_cast<int>(StopReason)`.
+  std::array<int64_t, kStopReasonCount> stops{};
+  // Whole-call latency: counts per bucket (see kLatencyBucketBoundsMs).
+  std::array<int64_t, kLatencyBucketBoundsMs.size() + 1> latency_buckets{};
+  double latency_sum_ms = 0;
+
+  int64_t stopped(StopReason reason) const {
+    return stops[static_cast<int>(reason)];
+  }
+};
+
+class MetricsCollector {
+ public:
+  MetricsCollector() = default;
+  MetricsCollector(const MetricsCollector&) = delete;
+  MetricsCollector& operator=(const MetricsCollector&) = delete;
+
+  // Records one finished call. Called by the retry loop.
+  void RecordCall(absl::string_view method, int attempts, StopReason reason,
+                  std::chrono::nanoseconds latency);
+
+  // A consistent-enough copy of every method's figures, sorted by name.
+  std::vector<MethodMetrics> Snapshot() const;
+
+ private:
+  struct Entry {
+    std::atomic<int64_t> calls{0};
+    std::atomic<int64_t> attempts{0};
+    std::array<std::atomic<int64_t>, kStopReasonCount> stops{};
+    std::array<std::atomic<int64_t>, kLatencyBucketBoundsMs.size() + 1>
+        buckets{};
+    std::atomic<int64_t> latency_sum_ns{0};
+  };
+  Entry& EntryFor(absl::string_view method);
+
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<std::string, std::unique_ptr<Entry>> entries_
+      ABSL_GUARDED_BY(mu_);
+};
+
+struct MetricsOption {
+  using Type = std::shared_ptr<MetricsCollector>;
+  static Type Default() { return nullptr; }
+};
+
+}  // namespace stubkit
+
+#endif  // STUBKIT_METRICS_H_

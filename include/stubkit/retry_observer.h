@@ -1,0 +1,62 @@
+// Copyright 2026 The stubkit Authors.
+//
+// RetryObserverOption: a callback after every attempt of a call.
+//
+// The event says which method, which attempt, how it ended, and — when
+// another attempt follows — how long the loop waits and why (backoff, the
+// server's pushback, or its RetryInfo). The last event of a call has
+// `final == true` and the call's outcome in `stop_reason`.
+//
+//   auto options = stubkit::Options{}.set<stubkit::RetryObserverOption>(
+//       [](const stubkit::AttemptEvent& e) {
+//         if (!e.final) {
+//           std::cerr << e.method << " attempt " << e.attempt << ": "
+//                     << e.status << ", next in "
+//                     << absl::FromChrono(e.wait) << "\n";
+//         }
+//       });
+//
+// The callback runs on the calling thread, between attempts; it must not
+// block for long. When the option is unset nothing is built or called.
+
+#ifndef STUBKIT_RETRY_OBSERVER_H_
+#define STUBKIT_RETRY_OBSERVER_H_
+
+#include <chrono>
+#include <functional>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "stubkit/status.h"
+
+namespace stubkit {
+
+enum class WaitReason {
+  kNone,       // no wait: the call is over
+  kBackoff,    // the backoff policy's delay
+  kPushback,   // the server's grpc-retry-pushback-ms
+  kRetryInfo,  // the server's google.rpc.RetryInfo
+};
+
+absl::string_view ToString(WaitReason reason);
+
+struct AttemptEvent {
+  absl::string_view method;  // "package.Service.Method"
+  int attempt = 0;           // from 1
+  absl::Status status;       // the attempt's own status
+  std::chrono::nanoseconds attempt_duration{0};
+  std::chrono::nanoseconds elapsed{0};  // since the call started
+  bool final = false;                   // no attempt follows
+  std::chrono::nanoseconds wait{0};     // before the next attempt
+  WaitReason wait_reason = WaitReason::kNone;
+  StopReason stop_reason = StopReason::kSuccess;  // when final
+};
+
+struct RetryObserverOption {
+  using Type = std::function<void(const AttemptEvent&)>;
+  static Type Default() { return nullptr; }
+};
+
+}  // namespace stubkit
+
+#endif  // STUBKIT_RETRY_OBSERVER_H_

@@ -1,0 +1,75 @@
+// Copyright 2026 The stubkit Authors.
+//
+// Server retry hints: the server may say how long to wait before retrying.
+//
+// Two hints are honoured after a failed attempt, unless `ServerHintsOption`
+// is false:
+//
+//   - `grpc-retry-pushback-ms` trailing metadata (gRPC's A6 retry design):
+//     a non-negative integer replaces the next backoff wait; a negative or
+//     unparseable value means "do not retry".
+//   - `google.rpc.RetryInfo.retry_delay` inside `grpc-status-details-bin`:
+//     the next wait is at least that long.
+//
+// A hint never extends the retry policy or the call's deadline, and never
+// makes a non-retryable code or a non-idempotent call retryable. Malformed or
+// oversized details are ignored. The details are decoded by hand from the
+// protobuf wire format, so no `google.rpc` type is registered in the global
+// descriptor pool and a program that also links Google's API protos has no
+// conflicts.
+//
+//   stubkit::internal::Pushback p = stubkit::internal::ParsePushback("250");
+//   // p.kind == kWait, p.delay == 250ms
+//   stubkit::internal::RetryInfoHint h =
+//       stubkit::internal::ParseRetryInfoDelay(status_details_bytes);
+//   // h.kind == kDelay when a RetryInfo with a valid retry_delay is there
+
+#ifndef STUBKIT_SERVER_HINTS_H_
+#define STUBKIT_SERVER_HINTS_H_
+
+#include <chrono>
+#include <optional>
+
+#include "absl/strings/string_view.h"
+
+namespace stubkit {
+
+// True (the default) to honour the server's pushback and RetryInfo hints.
+struct ServerHintsOption {
+  using Type = bool;
+  static Type Default() { return true; }
+};
+
+inline constexpr char kRetryPushbackHeader[] = "grpc-retry-pushback-ms";
+
+namespace internal {
+
+// Larger status details are ignored without being decoded.
+inline constexpr size_t kMaxStatusDetailsBytes = 64 * 1024;
+
+struct Pushback {
+  enum class Kind { kWait, kDoNotRetry };
+  Kind kind;
+  std::chrono::nanoseconds delay{0};
+};
+
+// Parses a `grpc-retry-pushback-ms` value. Anything but a non-negative
+// decimal integer of at most 18 digits means do not retry.
+Pushback ParsePushback(absl::string_view value);
+
+struct RetryInfoHint {
+  enum class Kind { kAbsent, kMalformed, kDelay };
+  Kind kind;
+  std::chrono::nanoseconds delay{0};
+};
+
+// The `retry_delay` of the first `google.rpc.RetryInfo` in a serialized
+// `google.rpc.Status`. Bytes that are malformed, larger than
+// `kMaxStatusDetailsBytes`, or hold a negative or out-of-range delay give
+// kMalformed.
+RetryInfoHint ParseRetryInfoDelay(absl::string_view status_details);
+
+}  // namespace internal
+}  // namespace stubkit
+
+#endif  // STUBKIT_SERVER_HINTS_H_
