@@ -1,0 +1,288 @@
+// Copyright 2026 The stubkit Authors.
+//
+// Server hints, throttling, the observer, logging and metrics in the retry
+// loop, driven by a fake clock.
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "stubkit/retry_loop.h"
+#include "tests/testing/status_details.h"
+
+namespace stubkit {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using std::chrono::milliseconds;
+using std::chrono::minutes;
+using std::chrono::nanoseconds;
+using std::chrono::seconds;
+
+constexpr MethodInfo kGet{"test.Service.Get", RpcKind::kUnary,
+                          Idempotency::kIdempotent};
+constexpr MethodInfo kCreate{"test.Service.Create", RpcKind::kUnary,
+                             Idempotency::kNonIdempotent};
+
+class CapturingSink : public LogSink {
+ public:
+  void Write(absl::string_view line) override {
+    absl::MutexLock lock(&mu_);
+    lines_.emplace_back(line);
+  }
+  std::vector<std::string> lines() {
+    absl::MutexLock lock(&mu_);
+    return lines_;
+  }
+  std::string all() {
+    std::string out;
+    for (const auto& line : lines()) out += line + "\n";
+    return out;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<std::string> lines_;
+};
+
+absl::Status Unavailable(const std::string& details = "") {
+  return FromGrpcStatus(
+      grpc::Status(grpc::StatusCode::UNAVAILABLE, "down", details));
+}
+
+class RetryLoopFeaturesTest : public ::testing::Test {
+ protected:
+  RetryLoopFeaturesTest() : clock_(std::make_shared<FakeClock>()) {
+    client_.set<ClockOption>(clock_).set<SleeperOption>(clock_);
+    client_.set<BackoffPolicyOption>(
+        ExponentialBackoffPolicy(seconds(1), minutes(1), 2.0, Jitter::None()));
+    client_.set<RetryObserverOption>(
+        [this](const AttemptEvent& e) { events_.push_back(e); });
+  }
+
+  // Attempts return `results` in turn; the last one repeats.
+  absl::StatusOr<std::string> Run(const MethodInfo& method,
+                                  std::vector<absl::Status> results,
+                                  const Options& call = {}) {
+    attempts_ = 0;
+    events_.clear();
+    return RetryLoop<std::string>(
+        method, OptionsView(call, client_),
+        [&](grpc::ClientContext&) -> absl::StatusOr<std::string> {
+          absl::Status s =
+              results[std::min<size_t>(attempts_, results.size() - 1)];
+          ++attempts_;
+          if (s.ok()) return std::string("fine");
+          return s;
+        });
+  }
+
+  std::shared_ptr<FakeClock> clock_;
+  Options client_;
+  int attempts_ = 0;
+  std::vector<AttemptEvent> events_;
+};
+
+TEST_F(RetryLoopFeaturesTest, ObserverSeesEveryAttemptAndTheOutcome) {
+  ASSERT_TRUE(Run(kGet, {Unavailable(), Unavailable(), absl::OkStatus()}).ok());
+  ASSERT_EQ(events_.size(), 3u);
+  EXPECT_EQ(events_[0].method, "test.Service.Get");
+  EXPECT_EQ(events_[0].attempt, 1);
+  EXPECT_EQ(events_[0].status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_FALSE(events_[0].final);
+  EXPECT_EQ(events_[0].wait, seconds(1));
+  EXPECT_EQ(events_[0].wait_reason, WaitReason::kBackoff);
+  EXPECT_EQ(events_[1].wait, seconds(2));
+  EXPECT_TRUE(events_[2].final);
+  EXPECT_TRUE(events_[2].status.ok());
+  EXPECT_EQ(events_[2].stop_reason, StopReason::kSuccess);
+  EXPECT_EQ(events_[2].elapsed, seconds(3));
+
+  Run(kCreate, {Unavailable()});
+  ASSERT_EQ(events_.size(), 1u);
+  EXPECT_TRUE(events_[0].final);
+  EXPECT_EQ(events_[0].stop_reason, StopReason::kNonIdempotent);
+}
+
+TEST_F(RetryLoopFeaturesTest, RetryInfoLongerThanBackoffSetsTheWait) {
+  std::string details = testing::StatusWithRetryInfo(5, 0);
+  ASSERT_TRUE(Run(kGet, {Unavailable(details), absl::OkStatus()}).ok());
+  EXPECT_EQ(events_[0].wait, seconds(5));
+  EXPECT_EQ(events_[0].wait_reason, WaitReason::kRetryInfo);
+}
+
+TEST_F(RetryLoopFeaturesTest, RetryInfoShorterThanBackoffIsAMinimumOnly) {
+  std::string details = testing::StatusWithRetryInfo(0, 100000000);
+  ASSERT_TRUE(Run(kGet, {Unavailable(details), absl::OkStatus()}).ok());
+  EXPECT_EQ(events_[0].wait, seconds(1));
+  EXPECT_EQ(events_[0].wait_reason, WaitReason::kBackoff);
+}
+
+TEST_F(RetryLoopFeaturesTest, RetryInfoNeverExtendsTheCall) {
+  auto call = Options{}.set<TotalTimeoutOption>(seconds(30));
+  std::string details = testing::StatusWithRetryInfo(3600, 0);
+  absl::StatusOr<std::string> result =
+      Run(kGet, {Unavailable(details), absl::OkStatus()}, call);
+  EXPECT_EQ(attempts_, 1);
+  EXPECT_EQ(GetRetrySummary(result.status())->stop_reason,
+            StopReason::kDeadline);
+  EXPECT_THAT(result.status().message(), HasSubstr("server RetryInfo"));
+}
+
+TEST_F(RetryLoopFeaturesTest, RetryInfoNeverMakesPermanentErrorsRetryable) {
+  std::string details = testing::StatusWithRetryInfo(1, 0);
+  auto permanent = FromGrpcStatus(
+      grpc::Status(grpc::StatusCode::INTERNAL, "bug", details));
+  Run(kGet, {permanent, absl::OkStatus()});
+  EXPECT_EQ(attempts_, 1);
+  Run(kCreate, {Unavailable(details), absl::OkStatus()});
+  EXPECT_EQ(attempts_, 1);
+}
+
+TEST_F(RetryLoopFeaturesTest, HintsCanBeSwitchedOff) {
+  std::string details = testing::StatusWithRetryInfo(5, 0);
+  auto call = Options{}.set<ServerHintsOption>(false);
+  ASSERT_TRUE(Run(kGet, {Unavailable(details), absl::OkStatus()}, call).ok());
+  EXPECT_EQ(events_[0].wait, seconds(1));
+  EXPECT_EQ(events_[0].wait_reason, WaitReason::kBackoff);
+}
+
+TEST_F(RetryLoopFeaturesTest, MalformedDetailsAreIgnoredAndLogged) {
+  auto sink = std::make_shared<CapturingSink>();
+  auto call = Options{}
+                  .set<LogLevelOption>(LogLevel::kRetries)
+                  .set<LogSinkOption>(sink);
+  for (std::string details :
+       {std::string("\xff\xff\xff", 3), std::string(200000, 'x')}) {
+    ASSERT_TRUE(Run(kGet, {Unavailable(details), absl::OkStatus()}, call).ok());
+    EXPECT_EQ(events_[0].wait, seconds(1));
+  }
+  EXPECT_THAT(sink->all(), HasSubstr("ignoring malformed or oversized"));
+}
+
+TEST_F(RetryLoopFeaturesTest, ThrottleStopsRetriesWhenTheBucketDrains) {
+  auto throttle = std::make_shared<RetryThrottle>(4, 1);
+  client_.set<RetryThrottleOption>(throttle);
+  // 4 tokens: the first failure leaves 3 (> 2, retry), the second 2 (stop).
+  absl::StatusOr<std::string> result = Run(kGet, {Unavailable()});
+  EXPECT_EQ(attempts_, 2);
+  EXPECT_EQ(GetRetrySummary(result.status())->stop_reason,
+            StopReason::kThrottled);
+  EXPECT_THAT(result.status().message(), HasSubstr("retry throttled"));
+  // While drained, every call makes exactly one attempt.
+  Run(kGet, {Unavailable()});
+  EXPECT_EQ(attempts_, 1);
+  // Successes refill it.
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(Run(kGet, {absl::OkStatus()}).ok());
+  ASSERT_TRUE(Run(kGet, {Unavailable(), absl::OkStatus()}).ok());
+  EXPECT_EQ(attempts_, 2);
+}
+
+TEST_F(RetryLoopFeaturesTest, InvalidThrottleFailsBeforeSending) {
+  client_.set<RetryThrottleOption>(std::make_shared<RetryThrottle>(-1, 1));
+  absl::StatusOr<std::string> result = Run(kGet, {absl::OkStatus()});
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(result.status().message(), HasSubstr("max_tokens"));
+  EXPECT_EQ(attempts_, 0);
+}
+
+TEST_F(RetryLoopFeaturesTest, MetricsCountCallsAttemptsAndStops) {
+  auto metrics = std::make_shared<MetricsCollector>();
+  client_.set<MetricsOption>(metrics);
+  Run(kGet, {Unavailable(), absl::OkStatus()});
+  Run(kGet, {absl::OkStatus()});
+  Run(kGet, {absl::InternalError("bug")});
+  Run(kCreate, {Unavailable()});
+  Run(kGet, {Unavailable()},
+      Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(2)));
+  std::vector<MethodMetrics> snapshot = metrics->Snapshot();
+  ASSERT_EQ(snapshot.size(), 2u);
+  const MethodMetrics& create = snapshot[0];
+  const MethodMetrics& get = snapshot[1];
+  EXPECT_EQ(create.method, "test.Service.Create");
+  EXPECT_EQ(create.calls, 1);
+  EXPECT_EQ(create.stopped(StopReason::kNonIdempotent), 1);
+  EXPECT_EQ(get.calls, 4);
+  EXPECT_EQ(get.attempts, 2 + 1 + 1 + 3);
+  EXPECT_EQ(get.retries, 3);
+  EXPECT_EQ(get.stopped(StopReason::kSuccess), 2);
+  EXPECT_EQ(get.stopped(StopReason::kPermanentError), 1);
+  EXPECT_EQ(get.stopped(StopReason::kExhausted), 1);
+  int64_t in_buckets = 0;
+  for (int64_t count : get.latency_buckets) in_buckets += count;
+  EXPECT_EQ(in_buckets, 4);
+  // The 1 s wait puts the first call in the (500 ms, 1 s] bucket... or above.
+  EXPECT_GT(get.latency_sum_ms, 1000);
+}
+
+TEST_F(RetryLoopFeaturesTest, LogsRetriesWithoutCredentialsOrPayloads) {
+  auto sink = std::make_shared<CapturingSink>();
+  auto call =
+      Options{}
+          .set<LogLevelOption>(LogLevel::kRpc)
+          .set<LogSinkOption>(sink)
+          .set<MetadataOption>({{"authorization", "Bearer s3cr3t-t0ken"},
+                                {"x-api-key", "k3y-value"},
+                                {"cookie", "session=c00kie"},
+                                {"x-goog-iam-authorization-token", "iam-t0k"},
+                                {"trace-bin", "binary-secret"},
+                                {"x-tenant", "blue"}});
+  ASSERT_TRUE(Run(kGet, {Unavailable(), absl::OkStatus()}, call).ok());
+  std::string log = sink->all();
+  EXPECT_THAT(log, HasSubstr("test.Service.Get attempt 1 failed with "
+                             "UNAVAILABLE: down; retrying in 1s (backoff)"));
+  EXPECT_THAT(log, HasSubstr("attempt 2 OK"));
+  EXPECT_THAT(log, HasSubstr("x-tenant: blue"));
+  EXPECT_THAT(log, HasSubstr("authorization: [REDACTED]"));
+  EXPECT_THAT(log, HasSubstr("x-retry-attempt: 2"));
+  for (const char* secret : {"s3cr3t", "k3y-value", "c00kie", "iam-t0k",
+                             "binary-secret"}) {
+    EXPECT_THAT(log, Not(HasSubstr(secret))) << secret;
+  }
+}
+
+TEST_F(RetryLoopFeaturesTest, RetriesLevelLogsOnlyRetriesAndGiveUps) {
+  auto sink = std::make_shared<CapturingSink>();
+  auto call = Options{}
+                  .set<LogLevelOption>(LogLevel::kRetries)
+                  .set<LogSinkOption>(sink)
+                  .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(1));
+  Run(kGet, {absl::OkStatus()}, call);
+  EXPECT_TRUE(sink->lines().empty());
+  Run(kGet, {Unavailable()}, call);
+  EXPECT_THAT(sink->lines(),
+              ElementsAre(HasSubstr("retrying in 1s"),
+                          AllOf(HasSubstr("gave up: retry policy exhausted"),
+                                HasSubstr("after 2 attempts"))));
+}
+
+TEST_F(RetryLoopFeaturesTest, LoggingOffWritesNothing) {
+  auto sink = std::make_shared<CapturingSink>();
+  auto call = Options{}.set<LogLevelOption>(LogLevel::kOff).set<LogSinkOption>(sink);
+  Run(kGet, {Unavailable(), absl::OkStatus()}, call);
+  EXPECT_TRUE(sink->lines().empty());
+}
+
+TEST(RedactionTest, CredentialKeys) {
+  for (const char* key :
+       {"authorization", "Authorization", "proxy-authorization", "cookie",
+        "set-cookie", "x-api-key", "api_key", "x-goog-api-key", "x-auth-token",
+        "grpc-trace-bin", "x-client-secret", "password", "x-session-id",
+        "x-amz-security-token", "credentials"}) {
+    EXPECT_TRUE(IsCredentialMetadataKey(key)) << key;
+  }
+  for (const char* key : {"x-tenant", "user-agent", "x-request-id",
+                          "x-retry-attempt", "content-type"}) {
+    EXPECT_FALSE(IsCredentialMetadataKey(key)) << key;
+  }
+}
+
+}  // namespace
+}  // namespace stubkit
