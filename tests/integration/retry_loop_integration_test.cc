@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "stubkit/retry_loop.h"
 #include "stubkit/testing/echo.grpc.pb.h"
+#include "tests/testing/flaky_echo_service.h"
 
 namespace stubkit {
 namespace {
@@ -25,6 +26,8 @@ namespace {
 using ::stubkit::testing::EchoRequest;
 using ::stubkit::testing::EchoResponse;
 using ::stubkit::testing::EchoService;
+using ::stubkit::testing::FlakyEchoService;
+using ::stubkit::testing::TestServer;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using std::chrono::milliseconds;
@@ -34,75 +37,6 @@ constexpr MethodInfo kEcho{"stubkit.testing.EchoService.Echo",
                            RpcKind::kUnary, Idempotency::kIdempotent};
 constexpr MethodInfo kAppend{"stubkit.testing.EchoService.Append",
                              RpcKind::kUnary, Idempotency::kNonIdempotent};
-
-// Fails the first `fail_first` attempts of each distinct message with
-// `fail_code`, then answers. Counts every attempt it sees.
-class FlakyEchoService final : public EchoService::Service {
- public:
-  grpc::Status Echo(grpc::ServerContext* context, const EchoRequest* request,
-                    EchoResponse* response) override {
-    return Handle(context, request, response);
-  }
-  grpc::Status Append(grpc::ServerContext* context, const EchoRequest* request,
-                      EchoResponse* response) override {
-    return Handle(context, request, response);
-  }
-
-  int attempts(const std::string& message) {
-    absl::MutexLock lock(&mu_);
-    return attempts_[message];
-  }
-  std::vector<std::string> retry_headers(const std::string& message) {
-    absl::MutexLock lock(&mu_);
-    return retry_headers_[message];
-  }
-  std::vector<std::string> tenants(const std::string& message) {
-    absl::MutexLock lock(&mu_);
-    return tenants_[message];
-  }
-  std::atomic<int> slow_attempts{0};
-
- private:
-  grpc::Status Handle(grpc::ServerContext* context, const EchoRequest* request,
-                      EchoResponse* response) {
-    int attempt;
-    {
-      absl::MutexLock lock(&mu_);
-      attempt = ++attempts_[request->message()];
-      retry_headers_[request->message()].push_back(
-          Header(*context, kRetryAttemptHeader));
-      tenants_[request->message()].push_back(Header(*context, "x-tenant"));
-    }
-    if (slow_attempts.load() > 0) {
-      --slow_attempts;
-      // Outlive the client's attempt timeout; the client gives up first.
-      for (int i = 0; i < 100 && !context->IsCancelled(); ++i) {
-        std::this_thread::sleep_for(milliseconds(10));
-      }
-      return grpc::Status(grpc::StatusCode::INTERNAL, "should not be seen");
-    }
-    if (attempt <= request->fail_first()) {
-      return grpc::Status(static_cast<grpc::StatusCode>(request->fail_code()),
-                          "injected failure " + std::to_string(attempt),
-                          "details:" + request->message());
-    }
-    response->set_message(request->message());
-    response->set_attempt(attempt);
-    return grpc::Status::OK;
-  }
-
-  static std::string Header(const grpc::ServerContext& context,
-                            const std::string& key) {
-    auto header = context.client_metadata().find(key);
-    if (header == context.client_metadata().end()) return "-";
-    return std::string(header->second.data(), header->second.size());
-  }
-
-  absl::Mutex mu_;
-  std::map<std::string, std::vector<std::string>> tenants_;
-  std::map<std::string, int> attempts_;
-  std::map<std::string, std::vector<std::string>> retry_headers_;
-};
 
 // Records waits without sleeping; time itself is the real clock.
 class SkippingSleeper : public Sleeper {
@@ -114,17 +48,10 @@ class SkippingSleeper : public Sleeper {
 class RetryLoopIntegrationTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    grpc::ServerBuilder builder;
-    int port = 0;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
-                             &port);
-    builder.RegisterService(&service_);
-    server_ = builder.BuildAndStart();
-    ASSERT_NE(server_, nullptr);
-    ASSERT_GT(port, 0);
-    auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(port),
-                                       grpc::InsecureChannelCredentials());
-    stub_ = EchoService::NewStub(channel);
+    server_ = std::make_unique<TestServer>(&service_);
+    ASSERT_TRUE(server_->ok());
+    stub_ = EchoService::NewStub(grpc::CreateChannel(
+        server_->address(), grpc::InsecureChannelCredentials()));
     sleeper_ = std::make_shared<SkippingSleeper>();
     client_options_.set<SleeperOption>(sleeper_);
   }
@@ -156,7 +83,7 @@ class RetryLoopIntegrationTest : public ::testing::Test {
   }
 
   FlakyEchoService service_;
-  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<TestServer> server_;
   std::unique_ptr<EchoService::Stub> stub_;
   std::shared_ptr<SkippingSleeper> sleeper_;
   Options client_options_;
@@ -177,26 +104,26 @@ TEST_F(RetryLoopIntegrationTest, RetriesUnavailableThenSucceeds) {
 TEST_F(RetryLoopIntegrationTest, RetriesCarryTheAttemptHeader) {
   ASSERT_TRUE(
       Call(kEcho, Request("headers", 2, grpc::StatusCode::UNAVAILABLE)).ok());
-  EXPECT_THAT(service_.retry_headers("headers"), ElementsAre("-", "2", "3"));
+  EXPECT_THAT(service_.headers("headers", kRetryAttemptHeader), ElementsAre("-", "2", "3"));
 
   auto no_header = Options{}.set<RetryAttemptHeaderOption>(false);
   ASSERT_TRUE(Call(kEcho, Request("quiet", 1, grpc::StatusCode::UNAVAILABLE),
                    no_header)
                   .ok());
-  EXPECT_THAT(service_.retry_headers("quiet"), ElementsAre("-", "-"));
+  EXPECT_THAT(service_.headers("quiet", kRetryAttemptHeader), ElementsAre("-", "-"));
 }
 
 TEST_F(RetryLoopIntegrationTest, UserMetadataReachesEveryAttempt) {
   auto call = Options{}.set<MetadataOption>({{"x-tenant", "blue"}});
   ASSERT_TRUE(
       Call(kEcho, Request("meta", 1, grpc::StatusCode::UNAVAILABLE), call).ok());
-  EXPECT_THAT(service_.tenants("meta"), ElementsAre("blue", "blue"));
-  EXPECT_THAT(service_.tenants("hello-0"), ElementsAre());
+  EXPECT_THAT(service_.headers("meta", "x-tenant"), ElementsAre("blue", "blue"));
 }
 
 TEST_F(RetryLoopIntegrationTest, NonRetryableCodeMakesOneAttempt) {
-  absl::StatusOr<EchoResponse> response =
-      Call(kEcho, Request("perm", 5, grpc::StatusCode::FAILED_PRECONDITION));
+  EchoRequest request = Request("perm", 5, grpc::StatusCode::FAILED_PRECONDITION);
+  request.set_error_details("details:perm");
+  absl::StatusOr<EchoResponse> response = Call(kEcho, request);
   ASSERT_FALSE(response.ok());
   EXPECT_EQ(service_.attempts("perm"), 1);
   EXPECT_EQ(response.status().code(), absl::StatusCode::kFailedPrecondition);
