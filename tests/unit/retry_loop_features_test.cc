@@ -286,3 +286,24 @@ TEST(RedactionTest, CredentialKeys) {
 
 }  // namespace
 }  // namespace stubkit
+
+namespace stubkit {
+namespace {
+
+TEST(LogLevelFromEnvironmentTest, ReadsStubkitLog) {
+  struct Case {
+    const char* value;
+    LogLevel level;
+  };
+  for (Case c : {Case{"retries", LogLevel::kRetries}, Case{"rpc", LogLevel::kRpc},
+                 Case{"RPC", LogLevel::kRpc}, Case{"off", LogLevel::kOff},
+                 Case{"", LogLevel::kOff}, Case{"verbose", LogLevel::kOff}}) {
+    setenv("STUBKIT_LOG", c.value, 1);
+    EXPECT_EQ(LogLevelFromEnvironment(), c.level) << c.value;
+  }
+  unsetenv("STUBKIT_LOG");
+  EXPECT_EQ(LogLevelFromEnvironment(), LogLevel::kOff);
+}
+
+}  // namespace
+}  // namespace stubkit
