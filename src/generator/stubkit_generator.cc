@@ -312,10 +312,15 @@ class FileGenerator {
   std::string Fail(const ServiceDescriptor* service,
                    const MethodDescriptor* method,
                    const std::string& reason) const {
-    std::string where = file_->name();
-    if (service != nullptr) absl::StrAppend(&where, ": service ", service->full_name());
-    if (method != nullptr) absl::StrAppend(&where, ", method ", method->name());
-    return absl::StrCat(where, ": ", reason);
+    // protoc prefixes the file name; say which service and method.
+    std::string where;
+    if (service != nullptr) {
+      absl::StrAppend(&where, "service ", service->full_name());
+    }
+    if (method != nullptr) {
+      absl::StrAppend(&where, ", method ", method->name());
+    }
+    return where.empty() ? reason : absl::StrCat(where, ": ", reason);
   }
 
   std::string Stem() const { return FileStem(file_); }
@@ -1063,8 +1068,7 @@ bool StubkitGenerator::Generate(const FileDescriptor* file,
                                 GeneratorContext* context,
                                 std::string* error) const {
   if (!parameter.empty()) {
-    *error = absl::StrCat(file->name(),
-                          ": protoc-gen-stubkit takes no options, got '",
+    *error = absl::StrCat("protoc-gen-stubkit takes no options, got '",
                           parameter, "'");
     return false;
   }
