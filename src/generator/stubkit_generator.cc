@@ -244,10 +244,14 @@ void CollectPackageSymbols(const FileDescriptor* file,
   for (int i = 0; i < file->message_type_count(); ++i) {
     pending.emplace_back(file->message_type(i), "");
   }
+  // A top-level enum's values sit in the namespace as they are; a nested
+  // enum's as Outer_Enum_VALUE.
   auto add_enum = [&](const EnumDescriptor* e, const std::string& prefix) {
     (*symbols)[prefix + e->name()] = "enum " + e->full_name();
+    const std::string value_prefix =
+        prefix.empty() ? "" : prefix + e->name() + "_";
     for (int v = 0; v < e->value_count(); ++v) {
-      (*symbols)[prefix + e->value(v)->name()] =
+      (*symbols)[value_prefix + e->value(v)->name()] =
           "enum value " + e->value(v)->full_name();
     }
   };

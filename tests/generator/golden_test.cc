@@ -23,7 +23,7 @@ struct RunResult {
   std::string output;  // stdout and stderr
 };
 
-RunResult Run(const std::string& command) {
+RunResult RunCommand(const std::string& command) {
   RunResult result{-1, ""};
   FILE* pipe = popen((command + " 2>&1").c_str(), "r");
   if (pipe == nullptr) return result;
@@ -76,9 +76,9 @@ std::string FirstDifference(const std::string& want, const std::string& got) {
 TEST(GoldenTest, OutputMatchesCheckedInFiles) {
   const std::string out = MakeTempDir();
   ASSERT_FALSE(out.empty());
-  RunResult run = Protoc(out, "stubkit/testing/streams.proto "
+  RunResult run = RunCommand(Protoc(out, "stubkit/testing/streams.proto "
                               "stubkit/testing/gen/googleapi.proto "
-                              "stubkit/testing/gen/no_package.proto");
+                              "stubkit/testing/gen/no_package.proto"));
   ASSERT_EQ(run.exit_code, 0) << run.output;
 
   const std::vector<std::string> stems = {"stubkit/testing/streams",
@@ -99,7 +99,7 @@ TEST(GoldenTest, OutputMatchesCheckedInFiles) {
     }
   }
   EXPECT_EQ(compared, 9);
-  Run("rm -rf " + out);
+  RunCommand("rm -rf " + out);
 }
 
 struct BadProto {
@@ -114,7 +114,7 @@ TEST_P(FailingProtoTest, ProtocFailsNamingFileServiceAndMethod) {
   const BadProto& bad = GetParam();
   const std::string out = MakeTempDir();
   ASSERT_FALSE(out.empty());
-  RunResult run = Protoc(out, bad.file);
+  RunResult run = RunCommand(Protoc(out, bad.file));
   EXPECT_NE(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find(bad.file), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("service stubkit.testing.gen.bad.Bad"),
@@ -127,9 +127,9 @@ TEST_P(FailingProtoTest, ProtocFailsNamingFileServiceAndMethod) {
   }
   EXPECT_NE(run.output.find(bad.reason), std::string::npos) << run.output;
   // Nothing half-written is left behind for the build to pick up.
-  RunResult listing = Run("find " + out + " -type f");
+  RunResult listing = RunCommand("find " + out + " -type f");
   EXPECT_EQ(listing.output, "");
-  Run("rm -rf " + out);
+  RunCommand("rm -rf " + out);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -146,7 +146,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(PluginTest, RejectsUnknownParameter) {
   const std::string out = MakeTempDir();
-  RunResult run = Run(std::string("cd ") + STUBKIT_SOURCE_DIR +
+  RunResult run = RunCommand(std::string("cd ") + STUBKIT_SOURCE_DIR +
                       "/protos && " + STUBKIT_PROTOC + " -I. " +
                       "--plugin=protoc-gen-stubkit=" + STUBKIT_PLUGIN +
                       " --stubkit_out=bogus=1:" + out +
@@ -154,7 +154,7 @@ TEST(PluginTest, RejectsUnknownParameter) {
   EXPECT_NE(run.exit_code, 0);
   EXPECT_NE(run.output.find("takes no options"), std::string::npos)
       << run.output;
-  Run("rm -rf " + out);
+  RunCommand("rm -rf " + out);
 }
 
 }  // namespace
