@@ -4,14 +4,31 @@
 
 #include <utility>
 
+#include <grpc/grpc.h>
+
 #include "absl/strings/str_cat.h"
 
 namespace stubkit {
 namespace internal {
 
+namespace {
+
+// Async calls keep gRPC initialised for the life of the process: a callback
+// may still be inside gRPC when the application drops its last channel and
+// server, and gRPC 1.51 must not shut down under it.
+void KeepGrpcInitialised() {
+  static const bool kInitialised = [] {
+    grpc_init();
+    return true;
+  }();
+  (void)kInitialised;
+}
+
+}  // namespace
+
 AsyncRetryOperationBase::AsyncRetryOperationBase(const MethodInfo& method,
                                                  Options call, Options client)
-    : call_(std::move(call)),
+    : call_((KeepGrpcInitialised(), std::move(call))),
       client_(std::move(client)),
       view_(call_, client_),
       state_(method, view_),
@@ -21,6 +38,14 @@ AsyncRetryOperationBase::AsyncRetryOperationBase(const MethodInfo& method,
 }
 
 AsyncRetryOperationBase::~AsyncRetryOperationBase() = default;
+
+void AsyncRetryOperationBase::ReleaseOffCallbackThread(
+    std::shared_ptr<AsyncRetryOperationBase> self) {
+  // Always hand it over: whether this is the last reference is not knowable
+  // without racing the other holders.
+  DefaultAsyncSleeper().Schedule(std::chrono::nanoseconds(0),
+                                 [keep = std::move(self)](bool) {});
+}
 
 void AsyncRetryOperationBase::Start() {
   if (!state_.setup_status().ok()) {

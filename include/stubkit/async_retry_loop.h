@@ -72,6 +72,14 @@ class AsyncRetryOperationBase
   // Called once per attempt by the subclass.
   void OnAttemptDone(const absl::Status& status);
 
+  // Drops a reference to the operation from a gRPC callback. The operation
+  // holds the attempt's ClientContext (and through it the channel); gRPC
+  // 1.51 still uses the call after the callback returns, and releasing the
+  // last channel there races its shutdown. So the last reference goes to the
+  // timer thread instead.
+  static void ReleaseOffCallbackThread(
+      std::shared_ptr<AsyncRetryOperationBase> self);
+
  private:
   void RunAttempt();
   void OnWaitDone(bool fired);
@@ -111,15 +119,17 @@ class AsyncRetryOperation final : public AsyncRetryOperationBase {
                     const OptionsView& options) override {
     std::shared_ptr<AsyncRetryOperation> self =
         std::static_pointer_cast<AsyncRetryOperation>(shared_from_this());
-    attempt_(context, options, [self](absl::StatusOr<Response> result) {
-      if (result.ok()) {
-        MaybeLogPayload(self->state(), "response", *result);
-        self->response_ = *std::move(result);
-        self->OnAttemptDone(absl::OkStatus());
-      } else {
-        self->OnAttemptDone(result.status());
-      }
-    });
+    attempt_(context, options,
+             [self](absl::StatusOr<Response> result) mutable {
+               if (result.ok()) {
+                 MaybeLogPayload(self->state(), "response", *result);
+                 self->response_ = *std::move(result);
+                 self->OnAttemptDone(absl::OkStatus());
+               } else {
+                 self->OnAttemptDone(result.status());
+               }
+               ReleaseOffCallbackThread(std::move(self));
+             });
   }
 
   void Deliver(absl::Status status) override {

@@ -16,7 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "stubkit/testing/streams.stubkit.h"
-#include "tests/integration/generated_test_server.h"
+#include "tests/testing/flaky_echo_service.h"
 
 namespace stubkit {
 namespace {
@@ -26,7 +26,7 @@ using ::stubkit::testing::RangeRequest;
 using ::stubkit::testing::StreamService;
 using ::stubkit::testing::StreamServiceClient;
 using ::stubkit::testing::SumResponse;
-using ::stubkit::testing_util::TestServer;
+using ::stubkit::testing::TestServer;
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 

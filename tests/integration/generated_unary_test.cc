@@ -16,7 +16,7 @@
 
 #include "stubkit/retry_loop.h"
 #include "stubkit/testing/echo.stubkit.h"
-#include "tests/integration/generated_test_server.h"
+#include "tests/testing/flaky_echo_service.h"
 
 namespace stubkit {
 namespace {
@@ -27,54 +27,8 @@ using ::stubkit::testing::EchoService;
 using ::stubkit::testing::EchoServiceClient;
 using ::stubkit::testing::EchoServiceStub;
 using ::stubkit::testing::EchoServiceStubDecorator;
-using ::stubkit::testing_util::TestServer;
-
-// Fails the first `fail_first` attempts of each distinct message with
-// `fail_code` (UNAVAILABLE when 0), then answers with the attempt number.
-class FlakyEchoService final : public EchoService::Service {
- public:
-  grpc::Status Echo(grpc::ServerContext* context, const EchoRequest* request,
-                    EchoResponse* response) override {
-    return Handle(context, request, response);
-  }
-  grpc::Status Append(grpc::ServerContext* context, const EchoRequest* request,
-                      EchoResponse* response) override {
-    return Handle(context, request, response);
-  }
-
-  int attempts() const { return attempts_.load(); }
-  std::vector<std::string> retry_headers() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return retry_headers_;
-  }
-
- private:
-  grpc::Status Handle(grpc::ServerContext* context, const EchoRequest* request,
-                      EchoResponse* response) {
-    int attempt = ++attempts_;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = context->client_metadata().find(kRetryAttemptHeader);
-      retry_headers_.push_back(
-          it == context->client_metadata().end()
-              ? "-"
-              : std::string(it->second.data(), it->second.size()));
-    }
-    if (attempt <= request->fail_first()) {
-      auto code = request->fail_code() == 0
-                      ? grpc::StatusCode::UNAVAILABLE
-                      : static_cast<grpc::StatusCode>(request->fail_code());
-      return grpc::Status(code, "injected failure " + std::to_string(attempt));
-    }
-    response->set_message(request->message());
-    response->set_attempt(attempt);
-    return grpc::Status::OK;
-  }
-
-  std::atomic<int> attempts_{0};
-  mutable std::mutex mu_;
-  std::vector<std::string> retry_headers_;
-};
+using ::stubkit::testing::FlakyEchoService;
+using ::stubkit::testing::TestServer;
 
 class GeneratedUnaryTest : public ::testing::Test {
  protected:
@@ -113,10 +67,10 @@ TEST_F(GeneratedUnaryTest, RetriesUnavailableThenSucceeds) {
   ASSERT_TRUE(response.ok()) << response.status();
   EXPECT_EQ(response->message(), "hello");
   EXPECT_EQ(response->attempt(), 3);
-  EXPECT_EQ(service_.attempts(), 3);
+  EXPECT_EQ(service_.attempts("hello"), 3);
   // Two backoff waits, 1s then 2s, taken on the fake clock.
   EXPECT_EQ(clock_->Now() - start, std::chrono::seconds(3));
-  EXPECT_THAT(service_.retry_headers(), ::testing::ElementsAre("-", "2", "3"));
+  EXPECT_THAT(service_.headers("hello", kRetryAttemptHeader), ::testing::ElementsAre("-", "2", "3"));
 }
 
 TEST_F(GeneratedUnaryTest, NonRetryableCodeMakesOneAttempt) {
@@ -130,7 +84,7 @@ TEST_F(GeneratedUnaryTest, NonRetryableCodeMakesOneAttempt) {
   EXPECT_EQ(response.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(std::string(response.status().message()),
               ::testing::HasSubstr("injected failure 1"));
-  EXPECT_EQ(service_.attempts(), 1);
+  EXPECT_EQ(service_.attempts("hello"), 1);
   std::optional<RetrySummary> summary = GetRetrySummary(response.status());
   ASSERT_TRUE(summary.has_value());
   EXPECT_EQ(summary->stop_reason, StopReason::kPermanentError);
@@ -146,7 +100,7 @@ TEST_F(GeneratedUnaryTest, NonIdempotentMethodMakesOneAttempt) {
 
   ASSERT_FALSE(response.ok());
   EXPECT_EQ(response.status().code(), absl::StatusCode::kUnavailable);
-  EXPECT_EQ(service_.attempts(), 1);
+  EXPECT_EQ(service_.attempts("hello"), 1);
   std::optional<RetrySummary> summary = GetRetrySummary(response.status());
   ASSERT_TRUE(summary.has_value());
   EXPECT_EQ(summary->stop_reason, StopReason::kNonIdempotent);
@@ -163,7 +117,7 @@ TEST_F(GeneratedUnaryTest, PerCallIdempotencyMakesAppendRetryable) {
       Options{}.set<IdempotencyOption>(Idempotency::kIdempotent));
 
   ASSERT_TRUE(response.ok()) << response.status();
-  EXPECT_EQ(service_.attempts(), 2);
+  EXPECT_EQ(service_.attempts("hello"), 2);
 }
 
 TEST_F(GeneratedUnaryTest, PerCallOptionOverridesTheClients) {
@@ -176,7 +130,7 @@ TEST_F(GeneratedUnaryTest, PerCallOptionOverridesTheClients) {
       Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(0)));
   ASSERT_FALSE(once.ok());
   EXPECT_EQ(once.status().code(), absl::StatusCode::kUnavailable);
-  EXPECT_EQ(service_.attempts(), 1);
+  EXPECT_EQ(service_.attempts("hello"), 1);
   std::optional<RetrySummary> summary = GetRetrySummary(once.status());
   ASSERT_TRUE(summary.has_value());
   EXPECT_EQ(summary->stop_reason, StopReason::kExhausted);
@@ -185,7 +139,7 @@ TEST_F(GeneratedUnaryTest, PerCallOptionOverridesTheClients) {
   // counts attempts over both calls, so attempt 2 fails too (2 <= 2).
   absl::StatusOr<EchoResponse> retried = client.Echo(Request(2));
   ASSERT_TRUE(retried.ok()) << retried.status();
-  EXPECT_EQ(service_.attempts(), 3);
+  EXPECT_EQ(service_.attempts("hello"), 3);
 }
 
 // A user decorator that counts the attempts of one method.
@@ -224,11 +178,11 @@ TEST_F(GeneratedUnaryTest, UserDecoratorRunsOnEveryAttempt) {
 
   ASSERT_TRUE(client.Echo(Request(2)).ok());
   EXPECT_EQ(echo_attempts->load(), 3);
-  EXPECT_EQ(service_.attempts(), 3);
+  EXPECT_EQ(service_.attempts("hello"), 3);
   // Methods the decorator does not override pass straight through.
   ASSERT_TRUE(client.Append(Request(0)).ok());
   EXPECT_EQ(echo_attempts->load(), 3);
-  EXPECT_EQ(service_.attempts(), 4);
+  EXPECT_EQ(service_.attempts("hello"), 4);
   // The stack was built once, with the client, not per call.
   EXPECT_EQ(factory_calls, 1);
   EchoServiceClient copy = client;
@@ -243,7 +197,7 @@ TEST_F(GeneratedUnaryTest, RetryAttemptHeaderCanBeTurnedOff) {
   absl::StatusOr<EchoResponse> response = client.Echo(
       Request(1), Options{}.set<RetryAttemptHeaderOption>(false));
   ASSERT_TRUE(response.ok());
-  EXPECT_THAT(service_.retry_headers(), ::testing::ElementsAre("-", "-"));
+  EXPECT_THAT(service_.headers("hello", kRetryAttemptHeader), ::testing::ElementsAre("-", "-"));
 }
 
 }  // namespace

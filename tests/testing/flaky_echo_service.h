@@ -96,8 +96,10 @@ class FlakyEchoService final : public EchoService::Service {
         context->AddTrailingMetadata("grpc-retry-pushback-ms",
                                      request->pushback_ms());
       }
-      return grpc::Status(static_cast<grpc::StatusCode>(request->fail_code()),
-                          "injected failure " + std::to_string(attempt),
+      auto code = request->fail_code() == 0
+                      ? grpc::StatusCode::UNAVAILABLE
+                      : static_cast<grpc::StatusCode>(request->fail_code());
+      return grpc::Status(code, "injected failure " + std::to_string(attempt),
                           request->error_details());
     }
     response->set_message(request->message());
@@ -126,6 +128,9 @@ class TestServer {
   bool ok() const { return server_ != nullptr && port_ > 0; }
   int port() const { return port_; }
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  std::shared_ptr<grpc::Channel> Channel() const {
+    return grpc::CreateChannel(address(), grpc::InsecureChannelCredentials());
+  }
   void Shutdown() {
     if (server_ != nullptr) server_->Shutdown();
   }

@@ -1,0 +1,155 @@
+// Copyright 2026 The stubkit Authors.
+//
+// Generated AsyncX methods against a real server: retries on a timer, the
+// same decisions as sync calls, cancellation, and clients destroyed while
+// their calls are in flight.
+
+#include <chrono>
+#include <future>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "stubkit/cancellation.h"
+#include "stubkit/testing/echo.stubkit.h"
+#include "tests/testing/flaky_echo_service.h"
+
+namespace stubkit {
+namespace {
+
+using ::stubkit::testing::EchoRequest;
+using ::stubkit::testing::EchoResponse;
+using ::stubkit::testing::EchoServiceClient;
+using ::stubkit::testing::FlakyEchoService;
+using ::stubkit::testing::TestServer;
+using std::chrono::milliseconds;
+
+EchoRequest Request(const std::string& message, int fail_first) {
+  EchoRequest request;
+  request.set_message(message);
+  request.set_fail_first(fail_first);
+  return request;
+}
+
+class GeneratedAsyncTest : public ::testing::Test {
+ protected:
+  GeneratedAsyncTest() : server_(&service_) {}
+
+  FlakyEchoService service_;
+  TestServer server_;
+};
+
+TEST_F(GeneratedAsyncTest, RetriesToSuccessOnAFakeClock) {
+  ASSERT_TRUE(server_.ok());
+  auto clock = std::make_shared<FakeClock>();
+  EchoServiceClient client(server_.Channel(),
+                           Options{}
+                               .set<ClockOption>(clock)
+                               .set<AsyncSleeperOption>(clock));
+  const auto start = clock->Now();
+  absl::StatusOr<EchoResponse> response =
+      client.AsyncEcho(Request("fake", 3)).get();
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->attempt(), 4);
+  EXPECT_EQ(service_.attempts("fake"), 4);
+  // 1 s, 2 s and 4 s of default backoff, each plus up to 1 s of jitter.
+  EXPECT_GE(clock->Now() - start, std::chrono::seconds(7));
+  EXPECT_LE(clock->Now() - start, std::chrono::seconds(10));
+}
+
+TEST_F(GeneratedAsyncTest, CallbackOverloadAndSyncDecisions) {
+  ASSERT_TRUE(server_.ok());
+  auto fast = Options{}.set<BackoffPolicyOption>(
+      ExponentialBackoffPolicy(milliseconds(1), milliseconds(5), 2.0));
+  EchoServiceClient client(server_.Channel(), fast);
+  std::promise<absl::StatusOr<EchoResponse>> done;
+  client.AsyncEcho(Request("callback", 2),
+                   [&](absl::StatusOr<EchoResponse> r) {
+                     done.set_value(std::move(r));
+                   });
+  absl::StatusOr<EchoResponse> response = done.get_future().get();
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(service_.attempts("callback"), 3);
+
+  // Not idempotent: one attempt, as with the sync call.
+  absl::StatusOr<EchoResponse> append =
+      client.AsyncAppend(Request("append", 1)).get();
+  EXPECT_FALSE(append.ok());
+  EXPECT_EQ(service_.attempts("append"), 1);
+  EXPECT_EQ(GetRetrySummary(append.status())->stop_reason,
+            StopReason::kNonIdempotent);
+
+  // A per-call option beats the client's.
+  absl::StatusOr<EchoResponse> once =
+      client
+          .AsyncEcho(Request("once", 5),
+                     Options{}.set<RetryPolicyOption>(
+                         LimitedErrorCountRetryPolicy(0)))
+          .get();
+  EXPECT_FALSE(once.ok());
+  EXPECT_EQ(service_.attempts("once"), 1);
+}
+
+TEST_F(GeneratedAsyncTest, CancelDuringBackoff) {
+  ASSERT_TRUE(server_.ok());
+  EchoServiceClient client(server_.Channel());  // default backoff: 1 s+
+  auto token = std::make_shared<CancellationToken>();
+  auto future = client.AsyncEcho(Request("cancel", 5),
+                                 Options{}.set<CancellationOption>(token));
+  while (service_.attempts("cancel") < 1) {
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  std::this_thread::sleep_for(milliseconds(20));
+  const auto cancelled_at = std::chrono::steady_clock::now();
+  token->Cancel();
+  absl::StatusOr<EchoResponse> response = future.get();
+  EXPECT_LT(std::chrono::steady_clock::now() - cancelled_at, milliseconds(10));
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(service_.attempts("cancel"), 1);
+}
+
+TEST_F(GeneratedAsyncTest, DestroyingTheClientMidFlightIsSafe) {
+  ASSERT_TRUE(server_.ok());
+  std::vector<std::future<absl::StatusOr<EchoResponse>>> futures;
+  auto channel = server_.Channel();
+  {
+    EchoServiceClient client(
+        channel,
+        Options{}.set<BackoffPolicyOption>(
+            ExponentialBackoffPolicy(milliseconds(20), milliseconds(20), 1.0)));
+    for (int i = 0; i < 50; ++i) {
+      futures.push_back(
+          client.AsyncEcho(Request("inflight-" + std::to_string(i), i % 3)));
+    }
+  }  // the client, its connection and its options are gone
+  for (int i = 0; i < 50; ++i) {
+    absl::StatusOr<EchoResponse> response = futures[i].get();
+    ASSERT_TRUE(response.ok()) << response.status();
+    EXPECT_EQ(response->attempt(), i % 3 + 1);
+  }
+}
+
+TEST_F(GeneratedAsyncTest, DestroyingTheClientAndCancellingIsSafe) {
+  ASSERT_TRUE(server_.ok());
+  auto token = std::make_shared<CancellationToken>();
+  std::vector<std::future<absl::StatusOr<EchoResponse>>> futures;
+  {
+    EchoServiceClient client(server_.Channel(),
+                             Options{}.set<CancellationOption>(token));
+    for (int i = 0; i < 20; ++i) {
+      futures.push_back(client.AsyncEcho(Request("gone-" + std::to_string(i), 9)));
+    }
+  }
+  std::this_thread::sleep_for(milliseconds(20));
+  token->Cancel();
+  for (auto& future : futures) {
+    EXPECT_EQ(future.get().status().code(), absl::StatusCode::kCancelled);
+  }
+}
+
+}  // namespace
+}  // namespace stubkit
