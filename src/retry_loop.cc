@@ -97,6 +97,7 @@ void RetryLoopState::Setup(const OptionsView& options) {
   }
   throttle_ = options.get<RetryThrottleOption>().get();
   metrics_ = options.get<MetricsOption>().get();
+  cancel_ = options.get<CancellationOption>().get();
   log_level_ = options.get<LogLevelOption>();
   if (log_level_ != LogLevel::kOff) {
     log_sink_ = options.get<LogSinkOption>().get();
@@ -146,7 +147,8 @@ void RetryLoopState::LogPayload(absl::string_view what,
                                    " {", message.ShortDebugString(), "}"));
 }
 
-void RetryLoopState::PrepareAttempt(grpc::ClientContext& context) {
+bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context) {
+  if (cancel_ != nullptr && !cancel_->Attach(&context)) return false;
   ++attempts_;
   const time_point now = Now();
   attempt_start_ = now;
@@ -185,6 +187,18 @@ void RetryLoopState::PrepareAttempt(grpc::ClientContext& context) {
                          : FormatDuration(attempt_deadline_ - now),
                      "; metadata {", FormatMetadataRedacted(sent), "}"));
   }
+  return true;
+}
+
+void RetryLoopState::FinishAttempt(grpc::ClientContext& context) {
+  if (cancel_ != nullptr) cancel_->Detach(&context);
+}
+
+absl::Status RetryLoopState::Cancelled() {
+  absl::Status final_status;
+  Stop(absl::CancelledError("call cancelled by the caller"),
+       StopReason::kCancelled, "cancelled", Now(), &final_status);
+  return final_status;
 }
 
 void RetryLoopState::Notify(const absl::Status& status, time_point now,
@@ -286,6 +300,10 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
                                          ? "the call's deadline"
                                          : "the retry policy's time limit";
 
+  if (cancel_ != nullptr && cancel_->cancelled()) {
+    *final_status = Cancelled();
+    return false;
+  }
   // The call's own end ran out during the attempt.
   if (deadline_exceeded && attempt_deadline_ == end_) {
     return Stop(status, end_reason_,
@@ -358,12 +376,15 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
   return true;
 }
 
-void RetryLoopState::Sleep(nanoseconds wait) {
+bool RetryLoopState::Sleep(nanoseconds wait) {
   if (sleeper_ != nullptr) {
     sleeper_->SleepFor(wait);
+  } else if (cancel_ != nullptr) {
+    return cancel_->WaitFor(wait);
   } else {
     std::this_thread::sleep_for(wait);
   }
+  return cancel_ == nullptr || !cancel_->cancelled();
 }
 
 }  // namespace internal

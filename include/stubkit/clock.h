@@ -11,13 +11,16 @@
 //       .set<stubkit::SleeperOption>(clock);  // sleeping advances the clock
 //
 // When neither is set the loop uses `std::chrono::steady_clock` and really
-// sleeps, with no allocation.
+// sleeps, with no allocation. Async calls wait through an `AsyncSleeper`
+// (by default one process-wide timer thread); `FakeClock` is one too.
 
 #ifndef STUBKIT_CLOCK_H_
 #define STUBKIT_CLOCK_H_
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
+#include <functional>
 #include <memory>
 
 namespace stubkit {
@@ -35,8 +38,21 @@ class Sleeper {
   virtual void SleepFor(std::chrono::nanoseconds duration) = 0;
 };
 
-// A clock that moves only when told, and a sleeper that moves it. Thread-safe.
-class FakeClock : public Clock, public Sleeper {
+// Waits without blocking a thread: async calls schedule their backoff here.
+class AsyncSleeper {
+ public:
+  virtual ~AsyncSleeper() = default;
+  // Calls `done(true)` after `duration`, on some other thread or inline.
+  // Returns an id for `Cancel`.
+  virtual uint64_t Schedule(std::chrono::nanoseconds duration,
+                            std::function<void(bool)> done) = 0;
+  // Calls `done(false)` promptly unless it already ran or is running.
+  virtual void Cancel(uint64_t id) = 0;
+};
+
+// A clock that moves only when told, and sleepers that move it. Async waits
+// complete inline. Thread-safe.
+class FakeClock : public Clock, public Sleeper, public AsyncSleeper {
  public:
   FakeClock() = default;
   explicit FakeClock(time_point start) : now_(start.time_since_epoch()) {}
@@ -45,6 +61,13 @@ class FakeClock : public Clock, public Sleeper {
   void SleepFor(std::chrono::nanoseconds duration) override {
     Advance(duration);
   }
+  uint64_t Schedule(std::chrono::nanoseconds duration,
+                    std::function<void(bool)> done) override {
+    Advance(duration);
+    done(true);
+    return 0;
+  }
+  void Cancel(uint64_t) override {}
   void Advance(std::chrono::nanoseconds duration) {
     std::chrono::steady_clock::duration step =
         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -68,6 +91,16 @@ struct SleeperOption {
   using Type = std::shared_ptr<Sleeper>;
   static Type Default() { return nullptr; }
 };
+// Unset (null) means the process-wide timer thread.
+struct AsyncSleeperOption {
+  using Type = std::shared_ptr<AsyncSleeper>;
+  static Type Default() { return nullptr; }
+};
+
+namespace internal {
+// The process-wide timer: one thread, however many calls wait.
+AsyncSleeper& DefaultAsyncSleeper();
+}  // namespace internal
 
 }  // namespace stubkit
 

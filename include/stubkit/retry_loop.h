@@ -44,6 +44,7 @@
 #include <google/protobuf/message.h>
 
 #include "stubkit/backoff_policy.h"
+#include "stubkit/cancellation.h"
 #include "stubkit/clock.h"
 #include "stubkit/logging.h"
 #include "stubkit/method.h"
@@ -72,8 +73,11 @@ class RetryLoopState {
   // Non-OK when the options are invalid; the call must return it unsent.
   const absl::Status& setup_status() const { return setup_status_; }
 
-  // Starts the next attempt: sets `context`'s deadline and metadata.
-  void PrepareAttempt(grpc::ClientContext& context);
+  // Starts the next attempt: sets `context`'s deadline and metadata. Returns
+  // false when the call was cancelled; it must then return `Cancelled()`.
+  bool PrepareAttempt(grpc::ClientContext& context);
+  // Ends the attempt started with `context`, before `context` is destroyed.
+  void FinishAttempt(grpc::ClientContext& context);
 
   // Records a successful attempt; the call is over.
   void OnSuccess();
@@ -84,8 +88,13 @@ class RetryLoopState {
                  const grpc::ClientContext& context, absl::Status* final_status,
                  std::chrono::nanoseconds* wait);
 
-  // Waits through the configured sleeper.
-  void Sleep(std::chrono::nanoseconds wait);
+  // Waits through the configured sleeper. Returns false when the call was
+  // cancelled; it must then return `Cancelled()`.
+  bool Sleep(std::chrono::nanoseconds wait);
+
+  // The status of a call cancelled through its `CancellationOption`.
+  absl::Status Cancelled();
+  CancellationToken* cancellation() const { return cancel_; }
 
   // Payload logging, only when the level is kRpc and payloads were asked for.
   bool log_payloads() const { return log_payloads_; }
@@ -128,6 +137,7 @@ class RetryLoopState {
   const RetryObserverOption::Type* observer_ = nullptr;
   RetryThrottle* throttle_ = nullptr;
   MetricsCollector* metrics_ = nullptr;
+  CancellationToken* cancel_ = nullptr;
   LogSink* log_sink_ = nullptr;
   LogLevel log_level_ = LogLevel::kOff;
   bool log_payloads_ = false;
@@ -156,8 +166,9 @@ absl::StatusOr<Response> RunRetryLoop(RetryLoopState& state,
                                       Attempt& attempt) {
   for (;;) {
     grpc::ClientContext context;
-    state.PrepareAttempt(context);
+    if (!state.PrepareAttempt(context)) return state.Cancelled();
     absl::StatusOr<Response> result = attempt(context);
+    state.FinishAttempt(context);
     if (result.ok()) {
       state.OnSuccess();
       MaybeLogPayload(state, "response", *result);
@@ -168,7 +179,7 @@ absl::StatusOr<Response> RunRetryLoop(RetryLoopState& state,
     if (!state.OnFailure(result.status(), context, &final_status, &wait)) {
       return final_status;
     }
-    state.Sleep(wait);
+    if (!state.Sleep(wait)) return state.Cancelled();
   }
 }
 

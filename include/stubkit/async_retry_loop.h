@@ -1,0 +1,163 @@
+// Copyright 2026 The stubkit Authors.
+//
+// The asynchronous retry loop.
+//
+// `AsyncRetryLoop` runs one call without blocking a thread: each attempt is
+// started through gRPC's callback API, and backoff waits sit in a timer
+// (`AsyncSleeperOption`; by default one process-wide timer thread). The
+// retry decisions are the sync loop's own (`internal::RetryLoopState`).
+//
+//   stubkit::AsyncRetryLoop<EchoResponse>(
+//       kEchoMethod, call_options, client_options,
+//       // Starts one attempt; calls `done` exactly once.
+//       [stub, request](grpc::ClientContext& context,
+//                       std::function<void(absl::StatusOr<EchoResponse>)> done) {
+//         auto response = std::make_shared<EchoResponse>();
+//         stub->async()->Echo(&context, &request, response.get(),
+//             [response, done](grpc::Status s) {
+//               if (!s.ok()) return done(stubkit::FromGrpcStatus(s));
+//               done(std::move(*response));
+//             });
+//       },
+//       [](absl::StatusOr<EchoResponse> result) { /* the call's result */ });
+//
+// The options are copied (cheaply: values are shared), so the caller's
+// `Options` need not outlive the call. A `CancellationOption` token cancels
+// the attempt in flight and any pending wait at once.
+
+#ifndef STUBKIT_ASYNC_RETRY_LOOP_H_
+#define STUBKIT_ASYNC_RETRY_LOOP_H_
+
+#include <functional>
+#include <future>
+#include <memory>
+#include <utility>
+
+#include <grpcpp/client_context.h>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "stubkit/method.h"
+#include "stubkit/options.h"
+#include "stubkit/retry_loop.h"
+
+namespace stubkit {
+namespace internal {
+
+// The response-independent part of one async call.
+class AsyncRetryOperationBase
+    : public std::enable_shared_from_this<AsyncRetryOperationBase> {
+ public:
+  AsyncRetryOperationBase(const MethodInfo& method, Options call,
+                          Options client);
+  virtual ~AsyncRetryOperationBase();
+
+  void Start();
+
+ protected:
+  // Starts one attempt on `context`; the subclass calls `OnAttemptDone`.
+  virtual void StartAttempt(grpc::ClientContext& context) = 0;
+  // Delivers the result (`status` is the error, or OK for the stored value).
+  virtual void Deliver(absl::Status status) = 0;
+  RetryLoopState& state() { return state_; }
+
+  // Called once per attempt by the subclass.
+  void OnAttemptDone(const absl::Status& status);
+
+ private:
+  void RunAttempt();
+  void OnWaitDone(bool fired);
+  void Finish(absl::Status status);
+  void OnCancel();
+
+  Options call_;
+  Options client_;
+  OptionsView view_;
+  RetryLoopState state_;
+  AsyncSleeper* sleeper_;
+  std::shared_ptr<AsyncSleeper> sleeper_owner_;
+  std::unique_ptr<grpc::ClientContext> context_;
+  uint64_t cancel_callback_ = 0;
+
+  absl::Mutex mu_;
+  bool waiting_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t timer_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+template <typename Response>
+class AsyncRetryOperation final : public AsyncRetryOperationBase {
+ public:
+  using Attempt = std::function<void(
+      grpc::ClientContext&, std::function<void(absl::StatusOr<Response>)>)>;
+  using Done = std::function<void(absl::StatusOr<Response>)>;
+
+  AsyncRetryOperation(const MethodInfo& method, Options call, Options client,
+                      Attempt attempt, Done done)
+      : AsyncRetryOperationBase(method, std::move(call), std::move(client)),
+        attempt_(std::move(attempt)),
+        done_(std::move(done)) {}
+
+ private:
+  void StartAttempt(grpc::ClientContext& context) override {
+    std::shared_ptr<AsyncRetryOperation> self =
+        std::static_pointer_cast<AsyncRetryOperation>(shared_from_this());
+    attempt_(context, [self](absl::StatusOr<Response> result) {
+      if (result.ok()) {
+        MaybeLogPayload(self->state(), "response", *result);
+        self->response_ = *std::move(result);
+        self->OnAttemptDone(absl::OkStatus());
+      } else {
+        self->OnAttemptDone(result.status());
+      }
+    });
+  }
+
+  void Deliver(absl::Status status) override {
+    Done done = std::move(done_);
+    if (status.ok()) {
+      done(std::move(response_));
+    } else {
+      done(std::move(status));
+    }
+  }
+
+  Attempt attempt_;
+  Done done_;
+  Response response_;
+};
+
+}  // namespace internal
+
+// Runs one call asynchronously; `done` receives its result exactly once, on
+// a gRPC or timer thread (or inline when the options are invalid).
+template <typename Response>
+void AsyncRetryLoop(
+    const MethodInfo& method, Options call, Options client,
+    typename internal::AsyncRetryOperation<Response>::Attempt attempt,
+    typename internal::AsyncRetryOperation<Response>::Done done) {
+  auto operation = std::make_shared<internal::AsyncRetryOperation<Response>>(
+      method, std::move(call), std::move(client), std::move(attempt),
+      std::move(done));
+  operation->Start();
+}
+
+// As above, returning a future of the result.
+template <typename Response>
+std::future<absl::StatusOr<Response>> AsyncRetryLoop(
+    const MethodInfo& method, Options call, Options client,
+    typename internal::AsyncRetryOperation<Response>::Attempt attempt) {
+  auto promise = std::make_shared<std::promise<absl::StatusOr<Response>>>();
+  std::future<absl::StatusOr<Response>> future = promise->get_future();
+  AsyncRetryLoop<Response>(method, std::move(call), std::move(client),
+                           std::move(attempt),
+                           [promise](absl::StatusOr<Response> result) {
+                             promise->set_value(std::move(result));
+                           });
+  return future;
+}
+
+}  // namespace stubkit
+
+#endif  // STUBKIT_ASYNC_RETRY_LOOP_H_

@@ -1,0 +1,70 @@
+// Copyright 2026 The stubkit Authors.
+//
+// CancellationToken: cancels calls, sync or async, from any thread.
+//
+// Pass a token in a call's options; `Cancel()` cancels the attempt in flight
+// (`grpc::ClientContext::TryCancel`) and ends any backoff wait at once. The
+// call then returns `CANCELLED`. One token may serve several calls.
+//
+//   auto token = std::make_shared<stubkit::CancellationToken>();
+//   std::thread caller([&] {
+//     auto r = client.Echo(request, stubkit::Options{}
+//         .set<stubkit::CancellationOption>(token));
+//     // r.status().code() == absl::StatusCode::kCancelled
+//   });
+//   token->Cancel();
+
+#ifndef STUBKIT_CANCELLATION_H_
+#define STUBKIT_CANCELLATION_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include <grpcpp/client_context.h>
+
+#include "absl/synchronization/mutex.h"
+
+namespace stubkit {
+
+class CancellationToken {
+ public:
+  CancellationToken() = default;
+  CancellationToken(const CancellationToken&) = delete;
+  CancellationToken& operator=(const CancellationToken&) = delete;
+
+  // Cancels every call using this token, now and later. Idempotent.
+  void Cancel();
+  bool cancelled() const;
+
+  // The rest is for the retry loops.
+
+  // Tracks the context of an attempt in flight; false if already cancelled.
+  bool Attach(grpc::ClientContext* context);
+  void Detach(grpc::ClientContext* context);
+  // Waits for `duration`; returns false if cancelled first (or already).
+  bool WaitFor(std::chrono::nanoseconds duration);
+  // Runs `callback` once on `Cancel()` (at once if already cancelled), unless
+  // removed first. Callbacks run without the token's lock held.
+  uint64_t AddCallback(std::function<void()> callback);
+  void RemoveCallback(uint64_t id);
+
+ private:
+  mutable absl::Mutex mu_;
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<grpc::ClientContext*> contexts_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::pair<uint64_t, std::function<void()>>> callbacks_
+      ABSL_GUARDED_BY(mu_);
+  uint64_t next_callback_id_ ABSL_GUARDED_BY(mu_) = 1;
+};
+
+struct CancellationOption {
+  using Type = std::shared_ptr<CancellationToken>;
+  static Type Default() { return nullptr; }
+};
+
+}  // namespace stubkit
+
+#endif  // STUBKIT_CANCELLATION_H_

@@ -1,0 +1,120 @@
+// Copyright 2026 The stubkit Authors.
+
+#include "stubkit/async_retry_loop.h"
+
+#include <utility>
+
+namespace stubkit {
+namespace internal {
+
+AsyncRetryOperationBase::AsyncRetryOperationBase(const MethodInfo& method,
+                                                 Options call, Options client)
+    : call_(std::move(call)),
+      client_(std::move(client)),
+      view_(call_, client_),
+      state_(method, view_),
+      sleeper_owner_(view_.get<AsyncSleeperOption>()) {
+  sleeper_ = sleeper_owner_ != nullptr ? sleeper_owner_.get()
+                                       : &DefaultAsyncSleeper();
+}
+
+AsyncRetryOperationBase::~AsyncRetryOperationBase() = default;
+
+void AsyncRetryOperationBase::Start() {
+  if (!state_.setup_status().ok()) {
+    Finish(state_.setup_status());
+    return;
+  }
+  if (CancellationToken* token = state_.cancellation()) {
+    // The callback keeps the operation alive until the token lets it go.
+    std::weak_ptr<AsyncRetryOperationBase> weak = weak_from_this();
+    cancel_callback_ = token->AddCallback([weak] {
+      if (auto self = weak.lock()) self->OnCancel();
+    });
+  }
+  RunAttempt();
+}
+
+void AsyncRetryOperationBase::RunAttempt() {
+  // The previous attempt's context is released only here, never while gRPC
+  // may still use it.
+  if (context_ != nullptr) state_.FinishAttempt(*context_);
+  context_ = std::make_unique<grpc::ClientContext>();
+  if (!state_.PrepareAttempt(*context_)) {
+    Finish(state_.Cancelled());
+    return;
+  }
+  StartAttempt(*context_);
+}
+
+void AsyncRetryOperationBase::OnAttemptDone(const absl::Status& status) {
+  state_.FinishAttempt(*context_);
+  if (status.ok()) {
+    state_.OnSuccess();
+    Finish(absl::OkStatus());
+    return;
+  }
+  absl::Status final_status;
+  std::chrono::nanoseconds wait;
+  if (!state_.OnFailure(status, *context_, &final_status, &wait)) {
+    Finish(std::move(final_status));
+    return;
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    if (finished_) return;
+    waiting_ = true;
+  }
+  std::shared_ptr<AsyncRetryOperationBase> self = shared_from_this();
+  uint64_t timer =
+      sleeper_->Schedule(wait, [self](bool fired) { self->OnWaitDone(fired); });
+  {
+    absl::MutexLock lock(&mu_);
+    if (!waiting_) return;  // the wait ended inline already
+    timer_ = timer;
+  }
+  // A cancel that came before `timer_` was known could not stop the timer.
+  CancellationToken* token = state_.cancellation();
+  if (token != nullptr && token->cancelled()) sleeper_->Cancel(timer);
+}
+
+void AsyncRetryOperationBase::OnWaitDone(bool fired) {
+  {
+    absl::MutexLock lock(&mu_);
+    waiting_ = false;
+    timer_ = 0;
+    if (finished_) return;
+  }
+  CancellationToken* token = state_.cancellation();
+  if (!fired || (token != nullptr && token->cancelled())) {
+    Finish(state_.Cancelled());
+    return;
+  }
+  RunAttempt();
+}
+
+void AsyncRetryOperationBase::OnCancel() {
+  uint64_t timer = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    if (finished_ || !waiting_) return;  // an attempt in flight is cancelled
+                                         // by the token through its context
+    timer = timer_;
+  }
+  if (timer != 0) sleeper_->Cancel(timer);
+}
+
+void AsyncRetryOperationBase::Finish(absl::Status status) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (finished_) return;
+    finished_ = true;
+  }
+  if (CancellationToken* token = state_.cancellation()) {
+    if (cancel_callback_ != 0) token->RemoveCallback(cancel_callback_);
+  }
+  Deliver(std::move(status));
+}
+
+}  // namespace internal
+}  // namespace stubkit

@@ -1,0 +1,226 @@
+// Copyright 2026 The stubkit Authors.
+//
+// The async loop over a fake transport: same decisions as the sync loop, no
+// thread blocked, cancellation at every stage.
+
+#include "stubkit/async_retry_loop.h"
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace stubkit {
+namespace {
+
+using ::testing::HasSubstr;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr MethodInfo kGet{"test.Service.Get", RpcKind::kUnary,
+                          Idempotency::kIdempotent};
+constexpr MethodInfo kCreate{"test.Service.Create", RpcKind::kUnary,
+                             Idempotency::kNonIdempotent};
+
+using Done = std::function<void(absl::StatusOr<std::string>)>;
+
+// An attempt that answers from another thread, like gRPC does.
+auto ScriptedAttempt(std::shared_ptr<std::atomic<int>> attempts,
+                     std::vector<absl::StatusCode> codes) {
+  return [attempts, codes](grpc::ClientContext&, Done done) {
+    int n = attempts->fetch_add(1);
+    absl::StatusCode code = codes[std::min<size_t>(n, codes.size() - 1)];
+    std::thread([code, done] {
+      if (code == absl::StatusCode::kOk) {
+        done(std::string("fine"));
+      } else {
+        done(absl::Status(code, "scripted"));
+      }
+    }).detach();
+  };
+}
+
+class AsyncRetryLoopTest : public ::testing::Test {
+ protected:
+  AsyncRetryLoopTest() : clock_(std::make_shared<FakeClock>()) {
+    client_.set<ClockOption>(clock_).set<AsyncSleeperOption>(clock_);
+  }
+  std::shared_ptr<FakeClock> clock_;
+  Options client_;
+};
+
+TEST_F(AsyncRetryLoopTest, RetriesToSuccess) {
+  auto attempts = std::make_shared<std::atomic<int>>(0);
+  auto future = AsyncRetryLoop<std::string>(
+      kGet, Options{}, client_,
+      ScriptedAttempt(attempts,
+                      {absl::StatusCode::kUnavailable,
+                       absl::StatusCode::kUnavailable, absl::StatusCode::kOk}));
+  absl::StatusOr<std::string> result = future.get();
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(*result, "fine");
+  EXPECT_EQ(attempts->load(), 3);
+}
+
+TEST_F(AsyncRetryLoopTest, SameDecisionsAsTheSyncLoop) {
+  auto attempts = std::make_shared<std::atomic<int>>(0);
+  absl::StatusOr<std::string> permanent =
+      AsyncRetryLoop<std::string>(
+          kGet, Options{}, client_,
+          ScriptedAttempt(attempts, {absl::StatusCode::kInternal}))
+          .get();
+  EXPECT_EQ(attempts->load(), 1);
+  EXPECT_EQ(GetRetrySummary(permanent.status())->stop_reason,
+            StopReason::kPermanentError);
+
+  attempts->store(0);
+  absl::StatusOr<std::string> not_idempotent =
+      AsyncRetryLoop<std::string>(
+          kCreate, Options{}, client_,
+          ScriptedAttempt(attempts, {absl::StatusCode::kUnavailable}))
+          .get();
+  EXPECT_EQ(attempts->load(), 1);
+  EXPECT_EQ(GetRetrySummary(not_idempotent.status())->stop_reason,
+            StopReason::kNonIdempotent);
+
+  attempts->store(0);
+  absl::StatusOr<std::string> exhausted =
+      AsyncRetryLoop<std::string>(
+          kGet,
+          Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(4)),
+          client_, ScriptedAttempt(attempts, {absl::StatusCode::kUnavailable}))
+          .get();
+  EXPECT_EQ(attempts->load(), 5);
+  EXPECT_THAT(exhausted.status().message(), HasSubstr("5 attempts"));
+}
+
+TEST_F(AsyncRetryLoopTest, DefaultPolicyStopsWithinThirtyMinutesOfFakeTime) {
+  auto attempts = std::make_shared<std::atomic<int>>(0);
+  const auto start = clock_->Now();
+  absl::StatusOr<std::string> result =
+      AsyncRetryLoop<std::string>(
+          kGet, Options{}, client_,
+          ScriptedAttempt(attempts, {absl::StatusCode::kUnavailable}))
+          .get();
+  EXPECT_EQ(GetRetrySummary(result.status())->stop_reason,
+            StopReason::kExhausted);
+  EXPECT_LE(clock_->Now() - start, std::chrono::minutes(30));
+  EXPECT_GE(attempts->load(), 12);
+}
+
+TEST_F(AsyncRetryLoopTest, InvalidOptionsCompleteInlineWithoutAttempts) {
+  auto attempts = std::make_shared<std::atomic<int>>(0);
+  bool called = false;
+  AsyncRetryLoop<std::string>(
+      kGet,
+      Options{}.set<BackoffPolicyOption>(
+          ExponentialBackoffPolicy(seconds(2), seconds(1), 2.0)),
+      client_, ScriptedAttempt(attempts, {absl::StatusCode::kOk}),
+      [&](absl::StatusOr<std::string> result) {
+        called = true;
+        EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+      });
+  EXPECT_TRUE(called);
+  EXPECT_EQ(attempts->load(), 0);
+}
+
+TEST_F(AsyncRetryLoopTest, CancelledBeforeStartMakesNoAttempt) {
+  auto token = std::make_shared<CancellationToken>();
+  token->Cancel();
+  auto attempts = std::make_shared<std::atomic<int>>(0);
+  absl::StatusOr<std::string> result =
+      AsyncRetryLoop<std::string>(
+          kGet, Options{}.set<CancellationOption>(token), client_,
+          ScriptedAttempt(attempts, {absl::StatusCode::kOk}))
+          .get();
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(attempts->load(), 0);
+  EXPECT_EQ(GetRetrySummary(result.status())->stop_reason,
+            StopReason::kCancelled);
+}
+
+// Real timer thread: a 10-minute backoff wait ends promptly on Cancel().
+TEST(AsyncRetryLoopTimerTest, CancelEndsAPendingWaitPromptly) {
+  auto token = std::make_shared<CancellationToken>();
+  auto attempts = std::make_shared<std::atomic<int>>(0);
+  auto call = Options{}
+                  .set<CancellationOption>(token)
+                  .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
+                      std::chrono::minutes(10), std::chrono::minutes(10), 1.0,
+                      Jitter::None()));
+  auto future = AsyncRetryLoop<std::string>(
+      kGet, call, Options{},
+      ScriptedAttempt(attempts, {absl::StatusCode::kUnavailable}));
+  // Let the first attempt fail and the wait begin.
+  while (attempts->load() < 1) std::this_thread::sleep_for(milliseconds(1));
+  std::this_thread::sleep_for(milliseconds(50));
+  ASSERT_EQ(future.wait_for(milliseconds(0)), std::future_status::timeout);
+  const auto cancelled_at = std::chrono::steady_clock::now();
+  token->Cancel();
+  absl::StatusOr<std::string> result = future.get();
+  const auto latency = std::chrono::steady_clock::now() - cancelled_at;
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(attempts->load(), 1);
+  EXPECT_LT(latency, milliseconds(10));
+}
+
+TEST(AsyncRetryLoopTimerTest, ManyCallsWaitOnOneTimerThread) {
+  constexpr int kCalls = 1000;
+  auto attempts = std::make_shared<std::atomic<int>>(0);
+  auto call = Options{}.set<BackoffPolicyOption>(ExponentialBackoffPolicy(
+      milliseconds(20), milliseconds(20), 1.0, Jitter::None()));
+  std::vector<std::future<absl::StatusOr<std::string>>> futures;
+  // Attempts answer inline, so only the timer thread ever runs the retries.
+  auto inline_attempt = [attempts](grpc::ClientContext&, Done done) {
+    if (attempts->fetch_add(1) % 2 == 0) {
+      done(absl::UnavailableError("first"));
+    } else {
+      done(std::string("fine"));
+    }
+  };
+  for (int i = 0; i < kCalls; ++i) {
+    futures.push_back(
+        AsyncRetryLoop<std::string>(kGet, call, Options{}, inline_attempt));
+  }
+  int ok = 0;
+  for (auto& f : futures) ok += f.get().ok() ? 1 : 0;
+  EXPECT_EQ(ok, kCalls);
+  EXPECT_EQ(attempts->load(), 2 * kCalls);
+}
+
+TEST(CancellationTokenTest, SyncLoopCancelledDuringBackoffReturnsPromptly) {
+  auto token = std::make_shared<CancellationToken>();
+  auto call = Options{}
+                  .set<CancellationOption>(token)
+                  .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
+                      std::chrono::minutes(10), std::chrono::minutes(10), 1.0,
+                      Jitter::None()));
+  std::atomic<int> attempts{0};
+  std::chrono::steady_clock::time_point cancelled_at;
+  std::thread canceller([&] {
+    while (attempts.load() < 1) std::this_thread::sleep_for(milliseconds(1));
+    std::this_thread::sleep_for(milliseconds(50));
+    cancelled_at = std::chrono::steady_clock::now();
+    token->Cancel();
+  });
+  absl::StatusOr<int> result = RetryLoop<int>(
+      kGet, OptionsView(call, Options{}),
+      [&](grpc::ClientContext&) -> absl::StatusOr<int> {
+        ++attempts;
+        return absl::UnavailableError("down");
+      });
+  const auto latency = std::chrono::steady_clock::now() - cancelled_at;
+  canceller.join();
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(attempts.load(), 1);
+  EXPECT_LT(latency, milliseconds(10));
+}
+
+}  // namespace
+}  // namespace stubkit
