@@ -51,6 +51,14 @@ function(stubkit_add_grpc_library name)
     set(grpc_plugin "$<TARGET_FILE:gRPC::grpc_cpp_plugin>")
   endif()
 
+  # Every command depends on all of the library's protos: one may import
+  # another, and protoc reads the imports.
+  set(all_protos)
+  foreach(proto IN LISTS ARG_PROTOS)
+    get_filename_component(proto_abs "${proto}" ABSOLUTE)
+    list(APPEND all_protos "${proto_abs}")
+  endforeach()
+
   set(sources)
   set(headers)
   foreach(proto IN LISTS ARG_PROTOS)
@@ -74,7 +82,7 @@ function(stubkit_add_grpc_library name)
     set(plugin_args
       "--plugin=protoc-gen-grpc=${grpc_plugin}"
       "--cpp_out=${out_dir}" "--grpc_out=${out_dir}")
-    set(deps "${proto_abs}")
+    set(deps ${all_protos})
     if(NOT ARG_NO_STUBKIT)
       list(APPEND outputs
         "${out_dir}/${stem}.stubkit.cc" "${out_dir}/${stem}.stubkit.h"

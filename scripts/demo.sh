@@ -9,5 +9,5 @@ scripts/install-deps.sh
 build_dir="${BUILD_DIR:-build}"
 cmake -S . -B "${build_dir}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DSTUBKIT_BUILD_EXAMPLES=ON >/dev/null
-cmake --build "${build_dir}" -j "$(nproc)" --target stubkit_runtime_demo
-exec "${build_dir}/examples/runtime_demo/stubkit_runtime_demo" "$@"
+cmake --build "${build_dir}" -j "$(nproc)" --target stubkit_demo
+exec "${build_dir}/examples/stubkit_demo" "$@"

@@ -1,0 +1,497 @@
+// Copyright 2026 The stubkit Authors.
+//
+// Streams returned by generated clients.
+//
+// Server streaming returns a `StreamReader<Response>`. The stream is opened
+// under the call's retry rules (retry policy, backoff, idempotency; see
+// `stubkit/retry_loop.h`) until the first response arrives. A break after
+// that is resumed only through a per-method resume hook, which rewrites the
+// request from the last response the reader saw:
+//
+//   auto options = stubkit::Options{}.set<demo::LogClient::TailResumeOption>(
+//       [](const demo::Entry& last, demo::TailRequest& request) {
+//         request.set_start_after(last.sequence());
+//         return true;  // false: do not resume, report the error
+//       });
+//   stubkit::StreamReader<demo::Entry> reader = client.Tail(request, options);
+//   demo::Entry entry;
+//   while (reader.Read(&entry)) Use(entry);
+//   absl::Status status = reader.Finish();
+//
+// A resume is a retry: it happens only for a retryable code, on an
+// idempotent call, while the retry policy allows. The hook decides what the
+// server sends next, so it is the hook's job that no message is repeated.
+//
+// Client streaming returns a `StreamWriter<Request, Response>` and bidi
+// streaming a `StreamReaderWriter<Request, Response>`. Both apply the call's
+// options once (deadline from `DeadlineOption`, `TotalTimeoutOption` and
+// `AttemptTimeoutOption`; `MetadataOption`) and are never replayed: a
+// stream that breaks reports its error from `Finish()`.
+//
+// Each stream owns its `grpc::ClientContext`; like gRPC's own sync streams,
+// a stream is used by one thread at a time. For tests,
+// `MakeStreamReader` builds a reader over canned responses.
+
+#ifndef STUBKIT_STREAMING_H_
+#define STUBKIT_STREAMING_H_
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include <grpcpp/client_context.h>
+#include <grpcpp/support/sync_stream.h>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "stubkit/method.h"
+#include "stubkit/options.h"
+#include "stubkit/retry_loop.h"
+#include "stubkit/status.h"
+
+namespace stubkit {
+
+// The type of a server-streaming method's resume hook: given the last
+// response the reader saw, rewrite `request` so that the server continues
+// after it. Return false to give up and report the break.
+template <typename Request, typename Response>
+using ResumeHook = std::function<bool(const Response& last, Request& request)>;
+
+namespace internal {
+
+// The moving parts behind the stream handles; implement them to fake a
+// stream in a test.
+template <typename Response>
+class StreamReaderImpl {
+ public:
+  virtual ~StreamReaderImpl() = default;
+  virtual bool Read(Response* response) = 0;
+  virtual absl::Status Finish() = 0;
+  virtual void Cancel() {}
+  virtual int attempts() const { return 1; }
+};
+
+template <typename Request, typename Response>
+class StreamWriterImpl {
+ public:
+  virtual ~StreamWriterImpl() = default;
+  virtual bool Write(const Request& request) = 0;
+  virtual bool WritesDone() = 0;
+  virtual absl::StatusOr<Response> Finish() = 0;
+  virtual void Cancel() {}
+};
+
+template <typename Request, typename Response>
+class StreamReaderWriterImpl {
+ public:
+  virtual ~StreamReaderWriterImpl() = default;
+  virtual bool Read(Response* response) = 0;
+  virtual bool Write(const Request& request) = 0;
+  virtual bool WritesDone() = 0;
+  virtual absl::Status Finish() = 0;
+  virtual void Cancel() {}
+};
+
+}  // namespace internal
+
+// The read side of a server-streaming call. Movable, not copyable.
+template <typename Response>
+class StreamReader {
+ public:
+  // A reader that yields nothing and finishes with `status`.
+  explicit StreamReader(absl::Status status = absl::OkStatus());
+  explicit StreamReader(
+      std::unique_ptr<internal::StreamReaderImpl<Response>> impl)
+      : impl_(std::move(impl)) {}
+
+  // Blocks for the next response; false at the end of the stream (then
+  // call `Finish()`).
+  bool Read(Response* response) { return impl_->Read(response); }
+  // The stream's final status. Before `Read` returned false it cancels the
+  // call and returns CANCELLED.
+  absl::Status Finish() { return impl_->Finish(); }
+  // Cancels the call; a blocked `Read` returns false.
+  void Cancel() { impl_->Cancel(); }
+  // Streams opened so far: 1 + retries + resumes.
+  int attempts() const { return impl_->attempts(); }
+
+ private:
+  std::unique_ptr<internal::StreamReaderImpl<Response>> impl_;
+};
+
+// The write side of a client-streaming call.
+template <typename Request, typename Response>
+class StreamWriter {
+ public:
+  explicit StreamWriter(
+      std::unique_ptr<internal::StreamWriterImpl<Request, Response>> impl)
+      : impl_(std::move(impl)) {}
+
+  // False when the stream is broken; `Finish()` says why.
+  bool Write(const Request& request) { return impl_->Write(request); }
+  // Half-closes the stream. `Finish()` does it when you did not.
+  bool WritesDone() { return impl_->WritesDone(); }
+  // The server's response, or the stream's error.
+  absl::StatusOr<Response> Finish() { return impl_->Finish(); }
+  void Cancel() { impl_->Cancel(); }
+
+ private:
+  std::unique_ptr<internal::StreamWriterImpl<Request, Response>> impl_;
+};
+
+// Both sides of a bidi-streaming call.
+template <typename Request, typename Response>
+class StreamReaderWriter {
+ public:
+  explicit StreamReaderWriter(
+      std::unique_ptr<internal::StreamReaderWriterImpl<Request, Response>>
+          impl)
+      : impl_(std::move(impl)) {}
+
+  bool Read(Response* response) { return impl_->Read(response); }
+  bool Write(const Request& request) { return impl_->Write(request); }
+  bool WritesDone() { return impl_->WritesDone(); }
+  // Call after `Read` returned false. Half-closes first if needed.
+  absl::Status Finish() { return impl_->Finish(); }
+  void Cancel() { impl_->Cancel(); }
+
+ private:
+  std::unique_ptr<internal::StreamReaderWriterImpl<Request, Response>> impl_;
+};
+
+namespace internal {
+
+// Applies the call's options to a stream's context: metadata, and the
+// deadline min(DeadlineOption, now + TotalTimeoutOption, now +
+// AttemptTimeoutOption). Returns InvalidArgument for negative timeouts.
+absl::Status ApplyStreamOptions(grpc::ClientContext& context,
+                                const OptionsView& options,
+                                const MethodInfo& method);
+
+// The absolute end of a stream call (DeadlineOption, TotalTimeoutOption), or
+// time_point::max().
+std::chrono::system_clock::time_point StreamCallDeadline(
+    const OptionsView& options);
+
+// Sets a stream attempt's deadline: min(call_deadline, now + attempt
+// timeout). A stream lives as long as it is read, so unlike a unary attempt
+// it is not bounded by the retry policy's time limit: that limit bounds how
+// long stubkit keeps reopening it.
+void SetStreamAttemptDeadline(grpc::ClientContext& context,
+                              std::chrono::system_clock::time_point call_end,
+                              const OptionsView& options);
+
+absl::Status NullStreamError(const MethodInfo& method);
+absl::Status EarlyFinishError(const MethodInfo& method);
+
+template <typename Response>
+class FinishedStreamReader : public StreamReaderImpl<Response> {
+ public:
+  FinishedStreamReader(std::vector<Response> responses, absl::Status status)
+      : responses_(std::move(responses)), status_(std::move(status)) {}
+  bool Read(Response* response) override {
+    if (next_ >= responses_.size()) return false;
+    *response = responses_[next_++];
+    return true;
+  }
+  absl::Status Finish() override { return status_; }
+
+ private:
+  std::vector<Response> responses_;
+  std::size_t next_ = 0;
+  absl::Status status_;
+};
+
+// Server streaming with retried opening and hook-driven resume. Owns copies
+// of the call's options (cheap: the values are shared) because the reader
+// outlives the client call that made it.
+template <typename ResumeTag, typename Request, typename Response,
+          typename Open>
+class RetryingStreamReader : public StreamReaderImpl<Response> {
+ public:
+  RetryingStreamReader(const MethodInfo& method, const OptionsView& options,
+                       const Request& request, Open open)
+      : method_(method),
+        call_options_(options.call()),
+        client_options_(options.client()),
+        view_(call_options_, client_options_),
+        state_(method, view_),
+        request_(request),
+        open_(std::move(open)),
+        call_end_(StreamCallDeadline(view_)) {
+    final_status_ = state_.setup_status();
+    done_ = !final_status_.ok();
+  }
+
+  ~RetryingStreamReader() override { Abandon(); }
+
+  bool Read(Response* response) override {
+    while (!done_) {
+      if (stream_ == nullptr && !OpenStream()) return false;
+      if (stream_->Read(response)) {
+        received_in_attempt_ = true;
+        if (hook() != nullptr) last_ = *response;
+        return true;
+      }
+      absl::Status status = FromGrpcStatus(stream_->Finish());
+      stream_.reset();
+      state_.FinishAttempt(*context_);
+      if (status.ok()) {
+        state_.OnSuccess();
+        return Stop(absl::OkStatus());
+      }
+      if (!DecideRetry(status)) return false;
+    }
+    return false;
+  }
+
+  absl::Status Finish() override {
+    if (!done_) {
+      Abandon();
+      Stop(EarlyFinishError(method_));
+    }
+    return final_status_;
+  }
+
+  void Cancel() override {
+    if (context_ != nullptr) context_->TryCancel();
+  }
+
+  int attempts() const override { return state_.attempts(); }
+
+ private:
+  const ResumeHook<Request, Response>* hook() const {
+    const auto* hook = view_.template find<ResumeTag>();
+    return hook != nullptr && *hook ? hook : nullptr;
+  }
+
+  bool Stop(absl::Status status) {
+    final_status_ = std::move(status);
+    done_ = true;
+    return false;
+  }
+
+  bool OpenStream() {
+    context_ = std::make_unique<grpc::ClientContext>();
+    if (!state_.PrepareAttempt(*context_)) return Stop(state_.Cancelled());
+    SetStreamAttemptDeadline(*context_, call_end_, view_);
+    received_in_attempt_ = false;
+    stream_ = open_(*context_, static_cast<const OptionsView&>(view_),
+                    static_cast<const Request&>(request_));
+    if (stream_ == nullptr) return Stop(NullStreamError(method_));
+    return true;
+  }
+
+  // After a failed attempt: true to go on with a fresh stream.
+  bool DecideRetry(const absl::Status& status) {
+    if (received_in_attempt_) {
+      // Data already reached the reader: reopening the same request would
+      // repeat it, so only the hook may resume.
+      const ResumeHook<Request, Response>* resume = hook();
+      if (resume == nullptr || !(*resume)(last_, request_)) {
+        return Stop(status);
+      }
+    }
+    absl::Status final_status;
+    std::chrono::nanoseconds wait;
+    if (!state_.OnFailure(status, *context_, &final_status, &wait)) {
+      return Stop(std::move(final_status));
+    }
+    if (!state_.Sleep(wait)) return Stop(state_.Cancelled());
+    return true;
+  }
+
+  // Ends an open stream the reader no longer wants.
+  void Abandon() {
+    if (stream_ == nullptr) return;
+    context_->TryCancel();
+    Response discard;
+    while (stream_->Read(&discard)) {
+    }
+    stream_->Finish();
+    stream_.reset();
+    state_.FinishAttempt(*context_);
+  }
+
+  const MethodInfo& method_;
+  const Options call_options_;
+  const Options client_options_;
+  const OptionsView view_;
+  RetryLoopState state_;
+  Request request_;
+  Open open_;
+  const std::chrono::system_clock::time_point call_end_;
+  std::unique_ptr<grpc::ClientContext> context_;
+  std::unique_ptr<grpc::ClientReaderInterface<Response>> stream_;
+  Response last_;
+  bool received_in_attempt_ = false;
+  bool done_ = false;
+  absl::Status final_status_;
+};
+
+template <typename Request, typename Response>
+class GrpcStreamWriter : public StreamWriterImpl<Request, Response> {
+ public:
+  GrpcStreamWriter() : context_(std::make_unique<grpc::ClientContext>()) {}
+  ~GrpcStreamWriter() override {
+    if (stream_ != nullptr) {
+      context_->TryCancel();
+      stream_->Finish();
+    }
+  }
+
+  grpc::ClientContext& context() { return *context_; }
+  Response* response() { return &response_; }
+  void Start(std::unique_ptr<grpc::ClientWriterInterface<Request>> stream,
+             absl::Status status) {
+    stream_ = std::move(stream);
+    if (status.ok() && stream_ == nullptr) {
+      status = absl::InternalError("the stub returned no stream");
+    }
+    if (!status.ok()) result_ = std::move(status);
+  }
+
+  bool Write(const Request& request) override {
+    return stream_ != nullptr && !writes_done_ && stream_->Write(request);
+  }
+  bool WritesDone() override {
+    if (stream_ == nullptr || writes_done_) return false;
+    writes_done_ = true;
+    return stream_->WritesDone();
+  }
+  absl::StatusOr<Response> Finish() override {
+    if (stream_ != nullptr) {
+      if (!writes_done_) WritesDone();
+      grpc::Status status = stream_->Finish();
+      stream_.reset();
+      result_ = ToStatusOr(status, std::move(response_));
+    }
+    return result_;
+  }
+  void Cancel() override { context_->TryCancel(); }
+
+ private:
+  std::unique_ptr<grpc::ClientContext> context_;
+  Response response_;
+  std::unique_ptr<grpc::ClientWriterInterface<Request>> stream_;
+  bool writes_done_ = false;
+  absl::StatusOr<Response> result_ =
+      absl::FailedPreconditionError("Finish() was already called");
+};
+
+template <typename Request, typename Response>
+class GrpcStreamReaderWriter
+    : public StreamReaderWriterImpl<Request, Response> {
+ public:
+  GrpcStreamReaderWriter()
+      : context_(std::make_unique<grpc::ClientContext>()) {}
+  ~GrpcStreamReaderWriter() override {
+    if (stream_ != nullptr) {
+      context_->TryCancel();
+      Response discard;
+      while (stream_->Read(&discard)) {
+      }
+      stream_->Finish();
+    }
+  }
+
+  grpc::ClientContext& context() { return *context_; }
+  void Start(std::unique_ptr<grpc::ClientReaderWriterInterface<Request,
+                                                               Response>>
+                 stream,
+             absl::Status status) {
+    stream_ = std::move(stream);
+    if (status.ok() && stream_ == nullptr) {
+      status = absl::InternalError("the stub returned no stream");
+    }
+    result_ = std::move(status);
+  }
+
+  bool Read(Response* response) override {
+    return stream_ != nullptr && stream_->Read(response);
+  }
+  bool Write(const Request& request) override {
+    return stream_ != nullptr && !writes_done_ && stream_->Write(request);
+  }
+  bool WritesDone() override {
+    if (stream_ == nullptr || writes_done_) return false;
+    writes_done_ = true;
+    return stream_->WritesDone();
+  }
+  absl::Status Finish() override {
+    if (stream_ != nullptr) {
+      if (!writes_done_) WritesDone();
+      result_ = FromGrpcStatus(stream_->Finish());
+      stream_.reset();
+    }
+    return result_;
+  }
+  void Cancel() override { context_->TryCancel(); }
+
+ private:
+  std::unique_ptr<grpc::ClientContext> context_;
+  std::unique_ptr<grpc::ClientReaderWriterInterface<Request, Response>>
+      stream_;
+  bool writes_done_ = false;
+  absl::Status result_;
+};
+
+// Entry points for generated connections. `open` is called at once (client
+// and bidi) or once per attempt (server streaming).
+template <typename ResumeTag, typename Request, typename Response,
+          typename Open>
+StreamReader<Response> OpenServerStream(const MethodInfo& method,
+                                        const OptionsView& options,
+                                        const Request& request, Open open) {
+  return StreamReader<Response>(
+      std::make_unique<
+          RetryingStreamReader<ResumeTag, Request, Response, Open>>(
+          method, options, request, std::move(open)));
+}
+
+template <typename Request, typename Response, typename Open>
+StreamWriter<Request, Response> OpenClientStream(const MethodInfo& method,
+                                                 const OptionsView& options,
+                                                 Open&& open) {
+  auto impl = std::make_unique<GrpcStreamWriter<Request, Response>>();
+  absl::Status status = ApplyStreamOptions(impl->context(), options, method);
+  std::unique_ptr<grpc::ClientWriterInterface<Request>> stream;
+  if (status.ok()) stream = open(impl->context(), impl->response());
+  impl->Start(std::move(stream), std::move(status));
+  return StreamWriter<Request, Response>(std::move(impl));
+}
+
+template <typename Request, typename Response, typename Open>
+StreamReaderWriter<Request, Response> OpenBidiStream(
+    const MethodInfo& method, const OptionsView& options, Open&& open) {
+  auto impl = std::make_unique<GrpcStreamReaderWriter<Request, Response>>();
+  absl::Status status = ApplyStreamOptions(impl->context(), options, method);
+  std::unique_ptr<grpc::ClientReaderWriterInterface<Request, Response>>
+      stream;
+  if (status.ok()) stream = open(impl->context());
+  impl->Start(std::move(stream), std::move(status));
+  return StreamReaderWriter<Request, Response>(std::move(impl));
+}
+
+}  // namespace internal
+
+template <typename Response>
+StreamReader<Response>::StreamReader(absl::Status status)
+    : impl_(std::make_unique<internal::FinishedStreamReader<Response>>(
+          std::vector<Response>{}, std::move(status))) {}
+
+// A reader over canned responses that then finishes with `status`; for
+// tests of code that consumes a stream (e.g. with a generated mock).
+template <typename Response>
+StreamReader<Response> MakeStreamReader(
+    std::vector<Response> responses, absl::Status status = absl::OkStatus()) {
+  return StreamReader<Response>(
+      std::make_unique<internal::FinishedStreamReader<Response>>(
+          std::move(responses), std::move(status)));
+}
+
+}  // namespace stubkit
+
+#endif  // STUBKIT_STREAMING_H_

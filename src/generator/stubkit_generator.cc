@@ -1,0 +1,1088 @@
+// Copyright 2026 The stubkit Authors.
+
+#include "src/generator/stubkit_generator.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <google/protobuf/descriptor.pb.h>
+#include <google/protobuf/io/zero_copy_stream.h>
+#include <google/protobuf/unknown_field_set.h>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
+
+namespace stubkit {
+namespace generator {
+namespace {
+
+using google::protobuf::Descriptor;
+using google::protobuf::EnumDescriptor;
+using google::protobuf::FileDescriptor;
+using google::protobuf::MethodDescriptor;
+using google::protobuf::MethodOptions;
+using google::protobuf::ServiceDescriptor;
+using google::protobuf::SourceLocation;
+using google::protobuf::UnknownField;
+using google::protobuf::UnknownFieldSet;
+using google::protobuf::compiler::GeneratorContext;
+
+// google/api/annotations.proto: `extend MethodOptions { HttpRule http =
+// 72295728; }`, and in google/api/http.proto HttpRule's pattern oneof has
+// get = 2 and put = 3 (post = 4, delete = 5, patch = 6, custom = 8). The
+// plugin does not link the google/api protos, so it reads the raw bytes.
+constexpr int kHttpExtensionNumber = 72295728;
+constexpr int kHttpRuleGet = 2;
+constexpr int kHttpRulePut = 3;
+
+// C++ keywords and alternative tokens (C++20 included: users compile
+// generated code with newer standards too).
+const std::set<std::string>& CppKeywords() {
+  static const auto* const kKeywords = new std::set<std::string>{
+      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand",
+      "bitor", "bool", "break", "case", "catch", "char", "char8_t",
+      "char16_t", "char32_t", "class", "compl", "concept", "const",
+      "consteval", "constexpr", "constinit", "const_cast", "continue",
+      "co_await", "co_return", "co_yield", "decltype", "default", "delete",
+      "do", "double", "dynamic_cast", "else", "enum", "explicit", "export",
+      "extern", "false", "float", "for", "friend", "goto", "if", "inline",
+      "int", "long", "mutable", "namespace", "new", "noexcept", "not",
+      "not_eq", "nullptr", "operator", "or", "or_eq", "private",
+      "protected", "public", "register", "reinterpret_cast", "requires",
+      "return", "short", "signed", "sizeof", "static", "static_assert",
+      "static_cast", "struct", "switch", "template", "this", "thread_local",
+      "throw", "true", "try", "typedef", "typeid", "typename", "union",
+      "unsigned", "using", "virtual", "void", "volatile", "wchar_t",
+      "while", "xor", "xor_eq",
+      // Macros every translation unit sees.
+      "NULL", "assert", "errno", "offsetof", "setjmp", "va_arg"};
+  return *kKeywords;
+}
+
+bool IsCppKeyword(const std::string& name) {
+  return CppKeywords().count(name) > 0;
+}
+
+// Method names that grpc_cpp_plugin (1.51) turns into code that does not
+// compile, because they collide with the members it generates.
+bool CollidesWithGrpc(const std::string& method_name) {
+  static const auto* const kNames = new std::set<std::string>{
+      "Stub", "StubInterface", "Service", "async", "async_interface"};
+  return kNames->count(method_name) > 0;
+}
+
+// Identifiers the generated classes use for their own members.
+bool CollidesWithStubkitMembers(const std::string& method_name) {
+  static const auto* const kNames = new std::set<std::string>{
+      "child", "child_", "stub_", "grpc_stub_", "options_", "connection_"};
+  return kNames->count(method_name) > 0;
+}
+
+enum class Kind { kUnary, kServerStreaming, kClientStreaming, kBidi };
+
+struct MethodModel {
+  std::string name;
+  std::string full_name;
+  Kind kind;
+  bool idempotent;
+  bool deprecated;
+  std::string request;   // "::pkg::Req"
+  std::string response;  // "::pkg::Resp"
+  std::string comment;   // "// ...\n" lines, possibly empty
+};
+
+struct ServiceModel {
+  std::string name;
+  std::string full_name;
+  std::string grpc_class;  // "::pkg::Svc"
+  std::string comment;
+  std::vector<MethodModel> methods;
+};
+
+// "a.b.c" -> "::a::b::c"; "" -> "".
+std::string PackageToNamespace(const std::string& package) {
+  if (package.empty()) return "";
+  return "::" + absl::StrReplaceAll(package, {{".", "::"}});
+}
+
+// The C++ name of a message type as both protobuf and grpc_cpp_plugin spell
+// it: the package as namespaces, nesting joined with '_'.
+std::string QualifiedMessageName(const Descriptor* message) {
+  std::string name = message->name();
+  for (const Descriptor* outer = message->containing_type(); outer != nullptr;
+       outer = outer->containing_type()) {
+    name = absl::StrCat(outer->name(), "_", name);
+  }
+  return absl::StrCat(PackageToNamespace(message->file()->package()), "::",
+                      name);
+}
+
+// The names of `message` and its containers, which become (parts of) C++
+// identifiers.
+std::vector<std::string> MessageNameParts(const Descriptor* message) {
+  std::vector<std::string> parts;
+  for (const Descriptor* d = message; d != nullptr; d = d->containing_type()) {
+    parts.push_back(d->name());
+  }
+  return parts;
+}
+
+// Turns a proto comment into "// " lines. Trailing backslashes are dropped:
+// in a // comment they would splice the next line of code into the comment.
+std::string FormatComment(const std::string& text, const std::string& indent) {
+  std::string out;
+  std::vector<std::string> lines = absl::StrSplit(text, '\n');
+  while (!lines.empty() && absl::StripAsciiWhitespace(lines.back()).empty()) {
+    lines.pop_back();
+  }
+  for (std::string line : lines) {
+    while (!line.empty() && (line.back() == '\\' || line.back() == ' ' ||
+                             line.back() == '\t' || line.back() == '\r')) {
+      line.pop_back();
+    }
+    if (line.empty()) {
+      absl::StrAppend(&out, indent, "//\n");
+    } else {
+      absl::StrAppend(&out, indent, "//", line[0] == ' ' ? "" : " ", line,
+                      "\n");
+    }
+  }
+  return out;
+}
+
+template <typename D>
+std::string LeadingComment(const D* descriptor, const std::string& indent) {
+  SourceLocation location;
+  if (!descriptor->GetSourceLocation(&location)) return "";
+  return FormatComment(location.leading_comments, indent);
+}
+
+// A tiny template engine: "$name$" is replaced by vars["name"]; "$$" is "$".
+class Writer {
+ public:
+  using Vars = std::map<std::string, std::string>;
+
+  void Emit(const Vars& vars, absl::string_view text) {
+    while (!text.empty()) {
+      size_t open = text.find('$');
+      if (open == absl::string_view::npos) {
+        out_.append(text.data(), text.size());
+        return;
+      }
+      out_.append(text.data(), open);
+      size_t close = text.find('$', open + 1);
+      if (close == absl::string_view::npos) {
+        // A template bug; keep the text so the output shows it.
+        out_.append(text.data() + open, text.size() - open);
+        return;
+      }
+      std::string key(text.substr(open + 1, close - open - 1));
+      if (key.empty()) {
+        out_ += '$';
+      } else {
+        auto it = vars.find(key);
+        out_ += it != vars.end() ? it->second : "<missing:" + key + ">";
+      }
+      text.remove_prefix(close + 1);
+    }
+  }
+  void Raw(absl::string_view text) { out_.append(text.data(), text.size()); }
+
+  const std::string& str() const { return out_; }
+
+ private:
+  std::string out_;
+};
+
+std::string KindName(Kind kind) {
+  switch (kind) {
+    case Kind::kUnary:
+      return "::stubkit::RpcKind::kUnary";
+    case Kind::kServerStreaming:
+      return "::stubkit::RpcKind::kServerStreaming";
+    case Kind::kClientStreaming:
+      return "::stubkit::RpcKind::kClientStreaming";
+    case Kind::kBidi:
+      return "::stubkit::RpcKind::kBidiStreaming";
+  }
+  return "";
+}
+
+// The per-service names at namespace scope.
+std::vector<std::string> GeneratedTopLevelNames(const std::string& service) {
+  return {service + "Methods",         service + "Stub",
+          service + "StubDecorator",   service + "GrpcStub",
+          service + "Connection",      "Make" + service + "Connection",
+          service + "Client",          service + "ConnectionImpl",
+          "Mock" + service + "Stub",   "Mock" + service + "Connection"};
+}
+
+// Every identifier protobuf and gRPC put at the namespace scope of
+// `package`, from `file` and the files it imports.
+void CollectPackageSymbols(const FileDescriptor* file,
+                           const std::string& package,
+                           std::set<const FileDescriptor*>* seen,
+                           std::map<std::string, std::string>* symbols) {
+  if (!seen->insert(file).second) return;
+  for (int i = 0; i < file->dependency_count(); ++i) {
+    CollectPackageSymbols(file->dependency(i), package, seen, symbols);
+  }
+  if (file->package() != package) return;
+  std::vector<std::pair<const Descriptor*, std::string>> pending;
+  for (int i = 0; i < file->message_type_count(); ++i) {
+    pending.emplace_back(file->message_type(i), "");
+  }
+  // A top-level enum's values sit in the namespace as they are; a nested
+  // enum's as Outer_Enum_VALUE.
+  auto add_enum = [&](const EnumDescriptor* e, const std::string& prefix) {
+    (*symbols)[prefix + e->name()] = "enum " + e->full_name();
+    const std::string value_prefix =
+        prefix.empty() ? "" : prefix + e->name() + "_";
+    for (int v = 0; v < e->value_count(); ++v) {
+      (*symbols)[value_prefix + e->value(v)->name()] =
+          "enum value " + e->value(v)->full_name();
+    }
+  };
+  for (int i = 0; i < file->enum_type_count(); ++i) {
+    add_enum(file->enum_type(i), "");
+  }
+  while (!pending.empty()) {
+    auto [message, prefix] = pending.back();
+    pending.pop_back();
+    std::string cpp_name = prefix + message->name();
+    (*symbols)[cpp_name] = "message " + message->full_name();
+    for (int i = 0; i < message->nested_type_count(); ++i) {
+      pending.emplace_back(message->nested_type(i), cpp_name + "_");
+    }
+    for (int i = 0; i < message->enum_type_count(); ++i) {
+      add_enum(message->enum_type(i), cpp_name + "_");
+    }
+  }
+  for (int i = 0; i < file->service_count(); ++i) {
+    (*symbols)[file->service(i)->name()] =
+        "service " + file->service(i)->full_name();
+  }
+}
+
+// Returns an error message, or "" when `message` can be used as an RPC type.
+std::string CheckMessageType(const Descriptor* message) {
+  for (const std::string& part : MessageNameParts(message)) {
+    if (IsCppKeyword(part)) {
+      return absl::StrCat(
+          "message type ", message->full_name(), " contains the C++ keyword '",
+          part,
+          "'; protobuf renames it (appending '_') but grpc_cpp_plugin does "
+          "not, so the gRPC stubs would not compile. Rename the message");
+    }
+  }
+  return "";
+}
+
+// "foo/bar.proto" -> "foo/bar", the prefix every generated file shares.
+std::string FileStem(const FileDescriptor* file) {
+  std::string stem = file->name();
+  if (absl::EndsWith(stem, ".proto")) stem.resize(stem.size() - 6);
+  return stem;
+}
+
+std::vector<std::string> PackageParts(const FileDescriptor* file) {
+  return absl::StrSplit(file->package(), '.', absl::SkipEmpty());
+}
+
+class FileGenerator {
+ public:
+  explicit FileGenerator(const FileDescriptor* file) : file_(file) {}
+
+  // Builds the model; false with `*error` when the file cannot be handled.
+  bool Build(std::string* error);
+
+  std::string Header() const;
+  std::string Source() const;
+  std::string Mock() const;
+
+ private:
+  std::string Fail(const ServiceDescriptor* service,
+                   const MethodDescriptor* method,
+                   const std::string& reason) const {
+    // protoc prefixes the file name; say which service and method.
+    std::string where;
+    if (service != nullptr) {
+      absl::StrAppend(&where, "service ", service->full_name());
+    }
+    if (method != nullptr) {
+      absl::StrAppend(&where, ", method ", method->name());
+    }
+    return where.empty() ? reason : absl::StrCat(where, ": ", reason);
+  }
+
+  std::string Stem() const { return FileStem(file_); }
+
+  std::string Guard(absl::string_view suffix) const {
+    std::string guard = "STUBKIT_GENERATED_";
+    for (char c : absl::StrCat(Stem(), suffix)) {
+      guard += absl::ascii_isalnum(static_cast<unsigned char>(c))
+                   ? absl::ascii_toupper(static_cast<unsigned char>(c))
+                   : '_';
+    }
+    return guard + "_";
+  }
+
+  void OpenNamespace(Writer& w) const;
+  void CloseNamespace(Writer& w) const;
+  Writer::Vars Vars(const ServiceModel& service) const;
+  Writer::Vars Vars(const ServiceModel& service,
+                    const MethodModel& method) const;
+
+  void HeaderService(Writer& w, const ServiceModel& service) const;
+  void SourceService(Writer& w, const ServiceModel& service) const;
+  void MockService(Writer& w, const ServiceModel& service) const;
+
+  const FileDescriptor* file_;
+  std::vector<ServiceModel> services_;
+};
+
+bool FileGenerator::Build(std::string* error) {
+  for (const std::string& part : PackageParts(file_)) {
+    if (IsCppKeyword(part)) {
+      *error = Fail(nullptr, nullptr,
+                    absl::StrCat("package ", file_->package(),
+                                 " contains the C++ keyword '", part,
+                                 "', which cannot be a namespace"));
+      return false;
+    }
+  }
+  std::map<std::string, std::string> symbols;
+  std::set<const FileDescriptor*> seen;
+  CollectPackageSymbols(file_, file_->package(), &seen, &symbols);
+
+  for (int s = 0; s < file_->service_count(); ++s) {
+    const ServiceDescriptor* service = file_->service(s);
+    if (IsCppKeyword(service->name())) {
+      *error = Fail(service, nullptr,
+                    "the service name is a C++ keyword; grpc_cpp_plugin "
+                    "cannot generate a class for it. Rename the service");
+      return false;
+    }
+    for (const std::string& name : GeneratedTopLevelNames(service->name())) {
+      auto it = symbols.find(name);
+      if (it != symbols.end()) {
+        *error = Fail(service, nullptr,
+                      absl::StrCat("stubkit generates '", name,
+                                   "' for this service, which clashes with ",
+                                   it->second,
+                                   " in the same C++ namespace. Rename one"));
+        return false;
+      }
+    }
+    // Later services must not clash with what this one generates.
+    for (const std::string& name : GeneratedTopLevelNames(service->name())) {
+      symbols[name] = "a name stubkit generates for service " +
+                      service->full_name();
+    }
+    ServiceModel model;
+    model.name = service->name();
+    model.full_name = service->full_name();
+    model.grpc_class =
+        absl::StrCat(PackageToNamespace(file_->package()), "::", service->name());
+    model.comment = LeadingComment(service, "");
+
+    std::set<std::string> class_members = {"DecoratorsOption"};
+    for (const std::string& name : GeneratedTopLevelNames(service->name())) {
+      class_members.insert(name);
+    }
+    for (int m = 0; m < service->method_count(); ++m) {
+      const MethodDescriptor* method = service->method(m);
+      if (method->server_streaming() && !method->client_streaming()) {
+        class_members.insert(method->name() + "ResumeOption");
+      }
+    }
+    for (int m = 0; m < service->method_count(); ++m) {
+      const MethodDescriptor* method = service->method(m);
+      const std::string& name = method->name();
+      if (IsCppKeyword(name)) {
+        *error = Fail(service, method,
+                      absl::StrCat("'", name,
+                                   "' is a C++ keyword; grpc_cpp_plugin emits "
+                                   "it unchanged, so no C++ client can be "
+                                   "generated. Rename the method"));
+        return false;
+      }
+      if (CollidesWithGrpc(name)) {
+        *error = Fail(service, method,
+                      absl::StrCat("'", name,
+                                   "' collides with a member grpc_cpp_plugin "
+                                   "generates in class ", service->name(),
+                                   ", so its output would not compile. "
+                                   "Rename the method"));
+        return false;
+      }
+      if (CollidesWithStubkitMembers(name) || class_members.count(name) > 0) {
+        *error = Fail(service, method,
+                      absl::StrCat("'", name,
+                                   "' collides with a name stubkit generates "
+                                   "for this service. Rename the method"));
+        return false;
+      }
+      for (const Descriptor* type :
+           {method->input_type(), method->output_type()}) {
+        std::string problem = CheckMessageType(type);
+        if (!problem.empty()) {
+          *error = Fail(service, method, problem);
+          return false;
+        }
+      }
+      MethodModel mm;
+      mm.name = name;
+      mm.full_name = method->full_name();
+      if (method->client_streaming() && method->server_streaming()) {
+        mm.kind = Kind::kBidi;
+      } else if (method->client_streaming()) {
+        mm.kind = Kind::kClientStreaming;
+      } else if (method->server_streaming()) {
+        mm.kind = Kind::kServerStreaming;
+      } else {
+        mm.kind = Kind::kUnary;
+      }
+      mm.idempotent = IsIdempotentByProto(method);
+      mm.deprecated = method->options().deprecated();
+      mm.request = QualifiedMessageName(method->input_type());
+      mm.response = QualifiedMessageName(method->output_type());
+      mm.comment = LeadingComment(method, "  ");
+      model.methods.push_back(std::move(mm));
+    }
+    services_.push_back(std::move(model));
+  }
+  return true;
+}
+
+void FileGenerator::OpenNamespace(Writer& w) const {
+  for (const std::string& part : PackageParts(file_)) {
+    w.Emit({{"ns", part}}, "namespace $ns$ {\n");
+  }
+  if (!file_->package().empty()) w.Raw("\n");
+}
+
+void FileGenerator::CloseNamespace(Writer& w) const {
+  std::vector<std::string> parts = PackageParts(file_);
+  for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
+    w.Emit({{"ns", *it}}, "}  // namespace $ns$\n");
+  }
+}
+
+Writer::Vars FileGenerator::Vars(const ServiceModel& service) const {
+  return {{"Service", service.name},
+          {"service_full_name", service.full_name},
+          {"grpc_class", service.grpc_class}};
+}
+
+Writer::Vars FileGenerator::Vars(const ServiceModel& service,
+                                 const MethodModel& method) const {
+  Writer::Vars vars = Vars(service);
+  vars["Method"] = method.name;
+  vars["method_full_name"] = method.full_name;
+  vars["Request"] = method.request;
+  vars["Response"] = method.response;
+  vars["kind"] = KindName(method.kind);
+  vars["idempotency"] = method.idempotent
+                            ? "::stubkit::Idempotency::kIdempotent"
+                            : "::stubkit::Idempotency::kNonIdempotent";
+  vars["comment"] = method.comment;
+  vars["deprecated"] =
+      method.deprecated
+          ? absl::StrCat("  [[deprecated(\"", method.full_name,
+                         " is deprecated in ", file_->name(), "\")]]\n")
+          : "";
+  return vars;
+}
+
+// Per-kind signatures of the stub, connection and client methods.
+struct Signatures {
+  const char* stub;        // SStub::M: returns, params
+  const char* connection;  // SConnection::M
+  const char* client;      // SClient::M, declaration (with default)
+  const char* client_def;  // SClient::M, definition
+};
+
+Signatures SignaturesFor(Kind kind) {
+  switch (kind) {
+    case Kind::kUnary:
+      return {"::absl::StatusOr<$Response$> $Method$(\n"
+              "      ::grpc::ClientContext& context,\n"
+              "      const ::stubkit::OptionsView& options,\n"
+              "      const $Request$& request)",
+              "::absl::StatusOr<$Response$> $Method$(\n"
+              "      const ::stubkit::OptionsView& options,\n"
+              "      const $Request$& request)",
+              "::absl::StatusOr<$Response$> $Method$(\n"
+              "      const $Request$& request,\n"
+              "      const ::stubkit::Options& call = {})",
+              "::absl::StatusOr<$Response$> $Service$Client::$Method$(\n"
+              "    const $Request$& request, const ::stubkit::Options& call)"};
+    case Kind::kServerStreaming:
+      return {"::std::unique_ptr<::grpc::ClientReaderInterface<$Response$>> "
+              "$Method$(\n"
+              "      ::grpc::ClientContext& context,\n"
+              "      const ::stubkit::OptionsView& options,\n"
+              "      const $Request$& request)",
+              "::stubkit::StreamReader<$Response$> $Method$(\n"
+              "      const ::stubkit::OptionsView& options,\n"
+              "      const $Request$& request)",
+              "::stubkit::StreamReader<$Response$> $Method$(\n"
+              "      const $Request$& request,\n"
+              "      const ::stubkit::Options& call = {})",
+              "::stubkit::StreamReader<$Response$> $Service$Client::$Method$(\n"
+              "    const $Request$& request, const ::stubkit::Options& call)"};
+    case Kind::kClientStreaming:
+      return {"::std::unique_ptr<::grpc::ClientWriterInterface<$Request$>> "
+              "$Method$(\n"
+              "      ::grpc::ClientContext& context,\n"
+              "      const ::stubkit::OptionsView& options,\n"
+              "      $Response$* response)",
+              "::stubkit::StreamWriter<$Request$, $Response$> $Method$(\n"
+              "      const ::stubkit::OptionsView& options)",
+              "::stubkit::StreamWriter<$Request$, $Response$> $Method$(\n"
+              "      const ::stubkit::Options& call = {})",
+              "::stubkit::StreamWriter<$Request$, $Response$>\n"
+              "$Service$Client::$Method$(const ::stubkit::Options& call)"};
+    case Kind::kBidi:
+      return {"::std::unique_ptr<\n"
+              "      ::grpc::ClientReaderWriterInterface<$Request$, "
+              "$Response$>>\n"
+              "  $Method$(::grpc::ClientContext& context,\n"
+              "      const ::stubkit::OptionsView& options)",
+              "::stubkit::StreamReaderWriter<$Request$, $Response$> $Method$(\n"
+              "      const ::stubkit::OptionsView& options)",
+              "::stubkit::StreamReaderWriter<$Request$, $Response$> $Method$(\n"
+              "      const ::stubkit::Options& call = {})",
+              "::stubkit::StreamReaderWriter<$Request$, $Response$>\n"
+              "$Service$Client::$Method$(const ::stubkit::Options& call)"};
+  }
+  return {};
+}
+
+// The same signature as a definition outside the class: "Class::" inserted
+// before the method name, and indentation of continuation lines reduced.
+std::string OutOfClass(const std::string& signature, const std::string& cls) {
+  std::string result = absl::StrReplaceAll(
+      signature, {{" $Method$(", absl::StrCat(" ", cls, "::$Method$(")},
+                  {"\n  $Method$(", absl::StrCat("\n", cls, "::$Method$(")},
+                  {"\n      ", "\n    "}});
+  return result;
+}
+
+void FileGenerator::HeaderService(Writer& w,
+                                  const ServiceModel& service) const {
+  Writer::Vars vars = Vars(service);
+  // Method descriptions.
+  w.Emit(vars,
+         "// The static description of each $service_full_name$ method, "
+         "handed to the\n"
+         "// stubkit runtime.\n"
+         "struct $Service$Methods {\n");
+  for (const MethodModel& method : service.methods) {
+    w.Emit(Vars(service, method),
+           "  static constexpr ::stubkit::MethodInfo k$Method${\n"
+           "      \"$method_full_name$\", $kind$,\n"
+           "      $idempotency$};\n");
+  }
+  w.Emit(vars, "};\n\n");
+
+  // The per-attempt interface.
+  w.Emit(vars,
+         "// One attempt of each $service_full_name$ RPC. Implemented by\n"
+         "// $Service$GrpcStub (the wire) and by decorators; derive from\n"
+         "// $Service$StubDecorator to add a layer.\n"
+         "class $Service$Stub {\n"
+         " public:\n"
+         "  virtual ~$Service$Stub() = default;\n");
+  for (const MethodModel& method : service.methods) {
+    Writer::Vars mv = Vars(service, method);
+    w.Raw("\n");
+    w.Emit(mv, absl::StrCat("  virtual ", SignaturesFor(method.kind).stub,
+                            " = 0;\n"));
+  }
+  w.Emit(vars, "};\n\n");
+
+  // The forwarding base.
+  w.Emit(vars,
+         "// Forwards every method to the stub below it. Override what you "
+         "need.\n"
+         "class $Service$StubDecorator : public $Service$Stub {\n"
+         " public:\n"
+         "  explicit $Service$StubDecorator(::std::shared_ptr<$Service$Stub> "
+         "child)\n"
+         "      : child_(::std::move(child)) {}\n");
+  for (const MethodModel& method : service.methods) {
+    w.Raw("\n");
+    w.Emit(Vars(service, method),
+           absl::StrCat("  ", SignaturesFor(method.kind).stub,
+                        " override;\n"));
+  }
+  w.Emit(vars,
+         "\n"
+         " protected:\n"
+         "  const ::std::shared_ptr<$Service$Stub>& child() const { return "
+         "child_; }\n"
+         "\n"
+         " private:\n"
+         "  ::std::shared_ptr<$Service$Stub> child_;\n"
+         "};\n\n");
+
+  // The bottom.
+  w.Emit(vars,
+         "// Calls the grpc_cpp_plugin stub.\n"
+         "class $Service$GrpcStub : public $Service$Stub {\n"
+         " public:\n"
+         "  explicit $Service$GrpcStub(\n"
+         "      ::std::unique_ptr<$grpc_class$::StubInterface> grpc_stub)\n"
+         "      : grpc_stub_(::std::move(grpc_stub)) {}\n");
+  for (const MethodModel& method : service.methods) {
+    w.Raw("\n");
+    w.Emit(Vars(service, method),
+           absl::StrCat("  ", SignaturesFor(method.kind).stub,
+                        " override;\n"));
+  }
+  w.Emit(vars,
+         "\n"
+         " private:\n"
+         "  ::std::unique_ptr<$grpc_class$::StubInterface> grpc_stub_;\n"
+         "};\n\n");
+
+  // The connection.
+  w.Emit(vars,
+         "// Runs each $service_full_name$ call under the stubkit retry "
+         "rules. Mock it\n"
+         "// (Mock$Service$Connection) to test code that uses "
+         "$Service$Client.\n"
+         "class $Service$Connection {\n"
+         " public:\n"
+         "  virtual ~$Service$Connection() = default;\n");
+  for (const MethodModel& method : service.methods) {
+    w.Raw("\n");
+    w.Emit(Vars(service, method),
+           absl::StrCat("  virtual ", SignaturesFor(method.kind).connection,
+                        " = 0;\n"));
+  }
+  w.Emit(vars,
+         "};\n\n"
+         "// The default connection over `channel`. The decorators in\n"
+         "// `options` ($Service$Client::DecoratorsOption) are applied here, "
+         "once.\n"
+         "::std::shared_ptr<$Service$Connection> Make$Service$Connection(\n"
+         "    ::std::shared_ptr<::grpc::ChannelInterface> channel,\n"
+         "    const ::stubkit::Options& options = {});\n"
+         "// The default connection over any stub stack, e.g. a mock.\n"
+         "::std::shared_ptr<$Service$Connection> Make$Service$Connection(\n"
+         "    ::std::shared_ptr<$Service$Stub> stub,\n"
+         "    const ::stubkit::Options& options = {});\n\n");
+
+  // The client.
+  if (!service.comment.empty()) w.Raw(service.comment + "//\n");
+  w.Emit(vars,
+         "// A $service_full_name$ client: cheap to copy, safe to share "
+         "between threads.\n"
+         "// Every call takes per-call options that override the client's.\n"
+         "class $Service$Client {\n"
+         " public:\n"
+         "  // User decorators of $Service$Stub, applied when the connection "
+         "is made.\n"
+         "  using DecoratorsOption = "
+         "::stubkit::DecoratorsOptionFor<$Service$Stub>;\n");
+  for (const MethodModel& method : service.methods) {
+    if (method.kind != Kind::kServerStreaming) continue;
+    w.Emit(Vars(service, method),
+           "  // Resumes a broken $Method$ stream: rewrite the request from "
+           "the last\n"
+           "  // response received; return false to report the break "
+           "instead.\n"
+           "  struct $Method$ResumeOption {\n"
+           "    using Type = ::stubkit::ResumeHook<$Request$, $Response$>;\n"
+           "    static Type Default() { return nullptr; }\n"
+           "  };\n");
+  }
+  w.Emit(vars,
+         "\n"
+         "  explicit $Service$Client(\n"
+         "      ::std::shared_ptr<::grpc::ChannelInterface> channel,\n"
+         "      ::stubkit::Options options = {});\n"
+         "  explicit $Service$Client(\n"
+         "      ::std::shared_ptr<$Service$Connection> connection,\n"
+         "      ::stubkit::Options options = {});\n");
+  for (const MethodModel& method : service.methods) {
+    w.Raw("\n");
+    Writer::Vars mv = Vars(service, method);
+    w.Emit(mv, absl::StrCat("$comment$$deprecated$  ",
+                            SignaturesFor(method.kind).client, ";\n"));
+  }
+  w.Emit(vars,
+         "\n"
+         " private:\n"
+         "  ::stubkit::Options options_;\n"
+         "  ::std::shared_ptr<$Service$Connection> connection_;\n"
+         "};\n\n");
+}
+
+void FileGenerator::SourceService(Writer& w,
+                                  const ServiceModel& service) const {
+  Writer::Vars vars = Vars(service);
+  const std::string decorator = service.name + "StubDecorator";
+  const std::string grpc_stub = service.name + "GrpcStub";
+  for (const MethodModel& method : service.methods) {
+    Writer::Vars mv = Vars(service, method);
+    std::string signature =
+        OutOfClass(SignaturesFor(method.kind).stub, decorator);
+    w.Emit(mv, signature + " {\n");
+    switch (method.kind) {
+      case Kind::kUnary:
+      case Kind::kServerStreaming:
+        w.Emit(mv, "  return child_->$Method$(context, options, request);\n");
+        break;
+      case Kind::kClientStreaming:
+        w.Emit(mv, "  return child_->$Method$(context, options, response);\n");
+        break;
+      case Kind::kBidi:
+        w.Emit(mv, "  return child_->$Method$(context, options);\n");
+        break;
+    }
+    w.Raw("}\n\n");
+  }
+  for (const MethodModel& method : service.methods) {
+    Writer::Vars mv = Vars(service, method);
+    // The gRPC stub ignores the options: the layers above applied them.
+    std::string signature = absl::StrReplaceAll(
+        OutOfClass(SignaturesFor(method.kind).stub, grpc_stub),
+        {{"& options", "& /*options*/"}});
+    w.Emit(mv, signature + " {\n");
+    switch (method.kind) {
+      case Kind::kUnary:
+        w.Emit(mv,
+               "  $Response$ response;\n"
+               "  return ::stubkit::internal::ToStatusOr(\n"
+               "      grpc_stub_->$Method$(&context, request, &response),\n"
+               "      ::std::move(response));\n");
+        break;
+      case Kind::kServerStreaming:
+        w.Emit(mv, "  return grpc_stub_->$Method$(&context, request);\n");
+        break;
+      case Kind::kClientStreaming:
+        w.Emit(mv, "  return grpc_stub_->$Method$(&context, response);\n");
+        break;
+      case Kind::kBidi:
+        w.Emit(mv, "  return grpc_stub_->$Method$(&context);\n");
+        break;
+    }
+    w.Raw("}\n\n");
+  }
+
+  // The default connection.
+  w.Emit(vars,
+         "namespace {\n\n"
+         "class $Service$ConnectionImpl : public $Service$Connection {\n"
+         " public:\n"
+         "  explicit $Service$ConnectionImpl(::std::shared_ptr<$Service$Stub> "
+         "stub)\n"
+         "      : stub_(::std::move(stub)) {}\n");
+  for (const MethodModel& method : service.methods) {
+    Writer::Vars mv = Vars(service, method);
+    w.Raw("\n");
+    w.Emit(mv, absl::StrCat("  ", SignaturesFor(method.kind).connection,
+                            " override {\n"));
+    switch (method.kind) {
+      case Kind::kUnary:
+        w.Emit(mv,
+               "    return ::stubkit::RetryLoop<$Response$>(\n"
+               "        $Service$Methods::k$Method$, options,\n"
+               "        [&](::grpc::ClientContext& context) {\n"
+               "          return stub_->$Method$(context, options, request);\n"
+               "        });\n");
+        break;
+      case Kind::kServerStreaming:
+        // The reader outlives this call, so the lambda owns the stub.
+        w.Emit(mv,
+               "    return ::stubkit::internal::OpenServerStream<\n"
+               "        $Service$Client::$Method$ResumeOption, $Request$, "
+               "$Response$>(\n"
+               "        $Service$Methods::k$Method$, options, request,\n"
+               "        [stub = stub_](::grpc::ClientContext& context,\n"
+               "                       const ::stubkit::OptionsView& "
+               "attempt_options,\n"
+               "                       const $Request$& attempt_request) {\n"
+               "          return stub->$Method$(context, attempt_options, "
+               "attempt_request);\n"
+               "        });\n");
+        break;
+      case Kind::kClientStreaming:
+        w.Emit(mv,
+               "    return ::stubkit::internal::OpenClientStream<$Request$, "
+               "$Response$>(\n"
+               "        $Service$Methods::k$Method$, options,\n"
+               "        [&](::grpc::ClientContext& context, $Response$* "
+               "response) {\n"
+               "          return stub_->$Method$(context, options, "
+               "response);\n"
+               "        });\n");
+        break;
+      case Kind::kBidi:
+        w.Emit(mv,
+               "    return ::stubkit::internal::OpenBidiStream<$Request$, "
+               "$Response$>(\n"
+               "        $Service$Methods::k$Method$, options,\n"
+               "        [&](::grpc::ClientContext& context) {\n"
+               "          return stub_->$Method$(context, options);\n"
+               "        });\n");
+        break;
+    }
+    w.Raw("  }\n");
+  }
+  w.Emit(vars,
+         "\n"
+         " private:\n"
+         "  ::std::shared_ptr<$Service$Stub> stub_;\n"
+         "};\n\n"
+         "}  // namespace\n\n"
+         "::std::shared_ptr<$Service$Connection> Make$Service$Connection(\n"
+         "    ::std::shared_ptr<::grpc::ChannelInterface> channel,\n"
+         "    const ::stubkit::Options& options) {\n"
+         "  return Make$Service$Connection(\n"
+         "      ::std::make_shared<$Service$GrpcStub>("
+         "$grpc_class$::NewStub(channel)),\n"
+         "      options);\n"
+         "}\n\n"
+         "::std::shared_ptr<$Service$Connection> Make$Service$Connection(\n"
+         "    ::std::shared_ptr<$Service$Stub> stub,\n"
+         "    const ::stubkit::Options& options) {\n"
+         "  return ::std::make_shared<$Service$ConnectionImpl>(\n"
+         "      ::stubkit::internal::ApplyDecorators(\n"
+         "          ::std::move(stub),\n"
+         "          options.get<$Service$Client::DecoratorsOption>()));\n"
+         "}\n\n"
+         "$Service$Client::$Service$Client(\n"
+         "    ::std::shared_ptr<::grpc::ChannelInterface> channel,\n"
+         "    ::stubkit::Options options)\n"
+         "    : options_(::std::move(options)),\n"
+         "      connection_(Make$Service$Connection(::std::move(channel), "
+         "options_)) {}\n\n"
+         "$Service$Client::$Service$Client(\n"
+         "    ::std::shared_ptr<$Service$Connection> connection,\n"
+         "    ::stubkit::Options options)\n"
+         "    : options_(::std::move(options)), "
+         "connection_(::std::move(connection)) {}\n");
+  for (const MethodModel& method : service.methods) {
+    Writer::Vars mv = Vars(service, method);
+    w.Raw("\n");
+    w.Emit(mv, absl::StrCat(SignaturesFor(method.kind).client_def, " {\n"));
+    switch (method.kind) {
+      case Kind::kUnary:
+      case Kind::kServerStreaming:
+        w.Emit(mv,
+               "  return connection_->$Method$(::stubkit::OptionsView(call, "
+               "options_),\n"
+               "                               request);\n");
+        break;
+      case Kind::kClientStreaming:
+      case Kind::kBidi:
+        w.Emit(mv,
+               "  return connection_->$Method$(::stubkit::OptionsView(call, "
+               "options_));\n");
+        break;
+    }
+    w.Raw("}\n");
+  }
+  w.Raw("\n");
+}
+
+// gMock wants a parenthesized type when it contains a comma.
+std::string MockMethod(const std::string& stub_signature) {
+  // "RET NAME(\n PARAMS)" -> "MOCK_METHOD((RET), NAME, (PARAMS), (override));"
+  size_t open = stub_signature.find("$Method$(");
+  std::string ret(absl::StripAsciiWhitespace(stub_signature.substr(0, open)));
+  std::string params = stub_signature.substr(open + 9);
+  params.pop_back();  // ')'
+  params = absl::StrReplaceAll(params, {{"\n      ", " "}, {"\n", " "}});
+  ret = absl::StrReplaceAll(ret, {{"\n      ", ""}, {"\n", ""}});
+  absl::StripAsciiWhitespace(&params);
+  return absl::StrCat("  MOCK_METHOD((", ret, "), $Method$,\n              (",
+                      params, "),\n              (override));\n");
+}
+
+void FileGenerator::MockService(Writer& w, const ServiceModel& service) const {
+  Writer::Vars vars = Vars(service);
+  w.Emit(vars,
+         "class Mock$Service$Stub : public $Service$Stub {\n"
+         " public:\n");
+  for (const MethodModel& method : service.methods) {
+    w.Emit(Vars(service, method), MockMethod(SignaturesFor(method.kind).stub));
+  }
+  w.Emit(vars,
+         "};\n\n"
+         "class Mock$Service$Connection : public $Service$Connection {\n"
+         " public:\n");
+  for (const MethodModel& method : service.methods) {
+    w.Emit(Vars(service, method),
+           MockMethod(SignaturesFor(method.kind).connection));
+  }
+  w.Raw("};\n\n");
+}
+
+std::string FileGenerator::Header() const {
+  Writer w;
+  Writer::Vars vars = {{"file", file_->name()},
+                       {"stem", Stem()},
+                       {"guard", Guard(".stubkit.h")}};
+  w.Emit(vars,
+         "// Generated by protoc-gen-stubkit. DO NOT EDIT!\n"
+         "// source: $file$\n"
+         "\n"
+         "#ifndef $guard$\n"
+         "#define $guard$\n"
+         "\n"
+         "#include <memory>\n"
+         "#include <utility>\n"
+         "\n"
+         "#include <grpcpp/client_context.h>\n"
+         "#include <grpcpp/support/sync_stream.h>\n"
+         "\n"
+         "#include \"absl/status/statusor.h\"\n"
+         "#include \"$stem$.grpc.pb.h\"\n"
+         "#include \"$stem$.pb.h\"\n"
+         "#include \"stubkit/client_support.h\"\n"
+         "#include \"stubkit/method.h\"\n"
+         "#include \"stubkit/options.h\"\n"
+         "#include \"stubkit/streaming.h\"\n"
+         "\n");
+  OpenNamespace(w);
+  for (const ServiceModel& service : services_) HeaderService(w, service);
+  CloseNamespace(w);
+  w.Emit(vars, "\n#endif  // $guard$\n");
+  return w.str();
+}
+
+std::string FileGenerator::Source() const {
+  Writer w;
+  Writer::Vars vars = {{"file", file_->name()}, {"stem", Stem()}};
+  w.Emit(vars,
+         "// Generated by protoc-gen-stubkit. DO NOT EDIT!\n"
+         "// source: $file$\n"
+         "\n"
+         "#include \"$stem$.stubkit.h\"\n"
+         "\n"
+         "#include <memory>\n"
+         "#include <utility>\n"
+         "\n"
+         "#include \"stubkit/retry_loop.h\"\n"
+         "\n");
+  OpenNamespace(w);
+  for (const ServiceModel& service : services_) SourceService(w, service);
+  CloseNamespace(w);
+  return w.str();
+}
+
+std::string FileGenerator::Mock() const {
+  Writer w;
+  Writer::Vars vars = {{"file", file_->name()},
+                       {"stem", Stem()},
+                       {"guard", Guard(".stubkit_mock.h")}};
+  w.Emit(vars,
+         "// Generated by protoc-gen-stubkit. DO NOT EDIT!\n"
+         "// source: $file$\n"
+         "//\n"
+         "// gMock classes for the stubkit clients of $file$.\n"
+         "\n"
+         "#ifndef $guard$\n"
+         "#define $guard$\n"
+         "\n"
+         "#include <memory>\n"
+         "\n"
+         "#include <gmock/gmock.h>\n"
+         "\n"
+         "#include \"$stem$.stubkit.h\"\n"
+         "\n");
+  OpenNamespace(w);
+  for (const ServiceModel& service : services_) MockService(w, service);
+  CloseNamespace(w);
+  w.Emit(vars, "\n#endif  // $guard$\n");
+  return w.str();
+}
+
+bool WriteFile(GeneratorContext* context, const std::string& name,
+               const std::string& contents, std::string* error) {
+  std::unique_ptr<google::protobuf::io::ZeroCopyOutputStream> output(
+      context->Open(name));
+  void* buffer;
+  int size;
+  size_t written = 0;
+  while (written < contents.size()) {
+    if (!output->Next(&buffer, &size)) {
+      *error = "cannot write " + name;
+      return false;
+    }
+    size_t chunk = std::min(static_cast<size_t>(size),
+                            contents.size() - written);
+    std::memcpy(buffer, contents.data() + written, chunk);
+    written += chunk;
+    if (chunk < static_cast<size_t>(size)) {
+      output->BackUp(size - static_cast<int>(chunk));
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool IsIdempotentByProto(const MethodDescriptor* method) {
+  const MethodOptions& options = method->options();
+  if (options.idempotency_level() == MethodOptions::IDEMPOTENT ||
+      options.idempotency_level() == MethodOptions::NO_SIDE_EFFECTS) {
+    return true;
+  }
+  // Known or not to this binary, the http extension survives a round trip
+  // through the wire format; read it as unknown fields.
+  UnknownFieldSet fields;
+  if (!fields.ParseFromString(options.SerializeAsString())) return false;
+  for (int i = 0; i < fields.field_count(); ++i) {
+    const UnknownField& field = fields.field(i);
+    if (field.number() != kHttpExtensionNumber ||
+        field.type() != UnknownField::TYPE_LENGTH_DELIMITED) {
+      continue;
+    }
+    UnknownFieldSet rule;
+    if (!rule.ParseFromString(field.length_delimited())) continue;
+    for (int j = 0; j < rule.field_count(); ++j) {
+      int number = rule.field(j).number();
+      if (number == kHttpRuleGet || number == kHttpRulePut) return true;
+    }
+  }
+  return false;
+}
+
+bool StubkitGenerator::Generate(const FileDescriptor* file,
+                                const std::string& parameter,
+                                GeneratorContext* context,
+                                std::string* error) const {
+  if (!parameter.empty()) {
+    *error = absl::StrCat("protoc-gen-stubkit takes no options, got '",
+                          parameter, "'");
+    return false;
+  }
+  FileGenerator generator(file);
+  if (!generator.Build(error)) return false;
+  const std::string stem = FileStem(file);
+  return WriteFile(context, stem + ".stubkit.h", generator.Header(), error) &&
+         WriteFile(context, stem + ".stubkit.cc", generator.Source(), error) &&
+         WriteFile(context, stem + ".stubkit_mock.h", generator.Mock(), error);
+}
+
+}  // namespace generator
+}  // namespace stubkit

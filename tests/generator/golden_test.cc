@@ -1,0 +1,160 @@
+// Copyright 2026 The stubkit Authors.
+//
+// Runs protoc with protoc-gen-stubkit the way a user would and checks:
+//   - the output for a few protos equals the checked-in golden files
+//     (regenerate with scripts/regen-golden.sh after an intended change);
+//   - protos the generator cannot handle fail the run with a message that
+//     names the file, the service and the method.
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace {
+
+struct RunResult {
+  int exit_code;
+  std::string output;  // stdout and stderr
+};
+
+RunResult RunCommand(const std::string& command) {
+  RunResult result{-1, ""};
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return result;
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) {
+    result.output.append(buffer.data(), n);
+  }
+  int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "<missing: " + path + ">";
+  std::ostringstream contents;
+  contents << in.rdbuf();
+  return contents.str();
+}
+
+std::string Protoc(const std::string& out_dir, const std::string& protos) {
+  return std::string("cd ") + STUBKIT_SOURCE_DIR + "/protos && " +
+         STUBKIT_PROTOC + " -Istubkit/testing/gen/third_party -I. " +
+         "--plugin=protoc-gen-stubkit=" + STUBKIT_PLUGIN +
+         " --stubkit_out=" + out_dir + " " + protos;
+}
+
+std::string MakeTempDir() {
+  char pattern[] = "/tmp/stubkit_golden_XXXXXX";
+  const char* dir = mkdtemp(pattern);
+  return dir != nullptr ? dir : "";
+}
+
+// Where two texts first differ, for a readable failure.
+std::string FirstDifference(const std::string& want, const std::string& got) {
+  std::istringstream a(want), b(got);
+  std::string la, lb;
+  for (int line = 1;; ++line) {
+    bool more_a = static_cast<bool>(std::getline(a, la));
+    bool more_b = static_cast<bool>(std::getline(b, lb));
+    if (!more_a && !more_b) return "identical";
+    if (!more_a || !more_b || la != lb) {
+      return "line " + std::to_string(line) + ":\n  golden: " +
+             (more_a ? la : "<end>") + "\n  actual: " + (more_b ? lb : "<end>");
+    }
+  }
+}
+
+TEST(GoldenTest, OutputMatchesCheckedInFiles) {
+  const std::string out = MakeTempDir();
+  ASSERT_FALSE(out.empty());
+  RunResult run = RunCommand(Protoc(out, "stubkit/testing/streams.proto "
+                              "stubkit/testing/gen/googleapi.proto "
+                              "stubkit/testing/gen/no_package.proto"));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+
+  const std::vector<std::string> stems = {"stubkit/testing/streams",
+                                          "stubkit/testing/gen/googleapi",
+                                          "stubkit/testing/gen/no_package"};
+  int compared = 0;
+  for (const std::string& stem : stems) {
+    for (const char* suffix : {".stubkit.h", ".stubkit.cc", ".stubkit_mock.h"}) {
+      const std::string name = stem + suffix;
+      const std::string golden = ReadFile(std::string(STUBKIT_SOURCE_DIR) +
+                                          "/tests/generator/golden/" + name);
+      const std::string actual = ReadFile(out + "/" + name);
+      EXPECT_EQ(golden, actual)
+          << name << " differs from its golden file at "
+          << FirstDifference(golden, actual)
+          << "\nIf the change is intended, run scripts/regen-golden.sh.";
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 9);
+  RunCommand("rm -rf " + out);
+}
+
+struct BadProto {
+  const char* file;
+  const char* method;  // empty when the error is about the service
+  const char* reason;
+};
+
+class FailingProtoTest : public ::testing::TestWithParam<BadProto> {};
+
+TEST_P(FailingProtoTest, ProtocFailsNamingFileServiceAndMethod) {
+  const BadProto& bad = GetParam();
+  const std::string out = MakeTempDir();
+  ASSERT_FALSE(out.empty());
+  RunResult run = RunCommand(Protoc(out, bad.file));
+  EXPECT_NE(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find(bad.file), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("service stubkit.testing.gen.bad.Bad"),
+            std::string::npos)
+      << run.output;
+  if (*bad.method != '\0') {
+    EXPECT_NE(run.output.find(std::string("method ") + bad.method),
+              std::string::npos)
+        << run.output;
+  }
+  EXPECT_NE(run.output.find(bad.reason), std::string::npos) << run.output;
+  // Nothing half-written is left behind for the build to pick up.
+  RunResult listing = RunCommand("find " + out + " -type f");
+  EXPECT_EQ(listing.output, "");
+  RunCommand("rm -rf " + out);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Bad, FailingProtoTest,
+    ::testing::Values(
+        BadProto{"stubkit/testing/gen/bad/keyword_method.proto", "delete",
+                 "is a C++ keyword"},
+        BadProto{"stubkit/testing/gen/bad/grpc_member.proto", "Stub",
+                 "collides with a member grpc_cpp_plugin generates"},
+        BadProto{"stubkit/testing/gen/bad/generated_clash.proto", "",
+                 "clashes with message stubkit.testing.gen.bad.BadClient"},
+        BadProto{"stubkit/testing/gen/bad/resume_clash.proto",
+                 "TailResumeOption", "collides with a name stubkit generates"}));
+
+TEST(PluginTest, RejectsUnknownParameter) {
+  const std::string out = MakeTempDir();
+  RunResult run = RunCommand(std::string("cd ") + STUBKIT_SOURCE_DIR +
+                      "/protos && " + STUBKIT_PROTOC + " -I. " +
+                      "--plugin=protoc-gen-stubkit=" + STUBKIT_PLUGIN +
+                      " --stubkit_out=bogus=1:" + out +
+                      " stubkit/testing/echo.proto");
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_NE(run.output.find("takes no options"), std::string::npos)
+      << run.output;
+  RunCommand("rm -rf " + out);
+}
+
+}  // namespace

@@ -1,0 +1,363 @@
+// Copyright 2026 The stubkit Authors.
+//
+// Generated streaming clients against a real, fault-injecting gRPC server:
+// server streams are reopened until the first response and resumed only
+// through the user's hook; client and bidi streams work end to end, carry
+// the call's options, and are never replayed.
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "stubkit/testing/streams.stubkit.h"
+#include "tests/integration/generated_test_server.h"
+
+namespace stubkit {
+namespace {
+
+using ::stubkit::testing::Item;
+using ::stubkit::testing::RangeRequest;
+using ::stubkit::testing::StreamService;
+using ::stubkit::testing::StreamServiceClient;
+using ::stubkit::testing::SumResponse;
+using ::stubkit::testing_util::TestServer;
+using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
+
+class FlakyStreamService final : public StreamService::Service {
+ public:
+  // Range: the first `fail_open_first` calls fail with `fail_open_code`
+  // before sending anything; the first call that sends data breaks with
+  // UNAVAILABLE after `break_after` items (never, when negative).
+  int fail_open_first = 0;
+  grpc::StatusCode fail_open_code = grpc::StatusCode::UNAVAILABLE;
+  int break_after = -1;
+  // Sum fails with UNAVAILABLE after reading everything.
+  bool fail_sum = false;
+
+  grpc::Status Range(grpc::ServerContext*, const RangeRequest* request,
+                     grpc::ServerWriter<Item>* writer) override {
+    int call = ++range_calls_;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      range_starts_.push_back(request->start());
+    }
+    if (call <= fail_open_first) {
+      return grpc::Status(fail_open_code, "cannot open yet");
+    }
+    for (int i = 0; i < request->count(); ++i) {
+      if (i == break_after && !broke_.exchange(true)) {
+        return grpc::Status(grpc::StatusCode::UNAVAILABLE, "stream broke");
+      }
+      Item item;
+      item.set_value(request->start() + i);
+      if (!writer->Write(item)) break;
+    }
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Sum(grpc::ServerContext* context,
+                   grpc::ServerReader<Item>* reader,
+                   SumResponse* response) override {
+    ++sum_calls_;
+    RecordMetadata(context);
+    Item item;
+    while (reader->Read(&item)) {
+      response->set_sum(response->sum() + item.value());
+      response->set_count(response->count() + 1);
+    }
+    if (fail_sum) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "sum");
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Double(grpc::ServerContext* context,
+                      grpc::ServerReaderWriter<Item, Item>* stream) override {
+    ++double_calls_;
+    RecordMetadata(context);
+    Item item;
+    while (stream->Read(&item)) {
+      item.set_value(item.value() * 2);
+      stream->Write(item);
+    }
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Get(grpc::ServerContext*, const RangeRequest* request,
+                   Item* response) override {
+    response->set_value(request->start());
+    return grpc::Status::OK;
+  }
+
+  int range_calls() const { return range_calls_.load(); }
+  int sum_calls() const { return sum_calls_.load(); }
+  int double_calls() const { return double_calls_.load(); }
+  std::vector<int> range_starts() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return range_starts_;
+  }
+  std::string metadata() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return metadata_;
+  }
+
+ private:
+  void RecordMetadata(grpc::ServerContext* context) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = context->client_metadata().find("x-test");
+    if (it != context->client_metadata().end()) {
+      metadata_.assign(it->second.data(), it->second.size());
+    }
+  }
+
+  std::atomic<int> range_calls_{0};
+  std::atomic<int> sum_calls_{0};
+  std::atomic<int> double_calls_{0};
+  std::atomic<bool> broke_{false};
+  mutable std::mutex mu_;
+  std::vector<int> range_starts_;
+  std::string metadata_;
+};
+
+class GeneratedStreamingTest : public ::testing::Test {
+ protected:
+  GeneratedStreamingTest() : server_(&service_) {}
+
+  Options ClientOptions() const {
+    return Options{}
+        .set<ClockOption>(clock_)
+        .set<SleeperOption>(clock_)
+        .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(5))
+        .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
+            std::chrono::seconds(1), std::chrono::seconds(10), 2.0,
+            Jitter::None()));
+  }
+
+  static RangeRequest Range(int start, int count) {
+    RangeRequest request;
+    request.set_start(start);
+    request.set_count(count);
+    return request;
+  }
+
+  static std::vector<int> ReadAll(StreamReader<Item>& reader) {
+    std::vector<int> values;
+    Item item;
+    while (reader.Read(&item)) values.push_back(item.value());
+    return values;
+  }
+
+  // Continues after the last item: the resume hook a user would write.
+  static bool ResumeAfter(int* calls, const Item& last,
+                          RangeRequest& request) {
+    ++*calls;
+    const int end = request.start() + request.count();
+    request.set_start(last.value() + 1);
+    request.set_count(end - request.start());
+    return true;
+  }
+
+  std::shared_ptr<FakeClock> clock_ = std::make_shared<FakeClock>();
+  FlakyStreamService service_;
+  TestServer server_;
+};
+
+std::vector<int> Iota(int from, int to) {
+  std::vector<int> values;
+  for (int i = from; i < to; ++i) values.push_back(i);
+  return values;
+}
+
+TEST_F(GeneratedStreamingTest, OpeningIsRetriedUntilTheFirstResponse) {
+  ASSERT_TRUE(server_.ok());
+  service_.fail_open_first = 2;
+  StreamServiceClient client(server_.Channel(), ClientOptions());
+
+  StreamReader<Item> reader = client.Range(Range(0, 5));
+  EXPECT_THAT(ReadAll(reader), ElementsAreArray(Iota(0, 5)));
+  EXPECT_TRUE(reader.Finish().ok());
+  EXPECT_EQ(reader.attempts(), 3);
+  EXPECT_EQ(service_.range_calls(), 3);
+}
+
+TEST_F(GeneratedStreamingTest, OpeningStopsOnANonRetryableCode) {
+  ASSERT_TRUE(server_.ok());
+  service_.fail_open_first = 1;
+  service_.fail_open_code = grpc::StatusCode::PERMISSION_DENIED;
+  StreamServiceClient client(server_.Channel(), ClientOptions());
+
+  StreamReader<Item> reader = client.Range(Range(0, 5));
+  EXPECT_THAT(ReadAll(reader), ElementsAre());
+  absl::Status status = reader.Finish();
+  EXPECT_EQ(status.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(service_.range_calls(), 1);
+}
+
+TEST_F(GeneratedStreamingTest, ResumeHookContinuesABrokenStreamExactlyOnce) {
+  ASSERT_TRUE(server_.ok());
+  service_.break_after = 4;
+  int hook_calls = 0;
+  StreamServiceClient client(
+      server_.Channel(),
+      ClientOptions().set<StreamServiceClient::RangeResumeOption>(
+          [&hook_calls](const Item& last, RangeRequest& request) {
+            return ResumeAfter(&hook_calls, last, request);
+          }));
+
+  StreamReader<Item> reader = client.Range(Range(0, 10));
+  // Every item once, in order, across the break.
+  EXPECT_THAT(ReadAll(reader), ElementsAreArray(Iota(0, 10)));
+  EXPECT_TRUE(reader.Finish().ok());
+  EXPECT_EQ(hook_calls, 1);
+  EXPECT_EQ(reader.attempts(), 2);
+  EXPECT_THAT(service_.range_starts(), ElementsAre(0, 4));
+}
+
+TEST_F(GeneratedStreamingTest, ResumeHookCanBeSetForOneCall) {
+  ASSERT_TRUE(server_.ok());
+  service_.break_after = 3;
+  StreamServiceClient client(server_.Channel(), ClientOptions());
+  int hook_calls = 0;
+
+  StreamReader<Item> reader = client.Range(
+      Range(10, 6), Options{}.set<StreamServiceClient::RangeResumeOption>(
+                        [&hook_calls](const Item& last, RangeRequest& r) {
+                          return ResumeAfter(&hook_calls, last, r);
+                        }));
+  EXPECT_THAT(ReadAll(reader), ElementsAreArray(Iota(10, 16)));
+  EXPECT_TRUE(reader.Finish().ok());
+  EXPECT_EQ(hook_calls, 1);
+  EXPECT_THAT(service_.range_starts(), ElementsAre(10, 13));
+}
+
+TEST_F(GeneratedStreamingTest, WithoutAHookABreakAfterDataIsReported) {
+  ASSERT_TRUE(server_.ok());
+  service_.break_after = 4;
+  StreamServiceClient client(server_.Channel(), ClientOptions());
+
+  StreamReader<Item> reader = client.Range(Range(0, 10));
+  EXPECT_THAT(ReadAll(reader), ElementsAreArray(Iota(0, 4)));
+  absl::Status status = reader.Finish();
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(service_.range_calls(), 1);
+}
+
+TEST_F(GeneratedStreamingTest, AHookThatDeclinesReportsTheBreak) {
+  ASSERT_TRUE(server_.ok());
+  service_.break_after = 2;
+  int hook_calls = 0;
+  StreamServiceClient client(
+      server_.Channel(),
+      ClientOptions().set<StreamServiceClient::RangeResumeOption>(
+          [&hook_calls](const Item&, RangeRequest&) {
+            ++hook_calls;
+            return false;
+          }));
+
+  StreamReader<Item> reader = client.Range(Range(0, 10));
+  EXPECT_THAT(ReadAll(reader), ElementsAre(0, 1));
+  EXPECT_EQ(reader.Finish().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(hook_calls, 1);
+  EXPECT_EQ(service_.range_calls(), 1);
+}
+
+TEST_F(GeneratedStreamingTest, ClientStreamCarriesOptionsEndToEnd) {
+  ASSERT_TRUE(server_.ok());
+  StreamServiceClient client(server_.Channel(), ClientOptions());
+
+  auto writer = client.Sum(Options{}.set<MetadataOption>({{"x-test", "abc"}}));
+  for (int i = 1; i <= 5; ++i) {
+    Item item;
+    item.set_value(i);
+    ASSERT_TRUE(writer.Write(item));
+  }
+  absl::StatusOr<SumResponse> response = writer.Finish();  // half-closes
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->sum(), 15);
+  EXPECT_EQ(response->count(), 5);
+  EXPECT_EQ(service_.metadata(), "abc");
+}
+
+TEST_F(GeneratedStreamingTest, ClientStreamIsNeverReplayed) {
+  ASSERT_TRUE(server_.ok());
+  service_.fail_sum = true;
+  StreamServiceClient client(server_.Channel(), ClientOptions());
+
+  // Even when the call is declared idempotent, a stream cannot be replayed.
+  auto writer = client.Sum(
+      Options{}.set<IdempotencyOption>(Idempotency::kIdempotent));
+  Item item;
+  item.set_value(1);
+  ASSERT_TRUE(writer.Write(item));
+  ASSERT_TRUE(writer.WritesDone());
+  absl::StatusOr<SumResponse> response = writer.Finish();
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(service_.sum_calls(), 1);
+}
+
+TEST_F(GeneratedStreamingTest, BidiStreamWorksEndToEnd) {
+  ASSERT_TRUE(server_.ok());
+  StreamServiceClient client(server_.Channel(), ClientOptions());
+
+  auto stream = client.Double(
+      Options{}
+          .set<MetadataOption>({{"x-test", "bidi"}})
+          .set<TotalTimeoutOption>(std::chrono::seconds(30)));
+  std::vector<int> doubled;
+  for (int i = 1; i <= 3; ++i) {
+    Item item;
+    item.set_value(i);
+    ASSERT_TRUE(stream.Write(item));
+    ASSERT_TRUE(stream.Read(&item));
+    doubled.push_back(item.value());
+  }
+  ASSERT_TRUE(stream.WritesDone());
+  Item extra;
+  EXPECT_FALSE(stream.Read(&extra));
+  EXPECT_TRUE(stream.Finish().ok());
+  EXPECT_THAT(doubled, ElementsAre(2, 4, 6));
+  EXPECT_EQ(service_.metadata(), "bidi");
+  EXPECT_EQ(service_.double_calls(), 1);
+}
+
+TEST_F(GeneratedStreamingTest, BidiStreamHonoursTheCallDeadline) {
+  ASSERT_TRUE(server_.ok());
+  StreamServiceClient client(server_.Channel(), ClientOptions());
+
+  auto stream = client.Double(Options{}.set<DeadlineOption>(
+      std::chrono::system_clock::now() - std::chrono::seconds(1)));
+  Item item;
+  item.set_value(1);
+  stream.Write(item);
+  EXPECT_FALSE(stream.Read(&item));
+  EXPECT_EQ(stream.Finish().code(), absl::StatusCode::kDeadlineExceeded);
+}
+
+TEST_F(GeneratedStreamingTest, InvalidOptionsFailTheStreamUnsent) {
+  ASSERT_TRUE(server_.ok());
+  StreamServiceClient client(server_.Channel(), ClientOptions());
+
+  auto writer = client.Sum(
+      Options{}.set<AttemptTimeoutOption>(std::chrono::seconds(-1)));
+  Item item;
+  EXPECT_FALSE(writer.Write(item));
+  EXPECT_EQ(writer.Finish().status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(service_.sum_calls(), 0);
+}
+
+TEST_F(GeneratedStreamingTest, UnaryMethodNextToStreams) {
+  ASSERT_TRUE(server_.ok());
+  StreamServiceClient client(server_.Channel(), ClientOptions());
+  absl::StatusOr<Item> item = client.Get(Range(42, 1));
+  ASSERT_TRUE(item.ok()) << item.status();
+  EXPECT_EQ(item->value(), 42);
+}
+
+}  // namespace
+}  // namespace stubkit
