@@ -64,7 +64,9 @@ def _stubkit_proto_gen_impl(ctx):
         suffixes_cc.append(".stubkit.cc")
         suffixes_h += [".stubkit.h", ".stubkit_mock.h"]
 
-    package_dir = ctx.label.package
+    # Each target writes into its own directory, so two targets may compile
+    # the same proto (e.g. with and without the stubkit plugin).
+    gen_dir = "_stubkit_gen/" + ctx.label.name
     for src in ctx.files.srcs:
         if not src.path.endswith(".proto"):
             fail("%s: %s is not a .proto file" % (ctx.label, src.path))
@@ -73,13 +75,9 @@ def _stubkit_proto_gen_impl(ctx):
                  (ctx.label, src.path, root))
         import_path = src.path[len(root) + 1:] if root else src.path
         proto_paths.append(import_path)
-
-        # Outputs are declared relative to this package; the file's path from
-        # the package is its short path minus the package directory.
-        from_package = src.short_path[len(package_dir) + 1:] if package_dir else src.short_path
-        stem = from_package[:-len(".proto")]
-        outputs_cc += [ctx.actions.declare_file(stem + s) for s in suffixes_cc]
-        outputs_h += [ctx.actions.declare_file(stem + s) for s in suffixes_h]
+        stem = gen_dir + "/" + import_path[:-len(".proto")]
+        outputs_cc += [ctx.actions.declare_file(stem + x) for x in suffixes_cc]
+        outputs_h += [ctx.actions.declare_file(stem + x) for x in suffixes_h]
 
     dep_infos = [d[StubkitProtoInfo] for d in ctx.attr.deps]
     transitive_sources = depset(
@@ -91,7 +89,11 @@ def _stubkit_proto_gen_impl(ctx):
         transitive = [i.transitive_import_roots for i in dep_infos],
     )
 
-    out_dir = ctx.bin_dir.path + ("/" + root if root else "")
+    out_dir = "/".join([
+        part
+        for part in [ctx.bin_dir.path, ctx.label.workspace_root, ctx.label.package, gen_dir]
+        if part
+    ])
     args = ctx.actions.args()
     args.add_all(transitive_import_roots, format_each = "-I%s")
     args.add("-I" + WELL_KNOWN_PROTOS_DIR)
@@ -115,12 +117,11 @@ def _stubkit_proto_gen_impl(ctx):
         progress_message = "Generating C++ for %s" % ctx.label,
     )
 
-    include_dir = ctx.bin_dir.path + ("/" + root if root else "")
     return [
         DefaultInfo(files = depset(outputs_cc + outputs_h)),
         CcInfo(compilation_context = cc_common.create_compilation_context(
             headers = depset(outputs_h),
-            includes = depset([include_dir]),
+            includes = depset([out_dir]),
         )),
         StubkitProtoInfo(
             transitive_sources = transitive_sources,
