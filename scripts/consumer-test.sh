@@ -24,7 +24,14 @@ trap 'rm -rf "${work}"' EXIT
 prefix="${work}/prefix"
 
 echo "== consumer-test: building stubkit in ${build_dir}"
-cmake -S . -B "${build_dir}" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+if [[ -f "${build_dir}/CMakeCache.txt" ]]; then
+  # An existing tree (maybe the main build's): keep its settings.
+  cmake -S . -B "${build_dir}" >/dev/null
+else
+  cmake -S . -B "${build_dir}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DSTUBKIT_BUILD_TESTS=OFF -DSTUBKIT_BUILD_BENCHMARKS=OFF \
+    -DSTUBKIT_BUILD_EXAMPLES=OFF >/dev/null
+fi
 cmake --build "${build_dir}" -j "${jobs}" --target stubkit protoc-gen-stubkit
 
 echo "== consumer-test: installing into ${prefix}"
