@@ -4,6 +4,8 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+
 namespace stubkit {
 namespace internal {
 
@@ -44,7 +46,7 @@ void AsyncRetryOperationBase::RunAttempt() {
     Finish(state_.Cancelled());
     return;
   }
-  StartAttempt(*context_);
+  StartAttempt(*context_, view_);
 }
 
 void AsyncRetryOperationBase::OnAttemptDone(const absl::Status& status) {
@@ -114,6 +116,12 @@ void AsyncRetryOperationBase::Finish(absl::Status status) {
     if (cancel_callback_ != 0) token->RemoveCallback(cancel_callback_);
   }
   Deliver(std::move(status));
+}
+
+absl::Status NoAsyncStubError(absl::string_view method_full_name) {
+  return absl::UnimplementedError(
+      absl::StrCat(method_full_name,
+                   ": the gRPC stub has no callback API (async() is null)"));
 }
 
 }  // namespace internal

@@ -11,7 +11,8 @@
 //       kEchoMethod, call_options, client_options,
 //       // Starts one attempt; calls `done` exactly once.
 //       [stub, request](grpc::ClientContext& context,
-//                       std::function<void(absl::StatusOr<EchoResponse>)> done) {
+//                       const stubkit::OptionsView& options,
+//                       stubkit::AsyncCallback<EchoResponse> done) {
 //         auto response = std::make_shared<EchoResponse>();
 //         stub->async()->Echo(&context, &request, response.get(),
 //             [response, done](grpc::Status s) {
@@ -43,6 +44,11 @@
 #include "stubkit/retry_loop.h"
 
 namespace stubkit {
+
+// Receives the result of an async call (or attempt), exactly once.
+template <typename Response>
+using AsyncCallback = std::function<void(absl::StatusOr<Response>)>;
+
 namespace internal {
 
 // The response-independent part of one async call.
@@ -57,7 +63,8 @@ class AsyncRetryOperationBase
 
  protected:
   // Starts one attempt on `context`; the subclass calls `OnAttemptDone`.
-  virtual void StartAttempt(grpc::ClientContext& context) = 0;
+  virtual void StartAttempt(grpc::ClientContext& context,
+                            const OptionsView& options) = 0;
   // Delivers the result (`status` is the error, or OK for the stored value).
   virtual void Deliver(absl::Status status) = 0;
   RetryLoopState& state() { return state_; }
@@ -90,8 +97,8 @@ template <typename Response>
 class AsyncRetryOperation final : public AsyncRetryOperationBase {
  public:
   using Attempt = std::function<void(
-      grpc::ClientContext&, std::function<void(absl::StatusOr<Response>)>)>;
-  using Done = std::function<void(absl::StatusOr<Response>)>;
+      grpc::ClientContext&, const OptionsView&, AsyncCallback<Response>)>;
+  using Done = AsyncCallback<Response>;
 
   AsyncRetryOperation(const MethodInfo& method, Options call, Options client,
                       Attempt attempt, Done done)
@@ -100,10 +107,11 @@ class AsyncRetryOperation final : public AsyncRetryOperationBase {
         done_(std::move(done)) {}
 
  private:
-  void StartAttempt(grpc::ClientContext& context) override {
+  void StartAttempt(grpc::ClientContext& context,
+                    const OptionsView& options) override {
     std::shared_ptr<AsyncRetryOperation> self =
         std::static_pointer_cast<AsyncRetryOperation>(shared_from_this());
-    attempt_(context, [self](absl::StatusOr<Response> result) {
+    attempt_(context, options, [self](absl::StatusOr<Response> result) {
       if (result.ok()) {
         MaybeLogPayload(self->state(), "response", *result);
         self->response_ = *std::move(result);
@@ -127,6 +135,27 @@ class AsyncRetryOperation final : public AsyncRetryOperationBase {
   Done done_;
   Response response_;
 };
+
+// The error for a grpc_cpp_plugin stub whose `async()` is null (a
+// hand-written StubInterface, say).
+absl::Status NoAsyncStubError(absl::string_view method_full_name);
+
+// Starts one callback-API unary call: `start(response, on_done)` must call
+// the grpc_cpp_plugin `async()` method with them. Keeps the response alive
+// until gRPC is done and converts the status.
+template <typename Response, typename Start>
+void StartAsyncUnary(Start&& start, AsyncCallback<Response> done) {
+  auto response = std::make_shared<Response>();
+  Response* raw = response.get();
+  start(raw, [response = std::move(response),
+              done = std::move(done)](grpc::Status status) {
+    if (!status.ok()) {
+      done(FromGrpcStatus(status));
+    } else {
+      done(std::move(*response));
+    }
+  });
+}
 
 }  // namespace internal
 

@@ -572,6 +572,19 @@ Signatures SignaturesFor(Kind kind) {
   return {};
 }
 
+// Unary methods also get a callback-API variant at each layer.
+constexpr char kAsyncStubSignature[] =
+    "void Async$Method$(\n"
+    "      ::grpc::ClientContext& context,\n"
+    "      const ::stubkit::OptionsView& options,\n"
+    "      const $Request$& request,\n"
+    "      ::stubkit::AsyncCallback<$Response$> done)";
+constexpr char kAsyncConnectionSignature[] =
+    "void Async$Method$(\n"
+    "      const ::stubkit::OptionsView& options,\n"
+    "      const $Request$& request,\n"
+    "      ::stubkit::AsyncCallback<$Response$> done)";
+
 // The same signature as a definition outside the class: "Class::" inserted
 // before the method name, and indentation of continuation lines reduced.
 std::string OutOfClass(const std::string& signature, const std::string& cls) {
@@ -612,6 +625,9 @@ void FileGenerator::HeaderService(Writer& w,
     w.Raw("\n");
     w.Emit(mv, absl::StrCat("  virtual ", SignaturesFor(method.kind).stub,
                             " = 0;\n"));
+    if (method.kind == Kind::kUnary) {
+      w.Emit(mv, absl::StrCat("  virtual ", kAsyncStubSignature, " = 0;\n"));
+    }
   }
   w.Emit(vars, "};\n\n");
 
@@ -629,6 +645,10 @@ void FileGenerator::HeaderService(Writer& w,
     w.Emit(Vars(service, method),
            absl::StrCat("  ", SignaturesFor(method.kind).stub,
                         " override;\n"));
+    if (method.kind == Kind::kUnary) {
+      w.Emit(Vars(service, method),
+             absl::StrCat("  ", kAsyncStubSignature, " override;\n"));
+    }
   }
   w.Emit(vars,
          "\n"
@@ -653,6 +673,10 @@ void FileGenerator::HeaderService(Writer& w,
     w.Emit(Vars(service, method),
            absl::StrCat("  ", SignaturesFor(method.kind).stub,
                         " override;\n"));
+    if (method.kind == Kind::kUnary) {
+      w.Emit(Vars(service, method),
+             absl::StrCat("  ", kAsyncStubSignature, " override;\n"));
+    }
   }
   w.Emit(vars,
          "\n"
@@ -674,6 +698,10 @@ void FileGenerator::HeaderService(Writer& w,
     w.Emit(Vars(service, method),
            absl::StrCat("  virtual ", SignaturesFor(method.kind).connection,
                         " = 0;\n"));
+    if (method.kind == Kind::kUnary) {
+      w.Emit(Vars(service, method),
+             absl::StrCat("  virtual ", kAsyncConnectionSignature, " = 0;\n"));
+    }
   }
   w.Emit(vars,
          "};\n\n"
@@ -725,6 +753,19 @@ void FileGenerator::HeaderService(Writer& w,
     Writer::Vars mv = Vars(service, method);
     w.Emit(mv, absl::StrCat("$comment$$deprecated$  ",
                             SignaturesFor(method.kind).client, ";\n"));
+    if (method.kind == Kind::kUnary) {
+      w.Emit(mv,
+             "  // $Method$ without blocking: retries wait on a timer, not a "
+             "thread.\n"
+             "$deprecated$  ::std::future<::absl::StatusOr<$Response$>> "
+             "Async$Method$(\n"
+             "      const $Request$& request,\n"
+             "      const ::stubkit::Options& call = {});\n"
+             "$deprecated$  void Async$Method$(\n"
+             "      const $Request$& request,\n"
+             "      ::stubkit::AsyncCallback<$Response$> done,\n"
+             "      const ::stubkit::Options& call = {});\n");
+    }
   }
   w.Emit(vars,
          "\n"
@@ -757,6 +798,39 @@ void FileGenerator::SourceService(Writer& w,
         break;
     }
     w.Raw("}\n\n");
+  }
+  for (const MethodModel& method : service.methods) {
+    if (method.kind != Kind::kUnary) continue;
+    Writer::Vars mv = Vars(service, method);
+    mv["Decorator"] = decorator;
+    mv["GrpcStub"] = grpc_stub;
+    w.Emit(mv,
+           "void $Decorator$::Async$Method$(\n"
+           "    ::grpc::ClientContext& context,\n"
+           "    const ::stubkit::OptionsView& options,\n"
+           "    const $Request$& request,\n"
+           "    ::stubkit::AsyncCallback<$Response$> done) {\n"
+           "  child_->Async$Method$(context, options, request, "
+           "::std::move(done));\n"
+           "}\n\n"
+           "void $GrpcStub$::Async$Method$(\n"
+           "    ::grpc::ClientContext& context,\n"
+           "    const ::stubkit::OptionsView& /*options*/,\n"
+           "    const $Request$& request,\n"
+           "    ::stubkit::AsyncCallback<$Response$> done) {\n"
+           "  auto* async = grpc_stub_->async();\n"
+           "  if (async == nullptr) {\n"
+           "    done(::stubkit::internal::NoAsyncStubError("
+           "\"$method_full_name$\"));\n"
+           "    return;\n"
+           "  }\n"
+           "  ::stubkit::internal::StartAsyncUnary<$Response$>(\n"
+           "      [&](auto* response, auto on_done) {\n"
+           "        async->$Method$(&context, &request, response, "
+           "::std::move(on_done));\n"
+           "      },\n"
+           "      ::std::move(done));\n"
+           "}\n\n");
   }
   for (const MethodModel& method : service.methods) {
     Writer::Vars mv = Vars(service, method);
@@ -803,10 +877,28 @@ void FileGenerator::SourceService(Writer& w,
       case Kind::kUnary:
         w.Emit(mv,
                "    return ::stubkit::RetryLoop<$Response$>(\n"
-               "        $Service$Methods::k$Method$, options,\n"
+               "        $Service$Methods::k$Method$, options, request,\n"
                "        [&](::grpc::ClientContext& context) {\n"
                "          return stub_->$Method$(context, options, request);\n"
-               "        });\n");
+               "        });\n"
+               "  }\n\n");
+        // The operation outlives this call: it owns the stub and request.
+        w.Emit(mv, absl::StrCat("  ", kAsyncConnectionSignature,
+                                " override {\n"));
+        w.Emit(mv,
+               "    ::stubkit::AsyncRetryLoop<$Response$>(\n"
+               "        $Service$Methods::k$Method$, options.call(), "
+               "options.client(),\n"
+               "        [stub = stub_,\n"
+               "         request = ::std::make_shared<const $Request$>(request)](\n"
+               "            ::grpc::ClientContext& context,\n"
+               "            const ::stubkit::OptionsView& attempt_options,\n"
+               "            ::stubkit::AsyncCallback<$Response$> attempt_done) {\n"
+               "          stub->Async$Method$(context, attempt_options, "
+               "*request,\n"
+               "                              ::std::move(attempt_done));\n"
+               "        },\n"
+               "        ::std::move(done));\n");
         break;
       case Kind::kServerStreaming:
         // The reader outlives this call, so the lambda owns the stub.
@@ -899,21 +991,47 @@ void FileGenerator::SourceService(Writer& w,
         break;
     }
     w.Raw("}\n");
+    if (method.kind == Kind::kUnary) {
+      w.Emit(mv,
+             "\n"
+             "::std::future<::absl::StatusOr<$Response$>>\n"
+             "$Service$Client::Async$Method$(const $Request$& request,\n"
+             "    const ::stubkit::Options& call) {\n"
+             "  auto promise = ::std::make_shared<\n"
+             "      ::std::promise<::absl::StatusOr<$Response$>>>();\n"
+             "  auto future = promise->get_future();\n"
+             "  connection_->Async$Method$(\n"
+             "      ::stubkit::OptionsView(call, options_), request,\n"
+             "      [promise](::absl::StatusOr<$Response$> result) {\n"
+             "        promise->set_value(::std::move(result));\n"
+             "      });\n"
+             "  return future;\n"
+             "}\n"
+             "\n"
+             "void $Service$Client::Async$Method$(const $Request$& request,\n"
+             "    ::stubkit::AsyncCallback<$Response$> done,\n"
+             "    const ::stubkit::Options& call) {\n"
+             "  connection_->Async$Method$(::stubkit::OptionsView(call, "
+             "options_), request,\n"
+             "                              ::std::move(done));\n"
+             "}\n");
+    }
   }
   w.Raw("\n");
 }
 
 // gMock wants a parenthesized type when it contains a comma.
-std::string MockMethod(const std::string& stub_signature) {
+std::string MockMethod(const std::string& stub_signature,
+                       const std::string& name = "$Method$") {
   // "RET NAME(\n PARAMS)" -> "MOCK_METHOD((RET), NAME, (PARAMS), (override));"
-  size_t open = stub_signature.find("$Method$(");
+  size_t open = stub_signature.find(name + "(");
   std::string ret(absl::StripAsciiWhitespace(stub_signature.substr(0, open)));
-  std::string params = stub_signature.substr(open + 9);
+  std::string params = stub_signature.substr(open + name.size() + 1);
   params.pop_back();  // ')'
   params = absl::StrReplaceAll(params, {{"\n      ", " "}, {"\n", " "}});
   ret = absl::StrReplaceAll(ret, {{"\n      ", ""}, {"\n", ""}});
   absl::StripAsciiWhitespace(&params);
-  return absl::StrCat("  MOCK_METHOD((", ret, "), $Method$,\n              (",
+  return absl::StrCat("  MOCK_METHOD((", ret, "), ", name, ",\n              (",
                       params, "),\n              (override));\n");
 }
 
@@ -924,6 +1042,10 @@ void FileGenerator::MockService(Writer& w, const ServiceModel& service) const {
          " public:\n");
   for (const MethodModel& method : service.methods) {
     w.Emit(Vars(service, method), MockMethod(SignaturesFor(method.kind).stub));
+    if (method.kind == Kind::kUnary) {
+      w.Emit(Vars(service, method),
+             MockMethod(kAsyncStubSignature, "Async$Method$"));
+    }
   }
   w.Emit(vars,
          "};\n\n"
@@ -932,6 +1054,10 @@ void FileGenerator::MockService(Writer& w, const ServiceModel& service) const {
   for (const MethodModel& method : service.methods) {
     w.Emit(Vars(service, method),
            MockMethod(SignaturesFor(method.kind).connection));
+    if (method.kind == Kind::kUnary) {
+      w.Emit(Vars(service, method),
+             MockMethod(kAsyncConnectionSignature, "Async$Method$"));
+    }
   }
   w.Raw("};\n\n");
 }
@@ -948,6 +1074,7 @@ std::string FileGenerator::Header() const {
          "#ifndef $guard$\n"
          "#define $guard$\n"
          "\n"
+         "#include <future>\n"
          "#include <memory>\n"
          "#include <utility>\n"
          "\n"
@@ -957,6 +1084,7 @@ std::string FileGenerator::Header() const {
          "#include \"absl/status/statusor.h\"\n"
          "#include \"$stem$.grpc.pb.h\"\n"
          "#include \"$stem$.pb.h\"\n"
+         "#include \"stubkit/async_retry_loop.h\"\n"
          "#include \"stubkit/client_support.h\"\n"
          "#include \"stubkit/method.h\"\n"
          "#include \"stubkit/options.h\"\n"

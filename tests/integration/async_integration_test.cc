@@ -48,18 +48,15 @@ class AsyncIntegrationTest : public ::testing::Test {
     auto shared_request = std::make_shared<EchoRequest>(std::move(request));
     return AsyncRetryLoop<EchoResponse>(
         kEcho, std::move(call), client_,
-        [stub, shared_request](
-            grpc::ClientContext& context,
-            std::function<void(absl::StatusOr<EchoResponse>)> done) {
-          auto response = std::make_shared<EchoResponse>();
-          stub->async()->Echo(&context, shared_request.get(), response.get(),
-                              [response, done](grpc::Status status) {
-                                if (!status.ok()) {
-                                  done(FromGrpcStatus(status));
-                                } else {
-                                  done(std::move(*response));
-                                }
-                              });
+        [stub, shared_request](grpc::ClientContext& context,
+                               const OptionsView&,
+                               AsyncCallback<EchoResponse> done) {
+          internal::StartAsyncUnary<EchoResponse>(
+              [&](EchoResponse* response, auto on_done) {
+                stub->async()->Echo(&context, shared_request.get(), response,
+                                    std::move(on_done));
+              },
+              std::move(done));
         });
   }
 

@@ -33,7 +33,8 @@ using Done = std::function<void(absl::StatusOr<std::string>)>;
 // An attempt that answers from another thread, like gRPC does.
 auto ScriptedAttempt(std::shared_ptr<std::atomic<int>> attempts,
                      std::vector<absl::StatusCode> codes) {
-  return [attempts, codes](grpc::ClientContext&, Done done) {
+  return [attempts, codes](grpc::ClientContext&, const OptionsView&,
+                           Done done) {
     int n = attempts->fetch_add(1);
     absl::StatusCode code = codes[std::min<size_t>(n, codes.size() - 1)];
     std::thread([code, done] {
@@ -177,7 +178,8 @@ TEST(AsyncRetryLoopTimerTest, ManyCallsWaitOnOneTimerThread) {
       milliseconds(20), milliseconds(20), 1.0, Jitter::None()));
   std::vector<std::future<absl::StatusOr<std::string>>> futures;
   // Attempts answer inline, so only the timer thread ever runs the retries.
-  auto inline_attempt = [attempts](grpc::ClientContext&, Done done) {
+  auto inline_attempt = [attempts](grpc::ClientContext&, const OptionsView&,
+                                   Done done) {
     if (attempts->fetch_add(1) % 2 == 0) {
       done(absl::UnavailableError("first"));
     } else {

@@ -39,6 +39,31 @@ StreamServiceStubDecorator::Double(::grpc::ClientContext& context,
   return child_->Get(context, options, request);
 }
 
+void StreamServiceStubDecorator::AsyncGet(
+    ::grpc::ClientContext& context,
+    const ::stubkit::OptionsView& options,
+    const ::stubkit::testing::RangeRequest& request,
+    ::stubkit::AsyncCallback<::stubkit::testing::Item> done) {
+  child_->AsyncGet(context, options, request, ::std::move(done));
+}
+
+void StreamServiceGrpcStub::AsyncGet(
+    ::grpc::ClientContext& context,
+    const ::stubkit::OptionsView& /*options*/,
+    const ::stubkit::testing::RangeRequest& request,
+    ::stubkit::AsyncCallback<::stubkit::testing::Item> done) {
+  auto* async = grpc_stub_->async();
+  if (async == nullptr) {
+    done(::stubkit::internal::NoAsyncStubError("stubkit.testing.StreamService.Get"));
+    return;
+  }
+  ::stubkit::internal::StartAsyncUnary<::stubkit::testing::Item>(
+      [&](auto* response, auto on_done) {
+        async->Get(&context, &request, response, ::std::move(on_done));
+      },
+      ::std::move(done));
+}
+
 ::std::unique_ptr<::grpc::ClientReaderInterface<::stubkit::testing::Item>> StreamServiceGrpcStub::Range(
     ::grpc::ClientContext& context,
     const ::stubkit::OptionsView& /*options*/,
@@ -112,10 +137,27 @@ class StreamServiceConnectionImpl : public StreamServiceConnection {
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::RangeRequest& request) override {
     return ::stubkit::RetryLoop<::stubkit::testing::Item>(
-        StreamServiceMethods::kGet, options,
+        StreamServiceMethods::kGet, options, request,
         [&](::grpc::ClientContext& context) {
           return stub_->Get(context, options, request);
         });
+  }
+
+  void AsyncGet(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::RangeRequest& request,
+      ::stubkit::AsyncCallback<::stubkit::testing::Item> done) override {
+    ::stubkit::AsyncRetryLoop<::stubkit::testing::Item>(
+        StreamServiceMethods::kGet, options.call(), options.client(),
+        [stub = stub_,
+         request = ::std::make_shared<const ::stubkit::testing::RangeRequest>(request)](
+            ::grpc::ClientContext& context,
+            const ::stubkit::OptionsView& attempt_options,
+            ::stubkit::AsyncCallback<::stubkit::testing::Item> attempt_done) {
+          stub->AsyncGet(context, attempt_options, *request,
+                              ::std::move(attempt_done));
+        },
+        ::std::move(done));
   }
 
  private:
@@ -172,6 +214,27 @@ StreamServiceClient::Double(const ::stubkit::Options& call) {
     const ::stubkit::testing::RangeRequest& request, const ::stubkit::Options& call) {
   return connection_->Get(::stubkit::OptionsView(call, options_),
                                request);
+}
+
+::std::future<::absl::StatusOr<::stubkit::testing::Item>>
+StreamServiceClient::AsyncGet(const ::stubkit::testing::RangeRequest& request,
+    const ::stubkit::Options& call) {
+  auto promise = ::std::make_shared<
+      ::std::promise<::absl::StatusOr<::stubkit::testing::Item>>>();
+  auto future = promise->get_future();
+  connection_->AsyncGet(
+      ::stubkit::OptionsView(call, options_), request,
+      [promise](::absl::StatusOr<::stubkit::testing::Item> result) {
+        promise->set_value(::std::move(result));
+      });
+  return future;
+}
+
+void StreamServiceClient::AsyncGet(const ::stubkit::testing::RangeRequest& request,
+    ::stubkit::AsyncCallback<::stubkit::testing::Item> done,
+    const ::stubkit::Options& call) {
+  connection_->AsyncGet(::stubkit::OptionsView(call, options_), request,
+                              ::std::move(done));
 }
 
 }  // namespace testing

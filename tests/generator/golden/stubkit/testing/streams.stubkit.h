@@ -4,6 +4,7 @@
 #ifndef STUBKIT_GENERATED_STUBKIT_TESTING_STREAMS_STUBKIT_H_
 #define STUBKIT_GENERATED_STUBKIT_TESTING_STREAMS_STUBKIT_H_
 
+#include <future>
 #include <memory>
 #include <utility>
 
@@ -13,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "stubkit/testing/streams.grpc.pb.h"
 #include "stubkit/testing/streams.pb.h"
+#include "stubkit/async_retry_loop.h"
 #include "stubkit/client_support.h"
 #include "stubkit/method.h"
 #include "stubkit/options.h"
@@ -64,6 +66,11 @@ class StreamServiceStub {
       ::grpc::ClientContext& context,
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::RangeRequest& request) = 0;
+  virtual void AsyncGet(
+      ::grpc::ClientContext& context,
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::RangeRequest& request,
+      ::stubkit::AsyncCallback<::stubkit::testing::Item> done) = 0;
 };
 
 // Forwards every method to the stub below it. Override what you need.
@@ -91,6 +98,11 @@ class StreamServiceStubDecorator : public StreamServiceStub {
       ::grpc::ClientContext& context,
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::RangeRequest& request) override;
+  void AsyncGet(
+      ::grpc::ClientContext& context,
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::RangeRequest& request,
+      ::stubkit::AsyncCallback<::stubkit::testing::Item> done) override;
 
  protected:
   const ::std::shared_ptr<StreamServiceStub>& child() const { return child_; }
@@ -125,6 +137,11 @@ class StreamServiceGrpcStub : public StreamServiceStub {
       ::grpc::ClientContext& context,
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::RangeRequest& request) override;
+  void AsyncGet(
+      ::grpc::ClientContext& context,
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::RangeRequest& request,
+      ::stubkit::AsyncCallback<::stubkit::testing::Item> done) override;
 
  private:
   ::std::unique_ptr<::stubkit::testing::StreamService::StubInterface> grpc_stub_;
@@ -149,6 +166,10 @@ class StreamServiceConnection {
   virtual ::absl::StatusOr<::stubkit::testing::Item> Get(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::RangeRequest& request) = 0;
+  virtual void AsyncGet(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::RangeRequest& request,
+      ::stubkit::AsyncCallback<::stubkit::testing::Item> done) = 0;
 };
 
 // The default connection over `channel`. The decorators in
@@ -197,6 +218,14 @@ class StreamServiceClient {
   // A unary method next to the streaming ones.
   ::absl::StatusOr<::stubkit::testing::Item> Get(
       const ::stubkit::testing::RangeRequest& request,
+      const ::stubkit::Options& call = {});
+  // Get without blocking: retries wait on a timer, not a thread.
+  ::std::future<::absl::StatusOr<::stubkit::testing::Item>> AsyncGet(
+      const ::stubkit::testing::RangeRequest& request,
+      const ::stubkit::Options& call = {});
+  void AsyncGet(
+      const ::stubkit::testing::RangeRequest& request,
+      ::stubkit::AsyncCallback<::stubkit::testing::Item> done,
       const ::stubkit::Options& call = {});
 
  private:

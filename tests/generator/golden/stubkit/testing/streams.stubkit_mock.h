@@ -29,6 +29,9 @@ class MockStreamServiceStub : public StreamServiceStub {
   MOCK_METHOD((::absl::StatusOr<::stubkit::testing::Item>), Get,
               (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, const ::stubkit::testing::RangeRequest& request),
               (override));
+  MOCK_METHOD((void), AsyncGet,
+              (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, const ::stubkit::testing::RangeRequest& request, ::stubkit::AsyncCallback<::stubkit::testing::Item> done),
+              (override));
 };
 
 class MockStreamServiceConnection : public StreamServiceConnection {
@@ -44,6 +47,9 @@ class MockStreamServiceConnection : public StreamServiceConnection {
               (override));
   MOCK_METHOD((::absl::StatusOr<::stubkit::testing::Item>), Get,
               (const ::stubkit::OptionsView& options, const ::stubkit::testing::RangeRequest& request),
+              (override));
+  MOCK_METHOD((void), AsyncGet,
+              (const ::stubkit::OptionsView& options, const ::stubkit::testing::RangeRequest& request, ::stubkit::AsyncCallback<::stubkit::testing::Item> done),
               (override));
 };
 

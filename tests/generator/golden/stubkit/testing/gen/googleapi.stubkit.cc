@@ -56,6 +56,156 @@ namespace v1 {
   return child_->ArchiveBooks(context, options, request);
 }
 
+void LibraryStubDecorator::AsyncGetBook(
+    ::grpc::ClientContext& context,
+    const ::stubkit::OptionsView& options,
+    const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+    ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) {
+  child_->AsyncGetBook(context, options, request, ::std::move(done));
+}
+
+void LibraryGrpcStub::AsyncGetBook(
+    ::grpc::ClientContext& context,
+    const ::stubkit::OptionsView& /*options*/,
+    const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+    ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) {
+  auto* async = grpc_stub_->async();
+  if (async == nullptr) {
+    done(::stubkit::internal::NoAsyncStubError("stubkit.testing.gen.library.v1.Library.GetBook"));
+    return;
+  }
+  ::stubkit::internal::StartAsyncUnary<::stubkit::testing::gen::library::v1::Book>(
+      [&](auto* response, auto on_done) {
+        async->GetBook(&context, &request, response, ::std::move(on_done));
+      },
+      ::std::move(done));
+}
+
+void LibraryStubDecorator::AsyncPutBook(
+    ::grpc::ClientContext& context,
+    const ::stubkit::OptionsView& options,
+    const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
+    ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) {
+  child_->AsyncPutBook(context, options, request, ::std::move(done));
+}
+
+void LibraryGrpcStub::AsyncPutBook(
+    ::grpc::ClientContext& context,
+    const ::stubkit::OptionsView& /*options*/,
+    const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
+    ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) {
+  auto* async = grpc_stub_->async();
+  if (async == nullptr) {
+    done(::stubkit::internal::NoAsyncStubError("stubkit.testing.gen.library.v1.Library.PutBook"));
+    return;
+  }
+  ::stubkit::internal::StartAsyncUnary<::stubkit::testing::gen::library::v1::Book>(
+      [&](auto* response, auto on_done) {
+        async->PutBook(&context, &request, response, ::std::move(on_done));
+      },
+      ::std::move(done));
+}
+
+void LibraryStubDecorator::AsyncCreateBook(
+    ::grpc::ClientContext& context,
+    const ::stubkit::OptionsView& options,
+    const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
+    ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) {
+  child_->AsyncCreateBook(context, options, request, ::std::move(done));
+}
+
+void LibraryGrpcStub::AsyncCreateBook(
+    ::grpc::ClientContext& context,
+    const ::stubkit::OptionsView& /*options*/,
+    const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
+    ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) {
+  auto* async = grpc_stub_->async();
+  if (async == nullptr) {
+    done(::stubkit::internal::NoAsyncStubError("stubkit.testing.gen.library.v1.Library.CreateBook"));
+    return;
+  }
+  ::stubkit::internal::StartAsyncUnary<::stubkit::testing::gen::library::v1::Book>(
+      [&](auto* response, auto on_done) {
+        async->CreateBook(&context, &request, response, ::std::move(on_done));
+      },
+      ::std::move(done));
+}
+
+void LibraryStubDecorator::AsyncDeleteBook(
+    ::grpc::ClientContext& context,
+    const ::stubkit::OptionsView& options,
+    const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
+    ::stubkit::AsyncCallback<::google::protobuf::Empty> done) {
+  child_->AsyncDeleteBook(context, options, request, ::std::move(done));
+}
+
+void LibraryGrpcStub::AsyncDeleteBook(
+    ::grpc::ClientContext& context,
+    const ::stubkit::OptionsView& /*options*/,
+    const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
+    ::stubkit::AsyncCallback<::google::protobuf::Empty> done) {
+  auto* async = grpc_stub_->async();
+  if (async == nullptr) {
+    done(::stubkit::internal::NoAsyncStubError("stubkit.testing.gen.library.v1.Library.DeleteBook"));
+    return;
+  }
+  ::stubkit::internal::StartAsyncUnary<::google::protobuf::Empty>(
+      [&](auto* response, auto on_done) {
+        async->DeleteBook(&context, &request, response, ::std::move(on_done));
+      },
+      ::std::move(done));
+}
+
+void LibraryStubDecorator::AsyncTouchBook(
+    ::grpc::ClientContext& context,
+    const ::stubkit::OptionsView& options,
+    const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+    ::stubkit::AsyncCallback<::google::protobuf::Empty> done) {
+  child_->AsyncTouchBook(context, options, request, ::std::move(done));
+}
+
+void LibraryGrpcStub::AsyncTouchBook(
+    ::grpc::ClientContext& context,
+    const ::stubkit::OptionsView& /*options*/,
+    const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+    ::stubkit::AsyncCallback<::google::protobuf::Empty> done) {
+  auto* async = grpc_stub_->async();
+  if (async == nullptr) {
+    done(::stubkit::internal::NoAsyncStubError("stubkit.testing.gen.library.v1.Library.TouchBook"));
+    return;
+  }
+  ::stubkit::internal::StartAsyncUnary<::google::protobuf::Empty>(
+      [&](auto* response, auto on_done) {
+        async->TouchBook(&context, &request, response, ::std::move(on_done));
+      },
+      ::std::move(done));
+}
+
+void LibraryStubDecorator::AsyncArchiveBooks(
+    ::grpc::ClientContext& context,
+    const ::stubkit::OptionsView& options,
+    const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+    ::stubkit::AsyncCallback<::google::longrunning::Operation> done) {
+  child_->AsyncArchiveBooks(context, options, request, ::std::move(done));
+}
+
+void LibraryGrpcStub::AsyncArchiveBooks(
+    ::grpc::ClientContext& context,
+    const ::stubkit::OptionsView& /*options*/,
+    const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+    ::stubkit::AsyncCallback<::google::longrunning::Operation> done) {
+  auto* async = grpc_stub_->async();
+  if (async == nullptr) {
+    done(::stubkit::internal::NoAsyncStubError("stubkit.testing.gen.library.v1.Library.ArchiveBooks"));
+    return;
+  }
+  ::stubkit::internal::StartAsyncUnary<::google::longrunning::Operation>(
+      [&](auto* response, auto on_done) {
+        async->ArchiveBooks(&context, &request, response, ::std::move(on_done));
+      },
+      ::std::move(done));
+}
+
 ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> LibraryGrpcStub::GetBook(
     ::grpc::ClientContext& context,
     const ::stubkit::OptionsView& /*options*/,
@@ -127,60 +277,162 @@ class LibraryConnectionImpl : public LibraryConnection {
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request) override {
     return ::stubkit::RetryLoop<::stubkit::testing::gen::library::v1::Book>(
-        LibraryMethods::kGetBook, options,
+        LibraryMethods::kGetBook, options, request,
         [&](::grpc::ClientContext& context) {
           return stub_->GetBook(context, options, request);
         });
+  }
+
+  void AsyncGetBook(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) override {
+    ::stubkit::AsyncRetryLoop<::stubkit::testing::gen::library::v1::Book>(
+        LibraryMethods::kGetBook, options.call(), options.client(),
+        [stub = stub_,
+         request = ::std::make_shared<const ::stubkit::testing::gen::library::v1::GetBookRequest>(request)](
+            ::grpc::ClientContext& context,
+            const ::stubkit::OptionsView& attempt_options,
+            ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> attempt_done) {
+          stub->AsyncGetBook(context, attempt_options, *request,
+                              ::std::move(attempt_done));
+        },
+        ::std::move(done));
   }
 
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> PutBook(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::PutBookRequest& request) override {
     return ::stubkit::RetryLoop<::stubkit::testing::gen::library::v1::Book>(
-        LibraryMethods::kPutBook, options,
+        LibraryMethods::kPutBook, options, request,
         [&](::grpc::ClientContext& context) {
           return stub_->PutBook(context, options, request);
         });
+  }
+
+  void AsyncPutBook(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) override {
+    ::stubkit::AsyncRetryLoop<::stubkit::testing::gen::library::v1::Book>(
+        LibraryMethods::kPutBook, options.call(), options.client(),
+        [stub = stub_,
+         request = ::std::make_shared<const ::stubkit::testing::gen::library::v1::PutBookRequest>(request)](
+            ::grpc::ClientContext& context,
+            const ::stubkit::OptionsView& attempt_options,
+            ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> attempt_done) {
+          stub->AsyncPutBook(context, attempt_options, *request,
+                              ::std::move(attempt_done));
+        },
+        ::std::move(done));
   }
 
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> CreateBook(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::CreateBookRequest& request) override {
     return ::stubkit::RetryLoop<::stubkit::testing::gen::library::v1::Book>(
-        LibraryMethods::kCreateBook, options,
+        LibraryMethods::kCreateBook, options, request,
         [&](::grpc::ClientContext& context) {
           return stub_->CreateBook(context, options, request);
         });
+  }
+
+  void AsyncCreateBook(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) override {
+    ::stubkit::AsyncRetryLoop<::stubkit::testing::gen::library::v1::Book>(
+        LibraryMethods::kCreateBook, options.call(), options.client(),
+        [stub = stub_,
+         request = ::std::make_shared<const ::stubkit::testing::gen::library::v1::CreateBookRequest>(request)](
+            ::grpc::ClientContext& context,
+            const ::stubkit::OptionsView& attempt_options,
+            ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> attempt_done) {
+          stub->AsyncCreateBook(context, attempt_options, *request,
+                              ::std::move(attempt_done));
+        },
+        ::std::move(done));
   }
 
   ::absl::StatusOr<::google::protobuf::Empty> DeleteBook(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request) override {
     return ::stubkit::RetryLoop<::google::protobuf::Empty>(
-        LibraryMethods::kDeleteBook, options,
+        LibraryMethods::kDeleteBook, options, request,
         [&](::grpc::ClientContext& context) {
           return stub_->DeleteBook(context, options, request);
         });
+  }
+
+  void AsyncDeleteBook(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
+      ::stubkit::AsyncCallback<::google::protobuf::Empty> done) override {
+    ::stubkit::AsyncRetryLoop<::google::protobuf::Empty>(
+        LibraryMethods::kDeleteBook, options.call(), options.client(),
+        [stub = stub_,
+         request = ::std::make_shared<const ::stubkit::testing::gen::library::v1::DeleteBookRequest>(request)](
+            ::grpc::ClientContext& context,
+            const ::stubkit::OptionsView& attempt_options,
+            ::stubkit::AsyncCallback<::google::protobuf::Empty> attempt_done) {
+          stub->AsyncDeleteBook(context, attempt_options, *request,
+                              ::std::move(attempt_done));
+        },
+        ::std::move(done));
   }
 
   ::absl::StatusOr<::google::protobuf::Empty> TouchBook(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request) override {
     return ::stubkit::RetryLoop<::google::protobuf::Empty>(
-        LibraryMethods::kTouchBook, options,
+        LibraryMethods::kTouchBook, options, request,
         [&](::grpc::ClientContext& context) {
           return stub_->TouchBook(context, options, request);
         });
+  }
+
+  void AsyncTouchBook(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+      ::stubkit::AsyncCallback<::google::protobuf::Empty> done) override {
+    ::stubkit::AsyncRetryLoop<::google::protobuf::Empty>(
+        LibraryMethods::kTouchBook, options.call(), options.client(),
+        [stub = stub_,
+         request = ::std::make_shared<const ::stubkit::testing::gen::library::v1::GetBookRequest>(request)](
+            ::grpc::ClientContext& context,
+            const ::stubkit::OptionsView& attempt_options,
+            ::stubkit::AsyncCallback<::google::protobuf::Empty> attempt_done) {
+          stub->AsyncTouchBook(context, attempt_options, *request,
+                              ::std::move(attempt_done));
+        },
+        ::std::move(done));
   }
 
   ::absl::StatusOr<::google::longrunning::Operation> ArchiveBooks(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request) override {
     return ::stubkit::RetryLoop<::google::longrunning::Operation>(
-        LibraryMethods::kArchiveBooks, options,
+        LibraryMethods::kArchiveBooks, options, request,
         [&](::grpc::ClientContext& context) {
           return stub_->ArchiveBooks(context, options, request);
         });
+  }
+
+  void AsyncArchiveBooks(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override {
+    ::stubkit::AsyncRetryLoop<::google::longrunning::Operation>(
+        LibraryMethods::kArchiveBooks, options.call(), options.client(),
+        [stub = stub_,
+         request = ::std::make_shared<const ::stubkit::testing::gen::library::v1::GetBookRequest>(request)](
+            ::grpc::ClientContext& context,
+            const ::stubkit::OptionsView& attempt_options,
+            ::stubkit::AsyncCallback<::google::longrunning::Operation> attempt_done) {
+          stub->AsyncArchiveBooks(context, attempt_options, *request,
+                              ::std::move(attempt_done));
+        },
+        ::std::move(done));
   }
 
  private:
@@ -223,10 +475,52 @@ LibraryClient::LibraryClient(
                                request);
 }
 
+::std::future<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>
+LibraryClient::AsyncGetBook(const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+    const ::stubkit::Options& call) {
+  auto promise = ::std::make_shared<
+      ::std::promise<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>>();
+  auto future = promise->get_future();
+  connection_->AsyncGetBook(
+      ::stubkit::OptionsView(call, options_), request,
+      [promise](::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> result) {
+        promise->set_value(::std::move(result));
+      });
+  return future;
+}
+
+void LibraryClient::AsyncGetBook(const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+    ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done,
+    const ::stubkit::Options& call) {
+  connection_->AsyncGetBook(::stubkit::OptionsView(call, options_), request,
+                              ::std::move(done));
+}
+
 ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> LibraryClient::PutBook(
     const ::stubkit::testing::gen::library::v1::PutBookRequest& request, const ::stubkit::Options& call) {
   return connection_->PutBook(::stubkit::OptionsView(call, options_),
                                request);
+}
+
+::std::future<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>
+LibraryClient::AsyncPutBook(const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
+    const ::stubkit::Options& call) {
+  auto promise = ::std::make_shared<
+      ::std::promise<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>>();
+  auto future = promise->get_future();
+  connection_->AsyncPutBook(
+      ::stubkit::OptionsView(call, options_), request,
+      [promise](::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> result) {
+        promise->set_value(::std::move(result));
+      });
+  return future;
+}
+
+void LibraryClient::AsyncPutBook(const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
+    ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done,
+    const ::stubkit::Options& call) {
+  connection_->AsyncPutBook(::stubkit::OptionsView(call, options_), request,
+                              ::std::move(done));
 }
 
 ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> LibraryClient::CreateBook(
@@ -235,10 +529,52 @@ LibraryClient::LibraryClient(
                                request);
 }
 
+::std::future<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>
+LibraryClient::AsyncCreateBook(const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
+    const ::stubkit::Options& call) {
+  auto promise = ::std::make_shared<
+      ::std::promise<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>>();
+  auto future = promise->get_future();
+  connection_->AsyncCreateBook(
+      ::stubkit::OptionsView(call, options_), request,
+      [promise](::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> result) {
+        promise->set_value(::std::move(result));
+      });
+  return future;
+}
+
+void LibraryClient::AsyncCreateBook(const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
+    ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done,
+    const ::stubkit::Options& call) {
+  connection_->AsyncCreateBook(::stubkit::OptionsView(call, options_), request,
+                              ::std::move(done));
+}
+
 ::absl::StatusOr<::google::protobuf::Empty> LibraryClient::DeleteBook(
     const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request, const ::stubkit::Options& call) {
   return connection_->DeleteBook(::stubkit::OptionsView(call, options_),
                                request);
+}
+
+::std::future<::absl::StatusOr<::google::protobuf::Empty>>
+LibraryClient::AsyncDeleteBook(const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
+    const ::stubkit::Options& call) {
+  auto promise = ::std::make_shared<
+      ::std::promise<::absl::StatusOr<::google::protobuf::Empty>>>();
+  auto future = promise->get_future();
+  connection_->AsyncDeleteBook(
+      ::stubkit::OptionsView(call, options_), request,
+      [promise](::absl::StatusOr<::google::protobuf::Empty> result) {
+        promise->set_value(::std::move(result));
+      });
+  return future;
+}
+
+void LibraryClient::AsyncDeleteBook(const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
+    ::stubkit::AsyncCallback<::google::protobuf::Empty> done,
+    const ::stubkit::Options& call) {
+  connection_->AsyncDeleteBook(::stubkit::OptionsView(call, options_), request,
+                              ::std::move(done));
 }
 
 ::absl::StatusOr<::google::protobuf::Empty> LibraryClient::TouchBook(
@@ -247,10 +583,52 @@ LibraryClient::LibraryClient(
                                request);
 }
 
+::std::future<::absl::StatusOr<::google::protobuf::Empty>>
+LibraryClient::AsyncTouchBook(const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+    const ::stubkit::Options& call) {
+  auto promise = ::std::make_shared<
+      ::std::promise<::absl::StatusOr<::google::protobuf::Empty>>>();
+  auto future = promise->get_future();
+  connection_->AsyncTouchBook(
+      ::stubkit::OptionsView(call, options_), request,
+      [promise](::absl::StatusOr<::google::protobuf::Empty> result) {
+        promise->set_value(::std::move(result));
+      });
+  return future;
+}
+
+void LibraryClient::AsyncTouchBook(const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+    ::stubkit::AsyncCallback<::google::protobuf::Empty> done,
+    const ::stubkit::Options& call) {
+  connection_->AsyncTouchBook(::stubkit::OptionsView(call, options_), request,
+                              ::std::move(done));
+}
+
 ::absl::StatusOr<::google::longrunning::Operation> LibraryClient::ArchiveBooks(
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request, const ::stubkit::Options& call) {
   return connection_->ArchiveBooks(::stubkit::OptionsView(call, options_),
                                request);
+}
+
+::std::future<::absl::StatusOr<::google::longrunning::Operation>>
+LibraryClient::AsyncArchiveBooks(const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+    const ::stubkit::Options& call) {
+  auto promise = ::std::make_shared<
+      ::std::promise<::absl::StatusOr<::google::longrunning::Operation>>>();
+  auto future = promise->get_future();
+  connection_->AsyncArchiveBooks(
+      ::stubkit::OptionsView(call, options_), request,
+      [promise](::absl::StatusOr<::google::longrunning::Operation> result) {
+        promise->set_value(::std::move(result));
+      });
+  return future;
+}
+
+void LibraryClient::AsyncArchiveBooks(const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+    ::stubkit::AsyncCallback<::google::longrunning::Operation> done,
+    const ::stubkit::Options& call) {
+  connection_->AsyncArchiveBooks(::stubkit::OptionsView(call, options_), request,
+                              ::std::move(done));
 }
 
 }  // namespace v1

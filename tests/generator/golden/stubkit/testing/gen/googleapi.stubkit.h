@@ -4,6 +4,7 @@
 #ifndef STUBKIT_GENERATED_STUBKIT_TESTING_GEN_GOOGLEAPI_STUBKIT_H_
 #define STUBKIT_GENERATED_STUBKIT_TESTING_GEN_GOOGLEAPI_STUBKIT_H_
 
+#include <future>
 #include <memory>
 #include <utility>
 
@@ -13,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "stubkit/testing/gen/googleapi.grpc.pb.h"
 #include "stubkit/testing/gen/googleapi.pb.h"
+#include "stubkit/async_retry_loop.h"
 #include "stubkit/client_support.h"
 #include "stubkit/method.h"
 #include "stubkit/options.h"
@@ -58,31 +60,61 @@ class LibraryStub {
       ::grpc::ClientContext& context,
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request) = 0;
+  virtual void AsyncGetBook(
+      ::grpc::ClientContext& context,
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) = 0;
 
   virtual ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> PutBook(
       ::grpc::ClientContext& context,
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::PutBookRequest& request) = 0;
+  virtual void AsyncPutBook(
+      ::grpc::ClientContext& context,
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) = 0;
 
   virtual ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> CreateBook(
       ::grpc::ClientContext& context,
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::CreateBookRequest& request) = 0;
+  virtual void AsyncCreateBook(
+      ::grpc::ClientContext& context,
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) = 0;
 
   virtual ::absl::StatusOr<::google::protobuf::Empty> DeleteBook(
       ::grpc::ClientContext& context,
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request) = 0;
+  virtual void AsyncDeleteBook(
+      ::grpc::ClientContext& context,
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
+      ::stubkit::AsyncCallback<::google::protobuf::Empty> done) = 0;
 
   virtual ::absl::StatusOr<::google::protobuf::Empty> TouchBook(
       ::grpc::ClientContext& context,
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request) = 0;
+  virtual void AsyncTouchBook(
+      ::grpc::ClientContext& context,
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+      ::stubkit::AsyncCallback<::google::protobuf::Empty> done) = 0;
 
   virtual ::absl::StatusOr<::google::longrunning::Operation> ArchiveBooks(
       ::grpc::ClientContext& context,
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request) = 0;
+  virtual void AsyncArchiveBooks(
+      ::grpc::ClientContext& context,
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) = 0;
 };
 
 // Forwards every method to the stub below it. Override what you need.
@@ -95,31 +127,61 @@ class LibraryStubDecorator : public LibraryStub {
       ::grpc::ClientContext& context,
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request) override;
+  void AsyncGetBook(
+      ::grpc::ClientContext& context,
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) override;
 
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> PutBook(
       ::grpc::ClientContext& context,
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::PutBookRequest& request) override;
+  void AsyncPutBook(
+      ::grpc::ClientContext& context,
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) override;
 
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> CreateBook(
       ::grpc::ClientContext& context,
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::CreateBookRequest& request) override;
+  void AsyncCreateBook(
+      ::grpc::ClientContext& context,
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) override;
 
   ::absl::StatusOr<::google::protobuf::Empty> DeleteBook(
       ::grpc::ClientContext& context,
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request) override;
+  void AsyncDeleteBook(
+      ::grpc::ClientContext& context,
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
+      ::stubkit::AsyncCallback<::google::protobuf::Empty> done) override;
 
   ::absl::StatusOr<::google::protobuf::Empty> TouchBook(
       ::grpc::ClientContext& context,
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request) override;
+  void AsyncTouchBook(
+      ::grpc::ClientContext& context,
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+      ::stubkit::AsyncCallback<::google::protobuf::Empty> done) override;
 
   ::absl::StatusOr<::google::longrunning::Operation> ArchiveBooks(
       ::grpc::ClientContext& context,
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request) override;
+  void AsyncArchiveBooks(
+      ::grpc::ClientContext& context,
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override;
 
  protected:
   const ::std::shared_ptr<LibraryStub>& child() const { return child_; }
@@ -139,31 +201,61 @@ class LibraryGrpcStub : public LibraryStub {
       ::grpc::ClientContext& context,
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request) override;
+  void AsyncGetBook(
+      ::grpc::ClientContext& context,
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) override;
 
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> PutBook(
       ::grpc::ClientContext& context,
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::PutBookRequest& request) override;
+  void AsyncPutBook(
+      ::grpc::ClientContext& context,
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) override;
 
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> CreateBook(
       ::grpc::ClientContext& context,
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::CreateBookRequest& request) override;
+  void AsyncCreateBook(
+      ::grpc::ClientContext& context,
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) override;
 
   ::absl::StatusOr<::google::protobuf::Empty> DeleteBook(
       ::grpc::ClientContext& context,
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request) override;
+  void AsyncDeleteBook(
+      ::grpc::ClientContext& context,
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
+      ::stubkit::AsyncCallback<::google::protobuf::Empty> done) override;
 
   ::absl::StatusOr<::google::protobuf::Empty> TouchBook(
       ::grpc::ClientContext& context,
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request) override;
+  void AsyncTouchBook(
+      ::grpc::ClientContext& context,
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+      ::stubkit::AsyncCallback<::google::protobuf::Empty> done) override;
 
   ::absl::StatusOr<::google::longrunning::Operation> ArchiveBooks(
       ::grpc::ClientContext& context,
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request) override;
+  void AsyncArchiveBooks(
+      ::grpc::ClientContext& context,
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override;
 
  private:
   ::std::unique_ptr<::stubkit::testing::gen::library::v1::Library::StubInterface> grpc_stub_;
@@ -178,26 +270,50 @@ class LibraryConnection {
   virtual ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> GetBook(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request) = 0;
+  virtual void AsyncGetBook(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) = 0;
 
   virtual ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> PutBook(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::PutBookRequest& request) = 0;
+  virtual void AsyncPutBook(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) = 0;
 
   virtual ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> CreateBook(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::CreateBookRequest& request) = 0;
+  virtual void AsyncCreateBook(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) = 0;
 
   virtual ::absl::StatusOr<::google::protobuf::Empty> DeleteBook(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request) = 0;
+  virtual void AsyncDeleteBook(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
+      ::stubkit::AsyncCallback<::google::protobuf::Empty> done) = 0;
 
   virtual ::absl::StatusOr<::google::protobuf::Empty> TouchBook(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request) = 0;
+  virtual void AsyncTouchBook(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+      ::stubkit::AsyncCallback<::google::protobuf::Empty> done) = 0;
 
   virtual ::absl::StatusOr<::google::longrunning::Operation> ArchiveBooks(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request) = 0;
+  virtual void AsyncArchiveBooks(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) = 0;
 };
 
 // The default connection over `channel`. The decorators in
@@ -228,30 +344,78 @@ class LibraryClient {
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> GetBook(
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
       const ::stubkit::Options& call = {});
+  // GetBook without blocking: retries wait on a timer, not a thread.
+  ::std::future<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>> AsyncGetBook(
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+      const ::stubkit::Options& call = {});
+  void AsyncGetBook(
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done,
+      const ::stubkit::Options& call = {});
 
   // PUT: idempotent.
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> PutBook(
       const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
+      const ::stubkit::Options& call = {});
+  // PutBook without blocking: retries wait on a timer, not a thread.
+  ::std::future<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>> AsyncPutBook(
+      const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
+      const ::stubkit::Options& call = {});
+  void AsyncPutBook(
+      const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done,
       const ::stubkit::Options& call = {});
 
   // POST: not idempotent.
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> CreateBook(
       const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
       const ::stubkit::Options& call = {});
+  // CreateBook without blocking: retries wait on a timer, not a thread.
+  ::std::future<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>> AsyncCreateBook(
+      const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
+      const ::stubkit::Options& call = {});
+  void AsyncCreateBook(
+      const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done,
+      const ::stubkit::Options& call = {});
 
   // DELETE: not idempotent by the http rule.
   ::absl::StatusOr<::google::protobuf::Empty> DeleteBook(
       const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
+      const ::stubkit::Options& call = {});
+  // DeleteBook without blocking: retries wait on a timer, not a thread.
+  ::std::future<::absl::StatusOr<::google::protobuf::Empty>> AsyncDeleteBook(
+      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
+      const ::stubkit::Options& call = {});
+  void AsyncDeleteBook(
+      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
+      ::stubkit::AsyncCallback<::google::protobuf::Empty> done,
       const ::stubkit::Options& call = {});
 
   // POST, but the proto says it is idempotent.
   ::absl::StatusOr<::google::protobuf::Empty> TouchBook(
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
       const ::stubkit::Options& call = {});
+  // TouchBook without blocking: retries wait on a timer, not a thread.
+  ::std::future<::absl::StatusOr<::google::protobuf::Empty>> AsyncTouchBook(
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+      const ::stubkit::Options& call = {});
+  void AsyncTouchBook(
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+      ::stubkit::AsyncCallback<::google::protobuf::Empty> done,
+      const ::stubkit::Options& call = {});
 
   // A long-running operation: an ordinary unary RPC to stubkit.
   ::absl::StatusOr<::google::longrunning::Operation> ArchiveBooks(
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+      const ::stubkit::Options& call = {});
+  // ArchiveBooks without blocking: retries wait on a timer, not a thread.
+  ::std::future<::absl::StatusOr<::google::longrunning::Operation>> AsyncArchiveBooks(
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+      const ::stubkit::Options& call = {});
+  void AsyncArchiveBooks(
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done,
       const ::stubkit::Options& call = {});
 
  private:

@@ -23,20 +23,38 @@ class MockLibraryStub : public LibraryStub {
   MOCK_METHOD((::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>), GetBook,
               (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::GetBookRequest& request),
               (override));
+  MOCK_METHOD((void), AsyncGetBook,
+              (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::GetBookRequest& request, ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done),
+              (override));
   MOCK_METHOD((::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>), PutBook,
               (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::PutBookRequest& request),
+              (override));
+  MOCK_METHOD((void), AsyncPutBook,
+              (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::PutBookRequest& request, ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done),
               (override));
   MOCK_METHOD((::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>), CreateBook,
               (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::CreateBookRequest& request),
               (override));
+  MOCK_METHOD((void), AsyncCreateBook,
+              (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::CreateBookRequest& request, ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done),
+              (override));
   MOCK_METHOD((::absl::StatusOr<::google::protobuf::Empty>), DeleteBook,
               (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request),
+              (override));
+  MOCK_METHOD((void), AsyncDeleteBook,
+              (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request, ::stubkit::AsyncCallback<::google::protobuf::Empty> done),
               (override));
   MOCK_METHOD((::absl::StatusOr<::google::protobuf::Empty>), TouchBook,
               (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::GetBookRequest& request),
               (override));
+  MOCK_METHOD((void), AsyncTouchBook,
+              (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::GetBookRequest& request, ::stubkit::AsyncCallback<::google::protobuf::Empty> done),
+              (override));
   MOCK_METHOD((::absl::StatusOr<::google::longrunning::Operation>), ArchiveBooks,
               (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::GetBookRequest& request),
+              (override));
+  MOCK_METHOD((void), AsyncArchiveBooks,
+              (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::GetBookRequest& request, ::stubkit::AsyncCallback<::google::longrunning::Operation> done),
               (override));
 };
 
@@ -45,20 +63,38 @@ class MockLibraryConnection : public LibraryConnection {
   MOCK_METHOD((::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>), GetBook,
               (const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::GetBookRequest& request),
               (override));
+  MOCK_METHOD((void), AsyncGetBook,
+              (const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::GetBookRequest& request, ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done),
+              (override));
   MOCK_METHOD((::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>), PutBook,
               (const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::PutBookRequest& request),
+              (override));
+  MOCK_METHOD((void), AsyncPutBook,
+              (const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::PutBookRequest& request, ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done),
               (override));
   MOCK_METHOD((::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>), CreateBook,
               (const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::CreateBookRequest& request),
               (override));
+  MOCK_METHOD((void), AsyncCreateBook,
+              (const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::CreateBookRequest& request, ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done),
+              (override));
   MOCK_METHOD((::absl::StatusOr<::google::protobuf::Empty>), DeleteBook,
               (const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request),
+              (override));
+  MOCK_METHOD((void), AsyncDeleteBook,
+              (const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request, ::stubkit::AsyncCallback<::google::protobuf::Empty> done),
               (override));
   MOCK_METHOD((::absl::StatusOr<::google::protobuf::Empty>), TouchBook,
               (const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::GetBookRequest& request),
               (override));
+  MOCK_METHOD((void), AsyncTouchBook,
+              (const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::GetBookRequest& request, ::stubkit::AsyncCallback<::google::protobuf::Empty> done),
+              (override));
   MOCK_METHOD((::absl::StatusOr<::google::longrunning::Operation>), ArchiveBooks,
               (const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::GetBookRequest& request),
+              (override));
+  MOCK_METHOD((void), AsyncArchiveBooks,
+              (const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::GetBookRequest& request, ::stubkit::AsyncCallback<::google::longrunning::Operation> done),
               (override));
 };
 

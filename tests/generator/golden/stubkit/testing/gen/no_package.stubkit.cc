@@ -22,6 +22,31 @@
   return child_->Watch(context, options, request);
 }
 
+void NoPackageStubDecorator::AsyncLookup(
+    ::grpc::ClientContext& context,
+    const ::stubkit::OptionsView& options,
+    const ::NoPackageRequest& request,
+    ::stubkit::AsyncCallback<::NoPackageResponse> done) {
+  child_->AsyncLookup(context, options, request, ::std::move(done));
+}
+
+void NoPackageGrpcStub::AsyncLookup(
+    ::grpc::ClientContext& context,
+    const ::stubkit::OptionsView& /*options*/,
+    const ::NoPackageRequest& request,
+    ::stubkit::AsyncCallback<::NoPackageResponse> done) {
+  auto* async = grpc_stub_->async();
+  if (async == nullptr) {
+    done(::stubkit::internal::NoAsyncStubError("NoPackage.Lookup"));
+    return;
+  }
+  ::stubkit::internal::StartAsyncUnary<::NoPackageResponse>(
+      [&](auto* response, auto on_done) {
+        async->Lookup(&context, &request, response, ::std::move(on_done));
+      },
+      ::std::move(done));
+}
+
 ::absl::StatusOr<::NoPackageResponse> NoPackageGrpcStub::Lookup(
     ::grpc::ClientContext& context,
     const ::stubkit::OptionsView& /*options*/,
@@ -50,10 +75,27 @@ class NoPackageConnectionImpl : public NoPackageConnection {
       const ::stubkit::OptionsView& options,
       const ::NoPackageRequest& request) override {
     return ::stubkit::RetryLoop<::NoPackageResponse>(
-        NoPackageMethods::kLookup, options,
+        NoPackageMethods::kLookup, options, request,
         [&](::grpc::ClientContext& context) {
           return stub_->Lookup(context, options, request);
         });
+  }
+
+  void AsyncLookup(
+      const ::stubkit::OptionsView& options,
+      const ::NoPackageRequest& request,
+      ::stubkit::AsyncCallback<::NoPackageResponse> done) override {
+    ::stubkit::AsyncRetryLoop<::NoPackageResponse>(
+        NoPackageMethods::kLookup, options.call(), options.client(),
+        [stub = stub_,
+         request = ::std::make_shared<const ::NoPackageRequest>(request)](
+            ::grpc::ClientContext& context,
+            const ::stubkit::OptionsView& attempt_options,
+            ::stubkit::AsyncCallback<::NoPackageResponse> attempt_done) {
+          stub->AsyncLookup(context, attempt_options, *request,
+                              ::std::move(attempt_done));
+        },
+        ::std::move(done));
   }
 
   ::stubkit::StreamReader<::NoPackageResponse> Watch(
@@ -107,6 +149,27 @@ NoPackageClient::NoPackageClient(
     const ::NoPackageRequest& request, const ::stubkit::Options& call) {
   return connection_->Lookup(::stubkit::OptionsView(call, options_),
                                request);
+}
+
+::std::future<::absl::StatusOr<::NoPackageResponse>>
+NoPackageClient::AsyncLookup(const ::NoPackageRequest& request,
+    const ::stubkit::Options& call) {
+  auto promise = ::std::make_shared<
+      ::std::promise<::absl::StatusOr<::NoPackageResponse>>>();
+  auto future = promise->get_future();
+  connection_->AsyncLookup(
+      ::stubkit::OptionsView(call, options_), request,
+      [promise](::absl::StatusOr<::NoPackageResponse> result) {
+        promise->set_value(::std::move(result));
+      });
+  return future;
+}
+
+void NoPackageClient::AsyncLookup(const ::NoPackageRequest& request,
+    ::stubkit::AsyncCallback<::NoPackageResponse> done,
+    const ::stubkit::Options& call) {
+  connection_->AsyncLookup(::stubkit::OptionsView(call, options_), request,
+                              ::std::move(done));
 }
 
 ::stubkit::StreamReader<::NoPackageResponse> NoPackageClient::Watch(

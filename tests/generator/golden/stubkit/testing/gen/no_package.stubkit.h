@@ -4,6 +4,7 @@
 #ifndef STUBKIT_GENERATED_STUBKIT_TESTING_GEN_NO_PACKAGE_STUBKIT_H_
 #define STUBKIT_GENERATED_STUBKIT_TESTING_GEN_NO_PACKAGE_STUBKIT_H_
 
+#include <future>
 #include <memory>
 #include <utility>
 
@@ -13,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "stubkit/testing/gen/no_package.grpc.pb.h"
 #include "stubkit/testing/gen/no_package.pb.h"
+#include "stubkit/async_retry_loop.h"
 #include "stubkit/client_support.h"
 #include "stubkit/method.h"
 #include "stubkit/options.h"
@@ -40,6 +42,11 @@ class NoPackageStub {
       ::grpc::ClientContext& context,
       const ::stubkit::OptionsView& options,
       const ::NoPackageRequest& request) = 0;
+  virtual void AsyncLookup(
+      ::grpc::ClientContext& context,
+      const ::stubkit::OptionsView& options,
+      const ::NoPackageRequest& request,
+      ::stubkit::AsyncCallback<::NoPackageResponse> done) = 0;
 
   virtual ::std::unique_ptr<::grpc::ClientReaderInterface<::NoPackageResponse>> Watch(
       ::grpc::ClientContext& context,
@@ -57,6 +64,11 @@ class NoPackageStubDecorator : public NoPackageStub {
       ::grpc::ClientContext& context,
       const ::stubkit::OptionsView& options,
       const ::NoPackageRequest& request) override;
+  void AsyncLookup(
+      ::grpc::ClientContext& context,
+      const ::stubkit::OptionsView& options,
+      const ::NoPackageRequest& request,
+      ::stubkit::AsyncCallback<::NoPackageResponse> done) override;
 
   ::std::unique_ptr<::grpc::ClientReaderInterface<::NoPackageResponse>> Watch(
       ::grpc::ClientContext& context,
@@ -81,6 +93,11 @@ class NoPackageGrpcStub : public NoPackageStub {
       ::grpc::ClientContext& context,
       const ::stubkit::OptionsView& options,
       const ::NoPackageRequest& request) override;
+  void AsyncLookup(
+      ::grpc::ClientContext& context,
+      const ::stubkit::OptionsView& options,
+      const ::NoPackageRequest& request,
+      ::stubkit::AsyncCallback<::NoPackageResponse> done) override;
 
   ::std::unique_ptr<::grpc::ClientReaderInterface<::NoPackageResponse>> Watch(
       ::grpc::ClientContext& context,
@@ -100,6 +117,10 @@ class NoPackageConnection {
   virtual ::absl::StatusOr<::NoPackageResponse> Lookup(
       const ::stubkit::OptionsView& options,
       const ::NoPackageRequest& request) = 0;
+  virtual void AsyncLookup(
+      const ::stubkit::OptionsView& options,
+      const ::NoPackageRequest& request,
+      ::stubkit::AsyncCallback<::NoPackageResponse> done) = 0;
 
   virtual ::stubkit::StreamReader<::NoPackageResponse> Watch(
       const ::stubkit::OptionsView& options,
@@ -143,6 +164,14 @@ class NoPackageClient {
   // Looks a key up. Comments are copied to the generated client.
   ::absl::StatusOr<::NoPackageResponse> Lookup(
       const ::NoPackageRequest& request,
+      const ::stubkit::Options& call = {});
+  // Lookup without blocking: retries wait on a timer, not a thread.
+  ::std::future<::absl::StatusOr<::NoPackageResponse>> AsyncLookup(
+      const ::NoPackageRequest& request,
+      const ::stubkit::Options& call = {});
+  void AsyncLookup(
+      const ::NoPackageRequest& request,
+      ::stubkit::AsyncCallback<::NoPackageResponse> done,
       const ::stubkit::Options& call = {});
 
   ::stubkit::StreamReader<::NoPackageResponse> Watch(

@@ -17,6 +17,9 @@ class MockNoPackageStub : public NoPackageStub {
   MOCK_METHOD((::absl::StatusOr<::NoPackageResponse>), Lookup,
               (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, const ::NoPackageRequest& request),
               (override));
+  MOCK_METHOD((void), AsyncLookup,
+              (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, const ::NoPackageRequest& request, ::stubkit::AsyncCallback<::NoPackageResponse> done),
+              (override));
   MOCK_METHOD((::std::unique_ptr<::grpc::ClientReaderInterface<::NoPackageResponse>>), Watch,
               (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, const ::NoPackageRequest& request),
               (override));
@@ -26,6 +29,9 @@ class MockNoPackageConnection : public NoPackageConnection {
  public:
   MOCK_METHOD((::absl::StatusOr<::NoPackageResponse>), Lookup,
               (const ::stubkit::OptionsView& options, const ::NoPackageRequest& request),
+              (override));
+  MOCK_METHOD((void), AsyncLookup,
+              (const ::stubkit::OptionsView& options, const ::NoPackageRequest& request, ::stubkit::AsyncCallback<::NoPackageResponse> done),
               (override));
   MOCK_METHOD((::stubkit::StreamReader<::NoPackageResponse>), Watch,
               (const ::stubkit::OptionsView& options, const ::NoPackageRequest& request),
