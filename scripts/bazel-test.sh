@@ -3,8 +3,13 @@
 # system's gRPC, protobuf and abseil. Works on a fresh Debian 12 machine:
 # installs Debian's bazel-bootstrap (Bazel 4.2.3) when it is missing.
 #
-#   scripts/bazel-test.sh                  # bazel test //...
-#   scripts/bazel-test.sh //tests:all      # other targets or flags
+#   scripts/bazel-test.sh                  # bazel test //..., then the
+#                                          # consumer workspace's tests
+#   scripts/bazel-test.sh //tests:all      # only these targets (or flags)
+#
+# examples/consumer is also a Bazel workspace that uses stubkit as an
+# external repository (as a user's project would); its test runs after
+# stubkit's own unless targets are given.
 #
 # Environment:
 #   JOBS                    parallel actions and tests (default 2)
@@ -18,16 +23,25 @@ STUBKIT_EXTRA_PACKAGES="bazel-bootstrap ${STUBKIT_EXTRA_PACKAGES:-}" \
 
 jobs="${JOBS:-2}"
 output_root="${STUBKIT_BAZEL_ROOT:-/tmp/stubkit-bazel-$(id -u)}"
-targets=("$@")
-if [[ ${#targets[@]} -eq 0 ]]; then
-  targets=(//...)
-fi
 
 # --batch: no Bazel server is left running after the script.
 # --symlink_prefix=/: no bazel-* links in the checkout (test logs are under
 # the output root).
 # The JVM warning about -Xverify is Debian's OpenJDK 17 talking to Bazel 4.2.
-exec bazel --batch --output_user_root="${output_root}" \
-  test --jobs="${jobs}" --local_test_jobs="${jobs}" \
-  --curses=no --show_progress_rate_limit=30 --symlink_prefix=/ \
-  "${targets[@]}"
+bazel_test() {
+  bazel --batch --output_user_root="${output_root}" \
+    test --jobs="${jobs}" --local_test_jobs="${jobs}" \
+    --curses=no --show_progress_rate_limit=30 --symlink_prefix=/ "$@"
+}
+
+if [[ $# -gt 0 ]]; then
+  bazel_test "$@"
+  exit
+fi
+
+status=0
+echo "== bazel-test: stubkit //..."
+bazel_test //... || status=1
+echo "== bazel-test: examples/consumer (stubkit as an external repository)"
+(cd examples/consumer && bazel_test //...) || status=1
+exit "${status}"
