@@ -6,9 +6,9 @@ rule below asks pkg-config for each library's link flags when Bazel first
 loads the workspace, and writes one cc_library per library into
 @stubkit_system. It also exposes /usr/bin/protoc and /usr/bin/grpc_cpp_plugin.
 
-It also provides rules_cc, rules_java and remote_coverage_tools, which Bazel 4.2 would
-otherwise download for any C++ build or test, from the small stand-ins in
-bazel/local_repos/. (.bazelrc's --override_repository can't do this portably:
+It also provides rules_cc, rules_java and remote_coverage_tools, which
+Bazel 4.2 would otherwise download for any C++ build or test, from the small
+stand-ins in bazel/local_repos/. (.bazelrc's --override_repository can't do this portably:
 Bazel 4.2 wants an absolute path there and doesn't expand %workspace%.) They
 are declared before Bazel's own WORKSPACE suffix, whose maybe() then keeps
 them.
@@ -50,10 +50,10 @@ _TOOLS = {
 def _pkg_config(rctx, pkg_config, modules, what):
     result = rctx.execute([pkg_config, what] + modules)
     if result.return_code != 0:
-        fail("stubkit: pkg-config %s %s failed (install the Debian -dev " % (what, " ".join(modules)) +
+        fail("stubkit: pkg-config %s %s failed (install the Debian -dev " %
+             (what, " ".join(modules)) +
              "packages with scripts/install-deps.sh):\n" + result.stderr)
     return result.stdout.strip().split(" ")
-
 
 def _stubkit_system_impl(rctx):
     pkg_config = rctx.which("pkg-config")
@@ -66,8 +66,10 @@ def _stubkit_system_impl(rctx):
         cflags = _pkg_config(rctx, pkg_config, modules, "--cflags")
         defines = [f[2:] for f in cflags if f.startswith("-D")]
 
-        # Bazel links each flag list in order; keep -Wl,--push-state ...
-        # --pop-state groups intact by deduplicating only -l flags.
+        # pkg-config repeats libraries. Drop repeated -l flags, keeping the
+        # last of each (static archives such as gtest must come after their
+        # users); leave other flags, e.g. -Wl,--push-state ... --pop-state,
+        # where they are.
         linkopts = []
         for i, flag in enumerate(libs):
             if not flag:
