@@ -1,0 +1,74 @@
+# Install rules: `cmake --install <build> --prefix <dir>` puts
+#   include/stubkit/*.h                      the runtime's public headers
+#   lib/libstubkit.a (or .so)                the runtime
+#   bin/protoc-gen-stubkit                   the protoc plugin (when built)
+#   lib/cmake/stubkit/                       find_package(stubkit CONFIG):
+#                                            stubkit::stubkit, the plugin as
+#                                            stubkit::protoc-gen-stubkit, and
+#                                            stubkit_add_grpc_library()
+#   lib/pkgconfig/stubkit.pc                 pkg-config --cflags --libs stubkit
+#
+# Included once, at the end of the top-level CMakeLists.txt.
+
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(STUBKIT_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/stubkit"
+    CACHE STRING "Where to install stubkit's CMake package files")
+
+install(TARGETS stubkit EXPORT stubkit-targets
+  ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
+  LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}"
+  RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}"
+  INCLUDES DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/stubkit"
+  DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
+  FILES_MATCHING PATTERN "*.h")
+
+if(TARGET protoc-gen-stubkit)
+  install(TARGETS protoc-gen-stubkit EXPORT stubkit-targets
+    RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
+  set(STUBKIT_HAS_PLUGIN TRUE)
+else()
+  set(STUBKIT_HAS_PLUGIN FALSE)
+endif()
+
+install(EXPORT stubkit-targets
+  NAMESPACE stubkit::
+  FILE stubkit-targets.cmake
+  DESTINATION "${STUBKIT_INSTALL_CMAKEDIR}")
+
+configure_package_config_file(
+  "${PROJECT_SOURCE_DIR}/cmake/stubkit-config.cmake.in"
+  "${PROJECT_BINARY_DIR}/stubkit-config.cmake"
+  INSTALL_DESTINATION "${STUBKIT_INSTALL_CMAKEDIR}"
+  PATH_VARS CMAKE_INSTALL_BINDIR)
+# 0.x releases: only a matching minor version is compatible.
+write_basic_package_version_file(
+  "${PROJECT_BINARY_DIR}/stubkit-config-version.cmake"
+  VERSION "${PROJECT_VERSION}"
+  COMPATIBILITY SameMinorVersion)
+install(FILES
+  "${PROJECT_BINARY_DIR}/stubkit-config.cmake"
+  "${PROJECT_BINARY_DIR}/stubkit-config-version.cmake"
+  "${PROJECT_SOURCE_DIR}/cmake/StubkitGrpc.cmake"
+  DESTINATION "${STUBKIT_INSTALL_CMAKEDIR}")
+
+# pkg-config: the runtime library and what it links against. The prefix is
+# found from the .pc file's own place, so the install can be moved (and
+# `cmake --install --prefix` works after configuring with another prefix).
+file(RELATIVE_PATH STUBKIT_PC_PREFIX_FROM_PCFILEDIR
+  "${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig" "${CMAKE_INSTALL_PREFIX}")
+string(REGEX REPLACE "/$" "" STUBKIT_PC_PREFIX_FROM_PCFILEDIR
+  "${STUBKIT_PC_PREFIX_FROM_PCFILEDIR}")
+foreach(dir LIBDIR INCLUDEDIR)
+  if(IS_ABSOLUTE "${CMAKE_INSTALL_${dir}}")
+    set(STUBKIT_PC_${dir} "${CMAKE_INSTALL_${dir}}")
+  else()
+    set(STUBKIT_PC_${dir} "\${prefix}/${CMAKE_INSTALL_${dir}}")
+  endif()
+endforeach()
+configure_file("${PROJECT_SOURCE_DIR}/cmake/stubkit.pc.in"
+  "${PROJECT_BINARY_DIR}/stubkit.pc" @ONLY)
+install(FILES "${PROJECT_BINARY_DIR}/stubkit.pc"
+  DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig")

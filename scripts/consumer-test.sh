@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Installs stubkit into a temporary prefix, then builds and runs
+# examples/consumer against that install, as a user's project would: through
+# find_package(stubkit CONFIG) and stubkit_add_grpc_library(). Also builds a
+# program with the installed pkg-config file. Works on a fresh Debian 12
+# machine.
+#
+#   scripts/consumer-test.sh
+#
+# Environment:
+#   BUILD_DIR   where stubkit itself is built (default build-install); an
+#               existing build tree of the main build may be reused
+#   JOBS        parallel jobs (default 2)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source_dir="$(pwd)"
+
+scripts/install-deps.sh
+
+build_dir="${BUILD_DIR:-build-install}"
+jobs="${JOBS:-2}"
+work="$(mktemp -d "${TMPDIR:-/tmp}/stubkit-consumer.XXXXXX")"
+trap 'rm -rf "${work}"' EXIT
+prefix="${work}/prefix"
+
+echo "== consumer-test: building stubkit in ${build_dir}"
+if [[ -f "${build_dir}/CMakeCache.txt" ]]; then
+  # An existing tree (maybe the main build's): keep its settings.
+  cmake -S . -B "${build_dir}" >/dev/null
+else
+  cmake -S . -B "${build_dir}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DSTUBKIT_BUILD_TESTS=OFF -DSTUBKIT_BUILD_BENCHMARKS=OFF \
+    -DSTUBKIT_BUILD_EXAMPLES=OFF >/dev/null
+fi
+cmake --build "${build_dir}" -j "${jobs}" --target stubkit protoc-gen-stubkit
+
+echo "== consumer-test: installing into ${prefix}"
+cmake --install "${build_dir}" --prefix "${prefix}" >/dev/null
+for file in include/stubkit/retry_loop.h bin/protoc-gen-stubkit \
+    lib/cmake/stubkit/stubkit-config.cmake lib/pkgconfig/stubkit.pc; do
+  if [[ ! -e "${prefix}/${file}" ]]; then
+    echo "consumer-test: ${file} was not installed" >&2
+    exit 1
+  fi
+done
+
+echo "== consumer-test: building examples/consumer against the install"
+# Only the temporary prefix: nothing may come from the source tree.
+cmake -S examples/consumer -B "${work}/consumer" \
+  -DCMAKE_PREFIX_PATH="${prefix}" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+if grep -rq "${source_dir}/include" "${work}/consumer/CMakeCache.txt"; then
+  echo "consumer-test: the consumer build refers to the source tree" >&2
+  exit 1
+fi
+cmake --build "${work}/consumer" -j "${jobs}"
+"${work}/consumer/greeter_consumer"
+
+echo "== consumer-test: building a program with pkg-config"
+cat >"${work}/pc_main.cc" <<'EOF'
+#include "stubkit/retry_policy.h"
+int main() {
+  stubkit::LimitedErrorCountRetryPolicy policy(2);
+  (void)policy;
+  return 0;
+}
+EOF
+# shellcheck disable=SC2046
+g++ -std=c++17 "${work}/pc_main.cc" -o "${work}/pc_main" \
+  $(PKG_CONFIG_PATH="${prefix}/lib/pkgconfig" pkg-config --cflags --libs stubkit)
+"${work}/pc_main"
+
+echo "consumer-test: 2 passed, 0 failed"
