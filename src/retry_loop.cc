@@ -230,9 +230,13 @@ void RetryLoopState::OnSuccess() {
     metrics_->RecordCall(method_.full_name, attempts_, StopReason::kSuccess,
                          now - start_);
   }
-  Log(LogLevel::kRpc,
-      absl::StrCat("stubkit: ", method_.full_name, " attempt ", attempts_,
-                   " OK after ", FormatDuration(now - attempt_start_)));
+  // The line is built only when it will be written: formatting it costs an
+  // allocation on every call.
+  if (log_sink_ != nullptr && log_level_ >= LogLevel::kRpc) {
+    Log(LogLevel::kRpc,
+        absl::StrCat("stubkit: ", method_.full_name, " attempt ", attempts_,
+                     " OK after ", FormatDuration(now - attempt_start_)));
+  }
 }
 
 bool RetryLoopState::Stop(const absl::Status& status, StopReason reason,
@@ -246,11 +250,14 @@ bool RetryLoopState::Stop(const absl::Status& status, StopReason reason,
   }
   // A single failed attempt that was never going to be retried is the
   // caller's business; a call that retried and gave up is worth a line.
-  Log(attempts_ > 1 ? LogLevel::kRetries : LogLevel::kRpc,
-      absl::StrCat("stubkit: ", method_.full_name, " attempt ", attempts_,
-                   " failed with ", Describe(status), "; ", explanation,
-                   " after ", attempts_,
-                   attempts_ == 1 ? " attempt" : " attempts"));
+  const LogLevel level = attempts_ > 1 ? LogLevel::kRetries : LogLevel::kRpc;
+  if (log_sink_ != nullptr && log_level_ >= level) {
+    Log(level,
+        absl::StrCat("stubkit: ", method_.full_name, " attempt ", attempts_,
+                     " failed with ", Describe(status), "; ", explanation,
+                     " after ", attempts_,
+                     attempts_ == 1 ? " attempt" : " attempts"));
+  }
   return false;
 }
 
@@ -367,11 +374,13 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
                 now, final_status);
   }
   Notify(status, now, false, chosen, StopReason::kSuccess);
-  Log(LogLevel::kRetries,
-      absl::StrCat("stubkit: ", method_.full_name, " attempt ", attempts_,
-                   " failed with ", Describe(status), "; retrying in ",
-                   FormatDuration(chosen.delay), " (",
-                   ToString(chosen.reason), ")"));
+  if (log_sink_ != nullptr && log_level_ >= LogLevel::kRetries) {
+    Log(LogLevel::kRetries,
+        absl::StrCat("stubkit: ", method_.full_name, " attempt ", attempts_,
+                     " failed with ", Describe(status), "; retrying in ",
+                     FormatDuration(chosen.delay), " (",
+                     ToString(chosen.reason), ")"));
+  }
   *wait = chosen.delay;
   return true;
 }
