@@ -4,7 +4,9 @@
 // goes down and comes back.
 //
 //   retry_storm --out benchmarks/results       # about 50 s, 5 strategies
-//   retry_storm --smoke --out /tmp/storm       # about 2 s, a sanity check
+//   retry_storm --smoke --out /tmp/storm       # about 4 s, a sanity check
+//
+// Without --out it writes to $TEST_TMPDIR when set, else ".".
 //
 // A real gRPC server on 127.0.0.1 and 20 stubkit clients (one channel and
 // connection each) making async calls at a fixed offered load of 40 calls
@@ -77,13 +79,18 @@ class StormService final : public EchoService::CallbackService {
   grpc::ServerUnaryReactor* Echo(grpc::CallbackServerContext* context,
                                  const EchoRequest*, EchoResponse*) override {
     const double now = SimNow();
+    // DefaultReactor() makes a new reactor each time: call it once.
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    if (now < 0) {  // connecting before the clock starts: not counted
+      reactor->Finish(grpc::Status::OK);
+      return reactor;
+    }
     const size_t bin = std::min(static_cast<size_t>(std::max(now, 0.0)),
                                 attempts_.size() - 1);
     attempts_[bin].fetch_add(1, std::memory_order_relaxed);
     if (context->client_metadata().count(kRetryAttemptHeader) > 0) {
       retries_[bin].fetch_add(1, std::memory_order_relaxed);
     }
-    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
     if (now >= scenario_.outage_start && now < scenario_.outage_end) {
       absl::MutexLock lock(&mu_);
       if (now < scenario_.outage_start + scenario_.hang && !released_) {
@@ -289,7 +296,9 @@ Summary RunStrategy(const Strategy& strategy, const Scenario& s, FILE* csv) {
 
 int Main(int argc, char** argv) {
   Scenario s;
-  std::string out = ".";
+  // Bazel tests get a scratch directory.
+  const char* test_tmpdir = std::getenv("TEST_TMPDIR");
+  std::string out = test_tmpdir != nullptr ? test_tmpdir : ".";
   bool smoke = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--smoke") == 0) {
