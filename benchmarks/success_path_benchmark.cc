@@ -8,6 +8,17 @@
 //   success_path_benchmark --smoke         # seconds-long sanity run (CI)
 //   success_path_benchmark --benchmark_filter=tcp/   # any Google Benchmark flag
 //
+// Wall and CPU time are noisy on a shared machine. For a deterministic
+// measure, count instructions under callgrind (benchmarks/run --instructions):
+//
+//   valgrind --tool=callgrind --collect-atstart=no \
+//       success_path_benchmark --instructions 1000
+//
+// runs 1000 calls of each sync and async variant with collection switched
+// on around the calls only, and dumps one profile per variant; every thread
+// is counted (client, server and gRPC's), and callgrind runs them one at a
+// time. benchmarks/callgrind_per_call.sh turns the dumps into a table.
+//
 // Variants, per channel (`inproc/` or `tcp/`):
 //   raw                  grpc_cpp_plugin stub, no deadline
 //   raw_deadline         the same with a 30-minute deadline, which is what
@@ -32,8 +43,10 @@
 // ratio to the raw stub measured in the same run.
 
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -41,6 +54,7 @@
 
 #include <benchmark/benchmark.h>
 #include <grpcpp/grpcpp.h>
+#include <valgrind/callgrind.h>
 
 #include "absl/synchronization/notification.h"
 #include "benchmarks/alloc_counter.h"
@@ -408,6 +422,88 @@ void RegisterAll() {
   benchmark::RegisterBenchmark("micro/retry_decision", BM_RetryDecision);
 }
 
+// Runs `calls` calls of each variant with callgrind collecting around the
+// calls only; a no-op measure outside valgrind. Returns false on a failure.
+bool CountInstructions(int calls) {
+  Fixture& f = GetFixture();
+  bool ok = true;
+  for (ChannelKind kind : {kInProcess, kTcp}) {
+    PerChannel& c = f.channels[kind];
+    struct Variant {
+      const char* name;
+      std::function<bool()> call;
+    };
+    const Variant variants[] = {
+        {"raw",
+         [&] {
+           grpc::ClientContext context;
+           EchoResponse response;
+           return c.stub->Echo(&context, f.request, &response).ok();
+         }},
+        {"raw_deadline",
+         [&] {
+           grpc::ClientContext context;
+           context.set_deadline(ThirtyMinutes());
+           EchoResponse response;
+           return c.stub->Echo(&context, f.request, &response).ok();
+         }},
+        {"grpc_retries",
+         [&] {
+           grpc::ClientContext context;
+           EchoResponse response;
+           return c.retry_stub->Echo(&context, f.request, &response).ok();
+         }},
+        {"stubkit_default", [&] { return c.client->Echo(f.request).ok(); }},
+        {"stubkit_call_options",
+         [&] {
+           return c.client
+               ->Echo(f.request, Options{}.set<AttemptTimeoutOption>(
+                                     std::chrono::seconds(20)))
+               .ok();
+         }},
+        {"stubkit_decorated", [&] { return c.decorated->Echo(f.request).ok(); }},
+        {"async_raw_deadline",
+         [&] {
+           grpc::ClientContext context;
+           context.set_deadline(ThirtyMinutes());
+           EchoResponse response;
+           grpc::Status status;
+           absl::Notification done;
+           c.stub->async()->Echo(&context, &f.request, &response,
+                                 [&status, &done](grpc::Status s) {
+                                   status = std::move(s);
+                                   done.Notify();
+                                 });
+           done.WaitForNotification();
+           return status.ok();
+         }},
+        {"async_stubkit_callback",
+         [&] {
+           bool result = false;
+           absl::Notification done;
+           c.client->AsyncEcho(f.request,
+                               [&result, &done](absl::StatusOr<EchoResponse> r) {
+                                 result = r.ok();
+                                 done.Notify();
+                               });
+           done.WaitForNotification();
+           return result;
+         }},
+    };
+    for (const Variant& v : variants) {
+      for (int i = 0; i < 100; ++i) ok = v.call() && ok;  // warm up
+      const std::string name = std::string(kChannelNames[kind]) + "/" + v.name;
+      CALLGRIND_ZERO_STATS;
+      CALLGRIND_START_INSTRUMENTATION;
+      for (int i = 0; i < calls; ++i) ok = v.call() && ok;
+      CALLGRIND_STOP_INSTRUMENTATION;
+      CALLGRIND_DUMP_STATS_AT(name.c_str());
+      std::printf("counted %d calls of %s\n", calls, name.c_str());
+    }
+  }
+  return ok;
+}
+
 // Collects the median (or single) runs, so ratios can be printed at the end.
 class RatioReporter : public benchmark::ConsoleReporter {
  public:
@@ -529,6 +625,9 @@ int main(int argc, char** argv) {
     if (std::strcmp(*it, "--smoke") == 0) {
       smoke = true;
       it = args.erase(it);
+    } else if (std::strcmp(*it, "--instructions") == 0 &&
+               it + 1 != args.end()) {
+      return stubkit::CountInstructions(std::atoi(*(it + 1))) ? 0 : 1;
     } else {
       ++it;
     }
