@@ -29,7 +29,7 @@ set object 2 rect from 10, graph 0 to 13, graph 1 behind fc rgb '#e8a8a8' fs sol
 do for [i=1:5] {
   s = word(strategies, i)
   if (i == 5) { set xlabel 'simulated seconds' } else { unset xlabel }
-  plot '< grep "^'.s.',"'." ".csv using 2:4 with steps lw 1.5 lc rgb '#1f4e9c' title word(titles, i), \
-       '' using 2:3 with steps lw 1 lc rgb '#d07000' title 'offered calls/s'
+  plot '< grep "^'.s.',"'." ".csv using 2:3 with steps lw 1 lc rgb '#d07000' title 'offered calls/s', \
+       '' using 2:4 with steps lw 1.5 lc rgb '#1f4e9c' title word(titles, i)
 }
 unset multiplot

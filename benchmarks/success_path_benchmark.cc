@@ -11,7 +11,7 @@
 // Wall and CPU time are noisy on a shared machine. For a deterministic
 // measure, count instructions under callgrind (benchmarks/run --instructions):
 //
-//   valgrind --tool=callgrind --collect-atstart=no \
+//   valgrind --tool=callgrind --collect-atstart=no (continued)
 //       success_path_benchmark --instructions 1000
 //
 // runs 1000 calls of each sync and async variant with collection switched
@@ -477,6 +477,8 @@ bool CountInstructions(int calls) {
            done.WaitForNotification();
            return status.ok();
          }},
+        {"async_stubkit_future",
+         [&] { return c.client->AsyncEcho(f.request).get().ok(); }},
         {"async_stubkit_callback",
          [&] {
            bool result = false;
