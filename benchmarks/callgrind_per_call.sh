@@ -10,7 +10,8 @@ set -euo pipefail
 calls="$1"
 shift
 for dir in "$@"; do
-  for f in "${dir}"/callgrind.out.*.*; do
+  # One dump per variant, numbered in the order they ran.
+  for f in $(ls -v "${dir}"/callgrind.out.*.*); do
     name="$(sed -n 's/^desc: Trigger: Client Request: //p' "${f}")"
     total="$(sed -n 's/^totals: \([0-9]*\).*/\1/p' "${f}")"
     if [[ -n "${name}" && -n "${total}" ]]; then echo "${name} ${total}"; fi
