@@ -33,6 +33,7 @@ done | awk -v calls="${calls}" '
     base["stubkit_default"] = "raw_deadline"
     base["stubkit_call_options"] = "raw_deadline"
     base["stubkit_decorated"] = "raw_deadline"
+    base["stubkit_no_deadline"] = "raw"
     base["async_raw_deadline"] = "async_raw_deadline"
     base["async_stubkit_future"] = "async_raw_deadline"
     base["async_stubkit_callback"] = "async_raw_deadline"

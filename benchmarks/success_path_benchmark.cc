@@ -32,6 +32,8 @@
 //   stubkit_call_options the same with per-call Options built for each call
 //   stubkit_decorated    logging configured but off, observer, throttle,
 //                        metrics and a pass-through user stub decorator
+//   stubkit_no_deadline  a count-limited retry policy: no deadline at all,
+//                        compared with the raw stub without one
 //   async_raw[_deadline] the callback stub, stub->async()->Echo(...)
 //   async_stubkit_future / async_stubkit_callback   AsyncEcho
 // and micro-benchmarks of option lookup, one backoff computation and the
@@ -136,6 +138,7 @@ struct PerChannel {
   std::unique_ptr<EchoService::Stub> retry_stub;
   std::unique_ptr<EchoServiceClient> client;
   std::unique_ptr<EchoServiceClient> decorated;
+  std::unique_ptr<EchoServiceClient> no_deadline;
 };
 
 // One server per process, shared by every benchmark so that all variants
@@ -173,6 +176,11 @@ struct Fixture {
       c.client = std::make_unique<EchoServiceClient>(c.channel);
       c.decorated =
           std::make_unique<EchoServiceClient>(c.channel, DecoratedOptions());
+      // A count-limited policy sets no deadline: stubkit's own cost against
+      // the raw stub without one.
+      c.no_deadline = std::make_unique<EchoServiceClient>(
+          c.channel,
+          Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(5)));
     }
     request.set_message("hello");
   }
@@ -217,10 +225,14 @@ void BM_Raw(benchmark::State& state, ChannelKind kind, bool deadline,
   ReportAllocations(state, before);
 }
 
-void BM_Stubkit(benchmark::State& state, ChannelKind kind, bool decorated,
+enum class Client { kDefault, kDecorated, kNoDeadline };
+
+void BM_Stubkit(benchmark::State& state, ChannelKind kind, Client which,
                 bool call_options) {
   PerChannel& c = GetFixture().channels[kind];
-  EchoServiceClient& client = decorated ? *c.decorated : *c.client;
+  EchoServiceClient& client = which == Client::kDecorated    ? *c.decorated
+                              : which == Client::kNoDeadline ? *c.no_deadline
+                                                             : *c.client;
   const EchoRequest& request = GetFixture().request;
   const uint64_t before = bench::Allocations();
   for (auto _ : state) {
@@ -395,11 +407,17 @@ void RegisterAll() {
     call(benchmark::RegisterBenchmark((p + "grpc_retries").c_str(), BM_Raw,
                                       kind, false, true));
     call(benchmark::RegisterBenchmark((p + "stubkit_default").c_str(),
-                                      BM_Stubkit, kind, false, false));
+                                      BM_Stubkit, kind, Client::kDefault,
+                                      false));
     call(benchmark::RegisterBenchmark((p + "stubkit_call_options").c_str(),
-                                      BM_Stubkit, kind, false, true));
+                                      BM_Stubkit, kind, Client::kDefault,
+                                      true));
     call(benchmark::RegisterBenchmark((p + "stubkit_decorated").c_str(),
-                                      BM_Stubkit, kind, true, false));
+                                      BM_Stubkit, kind, Client::kDecorated,
+                                      false));
+    call(benchmark::RegisterBenchmark((p + "stubkit_no_deadline").c_str(),
+                                      BM_Stubkit, kind, Client::kNoDeadline,
+                                      false));
     call(benchmark::RegisterBenchmark((p + "async_raw").c_str(), BM_AsyncRaw,
                                       kind, false));
     call(benchmark::RegisterBenchmark((p + "async_raw_deadline").c_str(),
@@ -462,6 +480,8 @@ bool CountInstructions(int calls) {
                .ok();
          }},
         {"stubkit_decorated", [&] { return c.decorated->Echo(f.request).ok(); }},
+        {"stubkit_no_deadline",
+         [&] { return c.no_deadline->Echo(f.request).ok(); }},
         {"async_raw_deadline",
          [&] {
            grpc::ClientContext context;
@@ -550,6 +570,7 @@ class RatioReporter : public benchmark::ConsoleReporter {
         {"stubkit_default", "raw_deadline"},
         {"stubkit_call_options", "raw_deadline"},
         {"stubkit_decorated", "raw_deadline"},
+        {"stubkit_no_deadline", "raw"},
         {"async_raw", "async_raw"},
         {"async_raw_deadline", "async_raw"},
         {"async_stubkit_future", "async_raw_deadline"},
