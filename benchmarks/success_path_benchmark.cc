@@ -643,6 +643,9 @@ int main(int argc, char** argv) {
   static char kMinTime[] = "--benchmark_min_time=0.01";
   static char kRepetitions[] = "--benchmark_repetitions=10";
   static char kAggregates[] = "--benchmark_report_aggregates_only=true";
+  // Repetitions of all variants interleaved in random order, so that a
+  // burst of load elsewhere on the machine does not land on one variant.
+  static char kInterleave[] = "--benchmark_enable_random_interleaving=true";
   bool smoke = false;
   for (auto it = args.begin() + 1; it != args.end();) {
     if (std::strcmp(*it, "--smoke") == 0) {
@@ -659,6 +662,7 @@ int main(int argc, char** argv) {
   if (smoke) {
     args.insert(args.begin() + 1, kMinTime);
   } else {
+    args.insert(args.begin() + 1, kInterleave);
     args.insert(args.begin() + 1, kAggregates);
     args.insert(args.begin() + 1, kRepetitions);
   }
