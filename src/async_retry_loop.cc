@@ -11,11 +11,6 @@
 namespace stubkit {
 namespace internal {
 
-namespace {
-
-// Async calls keep gRPC initialised for the life of the process: a callback
-// may still be inside gRPC when the application drops its last channel and
-// server, and gRPC 1.51 must not shut down under it.
 void KeepGrpcInitialised() {
   static const bool kInitialised = [] {
     grpc_init();
@@ -23,8 +18,6 @@ void KeepGrpcInitialised() {
   }();
   (void)kInitialised;
 }
-
-}  // namespace
 
 AsyncRetryOperationBase::AsyncRetryOperationBase(const MethodInfo& method,
                                                  Options call, Options client)
@@ -39,8 +32,7 @@ AsyncRetryOperationBase::AsyncRetryOperationBase(const MethodInfo& method,
 
 AsyncRetryOperationBase::~AsyncRetryOperationBase() = default;
 
-void AsyncRetryOperationBase::ReleaseOffCallbackThread(
-    std::shared_ptr<AsyncRetryOperationBase> self) {
+void ReleaseOffCallbackThread(std::shared_ptr<void> self) {
   // Always hand it over: whether this is the last reference is not knowable
   // without racing the other holders.
   DefaultAsyncSleeper().Schedule(std::chrono::nanoseconds(0),

@@ -27,7 +27,9 @@ time_point AddSaturating(time_point base, nanoseconds delta) {
   return base + std::chrono::duration_cast<time_point::duration>(delta);
 }
 
-bool ResolveIdempotent(const MethodInfo& method, const OptionsView& options) {
+}  // namespace
+
+bool IsIdempotent(const MethodInfo& method, const OptionsView& options) {
   if (const Idempotency* forced = options.find<IdempotencyOption>()) {
     return *forced == Idempotency::kIdempotent;
   }
@@ -37,6 +39,8 @@ bool ResolveIdempotent(const MethodInfo& method, const OptionsView& options) {
   }
   return method.default_idempotency == Idempotency::kIdempotent;
 }
+
+namespace {
 
 absl::Status ValidateOptions(const OptionsView& options,
                              const RetryPolicy& retry_policy,
@@ -90,7 +94,7 @@ RetryLoopState::RetryLoopState(const MethodInfo& method,
 }
 
 void RetryLoopState::Setup(const OptionsView& options) {
-  idempotent_ = ResolveIdempotent(method_, options);
+  idempotent_ = IsIdempotent(method_, options);
   // Each optional layer costs one lookup here and a null check later.
   if (const auto* observer = options.find<RetryObserverOption>()) {
     if (*observer) observer_ = observer;
@@ -192,6 +196,14 @@ bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context) {
 
 void RetryLoopState::FinishAttempt(grpc::ClientContext& context) {
   if (cancel_ != nullptr) cancel_->Detach(&context);
+}
+
+absl::Status RetryLoopState::GiveUp(const absl::Status& status,
+                                    StopReason reason,
+                                    absl::string_view explanation) {
+  absl::Status final_status;
+  Stop(status, reason, explanation, Now(), &final_status);
+  return final_status;
 }
 
 absl::Status RetryLoopState::Cancelled() {

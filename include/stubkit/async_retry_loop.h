@@ -49,7 +49,25 @@ namespace stubkit {
 template <typename Response>
 using AsyncCallback = std::function<void(absl::StatusOr<Response>)>;
 
+// Starts one async attempt on a fresh context with the call's options, and
+// calls its callback exactly once.
+template <typename Response>
+using AsyncAttempt = std::function<void(
+    grpc::ClientContext&, const OptionsView&, AsyncCallback<Response>)>;
+
 namespace internal {
+
+// Drops a reference to an operation from a gRPC callback. Operations hold
+// their attempts' ClientContexts (and through them the channel); gRPC 1.51
+// still uses the call after the callback returns, and releasing the last
+// channel there races its shutdown. So the reference goes to the timer
+// thread instead.
+void ReleaseOffCallbackThread(std::shared_ptr<void> operation);
+
+// Async calls keep gRPC initialised for the life of the process: a callback
+// may still be inside gRPC when the application drops its last channel and
+// server, and gRPC 1.51 must not shut down under it.
+void KeepGrpcInitialised();
 
 // The response-independent part of one async call.
 class AsyncRetryOperationBase
@@ -72,13 +90,6 @@ class AsyncRetryOperationBase
   // Called once per attempt by the subclass.
   void OnAttemptDone(const absl::Status& status);
 
-  // Drops a reference to the operation from a gRPC callback. The operation
-  // holds the attempt's ClientContext (and through it the channel); gRPC
-  // 1.51 still uses the call after the callback returns, and releasing the
-  // last channel there races its shutdown. So the last reference goes to the
-  // timer thread instead.
-  static void ReleaseOffCallbackThread(
-      std::shared_ptr<AsyncRetryOperationBase> self);
 
  private:
   void RunAttempt();
@@ -104,8 +115,7 @@ class AsyncRetryOperationBase
 template <typename Response>
 class AsyncRetryOperation final : public AsyncRetryOperationBase {
  public:
-  using Attempt = std::function<void(
-      grpc::ClientContext&, const OptionsView&, AsyncCallback<Response>)>;
+  using Attempt = AsyncAttempt<Response>;
   using Done = AsyncCallback<Response>;
 
   AsyncRetryOperation(const MethodInfo& method, Options call, Options client,

@@ -60,6 +60,11 @@
 namespace stubkit {
 namespace internal {
 
+// Whether a call of `method` with `options` may be repeated: the call's
+// `IdempotencyOption`, else the client's `IdempotencyMapOption`, else the
+// proto's.
+bool IsIdempotent(const MethodInfo& method, const OptionsView& options);
+
 // The decision state of one call: shared by every loop flavour, so the
 // decision table exists once.
 class RetryLoopState {
@@ -95,6 +100,14 @@ class RetryLoopState {
   // The status of a call cancelled through its `CancellationOption`.
   absl::Status Cancelled();
   CancellationToken* cancellation() const { return cancel_; }
+
+  // Ends the call with `status` for `reason` (observer, metrics and logs
+  // see it as the final attempt) and returns the status to hand back. For
+  // loops with decisions of their own, such as hedging.
+  absl::Status GiveUp(const absl::Status& status, StopReason reason,
+                      absl::string_view explanation);
+  RetryThrottle* throttle() const { return throttle_; }
+  time_point now() const { return Now(); }
 
   // Payload logging, only when the level is kRpc and payloads were asked for.
   bool log_payloads() const { return log_payloads_; }

@@ -876,29 +876,19 @@ void FileGenerator::SourceService(Writer& w,
     switch (method.kind) {
       case Kind::kUnary:
         w.Emit(mv,
-               "    return ::stubkit::RetryLoop<$Response$>(\n"
+               "    return ::stubkit::internal::RunUnary<$Response$>(\n"
                "        $Service$Methods::k$Method$, options, request,\n"
                "        [&](::grpc::ClientContext& context) {\n"
                "          return stub_->$Method$(context, options, request);\n"
-               "        });\n"
+               "        },\n"
+               "        [&] { return Async$Method$Attempt(request); });\n"
                "  }\n\n");
-        // The operation outlives this call: it owns the stub and request.
         w.Emit(mv, absl::StrCat("  ", kAsyncConnectionSignature,
                                 " override {\n"));
         w.Emit(mv,
-               "    ::stubkit::AsyncRetryLoop<$Response$>(\n"
-               "        $Service$Methods::k$Method$, options.call(), "
-               "options.client(),\n"
-               "        [stub = stub_,\n"
-               "         request = ::std::make_shared<const $Request$>(request)](\n"
-               "            ::grpc::ClientContext& context,\n"
-               "            const ::stubkit::OptionsView& attempt_options,\n"
-               "            ::stubkit::AsyncCallback<$Response$> attempt_done) {\n"
-               "          stub->Async$Method$(context, attempt_options, "
-               "*request,\n"
-               "                              ::std::move(attempt_done));\n"
-               "        },\n"
-               "        ::std::move(done));\n");
+               "    ::stubkit::internal::RunAsyncUnary<$Response$>(\n"
+               "        $Service$Methods::k$Method$, options,\n"
+               "        Async$Method$Attempt(request), ::std::move(done));\n");
         break;
       case Kind::kServerStreaming:
         // The reader outlives this call, so the lambda owns the stub.
@@ -938,9 +928,25 @@ void FileGenerator::SourceService(Writer& w,
     }
     w.Raw("  }\n");
   }
+  w.Emit(vars, "\n private:\n");
+  for (const MethodModel& method : service.methods) {
+    if (method.kind != Kind::kUnary) continue;
+    // An attempt that owns the stub and a copy of the request: async and
+    // hedged attempts may outlive the call that started them.
+    w.Emit(Vars(service, method),
+           "  ::stubkit::AsyncAttempt<$Response$> Async$Method$Attempt(\n"
+           "      const $Request$& request) const {\n"
+           "    return [stub = stub_,\n"
+           "            request = ::std::make_shared<const $Request$>(request)](\n"
+           "               ::grpc::ClientContext& context,\n"
+           "               const ::stubkit::OptionsView& options,\n"
+           "               ::stubkit::AsyncCallback<$Response$> done) {\n"
+           "      stub->Async$Method$(context, options, *request, "
+           "::std::move(done));\n"
+           "    };\n"
+           "  }\n\n");
+  }
   w.Emit(vars,
-         "\n"
-         " private:\n"
          "  ::std::shared_ptr<$Service$Stub> stub_;\n"
          "};\n\n"
          "}  // namespace\n\n"
@@ -1110,6 +1116,7 @@ std::string FileGenerator::Source() const {
          "#include <utility>\n"
          "\n"
          "#include \"stubkit/retry_loop.h\"\n"
+         "#include \"stubkit/unary_call.h\"\n"
          "\n");
   OpenNamespace(w);
   for (const ServiceModel& service : services_) SourceService(w, service);

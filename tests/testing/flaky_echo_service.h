@@ -62,8 +62,10 @@ class FlakyEchoService final : public EchoService::Service {
     return values;
   }
 
-  // The next `slow_attempts` attempts hang until the client gives up.
+  // The next `slow_attempts` attempts hang until the client gives up; the
+  // server counts those it saw cancelled.
   std::atomic<int> slow_attempts{0};
+  std::atomic<int> cancelled_attempts{0};
   // While true every call fails with UNAVAILABLE.
   std::atomic<bool> outage{false};
 
@@ -89,6 +91,7 @@ class FlakyEchoService final : public EchoService::Service {
       for (int i = 0; i < 500 && !context->IsCancelled(); ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
       }
+      if (context->IsCancelled()) ++cancelled_attempts;
       return grpc::Status(grpc::StatusCode::INTERNAL, "should not be seen");
     }
     if (attempt <= request->fail_first()) {

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "stubkit/retry_loop.h"
+#include "stubkit/unary_call.h"
 
 namespace stubkit {
 namespace testing {
@@ -136,31 +137,35 @@ class StreamServiceConnectionImpl : public StreamServiceConnection {
   ::absl::StatusOr<::stubkit::testing::Item> Get(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::RangeRequest& request) override {
-    return ::stubkit::RetryLoop<::stubkit::testing::Item>(
+    return ::stubkit::internal::RunUnary<::stubkit::testing::Item>(
         StreamServiceMethods::kGet, options, request,
         [&](::grpc::ClientContext& context) {
           return stub_->Get(context, options, request);
-        });
+        },
+        [&] { return AsyncGetAttempt(request); });
   }
 
   void AsyncGet(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::RangeRequest& request,
       ::stubkit::AsyncCallback<::stubkit::testing::Item> done) override {
-    ::stubkit::AsyncRetryLoop<::stubkit::testing::Item>(
-        StreamServiceMethods::kGet, options.call(), options.client(),
-        [stub = stub_,
-         request = ::std::make_shared<const ::stubkit::testing::RangeRequest>(request)](
-            ::grpc::ClientContext& context,
-            const ::stubkit::OptionsView& attempt_options,
-            ::stubkit::AsyncCallback<::stubkit::testing::Item> attempt_done) {
-          stub->AsyncGet(context, attempt_options, *request,
-                              ::std::move(attempt_done));
-        },
-        ::std::move(done));
+    ::stubkit::internal::RunAsyncUnary<::stubkit::testing::Item>(
+        StreamServiceMethods::kGet, options,
+        AsyncGetAttempt(request), ::std::move(done));
   }
 
  private:
+  ::stubkit::AsyncAttempt<::stubkit::testing::Item> AsyncGetAttempt(
+      const ::stubkit::testing::RangeRequest& request) const {
+    return [stub = stub_,
+            request = ::std::make_shared<const ::stubkit::testing::RangeRequest>(request)](
+               ::grpc::ClientContext& context,
+               const ::stubkit::OptionsView& options,
+               ::stubkit::AsyncCallback<::stubkit::testing::Item> done) {
+      stub->AsyncGet(context, options, *request, ::std::move(done));
+    };
+  }
+
   ::std::shared_ptr<StreamServiceStub> stub_;
 };
 

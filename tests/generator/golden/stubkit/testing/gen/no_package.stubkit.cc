@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "stubkit/retry_loop.h"
+#include "stubkit/unary_call.h"
 
 ::absl::StatusOr<::NoPackageResponse> NoPackageStubDecorator::Lookup(
     ::grpc::ClientContext& context,
@@ -74,28 +75,21 @@ class NoPackageConnectionImpl : public NoPackageConnection {
   ::absl::StatusOr<::NoPackageResponse> Lookup(
       const ::stubkit::OptionsView& options,
       const ::NoPackageRequest& request) override {
-    return ::stubkit::RetryLoop<::NoPackageResponse>(
+    return ::stubkit::internal::RunUnary<::NoPackageResponse>(
         NoPackageMethods::kLookup, options, request,
         [&](::grpc::ClientContext& context) {
           return stub_->Lookup(context, options, request);
-        });
+        },
+        [&] { return AsyncLookupAttempt(request); });
   }
 
   void AsyncLookup(
       const ::stubkit::OptionsView& options,
       const ::NoPackageRequest& request,
       ::stubkit::AsyncCallback<::NoPackageResponse> done) override {
-    ::stubkit::AsyncRetryLoop<::NoPackageResponse>(
-        NoPackageMethods::kLookup, options.call(), options.client(),
-        [stub = stub_,
-         request = ::std::make_shared<const ::NoPackageRequest>(request)](
-            ::grpc::ClientContext& context,
-            const ::stubkit::OptionsView& attempt_options,
-            ::stubkit::AsyncCallback<::NoPackageResponse> attempt_done) {
-          stub->AsyncLookup(context, attempt_options, *request,
-                              ::std::move(attempt_done));
-        },
-        ::std::move(done));
+    ::stubkit::internal::RunAsyncUnary<::NoPackageResponse>(
+        NoPackageMethods::kLookup, options,
+        AsyncLookupAttempt(request), ::std::move(done));
   }
 
   ::stubkit::StreamReader<::NoPackageResponse> Watch(
@@ -112,6 +106,17 @@ class NoPackageConnectionImpl : public NoPackageConnection {
   }
 
  private:
+  ::stubkit::AsyncAttempt<::NoPackageResponse> AsyncLookupAttempt(
+      const ::NoPackageRequest& request) const {
+    return [stub = stub_,
+            request = ::std::make_shared<const ::NoPackageRequest>(request)](
+               ::grpc::ClientContext& context,
+               const ::stubkit::OptionsView& options,
+               ::stubkit::AsyncCallback<::NoPackageResponse> done) {
+      stub->AsyncLookup(context, options, *request, ::std::move(done));
+    };
+  }
+
   ::std::shared_ptr<NoPackageStub> stub_;
 };
 
