@@ -33,11 +33,12 @@ using ::testing::ElementsAreArray;
 class FlakyStreamService final : public StreamService::Service {
  public:
   // Range: the first `fail_open_first` calls fail with `fail_open_code`
-  // before sending anything; the first call that sends data breaks with
-  // UNAVAILABLE after `break_after` items (never, when negative).
+  // before sending anything; the first `breaks` calls that reach item
+  // `break_after` break there with UNAVAILABLE (never, when negative).
   int fail_open_first = 0;
   grpc::StatusCode fail_open_code = grpc::StatusCode::UNAVAILABLE;
   int break_after = -1;
+  int breaks = 1;
   // Sum fails with UNAVAILABLE after reading everything.
   bool fail_sum = false;
 
@@ -52,7 +53,7 @@ class FlakyStreamService final : public StreamService::Service {
       return grpc::Status(fail_open_code, "cannot open yet");
     }
     for (int i = 0; i < request->count(); ++i) {
-      if (i == break_after && !broke_.exchange(true)) {
+      if (i == break_after && breaks_done_.fetch_add(1) < breaks) {
         return grpc::Status(grpc::StatusCode::UNAVAILABLE, "stream broke");
       }
       Item item;
@@ -118,7 +119,7 @@ class FlakyStreamService final : public StreamService::Service {
   std::atomic<int> range_calls_{0};
   std::atomic<int> sum_calls_{0};
   std::atomic<int> double_calls_{0};
-  std::atomic<bool> broke_{false};
+  std::atomic<int> breaks_done_{0};
   mutable std::mutex mu_;
   std::vector<int> range_starts_;
   std::string metadata_;
@@ -216,6 +217,47 @@ TEST_F(GeneratedStreamingTest, ResumeHookContinuesABrokenStreamExactlyOnce) {
   EXPECT_EQ(hook_calls, 1);
   EXPECT_EQ(reader.attempts(), 2);
   EXPECT_THAT(service_.range_starts(), ElementsAre(0, 4));
+}
+
+TEST_F(GeneratedStreamingTest, StreamThatBreaksTwiceResumesTwice) {
+  ASSERT_TRUE(server_.ok());
+  service_.break_after = 4;
+  service_.breaks = 2;
+  int hook_calls = 0;
+  StreamServiceClient client(
+      server_.Channel(),
+      ClientOptions().set<StreamServiceClient::RangeResumeOption>(
+          [&hook_calls](const Item& last, RangeRequest& request) {
+            return ResumeAfter(&hook_calls, last, request);
+          }));
+  StreamReader<Item> reader = client.Range(Range(0, 12));
+  EXPECT_THAT(ReadAll(reader), ElementsAreArray(Iota(0, 12)));
+  EXPECT_TRUE(reader.Finish().ok());
+  EXPECT_EQ(hook_calls, 2);
+  EXPECT_EQ(reader.attempts(), 3);
+  EXPECT_THAT(service_.range_starts(), ElementsAre(0, 4, 8));
+}
+
+TEST_F(GeneratedStreamingTest, ResumptionsConsumeTheRetryPolicy) {
+  ASSERT_TRUE(server_.ok());
+  service_.break_after = 1;
+  service_.breaks = 100;
+  int hook_calls = 0;
+  StreamServiceClient client(
+      server_.Channel(),
+      ClientOptions()
+          .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(2))
+          .set<StreamServiceClient::RangeResumeOption>(
+              [&hook_calls](const Item& last, RangeRequest& request) {
+                return ResumeAfter(&hook_calls, last, request);
+              }));
+  StreamReader<Item> reader = client.Range(Range(0, 10));
+  // Each attempt delivers one item, then breaks; two resumptions allowed.
+  EXPECT_THAT(ReadAll(reader), ElementsAre(0, 1, 2));
+  absl::Status status = reader.Finish();
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(GetRetrySummary(status)->stop_reason, StopReason::kExhausted);
+  EXPECT_EQ(reader.attempts(), 3);
 }
 
 TEST_F(GeneratedStreamingTest, ResumeHookCanBeSetForOneCall) {
