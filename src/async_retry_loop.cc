@@ -63,6 +63,7 @@ void AsyncRetryOperationBase::RunAttempt() {
     Finish(state_.Cancelled());
     return;
   }
+  ConfigureAttempt(*context_);
   StartAttempt(*context_, view_);
 }
 
@@ -71,6 +72,10 @@ void AsyncRetryOperationBase::OnAttemptDone(const absl::Status& status) {
   if (status.ok()) {
     state_.OnSuccess();
     Finish(absl::OkStatus());
+    return;
+  }
+  if (!MayRetry(status)) {
+    Finish(status);
     return;
   }
   absl::Status final_status;

@@ -85,7 +85,13 @@ class AsyncRetryOperationBase
                             const OptionsView& options) = 0;
   // Delivers the result (`status` is the error, or OK for the stored value).
   virtual void Deliver(absl::Status status) = 0;
+  // Adjusts each attempt's context after the retry loop prepared it.
+  virtual void ConfigureAttempt(grpc::ClientContext& /*context*/) {}
+  // After a failed attempt, before the retry decision: false stops the call
+  // with `status` as it is (a stream that cannot be resumed, say).
+  virtual bool MayRetry(const absl::Status& /*status*/) { return true; }
   RetryLoopState& state() { return state_; }
+  const OptionsView& options() const { return view_; }
 
   // Called once per attempt by the subclass.
   void OnAttemptDone(const absl::Status& status);

@@ -46,6 +46,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "stubkit/client_support.h"
 #include "stubkit/method.h"
 #include "stubkit/options.h"
 #include "stubkit/retry_loop.h"

@@ -585,6 +585,31 @@ constexpr char kAsyncConnectionSignature[] =
     "      const $Request$& request,\n"
     "      ::stubkit::AsyncCallback<$Response$> done)";
 
+constexpr char kAsyncStreamStubSignature[] =
+    "::absl::Status Async$Method$(\n"
+    "      ::grpc::ClientContext& context,\n"
+    "      const ::stubkit::OptionsView& options,\n"
+    "      const $Request$& request,\n"
+    "      ::grpc::ClientReadReactor<$Response$>* reactor)";
+constexpr char kAsyncStreamConnectionSignature[] =
+    "void Async$Method$(\n"
+    "      const ::stubkit::OptionsView& options,\n"
+    "      const $Request$& request,\n"
+    "      ::stubkit::MessageCallback<$Response$> on_message,\n"
+    "      ::stubkit::DoneCallback on_done)";
+
+// The async variant of a stub or connection method, if the kind has one.
+const char* AsyncStubSignature(Kind kind) {
+  if (kind == Kind::kUnary) return kAsyncStubSignature;
+  if (kind == Kind::kServerStreaming) return kAsyncStreamStubSignature;
+  return nullptr;
+}
+const char* AsyncConnectionSignature(Kind kind) {
+  if (kind == Kind::kUnary) return kAsyncConnectionSignature;
+  if (kind == Kind::kServerStreaming) return kAsyncStreamConnectionSignature;
+  return nullptr;
+}
+
 // The same signature as a definition outside the class: "Class::" inserted
 // before the method name, and indentation of continuation lines reduced.
 std::string OutOfClass(const std::string& signature, const std::string& cls) {
@@ -625,8 +650,8 @@ void FileGenerator::HeaderService(Writer& w,
     w.Raw("\n");
     w.Emit(mv, absl::StrCat("  virtual ", SignaturesFor(method.kind).stub,
                             " = 0;\n"));
-    if (method.kind == Kind::kUnary) {
-      w.Emit(mv, absl::StrCat("  virtual ", kAsyncStubSignature, " = 0;\n"));
+    if (const char* async = AsyncStubSignature(method.kind)) {
+      w.Emit(mv, absl::StrCat("  virtual ", async, " = 0;\n"));
     }
   }
   w.Emit(vars, "};\n\n");
@@ -645,9 +670,9 @@ void FileGenerator::HeaderService(Writer& w,
     w.Emit(Vars(service, method),
            absl::StrCat("  ", SignaturesFor(method.kind).stub,
                         " override;\n"));
-    if (method.kind == Kind::kUnary) {
+    if (const char* async = AsyncStubSignature(method.kind)) {
       w.Emit(Vars(service, method),
-             absl::StrCat("  ", kAsyncStubSignature, " override;\n"));
+             absl::StrCat("  ", async, " override;\n"));
     }
   }
   w.Emit(vars,
@@ -673,9 +698,9 @@ void FileGenerator::HeaderService(Writer& w,
     w.Emit(Vars(service, method),
            absl::StrCat("  ", SignaturesFor(method.kind).stub,
                         " override;\n"));
-    if (method.kind == Kind::kUnary) {
+    if (const char* async = AsyncStubSignature(method.kind)) {
       w.Emit(Vars(service, method),
-             absl::StrCat("  ", kAsyncStubSignature, " override;\n"));
+             absl::StrCat("  ", async, " override;\n"));
     }
   }
   w.Emit(vars,
@@ -698,9 +723,9 @@ void FileGenerator::HeaderService(Writer& w,
     w.Emit(Vars(service, method),
            absl::StrCat("  virtual ", SignaturesFor(method.kind).connection,
                         " = 0;\n"));
-    if (method.kind == Kind::kUnary) {
+    if (const char* async = AsyncConnectionSignature(method.kind)) {
       w.Emit(Vars(service, method),
-             absl::StrCat("  virtual ", kAsyncConnectionSignature, " = 0;\n"));
+             absl::StrCat("  virtual ", async, " = 0;\n"));
     }
   }
   w.Emit(vars,
@@ -766,6 +791,17 @@ void FileGenerator::HeaderService(Writer& w,
              "      ::stubkit::AsyncCallback<$Response$> done,\n"
              "      const ::stubkit::Options& call = {});\n");
     }
+    if (method.kind == Kind::kServerStreaming) {
+      w.Emit(mv,
+             "  // $Method$ without blocking: each message goes to "
+             "`on_message`, then\n"
+             "  // the final status to `on_done`.\n"
+             "$deprecated$  void Async$Method$(\n"
+             "      const $Request$& request,\n"
+             "      ::stubkit::MessageCallback<$Response$> on_message,\n"
+             "      ::stubkit::DoneCallback on_done,\n"
+             "      const ::stubkit::Options& call = {});\n");
+    }
   }
   w.Emit(vars,
          "\n"
@@ -798,6 +834,34 @@ void FileGenerator::SourceService(Writer& w,
         break;
     }
     w.Raw("}\n\n");
+  }
+  for (const MethodModel& method : service.methods) {
+    if (method.kind != Kind::kServerStreaming) continue;
+    Writer::Vars mv = Vars(service, method);
+    mv["Decorator"] = decorator;
+    mv["GrpcStub"] = grpc_stub;
+    w.Emit(mv,
+           "::absl::Status $Decorator$::Async$Method$(\n"
+           "    ::grpc::ClientContext& context,\n"
+           "    const ::stubkit::OptionsView& options,\n"
+           "    const $Request$& request,\n"
+           "    ::grpc::ClientReadReactor<$Response$>* reactor) {\n"
+           "  return child_->Async$Method$(context, options, request, "
+           "reactor);\n"
+           "}\n\n"
+           "::absl::Status $GrpcStub$::Async$Method$(\n"
+           "    ::grpc::ClientContext& context,\n"
+           "    const ::stubkit::OptionsView& /*options*/,\n"
+           "    const $Request$& request,\n"
+           "    ::grpc::ClientReadReactor<$Response$>* reactor) {\n"
+           "  auto* async = grpc_stub_->async();\n"
+           "  if (async == nullptr) {\n"
+           "    return ::stubkit::internal::NoAsyncStubError("
+           "\"$method_full_name$\");\n"
+           "  }\n"
+           "  async->$Method$(&context, &request, reactor);\n"
+           "  return ::absl::OkStatus();\n"
+           "}\n\n");
   }
   for (const MethodModel& method : service.methods) {
     if (method.kind != Kind::kUnary) continue;
@@ -903,7 +967,25 @@ void FileGenerator::SourceService(Writer& w,
                "                       const $Request$& attempt_request) {\n"
                "          return stub->$Method$(context, attempt_options, "
                "attempt_request);\n"
-               "        });\n");
+               "        });\n"
+               "  }\n\n");
+        w.Emit(mv, absl::StrCat("  ", kAsyncStreamConnectionSignature,
+                                " override {\n"));
+        w.Emit(mv,
+               "    ::stubkit::internal::StartAsyncServerStream<\n"
+               "        $Service$Client::$Method$ResumeOption, $Request$, "
+               "$Response$>(\n"
+               "        $Service$Methods::k$Method$, options, request,\n"
+               "        [stub = stub_](::grpc::ClientContext& context,\n"
+               "                       const ::stubkit::OptionsView& "
+               "attempt_options,\n"
+               "                       const $Request$& attempt_request,\n"
+               "                       ::grpc::ClientReadReactor<$Response$>* "
+               "reactor) {\n"
+               "          return stub->Async$Method$(context, attempt_options,\n"
+               "                                     attempt_request, reactor);\n"
+               "        },\n"
+               "        ::std::move(on_message), ::std::move(on_done));\n");
         break;
       case Kind::kClientStreaming:
         w.Emit(mv,
@@ -1022,6 +1104,19 @@ void FileGenerator::SourceService(Writer& w,
              "                              ::std::move(done));\n"
              "}\n");
     }
+    if (method.kind == Kind::kServerStreaming) {
+      w.Emit(mv,
+             "\n"
+             "void $Service$Client::Async$Method$(const $Request$& request,\n"
+             "    ::stubkit::MessageCallback<$Response$> on_message,\n"
+             "    ::stubkit::DoneCallback on_done,\n"
+             "    const ::stubkit::Options& call) {\n"
+             "  connection_->Async$Method$(::stubkit::OptionsView(call, "
+             "options_), request,\n"
+             "                              ::std::move(on_message), "
+             "::std::move(on_done));\n"
+             "}\n");
+    }
   }
   w.Raw("\n");
 }
@@ -1048,9 +1143,8 @@ void FileGenerator::MockService(Writer& w, const ServiceModel& service) const {
          " public:\n");
   for (const MethodModel& method : service.methods) {
     w.Emit(Vars(service, method), MockMethod(SignaturesFor(method.kind).stub));
-    if (method.kind == Kind::kUnary) {
-      w.Emit(Vars(service, method),
-             MockMethod(kAsyncStubSignature, "Async$Method$"));
+    if (const char* async = AsyncStubSignature(method.kind)) {
+      w.Emit(Vars(service, method), MockMethod(async, "Async$Method$"));
     }
   }
   w.Emit(vars,
@@ -1060,9 +1154,8 @@ void FileGenerator::MockService(Writer& w, const ServiceModel& service) const {
   for (const MethodModel& method : service.methods) {
     w.Emit(Vars(service, method),
            MockMethod(SignaturesFor(method.kind).connection));
-    if (method.kind == Kind::kUnary) {
-      w.Emit(Vars(service, method),
-             MockMethod(kAsyncConnectionSignature, "Async$Method$"));
+    if (const char* async = AsyncConnectionSignature(method.kind)) {
+      w.Emit(Vars(service, method), MockMethod(async, "Async$Method$"));
     }
   }
   w.Raw("};\n\n");
@@ -1091,6 +1184,7 @@ std::string FileGenerator::Header() const {
          "#include \"$stem$.grpc.pb.h\"\n"
          "#include \"$stem$.pb.h\"\n"
          "#include \"stubkit/async_retry_loop.h\"\n"
+         "#include \"stubkit/async_streaming.h\"\n"
          "#include \"stubkit/client_support.h\"\n"
          "#include \"stubkit/method.h\"\n"
          "#include \"stubkit/options.h\"\n"

@@ -7,14 +7,17 @@
 
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "stubkit/cancellation.h"
 #include "stubkit/testing/streams.stubkit.h"
 #include "tests/testing/flaky_echo_service.h"
 
@@ -399,6 +402,100 @@ TEST_F(GeneratedStreamingTest, UnaryMethodNextToStreams) {
   absl::StatusOr<Item> item = client.Get(Range(42, 1));
   ASSERT_TRUE(item.ok()) << item.status();
   EXPECT_EQ(item->value(), 42);
+}
+
+}  // namespace
+}  // namespace stubkit
+
+namespace stubkit {
+namespace {
+
+// Async readers: the same rules, pushed to callbacks.
+struct AsyncResult {
+  std::vector<int> items;
+  absl::Status status;
+};
+
+AsyncResult ReadAllAsync(StreamServiceClient& client, const RangeRequest& request,
+                         const Options& call = {}) {
+  auto items = std::make_shared<std::vector<int>>();
+  std::promise<absl::Status> done;
+  client.AsyncRange(
+      request, [items](const Item& item) { items->push_back(item.value()); },
+      [&done](absl::Status status) { done.set_value(std::move(status)); },
+      call);
+  AsyncResult result;
+  result.status = done.get_future().get();
+  result.items = *items;
+  return result;
+}
+
+TEST_F(GeneratedStreamingTest, AsyncOpeningIsRetriedUntilTheFirstResponse) {
+  ASSERT_TRUE(server_.ok());
+  service_.fail_open_first = 2;
+  StreamServiceClient client(
+      server_.Channel(), ClientOptions().set<AsyncSleeperOption>(clock_));
+  AsyncResult result = ReadAllAsync(client, Range(0, 5));
+  EXPECT_TRUE(result.status.ok()) << result.status;
+  EXPECT_THAT(result.items, ElementsAreArray(Iota(0, 5)));
+  EXPECT_EQ(service_.range_calls(), 3);
+}
+
+TEST_F(GeneratedStreamingTest, AsyncStreamThatBreaksTwiceResumesTwice) {
+  ASSERT_TRUE(server_.ok());
+  service_.break_after = 4;
+  service_.breaks = 2;
+  int hook_calls = 0;
+  StreamServiceClient client(
+      server_.Channel(),
+      ClientOptions()
+          .set<AsyncSleeperOption>(clock_)
+          .set<StreamServiceClient::RangeResumeOption>(
+              [&hook_calls](const Item& last, RangeRequest& request) {
+                return ResumeAfter(&hook_calls, last, request);
+              }));
+  AsyncResult result = ReadAllAsync(client, Range(0, 12));
+  EXPECT_TRUE(result.status.ok()) << result.status;
+  // Every item exactly once, in order, across both breaks.
+  EXPECT_THAT(result.items, ElementsAreArray(Iota(0, 12)));
+  EXPECT_EQ(hook_calls, 2);
+  EXPECT_THAT(service_.range_starts(), ElementsAre(0, 4, 8));
+}
+
+TEST_F(GeneratedStreamingTest, AsyncBreakWithoutAHookIsReported) {
+  ASSERT_TRUE(server_.ok());
+  service_.break_after = 3;
+  StreamServiceClient client(
+      server_.Channel(), ClientOptions().set<AsyncSleeperOption>(clock_));
+  AsyncResult result = ReadAllAsync(client, Range(0, 10));
+  EXPECT_EQ(result.status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(result.items, ElementsAre(0, 1, 2));
+  EXPECT_EQ(service_.range_calls(), 1);
+}
+
+TEST_F(GeneratedStreamingTest, AsyncStreamCanBeCancelledWhileWaiting) {
+  ASSERT_TRUE(server_.ok());
+  service_.fail_open_first = 100;
+  auto token = std::make_shared<CancellationToken>();
+  // The real timer, with a long backoff: the wait is what gets cancelled.
+  StreamServiceClient client(
+      server_.Channel(),
+      Options{}
+          .set<CancellationOption>(token)
+          .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
+              std::chrono::minutes(1), std::chrono::minutes(1), 1.0)));
+  std::promise<absl::Status> done;
+  client.AsyncRange(
+      Range(0, 3), [](const Item&) {},
+      [&done](absl::Status status) { done.set_value(std::move(status)); });
+  while (service_.range_calls() < 1) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  token->Cancel();
+  absl::Status status = done.get_future().get();
+  EXPECT_EQ(status.code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(service_.range_calls(), 1);
 }
 
 }  // namespace

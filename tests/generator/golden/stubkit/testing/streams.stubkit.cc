@@ -40,6 +40,27 @@ StreamServiceStubDecorator::Double(::grpc::ClientContext& context,
   return child_->Get(context, options, request);
 }
 
+::absl::Status StreamServiceStubDecorator::AsyncRange(
+    ::grpc::ClientContext& context,
+    const ::stubkit::OptionsView& options,
+    const ::stubkit::testing::RangeRequest& request,
+    ::grpc::ClientReadReactor<::stubkit::testing::Item>* reactor) {
+  return child_->AsyncRange(context, options, request, reactor);
+}
+
+::absl::Status StreamServiceGrpcStub::AsyncRange(
+    ::grpc::ClientContext& context,
+    const ::stubkit::OptionsView& /*options*/,
+    const ::stubkit::testing::RangeRequest& request,
+    ::grpc::ClientReadReactor<::stubkit::testing::Item>* reactor) {
+  auto* async = grpc_stub_->async();
+  if (async == nullptr) {
+    return ::stubkit::internal::NoAsyncStubError("stubkit.testing.StreamService.Range");
+  }
+  async->Range(&context, &request, reactor);
+  return ::absl::OkStatus();
+}
+
 void StreamServiceStubDecorator::AsyncGet(
     ::grpc::ClientContext& context,
     const ::stubkit::OptionsView& options,
@@ -114,6 +135,24 @@ class StreamServiceConnectionImpl : public StreamServiceConnection {
                        const ::stubkit::testing::RangeRequest& attempt_request) {
           return stub->Range(context, attempt_options, attempt_request);
         });
+  }
+
+  void AsyncRange(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::RangeRequest& request,
+      ::stubkit::MessageCallback<::stubkit::testing::Item> on_message,
+      ::stubkit::DoneCallback on_done) override {
+    ::stubkit::internal::StartAsyncServerStream<
+        StreamServiceClient::RangeResumeOption, ::stubkit::testing::RangeRequest, ::stubkit::testing::Item>(
+        StreamServiceMethods::kRange, options, request,
+        [stub = stub_](::grpc::ClientContext& context,
+                       const ::stubkit::OptionsView& attempt_options,
+                       const ::stubkit::testing::RangeRequest& attempt_request,
+                       ::grpc::ClientReadReactor<::stubkit::testing::Item>* reactor) {
+          return stub->AsyncRange(context, attempt_options,
+                                     attempt_request, reactor);
+        },
+        ::std::move(on_message), ::std::move(on_done));
   }
 
   ::stubkit::StreamWriter<::stubkit::testing::Item, ::stubkit::testing::SumResponse> Sum(
@@ -203,6 +242,14 @@ StreamServiceClient::StreamServiceClient(
     const ::stubkit::testing::RangeRequest& request, const ::stubkit::Options& call) {
   return connection_->Range(::stubkit::OptionsView(call, options_),
                                request);
+}
+
+void StreamServiceClient::AsyncRange(const ::stubkit::testing::RangeRequest& request,
+    ::stubkit::MessageCallback<::stubkit::testing::Item> on_message,
+    ::stubkit::DoneCallback on_done,
+    const ::stubkit::Options& call) {
+  connection_->AsyncRange(::stubkit::OptionsView(call, options_), request,
+                              ::std::move(on_message), ::std::move(on_done));
 }
 
 ::stubkit::StreamWriter<::stubkit::testing::Item, ::stubkit::testing::SumResponse>

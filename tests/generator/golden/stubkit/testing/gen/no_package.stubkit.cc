@@ -23,6 +23,27 @@
   return child_->Watch(context, options, request);
 }
 
+::absl::Status NoPackageStubDecorator::AsyncWatch(
+    ::grpc::ClientContext& context,
+    const ::stubkit::OptionsView& options,
+    const ::NoPackageRequest& request,
+    ::grpc::ClientReadReactor<::NoPackageResponse>* reactor) {
+  return child_->AsyncWatch(context, options, request, reactor);
+}
+
+::absl::Status NoPackageGrpcStub::AsyncWatch(
+    ::grpc::ClientContext& context,
+    const ::stubkit::OptionsView& /*options*/,
+    const ::NoPackageRequest& request,
+    ::grpc::ClientReadReactor<::NoPackageResponse>* reactor) {
+  auto* async = grpc_stub_->async();
+  if (async == nullptr) {
+    return ::stubkit::internal::NoAsyncStubError("NoPackage.Watch");
+  }
+  async->Watch(&context, &request, reactor);
+  return ::absl::OkStatus();
+}
+
 void NoPackageStubDecorator::AsyncLookup(
     ::grpc::ClientContext& context,
     const ::stubkit::OptionsView& options,
@@ -105,6 +126,24 @@ class NoPackageConnectionImpl : public NoPackageConnection {
         });
   }
 
+  void AsyncWatch(
+      const ::stubkit::OptionsView& options,
+      const ::NoPackageRequest& request,
+      ::stubkit::MessageCallback<::NoPackageResponse> on_message,
+      ::stubkit::DoneCallback on_done) override {
+    ::stubkit::internal::StartAsyncServerStream<
+        NoPackageClient::WatchResumeOption, ::NoPackageRequest, ::NoPackageResponse>(
+        NoPackageMethods::kWatch, options, request,
+        [stub = stub_](::grpc::ClientContext& context,
+                       const ::stubkit::OptionsView& attempt_options,
+                       const ::NoPackageRequest& attempt_request,
+                       ::grpc::ClientReadReactor<::NoPackageResponse>* reactor) {
+          return stub->AsyncWatch(context, attempt_options,
+                                     attempt_request, reactor);
+        },
+        ::std::move(on_message), ::std::move(on_done));
+  }
+
  private:
   ::stubkit::AsyncAttempt<::NoPackageResponse> AsyncLookupAttempt(
       const ::NoPackageRequest& request) const {
@@ -181,5 +220,13 @@ void NoPackageClient::AsyncLookup(const ::NoPackageRequest& request,
     const ::NoPackageRequest& request, const ::stubkit::Options& call) {
   return connection_->Watch(::stubkit::OptionsView(call, options_),
                                request);
+}
+
+void NoPackageClient::AsyncWatch(const ::NoPackageRequest& request,
+    ::stubkit::MessageCallback<::NoPackageResponse> on_message,
+    ::stubkit::DoneCallback on_done,
+    const ::stubkit::Options& call) {
+  connection_->AsyncWatch(::stubkit::OptionsView(call, options_), request,
+                              ::std::move(on_message), ::std::move(on_done));
 }
 
