@@ -2,9 +2,9 @@
 
 #include "stubkit/async_retry_loop.h"
 
-#include <utility>
-
 #include <grpc/grpc.h>
+
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 
@@ -26,8 +26,8 @@ AsyncRetryOperationBase::AsyncRetryOperationBase(const MethodInfo& method,
       view_(call_, client_),
       state_(method, view_),
       sleeper_owner_(view_.get<AsyncSleeperOption>()) {
-  sleeper_ = sleeper_owner_ != nullptr ? sleeper_owner_.get()
-                                       : &DefaultAsyncSleeper();
+  sleeper_ =
+      sleeper_owner_ != nullptr ? sleeper_owner_.get() : &DefaultAsyncSleeper();
 }
 
 AsyncRetryOperationBase::~AsyncRetryOperationBase() = default;
@@ -121,8 +121,9 @@ void AsyncRetryOperationBase::OnCancel() {
   uint64_t timer = 0;
   {
     absl::MutexLock lock(&mu_);
-    if (finished_ || !waiting_) return;  // an attempt in flight is cancelled
-                                         // by the token through its context
+    if (finished_ || !waiting_)
+      return;  // an attempt in flight is cancelled
+               // by the token through its context
     timer = timer_;
   }
   if (timer != 0) sleeper_->Cancel(timer);

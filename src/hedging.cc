@@ -2,13 +2,12 @@
 
 #include "stubkit/hedging.h"
 
-#include "stubkit/unary_call.h"
-
 #include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "src/internal/format.h"
+#include "stubkit/unary_call.h"
 
 namespace stubkit {
 
@@ -19,9 +18,9 @@ HedgingPolicy::HedgingPolicy(int max_attempts,
       hedging_delay_(hedging_delay),
       non_fatal_codes_(non_fatal_codes) {
   if (max_attempts < 1 || max_attempts > kMaxAttemptsLimit) {
-    status_ = absl::InvalidArgumentError(absl::StrCat(
-        "HedgingPolicy: max_attempts must be in [1, ", kMaxAttemptsLimit,
-        "], got ", max_attempts));
+    status_ = absl::InvalidArgumentError(
+        absl::StrCat("HedgingPolicy: max_attempts must be in [1, ",
+                     kMaxAttemptsLimit, "], got ", max_attempts));
   } else if (hedging_delay < std::chrono::nanoseconds::zero()) {
     status_ = absl::InvalidArgumentError(
         absl::StrCat("HedgingPolicy: hedging_delay must not be negative, got ",
@@ -42,16 +41,16 @@ bool ShouldHedge(const MethodInfo& method, const OptionsView& options) {
   return policy->enabled() && IsIdempotent(method, options);
 }
 
-HedgedOperationBase::HedgedOperationBase(const MethodInfo& method,
-                                         Options call, Options client)
+HedgedOperationBase::HedgedOperationBase(const MethodInfo& method, Options call,
+                                         Options client)
     : call_((KeepGrpcInitialised(), std::move(call))),
       client_(std::move(client)),
       view_(call_, client_),
       state_(method, view_),
       policy_(view_.get<HedgingPolicyOption>()),
       sleeper_owner_(view_.get<AsyncSleeperOption>()) {
-  sleeper_ = sleeper_owner_ != nullptr ? sleeper_owner_.get()
-                                       : &DefaultAsyncSleeper();
+  sleeper_ =
+      sleeper_owner_ != nullptr ? sleeper_owner_.get() : &DefaultAsyncSleeper();
 }
 
 HedgedOperationBase::~HedgedOperationBase() = default;

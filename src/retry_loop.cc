@@ -145,8 +145,8 @@ void RetryLoopState::Log(LogLevel level, absl::string_view line) const {
   if (log_sink_ != nullptr && log_level_ >= level) log_sink_->Write(line);
 }
 
-void RetryLoopState::LogPayload(absl::string_view what,
-                                const google::protobuf::Message& message) const {
+void RetryLoopState::LogPayload(
+    absl::string_view what, const google::protobuf::Message& message) const {
   Log(LogLevel::kRpc, absl::StrCat("stubkit: ", method_.full_name, " ", what,
                                    " {", message.ShortDebugString(), "}"));
 }
@@ -277,9 +277,9 @@ bool RetryLoopState::ChooseWait(const absl::Status& status,
     absl::string_view value(pushback->second.data(), pushback->second.size());
     Pushback parsed = ParsePushback(value);
     if (parsed.kind == Pushback::Kind::kDoNotRetry) {
-      *refusal = absl::StrCat("retry throttled by the server (",
-                              kRetryPushbackHeader, ": ",
-                              value.substr(0, 32), ")");
+      *refusal =
+          absl::StrCat("retry throttled by the server (", kRetryPushbackHeader,
+                       ": ", value.substr(0, 32), ")");
       return false;
     }
     *wait = Wait{parsed.delay, WaitReason::kPushback};
@@ -338,10 +338,10 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
       throttle_ == nullptr || throttle_->OnRetryableFailure();
   // 2. Never repeat an operation that may not be safe to repeat.
   if (!idempotent_) {
-    return Stop(status, StopReason::kNonIdempotent,
-                absl::StrCat("not retried: ", method_.full_name,
-                             " is not idempotent"),
-                now, final_status);
+    return Stop(
+        status, StopReason::kNonIdempotent,
+        absl::StrCat("not retried: ", method_.full_name, " is not idempotent"),
+        now, final_status);
   }
   // 3. The retry policy, then the throttle.
   ++failures_;
@@ -371,19 +371,18 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
                 absl::StrCat("gave up: ", refusal), now, final_status);
   }
   if (end_ != time_point::max() && chosen.delay >= end_ - now) {
-    return Stop(status, end_reason_,
-                absl::StrCat("gave up: the next wait (",
-                             FormatDuration(chosen.delay), ", ",
-                             ToString(chosen.reason), ") would pass ",
-                             end_what),
-                now, final_status);
+    return Stop(
+        status, end_reason_,
+        absl::StrCat("gave up: the next wait (", FormatDuration(chosen.delay),
+                     ", ", ToString(chosen.reason), ") would pass ", end_what),
+        now, final_status);
   }
   Notify(status, now, false, chosen, StopReason::kSuccess);
   Log(LogLevel::kRetries,
       absl::StrCat("stubkit: ", method_.full_name, " attempt ", attempts_,
                    " failed with ", Describe(status), "; retrying in ",
-                   FormatDuration(chosen.delay), " (",
-                   ToString(chosen.reason), ")"));
+                   FormatDuration(chosen.delay), " (", ToString(chosen.reason),
+                   ")"));
   *wait = chosen.delay;
   return true;
 }

@@ -115,7 +115,8 @@ std::optional<std::chrono::nanoseconds> ParseDuration(absl::string_view bytes) {
 }
 
 // RetryInfo { Duration retry_delay = 1; }
-std::optional<std::chrono::nanoseconds> ParseRetryInfo(absl::string_view bytes) {
+std::optional<std::chrono::nanoseconds> ParseRetryInfo(
+    absl::string_view bytes) {
   WireReader reader(bytes);
   std::optional<std::chrono::nanoseconds> delay;
   while (!reader.done()) {

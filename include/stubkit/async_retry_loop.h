@@ -29,12 +29,12 @@
 #ifndef STUBKIT_ASYNC_RETRY_LOOP_H_
 #define STUBKIT_ASYNC_RETRY_LOOP_H_
 
+#include <grpcpp/client_context.h>
+
 #include <functional>
 #include <future>
 #include <memory>
 #include <utility>
-
-#include <grpcpp/client_context.h>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -96,7 +96,6 @@ class AsyncRetryOperationBase
   // Called once per attempt by the subclass.
   void OnAttemptDone(const absl::Status& status);
 
-
  private:
   void RunAttempt();
   void OnWaitDone(bool fired);
@@ -135,17 +134,16 @@ class AsyncRetryOperation final : public AsyncRetryOperationBase {
                     const OptionsView& options) override {
     std::shared_ptr<AsyncRetryOperation> self =
         std::static_pointer_cast<AsyncRetryOperation>(shared_from_this());
-    attempt_(context, options,
-             [self](absl::StatusOr<Response> result) mutable {
-               if (result.ok()) {
-                 MaybeLogPayload(self->state(), "response", *result);
-                 self->response_ = *std::move(result);
-                 self->OnAttemptDone(absl::OkStatus());
-               } else {
-                 self->OnAttemptDone(result.status());
-               }
-               ReleaseOffCallbackThread(std::move(self));
-             });
+    attempt_(context, options, [self](absl::StatusOr<Response> result) mutable {
+      if (result.ok()) {
+        MaybeLogPayload(self->state(), "response", *result);
+        self->response_ = *std::move(result);
+        self->OnAttemptDone(absl::OkStatus());
+      } else {
+        self->OnAttemptDone(result.status());
+      }
+      ReleaseOffCallbackThread(std::move(self));
+    });
   }
 
   void Deliver(absl::Status status) override {

@@ -20,13 +20,13 @@
 #ifndef STUBKIT_ASYNC_STREAMING_H_
 #define STUBKIT_ASYNC_STREAMING_H_
 
+#include <grpcpp/client_context.h>
+#include <grpcpp/support/client_callback.h>
+
 #include <chrono>
 #include <functional>
 #include <memory>
 #include <utility>
-
-#include <grpcpp/client_context.h>
-#include <grpcpp/support/client_callback.h>
 
 #include "absl/status/status.h"
 #include "stubkit/async_retry_loop.h"
@@ -99,8 +99,8 @@ class AsyncServerStreamOperation final : public AsyncRetryOperationBase {
 
   void StartAttempt(grpc::ClientContext& context,
                     const OptionsView& options) override {
-    auto* reactor = new Reactor(
-        std::static_pointer_cast<AsyncServerStreamOperation>(
+    auto* reactor =
+        new Reactor(std::static_pointer_cast<AsyncServerStreamOperation>(
             shared_from_this()));
     absl::Status opened = open_(context, options, request_, reactor);
     if (!opened.ok()) {

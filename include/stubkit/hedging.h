@@ -23,14 +23,14 @@
 #ifndef STUBKIT_HEDGING_H_
 #define STUBKIT_HEDGING_H_
 
+#include <grpcpp/client_context.h>
+
 #include <chrono>
 #include <functional>
 #include <future>
 #include <memory>
 #include <utility>
 #include <vector>
-
-#include <grpcpp/client_context.h>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -50,7 +50,8 @@ class HedgingPolicy {
   // `max_attempts` in [1, 10]; `hedging_delay` not negative (zero sends all
   // attempts at once); `non_fatal_codes` neither empty nor holding OK.
   HedgingPolicy(int max_attempts, std::chrono::nanoseconds hedging_delay,
-                StatusCodeSet non_fatal_codes = {grpc::StatusCode::UNAVAILABLE});
+                StatusCodeSet non_fatal_codes = {
+                    grpc::StatusCode::UNAVAILABLE});
 
   int max_attempts() const { return max_attempts_; }
   std::chrono::nanoseconds hedging_delay() const { return hedging_delay_; }
@@ -168,9 +169,10 @@ class HedgedOperation final : public HedgedOperationBase {
 
 // Runs one hedged call; `done` receives the result exactly once.
 template <typename Response>
-void AsyncHedgedCall(const MethodInfo& method, Options call, Options client,
-                     typename internal::HedgedOperation<Response>::Attempt attempt,
-                     AsyncCallback<Response> done) {
+void AsyncHedgedCall(
+    const MethodInfo& method, Options call, Options client,
+    typename internal::HedgedOperation<Response>::Attempt attempt,
+    AsyncCallback<Response> done) {
   auto operation = std::make_shared<internal::HedgedOperation<Response>>(
       method, std::move(call), std::move(client), std::move(attempt),
       std::move(done));

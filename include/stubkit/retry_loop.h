@@ -31,18 +31,16 @@
 #ifndef STUBKIT_RETRY_LOOP_H_
 #define STUBKIT_RETRY_LOOP_H_
 
-#include <chrono>
-#include <utility>
-
+#include <google/protobuf/message.h>
 #include <grpcpp/client_context.h>
+
+#include <chrono>
+#include <string>
+#include <type_traits>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include <string>
-#include <type_traits>
-
-#include <google/protobuf/message.h>
-
 #include "stubkit/backoff_policy.h"
 #include "stubkit/cancellation.h"
 #include "stubkit/clock.h"
@@ -89,9 +87,8 @@ class RetryLoopState {
 
   // Decides after a failed attempt. Returns true to retry after `*wait`;
   // false to stop, with the status to return in `*final_status`.
-  bool OnFailure(const absl::Status& status,
-                 const grpc::ClientContext& context, absl::Status* final_status,
-                 std::chrono::nanoseconds* wait);
+  bool OnFailure(const absl::Status& status, const grpc::ClientContext& context,
+                 absl::Status* final_status, std::chrono::nanoseconds* wait);
 
   // Waits through the configured sleeper. Returns false when the call was
   // cancelled; it must then return `Cancelled()`.
@@ -137,8 +134,8 @@ class RetryLoopState {
   bool Stop(const absl::Status& status, StopReason reason,
             absl::string_view explanation, time_point now,
             absl::Status* final_status);
-  void Notify(const absl::Status& status, time_point now, bool final,
-              Wait wait, StopReason reason);
+  void Notify(const absl::Status& status, time_point now, bool final, Wait wait,
+              StopReason reason);
   void Log(LogLevel level, absl::string_view line) const;
 
   const MethodInfo& method_;
@@ -175,8 +172,7 @@ void MaybeLogPayload(const RetryLoopState& state, absl::string_view what,
 }
 
 template <typename Response, typename Attempt>
-absl::StatusOr<Response> RunRetryLoop(RetryLoopState& state,
-                                      Attempt& attempt) {
+absl::StatusOr<Response> RunRetryLoop(RetryLoopState& state, Attempt& attempt) {
   for (;;) {
     grpc::ClientContext context;
     if (!state.PrepareAttempt(context)) return state.Cancelled();

@@ -2,6 +2,10 @@
 
 #include "src/generator/stubkit_generator.h"
 
+#include <google/protobuf/descriptor.pb.h>
+#include <google/protobuf/io/zero_copy_stream.h>
+#include <google/protobuf/unknown_field_set.h>
+
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -10,10 +14,6 @@
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <google/protobuf/descriptor.pb.h>
-#include <google/protobuf/io/zero_copy_stream.h>
-#include <google/protobuf/unknown_field_set.h>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -51,21 +51,20 @@ constexpr int kHttpRulePut = 3;
 // generated code with newer standards too).
 const std::set<std::string>& CppKeywords() {
   static const auto* const kKeywords = new std::set<std::string>{
-      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand",
-      "bitor", "bool", "break", "case", "catch", "char", "char8_t",
-      "char16_t", "char32_t", "class", "compl", "concept", "const",
-      "consteval", "constexpr", "constinit", "const_cast", "continue",
-      "co_await", "co_return", "co_yield", "decltype", "default", "delete",
-      "do", "double", "dynamic_cast", "else", "enum", "explicit", "export",
-      "extern", "false", "float", "for", "friend", "goto", "if", "inline",
-      "int", "long", "mutable", "namespace", "new", "noexcept", "not",
-      "not_eq", "nullptr", "operator", "or", "or_eq", "private",
-      "protected", "public", "register", "reinterpret_cast", "requires",
-      "return", "short", "signed", "sizeof", "static", "static_assert",
-      "static_cast", "struct", "switch", "template", "this", "thread_local",
-      "throw", "true", "try", "typedef", "typeid", "typename", "union",
-      "unsigned", "using", "virtual", "void", "volatile", "wchar_t",
-      "while", "xor", "xor_eq",
+      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor",
+      "bool", "break", "case", "catch", "char", "char8_t", "char16_t",
+      "char32_t", "class", "compl", "concept", "const", "consteval",
+      "constexpr", "constinit", "const_cast", "continue", "co_await",
+      "co_return", "co_yield", "decltype", "default", "delete", "do", "double",
+      "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false",
+      "float", "for", "friend", "goto", "if", "inline", "int", "long",
+      "mutable", "namespace", "new", "noexcept", "not", "not_eq", "nullptr",
+      "operator", "or", "or_eq", "private", "protected", "public", "register",
+      "reinterpret_cast", "requires", "return", "short", "signed", "sizeof",
+      "static", "static_assert", "static_cast", "struct", "switch", "template",
+      "this", "thread_local", "throw", "true", "try", "typedef", "typeid",
+      "typename", "union", "unsigned", "using", "virtual", "void", "volatile",
+      "wchar_t", "while", "xor", "xor_eq",
       // Macros every translation unit sees.
       "NULL", "assert", "errno", "offsetof", "setjmp", "va_arg"};
   return *kKeywords;
@@ -125,8 +124,8 @@ std::string QualifiedMessageName(const Descriptor* message) {
        outer = outer->containing_type()) {
     name = absl::StrCat(outer->name(), "_", name);
   }
-  return absl::StrCat(PackageToNamespace(message->file()->package()), "::",
-                      name);
+  return absl::StrCat(PackageToNamespace(message->file()->package()),
+                      "::", name);
 }
 
 // The names of `message` and its containers, which become (parts of) C++
@@ -222,11 +221,11 @@ std::string KindName(Kind kind) {
 
 // The per-service names at namespace scope.
 std::vector<std::string> GeneratedTopLevelNames(const std::string& service) {
-  return {service + "Methods",         service + "Stub",
-          service + "StubDecorator",   service + "GrpcStub",
-          service + "Connection",      "Make" + service + "Connection",
-          service + "Client",          service + "ConnectionImpl",
-          "Mock" + service + "Stub",   "Mock" + service + "Connection"};
+  return {service + "Methods",       service + "Stub",
+          service + "StubDecorator", service + "GrpcStub",
+          service + "Connection",    "Make" + service + "Connection",
+          service + "Client",        service + "ConnectionImpl",
+          "Mock" + service + "Stub", "Mock" + service + "Connection"};
 }
 
 // Every identifier protobuf and gRPC put at the namespace scope of
@@ -378,24 +377,24 @@ bool FileGenerator::Build(std::string* error) {
     for (const std::string& name : GeneratedTopLevelNames(service->name())) {
       auto it = symbols.find(name);
       if (it != symbols.end()) {
-        *error = Fail(service, nullptr,
-                      absl::StrCat("stubkit generates '", name,
-                                   "' for this service, which clashes with ",
-                                   it->second,
-                                   " in the same C++ namespace. Rename one"));
+        *error = Fail(
+            service, nullptr,
+            absl::StrCat("stubkit generates '", name,
+                         "' for this service, which clashes with ", it->second,
+                         " in the same C++ namespace. Rename one"));
         return false;
       }
     }
     // Later services must not clash with what this one generates.
     for (const std::string& name : GeneratedTopLevelNames(service->name())) {
-      symbols[name] = "a name stubkit generates for service " +
-                      service->full_name();
+      symbols[name] =
+          "a name stubkit generates for service " + service->full_name();
     }
     ServiceModel model;
     model.name = service->name();
     model.full_name = service->full_name();
-    model.grpc_class =
-        absl::StrCat(PackageToNamespace(file_->package()), "::", service->name());
+    model.grpc_class = absl::StrCat(PackageToNamespace(file_->package()),
+                                    "::", service->name());
     model.comment = LeadingComment(service, "");
 
     std::set<std::string> class_members = {"DecoratorsOption"};
@@ -423,7 +422,8 @@ bool FileGenerator::Build(std::string* error) {
         *error = Fail(service, method,
                       absl::StrCat("'", name,
                                    "' collides with a member grpc_cpp_plugin "
-                                   "generates in class ", service->name(),
+                                   "generates in class ",
+                                   service->name(),
                                    ", so its output would not compile. "
                                    "Rename the method"));
         return false;
@@ -518,56 +518,60 @@ struct Signatures {
 Signatures SignaturesFor(Kind kind) {
   switch (kind) {
     case Kind::kUnary:
-      return {"::absl::StatusOr<$Response$> $Method$(\n"
-              "      ::grpc::ClientContext& context,\n"
-              "      const ::stubkit::OptionsView& options,\n"
-              "      const $Request$& request)",
-              "::absl::StatusOr<$Response$> $Method$(\n"
-              "      const ::stubkit::OptionsView& options,\n"
-              "      const $Request$& request)",
-              "::absl::StatusOr<$Response$> $Method$(\n"
-              "      const $Request$& request,\n"
-              "      const ::stubkit::Options& call = {})",
-              "::absl::StatusOr<$Response$> $Service$Client::$Method$(\n"
-              "    const $Request$& request, const ::stubkit::Options& call)"};
+      return {
+          "::absl::StatusOr<$Response$> $Method$(\n"
+          "      ::grpc::ClientContext& context,\n"
+          "      const ::stubkit::OptionsView& options,\n"
+          "      const $Request$& request)",
+          "::absl::StatusOr<$Response$> $Method$(\n"
+          "      const ::stubkit::OptionsView& options,\n"
+          "      const $Request$& request)",
+          "::absl::StatusOr<$Response$> $Method$(\n"
+          "      const $Request$& request,\n"
+          "      const ::stubkit::Options& call = {})",
+          "::absl::StatusOr<$Response$> $Service$Client::$Method$(\n"
+          "    const $Request$& request, const ::stubkit::Options& call)"};
     case Kind::kServerStreaming:
-      return {"::std::unique_ptr<::grpc::ClientReaderInterface<$Response$>> "
-              "$Method$(\n"
-              "      ::grpc::ClientContext& context,\n"
-              "      const ::stubkit::OptionsView& options,\n"
-              "      const $Request$& request)",
-              "::stubkit::StreamReader<$Response$> $Method$(\n"
-              "      const ::stubkit::OptionsView& options,\n"
-              "      const $Request$& request)",
-              "::stubkit::StreamReader<$Response$> $Method$(\n"
-              "      const $Request$& request,\n"
-              "      const ::stubkit::Options& call = {})",
-              "::stubkit::StreamReader<$Response$> $Service$Client::$Method$(\n"
-              "    const $Request$& request, const ::stubkit::Options& call)"};
+      return {
+          "::std::unique_ptr<::grpc::ClientReaderInterface<$Response$>> "
+          "$Method$(\n"
+          "      ::grpc::ClientContext& context,\n"
+          "      const ::stubkit::OptionsView& options,\n"
+          "      const $Request$& request)",
+          "::stubkit::StreamReader<$Response$> $Method$(\n"
+          "      const ::stubkit::OptionsView& options,\n"
+          "      const $Request$& request)",
+          "::stubkit::StreamReader<$Response$> $Method$(\n"
+          "      const $Request$& request,\n"
+          "      const ::stubkit::Options& call = {})",
+          "::stubkit::StreamReader<$Response$> $Service$Client::$Method$(\n"
+          "    const $Request$& request, const ::stubkit::Options& call)"};
     case Kind::kClientStreaming:
-      return {"::std::unique_ptr<::grpc::ClientWriterInterface<$Request$>> "
-              "$Method$(\n"
-              "      ::grpc::ClientContext& context,\n"
-              "      const ::stubkit::OptionsView& options,\n"
-              "      $Response$* response)",
-              "::stubkit::StreamWriter<$Request$, $Response$> $Method$(\n"
-              "      const ::stubkit::OptionsView& options)",
-              "::stubkit::StreamWriter<$Request$, $Response$> $Method$(\n"
-              "      const ::stubkit::Options& call = {})",
-              "::stubkit::StreamWriter<$Request$, $Response$>\n"
-              "$Service$Client::$Method$(const ::stubkit::Options& call)"};
+      return {
+          "::std::unique_ptr<::grpc::ClientWriterInterface<$Request$>> "
+          "$Method$(\n"
+          "      ::grpc::ClientContext& context,\n"
+          "      const ::stubkit::OptionsView& options,\n"
+          "      $Response$* response)",
+          "::stubkit::StreamWriter<$Request$, $Response$> $Method$(\n"
+          "      const ::stubkit::OptionsView& options)",
+          "::stubkit::StreamWriter<$Request$, $Response$> $Method$(\n"
+          "      const ::stubkit::Options& call = {})",
+          "::stubkit::StreamWriter<$Request$, $Response$>\n"
+          "$Service$Client::$Method$(const ::stubkit::Options& call)"};
     case Kind::kBidi:
-      return {"::std::unique_ptr<\n"
-              "      ::grpc::ClientReaderWriterInterface<$Request$, "
-              "$Response$>>\n"
-              "  $Method$(::grpc::ClientContext& context,\n"
-              "      const ::stubkit::OptionsView& options)",
-              "::stubkit::StreamReaderWriter<$Request$, $Response$> $Method$(\n"
-              "      const ::stubkit::OptionsView& options)",
-              "::stubkit::StreamReaderWriter<$Request$, $Response$> $Method$(\n"
-              "      const ::stubkit::Options& call = {})",
-              "::stubkit::StreamReaderWriter<$Request$, $Response$>\n"
-              "$Service$Client::$Method$(const ::stubkit::Options& call)"};
+      return {
+          "::std::unique_ptr<\n"
+          "      ::grpc::ClientReaderWriterInterface<$Request$, "
+          "$Response$>>\n"
+          "  $Method$(::grpc::ClientContext& context,\n"
+          "      const ::stubkit::OptionsView& options)",
+          "::stubkit::StreamReaderWriter<$Request$, $Response$> $Method$(\n"
+          "      const ::stubkit::OptionsView& options)",
+          "::stubkit::StreamReaderWriter<$Request$, $Response$> $Method$(\n"
+          "      const ::stubkit::Options& call = {})",
+          "::stubkit::StreamReaderWriter<$Request$, $Response$>\n"
+          "$Service$Client::$Method$(const ::stubkit::Options& call)"};
   }
   return {};
 }
@@ -668,11 +672,9 @@ void FileGenerator::HeaderService(Writer& w,
   for (const MethodModel& method : service.methods) {
     w.Raw("\n");
     w.Emit(Vars(service, method),
-           absl::StrCat("  ", SignaturesFor(method.kind).stub,
-                        " override;\n"));
+           absl::StrCat("  ", SignaturesFor(method.kind).stub, " override;\n"));
     if (const char* async = AsyncStubSignature(method.kind)) {
-      w.Emit(Vars(service, method),
-             absl::StrCat("  ", async, " override;\n"));
+      w.Emit(Vars(service, method), absl::StrCat("  ", async, " override;\n"));
     }
   }
   w.Emit(vars,
@@ -696,11 +698,9 @@ void FileGenerator::HeaderService(Writer& w,
   for (const MethodModel& method : service.methods) {
     w.Raw("\n");
     w.Emit(Vars(service, method),
-           absl::StrCat("  ", SignaturesFor(method.kind).stub,
-                        " override;\n"));
+           absl::StrCat("  ", SignaturesFor(method.kind).stub, " override;\n"));
     if (const char* async = AsyncStubSignature(method.kind)) {
-      w.Emit(Vars(service, method),
-             absl::StrCat("  ", async, " override;\n"));
+      w.Emit(Vars(service, method), absl::StrCat("  ", async, " override;\n"));
     }
   }
   w.Emit(vars,
@@ -947,8 +947,8 @@ void FileGenerator::SourceService(Writer& w,
                "        },\n"
                "        [&] { return Async$Method$Attempt(request); });\n"
                "  }\n\n");
-        w.Emit(mv, absl::StrCat("  ", kAsyncConnectionSignature,
-                                " override {\n"));
+        w.Emit(mv,
+               absl::StrCat("  ", kAsyncConnectionSignature, " override {\n"));
         w.Emit(mv,
                "    ::stubkit::internal::RunAsyncUnary<$Response$>(\n"
                "        $Service$Methods::k$Method$, options,\n"
@@ -971,21 +971,22 @@ void FileGenerator::SourceService(Writer& w,
                "  }\n\n");
         w.Emit(mv, absl::StrCat("  ", kAsyncStreamConnectionSignature,
                                 " override {\n"));
-        w.Emit(mv,
-               "    ::stubkit::internal::StartAsyncServerStream<\n"
-               "        $Service$Client::$Method$ResumeOption, $Request$, "
-               "$Response$>(\n"
-               "        $Service$Methods::k$Method$, options, request,\n"
-               "        [stub = stub_](::grpc::ClientContext& context,\n"
-               "                       const ::stubkit::OptionsView& "
-               "attempt_options,\n"
-               "                       const $Request$& attempt_request,\n"
-               "                       ::grpc::ClientReadReactor<$Response$>* "
-               "reactor) {\n"
-               "          return stub->Async$Method$(context, attempt_options,\n"
-               "                                     attempt_request, reactor);\n"
-               "        },\n"
-               "        ::std::move(on_message), ::std::move(on_done));\n");
+        w.Emit(
+            mv,
+            "    ::stubkit::internal::StartAsyncServerStream<\n"
+            "        $Service$Client::$Method$ResumeOption, $Request$, "
+            "$Response$>(\n"
+            "        $Service$Methods::k$Method$, options, request,\n"
+            "        [stub = stub_](::grpc::ClientContext& context,\n"
+            "                       const ::stubkit::OptionsView& "
+            "attempt_options,\n"
+            "                       const $Request$& attempt_request,\n"
+            "                       ::grpc::ClientReadReactor<$Response$>* "
+            "reactor) {\n"
+            "          return stub->Async$Method$(context, attempt_options,\n"
+            "                                     attempt_request, reactor);\n"
+            "        },\n"
+            "        ::std::move(on_message), ::std::move(on_done));\n");
         break;
       case Kind::kClientStreaming:
         w.Emit(mv,
@@ -1015,18 +1016,19 @@ void FileGenerator::SourceService(Writer& w,
     if (method.kind != Kind::kUnary) continue;
     // An attempt that owns the stub and a copy of the request: async and
     // hedged attempts may outlive the call that started them.
-    w.Emit(Vars(service, method),
-           "  ::stubkit::AsyncAttempt<$Response$> Async$Method$Attempt(\n"
-           "      const $Request$& request) const {\n"
-           "    return [stub = stub_,\n"
-           "            request = ::std::make_shared<const $Request$>(request)](\n"
-           "               ::grpc::ClientContext& context,\n"
-           "               const ::stubkit::OptionsView& options,\n"
-           "               ::stubkit::AsyncCallback<$Response$> done) {\n"
-           "      stub->Async$Method$(context, options, *request, "
-           "::std::move(done));\n"
-           "    };\n"
-           "  }\n\n");
+    w.Emit(
+        Vars(service, method),
+        "  ::stubkit::AsyncAttempt<$Response$> Async$Method$Attempt(\n"
+        "      const $Request$& request) const {\n"
+        "    return [stub = stub_,\n"
+        "            request = ::std::make_shared<const $Request$>(request)](\n"
+        "               ::grpc::ClientContext& context,\n"
+        "               const ::stubkit::OptionsView& options,\n"
+        "               ::stubkit::AsyncCallback<$Response$> done) {\n"
+        "      stub->Async$Method$(context, options, *request, "
+        "::std::move(done));\n"
+        "    };\n"
+        "  }\n\n");
   }
   w.Emit(vars,
          "  ::std::shared_ptr<$Service$Stub> stub_;\n"
@@ -1257,8 +1259,8 @@ bool WriteFile(GeneratorContext* context, const std::string& name,
       *error = "cannot write " + name;
       return false;
     }
-    size_t chunk = std::min(static_cast<size_t>(size),
-                            contents.size() - written);
+    size_t chunk =
+        std::min(static_cast<size_t>(size), contents.size() - written);
     std::memcpy(buffer, contents.data() + written, chunk);
     written += chunk;
     if (chunk < static_cast<size_t>(size)) {

@@ -3,14 +3,14 @@
 // Hedging through generated clients against a real server: a slow first
 // attempt loses to a hedge, and the server sees the loser cancelled.
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <future>
 #include <memory>
 #include <string>
 #include <thread>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "stubkit/hedging.h"
 #include "stubkit/retry_throttle.h"
@@ -20,13 +20,13 @@
 namespace stubkit {
 namespace {
 
+using std::chrono::milliseconds;
 using ::stubkit::testing::EchoRequest;
 using ::stubkit::testing::EchoResponse;
 using ::stubkit::testing::EchoServiceClient;
 using ::stubkit::testing::FlakyEchoService;
 using ::stubkit::testing::TestServer;
 using ::testing::HasSubstr;
-using std::chrono::milliseconds;
 
 EchoRequest Request(const std::string& message, int fail_first = 0,
                     grpc::StatusCode code = grpc::StatusCode::UNAVAILABLE) {
@@ -38,8 +38,7 @@ EchoRequest Request(const std::string& message, int fail_first = 0,
 }
 
 Options Hedged(int max_attempts, milliseconds delay) {
-  return Options{}.set<HedgingPolicyOption>(
-      HedgingPolicy(max_attempts, delay));
+  return Options{}.set<HedgingPolicyOption>(HedgingPolicy(max_attempts, delay));
 }
 
 void WaitFor(const std::function<bool()>& condition) {
@@ -64,7 +63,7 @@ TEST_F(GeneratedHedgingTest, HedgeWinsOverASlowFirstAttemptSync) {
   absl::StatusOr<EchoResponse> response = client.Echo(Request("sync"));
   const auto elapsed = std::chrono::steady_clock::now() - start;
   ASSERT_TRUE(response.ok()) << response.status();
-  EXPECT_EQ(response->attempt(), 2);  // the hedge answered
+  EXPECT_EQ(response->attempt(), 2);            // the hedge answered
   EXPECT_LT(elapsed, std::chrono::seconds(4));  // the slow one hangs 5 s
   EXPECT_EQ(service_.headers("sync", kRetryAttemptHeader)[1], "2");
   // The slow attempt was cancelled, and the server saw it.
@@ -113,9 +112,9 @@ TEST_F(GeneratedHedgingTest, AllHedgesFailing) {
 TEST_F(GeneratedHedgingTest, FatalCodeEndsTheCall) {
   ASSERT_TRUE(server_.ok());
   EchoServiceClient client(server_.Channel());
-  absl::StatusOr<EchoResponse> response = client.Echo(
-      Request("fatal", 10, grpc::StatusCode::PERMISSION_DENIED),
-      Hedged(3, milliseconds(60000)));
+  absl::StatusOr<EchoResponse> response =
+      client.Echo(Request("fatal", 10, grpc::StatusCode::PERMISSION_DENIED),
+                  Hedged(3, milliseconds(60000)));
   EXPECT_EQ(response.status().code(), absl::StatusCode::kPermissionDenied);
   EXPECT_EQ(service_.attempts("fatal"), 1);
 }
@@ -125,8 +124,8 @@ TEST_F(GeneratedHedgingTest, NonIdempotentMethodsAreNeverHedged) {
   service_.slow_attempts = 1;
   EchoServiceClient client(server_.Channel());
   absl::StatusOr<EchoResponse> response = client.Append(
-      Request("append"), Hedged(3, milliseconds(10)).set<AttemptTimeoutOption>(
-                             milliseconds(300)));
+      Request("append"),
+      Hedged(3, milliseconds(10)).set<AttemptTimeoutOption>(milliseconds(300)));
   EXPECT_FALSE(response.ok());
   EXPECT_EQ(service_.attempts("append"), 1);
 }

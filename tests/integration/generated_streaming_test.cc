@@ -5,6 +5,9 @@
 // through the user's hook; client and bidi streams work end to end, carry
 // the call's options, and are never replayed.
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <chrono>
 #include <future>
@@ -13,9 +16,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "stubkit/cancellation.h"
 #include "stubkit/testing/streams.stubkit.h"
@@ -157,8 +157,7 @@ class GeneratedStreamingTest : public ::testing::Test {
   }
 
   // Continues after the last item: the resume hook a user would write.
-  static bool ResumeAfter(int* calls, const Item& last,
-                          RangeRequest& request) {
+  static bool ResumeAfter(int* calls, const Item& last, RangeRequest& request) {
     ++*calls;
     const int end = request.start() + request.count();
     request.set_start(last.value() + 1);
@@ -334,8 +333,8 @@ TEST_F(GeneratedStreamingTest, ClientStreamIsNeverReplayed) {
   StreamServiceClient client(server_.Channel(), ClientOptions());
 
   // Even when the call is declared idempotent, a stream cannot be replayed.
-  auto writer = client.Sum(
-      Options{}.set<IdempotencyOption>(Idempotency::kIdempotent));
+  auto writer =
+      client.Sum(Options{}.set<IdempotencyOption>(Idempotency::kIdempotent));
   Item item;
   item.set_value(1);
   ASSERT_TRUE(writer.Write(item));
@@ -349,10 +348,10 @@ TEST_F(GeneratedStreamingTest, BidiStreamWorksEndToEnd) {
   ASSERT_TRUE(server_.ok());
   StreamServiceClient client(server_.Channel(), ClientOptions());
 
-  auto stream = client.Double(
-      Options{}
-          .set<MetadataOption>({{"x-test", "bidi"}})
-          .set<TotalTimeoutOption>(std::chrono::seconds(30)));
+  auto stream =
+      client.Double(Options{}
+                        .set<MetadataOption>({{"x-test", "bidi"}})
+                        .set<TotalTimeoutOption>(std::chrono::seconds(30)));
   std::vector<int> doubled;
   for (int i = 1; i <= 3; ++i) {
     Item item;
@@ -387,8 +386,8 @@ TEST_F(GeneratedStreamingTest, InvalidOptionsFailTheStreamUnsent) {
   ASSERT_TRUE(server_.ok());
   StreamServiceClient client(server_.Channel(), ClientOptions());
 
-  auto writer = client.Sum(
-      Options{}.set<AttemptTimeoutOption>(std::chrono::seconds(-1)));
+  auto writer =
+      client.Sum(Options{}.set<AttemptTimeoutOption>(std::chrono::seconds(-1)));
   Item item;
   EXPECT_FALSE(writer.Write(item));
   EXPECT_EQ(writer.Finish().status().code(),
@@ -416,7 +415,8 @@ struct AsyncResult {
   absl::Status status;
 };
 
-AsyncResult ReadAllAsync(StreamServiceClient& client, const RangeRequest& request,
+AsyncResult ReadAllAsync(StreamServiceClient& client,
+                         const RangeRequest& request,
                          const Options& call = {}) {
   auto items = std::make_shared<std::vector<int>>();
   std::promise<absl::Status> done;
@@ -433,8 +433,8 @@ AsyncResult ReadAllAsync(StreamServiceClient& client, const RangeRequest& reques
 TEST_F(GeneratedStreamingTest, AsyncOpeningIsRetriedUntilTheFirstResponse) {
   ASSERT_TRUE(server_.ok());
   service_.fail_open_first = 2;
-  StreamServiceClient client(
-      server_.Channel(), ClientOptions().set<AsyncSleeperOption>(clock_));
+  StreamServiceClient client(server_.Channel(),
+                             ClientOptions().set<AsyncSleeperOption>(clock_));
   AsyncResult result = ReadAllAsync(client, Range(0, 5));
   EXPECT_TRUE(result.status.ok()) << result.status;
   EXPECT_THAT(result.items, ElementsAreArray(Iota(0, 5)));
@@ -465,8 +465,8 @@ TEST_F(GeneratedStreamingTest, AsyncStreamThatBreaksTwiceResumesTwice) {
 TEST_F(GeneratedStreamingTest, AsyncBreakWithoutAHookIsReported) {
   ASSERT_TRUE(server_.ok());
   service_.break_after = 3;
-  StreamServiceClient client(
-      server_.Channel(), ClientOptions().set<AsyncSleeperOption>(clock_));
+  StreamServiceClient client(server_.Channel(),
+                             ClientOptions().set<AsyncSleeperOption>(clock_));
   AsyncResult result = ReadAllAsync(client, Range(0, 10));
   EXPECT_EQ(result.status.code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(result.items, ElementsAre(0, 1, 2));
@@ -480,10 +480,9 @@ TEST_F(GeneratedStreamingTest, AsyncStreamCanBeCancelledWhileWaiting) {
   // The real timer, with a long backoff: the wait is what gets cancelled.
   StreamServiceClient client(
       server_.Channel(),
-      Options{}
-          .set<CancellationOption>(token)
-          .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
-              std::chrono::minutes(1), std::chrono::minutes(1), 1.0)));
+      Options{}.set<CancellationOption>(token).set<BackoffPolicyOption>(
+          ExponentialBackoffPolicy(std::chrono::minutes(1),
+                                   std::chrono::minutes(1), 1.0)));
   std::promise<absl::Status> done;
   client.AsyncRange(
       Range(0, 3), [](const Item&) {},

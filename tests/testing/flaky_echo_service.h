@@ -12,6 +12,8 @@
 #ifndef STUBKIT_TESTS_TESTING_FLAKY_ECHO_SERVICE_H_
 #define STUBKIT_TESTS_TESTING_FLAKY_ECHO_SERVICE_H_
 
+#include <grpcpp/grpcpp.h>
+
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -19,8 +21,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <grpcpp/grpcpp.h>
 
 #include "absl/synchronization/mutex.h"
 #include "stubkit/retry_options.h"

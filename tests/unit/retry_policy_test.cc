@@ -10,9 +10,9 @@
 namespace stubkit {
 namespace {
 
-using ::testing::HasSubstr;
 using std::chrono::minutes;
 using std::chrono::seconds;
+using ::testing::HasSubstr;
 
 constexpr grpc::StatusCode kAllCodes[] = {
     grpc::StatusCode::OK,
@@ -49,9 +49,10 @@ TEST(RetryPolicyTest, RetryableCodesCanBeChanged) {
   auto policy = LimitedErrorCountRetryPolicy(3).WithRetryableCodes(
       {grpc::StatusCode::UNAVAILABLE, grpc::StatusCode::RESOURCE_EXHAUSTED});
   ASSERT_TRUE(policy.status().ok());
-  EXPECT_TRUE(policy.retryable_codes().contains(
-      grpc::StatusCode::RESOURCE_EXHAUSTED));
-  EXPECT_TRUE(policy.retryable_codes().contains(absl::StatusCode::kUnavailable));
+  EXPECT_TRUE(
+      policy.retryable_codes().contains(grpc::StatusCode::RESOURCE_EXHAUSTED));
+  EXPECT_TRUE(
+      policy.retryable_codes().contains(absl::StatusCode::kUnavailable));
   EXPECT_FALSE(policy.retryable_codes().contains(grpc::StatusCode::INTERNAL));
   EXPECT_EQ(policy.max_retries(), 3);
   EXPECT_EQ(policy.retryable_codes().ToString(),
