@@ -69,6 +69,20 @@ void ReleaseOffCallbackThread(std::shared_ptr<void> operation);
 // server, and gRPC 1.51 must not shut down under it.
 void KeepGrpcInitialised();
 
+// Calls `done` once: with `response` when `status` is OK, else with
+// `status`. `done` is emptied first, so what it captured is released when
+// it returns.
+template <typename Response>
+void DeliverOnce(AsyncCallback<Response>& done, absl::Status status,
+                 Response& response) {
+  AsyncCallback<Response> callback = std::move(done);
+  if (status.ok()) {
+    callback(std::move(response));
+  } else {
+    callback(std::move(status));
+  }
+}
+
 // The response-independent part of one async call.
 class AsyncRetryOperationBase
     : public std::enable_shared_from_this<AsyncRetryOperationBase> {
@@ -147,12 +161,7 @@ class AsyncRetryOperation final : public AsyncRetryOperationBase {
   }
 
   void Deliver(absl::Status status) override {
-    Done done = std::move(done_);
-    if (status.ok()) {
-      done(std::move(response_));
-    } else {
-      done(std::move(status));
-    }
+    DeliverOnce(done_, std::move(status), response_);
   }
 
   Attempt attempt_;

@@ -152,12 +152,7 @@ class HedgedOperation final : public HedgedOperationBase {
   }
 
   void Deliver(absl::Status status) override {
-    Done done = std::move(done_);
-    if (status.ok()) {
-      done(std::move(response_));
-    } else {
-      done(std::move(status));
-    }
+    DeliverOnce(done_, std::move(status), response_);
   }
 
   Attempt attempt_;
