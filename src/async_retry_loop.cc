@@ -55,9 +55,6 @@ void AsyncRetryOperationBase::Start() {
 }
 
 void AsyncRetryOperationBase::RunAttempt() {
-  // The previous attempt's context is released only here, never while gRPC
-  // may still use it.
-  if (context_ != nullptr) state_.FinishAttempt(*context_);
   context_ = std::make_unique<grpc::ClientContext>();
   if (!state_.PrepareAttempt(*context_)) {
     Finish(state_.Cancelled());
@@ -84,6 +81,9 @@ void AsyncRetryOperationBase::OnAttemptDone(const absl::Status& status) {
     Finish(std::move(final_status));
     return;
   }
+  // Hold nothing of the finished attempt (its call and arena) while waiting.
+  ReleaseOffCallbackThread(
+      std::shared_ptr<grpc::ClientContext>(std::move(context_)));
   {
     absl::MutexLock lock(&mu_);
     if (finished_) return;
