@@ -10,7 +10,11 @@
 // functions stubkit calls: each forwards to the real one in
 // libabsl_synchronization.so (dlsym RTLD_NEXT) and tells TSan about the
 // happens-before edge (release before an unlock, acquire after a lock).
-// Await* and LockWhen* release and re-acquire inside, so they get both.
+// Await* and LockWhen* release and re-acquire inside, so they get both, and
+// their condition is wrapped (EvalGuarded below): absl evaluates it with the
+// mutex held, in the waiting thread or in an unlocking one, at points no
+// wrapper sees. Calls inside libabsl go through these wrappers too (they
+// are resolved through the PLT), which only adds edges that hold anyway.
 
 // CMake compiles it with STUBKIT_TSAN_SHIM only when STUBKIT_SANITIZE
 // holds "thread".
@@ -44,6 +48,22 @@ F Real(const char* mangled) {
 
 using absl::Condition;
 using absl::Mutex;
+
+// A condition evaluated under `mu`: acquire, then the caller's condition.
+struct Guarded {
+  Mutex* mu;
+  const Condition* cond;
+};
+// Acquire before: the evaluating thread holds `mu`, perhaps re-locked
+// inside absl. Release after: an unlocking thread evaluates waiters'
+// conditions after its own release, and the waiter must see that read
+// finish before it reuses the condition's memory.
+bool EvalGuarded(Guarded* g) {
+  __tsan_acquire(g->mu);
+  bool result = g->cond->Eval();
+  __tsan_release(g->mu);
+  return result;
+}
 
 }  // namespace
 
@@ -84,8 +104,10 @@ void Mutex::ReaderUnlock() {
 void Mutex::Await(const Condition& cond) {
   STUBKIT_REAL(void (*)(Mutex*, const Condition&),
                "_ZN4absl7debian35Mutex5AwaitERKNS0_9ConditionE");
-  __tsan_release(this);
-  real(this, cond);
+  Guarded g{this, &cond};
+  const Condition guarded(&EvalGuarded, &g);  // before the release: an
+  __tsan_release(this);                       // unlocking thread reads it
+  real(this, guarded);
   __tsan_acquire(this);
 }
 
@@ -93,8 +115,10 @@ bool Mutex::AwaitWithTimeout(const Condition& cond, absl::Duration timeout) {
   STUBKIT_REAL(bool (*)(Mutex*, const Condition&, absl::Duration),
                "_ZN4absl7debian35Mutex16AwaitWithTimeoutERKNS0_"
                "9ConditionENS0_8DurationE");
+  Guarded g{this, &cond};
+  const Condition guarded(&EvalGuarded, &g);
   __tsan_release(this);
-  bool result = real(this, cond, timeout);
+  bool result = real(this, guarded, timeout);
   __tsan_acquire(this);
   return result;
 }
@@ -103,8 +127,10 @@ bool Mutex::AwaitWithDeadline(const Condition& cond, absl::Time deadline) {
   STUBKIT_REAL(bool (*)(Mutex*, const Condition&, absl::Time),
                "_ZN4absl7debian35Mutex17AwaitWithDeadlineERKNS0_"
                "9ConditionENS0_4TimeE");
+  Guarded g{this, &cond};
+  const Condition guarded(&EvalGuarded, &g);
   __tsan_release(this);
-  bool result = real(this, cond, deadline);
+  bool result = real(this, guarded, deadline);
   __tsan_acquire(this);
   return result;
 }
@@ -112,7 +138,9 @@ bool Mutex::AwaitWithDeadline(const Condition& cond, absl::Time deadline) {
 void Mutex::LockWhen(const Condition& cond) {
   STUBKIT_REAL(void (*)(Mutex*, const Condition&),
                "_ZN4absl7debian35Mutex8LockWhenERKNS0_9ConditionE");
-  real(this, cond);
+  Guarded g{this, &cond};
+  const Condition guarded(&EvalGuarded, &g);
+  real(this, guarded);
   __tsan_acquire(this);
 }
 
