@@ -98,5 +98,18 @@ TEST(RetryPolicyTest, ToStringDescribesThePolicy) {
             "LimitedErrorCountRetryPolicy(2, retryable: UNAVAILABLE)");
 }
 
+// Negative durations in messages were rounded toward zero: "got -990ms" for
+// -1s (found while building the bad-input table in tests/reliability).
+TEST(RetryPolicyTest, NegativeDurationsAreQuotedExactly) {
+  EXPECT_THAT(LimitedTimeRetryPolicy(seconds(-1)).status().message(),
+              HasSubstr("got -1s"));
+  EXPECT_THAT(LimitedTimeRetryPolicy(std::chrono::milliseconds(-5))
+                  .status()
+                  .message(),
+              HasSubstr("got -5ms"));
+  EXPECT_THAT(LimitedTimeRetryPolicy(minutes(-90)).status().message(),
+              HasSubstr("got -1h30m"));
+}
+
 }  // namespace
 }  // namespace stubkit
