@@ -22,14 +22,15 @@ cd "$(dirname "$0")/.."
 STUBKIT_EXTRA_PACKAGES="clang-14 libclang-rt-14-dev ${STUBKIT_EXTRA_PACKAGES:-}" \
   scripts/install-deps.sh
 
-build_dir="${BUILD_DIR:-build-fuzz}"
+build_dir="$(realpath -m "${BUILD_DIR:-build-fuzz}")"
 seconds="${FUZZ_SECONDS:-30}"
 fuzz_jobs="${FUZZ_JOBS:-1}"
-work="${FUZZ_WORK:-${build_dir}/fuzz-work}"
+work="$(realpath -m "${FUZZ_WORK:-${build_dir}/fuzz-work}")"
 all_targets=(pushback status_details retry_summary options)
 targets=("$@")
 [[ ${#targets[@]} -eq 0 ]] && targets=("${all_targets[@]}")
 
+root="${PWD}"
 start=$(date +%s)
 CC=clang-14 CXX=clang++-14 cmake -S . -B "${build_dir}" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTUBKIT_FUZZ=ON \
@@ -51,12 +52,16 @@ for target in "${targets[@]}"; do
     seeds+=(tests/fuzz/regressions/"${target}")
   echo "== fuzz: ${target} for ${seconds} s"
   log="${work}/${target}.log"
-  if ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  parallel=()
+  # With -jobs, libFuzzer writes fuzz-<n>.log into the current directory:
+  # run from the work directory.
+  [[ ${fuzz_jobs} -gt 1 ]] && parallel=(-jobs="${fuzz_jobs}" -workers="${fuzz_jobs}")
+  if (cd "${work}" &&
+      ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
       "${binary}" -max_total_time="${seconds}" -timeout=10 \
-      -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1 \
-      -jobs="${fuzz_jobs}" -workers="${fuzz_jobs}" \
-      -artifact_prefix="${artifacts}" "${corpus}" "${seeds[@]}" \
-      >"${log}" 2>&1; then
+      -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1 "${parallel[@]}" \
+      -artifact_prefix="${artifacts}" "${corpus}" \
+      "${seeds[@]/#/${root}/}") >"${log}" 2>&1; then
     runs=$(grep -h 'stat::number_of_executed_units' "${log}" | awk '{s+=$2} END {print s+0}')
     cov=$(grep -ho 'cov: [0-9]*' "${log}" | tail -1)
     echo "   ok: ${runs} runs, ${cov}, corpus $(ls "${corpus}" | wc -l) files"

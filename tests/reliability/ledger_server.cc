@@ -38,6 +38,8 @@ using stubkit::reliability::PutRequest;
 using stubkit::reliability::PutResponse;
 using stubkit::reliability::SlowRequest;
 using stubkit::reliability::SlowResponse;
+using stubkit::reliability::WatchEvent;
+using stubkit::reliability::WatchRequest;
 
 // Sleeps up to `ms`, returning early when the client went away.
 void SleepUnlessCancelled(grpc::ServerContext* context, int ms) {
@@ -95,6 +97,19 @@ class LedgerService final : public Ledger::Service {
   grpc::Status Slow(grpc::ServerContext* context, const SlowRequest* request,
                     SlowResponse*) override {
     SleepUnlessCancelled(context, request->sleep_ms());
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Watch(grpc::ServerContext* context,
+                     const WatchRequest* request,
+                     grpc::ServerWriter<WatchEvent>* writer) override {
+    for (int i = 0; i < request->count(); ++i) {
+      if (i > 0) SleepUnlessCancelled(context, request->interval_ms());
+      if (context->IsCancelled()) return grpc::Status::CANCELLED;
+      WatchEvent event;
+      event.set_number(request->first() + i);
+      if (!writer->Write(event)) return grpc::Status::CANCELLED;
+    }
     return grpc::Status::OK;
   }
 
