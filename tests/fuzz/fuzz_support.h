@@ -47,6 +47,7 @@ class FuzzInput {
   T Integral() {
     T value{};
     size_t n = sizeof(T) < size_ ? sizeof(T) : size_;
+    if (n == 0) return value;  // data_ may be null
     std::memcpy(&value, data_, n);
     data_ += n;
     size_ -= n;
@@ -58,12 +59,14 @@ class FuzzInput {
   std::string String(size_t max) {
     size_t n = Integral<uint16_t>() % (max + 1);
     if (n > size_) n = size_;
+    if (n == 0) return std::string();
     std::string s(reinterpret_cast<const char*>(data_), n);
     data_ += n;
     size_ -= n;
     return s;
   }
   std::string Rest() {
+    if (size_ == 0) return std::string();
     std::string s(reinterpret_cast<const char*>(data_), size_);
     data_ += size_;
     size_ = 0;
