@@ -47,10 +47,8 @@ for pass in "${passes[@]}"; do
       cmake --build "${dir}" -j "${jobs}"
       built=$(date +%s)
       echo "== sanitize: ASan+UBSan ctest (built in $((built - start)) s)"
-      # Leaks inside gRPC's and protobuf's process-lifetime state are
-      # suppressed by name in tests/reliability/lsan.supp; stubkit's are not.
-      if ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=0" \
-         LSAN_OPTIONS="suppressions=${PWD}/tests/reliability/lsan.supp:print_suppressions=0" \
+      # LeakSanitizer is on, with no suppressions.
+      if ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" \
          UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
          STUBKIT_RELIABILITY_SLOWDOWN=4 \
          ctest --test-dir "${dir}" --output-on-failure -j "${jobs}" --timeout 600; then
