@@ -46,6 +46,7 @@ for target in "${targets[@]}"; do
   binary="${build_dir}/tests/fuzz/${target}_fuzzer"
   corpus="${work}/corpus/${target}"
   artifacts="${work}/artifacts/${target}/"
+  rm -rf "${artifacts}"
   mkdir -p "${corpus}" "${artifacts}"
   seeds=(tests/fuzz/corpus/"${target}")
   [[ -d tests/fuzz/regressions/${target} ]] &&

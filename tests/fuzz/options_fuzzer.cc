@@ -167,7 +167,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       kMethod, stubkit::OptionsView(call, client),
       [&](grpc::ClientContext&) -> absl::StatusOr<int> {
         ++attempts;
-        clock->Advance(Duration(in));
+        // An attempt takes some time; a steady clock never goes back.
+        nanoseconds took = Duration(in);
+        clock->Advance(took < nanoseconds::zero() ? nanoseconds::zero() : took);
         if (in.empty() || clock->saturated || attempts > 10000) {
           last = absl::OkStatus();
           return attempts;
