@@ -114,6 +114,11 @@ nanoseconds ExponentialBackoffPolicy::DelayFor(int retry,
     case Jitter::Kind::kNone:
       break;
   }
+  // A maximum near nanoseconds::max() rounds up as a double, and converting
+  // a double beyond int64's range is undefined: compare, then convert only
+  // what is known to fit.
+  if (!(delay < maximum)) return maximum_delay_;
+  if (!(delay > 0.0)) return nanoseconds::zero();
   return nanoseconds(static_cast<int64_t>(delay));
 }
 

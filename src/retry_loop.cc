@@ -162,11 +162,17 @@ bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context) {
     attempt_deadline_ = std::min(end_, AddSaturating(now, attempt_timeout));
   }
   if (attempt_deadline_ != time_point::max()) {
-    // gRPC wants a wall-clock deadline; carry over the remaining time.
+    // gRPC wants a wall-clock deadline; carry over the remaining time,
+    // saturating: a limit of a few centuries would overflow the wall clock
+    // and wrap into the past (every attempt then fails at once).
+    using wall = std::chrono::system_clock;
+    const wall::time_point wall_now = wall::now();
+    const nanoseconds remaining =
+        std::max(attempt_deadline_ - now, time_point::duration::zero());
     context.set_deadline(
-        std::chrono::system_clock::now() +
-        std::chrono::duration_cast<std::chrono::system_clock::duration>(
-            std::max(attempt_deadline_ - now, time_point::duration::zero())));
+        remaining >= wall::time_point::max() - wall_now
+            ? wall::time_point::max()  // gRPC: no deadline
+            : wall_now + std::chrono::duration_cast<wall::duration>(remaining));
   }
   const auto* metadata = options_.find<MetadataOption>();
   if (metadata != nullptr) {

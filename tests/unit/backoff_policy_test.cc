@@ -153,3 +153,26 @@ TEST(BackoffPolicyTest, ProcessUniformIsInUnitInterval) {
 
 }  // namespace
 }  // namespace stubkit
+
+namespace stubkit {
+namespace {
+
+// Found by tests/fuzz/options_fuzzer: with a maximum near nanoseconds::max()
+// the capped delay, as a double, rounded up past int64's range, and the
+// conversion back was undefined (in practice a negative wait).
+TEST(BackoffPolicyTest, MaximumNearTheLimitOfNanosecondsIsExact) {
+  ExponentialBackoffPolicy policy(std::chrono::seconds(1),
+                                  std::chrono::nanoseconds::max(), 10.0,
+                                  Jitter::None());
+  ASSERT_TRUE(policy.status().ok());
+  EXPECT_EQ(policy.DelayFor(0, 0.0), std::chrono::seconds(1));
+  EXPECT_EQ(policy.DelayFor(100, 0.0), std::chrono::nanoseconds::max());
+  ExponentialBackoffPolicy full(std::chrono::seconds(1),
+                                std::chrono::nanoseconds::max(), 10.0,
+                                Jitter::Full());
+  EXPECT_GE(full.DelayFor(100, 0.999999), std::chrono::nanoseconds::zero());
+  EXPECT_LE(full.DelayFor(100, 0.999999), std::chrono::nanoseconds::max());
+}
+
+}  // namespace
+}  // namespace stubkit

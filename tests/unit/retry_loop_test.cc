@@ -323,6 +323,21 @@ TEST_F(RetryLoopTest, CountPolicyWithoutTimeoutsSetsNoDeadline) {
             std::chrono::system_clock::now() + std::chrono::hours(24 * 365));
 }
 
+// Found by tests/fuzz/options_fuzzer: a time limit of a few centuries
+// (valid: it is positive) overflowed system_clock::now() + remaining: signed
+// overflow, undefined. The wrapped time was negative, which gRPC 1.51
+// happens to read as "no deadline"; now stubkit says so itself. The UBSan
+// builds (scripts/sanitize.sh, the fuzz corpus replay) catch a regression;
+// this checks the outcome.
+TEST_F(RetryLoopTest, CenturiesLongLimitIsNoDeadlineRatherThanAPastOne) {
+  auto call = Options{}.set<RetryPolicyOption>(
+      LimitedTimeRetryPolicy(std::chrono::hours(24 * 365 * 250)));
+  Run(kIdempotentMethod, {absl::StatusCode::kOk}, call);
+  ASSERT_EQ(contexts_deadlines_.size(), 1u);
+  EXPECT_GT(contexts_deadlines_[0],
+            std::chrono::system_clock::now() + std::chrono::hours(24 * 365));
+}
+
 TEST_F(RetryLoopTest, LastAttemptDeadlineIsTruncatedToTheCallsEnd) {
   auto call = Options{}
                   .set<RetryPolicyOption>(LimitedTimeRetryPolicy(seconds(30)))

@@ -21,10 +21,21 @@ TEST(PushbackTest, NonNegativeIntegersAreWaits) {
   for (auto [text, ms] : {std::pair<const char*, int64_t>{"0", 0},
                           {"250", 250},
                           {" 1500 ", 1500},
-                          {"999999999999999999", 999999999999999999}}) {
+                          {"9223372036854", 9223372036854}}) {
     Pushback p = ParsePushback(text);
     EXPECT_EQ(p.kind, Pushback::Kind::kWait) << text;
     EXPECT_EQ(p.delay, milliseconds(ms)) << text;
+  }
+}
+
+// Found by tests/fuzz/pushback_fuzzer: 18 digits of milliseconds overflowed
+// the conversion to nanoseconds (undefined behaviour; in practice a wrapped,
+// possibly negative wait). Beyond ~292 years the wait saturates.
+TEST(PushbackTest, HugeValuesSaturateInsteadOfOverflowing) {
+  for (const char* text : {"9223372036855", "999999999999999999"}) {
+    Pushback p = ParsePushback(text);
+    EXPECT_EQ(p.kind, Pushback::Kind::kWait) << text;
+    EXPECT_EQ(p.delay, nanoseconds::max()) << text;
   }
 }
 
