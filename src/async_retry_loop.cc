@@ -2,20 +2,15 @@
 
 #include "stubkit/async_retry_loop.h"
 
-#include <utility>
-
 #include <grpc/grpc.h>
+
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 
 namespace stubkit {
 namespace internal {
 
-namespace {
-
-// Async calls keep gRPC initialised for the life of the process: a callback
-// may still be inside gRPC when the application drops its last channel and
-// server, and gRPC 1.51 must not shut down under it.
 void KeepGrpcInitialised() {
   static const bool kInitialised = [] {
     grpc_init();
@@ -24,8 +19,6 @@ void KeepGrpcInitialised() {
   (void)kInitialised;
 }
 
-}  // namespace
-
 AsyncRetryOperationBase::AsyncRetryOperationBase(const MethodInfo& method,
                                                  Options call, Options client)
     : call_((KeepGrpcInitialised(), std::move(call))),
@@ -33,14 +26,13 @@ AsyncRetryOperationBase::AsyncRetryOperationBase(const MethodInfo& method,
       view_(call_, client_),
       state_(method, view_),
       sleeper_owner_(view_.get<AsyncSleeperOption>()) {
-  sleeper_ = sleeper_owner_ != nullptr ? sleeper_owner_.get()
-                                       : &DefaultAsyncSleeper();
+  sleeper_ =
+      sleeper_owner_ != nullptr ? sleeper_owner_.get() : &DefaultAsyncSleeper();
 }
 
 AsyncRetryOperationBase::~AsyncRetryOperationBase() = default;
 
-void AsyncRetryOperationBase::ReleaseOffCallbackThread(
-    std::shared_ptr<AsyncRetryOperationBase> self) {
+void ReleaseOffCallbackThread(std::shared_ptr<void> self) {
   // Always hand it over: whether this is the last reference is not knowable
   // without racing the other holders.
   DefaultAsyncSleeper().Schedule(std::chrono::nanoseconds(0),
@@ -63,14 +55,12 @@ void AsyncRetryOperationBase::Start() {
 }
 
 void AsyncRetryOperationBase::RunAttempt() {
-  // The previous attempt's context is released only here, never while gRPC
-  // may still use it.
-  if (context_ != nullptr) state_.FinishAttempt(*context_);
   context_ = std::make_unique<grpc::ClientContext>();
   if (!state_.PrepareAttempt(*context_)) {
     Finish(state_.Cancelled());
     return;
   }
+  ConfigureAttempt(*context_);
   StartAttempt(*context_, view_);
 }
 
@@ -81,12 +71,19 @@ void AsyncRetryOperationBase::OnAttemptDone(const absl::Status& status) {
     Finish(absl::OkStatus());
     return;
   }
+  if (!MayRetry(status)) {
+    Finish(status);
+    return;
+  }
   absl::Status final_status;
   std::chrono::nanoseconds wait;
   if (!state_.OnFailure(status, *context_, &final_status, &wait)) {
     Finish(std::move(final_status));
     return;
   }
+  // Hold nothing of the finished attempt (its call and arena) while waiting.
+  ReleaseOffCallbackThread(
+      std::shared_ptr<grpc::ClientContext>(std::move(context_)));
   {
     absl::MutexLock lock(&mu_);
     if (finished_) return;
@@ -124,8 +121,9 @@ void AsyncRetryOperationBase::OnCancel() {
   uint64_t timer = 0;
   {
     absl::MutexLock lock(&mu_);
-    if (finished_ || !waiting_) return;  // an attempt in flight is cancelled
-                                         // by the token through its context
+    if (finished_ || !waiting_)
+      return;  // an attempt in flight is cancelled
+               // by the token through its context
     timer = timer_;
   }
   if (timer != 0) sleeper_->Cancel(timer);

@@ -71,11 +71,11 @@ ExponentialBackoffPolicy::ExponentialBackoffPolicy(nanoseconds initial_delay,
         "ExponentialBackoffPolicy: initial_delay must be positive, got ",
         internal::FormatDuration(initial_delay)));
   } else if (maximum_delay < initial_delay) {
-    status_ = absl::InvalidArgumentError(absl::StrCat(
-        "ExponentialBackoffPolicy: maximum_delay (",
-        internal::FormatDuration(maximum_delay),
-        ") must not be below initial_delay (",
-        internal::FormatDuration(initial_delay), ")"));
+    status_ = absl::InvalidArgumentError(
+        absl::StrCat("ExponentialBackoffPolicy: maximum_delay (",
+                     internal::FormatDuration(maximum_delay),
+                     ") must not be below initial_delay (",
+                     internal::FormatDuration(initial_delay), ")"));
   } else if (!(multiplier >= 1.0) || std::isinf(multiplier)) {
     // Written to reject NaN as well.
     status_ = absl::InvalidArgumentError(absl::StrCat(
@@ -107,13 +107,18 @@ nanoseconds ExponentialBackoffPolicy::DelayFor(int retry,
       delay = uniform01 * base;
       break;
     case Jitter::Kind::kProportional:
-      delay = std::min(
-          base * (1.0 - jitter_.fraction() + 2.0 * jitter_.fraction() * uniform01),
-          maximum);
+      delay = std::min(base * (1.0 - jitter_.fraction() +
+                               2.0 * jitter_.fraction() * uniform01),
+                       maximum);
       break;
     case Jitter::Kind::kNone:
       break;
   }
+  // A maximum near nanoseconds::max() rounds up as a double, and converting
+  // a double beyond int64's range is undefined: compare, then convert only
+  // what is known to fit.
+  if (!(delay < maximum)) return maximum_delay_;
+  if (!(delay > 0.0)) return nanoseconds::zero();
   return nanoseconds(static_cast<int64_t>(delay));
 }
 

@@ -55,9 +55,8 @@ bool IsCredentialMetadataKey(absl::string_view key) {
       absl::EndsWith(lower, "-bin")) {
     return true;
   }
-  for (absl::string_view word :
-       {"token", "key", "secret", "password", "credential", "session",
-        "auth"}) {
+  for (absl::string_view word : {"token", "key", "secret", "password",
+                                 "credential", "session", "auth"}) {
     if (absl::StrContains(lower, word)) return true;
   }
   return false;

@@ -26,10 +26,9 @@ void MetricsCollector::RecordCall(absl::string_view method, int attempts,
   entry.attempts.fetch_add(attempts, std::memory_order_relaxed);
   entry.stops[static_cast<int>(reason)].fetch_add(1, std::memory_order_relaxed);
   const double ms = std::chrono::duration<double, std::milli>(latency).count();
-  const size_t bucket =
-      std::lower_bound(kLatencyBucketBoundsMs.begin(),
-                       kLatencyBucketBoundsMs.end(), ms) -
-      kLatencyBucketBoundsMs.begin();
+  const size_t bucket = std::lower_bound(kLatencyBucketBoundsMs.begin(),
+                                         kLatencyBucketBoundsMs.end(), ms) -
+                        kLatencyBucketBoundsMs.begin();
   entry.buckets[bucket].fetch_add(1, std::memory_order_relaxed);
   entry.latency_sum_ns.fetch_add(latency.count(), std::memory_order_relaxed);
 }

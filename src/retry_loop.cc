@@ -27,7 +27,9 @@ time_point AddSaturating(time_point base, nanoseconds delta) {
   return base + std::chrono::duration_cast<time_point::duration>(delta);
 }
 
-bool ResolveIdempotent(const MethodInfo& method, const OptionsView& options) {
+}  // namespace
+
+bool IsIdempotent(const MethodInfo& method, const OptionsView& options) {
   if (const Idempotency* forced = options.find<IdempotencyOption>()) {
     return *forced == Idempotency::kIdempotent;
   }
@@ -37,6 +39,8 @@ bool ResolveIdempotent(const MethodInfo& method, const OptionsView& options) {
   }
   return method.default_idempotency == Idempotency::kIdempotent;
 }
+
+namespace {
 
 absl::Status ValidateOptions(const OptionsView& options,
                              const RetryPolicy& retry_policy,
@@ -90,7 +94,7 @@ RetryLoopState::RetryLoopState(const MethodInfo& method,
 }
 
 void RetryLoopState::Setup(const OptionsView& options) {
-  idempotent_ = ResolveIdempotent(method_, options);
+  idempotent_ = IsIdempotent(method_, options);
   // Each optional layer costs one lookup here and a null check later.
   if (const auto* observer = options.find<RetryObserverOption>()) {
     if (*observer) observer_ = observer;
@@ -141,8 +145,8 @@ void RetryLoopState::Log(LogLevel level, absl::string_view line) const {
   if (log_sink_ != nullptr && log_level_ >= level) log_sink_->Write(line);
 }
 
-void RetryLoopState::LogPayload(absl::string_view what,
-                                const google::protobuf::Message& message) const {
+void RetryLoopState::LogPayload(
+    absl::string_view what, const google::protobuf::Message& message) const {
   Log(LogLevel::kRpc, absl::StrCat("stubkit: ", method_.full_name, " ", what,
                                    " {", message.ShortDebugString(), "}"));
 }
@@ -158,11 +162,17 @@ bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context) {
     attempt_deadline_ = std::min(end_, AddSaturating(now, attempt_timeout));
   }
   if (attempt_deadline_ != time_point::max()) {
-    // gRPC wants a wall-clock deadline; carry over the remaining time.
+    // gRPC wants a wall-clock deadline; carry over the remaining time,
+    // saturating: a limit of a few centuries would overflow the wall clock
+    // and wrap into the past (every attempt then fails at once).
+    using wall = std::chrono::system_clock;
+    const wall::time_point wall_now = wall::now();
+    const nanoseconds remaining =
+        std::max(attempt_deadline_ - now, time_point::duration::zero());
     context.set_deadline(
-        std::chrono::system_clock::now() +
-        std::chrono::duration_cast<std::chrono::system_clock::duration>(
-            std::max(attempt_deadline_ - now, time_point::duration::zero())));
+        remaining >= wall::time_point::max() - wall_now
+            ? wall::time_point::max()  // gRPC: no deadline
+            : wall_now + std::chrono::duration_cast<wall::duration>(remaining));
   }
   const auto* metadata = options_.find<MetadataOption>();
   if (metadata != nullptr) {
@@ -192,6 +202,14 @@ bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context) {
 
 void RetryLoopState::FinishAttempt(grpc::ClientContext& context) {
   if (cancel_ != nullptr) cancel_->Detach(&context);
+}
+
+absl::Status RetryLoopState::GiveUp(const absl::Status& status,
+                                    StopReason reason,
+                                    absl::string_view explanation) {
+  absl::Status final_status;
+  Stop(status, reason, explanation, Now(), &final_status);
+  return final_status;
 }
 
 absl::Status RetryLoopState::Cancelled() {
@@ -272,9 +290,9 @@ bool RetryLoopState::ChooseWait(const absl::Status& status,
     absl::string_view value(pushback->second.data(), pushback->second.size());
     Pushback parsed = ParsePushback(value);
     if (parsed.kind == Pushback::Kind::kDoNotRetry) {
-      *refusal = absl::StrCat("retry throttled by the server (",
-                              kRetryPushbackHeader, ": ",
-                              value.substr(0, 32), ")");
+      *refusal =
+          absl::StrCat("retry throttled by the server (", kRetryPushbackHeader,
+                       ": ", value.substr(0, 32), ")");
       return false;
     }
     *wait = Wait{parsed.delay, WaitReason::kPushback};
@@ -333,10 +351,10 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
       throttle_ == nullptr || throttle_->OnRetryableFailure();
   // 2. Never repeat an operation that may not be safe to repeat.
   if (!idempotent_) {
-    return Stop(status, StopReason::kNonIdempotent,
-                absl::StrCat("not retried: ", method_.full_name,
-                             " is not idempotent"),
-                now, final_status);
+    return Stop(
+        status, StopReason::kNonIdempotent,
+        absl::StrCat("not retried: ", method_.full_name, " is not idempotent"),
+        now, final_status);
   }
   // 3. The retry policy, then the throttle.
   ++failures_;
@@ -366,12 +384,11 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
                 absl::StrCat("gave up: ", refusal), now, final_status);
   }
   if (end_ != time_point::max() && chosen.delay >= end_ - now) {
-    return Stop(status, end_reason_,
-                absl::StrCat("gave up: the next wait (",
-                             FormatDuration(chosen.delay), ", ",
-                             ToString(chosen.reason), ") would pass ",
-                             end_what),
-                now, final_status);
+    return Stop(
+        status, end_reason_,
+        absl::StrCat("gave up: the next wait (", FormatDuration(chosen.delay),
+                     ", ", ToString(chosen.reason), ") would pass ", end_what),
+        now, final_status);
   }
   Notify(status, now, false, chosen, StopReason::kSuccess);
   if (log_sink_ != nullptr && log_level_ >= LogLevel::kRetries) {

@@ -115,7 +115,8 @@ std::optional<std::chrono::nanoseconds> ParseDuration(absl::string_view bytes) {
 }
 
 // RetryInfo { Duration retry_delay = 1; }
-std::optional<std::chrono::nanoseconds> ParseRetryInfo(absl::string_view bytes) {
+std::optional<std::chrono::nanoseconds> ParseRetryInfo(
+    absl::string_view bytes) {
   WireReader reader(bytes);
   std::optional<std::chrono::nanoseconds> delay;
   while (!reader.done()) {
@@ -145,7 +146,12 @@ Pushback ParsePushback(absl::string_view value) {
   int64_t ms;
   if (!absl::SimpleAtoi(value, &ms) || ms < 0) return result;
   result.kind = Pushback::Kind::kWait;
-  result.delay = std::chrono::milliseconds(ms);
+  // 18 digits of milliseconds overflow int64 nanoseconds (the limit is about
+  // 292 years): saturate rather than wrap into a short or negative wait.
+  constexpr int64_t kMaxMs = std::chrono::nanoseconds::max().count() / 1000000;
+  result.delay = ms > kMaxMs ? std::chrono::nanoseconds::max()
+                             : std::chrono::nanoseconds(
+                                   std::chrono::milliseconds(ms));
   return result;
 }
 

@@ -88,11 +88,11 @@ namespace internal {
 absl::Status WithRetrySummary(const absl::Status& status,
                               const RetrySummary& summary,
                               absl::string_view explanation) {
-  std::string message = absl::StrCat(
-      status.message(), status.message().empty() ? "" : " ", "[stubkit: ",
-      explanation, "; ", summary.attempts,
-      summary.attempts == 1 ? " attempt" : " attempts", " over ",
-      FormatDuration(summary.elapsed), "]");
+  std::string message =
+      absl::StrCat(status.message(), status.message().empty() ? "" : " ",
+                   "[stubkit: ", explanation, "; ", summary.attempts,
+                   summary.attempts == 1 ? " attempt" : " attempts", " over ",
+                   FormatDuration(summary.elapsed), "]");
   absl::Status result(status.code(), message);
   status.ForEachPayload(
       [&result](absl::string_view key, const absl::Cord& value) {

@@ -36,8 +36,8 @@ void SetStreamAttemptDeadline(grpc::ClientContext& context, WallTime call_end,
   WallTime end = call_end;
   nanoseconds attempt = options.get<AttemptTimeoutOption>();
   if (attempt > nanoseconds::zero()) {
-    end = std::min(end,
-                   AddSaturating(std::chrono::system_clock::now(), attempt));
+    end =
+        std::min(end, AddSaturating(std::chrono::system_clock::now(), attempt));
   }
   // Overrides whatever the retry loop set: gRPC reads the deadline only when
   // the call starts, and max() means "none".

@@ -3,13 +3,13 @@
 // UNAVAILABLE, then calls it through the generated stubkit client, which
 // retries. Exits 0 when the reply comes from the second attempt.
 
+#include <grpcpp/grpcpp.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
-
-#include <grpcpp/grpcpp.h>
 
 #include "greeter/greeter.grpc.pb.h"
 #include "greeter/greeter.stubkit.h"
@@ -21,7 +21,8 @@ namespace {
 
 class FlakyGreeter final : public greeter::Greeter::Service {
  public:
-  grpc::Status SayHello(grpc::ServerContext*, const greeter::HelloRequest* request,
+  grpc::Status SayHello(grpc::ServerContext*,
+                        const greeter::HelloRequest* request,
                         greeter::HelloReply* reply) override {
     const int attempt = ++attempts_;
     if (attempt == 1) {
@@ -44,7 +45,8 @@ int main() {
   FlakyGreeter service;
   int port = 0;
   grpc::ServerBuilder builder;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
+                           &port);
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || port == 0) {
@@ -56,7 +58,8 @@ int main() {
                                      grpc::InsecureChannelCredentials());
   greeter::GreeterClient client(
       channel, stubkit::Options{}
-                   .set<stubkit::RetryPolicyOption>(stubkit::LimitedErrorCountRetryPolicy(3))
+                   .set<stubkit::RetryPolicyOption>(
+                       stubkit::LimitedErrorCountRetryPolicy(3))
                    .set<stubkit::BackoffPolicyOption>(
                        stubkit::ExponentialBackoffPolicy(10ms, 100ms, 2.0)));
 
@@ -66,7 +69,8 @@ int main() {
   server->Shutdown();
 
   if (!reply.ok()) {
-    std::fprintf(stderr, "SayHello failed: %s\n", reply.status().ToString().c_str());
+    std::fprintf(stderr, "SayHello failed: %s\n",
+                 reply.status().ToString().c_str());
     return 1;
   }
   std::printf("%s (attempt %d)\n", reply->message().c_str(), reply->attempt());

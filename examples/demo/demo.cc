@@ -19,6 +19,12 @@
 // 1 when one did not (or an external server could not be reached), 2 for
 // bad flags.
 
+#include <grpcpp/create_channel.h>
+#include <grpcpp/security/credentials.h>
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/server.h>
+#include <grpcpp/server_builder.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -35,12 +41,6 @@
 #include <thread>
 #include <vector>
 
-#include <grpcpp/create_channel.h>
-#include <grpcpp/security/credentials.h>
-#include <grpcpp/security/server_credentials.h>
-#include <grpcpp/server.h>
-#include <grpcpp/server_builder.h>
-
 #include "demo/key_value.stubkit.h"
 #include "stubkit/clock.h"
 #include "stubkit/retry_options.h"
@@ -54,10 +54,10 @@ using std::chrono::nanoseconds;
 // ---------------------------------------------------------------- flags ---
 
 struct Flags {
-  std::string target;       // empty: embedded server
+  std::string target;  // empty: embedded server
   double time_scale = 0.01;
-  double fail_rate = 0.3;   // share of calls failing with UNAVAILABLE
-  double other_rate = 0.05; // share failing with INTERNAL
+  double fail_rate = 0.3;    // share of calls failing with UNAVAILABLE
+  double other_rate = 0.05;  // share failing with INTERNAL
   int calls = 12;
   unsigned seed = 1;
 };
@@ -69,7 +69,8 @@ constexpr char kUsage[] =
     "prints each attempt, each backoff wait and why each call stopped.\n"
     "\n"
     "  --target=HOST:PORT  use a running demo.KeyValue server instead of the\n"
-    "                      embedded flaky one (scripted scenarios are skipped)\n"
+    "                      embedded flaky one (scripted scenarios are "
+    "skipped)\n"
     "  --time-scale=X      real seconds per demo second, in (0, 1]; default\n"
     "                      0.01 (a 1 s backoff wait takes 10 ms)\n"
     "  --fail-rate=P       embedded server: share of random-phase calls\n"
@@ -323,8 +324,8 @@ struct Summary {
 
 // Runs one call, prints how it ended, and returns its attempt count.
 template <typename Call>
-int Track(const char* what, TimelineStub::Counters& counters,
-          Summary& summary, Call&& call, absl::Status* final_status = nullptr) {
+int Track(const char* what, TimelineStub::Counters& counters, Summary& summary,
+          Call&& call, absl::Status* final_status = nullptr) {
   std::printf("%s\n", what);
   counters.in_call = 0;
   int before = counters.total.load();
@@ -343,8 +344,8 @@ int Track(const char* what, TimelineStub::Counters& counters,
               : "no summary";
     ++summary.errors_by_reason[reason];
     std::printf("  => %s, stopped (%s): %s\n",
-                absl::StatusCodeToString(status.code()).c_str(),
-                reason.c_str(), std::string(status.message()).c_str());
+                absl::StatusCodeToString(status.code()).c_str(), reason.c_str(),
+                std::string(status.message()).c_str());
   }
   if (final_status != nullptr) *final_status = status;
   return made;
@@ -376,8 +377,8 @@ int main(int argc, char** argv) {
   std::unique_ptr<grpc::Server> server;
   std::string target = flags.target;
   if (target.empty()) {
-    service = std::make_unique<FlakyKeyValue>(flags.fail_rate,
-                                              flags.other_rate, flags.seed);
+    service = std::make_unique<FlakyKeyValue>(flags.fail_rate, flags.other_rate,
+                                              flags.seed);
     int port = 0;
     grpc::ServerBuilder builder;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
@@ -435,19 +436,19 @@ int main(int argc, char** argv) {
 
   if (service != nullptr) {
     absl::Status status;
-    service->Script({grpc::StatusCode::UNAVAILABLE,
-                     grpc::StatusCode::UNAVAILABLE});
-    int made = Track("1. Put (idempotent) while the server is UNAVAILABLE "
-                     "twice: retried with backoff",
-                     *attempts, summary, [&] { return put("apples", 3); },
-                     &status);
+    service->Script(
+        {grpc::StatusCode::UNAVAILABLE, grpc::StatusCode::UNAVAILABLE});
+    int made = Track(
+        "1. Put (idempotent) while the server is UNAVAILABLE "
+        "twice: retried with backoff",
+        *attempts, summary, [&] { return put("apples", 3); }, &status);
     ok &= Expect(status.ok() && made == 3, "succeeded on attempt 3");
 
     service->Script({grpc::StatusCode::UNAVAILABLE});
-    made = Track("\n2. Increment (not idempotent) hits UNAVAILABLE: never "
-                 "retried",
-                 *attempts, summary, [&] { return increment("apples", 1); },
-                 &status);
+    made = Track(
+        "\n2. Increment (not idempotent) hits UNAVAILABLE: never "
+        "retried",
+        *attempts, summary, [&] { return increment("apples", 1); }, &status);
     auto retry = stubkit::GetRetrySummary(status);
     ok &= Expect(made == 1 && retry &&
                      retry->stop_reason == stubkit::StopReason::kNonIdempotent,
@@ -459,8 +460,9 @@ int main(int argc, char** argv) {
         "client's policy is overridden for this call only",
         *attempts, summary,
         [&] {
-          return get("apples", stubkit::Options{}.set<stubkit::RetryPolicyOption>(
-                                   stubkit::LimitedErrorCountRetryPolicy(0)));
+          return get("apples",
+                     stubkit::Options{}.set<stubkit::RetryPolicyOption>(
+                         stubkit::LimitedErrorCountRetryPolicy(0)));
         },
         &status);
     retry = stubkit::GetRetrySummary(status);
@@ -469,13 +471,15 @@ int main(int argc, char** argv) {
                  "1 attempt, retry policy exhausted");
 
     service->Script({grpc::StatusCode::UNAVAILABLE});
-    made = Track("\n4. The same Get without the override: retried",
-                 *attempts, summary, [&] { return get("apples"); }, &status);
+    made = Track(
+        "\n4. The same Get without the override: retried", *attempts, summary,
+        [&] { return get("apples"); }, &status);
     ok &= Expect(status.ok() && made == 2, "succeeded on attempt 2");
 
     service->Script({grpc::StatusCode::PERMISSION_DENIED});
-    made = Track("\n5. Put hits PERMISSION_DENIED: not a retryable code",
-                 *attempts, summary, [&] { return put("pears", 1); }, &status);
+    made = Track(
+        "\n5. Put hits PERMISSION_DENIED: not a retryable code", *attempts,
+        summary, [&] { return put("pears", 1); }, &status);
     retry = stubkit::GetRetrySummary(status);
     ok &= Expect(made == 1 && retry &&
                      retry->stop_reason == stubkit::StopReason::kPermanentError,
@@ -510,8 +514,8 @@ int main(int argc, char** argv) {
     }
   }
 
-  std::printf("\nsummary: %d calls, %d attempts, %d successes\n",
-              summary.calls, summary.attempts, summary.successes);
+  std::printf("\nsummary: %d calls, %d attempts, %d successes\n", summary.calls,
+              summary.attempts, summary.successes);
   for (const auto& [reason, count] : summary.errors_by_reason) {
     std::printf("  errors (%s): %d\n", reason.c_str(), count);
   }

@@ -29,12 +29,12 @@
 #ifndef STUBKIT_ASYNC_RETRY_LOOP_H_
 #define STUBKIT_ASYNC_RETRY_LOOP_H_
 
+#include <grpcpp/client_context.h>
+
 #include <functional>
 #include <future>
 #include <memory>
 #include <utility>
-
-#include <grpcpp/client_context.h>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -49,7 +49,39 @@ namespace stubkit {
 template <typename Response>
 using AsyncCallback = std::function<void(absl::StatusOr<Response>)>;
 
+// Starts one async attempt on a fresh context with the call's options, and
+// calls its callback exactly once.
+template <typename Response>
+using AsyncAttempt = std::function<void(
+    grpc::ClientContext&, const OptionsView&, AsyncCallback<Response>)>;
+
 namespace internal {
+
+// Drops a reference to an operation from a gRPC callback. Operations hold
+// their attempts' ClientContexts (and through them the channel); gRPC 1.51
+// still uses the call after the callback returns, and releasing the last
+// channel there races its shutdown. So the reference goes to the timer
+// thread instead.
+void ReleaseOffCallbackThread(std::shared_ptr<void> operation);
+
+// Async calls keep gRPC initialised for the life of the process: a callback
+// may still be inside gRPC when the application drops its last channel and
+// server, and gRPC 1.51 must not shut down under it.
+void KeepGrpcInitialised();
+
+// Calls `done` once: with `response` when `status` is OK, else with
+// `status`. `done` is emptied first, so what it captured is released when
+// it returns.
+template <typename Response>
+void DeliverOnce(AsyncCallback<Response>& done, absl::Status status,
+                 Response& response) {
+  AsyncCallback<Response> callback = std::move(done);
+  if (status.ok()) {
+    callback(std::move(response));
+  } else {
+    callback(std::move(status));
+  }
+}
 
 // The response-independent part of one async call.
 class AsyncRetryOperationBase
@@ -67,18 +99,16 @@ class AsyncRetryOperationBase
                             const OptionsView& options) = 0;
   // Delivers the result (`status` is the error, or OK for the stored value).
   virtual void Deliver(absl::Status status) = 0;
+  // Adjusts each attempt's context after the retry loop prepared it.
+  virtual void ConfigureAttempt(grpc::ClientContext& /*context*/) {}
+  // After a failed attempt, before the retry decision: false stops the call
+  // with `status` as it is (a stream that cannot be resumed, say).
+  virtual bool MayRetry(const absl::Status& /*status*/) { return true; }
   RetryLoopState& state() { return state_; }
+  const OptionsView& options() const { return view_; }
 
   // Called once per attempt by the subclass.
   void OnAttemptDone(const absl::Status& status);
-
-  // Drops a reference to the operation from a gRPC callback. The operation
-  // holds the attempt's ClientContext (and through it the channel); gRPC
-  // 1.51 still uses the call after the callback returns, and releasing the
-  // last channel there races its shutdown. So the last reference goes to the
-  // timer thread instead.
-  static void ReleaseOffCallbackThread(
-      std::shared_ptr<AsyncRetryOperationBase> self);
 
  private:
   void RunAttempt();
@@ -104,8 +134,7 @@ class AsyncRetryOperationBase
 template <typename Response>
 class AsyncRetryOperation final : public AsyncRetryOperationBase {
  public:
-  using Attempt = std::function<void(
-      grpc::ClientContext&, const OptionsView&, AsyncCallback<Response>)>;
+  using Attempt = AsyncAttempt<Response>;
   using Done = AsyncCallback<Response>;
 
   AsyncRetryOperation(const MethodInfo& method, Options call, Options client,
@@ -119,26 +148,20 @@ class AsyncRetryOperation final : public AsyncRetryOperationBase {
                     const OptionsView& options) override {
     std::shared_ptr<AsyncRetryOperation> self =
         std::static_pointer_cast<AsyncRetryOperation>(shared_from_this());
-    attempt_(context, options,
-             [self](absl::StatusOr<Response> result) mutable {
-               if (result.ok()) {
-                 MaybeLogPayload(self->state(), "response", *result);
-                 self->response_ = *std::move(result);
-                 self->OnAttemptDone(absl::OkStatus());
-               } else {
-                 self->OnAttemptDone(result.status());
-               }
-               ReleaseOffCallbackThread(std::move(self));
-             });
+    attempt_(context, options, [self](absl::StatusOr<Response> result) mutable {
+      if (result.ok()) {
+        MaybeLogPayload(self->state(), "response", *result);
+        self->response_ = *std::move(result);
+        self->OnAttemptDone(absl::OkStatus());
+      } else {
+        self->OnAttemptDone(result.status());
+      }
+      ReleaseOffCallbackThread(std::move(self));
+    });
   }
 
   void Deliver(absl::Status status) override {
-    Done done = std::move(done_);
-    if (status.ok()) {
-      done(std::move(response_));
-    } else {
-      done(std::move(status));
-    }
+    DeliverOnce(done_, std::move(status), response_);
   }
 
   Attempt attempt_;

@@ -17,13 +17,13 @@
 #ifndef STUBKIT_CANCELLATION_H_
 #define STUBKIT_CANCELLATION_H_
 
+#include <grpcpp/client_context.h>
+
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <vector>
-
-#include <grpcpp/client_context.h>
 
 #include "absl/synchronization/mutex.h"
 

@@ -16,12 +16,12 @@
 #ifndef STUBKIT_CHANNEL_H_
 #define STUBKIT_CHANNEL_H_
 
-#include <memory>
-#include <string>
-
 #include <grpcpp/channel.h>
 #include <grpcpp/security/credentials.h>
 #include <grpcpp/support/channel_arguments.h>
+
+#include <memory>
+#include <string>
 
 namespace stubkit {
 

@@ -33,12 +33,12 @@
 #ifndef STUBKIT_CLIENT_SUPPORT_H_
 #define STUBKIT_CLIENT_SUPPORT_H_
 
+#include <grpcpp/support/status.h>
+
 #include <functional>
 #include <memory>
 #include <utility>
 #include <vector>
-
-#include <grpcpp/support/status.h>
 
 #include "absl/status/statusor.h"
 #include "stubkit/status.h"

@@ -78,8 +78,7 @@ class FakeClock : public Clock, public Sleeper, public AsyncSleeper {
   }
 
  private:
-  std::atomic<std::chrono::steady_clock::duration> now_{
-      std::chrono::hours(1)};
+  std::atomic<std::chrono::steady_clock::duration> now_{std::chrono::hours(1)};
 };
 
 // The option tags. Unset (null) means the real steady clock and real sleep.

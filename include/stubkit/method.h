@@ -24,7 +24,12 @@ namespace stubkit {
 
 enum class Idempotency { kIdempotent, kNonIdempotent };
 
-enum class RpcKind { kUnary, kServerStreaming, kClientStreaming, kBidiStreaming };
+enum class RpcKind {
+  kUnary,
+  kServerStreaming,
+  kClientStreaming,
+  kBidiStreaming
+};
 
 struct MethodInfo {
   // The proto full name, "package.Service.Method".

@@ -42,8 +42,8 @@ inline constexpr int kStopReasonCount =
 // Upper bounds, in milliseconds, of the latency buckets; one more bucket
 // counts everything above the last bound.
 inline constexpr std::array<double, 18> kLatencyBucketBoundsMs = {
-    0.5,  1,    2,     5,     10,    20,     50,     100,    200,
-    500,  1000, 2000,  5000,  10000, 30000,  60000,  300000, 1800000};
+    0.5, 1,    2,    5,    10,    20,    50,    100,    200,
+    500, 1000, 2000, 5000, 10000, 30000, 60000, 300000, 1800000};
 
 struct MethodMetrics {
   std::string method;

@@ -64,8 +64,8 @@ class Options {
   // Sets option `T`, replacing any earlier value.
   template <typename T>
   Options& set(typename T::Type value) & {
-    Put(internal::KeyOf<T>(), std::make_shared<const typename T::Type>(
-                                  std::move(value)));
+    Put(internal::KeyOf<T>(),
+        std::make_shared<const typename T::Type>(std::move(value)));
     return *this;
   }
   template <typename T>

@@ -31,18 +31,16 @@
 #ifndef STUBKIT_RETRY_LOOP_H_
 #define STUBKIT_RETRY_LOOP_H_
 
-#include <chrono>
-#include <utility>
-
+#include <google/protobuf/message.h>
 #include <grpcpp/client_context.h>
+
+#include <chrono>
+#include <string>
+#include <type_traits>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include <string>
-#include <type_traits>
-
-#include <google/protobuf/message.h>
-
 #include "stubkit/backoff_policy.h"
 #include "stubkit/cancellation.h"
 #include "stubkit/clock.h"
@@ -59,6 +57,11 @@
 
 namespace stubkit {
 namespace internal {
+
+// Whether a call of `method` with `options` may be repeated: the call's
+// `IdempotencyOption`, else the client's `IdempotencyMapOption`, else the
+// proto's.
+bool IsIdempotent(const MethodInfo& method, const OptionsView& options);
 
 // The decision state of one call: shared by every loop flavour, so the
 // decision table exists once.
@@ -84,9 +87,8 @@ class RetryLoopState {
 
   // Decides after a failed attempt. Returns true to retry after `*wait`;
   // false to stop, with the status to return in `*final_status`.
-  bool OnFailure(const absl::Status& status,
-                 const grpc::ClientContext& context, absl::Status* final_status,
-                 std::chrono::nanoseconds* wait);
+  bool OnFailure(const absl::Status& status, const grpc::ClientContext& context,
+                 absl::Status* final_status, std::chrono::nanoseconds* wait);
 
   // Waits through the configured sleeper. Returns false when the call was
   // cancelled; it must then return `Cancelled()`.
@@ -95,6 +97,14 @@ class RetryLoopState {
   // The status of a call cancelled through its `CancellationOption`.
   absl::Status Cancelled();
   CancellationToken* cancellation() const { return cancel_; }
+
+  // Ends the call with `status` for `reason` (observer, metrics and logs
+  // see it as the final attempt) and returns the status to hand back. For
+  // loops with decisions of their own, such as hedging.
+  absl::Status GiveUp(const absl::Status& status, StopReason reason,
+                      absl::string_view explanation);
+  RetryThrottle* throttle() const { return throttle_; }
+  time_point now() const { return Now(); }
 
   // Payload logging, only when the level is kRpc and payloads were asked for.
   bool log_payloads() const { return log_payloads_; }
@@ -124,8 +134,8 @@ class RetryLoopState {
   bool Stop(const absl::Status& status, StopReason reason,
             absl::string_view explanation, time_point now,
             absl::Status* final_status);
-  void Notify(const absl::Status& status, time_point now, bool final,
-              Wait wait, StopReason reason);
+  void Notify(const absl::Status& status, time_point now, bool final, Wait wait,
+              StopReason reason);
   void Log(LogLevel level, absl::string_view line) const;
 
   const MethodInfo& method_;
@@ -162,8 +172,7 @@ void MaybeLogPayload(const RetryLoopState& state, absl::string_view what,
 }
 
 template <typename Response, typename Attempt>
-absl::StatusOr<Response> RunRetryLoop(RetryLoopState& state,
-                                      Attempt& attempt) {
+absl::StatusOr<Response> RunRetryLoop(RetryLoopState& state, Attempt& attempt) {
   for (;;) {
     grpc::ClientContext context;
     if (!state.PrepareAttempt(context)) return state.Cancelled();

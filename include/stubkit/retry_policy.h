@@ -13,7 +13,8 @@
 //   auto by_time = stubkit::LimitedTimeRetryPolicy(10min);
 //   // Tolerate at most 3 retryable failures (4 attempts), and also retry
 //   // RESOURCE_EXHAUSTED.
-//   auto by_count = stubkit::LimitedErrorCountRetryPolicy(3).WithRetryableCodes(
+//   auto by_count =
+//   stubkit::LimitedErrorCountRetryPolicy(3).WithRetryableCodes(
 //       {grpc::StatusCode::UNAVAILABLE, grpc::StatusCode::RESOURCE_EXHAUSTED});
 //
 // Invalid arguments never crash and are never clamped: the policy records an
@@ -23,12 +24,12 @@
 #ifndef STUBKIT_RETRY_POLICY_H_
 #define STUBKIT_RETRY_POLICY_H_
 
+#include <grpcpp/support/status.h>
+
 #include <chrono>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
-
-#include <grpcpp/support/status.h>
 
 #include "absl/status/status.h"
 
@@ -106,8 +107,7 @@ class LimitedTimeRetryPolicy : public RetryPolicy {
   // 30 minutes.
   static constexpr std::chrono::minutes kDefaultMaximumDuration{30};
 
-  LimitedTimeRetryPolicy()
-      : LimitedTimeRetryPolicy(kDefaultMaximumDuration) {}
+  LimitedTimeRetryPolicy() : LimitedTimeRetryPolicy(kDefaultMaximumDuration) {}
   // `maximum_duration` must be positive.
   explicit LimitedTimeRetryPolicy(std::chrono::nanoseconds maximum_duration);
 };

@@ -22,11 +22,11 @@
 #ifndef STUBKIT_STATUS_H_
 #define STUBKIT_STATUS_H_
 
+#include <grpcpp/support/status.h>
+
 #include <chrono>
 #include <optional>
 #include <string>
-
-#include <grpcpp/support/status.h>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -48,13 +48,13 @@ std::optional<std::string> GetErrorDetails(const absl::Status& status);
 // Why a call stopped.
 enum class StopReason {
   kSuccess,
-  kPermanentError,    // the status code is not retryable
-  kNonIdempotent,     // retryable code, but the call is not idempotent
-  kExhausted,         // the retry policy ran out of time or failures
-  kDeadline,          // the call's own deadline or total timeout
-  kThrottled,         // the retry throttle refused another attempt
-  kCancelled,         // the caller cancelled the call
-  kInvalidArgument,   // the options were invalid; nothing was sent
+  kPermanentError,   // the status code is not retryable
+  kNonIdempotent,    // retryable code, but the call is not idempotent
+  kExhausted,        // the retry policy ran out of time or failures
+  kDeadline,         // the call's own deadline or total timeout
+  kThrottled,        // the retry throttle refused another attempt
+  kCancelled,        // the caller cancelled the call
+  kInvalidArgument,  // the options were invalid; nothing was sent
 };
 
 absl::string_view ToString(StopReason reason);

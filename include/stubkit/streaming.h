@@ -35,17 +35,18 @@
 #ifndef STUBKIT_STREAMING_H_
 #define STUBKIT_STREAMING_H_
 
+#include <grpcpp/client_context.h>
+#include <grpcpp/support/sync_stream.h>
+
 #include <chrono>
 #include <functional>
 #include <memory>
 #include <utility>
 #include <vector>
 
-#include <grpcpp/client_context.h>
-#include <grpcpp/support/sync_stream.h>
-
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "stubkit/client_support.h"
 #include "stubkit/method.h"
 #include "stubkit/options.h"
 #include "stubkit/retry_loop.h"
@@ -146,8 +147,7 @@ template <typename Request, typename Response>
 class StreamReaderWriter {
  public:
   explicit StreamReaderWriter(
-      std::unique_ptr<internal::StreamReaderWriterImpl<Request, Response>>
-          impl)
+      std::unique_ptr<internal::StreamReaderWriterImpl<Request, Response>> impl)
       : impl_(std::move(impl)) {}
 
   bool Read(Response* response) { return impl_->Read(response); }
@@ -398,10 +398,10 @@ class GrpcStreamReaderWriter
   }
 
   grpc::ClientContext& context() { return *context_; }
-  void Start(std::unique_ptr<grpc::ClientReaderWriterInterface<Request,
-                                                               Response>>
-                 stream,
-             absl::Status status) {
+  void Start(
+      std::unique_ptr<grpc::ClientReaderWriterInterface<Request, Response>>
+          stream,
+      absl::Status status) {
     stream_ = std::move(stream);
     if (status.ok() && stream_ == nullptr) {
       status = absl::InternalError("the stub returned no stream");
@@ -432,8 +432,7 @@ class GrpcStreamReaderWriter
 
  private:
   std::unique_ptr<grpc::ClientContext> context_;
-  std::unique_ptr<grpc::ClientReaderWriterInterface<Request, Response>>
-      stream_;
+  std::unique_ptr<grpc::ClientReaderWriterInterface<Request, Response>> stream_;
   bool writes_done_ = false;
   absl::Status result_;
 };
@@ -464,12 +463,12 @@ StreamWriter<Request, Response> OpenClientStream(const MethodInfo& method,
 }
 
 template <typename Request, typename Response, typename Open>
-StreamReaderWriter<Request, Response> OpenBidiStream(
-    const MethodInfo& method, const OptionsView& options, Open&& open) {
+StreamReaderWriter<Request, Response> OpenBidiStream(const MethodInfo& method,
+                                                     const OptionsView& options,
+                                                     Open&& open) {
   auto impl = std::make_unique<GrpcStreamReaderWriter<Request, Response>>();
   absl::Status status = ApplyStreamOptions(impl->context(), options, method);
-  std::unique_ptr<grpc::ClientReaderWriterInterface<Request, Response>>
-      stream;
+  std::unique_ptr<grpc::ClientReaderWriterInterface<Request, Response>> stream;
   if (status.ok()) stream = open(impl->context());
   impl->Start(std::move(stream), std::move(status));
   return StreamReaderWriter<Request, Response>(std::move(impl));

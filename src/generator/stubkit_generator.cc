@@ -2,6 +2,10 @@
 
 #include "src/generator/stubkit_generator.h"
 
+#include <google/protobuf/descriptor.pb.h>
+#include <google/protobuf/io/zero_copy_stream.h>
+#include <google/protobuf/unknown_field_set.h>
+
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -10,10 +14,6 @@
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <google/protobuf/descriptor.pb.h>
-#include <google/protobuf/io/zero_copy_stream.h>
-#include <google/protobuf/unknown_field_set.h>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -51,21 +51,20 @@ constexpr int kHttpRulePut = 3;
 // generated code with newer standards too).
 const std::set<std::string>& CppKeywords() {
   static const auto* const kKeywords = new std::set<std::string>{
-      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand",
-      "bitor", "bool", "break", "case", "catch", "char", "char8_t",
-      "char16_t", "char32_t", "class", "compl", "concept", "const",
-      "consteval", "constexpr", "constinit", "const_cast", "continue",
-      "co_await", "co_return", "co_yield", "decltype", "default", "delete",
-      "do", "double", "dynamic_cast", "else", "enum", "explicit", "export",
-      "extern", "false", "float", "for", "friend", "goto", "if", "inline",
-      "int", "long", "mutable", "namespace", "new", "noexcept", "not",
-      "not_eq", "nullptr", "operator", "or", "or_eq", "private",
-      "protected", "public", "register", "reinterpret_cast", "requires",
-      "return", "short", "signed", "sizeof", "static", "static_assert",
-      "static_cast", "struct", "switch", "template", "this", "thread_local",
-      "throw", "true", "try", "typedef", "typeid", "typename", "union",
-      "unsigned", "using", "virtual", "void", "volatile", "wchar_t",
-      "while", "xor", "xor_eq",
+      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor",
+      "bool", "break", "case", "catch", "char", "char8_t", "char16_t",
+      "char32_t", "class", "compl", "concept", "const", "consteval",
+      "constexpr", "constinit", "const_cast", "continue", "co_await",
+      "co_return", "co_yield", "decltype", "default", "delete", "do", "double",
+      "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false",
+      "float", "for", "friend", "goto", "if", "inline", "int", "long",
+      "mutable", "namespace", "new", "noexcept", "not", "not_eq", "nullptr",
+      "operator", "or", "or_eq", "private", "protected", "public", "register",
+      "reinterpret_cast", "requires", "return", "short", "signed", "sizeof",
+      "static", "static_assert", "static_cast", "struct", "switch", "template",
+      "this", "thread_local", "throw", "true", "try", "typedef", "typeid",
+      "typename", "union", "unsigned", "using", "virtual", "void", "volatile",
+      "wchar_t", "while", "xor", "xor_eq",
       // Macros every translation unit sees.
       "NULL", "assert", "errno", "offsetof", "setjmp", "va_arg"};
   return *kKeywords;
@@ -125,8 +124,8 @@ std::string QualifiedMessageName(const Descriptor* message) {
        outer = outer->containing_type()) {
     name = absl::StrCat(outer->name(), "_", name);
   }
-  return absl::StrCat(PackageToNamespace(message->file()->package()), "::",
-                      name);
+  return absl::StrCat(PackageToNamespace(message->file()->package()),
+                      "::", name);
 }
 
 // The names of `message` and its containers, which become (parts of) C++
@@ -222,11 +221,11 @@ std::string KindName(Kind kind) {
 
 // The per-service names at namespace scope.
 std::vector<std::string> GeneratedTopLevelNames(const std::string& service) {
-  return {service + "Methods",         service + "Stub",
-          service + "StubDecorator",   service + "GrpcStub",
-          service + "Connection",      "Make" + service + "Connection",
-          service + "Client",          service + "ConnectionImpl",
-          "Mock" + service + "Stub",   "Mock" + service + "Connection"};
+  return {service + "Methods",       service + "Stub",
+          service + "StubDecorator", service + "GrpcStub",
+          service + "Connection",    "Make" + service + "Connection",
+          service + "Client",        service + "ConnectionImpl",
+          "Mock" + service + "Stub", "Mock" + service + "Connection"};
 }
 
 // Every identifier protobuf and gRPC put at the namespace scope of
@@ -378,24 +377,24 @@ bool FileGenerator::Build(std::string* error) {
     for (const std::string& name : GeneratedTopLevelNames(service->name())) {
       auto it = symbols.find(name);
       if (it != symbols.end()) {
-        *error = Fail(service, nullptr,
-                      absl::StrCat("stubkit generates '", name,
-                                   "' for this service, which clashes with ",
-                                   it->second,
-                                   " in the same C++ namespace. Rename one"));
+        *error = Fail(
+            service, nullptr,
+            absl::StrCat("stubkit generates '", name,
+                         "' for this service, which clashes with ", it->second,
+                         " in the same C++ namespace. Rename one"));
         return false;
       }
     }
     // Later services must not clash with what this one generates.
     for (const std::string& name : GeneratedTopLevelNames(service->name())) {
-      symbols[name] = "a name stubkit generates for service " +
-                      service->full_name();
+      symbols[name] =
+          "a name stubkit generates for service " + service->full_name();
     }
     ServiceModel model;
     model.name = service->name();
     model.full_name = service->full_name();
-    model.grpc_class =
-        absl::StrCat(PackageToNamespace(file_->package()), "::", service->name());
+    model.grpc_class = absl::StrCat(PackageToNamespace(file_->package()),
+                                    "::", service->name());
     model.comment = LeadingComment(service, "");
 
     std::set<std::string> class_members = {"DecoratorsOption"};
@@ -423,7 +422,8 @@ bool FileGenerator::Build(std::string* error) {
         *error = Fail(service, method,
                       absl::StrCat("'", name,
                                    "' collides with a member grpc_cpp_plugin "
-                                   "generates in class ", service->name(),
+                                   "generates in class ",
+                                   service->name(),
                                    ", so its output would not compile. "
                                    "Rename the method"));
         return false;
@@ -518,56 +518,60 @@ struct Signatures {
 Signatures SignaturesFor(Kind kind) {
   switch (kind) {
     case Kind::kUnary:
-      return {"::absl::StatusOr<$Response$> $Method$(\n"
-              "      ::grpc::ClientContext& context,\n"
-              "      const ::stubkit::OptionsView& options,\n"
-              "      const $Request$& request)",
-              "::absl::StatusOr<$Response$> $Method$(\n"
-              "      const ::stubkit::OptionsView& options,\n"
-              "      const $Request$& request)",
-              "::absl::StatusOr<$Response$> $Method$(\n"
-              "      const $Request$& request,\n"
-              "      const ::stubkit::Options& call = {})",
-              "::absl::StatusOr<$Response$> $Service$Client::$Method$(\n"
-              "    const $Request$& request, const ::stubkit::Options& call)"};
+      return {
+          "::absl::StatusOr<$Response$> $Method$(\n"
+          "      ::grpc::ClientContext& context,\n"
+          "      const ::stubkit::OptionsView& options,\n"
+          "      const $Request$& request)",
+          "::absl::StatusOr<$Response$> $Method$(\n"
+          "      const ::stubkit::OptionsView& options,\n"
+          "      const $Request$& request)",
+          "::absl::StatusOr<$Response$> $Method$(\n"
+          "      const $Request$& request,\n"
+          "      const ::stubkit::Options& call = {})",
+          "::absl::StatusOr<$Response$> $Service$Client::$Method$(\n"
+          "    const $Request$& request, const ::stubkit::Options& call)"};
     case Kind::kServerStreaming:
-      return {"::std::unique_ptr<::grpc::ClientReaderInterface<$Response$>> "
-              "$Method$(\n"
-              "      ::grpc::ClientContext& context,\n"
-              "      const ::stubkit::OptionsView& options,\n"
-              "      const $Request$& request)",
-              "::stubkit::StreamReader<$Response$> $Method$(\n"
-              "      const ::stubkit::OptionsView& options,\n"
-              "      const $Request$& request)",
-              "::stubkit::StreamReader<$Response$> $Method$(\n"
-              "      const $Request$& request,\n"
-              "      const ::stubkit::Options& call = {})",
-              "::stubkit::StreamReader<$Response$> $Service$Client::$Method$(\n"
-              "    const $Request$& request, const ::stubkit::Options& call)"};
+      return {
+          "::std::unique_ptr<::grpc::ClientReaderInterface<$Response$>> "
+          "$Method$(\n"
+          "      ::grpc::ClientContext& context,\n"
+          "      const ::stubkit::OptionsView& options,\n"
+          "      const $Request$& request)",
+          "::stubkit::StreamReader<$Response$> $Method$(\n"
+          "      const ::stubkit::OptionsView& options,\n"
+          "      const $Request$& request)",
+          "::stubkit::StreamReader<$Response$> $Method$(\n"
+          "      const $Request$& request,\n"
+          "      const ::stubkit::Options& call = {})",
+          "::stubkit::StreamReader<$Response$> $Service$Client::$Method$(\n"
+          "    const $Request$& request, const ::stubkit::Options& call)"};
     case Kind::kClientStreaming:
-      return {"::std::unique_ptr<::grpc::ClientWriterInterface<$Request$>> "
-              "$Method$(\n"
-              "      ::grpc::ClientContext& context,\n"
-              "      const ::stubkit::OptionsView& options,\n"
-              "      $Response$* response)",
-              "::stubkit::StreamWriter<$Request$, $Response$> $Method$(\n"
-              "      const ::stubkit::OptionsView& options)",
-              "::stubkit::StreamWriter<$Request$, $Response$> $Method$(\n"
-              "      const ::stubkit::Options& call = {})",
-              "::stubkit::StreamWriter<$Request$, $Response$>\n"
-              "$Service$Client::$Method$(const ::stubkit::Options& call)"};
+      return {
+          "::std::unique_ptr<::grpc::ClientWriterInterface<$Request$>> "
+          "$Method$(\n"
+          "      ::grpc::ClientContext& context,\n"
+          "      const ::stubkit::OptionsView& options,\n"
+          "      $Response$* response)",
+          "::stubkit::StreamWriter<$Request$, $Response$> $Method$(\n"
+          "      const ::stubkit::OptionsView& options)",
+          "::stubkit::StreamWriter<$Request$, $Response$> $Method$(\n"
+          "      const ::stubkit::Options& call = {})",
+          "::stubkit::StreamWriter<$Request$, $Response$>\n"
+          "$Service$Client::$Method$(const ::stubkit::Options& call)"};
     case Kind::kBidi:
-      return {"::std::unique_ptr<\n"
-              "      ::grpc::ClientReaderWriterInterface<$Request$, "
-              "$Response$>>\n"
-              "  $Method$(::grpc::ClientContext& context,\n"
-              "      const ::stubkit::OptionsView& options)",
-              "::stubkit::StreamReaderWriter<$Request$, $Response$> $Method$(\n"
-              "      const ::stubkit::OptionsView& options)",
-              "::stubkit::StreamReaderWriter<$Request$, $Response$> $Method$(\n"
-              "      const ::stubkit::Options& call = {})",
-              "::stubkit::StreamReaderWriter<$Request$, $Response$>\n"
-              "$Service$Client::$Method$(const ::stubkit::Options& call)"};
+      return {
+          "::std::unique_ptr<\n"
+          "      ::grpc::ClientReaderWriterInterface<$Request$, "
+          "$Response$>>\n"
+          "  $Method$(::grpc::ClientContext& context,\n"
+          "      const ::stubkit::OptionsView& options)",
+          "::stubkit::StreamReaderWriter<$Request$, $Response$> $Method$(\n"
+          "      const ::stubkit::OptionsView& options)",
+          "::stubkit::StreamReaderWriter<$Request$, $Response$> $Method$(\n"
+          "      const ::stubkit::Options& call = {})",
+          "::stubkit::StreamReaderWriter<$Request$, $Response$>\n"
+          "$Service$Client::$Method$(const ::stubkit::Options& call)"};
   }
   return {};
 }
@@ -584,6 +588,31 @@ constexpr char kAsyncConnectionSignature[] =
     "      const ::stubkit::OptionsView& options,\n"
     "      const $Request$& request,\n"
     "      ::stubkit::AsyncCallback<$Response$> done)";
+
+constexpr char kAsyncStreamStubSignature[] =
+    "::absl::Status Async$Method$(\n"
+    "      ::grpc::ClientContext& context,\n"
+    "      const ::stubkit::OptionsView& options,\n"
+    "      const $Request$& request,\n"
+    "      ::grpc::ClientReadReactor<$Response$>* reactor)";
+constexpr char kAsyncStreamConnectionSignature[] =
+    "void Async$Method$(\n"
+    "      const ::stubkit::OptionsView& options,\n"
+    "      const $Request$& request,\n"
+    "      ::stubkit::MessageCallback<$Response$> on_message,\n"
+    "      ::stubkit::DoneCallback on_done)";
+
+// The async variant of a stub or connection method, if the kind has one.
+const char* AsyncStubSignature(Kind kind) {
+  if (kind == Kind::kUnary) return kAsyncStubSignature;
+  if (kind == Kind::kServerStreaming) return kAsyncStreamStubSignature;
+  return nullptr;
+}
+const char* AsyncConnectionSignature(Kind kind) {
+  if (kind == Kind::kUnary) return kAsyncConnectionSignature;
+  if (kind == Kind::kServerStreaming) return kAsyncStreamConnectionSignature;
+  return nullptr;
+}
 
 // The same signature as a definition outside the class: "Class::" inserted
 // before the method name, and indentation of continuation lines reduced.
@@ -625,8 +654,8 @@ void FileGenerator::HeaderService(Writer& w,
     w.Raw("\n");
     w.Emit(mv, absl::StrCat("  virtual ", SignaturesFor(method.kind).stub,
                             " = 0;\n"));
-    if (method.kind == Kind::kUnary) {
-      w.Emit(mv, absl::StrCat("  virtual ", kAsyncStubSignature, " = 0;\n"));
+    if (const char* async = AsyncStubSignature(method.kind)) {
+      w.Emit(mv, absl::StrCat("  virtual ", async, " = 0;\n"));
     }
   }
   w.Emit(vars, "};\n\n");
@@ -643,11 +672,9 @@ void FileGenerator::HeaderService(Writer& w,
   for (const MethodModel& method : service.methods) {
     w.Raw("\n");
     w.Emit(Vars(service, method),
-           absl::StrCat("  ", SignaturesFor(method.kind).stub,
-                        " override;\n"));
-    if (method.kind == Kind::kUnary) {
-      w.Emit(Vars(service, method),
-             absl::StrCat("  ", kAsyncStubSignature, " override;\n"));
+           absl::StrCat("  ", SignaturesFor(method.kind).stub, " override;\n"));
+    if (const char* async = AsyncStubSignature(method.kind)) {
+      w.Emit(Vars(service, method), absl::StrCat("  ", async, " override;\n"));
     }
   }
   w.Emit(vars,
@@ -671,11 +698,9 @@ void FileGenerator::HeaderService(Writer& w,
   for (const MethodModel& method : service.methods) {
     w.Raw("\n");
     w.Emit(Vars(service, method),
-           absl::StrCat("  ", SignaturesFor(method.kind).stub,
-                        " override;\n"));
-    if (method.kind == Kind::kUnary) {
-      w.Emit(Vars(service, method),
-             absl::StrCat("  ", kAsyncStubSignature, " override;\n"));
+           absl::StrCat("  ", SignaturesFor(method.kind).stub, " override;\n"));
+    if (const char* async = AsyncStubSignature(method.kind)) {
+      w.Emit(Vars(service, method), absl::StrCat("  ", async, " override;\n"));
     }
   }
   w.Emit(vars,
@@ -698,9 +723,9 @@ void FileGenerator::HeaderService(Writer& w,
     w.Emit(Vars(service, method),
            absl::StrCat("  virtual ", SignaturesFor(method.kind).connection,
                         " = 0;\n"));
-    if (method.kind == Kind::kUnary) {
+    if (const char* async = AsyncConnectionSignature(method.kind)) {
       w.Emit(Vars(service, method),
-             absl::StrCat("  virtual ", kAsyncConnectionSignature, " = 0;\n"));
+             absl::StrCat("  virtual ", async, " = 0;\n"));
     }
   }
   w.Emit(vars,
@@ -766,6 +791,17 @@ void FileGenerator::HeaderService(Writer& w,
              "      ::stubkit::AsyncCallback<$Response$> done,\n"
              "      const ::stubkit::Options& call = {});\n");
     }
+    if (method.kind == Kind::kServerStreaming) {
+      w.Emit(mv,
+             "  // $Method$ without blocking: each message goes to "
+             "`on_message`, then\n"
+             "  // the final status to `on_done`.\n"
+             "$deprecated$  void Async$Method$(\n"
+             "      const $Request$& request,\n"
+             "      ::stubkit::MessageCallback<$Response$> on_message,\n"
+             "      ::stubkit::DoneCallback on_done,\n"
+             "      const ::stubkit::Options& call = {});\n");
+    }
   }
   w.Emit(vars,
          "\n"
@@ -798,6 +834,34 @@ void FileGenerator::SourceService(Writer& w,
         break;
     }
     w.Raw("}\n\n");
+  }
+  for (const MethodModel& method : service.methods) {
+    if (method.kind != Kind::kServerStreaming) continue;
+    Writer::Vars mv = Vars(service, method);
+    mv["Decorator"] = decorator;
+    mv["GrpcStub"] = grpc_stub;
+    w.Emit(mv,
+           "::absl::Status $Decorator$::Async$Method$(\n"
+           "    ::grpc::ClientContext& context,\n"
+           "    const ::stubkit::OptionsView& options,\n"
+           "    const $Request$& request,\n"
+           "    ::grpc::ClientReadReactor<$Response$>* reactor) {\n"
+           "  return child_->Async$Method$(context, options, request, "
+           "reactor);\n"
+           "}\n\n"
+           "::absl::Status $GrpcStub$::Async$Method$(\n"
+           "    ::grpc::ClientContext& context,\n"
+           "    const ::stubkit::OptionsView& /*options*/,\n"
+           "    const $Request$& request,\n"
+           "    ::grpc::ClientReadReactor<$Response$>* reactor) {\n"
+           "  auto* async = grpc_stub_->async();\n"
+           "  if (async == nullptr) {\n"
+           "    return ::stubkit::internal::NoAsyncStubError("
+           "\"$method_full_name$\");\n"
+           "  }\n"
+           "  async->$Method$(&context, &request, reactor);\n"
+           "  return ::absl::OkStatus();\n"
+           "}\n\n");
   }
   for (const MethodModel& method : service.methods) {
     if (method.kind != Kind::kUnary) continue;
@@ -876,29 +940,19 @@ void FileGenerator::SourceService(Writer& w,
     switch (method.kind) {
       case Kind::kUnary:
         w.Emit(mv,
-               "    return ::stubkit::RetryLoop<$Response$>(\n"
+               "    return ::stubkit::internal::RunUnary<$Response$>(\n"
                "        $Service$Methods::k$Method$, options, request,\n"
                "        [&](::grpc::ClientContext& context) {\n"
                "          return stub_->$Method$(context, options, request);\n"
-               "        });\n"
-               "  }\n\n");
-        // The operation outlives this call: it owns the stub and request.
-        w.Emit(mv, absl::StrCat("  ", kAsyncConnectionSignature,
-                                " override {\n"));
-        w.Emit(mv,
-               "    ::stubkit::AsyncRetryLoop<$Response$>(\n"
-               "        $Service$Methods::k$Method$, options.call(), "
-               "options.client(),\n"
-               "        [stub = stub_,\n"
-               "         request = ::std::make_shared<const $Request$>(request)](\n"
-               "            ::grpc::ClientContext& context,\n"
-               "            const ::stubkit::OptionsView& attempt_options,\n"
-               "            ::stubkit::AsyncCallback<$Response$> attempt_done) {\n"
-               "          stub->Async$Method$(context, attempt_options, "
-               "*request,\n"
-               "                              ::std::move(attempt_done));\n"
                "        },\n"
-               "        ::std::move(done));\n");
+               "        [&] { return Async$Method$Attempt(request); });\n"
+               "  }\n\n");
+        w.Emit(mv,
+               absl::StrCat("  ", kAsyncConnectionSignature, " override {\n"));
+        w.Emit(mv,
+               "    ::stubkit::internal::RunAsyncUnary<$Response$>(\n"
+               "        $Service$Methods::k$Method$, options,\n"
+               "        Async$Method$Attempt(request), ::std::move(done));\n");
         break;
       case Kind::kServerStreaming:
         // The reader outlives this call, so the lambda owns the stub.
@@ -913,7 +967,26 @@ void FileGenerator::SourceService(Writer& w,
                "                       const $Request$& attempt_request) {\n"
                "          return stub->$Method$(context, attempt_options, "
                "attempt_request);\n"
-               "        });\n");
+               "        });\n"
+               "  }\n\n");
+        w.Emit(mv, absl::StrCat("  ", kAsyncStreamConnectionSignature,
+                                " override {\n"));
+        w.Emit(
+            mv,
+            "    ::stubkit::internal::StartAsyncServerStream<\n"
+            "        $Service$Client::$Method$ResumeOption, $Request$, "
+            "$Response$>(\n"
+            "        $Service$Methods::k$Method$, options, request,\n"
+            "        [stub = stub_](::grpc::ClientContext& context,\n"
+            "                       const ::stubkit::OptionsView& "
+            "attempt_options,\n"
+            "                       const $Request$& attempt_request,\n"
+            "                       ::grpc::ClientReadReactor<$Response$>* "
+            "reactor) {\n"
+            "          return stub->Async$Method$(context, attempt_options,\n"
+            "                                     attempt_request, reactor);\n"
+            "        },\n"
+            "        ::std::move(on_message), ::std::move(on_done));\n");
         break;
       case Kind::kClientStreaming:
         w.Emit(mv,
@@ -938,9 +1011,26 @@ void FileGenerator::SourceService(Writer& w,
     }
     w.Raw("  }\n");
   }
+  w.Emit(vars, "\n private:\n");
+  for (const MethodModel& method : service.methods) {
+    if (method.kind != Kind::kUnary) continue;
+    // An attempt that owns the stub and a copy of the request: async and
+    // hedged attempts may outlive the call that started them.
+    w.Emit(
+        Vars(service, method),
+        "  ::stubkit::AsyncAttempt<$Response$> Async$Method$Attempt(\n"
+        "      const $Request$& request) const {\n"
+        "    return [stub = stub_,\n"
+        "            request = ::std::make_shared<const $Request$>(request)](\n"
+        "               ::grpc::ClientContext& context,\n"
+        "               const ::stubkit::OptionsView& options,\n"
+        "               ::stubkit::AsyncCallback<$Response$> done) {\n"
+        "      stub->Async$Method$(context, options, *request, "
+        "::std::move(done));\n"
+        "    };\n"
+        "  }\n\n");
+  }
   w.Emit(vars,
-         "\n"
-         " private:\n"
          "  ::std::shared_ptr<$Service$Stub> stub_;\n"
          "};\n\n"
          "}  // namespace\n\n"
@@ -1016,6 +1106,19 @@ void FileGenerator::SourceService(Writer& w,
              "                              ::std::move(done));\n"
              "}\n");
     }
+    if (method.kind == Kind::kServerStreaming) {
+      w.Emit(mv,
+             "\n"
+             "void $Service$Client::Async$Method$(const $Request$& request,\n"
+             "    ::stubkit::MessageCallback<$Response$> on_message,\n"
+             "    ::stubkit::DoneCallback on_done,\n"
+             "    const ::stubkit::Options& call) {\n"
+             "  connection_->Async$Method$(::stubkit::OptionsView(call, "
+             "options_), request,\n"
+             "                              ::std::move(on_message), "
+             "::std::move(on_done));\n"
+             "}\n");
+    }
   }
   w.Raw("\n");
 }
@@ -1042,9 +1145,8 @@ void FileGenerator::MockService(Writer& w, const ServiceModel& service) const {
          " public:\n");
   for (const MethodModel& method : service.methods) {
     w.Emit(Vars(service, method), MockMethod(SignaturesFor(method.kind).stub));
-    if (method.kind == Kind::kUnary) {
-      w.Emit(Vars(service, method),
-             MockMethod(kAsyncStubSignature, "Async$Method$"));
+    if (const char* async = AsyncStubSignature(method.kind)) {
+      w.Emit(Vars(service, method), MockMethod(async, "Async$Method$"));
     }
   }
   w.Emit(vars,
@@ -1054,9 +1156,8 @@ void FileGenerator::MockService(Writer& w, const ServiceModel& service) const {
   for (const MethodModel& method : service.methods) {
     w.Emit(Vars(service, method),
            MockMethod(SignaturesFor(method.kind).connection));
-    if (method.kind == Kind::kUnary) {
-      w.Emit(Vars(service, method),
-             MockMethod(kAsyncConnectionSignature, "Async$Method$"));
+    if (const char* async = AsyncConnectionSignature(method.kind)) {
+      w.Emit(Vars(service, method), MockMethod(async, "Async$Method$"));
     }
   }
   w.Raw("};\n\n");
@@ -1085,6 +1186,7 @@ std::string FileGenerator::Header() const {
          "#include \"$stem$.grpc.pb.h\"\n"
          "#include \"$stem$.pb.h\"\n"
          "#include \"stubkit/async_retry_loop.h\"\n"
+         "#include \"stubkit/async_streaming.h\"\n"
          "#include \"stubkit/client_support.h\"\n"
          "#include \"stubkit/method.h\"\n"
          "#include \"stubkit/options.h\"\n"
@@ -1110,6 +1212,7 @@ std::string FileGenerator::Source() const {
          "#include <utility>\n"
          "\n"
          "#include \"stubkit/retry_loop.h\"\n"
+         "#include \"stubkit/unary_call.h\"\n"
          "\n");
   OpenNamespace(w);
   for (const ServiceModel& service : services_) SourceService(w, service);
@@ -1156,8 +1259,8 @@ bool WriteFile(GeneratorContext* context, const std::string& name,
       *error = "cannot write " + name;
       return false;
     }
-    size_t chunk = std::min(static_cast<size_t>(size),
-                            contents.size() - written);
+    size_t chunk =
+        std::min(static_cast<size_t>(size), contents.size() - written);
     std::memcpy(buffer, contents.data() + written, chunk);
     written += chunk;
     if (chunk < static_cast<size_t>(size)) {

@@ -19,11 +19,11 @@
 #ifndef STUBKIT_SRC_GENERATOR_STUBKIT_GENERATOR_H_
 #define STUBKIT_SRC_GENERATOR_STUBKIT_GENERATOR_H_
 
-#include <cstdint>
-#include <string>
-
 #include <google/protobuf/compiler/code_generator.h>
 #include <google/protobuf/descriptor.h>
+
+#include <cstdint>
+#include <string>
 
 namespace stubkit {
 namespace generator {

@@ -17,7 +17,11 @@ std::string FormatDuration(std::chrono::nanoseconds duration) {
                             ? absl::Microseconds(100)
                             : absl::Microseconds(1);
   if (magnitude < absl::Microseconds(1)) unit = absl::Nanoseconds(1);
-  return absl::FormatDuration(absl::Trunc(d + unit / 2, unit));
+  // Round the magnitude half up, then restore the sign: Trunc() goes toward
+  // zero, so adding half a unit to a negative duration would round -1s to
+  // -990ms.
+  absl::Duration rounded = absl::Trunc(magnitude + unit / 2, unit);
+  return absl::FormatDuration(d < absl::ZeroDuration() ? -rounded : rounded);
 }
 
 absl::string_view StatusCodeName(int code) {

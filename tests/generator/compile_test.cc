@@ -7,12 +7,12 @@
 // keywords or generated names, services without methods, deprecated and
 // streaming methods, and Google API annotations.
 
-#include <memory>
-#include <type_traits>
-
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
 #include <gtest/gtest.h>
+
+#include <memory>
+#include <type_traits>
 
 #include "google/longrunning/operations.stubkit.h"
 #include "stubkit/testing/gen/googleapi.stubkit_mock.h"
@@ -42,10 +42,9 @@ static_assert(lib::LibraryMethods::kTouchBook.default_idempotency ==
               Idempotency::kIdempotent);
 static_assert(lib::LibraryMethods::kArchiveBooks.default_idempotency ==
               Idempotency::kNonIdempotent);
-static_assert(
-    std::is_same_v<decltype(std::declval<lib::LibraryClient&>().ArchiveBooks(
-                       lib::GetBookRequest{})),
-                   absl::StatusOr<google::longrunning::Operation>>);
+static_assert(std::is_same_v<decltype(std::declval<lib::LibraryClient&>()
+                                          .ArchiveBooks(lib::GetBookRequest{})),
+                             absl::StatusOr<google::longrunning::Operation>>);
 
 // idempotency_level.
 static_assert(sink::MixedMethods::kGet.default_idempotency ==
@@ -64,29 +63,26 @@ static_assert(sink::MixedMethods::kSync.kind == RpcKind::kBidiStreaming);
 static_assert(NoPackageMethods::kWatch.kind == RpcKind::kServerStreaming);
 
 // Methods named after generated layers return the proto's own messages.
-static_assert(std::is_same_v<
-              decltype(std::declval<sink::ClashesClient&>().Client(
-                  sink::Options{})),
-              absl::StatusOr<sink::Status>>);
-static_assert(std::is_same_v<
-              decltype(std::declval<sink::ClashesClient&>().Connection(
-                  sink::Stub{})),
-              absl::StatusOr<sink::Client>>);
+static_assert(std::is_same_v<decltype(std::declval<sink::ClashesClient&>()
+                                          .Client(sink::Options{})),
+                             absl::StatusOr<sink::Status>>);
+static_assert(std::is_same_v<decltype(std::declval<sink::ClashesClient&>()
+                                          .Connection(sink::Stub{})),
+                             absl::StatusOr<sink::Client>>);
 
 // Streaming signatures.
-static_assert(
-    std::is_same_v<decltype(std::declval<sink::MixedClient&>().List(
-                       stubkit::testing::gen::common::Page{})),
-                   stubkit::StreamReader<stubkit::testing::gen::common::Entry>>);
 static_assert(std::is_same_v<
-              decltype(std::declval<sink::MixedClient&>().Upload()),
-              stubkit::StreamWriter<stubkit::testing::gen::common::Entry,
-                                    stubkit::testing::gen::common::Page>>);
+              decltype(std::declval<sink::MixedClient&>().List(
+                  stubkit::testing::gen::common::Page{})),
+              stubkit::StreamReader<stubkit::testing::gen::common::Entry>>);
+static_assert(
+    std::is_same_v<decltype(std::declval<sink::MixedClient&>().Upload()),
+                   stubkit::StreamWriter<stubkit::testing::gen::common::Entry,
+                                         stubkit::testing::gen::common::Page>>);
 
 std::shared_ptr<grpc::Channel> Nowhere() {
   // Nothing listens there; calls fail fast with a deadline.
-  return grpc::CreateChannel("127.0.0.1:1",
-                             grpc::InsecureChannelCredentials());
+  return grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials());
 }
 
 TEST(CompileTest, EveryServiceCanBeBuilt) {
@@ -106,11 +102,11 @@ TEST(CompileTest, EveryServiceCanBeBuilt) {
 
 TEST(CompileTest, ProtoTwoCallFailsCleanlyWithoutServer) {
   legacy::LegacyClient client(
-      Nowhere(), stubkit::Options{}
-                     .set<stubkit::RetryPolicyOption>(
-                         stubkit::LimitedErrorCountRetryPolicy(0))
-                     .set<stubkit::TotalTimeoutOption>(
-                         std::chrono::milliseconds(200)));
+      Nowhere(),
+      stubkit::Options{}
+          .set<stubkit::RetryPolicyOption>(
+              stubkit::LimitedErrorCountRetryPolicy(0))
+          .set<stubkit::TotalTimeoutOption>(std::chrono::milliseconds(200)));
   legacy::Outer_Inner request;
   request.set_id(7);
   absl::StatusOr<legacy::Outer> response = client.Fetch(request);

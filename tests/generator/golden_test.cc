@@ -6,6 +6,8 @@
 //   - protos the generator cannot handle fail the run with a message that
 //     names the file, the service and the method.
 
+#include <gtest/gtest.h>
+
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -13,8 +15,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace {
 
@@ -67,8 +67,9 @@ std::string FirstDifference(const std::string& want, const std::string& got) {
     bool more_b = static_cast<bool>(std::getline(b, lb));
     if (!more_a && !more_b) return "identical";
     if (!more_a || !more_b || la != lb) {
-      return "line " + std::to_string(line) + ":\n  golden: " +
-             (more_a ? la : "<end>") + "\n  actual: " + (more_b ? lb : "<end>");
+      return "line " + std::to_string(line) +
+             ":\n  golden: " + (more_a ? la : "<end>") +
+             "\n  actual: " + (more_b ? lb : "<end>");
     }
   }
 }
@@ -76,9 +77,10 @@ std::string FirstDifference(const std::string& want, const std::string& got) {
 TEST(GoldenTest, OutputMatchesCheckedInFiles) {
   const std::string out = MakeTempDir();
   ASSERT_FALSE(out.empty());
-  RunResult run = RunCommand(Protoc(out, "stubkit/testing/streams.proto "
-                              "stubkit/testing/gen/googleapi.proto "
-                              "stubkit/testing/gen/no_package.proto"));
+  RunResult run = RunCommand(Protoc(out,
+                                    "stubkit/testing/streams.proto "
+                                    "stubkit/testing/gen/googleapi.proto "
+                                    "stubkit/testing/gen/no_package.proto"));
   ASSERT_EQ(run.exit_code, 0) << run.output;
 
   const std::vector<std::string> stems = {"stubkit/testing/streams",
@@ -86,7 +88,8 @@ TEST(GoldenTest, OutputMatchesCheckedInFiles) {
                                           "stubkit/testing/gen/no_package"};
   int compared = 0;
   for (const std::string& stem : stems) {
-    for (const char* suffix : {".stubkit.h", ".stubkit.cc", ".stubkit_mock.h"}) {
+    for (const char* suffix :
+         {".stubkit.h", ".stubkit.cc", ".stubkit_mock.h"}) {
       const std::string name = stem + suffix;
       const std::string golden = ReadFile(std::string(STUBKIT_SOURCE_DIR) +
                                           "/tests/generator/golden/" + name);
@@ -142,15 +145,15 @@ INSTANTIATE_TEST_SUITE_P(
         BadProto{"stubkit/testing/gen/bad/generated_clash.proto", "",
                  "clashes with message stubkit.testing.gen.bad.BadClient"},
         BadProto{"stubkit/testing/gen/bad/resume_clash.proto",
-                 "TailResumeOption", "collides with a name stubkit generates"}));
+                 "TailResumeOption",
+                 "collides with a name stubkit generates"}));
 
 TEST(PluginTest, RejectsUnknownParameter) {
   const std::string out = MakeTempDir();
-  RunResult run = RunCommand(std::string("cd ") + STUBKIT_SOURCE_DIR +
-                      "/protos && " + STUBKIT_PROTOC + " -I. " +
-                      "--plugin=protoc-gen-stubkit=" + STUBKIT_PLUGIN +
-                      " --stubkit_out=bogus=1:" + out +
-                      " stubkit/testing/echo.proto");
+  RunResult run = RunCommand(
+      std::string("cd ") + STUBKIT_SOURCE_DIR + "/protos && " + STUBKIT_PROTOC +
+      " -I. " + "--plugin=protoc-gen-stubkit=" + STUBKIT_PLUGIN +
+      " --stubkit_out=bogus=1:" + out + " stubkit/testing/echo.proto");
   EXPECT_NE(run.exit_code, 0);
   EXPECT_NE(run.output.find("takes no options"), std::string::npos)
       << run.output;

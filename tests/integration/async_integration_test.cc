@@ -2,13 +2,13 @@
 //
 // The async loop around gRPC's callback API, against a real server.
 
+#include <grpcpp/grpcpp.h>
+
 #include <chrono>
 #include <future>
 #include <memory>
 #include <string>
 #include <thread>
-
-#include <grpcpp/grpcpp.h>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -20,15 +20,15 @@
 namespace stubkit {
 namespace {
 
+using std::chrono::milliseconds;
 using ::stubkit::testing::EchoRequest;
 using ::stubkit::testing::EchoResponse;
 using ::stubkit::testing::EchoService;
 using ::stubkit::testing::FlakyEchoService;
 using ::stubkit::testing::TestServer;
-using std::chrono::milliseconds;
 
-constexpr MethodInfo kEcho{"stubkit.testing.EchoService.Echo",
-                           RpcKind::kUnary, Idempotency::kIdempotent};
+constexpr MethodInfo kEcho{"stubkit.testing.EchoService.Echo", RpcKind::kUnary,
+                           Idempotency::kIdempotent};
 
 class AsyncIntegrationTest : public ::testing::Test {
  protected:
@@ -48,8 +48,7 @@ class AsyncIntegrationTest : public ::testing::Test {
     auto shared_request = std::make_shared<EchoRequest>(std::move(request));
     return AsyncRetryLoop<EchoResponse>(
         kEcho, std::move(call), client_,
-        [stub, shared_request](grpc::ClientContext& context,
-                               const OptionsView&,
+        [stub, shared_request](grpc::ClientContext& context, const OptionsView&,
                                AsyncCallback<EchoResponse> done) {
           internal::StartAsyncUnary<EchoResponse>(
               [&](EchoResponse* response, auto on_done) {
@@ -98,7 +97,8 @@ TEST_F(AsyncIntegrationTest, ManyConcurrentCalls) {
 TEST_F(AsyncIntegrationTest, CancelDuringAnAttempt) {
   service_.slow_attempts = 1;
   auto token = std::make_shared<CancellationToken>();
-  auto future = Call(Failing("slow", 0), Options{}.set<CancellationOption>(token));
+  auto future =
+      Call(Failing("slow", 0), Options{}.set<CancellationOption>(token));
   while (service_.attempts("slow") < 1) {
     std::this_thread::sleep_for(milliseconds(1));
   }
@@ -113,11 +113,9 @@ TEST_F(AsyncIntegrationTest, CancelDuringAnAttempt) {
 
 TEST_F(AsyncIntegrationTest, CancelDuringBackoff) {
   auto token = std::make_shared<CancellationToken>();
-  auto call = Options{}
-                  .set<CancellationOption>(token)
-                  .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
-                      std::chrono::minutes(5), std::chrono::minutes(5), 1.0,
-                      Jitter::None()));
+  auto call = Options{}.set<CancellationOption>(token).set<BackoffPolicyOption>(
+      ExponentialBackoffPolicy(std::chrono::minutes(5), std::chrono::minutes(5),
+                               1.0, Jitter::None()));
   auto future = Call(Failing("backoff", 5), call);
   while (service_.attempts("backoff") < 1) {
     std::this_thread::sleep_for(milliseconds(1));

@@ -4,15 +4,15 @@
 // same decisions as sync calls, cancellation, and clients destroyed while
 // their calls are in flight.
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <future>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "stubkit/cancellation.h"
 #include "stubkit/testing/echo.stubkit.h"
@@ -21,12 +21,12 @@
 namespace stubkit {
 namespace {
 
+using std::chrono::milliseconds;
 using ::stubkit::testing::EchoRequest;
 using ::stubkit::testing::EchoResponse;
 using ::stubkit::testing::EchoServiceClient;
 using ::stubkit::testing::FlakyEchoService;
 using ::stubkit::testing::TestServer;
-using std::chrono::milliseconds;
 
 EchoRequest Request(const std::string& message, int fail_first) {
   EchoRequest request;
@@ -46,10 +46,9 @@ class GeneratedAsyncTest : public ::testing::Test {
 TEST_F(GeneratedAsyncTest, RetriesToSuccessOnAFakeClock) {
   ASSERT_TRUE(server_.ok());
   auto clock = std::make_shared<FakeClock>();
-  EchoServiceClient client(server_.Channel(),
-                           Options{}
-                               .set<ClockOption>(clock)
-                               .set<AsyncSleeperOption>(clock));
+  EchoServiceClient client(
+      server_.Channel(),
+      Options{}.set<ClockOption>(clock).set<AsyncSleeperOption>(clock));
   const auto start = clock->Now();
   absl::StatusOr<EchoResponse> response =
       client.AsyncEcho(Request("fake", 3)).get();
@@ -67,10 +66,9 @@ TEST_F(GeneratedAsyncTest, CallbackOverloadAndSyncDecisions) {
       ExponentialBackoffPolicy(milliseconds(1), milliseconds(5), 2.0));
   EchoServiceClient client(server_.Channel(), fast);
   std::promise<absl::StatusOr<EchoResponse>> done;
-  client.AsyncEcho(Request("callback", 2),
-                   [&](absl::StatusOr<EchoResponse> r) {
-                     done.set_value(std::move(r));
-                   });
+  client.AsyncEcho(Request("callback", 2), [&](absl::StatusOr<EchoResponse> r) {
+    done.set_value(std::move(r));
+  });
   absl::StatusOr<EchoResponse> response = done.get_future().get();
   ASSERT_TRUE(response.ok()) << response.status();
   EXPECT_EQ(service_.attempts("callback"), 3);
@@ -86,9 +84,8 @@ TEST_F(GeneratedAsyncTest, CallbackOverloadAndSyncDecisions) {
   // A per-call option beats the client's.
   absl::StatusOr<EchoResponse> once =
       client
-          .AsyncEcho(Request("once", 5),
-                     Options{}.set<RetryPolicyOption>(
-                         LimitedErrorCountRetryPolicy(0)))
+          .AsyncEcho(Request("once", 5), Options{}.set<RetryPolicyOption>(
+                                             LimitedErrorCountRetryPolicy(0)))
           .get();
   EXPECT_FALSE(once.ok());
   EXPECT_EQ(service_.attempts("once"), 1);
@@ -118,9 +115,8 @@ TEST_F(GeneratedAsyncTest, DestroyingTheClientMidFlightIsSafe) {
   auto channel = server_.Channel();
   {
     EchoServiceClient client(
-        channel,
-        Options{}.set<BackoffPolicyOption>(
-            ExponentialBackoffPolicy(milliseconds(20), milliseconds(20), 1.0)));
+        channel, Options{}.set<BackoffPolicyOption>(ExponentialBackoffPolicy(
+                     milliseconds(20), milliseconds(20), 1.0)));
     for (int i = 0; i < 50; ++i) {
       futures.push_back(
           client.AsyncEcho(Request("inflight-" + std::to_string(i), i % 3)));
@@ -141,7 +137,8 @@ TEST_F(GeneratedAsyncTest, DestroyingTheClientAndCancellingIsSafe) {
     EchoServiceClient client(server_.Channel(),
                              Options{}.set<CancellationOption>(token));
     for (int i = 0; i < 20; ++i) {
-      futures.push_back(client.AsyncEcho(Request("gone-" + std::to_string(i), 9)));
+      futures.push_back(
+          client.AsyncEcho(Request("gone-" + std::to_string(i), 9)));
     }
   }
   std::this_thread::sleep_for(milliseconds(20));

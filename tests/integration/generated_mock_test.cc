@@ -4,11 +4,11 @@
 // network. `MockEchoServiceConnection` replaces the whole connection;
 // `MockEchoServiceStub` replaces one attempt, under the real retry loop.
 
-#include <memory>
-#include <string>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
 
 #include "stubkit/testing/echo.stubkit_mock.h"
 #include "stubkit/testing/streams.stubkit_mock.h"
@@ -68,8 +68,7 @@ TEST(GeneratedMockTest, UserCodeWithMockConnection) {
       .WillOnce(Return(absl::UnavailableError("down")));
 
   EchoServiceClient client(
-      connection,
-      Options{}.set<AttemptTimeoutOption>(std::chrono::seconds(1)));
+      connection, Options{}.set<AttemptTimeoutOption>(std::chrono::seconds(1)));
   EXPECT_EQ(Greet(client, "ada"), "hello ada");
   EXPECT_EQ(Greet(client, "ada"), "hello (offline)");
 }
@@ -101,10 +100,11 @@ TEST(GeneratedMockTest, MockStubUnderTheRealRetryLoop) {
       .WillOnce(Return(absl::UnavailableError("2")))
       .WillOnce(Return(ok));
   auto clock = std::make_shared<FakeClock>();
-  Options options = Options{}
-                        .set<ClockOption>(clock)
-                        .set<SleeperOption>(clock)
-                        .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(3));
+  Options options =
+      Options{}
+          .set<ClockOption>(clock)
+          .set<SleeperOption>(clock)
+          .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(3));
   EchoServiceClient client(MakeEchoServiceConnection(stub, options), options);
 
   absl::StatusOr<EchoResponse> response = client.Echo(EchoRequest{});

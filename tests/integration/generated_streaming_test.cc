@@ -5,16 +5,19 @@
 // through the user's hook; client and bidi streams work end to end, carry
 // the call's options, and are never replayed.
 
-#include <atomic>
-#include <chrono>
-#include <memory>
-#include <mutex>
-#include <string>
-#include <vector>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "stubkit/cancellation.h"
 #include "stubkit/testing/streams.stubkit.h"
 #include "tests/testing/flaky_echo_service.h"
 
@@ -33,11 +36,12 @@ using ::testing::ElementsAreArray;
 class FlakyStreamService final : public StreamService::Service {
  public:
   // Range: the first `fail_open_first` calls fail with `fail_open_code`
-  // before sending anything; the first call that sends data breaks with
-  // UNAVAILABLE after `break_after` items (never, when negative).
+  // before sending anything; the first `breaks` calls that reach item
+  // `break_after` break there with UNAVAILABLE (never, when negative).
   int fail_open_first = 0;
   grpc::StatusCode fail_open_code = grpc::StatusCode::UNAVAILABLE;
   int break_after = -1;
+  int breaks = 1;
   // Sum fails with UNAVAILABLE after reading everything.
   bool fail_sum = false;
 
@@ -52,7 +56,7 @@ class FlakyStreamService final : public StreamService::Service {
       return grpc::Status(fail_open_code, "cannot open yet");
     }
     for (int i = 0; i < request->count(); ++i) {
-      if (i == break_after && !broke_.exchange(true)) {
+      if (i == break_after && breaks_done_.fetch_add(1) < breaks) {
         return grpc::Status(grpc::StatusCode::UNAVAILABLE, "stream broke");
       }
       Item item;
@@ -118,7 +122,7 @@ class FlakyStreamService final : public StreamService::Service {
   std::atomic<int> range_calls_{0};
   std::atomic<int> sum_calls_{0};
   std::atomic<int> double_calls_{0};
-  std::atomic<bool> broke_{false};
+  std::atomic<int> breaks_done_{0};
   mutable std::mutex mu_;
   std::vector<int> range_starts_;
   std::string metadata_;
@@ -153,8 +157,7 @@ class GeneratedStreamingTest : public ::testing::Test {
   }
 
   // Continues after the last item: the resume hook a user would write.
-  static bool ResumeAfter(int* calls, const Item& last,
-                          RangeRequest& request) {
+  static bool ResumeAfter(int* calls, const Item& last, RangeRequest& request) {
     ++*calls;
     const int end = request.start() + request.count();
     request.set_start(last.value() + 1);
@@ -216,6 +219,47 @@ TEST_F(GeneratedStreamingTest, ResumeHookContinuesABrokenStreamExactlyOnce) {
   EXPECT_EQ(hook_calls, 1);
   EXPECT_EQ(reader.attempts(), 2);
   EXPECT_THAT(service_.range_starts(), ElementsAre(0, 4));
+}
+
+TEST_F(GeneratedStreamingTest, StreamThatBreaksTwiceResumesTwice) {
+  ASSERT_TRUE(server_.ok());
+  service_.break_after = 4;
+  service_.breaks = 2;
+  int hook_calls = 0;
+  StreamServiceClient client(
+      server_.Channel(),
+      ClientOptions().set<StreamServiceClient::RangeResumeOption>(
+          [&hook_calls](const Item& last, RangeRequest& request) {
+            return ResumeAfter(&hook_calls, last, request);
+          }));
+  StreamReader<Item> reader = client.Range(Range(0, 12));
+  EXPECT_THAT(ReadAll(reader), ElementsAreArray(Iota(0, 12)));
+  EXPECT_TRUE(reader.Finish().ok());
+  EXPECT_EQ(hook_calls, 2);
+  EXPECT_EQ(reader.attempts(), 3);
+  EXPECT_THAT(service_.range_starts(), ElementsAre(0, 4, 8));
+}
+
+TEST_F(GeneratedStreamingTest, ResumptionsConsumeTheRetryPolicy) {
+  ASSERT_TRUE(server_.ok());
+  service_.break_after = 1;
+  service_.breaks = 100;
+  int hook_calls = 0;
+  StreamServiceClient client(
+      server_.Channel(),
+      ClientOptions()
+          .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(2))
+          .set<StreamServiceClient::RangeResumeOption>(
+              [&hook_calls](const Item& last, RangeRequest& request) {
+                return ResumeAfter(&hook_calls, last, request);
+              }));
+  StreamReader<Item> reader = client.Range(Range(0, 10));
+  // Each attempt delivers one item, then breaks; two resumptions allowed.
+  EXPECT_THAT(ReadAll(reader), ElementsAre(0, 1, 2));
+  absl::Status status = reader.Finish();
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(GetRetrySummary(status)->stop_reason, StopReason::kExhausted);
+  EXPECT_EQ(reader.attempts(), 3);
 }
 
 TEST_F(GeneratedStreamingTest, ResumeHookCanBeSetForOneCall) {
@@ -289,8 +333,8 @@ TEST_F(GeneratedStreamingTest, ClientStreamIsNeverReplayed) {
   StreamServiceClient client(server_.Channel(), ClientOptions());
 
   // Even when the call is declared idempotent, a stream cannot be replayed.
-  auto writer = client.Sum(
-      Options{}.set<IdempotencyOption>(Idempotency::kIdempotent));
+  auto writer =
+      client.Sum(Options{}.set<IdempotencyOption>(Idempotency::kIdempotent));
   Item item;
   item.set_value(1);
   ASSERT_TRUE(writer.Write(item));
@@ -304,10 +348,10 @@ TEST_F(GeneratedStreamingTest, BidiStreamWorksEndToEnd) {
   ASSERT_TRUE(server_.ok());
   StreamServiceClient client(server_.Channel(), ClientOptions());
 
-  auto stream = client.Double(
-      Options{}
-          .set<MetadataOption>({{"x-test", "bidi"}})
-          .set<TotalTimeoutOption>(std::chrono::seconds(30)));
+  auto stream =
+      client.Double(Options{}
+                        .set<MetadataOption>({{"x-test", "bidi"}})
+                        .set<TotalTimeoutOption>(std::chrono::seconds(30)));
   std::vector<int> doubled;
   for (int i = 1; i <= 3; ++i) {
     Item item;
@@ -342,8 +386,8 @@ TEST_F(GeneratedStreamingTest, InvalidOptionsFailTheStreamUnsent) {
   ASSERT_TRUE(server_.ok());
   StreamServiceClient client(server_.Channel(), ClientOptions());
 
-  auto writer = client.Sum(
-      Options{}.set<AttemptTimeoutOption>(std::chrono::seconds(-1)));
+  auto writer =
+      client.Sum(Options{}.set<AttemptTimeoutOption>(std::chrono::seconds(-1)));
   Item item;
   EXPECT_FALSE(writer.Write(item));
   EXPECT_EQ(writer.Finish().status().code(),
@@ -357,6 +401,100 @@ TEST_F(GeneratedStreamingTest, UnaryMethodNextToStreams) {
   absl::StatusOr<Item> item = client.Get(Range(42, 1));
   ASSERT_TRUE(item.ok()) << item.status();
   EXPECT_EQ(item->value(), 42);
+}
+
+}  // namespace
+}  // namespace stubkit
+
+namespace stubkit {
+namespace {
+
+// Async readers: the same rules, pushed to callbacks.
+struct AsyncResult {
+  std::vector<int> items;
+  absl::Status status;
+};
+
+AsyncResult ReadAllAsync(StreamServiceClient& client,
+                         const RangeRequest& request,
+                         const Options& call = {}) {
+  auto items = std::make_shared<std::vector<int>>();
+  std::promise<absl::Status> done;
+  client.AsyncRange(
+      request, [items](const Item& item) { items->push_back(item.value()); },
+      [&done](absl::Status status) { done.set_value(std::move(status)); },
+      call);
+  AsyncResult result;
+  result.status = done.get_future().get();
+  result.items = *items;
+  return result;
+}
+
+TEST_F(GeneratedStreamingTest, AsyncOpeningIsRetriedUntilTheFirstResponse) {
+  ASSERT_TRUE(server_.ok());
+  service_.fail_open_first = 2;
+  StreamServiceClient client(server_.Channel(),
+                             ClientOptions().set<AsyncSleeperOption>(clock_));
+  AsyncResult result = ReadAllAsync(client, Range(0, 5));
+  EXPECT_TRUE(result.status.ok()) << result.status;
+  EXPECT_THAT(result.items, ElementsAreArray(Iota(0, 5)));
+  EXPECT_EQ(service_.range_calls(), 3);
+}
+
+TEST_F(GeneratedStreamingTest, AsyncStreamThatBreaksTwiceResumesTwice) {
+  ASSERT_TRUE(server_.ok());
+  service_.break_after = 4;
+  service_.breaks = 2;
+  int hook_calls = 0;
+  StreamServiceClient client(
+      server_.Channel(),
+      ClientOptions()
+          .set<AsyncSleeperOption>(clock_)
+          .set<StreamServiceClient::RangeResumeOption>(
+              [&hook_calls](const Item& last, RangeRequest& request) {
+                return ResumeAfter(&hook_calls, last, request);
+              }));
+  AsyncResult result = ReadAllAsync(client, Range(0, 12));
+  EXPECT_TRUE(result.status.ok()) << result.status;
+  // Every item exactly once, in order, across both breaks.
+  EXPECT_THAT(result.items, ElementsAreArray(Iota(0, 12)));
+  EXPECT_EQ(hook_calls, 2);
+  EXPECT_THAT(service_.range_starts(), ElementsAre(0, 4, 8));
+}
+
+TEST_F(GeneratedStreamingTest, AsyncBreakWithoutAHookIsReported) {
+  ASSERT_TRUE(server_.ok());
+  service_.break_after = 3;
+  StreamServiceClient client(server_.Channel(),
+                             ClientOptions().set<AsyncSleeperOption>(clock_));
+  AsyncResult result = ReadAllAsync(client, Range(0, 10));
+  EXPECT_EQ(result.status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(result.items, ElementsAre(0, 1, 2));
+  EXPECT_EQ(service_.range_calls(), 1);
+}
+
+TEST_F(GeneratedStreamingTest, AsyncStreamCanBeCancelledWhileWaiting) {
+  ASSERT_TRUE(server_.ok());
+  service_.fail_open_first = 100;
+  auto token = std::make_shared<CancellationToken>();
+  // The real timer, with a long backoff: the wait is what gets cancelled.
+  StreamServiceClient client(
+      server_.Channel(),
+      Options{}.set<CancellationOption>(token).set<BackoffPolicyOption>(
+          ExponentialBackoffPolicy(std::chrono::minutes(1),
+                                   std::chrono::minutes(1), 1.0)));
+  std::promise<absl::Status> done;
+  client.AsyncRange(
+      Range(0, 3), [](const Item&) {},
+      [&done](absl::Status status) { done.set_value(std::move(status)); });
+  while (service_.range_calls() < 1) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  token->Cancel();
+  absl::Status status = done.get_future().get();
+  EXPECT_EQ(status.code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(service_.range_calls(), 1);
 }
 
 }  // namespace

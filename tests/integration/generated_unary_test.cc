@@ -4,15 +4,15 @@
 // retry loop runs through every generated layer and the server counts the
 // attempts it really received. A FakeClock absorbs the backoff waits.
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "stubkit/retry_loop.h"
 #include "stubkit/testing/echo.stubkit.h"
@@ -70,7 +70,8 @@ TEST_F(GeneratedUnaryTest, RetriesUnavailableThenSucceeds) {
   EXPECT_EQ(service_.attempts("hello"), 3);
   // Two backoff waits, 1s then 2s, taken on the fake clock.
   EXPECT_EQ(clock_->Now() - start, std::chrono::seconds(3));
-  EXPECT_THAT(service_.headers("hello", kRetryAttemptHeader), ::testing::ElementsAre("-", "2", "3"));
+  EXPECT_THAT(service_.headers("hello", kRetryAttemptHeader),
+              ::testing::ElementsAre("-", "2", "3"));
 }
 
 TEST_F(GeneratedUnaryTest, NonRetryableCodeMakesOneAttempt) {
@@ -113,8 +114,7 @@ TEST_F(GeneratedUnaryTest, PerCallIdempotencyMakesAppendRetryable) {
   EchoServiceClient client(server_.Channel(), ClientOptions());
 
   absl::StatusOr<EchoResponse> response = client.Append(
-      Request(1),
-      Options{}.set<IdempotencyOption>(Idempotency::kIdempotent));
+      Request(1), Options{}.set<IdempotencyOption>(Idempotency::kIdempotent));
 
   ASSERT_TRUE(response.ok()) << response.status();
   EXPECT_EQ(service_.attempts("hello"), 2);
@@ -194,10 +194,11 @@ TEST_F(GeneratedUnaryTest, UserDecoratorRunsOnEveryAttempt) {
 TEST_F(GeneratedUnaryTest, RetryAttemptHeaderCanBeTurnedOff) {
   ASSERT_TRUE(server_.ok());
   EchoServiceClient client(server_.Channel(), ClientOptions());
-  absl::StatusOr<EchoResponse> response = client.Echo(
-      Request(1), Options{}.set<RetryAttemptHeaderOption>(false));
+  absl::StatusOr<EchoResponse> response =
+      client.Echo(Request(1), Options{}.set<RetryAttemptHeaderOption>(false));
   ASSERT_TRUE(response.ok());
-  EXPECT_THAT(service_.headers("hello", kRetryAttemptHeader), ::testing::ElementsAre("-", "-"));
+  EXPECT_THAT(service_.headers("hello", kRetryAttemptHeader),
+              ::testing::ElementsAre("-", "-"));
 }
 
 }  // namespace

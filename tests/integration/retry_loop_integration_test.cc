@@ -3,6 +3,8 @@
 // The retry loop around a raw grpc_cpp_plugin stub, against a real gRPC
 // server that the test starts on 127.0.0.1 with a port picked by the kernel.
 
+#include <grpcpp/grpcpp.h>
+
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -10,8 +12,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <grpcpp/grpcpp.h>
 
 #include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
@@ -23,6 +23,8 @@
 namespace stubkit {
 namespace {
 
+using std::chrono::milliseconds;
+using std::chrono::nanoseconds;
 using ::stubkit::testing::EchoRequest;
 using ::stubkit::testing::EchoResponse;
 using ::stubkit::testing::EchoService;
@@ -30,11 +32,9 @@ using ::stubkit::testing::FlakyEchoService;
 using ::stubkit::testing::TestServer;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using std::chrono::milliseconds;
-using std::chrono::nanoseconds;
 
-constexpr MethodInfo kEcho{"stubkit.testing.EchoService.Echo",
-                           RpcKind::kUnary, Idempotency::kIdempotent};
+constexpr MethodInfo kEcho{"stubkit.testing.EchoService.Echo", RpcKind::kUnary,
+                           Idempotency::kIdempotent};
 constexpr MethodInfo kAppend{"stubkit.testing.EchoService.Append",
                              RpcKind::kUnary, Idempotency::kNonIdempotent};
 
@@ -65,9 +65,8 @@ class RetryLoopIntegrationTest : public ::testing::Test {
         [&](grpc::ClientContext& context) -> absl::StatusOr<EchoResponse> {
           EchoResponse response;
           grpc::Status status =
-              &method == &kEcho
-                  ? stub_->Echo(&context, request, &response)
-                  : stub_->Append(&context, request, &response);
+              &method == &kEcho ? stub_->Echo(&context, request, &response)
+                                : stub_->Append(&context, request, &response);
           if (!status.ok()) return FromGrpcStatus(status);
           return response;
         });
@@ -92,8 +91,8 @@ class RetryLoopIntegrationTest : public ::testing::Test {
 TEST_F(RetryLoopIntegrationTest, RetriesUnavailableThenSucceeds) {
   for (int failures : {0, 1, 3}) {
     std::string message = "hello-" + std::to_string(failures);
-    absl::StatusOr<EchoResponse> response = Call(
-        kEcho, Request(message, failures, grpc::StatusCode::UNAVAILABLE));
+    absl::StatusOr<EchoResponse> response =
+        Call(kEcho, Request(message, failures, grpc::StatusCode::UNAVAILABLE));
     ASSERT_TRUE(response.ok()) << response.status();
     EXPECT_EQ(response->message(), message);
     EXPECT_EQ(service_.attempts(message), failures + 1);
@@ -104,24 +103,29 @@ TEST_F(RetryLoopIntegrationTest, RetriesUnavailableThenSucceeds) {
 TEST_F(RetryLoopIntegrationTest, RetriesCarryTheAttemptHeader) {
   ASSERT_TRUE(
       Call(kEcho, Request("headers", 2, grpc::StatusCode::UNAVAILABLE)).ok());
-  EXPECT_THAT(service_.headers("headers", kRetryAttemptHeader), ElementsAre("-", "2", "3"));
+  EXPECT_THAT(service_.headers("headers", kRetryAttemptHeader),
+              ElementsAre("-", "2", "3"));
 
   auto no_header = Options{}.set<RetryAttemptHeaderOption>(false);
-  ASSERT_TRUE(Call(kEcho, Request("quiet", 1, grpc::StatusCode::UNAVAILABLE),
-                   no_header)
-                  .ok());
-  EXPECT_THAT(service_.headers("quiet", kRetryAttemptHeader), ElementsAre("-", "-"));
+  ASSERT_TRUE(
+      Call(kEcho, Request("quiet", 1, grpc::StatusCode::UNAVAILABLE), no_header)
+          .ok());
+  EXPECT_THAT(service_.headers("quiet", kRetryAttemptHeader),
+              ElementsAre("-", "-"));
 }
 
 TEST_F(RetryLoopIntegrationTest, UserMetadataReachesEveryAttempt) {
   auto call = Options{}.set<MetadataOption>({{"x-tenant", "blue"}});
   ASSERT_TRUE(
-      Call(kEcho, Request("meta", 1, grpc::StatusCode::UNAVAILABLE), call).ok());
-  EXPECT_THAT(service_.headers("meta", "x-tenant"), ElementsAre("blue", "blue"));
+      Call(kEcho, Request("meta", 1, grpc::StatusCode::UNAVAILABLE), call)
+          .ok());
+  EXPECT_THAT(service_.headers("meta", "x-tenant"),
+              ElementsAre("blue", "blue"));
 }
 
 TEST_F(RetryLoopIntegrationTest, NonRetryableCodeMakesOneAttempt) {
-  EchoRequest request = Request("perm", 5, grpc::StatusCode::FAILED_PRECONDITION);
+  EchoRequest request =
+      Request("perm", 5, grpc::StatusCode::FAILED_PRECONDITION);
   request.set_error_details("details:perm");
   absl::StatusOr<EchoResponse> response = Call(kEcho, request);
   ASSERT_FALSE(response.ok());

@@ -3,12 +3,12 @@
 // Server hints, throttling and logging against a real gRPC server that sends
 // pushback trailers and status details.
 
+#include <grpcpp/grpcpp.h>
+
 #include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <grpcpp/grpcpp.h>
 
 #include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
@@ -22,6 +22,9 @@
 namespace stubkit {
 namespace {
 
+using std::chrono::milliseconds;
+using std::chrono::nanoseconds;
+using std::chrono::seconds;
 using ::stubkit::testing::EchoRequest;
 using ::stubkit::testing::EchoResponse;
 using ::stubkit::testing::EchoService;
@@ -29,12 +32,9 @@ using ::stubkit::testing::FlakyEchoService;
 using ::stubkit::testing::TestServer;
 using ::testing::HasSubstr;
 using ::testing::Not;
-using std::chrono::milliseconds;
-using std::chrono::nanoseconds;
-using std::chrono::seconds;
 
-constexpr MethodInfo kEcho{"stubkit.testing.EchoService.Echo",
-                           RpcKind::kUnary, Idempotency::kIdempotent};
+constexpr MethodInfo kEcho{"stubkit.testing.EchoService.Echo", RpcKind::kUnary,
+                           Idempotency::kIdempotent};
 
 class CapturingSink : public LogSink {
  public:
@@ -57,9 +57,8 @@ class ServerHintsIntegrationTest : public ::testing::Test {
   void SetUp() override {
     server_ = std::make_unique<TestServer>(&service_);
     ASSERT_TRUE(server_->ok());
-    stub_ = EchoService::NewStub(
-        stubkit::CreateChannel(server_->address(),
-                               grpc::InsecureChannelCredentials()));
+    stub_ = EchoService::NewStub(stubkit::CreateChannel(
+        server_->address(), grpc::InsecureChannelCredentials()));
     // Real clock; waits are recorded by the observer and skipped.
     client_.set<SleeperOption>(std::make_shared<FakeClock>());
     client_.set<RetryObserverOption>([this](const AttemptEvent& e) {
@@ -219,13 +218,12 @@ TEST_F(ServerHintsIntegrationTest, ThrottleBoundsAttemptsDuringAnOutage) {
 
 TEST_F(ServerHintsIntegrationTest, LogsNeverContainCredentials) {
   auto sink = std::make_shared<CapturingSink>();
-  auto call =
-      Options{}
-          .set<LogLevelOption>(LogLevel::kRpc)
-          .set<LogSinkOption>(sink)
-          .set<MetadataOption>({{"authorization", "Bearer ya29.s3cr3t"},
-                                {"x-api-key", "AIzaSyK3Y"},
-                                {"cookie", "sid=c00kie"}});
+  auto call = Options{}
+                  .set<LogLevelOption>(LogLevel::kRpc)
+                  .set<LogSinkOption>(sink)
+                  .set<MetadataOption>({{"authorization", "Bearer ya29.s3cr3t"},
+                                        {"x-api-key", "AIzaSyK3Y"},
+                                        {"cookie", "sid=c00kie"}});
   EchoRequest request = Failing("credentials", 1);
   ASSERT_TRUE(Call(request, call).ok());
   // The server did receive the credentials ...
@@ -245,7 +243,8 @@ TEST_F(ServerHintsIntegrationTest, LogsNeverContainCredentials) {
                        .set<LogPayloadsOption>(true))
                   .ok());
   EXPECT_THAT(sink->text(), HasSubstr("request {message: \"payload-visible\""));
-  EXPECT_THAT(sink->text(), HasSubstr("response {message: \"payload-visible\""));
+  EXPECT_THAT(sink->text(),
+              HasSubstr("response {message: \"payload-visible\""));
 }
 
 TEST_F(ServerHintsIntegrationTest, ChannelHelperDisablesGrpcRetries) {

@@ -12,6 +12,8 @@
 #ifndef STUBKIT_TESTS_TESTING_FLAKY_ECHO_SERVICE_H_
 #define STUBKIT_TESTS_TESTING_FLAKY_ECHO_SERVICE_H_
 
+#include <grpcpp/grpcpp.h>
+
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -19,8 +21,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <grpcpp/grpcpp.h>
 
 #include "absl/synchronization/mutex.h"
 #include "stubkit/retry_options.h"
@@ -62,8 +62,10 @@ class FlakyEchoService final : public EchoService::Service {
     return values;
   }
 
-  // The next `slow_attempts` attempts hang until the client gives up.
+  // The next `slow_attempts` attempts hang until the client gives up; the
+  // server counts those it saw cancelled.
   std::atomic<int> slow_attempts{0};
+  std::atomic<int> cancelled_attempts{0};
   // While true every call fails with UNAVAILABLE.
   std::atomic<bool> outage{false};
 
@@ -89,6 +91,7 @@ class FlakyEchoService final : public EchoService::Service {
       for (int i = 0; i < 500 && !context->IsCancelled(); ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
       }
+      if (context->IsCancelled()) ++cancelled_attempts;
       return grpc::Status(grpc::StatusCode::INTERNAL, "should not be seen");
     }
     if (attempt <= request->fail_first()) {

@@ -19,9 +19,9 @@
 namespace stubkit {
 namespace {
 
-using ::testing::HasSubstr;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
+using ::testing::HasSubstr;
 
 constexpr MethodInfo kGet{"test.Service.Get", RpcKind::kUnary,
                           Idempotency::kIdempotent};
@@ -33,18 +33,18 @@ using Done = std::function<void(absl::StatusOr<std::string>)>;
 // An attempt that answers from another thread, like gRPC does.
 auto ScriptedAttempt(std::shared_ptr<std::atomic<int>> attempts,
                      std::vector<absl::StatusCode> codes) {
-  return [attempts, codes](grpc::ClientContext&, const OptionsView&,
-                           Done done) {
-    int n = attempts->fetch_add(1);
-    absl::StatusCode code = codes[std::min<size_t>(n, codes.size() - 1)];
-    std::thread([code, done] {
-      if (code == absl::StatusCode::kOk) {
-        done(std::string("fine"));
-      } else {
-        done(absl::Status(code, "scripted"));
-      }
-    }).detach();
-  };
+  return
+      [attempts, codes](grpc::ClientContext&, const OptionsView&, Done done) {
+        int n = attempts->fetch_add(1);
+        absl::StatusCode code = codes[std::min<size_t>(n, codes.size() - 1)];
+        std::thread([code, done] {
+          if (code == absl::StatusCode::kOk) {
+            done(std::string("fine"));
+          } else {
+            done(absl::Status(code, "scripted"));
+          }
+        }).detach();
+      };
 }
 
 class AsyncRetryLoopTest : public ::testing::Test {
@@ -150,11 +150,9 @@ TEST_F(AsyncRetryLoopTest, CancelledBeforeStartMakesNoAttempt) {
 TEST(AsyncRetryLoopTimerTest, CancelEndsAPendingWaitPromptly) {
   auto token = std::make_shared<CancellationToken>();
   auto attempts = std::make_shared<std::atomic<int>>(0);
-  auto call = Options{}
-                  .set<CancellationOption>(token)
-                  .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
-                      std::chrono::minutes(10), std::chrono::minutes(10), 1.0,
-                      Jitter::None()));
+  auto call = Options{}.set<CancellationOption>(token).set<BackoffPolicyOption>(
+      ExponentialBackoffPolicy(std::chrono::minutes(10),
+                               std::chrono::minutes(10), 1.0, Jitter::None()));
   auto future = AsyncRetryLoop<std::string>(
       kGet, call, Options{},
       ScriptedAttempt(attempts, {absl::StatusCode::kUnavailable}));
@@ -198,11 +196,9 @@ TEST(AsyncRetryLoopTimerTest, ManyCallsWaitOnOneTimerThread) {
 
 TEST(CancellationTokenTest, SyncLoopCancelledDuringBackoffReturnsPromptly) {
   auto token = std::make_shared<CancellationToken>();
-  auto call = Options{}
-                  .set<CancellationOption>(token)
-                  .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
-                      std::chrono::minutes(10), std::chrono::minutes(10), 1.0,
-                      Jitter::None()));
+  auto call = Options{}.set<CancellationOption>(token).set<BackoffPolicyOption>(
+      ExponentialBackoffPolicy(std::chrono::minutes(10),
+                               std::chrono::minutes(10), 1.0, Jitter::None()));
   std::atomic<int> attempts{0};
   std::chrono::steady_clock::time_point cancelled_at;
   std::thread canceller([&] {
@@ -211,12 +207,12 @@ TEST(CancellationTokenTest, SyncLoopCancelledDuringBackoffReturnsPromptly) {
     cancelled_at = std::chrono::steady_clock::now();
     token->Cancel();
   });
-  absl::StatusOr<int> result = RetryLoop<int>(
-      kGet, OptionsView(call, Options{}),
-      [&](grpc::ClientContext&) -> absl::StatusOr<int> {
-        ++attempts;
-        return absl::UnavailableError("down");
-      });
+  absl::StatusOr<int> result =
+      RetryLoop<int>(kGet, OptionsView(call, Options{}),
+                     [&](grpc::ClientContext&) -> absl::StatusOr<int> {
+                       ++attempts;
+                       return absl::UnavailableError("down");
+                     });
   const auto latency = std::chrono::steady_clock::now() - cancelled_at;
   canceller.join();
   EXPECT_EQ(result.status().code(), absl::StatusCode::kCancelled);

@@ -13,11 +13,11 @@
 namespace stubkit {
 namespace {
 
-using ::testing::HasSubstr;
 using std::chrono::milliseconds;
 using std::chrono::minutes;
 using std::chrono::nanoseconds;
 using std::chrono::seconds;
+using ::testing::HasSubstr;
 
 constexpr int kSamples = 2000;
 
@@ -27,9 +27,8 @@ TEST(BackoffPolicyTest, DefaultSequenceIsTruncatedExponentialWithJitter) {
   for (int n = 0; n < 20; ++n) {
     const nanoseconds low =
         std::min<nanoseconds>(seconds(1) * (int64_t{1} << n), minutes(5));
-    const nanoseconds high =
-        std::min<nanoseconds>(seconds(1) * (int64_t{1} << n) + seconds(1),
-                              minutes(5));
+    const nanoseconds high = std::min<nanoseconds>(
+        seconds(1) * (int64_t{1} << n) + seconds(1), minutes(5));
     nanoseconds seen_min = nanoseconds::max();
     nanoseconds seen_max = nanoseconds::min();
     for (int i = 0; i < kSamples; ++i) {
@@ -91,8 +90,7 @@ TEST(BackoffPolicyTest, ProportionalJitterStaysWithinTheFraction) {
                                   Jitter::Proportional(0.2));
   ASSERT_TRUE(policy.status().ok());
   for (int n = 0; n < 12; ++n) {
-    const double base =
-        std::min<double>(1e9 * std::pow(2.0, n), 300e9);
+    const double base = std::min<double>(1e9 * std::pow(2.0, n), 300e9);
     for (int i = 0; i < kSamples; ++i) {
       double delay = static_cast<double>(policy.DelayFor(n).count());
       ASSERT_GE(delay, base * 0.8 - 1) << "retry " << n;
@@ -116,10 +114,12 @@ TEST(BackoffPolicyTest, InvalidArgumentsNameTheField) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
   Case cases[] = {
-      {ExponentialBackoffPolicy(seconds(-1), seconds(10), 2.0), "initial_delay"},
+      {ExponentialBackoffPolicy(seconds(-1), seconds(10), 2.0),
+       "initial_delay"},
       {ExponentialBackoffPolicy(seconds(0), seconds(10), 2.0), "initial_delay"},
       {ExponentialBackoffPolicy(seconds(10), seconds(1), 2.0), "maximum_delay"},
-      {ExponentialBackoffPolicy(seconds(1), seconds(-10), 2.0), "maximum_delay"},
+      {ExponentialBackoffPolicy(seconds(1), seconds(-10), 2.0),
+       "maximum_delay"},
       {ExponentialBackoffPolicy(seconds(1), seconds(10), 0.5), "multiplier"},
       {ExponentialBackoffPolicy(seconds(1), seconds(10), -2), "multiplier"},
       {ExponentialBackoffPolicy(seconds(1), seconds(10), nan), "multiplier"},
@@ -139,7 +139,8 @@ TEST(BackoffPolicyTest, InvalidArgumentsNameTheField) {
     EXPECT_EQ(c.policy.DelayFor(0), nanoseconds::zero());
   }
   // Equal initial and maximum, and a multiplier of exactly 1, are fine.
-  EXPECT_TRUE(ExponentialBackoffPolicy(seconds(1), seconds(1), 1.0).status().ok());
+  EXPECT_TRUE(
+      ExponentialBackoffPolicy(seconds(1), seconds(1), 1.0).status().ok());
 }
 
 TEST(BackoffPolicyTest, ProcessUniformIsInUnitInterval) {
@@ -148,6 +149,29 @@ TEST(BackoffPolicyTest, ProcessUniformIsInUnitInterval) {
     ASSERT_GE(u, 0.0);
     ASSERT_LT(u, 1.0);
   }
+}
+
+}  // namespace
+}  // namespace stubkit
+
+namespace stubkit {
+namespace {
+
+// Found by tests/fuzz/options_fuzzer: with a maximum near nanoseconds::max()
+// the capped delay, as a double, rounded up past int64's range, and the
+// conversion back was undefined (in practice a negative wait).
+TEST(BackoffPolicyTest, MaximumNearTheLimitOfNanosecondsIsExact) {
+  ExponentialBackoffPolicy policy(std::chrono::seconds(1),
+                                  std::chrono::nanoseconds::max(), 10.0,
+                                  Jitter::None());
+  ASSERT_TRUE(policy.status().ok());
+  EXPECT_EQ(policy.DelayFor(0, 0.0), std::chrono::seconds(1));
+  EXPECT_EQ(policy.DelayFor(100, 0.0), std::chrono::nanoseconds::max());
+  ExponentialBackoffPolicy full(std::chrono::seconds(1),
+                                std::chrono::nanoseconds::max(), 10.0,
+                                Jitter::Full());
+  EXPECT_GE(full.DelayFor(100, 0.999999), std::chrono::nanoseconds::zero());
+  EXPECT_LE(full.DelayFor(100, 0.999999), std::chrono::nanoseconds::max());
 }
 
 }  // namespace

@@ -76,8 +76,8 @@ TEST(OptionsTest, ViewLayersCallOverClientOverDefaults) {
   auto client = Options{}.set<NameOption>("client").set<CountOption>(1);
   auto call = Options{}.set<CountOption>(2);
   OptionsView view(call, client);
-  EXPECT_EQ(view.get<CountOption>(), 2);         // call wins
-  EXPECT_EQ(view.get<NameOption>(), "client");   // client fills in
+  EXPECT_EQ(view.get<CountOption>(), 2);        // call wins
+  EXPECT_EQ(view.get<NameOption>(), "client");  // client fills in
   EXPECT_EQ(view.get<AttemptTimeoutOption>(), milliseconds(0));  // default
   EXPECT_FALSE(view.has<AttemptTimeoutOption>());
   // The view reads in place: the client's value is the very same object.

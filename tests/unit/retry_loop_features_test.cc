@@ -17,14 +17,14 @@
 namespace stubkit {
 namespace {
 
-using ::testing::AllOf;
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using ::testing::Not;
 using std::chrono::milliseconds;
 using std::chrono::minutes;
 using std::chrono::nanoseconds;
 using std::chrono::seconds;
+using ::testing::AllOf;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr MethodInfo kGet{"test.Service.Get", RpcKind::kUnary,
                           Idempotency::kIdempotent};
@@ -138,8 +138,8 @@ TEST_F(RetryLoopFeaturesTest, RetryInfoNeverExtendsTheCall) {
 
 TEST_F(RetryLoopFeaturesTest, RetryInfoNeverMakesPermanentErrorsRetryable) {
   std::string details = testing::StatusWithRetryInfo(1, 0);
-  auto permanent = FromGrpcStatus(
-      grpc::Status(grpc::StatusCode::INTERNAL, "bug", details));
+  auto permanent =
+      FromGrpcStatus(grpc::Status(grpc::StatusCode::INTERNAL, "bug", details));
   Run(kGet, {permanent, absl::OkStatus()});
   EXPECT_EQ(attempts_, 1);
   Run(kCreate, {Unavailable(details), absl::OkStatus()});
@@ -242,8 +242,8 @@ TEST_F(RetryLoopFeaturesTest, LogsRetriesWithoutCredentialsOrPayloads) {
   EXPECT_THAT(log, HasSubstr("x-tenant: blue"));
   EXPECT_THAT(log, HasSubstr("authorization: [REDACTED]"));
   EXPECT_THAT(log, HasSubstr("x-retry-attempt: 2"));
-  for (const char* secret : {"s3cr3t", "k3y-value", "c00kie", "iam-t0k",
-                             "binary-secret"}) {
+  for (const char* secret :
+       {"s3cr3t", "k3y-value", "c00kie", "iam-t0k", "binary-secret"}) {
     EXPECT_THAT(log, Not(HasSubstr(secret))) << secret;
   }
 }
@@ -265,7 +265,8 @@ TEST_F(RetryLoopFeaturesTest, RetriesLevelLogsOnlyRetriesAndGiveUps) {
 
 TEST_F(RetryLoopFeaturesTest, LoggingOffWritesNothing) {
   auto sink = std::make_shared<CapturingSink>();
-  auto call = Options{}.set<LogLevelOption>(LogLevel::kOff).set<LogSinkOption>(sink);
+  auto call =
+      Options{}.set<LogLevelOption>(LogLevel::kOff).set<LogSinkOption>(sink);
   Run(kGet, {Unavailable(), absl::OkStatus()}, call);
   EXPECT_TRUE(sink->lines().empty());
 }
@@ -295,9 +296,10 @@ TEST(LogLevelFromEnvironmentTest, ReadsStubkitLog) {
     const char* value;
     LogLevel level;
   };
-  for (Case c : {Case{"retries", LogLevel::kRetries}, Case{"rpc", LogLevel::kRpc},
-                 Case{"RPC", LogLevel::kRpc}, Case{"off", LogLevel::kOff},
-                 Case{"", LogLevel::kOff}, Case{"verbose", LogLevel::kOff}}) {
+  for (Case c :
+       {Case{"retries", LogLevel::kRetries}, Case{"rpc", LogLevel::kRpc},
+        Case{"RPC", LogLevel::kRpc}, Case{"off", LogLevel::kOff},
+        Case{"", LogLevel::kOff}, Case{"verbose", LogLevel::kOff}}) {
     setenv("STUBKIT_LOG", c.value, 1);
     EXPECT_EQ(LogLevelFromEnvironment(), c.level) << c.value;
   }

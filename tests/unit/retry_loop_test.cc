@@ -15,11 +15,11 @@
 namespace stubkit {
 namespace {
 
-using ::testing::HasSubstr;
 using std::chrono::milliseconds;
 using std::chrono::minutes;
 using std::chrono::nanoseconds;
 using std::chrono::seconds;
+using ::testing::HasSubstr;
 
 constexpr MethodInfo kIdempotentMethod{"test.Service.Get", RpcKind::kUnary,
                                        Idempotency::kIdempotent};
@@ -46,9 +46,8 @@ class RetryLoopTest : public ::testing::Test {
   RetryLoopTest()
       : clock_(std::make_shared<FakeClock>()),
         sleeper_(std::make_shared<RecordingSleeper>(clock_)),
-        client_(Options{}
-                    .set<ClockOption>(clock_)
-                    .set<SleeperOption>(sleeper_)) {}
+        client_(
+            Options{}.set<ClockOption>(clock_).set<SleeperOption>(sleeper_)) {}
 
   // Runs a call whose attempts fail with `codes` in turn (the last repeats;
   // OK means success). Each attempt takes `attempt_duration` of fake time.
@@ -107,7 +106,8 @@ TEST_F(RetryLoopTest, RetriesUnavailableUntilSuccess) {
 TEST_F(RetryLoopTest, OnlyUnavailableIsRetriedByDefault) {
   for (int raw = 1; raw <= 16; ++raw) {
     auto code = static_cast<absl::StatusCode>(raw);
-    auto call = Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(3));
+    auto call =
+        Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(3));
     absl::StatusOr<int> result = Run(kIdempotentMethod, {code}, call);
     ASSERT_FALSE(result.ok());
     EXPECT_EQ(result.status().code(), code);
@@ -221,9 +221,9 @@ TEST_F(RetryLoopTest, ClientIdempotencyMapOverridesTheProto) {
 
 TEST_F(RetryLoopTest, PerCallOptionsBeatTheClients) {
   client_.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(5));
-  absl::StatusOr<int> result = Run(
-      kIdempotentMethod, {absl::StatusCode::kUnavailable},
-      Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(0)));
+  absl::StatusOr<int> result =
+      Run(kIdempotentMethod, {absl::StatusCode::kUnavailable},
+          Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(0)));
   EXPECT_EQ(attempts_, 1);
   EXPECT_THAT(result.status().message(), HasSubstr("at most 0 retries"));
   // Without the per-call option the client's policy applies.
@@ -266,7 +266,8 @@ TEST_F(RetryLoopTest, InvalidOptionsFailBeforeAnyAttempt) {
       {Options{}.set<BackoffPolicyOption>(
            ExponentialBackoffPolicy(seconds(-1), seconds(1), 2.0)),
        "initial_delay"},
-      {Options{}.set<AttemptTimeoutOption>(seconds(-1)), "AttemptTimeoutOption"},
+      {Options{}.set<AttemptTimeoutOption>(seconds(-1)),
+       "AttemptTimeoutOption"},
       {Options{}.set<TotalTimeoutOption>(seconds(-1)), "TotalTimeoutOption"},
   };
   for (const Case& c : cases) {
@@ -292,9 +293,9 @@ TEST_F(RetryLoopTest, ServerErrorDetailsSurvive) {
   const std::string details("\x08\x0e\x12\x04oops", 8);
   auto result = RetryLoop<int>(
       kIdempotentMethod,
-      OptionsView(Options{}.set<RetryPolicyOption>(
-                      LimitedErrorCountRetryPolicy(1)),
-                  client_),
+      OptionsView(
+          Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(1)),
+          client_),
       [&](grpc::ClientContext&) -> absl::StatusOr<int> {
         return FromGrpcStatus(
             grpc::Status(grpc::StatusCode::UNAVAILABLE, "down", details));
@@ -316,6 +317,21 @@ TEST_F(RetryLoopTest, AttemptTimeoutSetsEachAttemptsDeadline) {
 
 TEST_F(RetryLoopTest, CountPolicyWithoutTimeoutsSetsNoDeadline) {
   auto call = Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(2));
+  Run(kIdempotentMethod, {absl::StatusCode::kOk}, call);
+  ASSERT_EQ(contexts_deadlines_.size(), 1u);
+  EXPECT_GT(contexts_deadlines_[0],
+            std::chrono::system_clock::now() + std::chrono::hours(24 * 365));
+}
+
+// Found by tests/fuzz/options_fuzzer: a time limit of a few centuries
+// (valid: it is positive) overflowed system_clock::now() + remaining: signed
+// overflow, undefined. The wrapped time was negative, which gRPC 1.51
+// happens to read as "no deadline"; now stubkit says so itself. The UBSan
+// builds (scripts/sanitize.sh, the fuzz corpus replay) catch a regression;
+// this checks the outcome.
+TEST_F(RetryLoopTest, CenturiesLongLimitIsNoDeadlineRatherThanAPastOne) {
+  auto call = Options{}.set<RetryPolicyOption>(
+      LimitedTimeRetryPolicy(std::chrono::hours(24 * 365 * 250)));
   Run(kIdempotentMethod, {absl::StatusCode::kOk}, call);
   ASSERT_EQ(contexts_deadlines_.size(), 1u);
   EXPECT_GT(contexts_deadlines_[0],
@@ -385,8 +401,9 @@ TEST_F(RetryLoopTest, TotalTimeoutStopsTheCallWithDeadlineReason) {
 TEST_F(RetryLoopTest, CallDeadlineReachedDuringAttemptStops) {
   auto call = Options{}.set<TotalTimeoutOption>(seconds(3));
   // The attempt used up the whole call; gRPC reports DEADLINE_EXCEEDED.
-  absl::StatusOr<int> result = Run(
-      kIdempotentMethod, {absl::StatusCode::kDeadlineExceeded}, call, seconds(3));
+  absl::StatusOr<int> result =
+      Run(kIdempotentMethod, {absl::StatusCode::kDeadlineExceeded}, call,
+          seconds(3));
   EXPECT_EQ(attempts_, 1);
   EXPECT_EQ(result.status().code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_EQ(GetRetrySummary(result.status())->stop_reason,
@@ -396,8 +413,9 @@ TEST_F(RetryLoopTest, CallDeadlineReachedDuringAttemptStops) {
 TEST_F(RetryLoopTest, DeadlineInThePastMakesOneAttemptThatFails) {
   auto call = Options{}.set<DeadlineOption>(std::chrono::system_clock::now() -
                                             seconds(1));
-  absl::StatusOr<int> result = Run(
-      kIdempotentMethod, {absl::StatusCode::kDeadlineExceeded}, call, seconds(0));
+  absl::StatusOr<int> result =
+      Run(kIdempotentMethod, {absl::StatusCode::kDeadlineExceeded}, call,
+          seconds(0));
   EXPECT_EQ(attempts_, 1);
   EXPECT_EQ(GetRetrySummary(result.status())->stop_reason,
             StopReason::kDeadline);
@@ -409,8 +427,8 @@ TEST_F(RetryLoopTest, TimeLimitStartsWithTheCallNotThePolicy) {
   client_.set<BackoffPolicyOption>(
       ExponentialBackoffPolicy(seconds(1), seconds(1), 1.0, Jitter::None()));
   clock_->Advance(std::chrono::hours(5));
-  absl::StatusOr<int> result = Run(
-      kIdempotentMethod, {absl::StatusCode::kUnavailable}, {}, seconds(0));
+  absl::StatusOr<int> result =
+      Run(kIdempotentMethod, {absl::StatusCode::kUnavailable}, {}, seconds(0));
   // Waits of 1 s at t = 0..8; the wait at t = 9 would end at the limit.
   EXPECT_EQ(attempts_, 10);
 }

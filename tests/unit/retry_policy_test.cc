@@ -10,9 +10,9 @@
 namespace stubkit {
 namespace {
 
-using ::testing::HasSubstr;
 using std::chrono::minutes;
 using std::chrono::seconds;
+using ::testing::HasSubstr;
 
 constexpr grpc::StatusCode kAllCodes[] = {
     grpc::StatusCode::OK,
@@ -49,9 +49,10 @@ TEST(RetryPolicyTest, RetryableCodesCanBeChanged) {
   auto policy = LimitedErrorCountRetryPolicy(3).WithRetryableCodes(
       {grpc::StatusCode::UNAVAILABLE, grpc::StatusCode::RESOURCE_EXHAUSTED});
   ASSERT_TRUE(policy.status().ok());
-  EXPECT_TRUE(policy.retryable_codes().contains(
-      grpc::StatusCode::RESOURCE_EXHAUSTED));
-  EXPECT_TRUE(policy.retryable_codes().contains(absl::StatusCode::kUnavailable));
+  EXPECT_TRUE(
+      policy.retryable_codes().contains(grpc::StatusCode::RESOURCE_EXHAUSTED));
+  EXPECT_TRUE(
+      policy.retryable_codes().contains(absl::StatusCode::kUnavailable));
   EXPECT_FALSE(policy.retryable_codes().contains(grpc::StatusCode::INTERNAL));
   EXPECT_EQ(policy.max_retries(), 3);
   EXPECT_EQ(policy.retryable_codes().ToString(),
@@ -86,8 +87,10 @@ TEST(RetryPolicyTest, InvalidArgumentsNameTheField) {
   EXPECT_EQ(with_ok.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(with_ok.status().message(), HasSubstr("retryable_codes"));
 
+  // 20: past gRPC's last code (16) yet a valid value of the enum (0..31);
+  // 42 was undefined behaviour to even form (UBSan: invalid enum load).
   auto out_of_range = LimitedTimeRetryPolicy().WithRetryableCodes(
-      {static_cast<grpc::StatusCode>(42)});
+      {static_cast<grpc::StatusCode>(20)});
   EXPECT_EQ(out_of_range.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
@@ -96,6 +99,19 @@ TEST(RetryPolicyTest, ToStringDescribesThePolicy) {
             "LimitedTimeRetryPolicy(10m, retryable: UNAVAILABLE)");
   EXPECT_EQ(LimitedErrorCountRetryPolicy(2).ToString(),
             "LimitedErrorCountRetryPolicy(2, retryable: UNAVAILABLE)");
+}
+
+// Negative durations in messages were rounded toward zero: "got -990ms" for
+// -1s (found while building the bad-input table in tests/reliability).
+TEST(RetryPolicyTest, NegativeDurationsAreQuotedExactly) {
+  EXPECT_THAT(LimitedTimeRetryPolicy(seconds(-1)).status().message(),
+              HasSubstr("got -1s"));
+  EXPECT_THAT(LimitedTimeRetryPolicy(std::chrono::milliseconds(-5))
+                  .status()
+                  .message(),
+              HasSubstr("got -5ms"));
+  EXPECT_THAT(LimitedTimeRetryPolicy(minutes(-90)).status().message(),
+              HasSubstr("got -1h30m"));
 }
 
 }  // namespace

@@ -31,11 +31,14 @@ TEST(RetryThrottleTest, FollowsGrpcTokenBucketSemantics) {
 }
 
 TEST(RetryThrottleTest, InvalidParametersAreReported) {
-  EXPECT_THAT(RetryThrottle(0, 0.1).status().message(), HasSubstr("max_tokens"));
-  EXPECT_THAT(RetryThrottle(-3, 0.1).status().message(), HasSubstr("max_tokens"));
+  EXPECT_THAT(RetryThrottle(0, 0.1).status().message(),
+              HasSubstr("max_tokens"));
+  EXPECT_THAT(RetryThrottle(-3, 0.1).status().message(),
+              HasSubstr("max_tokens"));
   EXPECT_THAT(RetryThrottle(5000, 0.1).status().message(),
               HasSubstr("max_tokens"));
-  EXPECT_THAT(RetryThrottle(10, 0).status().message(), HasSubstr("token_ratio"));
+  EXPECT_THAT(RetryThrottle(10, 0).status().message(),
+              HasSubstr("token_ratio"));
   EXPECT_THAT(RetryThrottle(10, 11).status().message(),
               HasSubstr("token_ratio"));
 }

@@ -21,17 +21,28 @@ TEST(PushbackTest, NonNegativeIntegersAreWaits) {
   for (auto [text, ms] : {std::pair<const char*, int64_t>{"0", 0},
                           {"250", 250},
                           {" 1500 ", 1500},
-                          {"999999999999999999", 999999999999999999}}) {
+                          {"9223372036854", 9223372036854}}) {
     Pushback p = ParsePushback(text);
     EXPECT_EQ(p.kind, Pushback::Kind::kWait) << text;
     EXPECT_EQ(p.delay, milliseconds(ms)) << text;
   }
 }
 
+// Found by tests/fuzz/pushback_fuzzer: 18 digits of milliseconds overflowed
+// the conversion to nanoseconds (undefined behaviour; in practice a wrapped,
+// possibly negative wait). Beyond ~292 years the wait saturates.
+TEST(PushbackTest, HugeValuesSaturateInsteadOfOverflowing) {
+  for (const char* text : {"9223372036855", "999999999999999999"}) {
+    Pushback p = ParsePushback(text);
+    EXPECT_EQ(p.kind, Pushback::Kind::kWait) << text;
+    EXPECT_EQ(p.delay, nanoseconds::max()) << text;
+  }
+}
+
 TEST(PushbackTest, NegativeOrGarbageMeansDoNotRetry) {
-  for (const char* text : {"-1", "-250", "", " ", "abc", "12abc", "1.5", "+5",
-                           "0x10", "1e3", "9999999999999999999",
-                           "99999999999999999999999999"}) {
+  for (const char* text :
+       {"-1", "-250", "", " ", "abc", "12abc", "1.5", "+5", "0x10", "1e3",
+        "9999999999999999999", "99999999999999999999999999"}) {
     EXPECT_EQ(ParsePushback(text).kind, Pushback::Kind::kDoNotRetry) << text;
   }
   // Embedded NULs are garbage too.
@@ -40,14 +51,17 @@ TEST(PushbackTest, NegativeOrGarbageMeansDoNotRetry) {
 }
 
 TEST(RetryInfoTest, FindsTheDelay) {
-  RetryInfoHint hint = ParseRetryInfoDelay(testing::StatusWithRetryInfo(2, 500000000));
+  RetryInfoHint hint =
+      ParseRetryInfoDelay(testing::StatusWithRetryInfo(2, 500000000));
   EXPECT_EQ(hint.kind, Kind::kDelay);
   EXPECT_EQ(hint.delay, milliseconds(2500));
 }
 
 TEST(RetryInfoTest, SkipsOtherDetails) {
   std::string other = testing::Any("type.googleapis.com/google.rpc.DebugInfo",
-                                   std::string("\x0a\x03" "abc", 5));
+                                   std::string("\x0a\x03"
+                                               "abc",
+                                               5));
   RetryInfoHint hint =
       ParseRetryInfoDelay(testing::StatusWithRetryInfo(1, 0, other));
   EXPECT_EQ(hint.kind, Kind::kDelay);
@@ -71,9 +85,9 @@ TEST(RetryInfoTest, MalformedBytesAreRejected) {
     RetryInfoHint hint = ParseRetryInfoDelay(valid.substr(0, n));
     EXPECT_NE(hint.kind, Kind::kDelay) << "prefix " << n;
   }
-  EXPECT_EQ(ParseRetryInfoDelay("\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff")
-                .kind,
-            Kind::kMalformed);
+  EXPECT_EQ(
+      ParseRetryInfoDelay("\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff").kind,
+      Kind::kMalformed);
   EXPECT_EQ(ParseRetryInfoDelay(std::string("\x1a\x7f", 2)).kind,
             Kind::kMalformed);  // length past the end
   EXPECT_EQ(ParseRetryInfoDelay(std::string("\x00", 1)).kind,

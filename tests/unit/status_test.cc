@@ -42,7 +42,8 @@ TEST(StatusTest, EveryCodeMapsOneToOne) {
 }
 
 TEST(StatusTest, NoDetailsMeansNoPayload) {
-  absl::Status status = FromGrpcStatus(grpc::Status(grpc::StatusCode::INTERNAL, "x"));
+  absl::Status status =
+      FromGrpcStatus(grpc::Status(grpc::StatusCode::INTERNAL, "x"));
   EXPECT_FALSE(GetErrorDetails(status).has_value());
   EXPECT_FALSE(GetRetrySummary(status).has_value());
 }
@@ -52,8 +53,8 @@ TEST(StatusTest, RetrySummaryIsAddedNotSubstituted) {
       grpc::Status(grpc::StatusCode::UNAVAILABLE, "backend down", "dd"));
   RetrySummary summary{StopReason::kExhausted, 4,
                        std::chrono::milliseconds(7100)};
-  absl::Status with = internal::WithRetrySummary(original, summary,
-                                                  "gave up: retry policy exhausted");
+  absl::Status with = internal::WithRetrySummary(
+      original, summary, "gave up: retry policy exhausted");
   EXPECT_EQ(with.code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(with.message(), HasSubstr("backend down [stubkit: gave up"));
   EXPECT_THAT(with.message(), HasSubstr("4 attempts over 7.1s]"));

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "stubkit/retry_loop.h"
+#include "stubkit/unary_call.h"
 
 namespace stubkit {
 namespace testing {
@@ -37,6 +38,27 @@ StreamServiceStubDecorator::Double(::grpc::ClientContext& context,
     const ::stubkit::OptionsView& options,
     const ::stubkit::testing::RangeRequest& request) {
   return child_->Get(context, options, request);
+}
+
+::absl::Status StreamServiceStubDecorator::AsyncRange(
+    ::grpc::ClientContext& context,
+    const ::stubkit::OptionsView& options,
+    const ::stubkit::testing::RangeRequest& request,
+    ::grpc::ClientReadReactor<::stubkit::testing::Item>* reactor) {
+  return child_->AsyncRange(context, options, request, reactor);
+}
+
+::absl::Status StreamServiceGrpcStub::AsyncRange(
+    ::grpc::ClientContext& context,
+    const ::stubkit::OptionsView& /*options*/,
+    const ::stubkit::testing::RangeRequest& request,
+    ::grpc::ClientReadReactor<::stubkit::testing::Item>* reactor) {
+  auto* async = grpc_stub_->async();
+  if (async == nullptr) {
+    return ::stubkit::internal::NoAsyncStubError("stubkit.testing.StreamService.Range");
+  }
+  async->Range(&context, &request, reactor);
+  return ::absl::OkStatus();
 }
 
 void StreamServiceStubDecorator::AsyncGet(
@@ -115,6 +137,24 @@ class StreamServiceConnectionImpl : public StreamServiceConnection {
         });
   }
 
+  void AsyncRange(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::RangeRequest& request,
+      ::stubkit::MessageCallback<::stubkit::testing::Item> on_message,
+      ::stubkit::DoneCallback on_done) override {
+    ::stubkit::internal::StartAsyncServerStream<
+        StreamServiceClient::RangeResumeOption, ::stubkit::testing::RangeRequest, ::stubkit::testing::Item>(
+        StreamServiceMethods::kRange, options, request,
+        [stub = stub_](::grpc::ClientContext& context,
+                       const ::stubkit::OptionsView& attempt_options,
+                       const ::stubkit::testing::RangeRequest& attempt_request,
+                       ::grpc::ClientReadReactor<::stubkit::testing::Item>* reactor) {
+          return stub->AsyncRange(context, attempt_options,
+                                     attempt_request, reactor);
+        },
+        ::std::move(on_message), ::std::move(on_done));
+  }
+
   ::stubkit::StreamWriter<::stubkit::testing::Item, ::stubkit::testing::SumResponse> Sum(
       const ::stubkit::OptionsView& options) override {
     return ::stubkit::internal::OpenClientStream<::stubkit::testing::Item, ::stubkit::testing::SumResponse>(
@@ -136,31 +176,35 @@ class StreamServiceConnectionImpl : public StreamServiceConnection {
   ::absl::StatusOr<::stubkit::testing::Item> Get(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::RangeRequest& request) override {
-    return ::stubkit::RetryLoop<::stubkit::testing::Item>(
+    return ::stubkit::internal::RunUnary<::stubkit::testing::Item>(
         StreamServiceMethods::kGet, options, request,
         [&](::grpc::ClientContext& context) {
           return stub_->Get(context, options, request);
-        });
+        },
+        [&] { return AsyncGetAttempt(request); });
   }
 
   void AsyncGet(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::RangeRequest& request,
       ::stubkit::AsyncCallback<::stubkit::testing::Item> done) override {
-    ::stubkit::AsyncRetryLoop<::stubkit::testing::Item>(
-        StreamServiceMethods::kGet, options.call(), options.client(),
-        [stub = stub_,
-         request = ::std::make_shared<const ::stubkit::testing::RangeRequest>(request)](
-            ::grpc::ClientContext& context,
-            const ::stubkit::OptionsView& attempt_options,
-            ::stubkit::AsyncCallback<::stubkit::testing::Item> attempt_done) {
-          stub->AsyncGet(context, attempt_options, *request,
-                              ::std::move(attempt_done));
-        },
-        ::std::move(done));
+    ::stubkit::internal::RunAsyncUnary<::stubkit::testing::Item>(
+        StreamServiceMethods::kGet, options,
+        AsyncGetAttempt(request), ::std::move(done));
   }
 
  private:
+  ::stubkit::AsyncAttempt<::stubkit::testing::Item> AsyncGetAttempt(
+      const ::stubkit::testing::RangeRequest& request) const {
+    return [stub = stub_,
+            request = ::std::make_shared<const ::stubkit::testing::RangeRequest>(request)](
+               ::grpc::ClientContext& context,
+               const ::stubkit::OptionsView& options,
+               ::stubkit::AsyncCallback<::stubkit::testing::Item> done) {
+      stub->AsyncGet(context, options, *request, ::std::move(done));
+    };
+  }
+
   ::std::shared_ptr<StreamServiceStub> stub_;
 };
 
@@ -198,6 +242,14 @@ StreamServiceClient::StreamServiceClient(
     const ::stubkit::testing::RangeRequest& request, const ::stubkit::Options& call) {
   return connection_->Range(::stubkit::OptionsView(call, options_),
                                request);
+}
+
+void StreamServiceClient::AsyncRange(const ::stubkit::testing::RangeRequest& request,
+    ::stubkit::MessageCallback<::stubkit::testing::Item> on_message,
+    ::stubkit::DoneCallback on_done,
+    const ::stubkit::Options& call) {
+  connection_->AsyncRange(::stubkit::OptionsView(call, options_), request,
+                              ::std::move(on_message), ::std::move(on_done));
 }
 
 ::stubkit::StreamWriter<::stubkit::testing::Item, ::stubkit::testing::SumResponse>

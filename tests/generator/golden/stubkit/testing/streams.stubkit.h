@@ -15,6 +15,7 @@
 #include "stubkit/testing/streams.grpc.pb.h"
 #include "stubkit/testing/streams.pb.h"
 #include "stubkit/async_retry_loop.h"
+#include "stubkit/async_streaming.h"
 #include "stubkit/client_support.h"
 #include "stubkit/method.h"
 #include "stubkit/options.h"
@@ -51,6 +52,11 @@ class StreamServiceStub {
       ::grpc::ClientContext& context,
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::RangeRequest& request) = 0;
+  virtual ::absl::Status AsyncRange(
+      ::grpc::ClientContext& context,
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::RangeRequest& request,
+      ::grpc::ClientReadReactor<::stubkit::testing::Item>* reactor) = 0;
 
   virtual ::std::unique_ptr<::grpc::ClientWriterInterface<::stubkit::testing::Item>> Sum(
       ::grpc::ClientContext& context,
@@ -83,6 +89,11 @@ class StreamServiceStubDecorator : public StreamServiceStub {
       ::grpc::ClientContext& context,
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::RangeRequest& request) override;
+  ::absl::Status AsyncRange(
+      ::grpc::ClientContext& context,
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::RangeRequest& request,
+      ::grpc::ClientReadReactor<::stubkit::testing::Item>* reactor) override;
 
   ::std::unique_ptr<::grpc::ClientWriterInterface<::stubkit::testing::Item>> Sum(
       ::grpc::ClientContext& context,
@@ -122,6 +133,11 @@ class StreamServiceGrpcStub : public StreamServiceStub {
       ::grpc::ClientContext& context,
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::RangeRequest& request) override;
+  ::absl::Status AsyncRange(
+      ::grpc::ClientContext& context,
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::RangeRequest& request,
+      ::grpc::ClientReadReactor<::stubkit::testing::Item>* reactor) override;
 
   ::std::unique_ptr<::grpc::ClientWriterInterface<::stubkit::testing::Item>> Sum(
       ::grpc::ClientContext& context,
@@ -156,6 +172,11 @@ class StreamServiceConnection {
   virtual ::stubkit::StreamReader<::stubkit::testing::Item> Range(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::RangeRequest& request) = 0;
+  virtual void AsyncRange(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::RangeRequest& request,
+      ::stubkit::MessageCallback<::stubkit::testing::Item> on_message,
+      ::stubkit::DoneCallback on_done) = 0;
 
   virtual ::stubkit::StreamWriter<::stubkit::testing::Item, ::stubkit::testing::SumResponse> Sum(
       const ::stubkit::OptionsView& options) = 0;
@@ -205,6 +226,13 @@ class StreamServiceClient {
   // Reading has no side effects, so opening (and resuming) may be retried.
   ::stubkit::StreamReader<::stubkit::testing::Item> Range(
       const ::stubkit::testing::RangeRequest& request,
+      const ::stubkit::Options& call = {});
+  // Range without blocking: each message goes to `on_message`, then
+  // the final status to `on_done`.
+  void AsyncRange(
+      const ::stubkit::testing::RangeRequest& request,
+      ::stubkit::MessageCallback<::stubkit::testing::Item> on_message,
+      ::stubkit::DoneCallback on_done,
       const ::stubkit::Options& call = {});
 
   // Adds up the items sent.

@@ -20,6 +20,9 @@ class MockStreamServiceStub : public StreamServiceStub {
   MOCK_METHOD((::std::unique_ptr<::grpc::ClientReaderInterface<::stubkit::testing::Item>>), Range,
               (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, const ::stubkit::testing::RangeRequest& request),
               (override));
+  MOCK_METHOD((::absl::Status), AsyncRange,
+              (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, const ::stubkit::testing::RangeRequest& request, ::grpc::ClientReadReactor<::stubkit::testing::Item>* reactor),
+              (override));
   MOCK_METHOD((::std::unique_ptr<::grpc::ClientWriterInterface<::stubkit::testing::Item>>), Sum,
               (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, ::stubkit::testing::SumResponse* response),
               (override));
@@ -38,6 +41,9 @@ class MockStreamServiceConnection : public StreamServiceConnection {
  public:
   MOCK_METHOD((::stubkit::StreamReader<::stubkit::testing::Item>), Range,
               (const ::stubkit::OptionsView& options, const ::stubkit::testing::RangeRequest& request),
+              (override));
+  MOCK_METHOD((void), AsyncRange,
+              (const ::stubkit::OptionsView& options, const ::stubkit::testing::RangeRequest& request, ::stubkit::MessageCallback<::stubkit::testing::Item> on_message, ::stubkit::DoneCallback on_done),
               (override));
   MOCK_METHOD((::stubkit::StreamWriter<::stubkit::testing::Item, ::stubkit::testing::SumResponse>), Sum,
               (const ::stubkit::OptionsView& options),

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "stubkit/retry_loop.h"
+#include "stubkit/unary_call.h"
 
 namespace stubkit {
 namespace testing {
@@ -276,166 +277,190 @@ class LibraryConnectionImpl : public LibraryConnection {
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> GetBook(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request) override {
-    return ::stubkit::RetryLoop<::stubkit::testing::gen::library::v1::Book>(
+    return ::stubkit::internal::RunUnary<::stubkit::testing::gen::library::v1::Book>(
         LibraryMethods::kGetBook, options, request,
         [&](::grpc::ClientContext& context) {
           return stub_->GetBook(context, options, request);
-        });
+        },
+        [&] { return AsyncGetBookAttempt(request); });
   }
 
   void AsyncGetBook(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
       ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) override {
-    ::stubkit::AsyncRetryLoop<::stubkit::testing::gen::library::v1::Book>(
-        LibraryMethods::kGetBook, options.call(), options.client(),
-        [stub = stub_,
-         request = ::std::make_shared<const ::stubkit::testing::gen::library::v1::GetBookRequest>(request)](
-            ::grpc::ClientContext& context,
-            const ::stubkit::OptionsView& attempt_options,
-            ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> attempt_done) {
-          stub->AsyncGetBook(context, attempt_options, *request,
-                              ::std::move(attempt_done));
-        },
-        ::std::move(done));
+    ::stubkit::internal::RunAsyncUnary<::stubkit::testing::gen::library::v1::Book>(
+        LibraryMethods::kGetBook, options,
+        AsyncGetBookAttempt(request), ::std::move(done));
   }
 
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> PutBook(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::PutBookRequest& request) override {
-    return ::stubkit::RetryLoop<::stubkit::testing::gen::library::v1::Book>(
+    return ::stubkit::internal::RunUnary<::stubkit::testing::gen::library::v1::Book>(
         LibraryMethods::kPutBook, options, request,
         [&](::grpc::ClientContext& context) {
           return stub_->PutBook(context, options, request);
-        });
+        },
+        [&] { return AsyncPutBookAttempt(request); });
   }
 
   void AsyncPutBook(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
       ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) override {
-    ::stubkit::AsyncRetryLoop<::stubkit::testing::gen::library::v1::Book>(
-        LibraryMethods::kPutBook, options.call(), options.client(),
-        [stub = stub_,
-         request = ::std::make_shared<const ::stubkit::testing::gen::library::v1::PutBookRequest>(request)](
-            ::grpc::ClientContext& context,
-            const ::stubkit::OptionsView& attempt_options,
-            ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> attempt_done) {
-          stub->AsyncPutBook(context, attempt_options, *request,
-                              ::std::move(attempt_done));
-        },
-        ::std::move(done));
+    ::stubkit::internal::RunAsyncUnary<::stubkit::testing::gen::library::v1::Book>(
+        LibraryMethods::kPutBook, options,
+        AsyncPutBookAttempt(request), ::std::move(done));
   }
 
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> CreateBook(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::CreateBookRequest& request) override {
-    return ::stubkit::RetryLoop<::stubkit::testing::gen::library::v1::Book>(
+    return ::stubkit::internal::RunUnary<::stubkit::testing::gen::library::v1::Book>(
         LibraryMethods::kCreateBook, options, request,
         [&](::grpc::ClientContext& context) {
           return stub_->CreateBook(context, options, request);
-        });
+        },
+        [&] { return AsyncCreateBookAttempt(request); });
   }
 
   void AsyncCreateBook(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
       ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) override {
-    ::stubkit::AsyncRetryLoop<::stubkit::testing::gen::library::v1::Book>(
-        LibraryMethods::kCreateBook, options.call(), options.client(),
-        [stub = stub_,
-         request = ::std::make_shared<const ::stubkit::testing::gen::library::v1::CreateBookRequest>(request)](
-            ::grpc::ClientContext& context,
-            const ::stubkit::OptionsView& attempt_options,
-            ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> attempt_done) {
-          stub->AsyncCreateBook(context, attempt_options, *request,
-                              ::std::move(attempt_done));
-        },
-        ::std::move(done));
+    ::stubkit::internal::RunAsyncUnary<::stubkit::testing::gen::library::v1::Book>(
+        LibraryMethods::kCreateBook, options,
+        AsyncCreateBookAttempt(request), ::std::move(done));
   }
 
   ::absl::StatusOr<::google::protobuf::Empty> DeleteBook(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request) override {
-    return ::stubkit::RetryLoop<::google::protobuf::Empty>(
+    return ::stubkit::internal::RunUnary<::google::protobuf::Empty>(
         LibraryMethods::kDeleteBook, options, request,
         [&](::grpc::ClientContext& context) {
           return stub_->DeleteBook(context, options, request);
-        });
+        },
+        [&] { return AsyncDeleteBookAttempt(request); });
   }
 
   void AsyncDeleteBook(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
       ::stubkit::AsyncCallback<::google::protobuf::Empty> done) override {
-    ::stubkit::AsyncRetryLoop<::google::protobuf::Empty>(
-        LibraryMethods::kDeleteBook, options.call(), options.client(),
-        [stub = stub_,
-         request = ::std::make_shared<const ::stubkit::testing::gen::library::v1::DeleteBookRequest>(request)](
-            ::grpc::ClientContext& context,
-            const ::stubkit::OptionsView& attempt_options,
-            ::stubkit::AsyncCallback<::google::protobuf::Empty> attempt_done) {
-          stub->AsyncDeleteBook(context, attempt_options, *request,
-                              ::std::move(attempt_done));
-        },
-        ::std::move(done));
+    ::stubkit::internal::RunAsyncUnary<::google::protobuf::Empty>(
+        LibraryMethods::kDeleteBook, options,
+        AsyncDeleteBookAttempt(request), ::std::move(done));
   }
 
   ::absl::StatusOr<::google::protobuf::Empty> TouchBook(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request) override {
-    return ::stubkit::RetryLoop<::google::protobuf::Empty>(
+    return ::stubkit::internal::RunUnary<::google::protobuf::Empty>(
         LibraryMethods::kTouchBook, options, request,
         [&](::grpc::ClientContext& context) {
           return stub_->TouchBook(context, options, request);
-        });
+        },
+        [&] { return AsyncTouchBookAttempt(request); });
   }
 
   void AsyncTouchBook(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
       ::stubkit::AsyncCallback<::google::protobuf::Empty> done) override {
-    ::stubkit::AsyncRetryLoop<::google::protobuf::Empty>(
-        LibraryMethods::kTouchBook, options.call(), options.client(),
-        [stub = stub_,
-         request = ::std::make_shared<const ::stubkit::testing::gen::library::v1::GetBookRequest>(request)](
-            ::grpc::ClientContext& context,
-            const ::stubkit::OptionsView& attempt_options,
-            ::stubkit::AsyncCallback<::google::protobuf::Empty> attempt_done) {
-          stub->AsyncTouchBook(context, attempt_options, *request,
-                              ::std::move(attempt_done));
-        },
-        ::std::move(done));
+    ::stubkit::internal::RunAsyncUnary<::google::protobuf::Empty>(
+        LibraryMethods::kTouchBook, options,
+        AsyncTouchBookAttempt(request), ::std::move(done));
   }
 
   ::absl::StatusOr<::google::longrunning::Operation> ArchiveBooks(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request) override {
-    return ::stubkit::RetryLoop<::google::longrunning::Operation>(
+    return ::stubkit::internal::RunUnary<::google::longrunning::Operation>(
         LibraryMethods::kArchiveBooks, options, request,
         [&](::grpc::ClientContext& context) {
           return stub_->ArchiveBooks(context, options, request);
-        });
+        },
+        [&] { return AsyncArchiveBooksAttempt(request); });
   }
 
   void AsyncArchiveBooks(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
       ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override {
-    ::stubkit::AsyncRetryLoop<::google::longrunning::Operation>(
-        LibraryMethods::kArchiveBooks, options.call(), options.client(),
-        [stub = stub_,
-         request = ::std::make_shared<const ::stubkit::testing::gen::library::v1::GetBookRequest>(request)](
-            ::grpc::ClientContext& context,
-            const ::stubkit::OptionsView& attempt_options,
-            ::stubkit::AsyncCallback<::google::longrunning::Operation> attempt_done) {
-          stub->AsyncArchiveBooks(context, attempt_options, *request,
-                              ::std::move(attempt_done));
-        },
-        ::std::move(done));
+    ::stubkit::internal::RunAsyncUnary<::google::longrunning::Operation>(
+        LibraryMethods::kArchiveBooks, options,
+        AsyncArchiveBooksAttempt(request), ::std::move(done));
   }
 
  private:
+  ::stubkit::AsyncAttempt<::stubkit::testing::gen::library::v1::Book> AsyncGetBookAttempt(
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request) const {
+    return [stub = stub_,
+            request = ::std::make_shared<const ::stubkit::testing::gen::library::v1::GetBookRequest>(request)](
+               ::grpc::ClientContext& context,
+               const ::stubkit::OptionsView& options,
+               ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) {
+      stub->AsyncGetBook(context, options, *request, ::std::move(done));
+    };
+  }
+
+  ::stubkit::AsyncAttempt<::stubkit::testing::gen::library::v1::Book> AsyncPutBookAttempt(
+      const ::stubkit::testing::gen::library::v1::PutBookRequest& request) const {
+    return [stub = stub_,
+            request = ::std::make_shared<const ::stubkit::testing::gen::library::v1::PutBookRequest>(request)](
+               ::grpc::ClientContext& context,
+               const ::stubkit::OptionsView& options,
+               ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) {
+      stub->AsyncPutBook(context, options, *request, ::std::move(done));
+    };
+  }
+
+  ::stubkit::AsyncAttempt<::stubkit::testing::gen::library::v1::Book> AsyncCreateBookAttempt(
+      const ::stubkit::testing::gen::library::v1::CreateBookRequest& request) const {
+    return [stub = stub_,
+            request = ::std::make_shared<const ::stubkit::testing::gen::library::v1::CreateBookRequest>(request)](
+               ::grpc::ClientContext& context,
+               const ::stubkit::OptionsView& options,
+               ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) {
+      stub->AsyncCreateBook(context, options, *request, ::std::move(done));
+    };
+  }
+
+  ::stubkit::AsyncAttempt<::google::protobuf::Empty> AsyncDeleteBookAttempt(
+      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request) const {
+    return [stub = stub_,
+            request = ::std::make_shared<const ::stubkit::testing::gen::library::v1::DeleteBookRequest>(request)](
+               ::grpc::ClientContext& context,
+               const ::stubkit::OptionsView& options,
+               ::stubkit::AsyncCallback<::google::protobuf::Empty> done) {
+      stub->AsyncDeleteBook(context, options, *request, ::std::move(done));
+    };
+  }
+
+  ::stubkit::AsyncAttempt<::google::protobuf::Empty> AsyncTouchBookAttempt(
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request) const {
+    return [stub = stub_,
+            request = ::std::make_shared<const ::stubkit::testing::gen::library::v1::GetBookRequest>(request)](
+               ::grpc::ClientContext& context,
+               const ::stubkit::OptionsView& options,
+               ::stubkit::AsyncCallback<::google::protobuf::Empty> done) {
+      stub->AsyncTouchBook(context, options, *request, ::std::move(done));
+    };
+  }
+
+  ::stubkit::AsyncAttempt<::google::longrunning::Operation> AsyncArchiveBooksAttempt(
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request) const {
+    return [stub = stub_,
+            request = ::std::make_shared<const ::stubkit::testing::gen::library::v1::GetBookRequest>(request)](
+               ::grpc::ClientContext& context,
+               const ::stubkit::OptionsView& options,
+               ::stubkit::AsyncCallback<::google::longrunning::Operation> done) {
+      stub->AsyncArchiveBooks(context, options, *request, ::std::move(done));
+    };
+  }
+
   ::std::shared_ptr<LibraryStub> stub_;
 };
 

@@ -15,6 +15,7 @@
 #include "stubkit/testing/gen/googleapi.grpc.pb.h"
 #include "stubkit/testing/gen/googleapi.pb.h"
 #include "stubkit/async_retry_loop.h"
+#include "stubkit/async_streaming.h"
 #include "stubkit/client_support.h"
 #include "stubkit/method.h"
 #include "stubkit/options.h"

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "stubkit/retry_loop.h"
+#include "stubkit/unary_call.h"
 
 ::absl::StatusOr<::NoPackageResponse> NoPackageStubDecorator::Lookup(
     ::grpc::ClientContext& context,
@@ -20,6 +21,27 @@
     const ::stubkit::OptionsView& options,
     const ::NoPackageRequest& request) {
   return child_->Watch(context, options, request);
+}
+
+::absl::Status NoPackageStubDecorator::AsyncWatch(
+    ::grpc::ClientContext& context,
+    const ::stubkit::OptionsView& options,
+    const ::NoPackageRequest& request,
+    ::grpc::ClientReadReactor<::NoPackageResponse>* reactor) {
+  return child_->AsyncWatch(context, options, request, reactor);
+}
+
+::absl::Status NoPackageGrpcStub::AsyncWatch(
+    ::grpc::ClientContext& context,
+    const ::stubkit::OptionsView& /*options*/,
+    const ::NoPackageRequest& request,
+    ::grpc::ClientReadReactor<::NoPackageResponse>* reactor) {
+  auto* async = grpc_stub_->async();
+  if (async == nullptr) {
+    return ::stubkit::internal::NoAsyncStubError("NoPackage.Watch");
+  }
+  async->Watch(&context, &request, reactor);
+  return ::absl::OkStatus();
 }
 
 void NoPackageStubDecorator::AsyncLookup(
@@ -74,28 +96,21 @@ class NoPackageConnectionImpl : public NoPackageConnection {
   ::absl::StatusOr<::NoPackageResponse> Lookup(
       const ::stubkit::OptionsView& options,
       const ::NoPackageRequest& request) override {
-    return ::stubkit::RetryLoop<::NoPackageResponse>(
+    return ::stubkit::internal::RunUnary<::NoPackageResponse>(
         NoPackageMethods::kLookup, options, request,
         [&](::grpc::ClientContext& context) {
           return stub_->Lookup(context, options, request);
-        });
+        },
+        [&] { return AsyncLookupAttempt(request); });
   }
 
   void AsyncLookup(
       const ::stubkit::OptionsView& options,
       const ::NoPackageRequest& request,
       ::stubkit::AsyncCallback<::NoPackageResponse> done) override {
-    ::stubkit::AsyncRetryLoop<::NoPackageResponse>(
-        NoPackageMethods::kLookup, options.call(), options.client(),
-        [stub = stub_,
-         request = ::std::make_shared<const ::NoPackageRequest>(request)](
-            ::grpc::ClientContext& context,
-            const ::stubkit::OptionsView& attempt_options,
-            ::stubkit::AsyncCallback<::NoPackageResponse> attempt_done) {
-          stub->AsyncLookup(context, attempt_options, *request,
-                              ::std::move(attempt_done));
-        },
-        ::std::move(done));
+    ::stubkit::internal::RunAsyncUnary<::NoPackageResponse>(
+        NoPackageMethods::kLookup, options,
+        AsyncLookupAttempt(request), ::std::move(done));
   }
 
   ::stubkit::StreamReader<::NoPackageResponse> Watch(
@@ -111,7 +126,36 @@ class NoPackageConnectionImpl : public NoPackageConnection {
         });
   }
 
+  void AsyncWatch(
+      const ::stubkit::OptionsView& options,
+      const ::NoPackageRequest& request,
+      ::stubkit::MessageCallback<::NoPackageResponse> on_message,
+      ::stubkit::DoneCallback on_done) override {
+    ::stubkit::internal::StartAsyncServerStream<
+        NoPackageClient::WatchResumeOption, ::NoPackageRequest, ::NoPackageResponse>(
+        NoPackageMethods::kWatch, options, request,
+        [stub = stub_](::grpc::ClientContext& context,
+                       const ::stubkit::OptionsView& attempt_options,
+                       const ::NoPackageRequest& attempt_request,
+                       ::grpc::ClientReadReactor<::NoPackageResponse>* reactor) {
+          return stub->AsyncWatch(context, attempt_options,
+                                     attempt_request, reactor);
+        },
+        ::std::move(on_message), ::std::move(on_done));
+  }
+
  private:
+  ::stubkit::AsyncAttempt<::NoPackageResponse> AsyncLookupAttempt(
+      const ::NoPackageRequest& request) const {
+    return [stub = stub_,
+            request = ::std::make_shared<const ::NoPackageRequest>(request)](
+               ::grpc::ClientContext& context,
+               const ::stubkit::OptionsView& options,
+               ::stubkit::AsyncCallback<::NoPackageResponse> done) {
+      stub->AsyncLookup(context, options, *request, ::std::move(done));
+    };
+  }
+
   ::std::shared_ptr<NoPackageStub> stub_;
 };
 
@@ -176,5 +220,13 @@ void NoPackageClient::AsyncLookup(const ::NoPackageRequest& request,
     const ::NoPackageRequest& request, const ::stubkit::Options& call) {
   return connection_->Watch(::stubkit::OptionsView(call, options_),
                                request);
+}
+
+void NoPackageClient::AsyncWatch(const ::NoPackageRequest& request,
+    ::stubkit::MessageCallback<::NoPackageResponse> on_message,
+    ::stubkit::DoneCallback on_done,
+    const ::stubkit::Options& call) {
+  connection_->AsyncWatch(::stubkit::OptionsView(call, options_), request,
+                              ::std::move(on_message), ::std::move(on_done));
 }
 

@@ -15,6 +15,7 @@
 #include "stubkit/testing/gen/no_package.grpc.pb.h"
 #include "stubkit/testing/gen/no_package.pb.h"
 #include "stubkit/async_retry_loop.h"
+#include "stubkit/async_streaming.h"
 #include "stubkit/client_support.h"
 #include "stubkit/method.h"
 #include "stubkit/options.h"
@@ -52,6 +53,11 @@ class NoPackageStub {
       ::grpc::ClientContext& context,
       const ::stubkit::OptionsView& options,
       const ::NoPackageRequest& request) = 0;
+  virtual ::absl::Status AsyncWatch(
+      ::grpc::ClientContext& context,
+      const ::stubkit::OptionsView& options,
+      const ::NoPackageRequest& request,
+      ::grpc::ClientReadReactor<::NoPackageResponse>* reactor) = 0;
 };
 
 // Forwards every method to the stub below it. Override what you need.
@@ -74,6 +80,11 @@ class NoPackageStubDecorator : public NoPackageStub {
       ::grpc::ClientContext& context,
       const ::stubkit::OptionsView& options,
       const ::NoPackageRequest& request) override;
+  ::absl::Status AsyncWatch(
+      ::grpc::ClientContext& context,
+      const ::stubkit::OptionsView& options,
+      const ::NoPackageRequest& request,
+      ::grpc::ClientReadReactor<::NoPackageResponse>* reactor) override;
 
  protected:
   const ::std::shared_ptr<NoPackageStub>& child() const { return child_; }
@@ -103,6 +114,11 @@ class NoPackageGrpcStub : public NoPackageStub {
       ::grpc::ClientContext& context,
       const ::stubkit::OptionsView& options,
       const ::NoPackageRequest& request) override;
+  ::absl::Status AsyncWatch(
+      ::grpc::ClientContext& context,
+      const ::stubkit::OptionsView& options,
+      const ::NoPackageRequest& request,
+      ::grpc::ClientReadReactor<::NoPackageResponse>* reactor) override;
 
  private:
   ::std::unique_ptr<::NoPackage::StubInterface> grpc_stub_;
@@ -125,6 +141,11 @@ class NoPackageConnection {
   virtual ::stubkit::StreamReader<::NoPackageResponse> Watch(
       const ::stubkit::OptionsView& options,
       const ::NoPackageRequest& request) = 0;
+  virtual void AsyncWatch(
+      const ::stubkit::OptionsView& options,
+      const ::NoPackageRequest& request,
+      ::stubkit::MessageCallback<::NoPackageResponse> on_message,
+      ::stubkit::DoneCallback on_done) = 0;
 };
 
 // The default connection over `channel`. The decorators in
@@ -176,6 +197,13 @@ class NoPackageClient {
 
   ::stubkit::StreamReader<::NoPackageResponse> Watch(
       const ::NoPackageRequest& request,
+      const ::stubkit::Options& call = {});
+  // Watch without blocking: each message goes to `on_message`, then
+  // the final status to `on_done`.
+  void AsyncWatch(
+      const ::NoPackageRequest& request,
+      ::stubkit::MessageCallback<::NoPackageResponse> on_message,
+      ::stubkit::DoneCallback on_done,
       const ::stubkit::Options& call = {});
 
  private:

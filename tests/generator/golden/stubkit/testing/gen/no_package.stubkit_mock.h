@@ -23,6 +23,9 @@ class MockNoPackageStub : public NoPackageStub {
   MOCK_METHOD((::std::unique_ptr<::grpc::ClientReaderInterface<::NoPackageResponse>>), Watch,
               (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, const ::NoPackageRequest& request),
               (override));
+  MOCK_METHOD((::absl::Status), AsyncWatch,
+              (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, const ::NoPackageRequest& request, ::grpc::ClientReadReactor<::NoPackageResponse>* reactor),
+              (override));
 };
 
 class MockNoPackageConnection : public NoPackageConnection {
@@ -35,6 +38,9 @@ class MockNoPackageConnection : public NoPackageConnection {
               (override));
   MOCK_METHOD((::stubkit::StreamReader<::NoPackageResponse>), Watch,
               (const ::stubkit::OptionsView& options, const ::NoPackageRequest& request),
+              (override));
+  MOCK_METHOD((void), AsyncWatch,
+              (const ::stubkit::OptionsView& options, const ::NoPackageRequest& request, ::stubkit::MessageCallback<::NoPackageResponse> on_message, ::stubkit::DoneCallback on_done),
               (override));
 };
 

@@ -1,0 +1,180 @@
+// Copyright 2026 The stubkit Authors.
+//
+// Hedging through generated clients against a real server: a slow first
+// attempt loses to a hedge, and the server sees the loser cancelled.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <future>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "stubkit/hedging.h"
+#include "stubkit/retry_throttle.h"
+#include "stubkit/testing/echo.stubkit.h"
+#include "tests/testing/flaky_echo_service.h"
+
+namespace stubkit {
+namespace {
+
+using std::chrono::milliseconds;
+using ::stubkit::testing::EchoRequest;
+using ::stubkit::testing::EchoResponse;
+using ::stubkit::testing::EchoServiceClient;
+using ::stubkit::testing::FlakyEchoService;
+using ::stubkit::testing::TestServer;
+using ::testing::HasSubstr;
+
+EchoRequest Request(const std::string& message, int fail_first = 0,
+                    grpc::StatusCode code = grpc::StatusCode::UNAVAILABLE) {
+  EchoRequest request;
+  request.set_message(message);
+  request.set_fail_first(fail_first);
+  request.set_fail_code(code);
+  return request;
+}
+
+Options Hedged(int max_attempts, milliseconds delay) {
+  return Options{}.set<HedgingPolicyOption>(HedgingPolicy(max_attempts, delay));
+}
+
+void WaitFor(const std::function<bool()>& condition) {
+  for (int i = 0; i < 2000 && !condition(); ++i) {
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+}
+
+class GeneratedHedgingTest : public ::testing::Test {
+ protected:
+  GeneratedHedgingTest() : server_(&service_) {}
+
+  FlakyEchoService service_;
+  TestServer server_;
+};
+
+TEST_F(GeneratedHedgingTest, HedgeWinsOverASlowFirstAttemptSync) {
+  ASSERT_TRUE(server_.ok());
+  service_.slow_attempts = 1;
+  EchoServiceClient client(server_.Channel(), Hedged(3, milliseconds(30)));
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<EchoResponse> response = client.Echo(Request("sync"));
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->attempt(), 2);            // the hedge answered
+  EXPECT_LT(elapsed, std::chrono::seconds(4));  // the slow one hangs 5 s
+  EXPECT_EQ(service_.headers("sync", kRetryAttemptHeader)[1], "2");
+  // The slow attempt was cancelled, and the server saw it.
+  WaitFor([&] { return service_.cancelled_attempts.load() == 1; });
+  EXPECT_EQ(service_.cancelled_attempts.load(), 1);
+  EXPECT_EQ(service_.attempts("sync"), 2);  // no third hedge was needed
+}
+
+TEST_F(GeneratedHedgingTest, HedgeWinsOverASlowFirstAttemptAsync) {
+  ASSERT_TRUE(server_.ok());
+  service_.slow_attempts = 1;
+  EchoServiceClient client(server_.Channel());
+  absl::StatusOr<EchoResponse> response =
+      client.AsyncEcho(Request("async"), Hedged(3, milliseconds(30))).get();
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->attempt(), 2);
+  WaitFor([&] { return service_.cancelled_attempts.load() == 1; });
+  EXPECT_EQ(service_.cancelled_attempts.load(), 1);
+}
+
+TEST_F(GeneratedHedgingTest, NonFatalFailureSendsTheNextHedgeAtOnce) {
+  ASSERT_TRUE(server_.ok());
+  EchoServiceClient client(server_.Channel());
+  // A long hedging delay: only failures can trigger the hedges.
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<EchoResponse> response =
+      client.Echo(Request("nonfatal", 2), Hedged(3, milliseconds(60000)));
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(service_.attempts("nonfatal"), 3);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+TEST_F(GeneratedHedgingTest, AllHedgesFailing) {
+  ASSERT_TRUE(server_.ok());
+  EchoServiceClient client(server_.Channel());
+  absl::StatusOr<EchoResponse> response =
+      client.Echo(Request("allfail", 10), Hedged(3, milliseconds(5)));
+  ASSERT_FALSE(response.ok());
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(service_.attempts("allfail"), 3);
+  EXPECT_EQ(GetRetrySummary(response.status())->stop_reason,
+            StopReason::kExhausted);
+  EXPECT_THAT(response.status().message(), HasSubstr("all 3 hedged attempts"));
+}
+
+TEST_F(GeneratedHedgingTest, FatalCodeEndsTheCall) {
+  ASSERT_TRUE(server_.ok());
+  EchoServiceClient client(server_.Channel());
+  absl::StatusOr<EchoResponse> response =
+      client.Echo(Request("fatal", 10, grpc::StatusCode::PERMISSION_DENIED),
+                  Hedged(3, milliseconds(60000)));
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(service_.attempts("fatal"), 1);
+}
+
+TEST_F(GeneratedHedgingTest, NonIdempotentMethodsAreNeverHedged) {
+  ASSERT_TRUE(server_.ok());
+  service_.slow_attempts = 1;
+  EchoServiceClient client(server_.Channel());
+  absl::StatusOr<EchoResponse> response = client.Append(
+      Request("append"),
+      Hedged(3, milliseconds(10)).set<AttemptTimeoutOption>(milliseconds(300)));
+  EXPECT_FALSE(response.ok());
+  EXPECT_EQ(service_.attempts("append"), 1);
+}
+
+TEST_F(GeneratedHedgingTest, DrainedThrottleStopsHedges) {
+  ASSERT_TRUE(server_.ok());
+  auto throttle = std::make_shared<RetryThrottle>(4, 1);
+  throttle->OnRetryableFailure();
+  throttle->OnRetryableFailure();  // 2 tokens: at half, no retries
+  EchoServiceClient client(server_.Channel(),
+                           Options{}.set<RetryThrottleOption>(throttle));
+  absl::StatusOr<EchoResponse> response =
+      client.Echo(Request("throttled", 5), Hedged(3, milliseconds(5)));
+  EXPECT_FALSE(response.ok());
+  EXPECT_EQ(service_.attempts("throttled"), 1);
+  EXPECT_EQ(GetRetrySummary(response.status())->stop_reason,
+            StopReason::kThrottled);
+}
+
+TEST_F(GeneratedHedgingTest, InvalidHedgingPolicyFailsBeforeSending) {
+  ASSERT_TRUE(server_.ok());
+  EchoServiceClient client(server_.Channel());
+  for (const HedgingPolicy& bad :
+       {HedgingPolicy(0, milliseconds(5)), HedgingPolicy(11, milliseconds(5)),
+        HedgingPolicy(3, milliseconds(-5)),
+        HedgingPolicy(3, milliseconds(5), StatusCodeSet{})}) {
+    absl::StatusOr<EchoResponse> response = client.Echo(
+        Request("invalid"), Options{}.set<HedgingPolicyOption>(bad));
+    EXPECT_EQ(response.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(response.status().message(), HasSubstr("HedgingPolicy"));
+  }
+  EXPECT_EQ(service_.attempts("invalid"), 0);
+}
+
+TEST_F(GeneratedHedgingTest, CancellingAHedgedCall) {
+  ASSERT_TRUE(server_.ok());
+  service_.slow_attempts = 3;
+  auto token = std::make_shared<CancellationToken>();
+  EchoServiceClient client(server_.Channel());
+  auto future = client.AsyncEcho(
+      Request("cancel"),
+      Hedged(3, milliseconds(10)).set<CancellationOption>(token));
+  WaitFor([&] { return service_.attempts("cancel") == 3; });
+  token->Cancel();
+  absl::StatusOr<EchoResponse> response = future.get();
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kCancelled);
+  WaitFor([&] { return service_.cancelled_attempts.load() == 3; });
+  EXPECT_EQ(service_.cancelled_attempts.load(), 3);
+}
+
+}  // namespace
+}  // namespace stubkit
