@@ -344,6 +344,7 @@ class FileGenerator {
   Writer::Vars Vars(const ServiceModel& service,
                     const MethodModel& method) const;
 
+  void EmitStubOverrides(Writer& w, const ServiceModel& service) const;
   void HeaderService(Writer& w, const ServiceModel& service) const;
   void SourceService(Writer& w, const ServiceModel& service) const;
   void MockService(Writer& w, const ServiceModel& service) const;
@@ -624,6 +625,20 @@ std::string OutOfClass(const std::string& signature, const std::string& cls) {
   return result;
 }
 
+// Declares every SStub method (and its async variant) as an override: the
+// decorator base and the gRPC stub implement the same set.
+void FileGenerator::EmitStubOverrides(Writer& w,
+                                      const ServiceModel& service) const {
+  for (const MethodModel& method : service.methods) {
+    w.Raw("\n");
+    w.Emit(Vars(service, method),
+           absl::StrCat("  ", SignaturesFor(method.kind).stub, " override;\n"));
+    if (const char* async = AsyncStubSignature(method.kind)) {
+      w.Emit(Vars(service, method), absl::StrCat("  ", async, " override;\n"));
+    }
+  }
+}
+
 void FileGenerator::HeaderService(Writer& w,
                                   const ServiceModel& service) const {
   Writer::Vars vars = Vars(service);
@@ -669,14 +684,7 @@ void FileGenerator::HeaderService(Writer& w,
          "  explicit $Service$StubDecorator(::std::shared_ptr<$Service$Stub> "
          "child)\n"
          "      : child_(::std::move(child)) {}\n");
-  for (const MethodModel& method : service.methods) {
-    w.Raw("\n");
-    w.Emit(Vars(service, method),
-           absl::StrCat("  ", SignaturesFor(method.kind).stub, " override;\n"));
-    if (const char* async = AsyncStubSignature(method.kind)) {
-      w.Emit(Vars(service, method), absl::StrCat("  ", async, " override;\n"));
-    }
-  }
+  EmitStubOverrides(w, service);
   w.Emit(vars,
          "\n"
          " protected:\n"
@@ -695,14 +703,7 @@ void FileGenerator::HeaderService(Writer& w,
          "  explicit $Service$GrpcStub(\n"
          "      ::std::unique_ptr<$grpc_class$::StubInterface> grpc_stub)\n"
          "      : grpc_stub_(::std::move(grpc_stub)) {}\n");
-  for (const MethodModel& method : service.methods) {
-    w.Raw("\n");
-    w.Emit(Vars(service, method),
-           absl::StrCat("  ", SignaturesFor(method.kind).stub, " override;\n"));
-    if (const char* async = AsyncStubSignature(method.kind)) {
-      w.Emit(Vars(service, method), absl::StrCat("  ", async, " override;\n"));
-    }
-  }
+  EmitStubOverrides(w, service);
   w.Emit(vars,
          "\n"
          " private:\n"
