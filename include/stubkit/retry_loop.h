@@ -138,7 +138,9 @@ class RetryLoopState {
               StopReason reason);
   void Log(LogLevel level, absl::string_view line) const;
 
-  const MethodInfo& method_;
+  // A copy: the caller's MethodInfo may be a local that an async call or a
+  // stream outlives.
+  const MethodInfo method_;
   const RetryPolicy& retry_policy_;
   const ExponentialBackoffPolicy& backoff_policy_;
   const OptionsView& options_;
