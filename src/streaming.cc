@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "stubkit/internal/metadata.h"
 #include "stubkit/retry_options.h"
 
 namespace stubkit {
@@ -54,8 +55,18 @@ absl::Status ApplyStreamOptions(grpc::ClientContext& context,
                      ": AttemptTimeoutOption and TotalTimeoutOption must not "
                      "be negative; nothing was sent"));
   }
+  const auto* metadata = options.find<MetadataOption>();
+  if (metadata != nullptr) {
+    // gRPC would abort the process on it when the stream starts.
+    absl::Status invalid = ValidateMetadata(*metadata);
+    if (!invalid.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(method.full_name, ": MetadataOption: ",
+                       invalid.message(), "; nothing was sent"));
+    }
+  }
   SetStreamAttemptDeadline(context, StreamCallDeadline(options), options);
-  if (const auto* metadata = options.find<MetadataOption>()) {
+  if (metadata != nullptr) {
     for (const auto& [key, value] : *metadata) context.AddMetadata(key, value);
   }
   return absl::OkStatus();
