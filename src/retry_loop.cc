@@ -3,6 +3,7 @@
 #include "stubkit/retry_loop.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -10,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "src/internal/format.h"
+#include "stubkit/internal/metadata.h"
 
 namespace stubkit {
 namespace internal {
@@ -42,6 +44,11 @@ bool IsIdempotent(const MethodInfo& method, const OptionsView& options) {
 
 namespace {
 
+bool IsValid(Idempotency idempotency) {
+  return idempotency == Idempotency::kIdempotent ||
+         idempotency == Idempotency::kNonIdempotent;
+}
+
 absl::Status ValidateOptions(const OptionsView& options,
                              const RetryPolicy& retry_policy,
                              const ExponentialBackoffPolicy& backoff_policy) {
@@ -62,6 +69,52 @@ absl::Status ValidateOptions(const OptionsView& options,
   if (const auto* throttle = options.find<RetryThrottleOption>()) {
     if (*throttle != nullptr && !(*throttle)->status().ok()) {
       return (*throttle)->status();
+    }
+  }
+  if (const auto* ceiling = options.find<ServerHintCeilingOption>()) {
+    if (*ceiling <= nanoseconds::zero()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "ServerHintCeilingOption must be positive, got ",
+          FormatDuration(*ceiling),
+          "; to ignore server hints set ServerHintsOption to false"));
+    }
+  }
+  if (const Idempotency* forced = options.find<IdempotencyOption>()) {
+    if (!IsValid(*forced)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("IdempotencyOption: not an Idempotency value (",
+                       static_cast<int>(*forced), ")"));
+    }
+  }
+  if (const auto* by_name = options.find<IdempotencyMapOption>()) {
+    for (const auto& [name, idempotency] : *by_name) {
+      if (name.empty()) {
+        return absl::InvalidArgumentError(
+            "IdempotencyMapOption: a method name is empty; keys are full "
+            "proto names, \"package.Service.Method\"");
+      }
+      if (!IsValid(idempotency)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "IdempotencyMapOption: \"", name, "\" maps to ",
+            static_cast<int>(idempotency), ", not an Idempotency value"));
+      }
+    }
+  }
+  if (const LogLevel* level = options.find<LogLevelOption>()) {
+    if (*level != LogLevel::kOff && *level != LogLevel::kRetries &&
+        *level != LogLevel::kRpc) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("LogLevelOption: not a LogLevel value (",
+                       static_cast<int>(*level), ")"));
+    }
+  }
+  // gRPC 1.51 aborts the process on an illegal key or value when the call
+  // starts; refuse it here instead, naming the key.
+  if (const auto* metadata = options.find<MetadataOption>()) {
+    absl::Status status = ValidateMetadata(*metadata);
+    if (!status.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("MetadataOption: ", status.message()));
     }
   }
   return absl::OkStatus();
@@ -126,10 +179,14 @@ void RetryLoopState::Setup(const OptionsView& options) {
   const auto& deadline = options.get<DeadlineOption>();
   if (deadline != std::chrono::system_clock::time_point::max()) {
     // Map the wall-clock deadline onto the steady clock once, at the start.
-    nanoseconds remaining = deadline - std::chrono::system_clock::now();
-    time_point deadline_end = remaining <= nanoseconds::zero()
-                                  ? start_
-                                  : AddSaturating(start_, remaining);
+    // Compare before subtracting: `time_point::min() - now` overflows.
+    const auto wall_now = std::chrono::system_clock::now();
+    time_point deadline_end =
+        deadline <= wall_now
+            ? start_
+            : AddSaturating(start_,
+                            std::chrono::duration_cast<nanoseconds>(
+                                deadline - wall_now));
     if (deadline_end < end_) {
       end_ = deadline_end;
       end_reason_ = StopReason::kDeadline;
@@ -284,6 +341,8 @@ bool RetryLoopState::ChooseWait(const absl::Status& status,
                                 std::string* refusal) {
   *wait = Wait{backoff_policy_.DelayFor(failures_ - 1), WaitReason::kBackoff};
   if (!use_hints_) return true;
+  // A server hint replaces the backoff draw; with both hints, the longer.
+  std::optional<Wait> hint;
   const auto& trailers = context.GetServerTrailingMetadata();
   auto pushback = trailers.find(kRetryPushbackHeader);
   if (pushback != trailers.end()) {
@@ -295,21 +354,34 @@ bool RetryLoopState::ChooseWait(const absl::Status& status,
                        ": ", value.substr(0, 32), ")");
       return false;
     }
-    *wait = Wait{parsed.delay, WaitReason::kPushback};
+    hint = Wait{parsed.delay, WaitReason::kPushback};
   }
   if (auto details = status.GetPayload(kErrorDetailsPayloadKey)) {
-    RetryInfoHint hint = details->size() > kMaxStatusDetailsBytes
-                             ? RetryInfoHint{RetryInfoHint::Kind::kMalformed}
-                             : ParseRetryInfoDelay(std::string(*details));
-    if (hint.kind == RetryInfoHint::Kind::kDelay && hint.delay > wait->delay) {
-      *wait = Wait{hint.delay, WaitReason::kRetryInfo};
-    } else if (hint.kind == RetryInfoHint::Kind::kMalformed) {
+    RetryInfoHint parsed = details->size() > kMaxStatusDetailsBytes
+                               ? RetryInfoHint{RetryInfoHint::Kind::kMalformed}
+                               : ParseRetryInfoDelay(std::string(*details));
+    if (parsed.kind == RetryInfoHint::Kind::kDelay) {
+      if (!hint.has_value() || parsed.delay > hint->delay) {
+        hint = Wait{parsed.delay, WaitReason::kRetryInfo};
+      }
+    } else if (parsed.kind == RetryInfoHint::Kind::kMalformed) {
       Log(LogLevel::kRetries,
           absl::StrCat("stubkit: ", method_.full_name,
                        " ignoring malformed or oversized status details (",
                        details->size(), " bytes)"));
     }
   }
+  if (!hint.has_value()) return true;
+  const nanoseconds ceiling = options_.get<ServerHintCeilingOption>();
+  if (hint->delay > ceiling) {
+    *refusal = absl::StrCat("the server asked to wait ",
+                            FormatDuration(hint->delay), " (",
+                            ToString(hint->reason), "), longer than ",
+                            FormatDuration(ceiling),
+                            " (ServerHintCeilingOption)");
+    return false;
+  }
+  *wait = *hint;
   return true;
 }
 

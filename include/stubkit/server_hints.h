@@ -9,7 +9,19 @@
 //     a non-negative integer replaces the next backoff wait; a negative or
 //     unparseable value means "do not retry".
 //   - `google.rpc.RetryInfo.retry_delay` inside `grpc-status-details-bin`:
-//     the next wait is at least that long.
+//     replaces the next backoff wait too, as gRPC does for pushback and
+//     google-cloud-cpp for RetryInfo: a server that says "retry in 1.5 s"
+//     gets its retry at 1.5 s, not at a larger backoff draw.
+//
+// When both are present the longer wait is taken: the server asked for
+// both, and waiting longer honours each. A hint longer than
+// `ServerHintCeilingOption` (default 5 minutes, the default backoff's own
+// maximum) is not honoured: the call stops with `StopReason::kThrottled` and
+// the message quotes what the server asked for, so a broken or hostile
+// server cannot park a call, and its async state, for centuries.
+//
+//   auto options = stubkit::Options{}
+//       .set<stubkit::ServerHintCeilingOption>(std::chrono::minutes(20));
 //
 // A hint never extends the retry policy or the call's deadline, and never
 // makes a non-retryable code or a non-idempotent call retryable. Malformed or
@@ -38,6 +50,15 @@ namespace stubkit {
 struct ServerHintsOption {
   using Type = bool;
   static Type Default() { return true; }
+};
+
+// The longest server hint honoured; a longer one stops the call
+// (kThrottled). Must be positive; `nanoseconds::max()` honours any hint that
+// fits the call's time. To ignore hints altogether, set `ServerHintsOption`
+// to false instead.
+struct ServerHintCeilingOption {
+  using Type = std::chrono::nanoseconds;
+  static Type Default() { return std::chrono::minutes(5); }
 };
 
 inline constexpr char kRetryPushbackHeader[] = "grpc-retry-pushback-ms";

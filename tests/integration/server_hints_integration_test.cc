@@ -145,13 +145,53 @@ TEST_F(ServerHintsIntegrationTest, PushbackIsIgnoredWhenHintsAreOff) {
   EXPECT_EQ(service_.attempts("off"), 2);
 }
 
-TEST_F(ServerHintsIntegrationTest, RetryInfoSetsTheMinimumWait) {
+TEST_F(ServerHintsIntegrationTest, RetryInfoReplacesTheBackoff) {
   EchoRequest request = Failing("retry-info", 1);
   request.set_error_details(testing::StatusWithRetryInfo(7, 0));
   absl::StatusOr<EchoResponse> response = Call(request);
   ASSERT_TRUE(response.ok()) << response.status();
   EXPECT_EQ(events()[0].wait, seconds(7));
   EXPECT_EQ(events()[0].wait_reason, WaitReason::kRetryInfo);
+
+  // Shorter than the backoff's draw: still the server's word.
+  EchoRequest short_hint = Failing("retry-info-short", 1);
+  short_hint.set_error_details(testing::StatusWithRetryInfo(0, 1500000));
+  ASSERT_TRUE(Call(short_hint).ok());
+  EXPECT_EQ(events()[0].wait, std::chrono::microseconds(1500));
+  EXPECT_EQ(events()[0].wait_reason, WaitReason::kRetryInfo);
+}
+
+TEST_F(ServerHintsIntegrationTest, WithBothHintsTheLongerWins) {
+  EchoRequest request = Failing("both", 1);
+  request.set_pushback_ms("250");
+  request.set_error_details(testing::StatusWithRetryInfo(2, 0));
+  ASSERT_TRUE(Call(request).ok());
+  EXPECT_EQ(events()[0].wait, seconds(2));
+  EXPECT_EQ(events()[0].wait_reason, WaitReason::kRetryInfo);
+
+  EchoRequest pushback_longer = Failing("both-pushback", 1);
+  pushback_longer.set_pushback_ms("3000");
+  pushback_longer.set_error_details(testing::StatusWithRetryInfo(1, 0));
+  ASSERT_TRUE(Call(pushback_longer).ok());
+  EXPECT_EQ(events()[0].wait, seconds(3));
+  EXPECT_EQ(events()[0].wait_reason, WaitReason::kPushback);
+}
+
+TEST_F(ServerHintsIntegrationTest, PushbackAboveTheCeilingStopsTheCall) {
+  // A count-only policy and no deadline: nothing else bounds this wait.
+  EchoRequest request = Failing("huge-pushback", 1);
+  request.set_pushback_ms("999999999999999999");
+  absl::StatusOr<EchoResponse> response =
+      Call(request, Options{}.set<RetryPolicyOption>(
+                        LimitedErrorCountRetryPolicy(3)));
+  ASSERT_FALSE(response.ok());
+  EXPECT_EQ(service_.attempts("huge-pushback"), 1);
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(GetRetrySummary(response.status())->stop_reason,
+            StopReason::kThrottled);
+  EXPECT_THAT(response.status().message(),
+              HasSubstr("(server pushback), longer than 5m "
+                        "(ServerHintCeilingOption)"));
 }
 
 TEST_F(ServerHintsIntegrationTest, MalformedRetryInfoIsIgnored) {

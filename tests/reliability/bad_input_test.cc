@@ -143,15 +143,17 @@ TEST_F(BadInputTest, MalformedPushbackTrailerStopsRetrying) {
     Report(std::string("trailer `grpc-retry-pushback-ms: ") + value + "`",
            r.status());
   }
-  // An absurd wait is honoured only as far as the call's time allows.
+  // An absurd wait is not honoured at all: it is above the hint ceiling.
   EchoRequest request;
   request.set_message("pushback huge");
   request.set_fail_first(5);
   request.set_pushback_ms("999999999999999999");
-  absl::StatusOr<testing::EchoResponse> r = client.Echo(
-      request, Options{}.set<TotalTimeoutOption>(seconds(5)));
+  absl::StatusOr<testing::EchoResponse> r = client.Echo(request);
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(GetRetrySummary(r.status())->stop_reason, StopReason::kDeadline);
+  EXPECT_EQ(GetRetrySummary(r.status())->stop_reason, StopReason::kThrottled);
+  EXPECT_THAT(std::string(r.status().message()),
+              HasSubstr("longer than 5m (ServerHintCeilingOption)"));
+  EXPECT_EQ(service_.attempts(request.message()), 1);
   Report("trailer `grpc-retry-pushback-ms: 999999999999999999` (18 digits)",
          r.status());
 }

@@ -118,22 +118,70 @@ TEST_F(RetryLoopFeaturesTest, RetryInfoLongerThanBackoffSetsTheWait) {
   EXPECT_EQ(events_[0].wait_reason, WaitReason::kRetryInfo);
 }
 
-TEST_F(RetryLoopFeaturesTest, RetryInfoShorterThanBackoffIsAMinimumOnly) {
+TEST_F(RetryLoopFeaturesTest, RetryInfoShorterThanBackoffReplacesIt) {
+  // The server said 100 ms; the backoff would have said 1 s. The server's
+  // word replaces the draw, as pushback does in gRPC.
   std::string details = testing::StatusWithRetryInfo(0, 100000000);
   ASSERT_TRUE(Run(kGet, {Unavailable(details), absl::OkStatus()}).ok());
-  EXPECT_EQ(events_[0].wait, seconds(1));
-  EXPECT_EQ(events_[0].wait_reason, WaitReason::kBackoff);
+  EXPECT_EQ(events_[0].wait, milliseconds(100));
+  EXPECT_EQ(events_[0].wait_reason, WaitReason::kRetryInfo);
+  EXPECT_EQ(events_[1].elapsed, milliseconds(100));
 }
 
 TEST_F(RetryLoopFeaturesTest, RetryInfoNeverExtendsTheCall) {
   auto call = Options{}.set<TotalTimeoutOption>(seconds(30));
-  std::string details = testing::StatusWithRetryInfo(3600, 0);
+  std::string details = testing::StatusWithRetryInfo(60, 0);
   absl::StatusOr<std::string> result =
       Run(kGet, {Unavailable(details), absl::OkStatus()}, call);
   EXPECT_EQ(attempts_, 1);
   EXPECT_EQ(GetRetrySummary(result.status())->stop_reason,
             StopReason::kDeadline);
   EXPECT_THAT(result.status().message(), HasSubstr("server RetryInfo"));
+}
+
+TEST_F(RetryLoopFeaturesTest, HintAboveTheCeilingStopsTheCall) {
+  // A count-only policy with no deadline: without a ceiling this hint would
+  // park the call for an hour (or, from a broken server, for centuries).
+  std::string details = testing::StatusWithRetryInfo(3600, 0);
+  auto call = Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(5));
+  absl::StatusOr<std::string> result =
+      Run(kGet, {Unavailable(details), absl::OkStatus()}, call);
+  EXPECT_EQ(attempts_, 1);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(GetRetrySummary(result.status())->stop_reason,
+            StopReason::kThrottled);
+  EXPECT_THAT(result.status().message(),
+              AllOf(HasSubstr("the server asked to wait 1h"),
+                    HasSubstr("server RetryInfo"),
+                    HasSubstr("longer than 5m (ServerHintCeilingOption)")));
+  EXPECT_EQ(events_[0].elapsed, nanoseconds(0));  // stopped without waiting
+}
+
+TEST_F(RetryLoopFeaturesTest, HintAtTheCeilingIsHonoured) {
+  std::string details = testing::StatusWithRetryInfo(300, 0);
+  ASSERT_TRUE(Run(kGet, {Unavailable(details), absl::OkStatus()}).ok());
+  EXPECT_EQ(events_[0].wait, minutes(5));
+  EXPECT_EQ(events_[0].wait_reason, WaitReason::kRetryInfo);
+}
+
+TEST_F(RetryLoopFeaturesTest, TheCeilingIsAnOption) {
+  std::string details = testing::StatusWithRetryInfo(3600, 0);
+  auto call = Options{}
+                  .set<ServerHintCeilingOption>(std::chrono::hours(2))
+                  .set<RetryPolicyOption>(
+                      LimitedTimeRetryPolicy(std::chrono::hours(3)));
+  ASSERT_TRUE(Run(kGet, {Unavailable(details), absl::OkStatus()}, call).ok());
+  EXPECT_EQ(events_[0].wait, std::chrono::hours(1));
+
+  for (nanoseconds bad : {nanoseconds(0), nanoseconds(-1)}) {
+    absl::StatusOr<std::string> invalid = Run(
+        kGet, {absl::OkStatus()}, Options{}.set<ServerHintCeilingOption>(bad));
+    EXPECT_EQ(attempts_, 0);
+    EXPECT_EQ(invalid.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(invalid.status().message(),
+                HasSubstr("ServerHintCeilingOption must be positive"));
+  }
 }
 
 TEST_F(RetryLoopFeaturesTest, RetryInfoNeverMakesPermanentErrorsRetryable) {

@@ -1,0 +1,421 @@
+// Copyright 2026 The stubkit Authors.
+//
+// Every public option, handed a value a user might get wrong: each is either
+// refused with INVALID_ARGUMENT naming the option before anything is sent,
+// or has a documented meaning that this test checks by behaviour. Tried
+// through generated clients against real in-process servers: sync, async,
+// hedged and server-streaming calls alike. Each row prints a
+// "BADINPUT | input | outcome" line for the README's bad-input table.
+
+#include <chrono>
+#include <climits>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/synchronization/mutex.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "stubkit/hedging.h"
+#include "stubkit/testing/echo.stubkit.h"
+#include "stubkit/testing/streams.stubkit.h"
+#include "tests/testing/flaky_echo_service.h"
+
+namespace stubkit {
+namespace {
+
+using ::testing::HasSubstr;
+using std::chrono::milliseconds;
+using std::chrono::nanoseconds;
+using std::chrono::seconds;
+using testing::EchoRequest;
+using testing::EchoResponse;
+using testing::EchoServiceClient;
+using testing::FlakyEchoService;
+using testing::Item;
+using testing::RangeRequest;
+using testing::StreamService;
+using testing::StreamServiceClient;
+using testing::TestServer;
+
+// Serves Range: `count` items, counting the streams it opened.
+class CountingStreamService final : public StreamService::Service {
+ public:
+  grpc::Status Range(grpc::ServerContext*, const RangeRequest* request,
+                     grpc::ServerWriter<Item>* writer) override {
+    {
+      absl::MutexLock lock(&mu_);
+      ++opened_;
+    }
+    for (int i = 0; i < request->count(); ++i) {
+      Item item;
+      item.set_value(request->start() + i);
+      writer->Write(item);
+    }
+    return grpc::Status::OK;
+  }
+  int opened() {
+    absl::MutexLock lock(&mu_);
+    return opened_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  int opened_ = 0;
+};
+
+Options Fast() {
+  return Options{}
+      .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(3))
+      .set<BackoffPolicyOption>(
+          ExponentialBackoffPolicy(milliseconds(1), milliseconds(5), 2.0));
+}
+
+Options Hedged(Options options) {
+  return options.set<HedgingPolicyOption>(HedgingPolicy(2, milliseconds(50)));
+}
+
+void Report(const std::string& input, const std::string& outcome) {
+  std::printf("BADINPUT | %s | %s\n", input.c_str(), outcome.c_str());
+}
+
+class BadOptionsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(echo_server_.ok());
+    ASSERT_TRUE(stream_server_.ok());
+  }
+
+  // Every call form with `options` as the call's options, and the client's
+  // `client` options under them.
+  void ExpectRefusedEverywhere(const std::string& input, const Options& options,
+                               const std::string& says) {
+    SCOPED_TRACE(input);
+    EchoServiceClient echo(echo_server_.Channel(), Fast());
+    StreamServiceClient streams(stream_server_.Channel(), Fast());
+    EchoRequest request;
+    request.set_message("refused");
+    std::vector<absl::Status> results;
+    results.push_back(echo.Echo(request, options).status());
+    results.push_back(echo.AsyncEcho(request, options).get().status());
+    results.push_back(echo.Echo(request, Hedged(options)).status());
+    results.push_back(echo.AsyncEcho(request, Hedged(options)).get().status());
+    RangeRequest range;
+    range.set_count(3);
+    StreamReader<Item> reader = streams.Range(range, options);
+    Item item;
+    EXPECT_FALSE(reader.Read(&item));
+    results.push_back(reader.Finish());
+    for (const absl::Status& status : results) {
+      EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+      EXPECT_THAT(std::string(status.message()), HasSubstr(says));
+      ASSERT_TRUE(GetRetrySummary(status).has_value()) << status;
+      EXPECT_EQ(GetRetrySummary(status)->stop_reason,
+                StopReason::kInvalidArgument);
+      EXPECT_EQ(GetRetrySummary(status)->attempts, 0);
+    }
+    EXPECT_EQ(echo_service_.total_attempts(), 0) << "something was sent";
+    EXPECT_EQ(stream_service_.opened(), 0) << "a stream was opened";
+    Report(input, "`INVALID_ARGUMENT: " + std::string(results[0].message()) +
+                      "`; sync, async, hedged and streams alike; nothing "
+                      "is sent");
+  }
+
+  FlakyEchoService echo_service_;
+  TestServer echo_server_{&echo_service_};
+  CountingStreamService stream_service_;
+  TestServer stream_server_{&stream_service_};
+};
+
+TEST_F(BadOptionsTest, UppercaseMetadataKey) {
+  ExpectRefusedEverywhere(
+      "`MetadataOption({{\"X-Tenant\", \"blue\"}})`",
+      Options{}.set<MetadataOption>({{"X-Tenant", "blue"}}),
+      "MetadataOption: metadata key 'X-Tenant': keys may hold only lowercase");
+}
+
+TEST_F(BadOptionsTest, NewlineInMetadataValue) {
+  ExpectRefusedEverywhere(
+      "`MetadataOption({{\"x-note\", \"a\\nb\"}})`",
+      Options{}.set<MetadataOption>({{"x-note", "a\nb"}}),
+      "metadata key 'x-note': its value holds byte 0x0a");
+}
+
+TEST_F(BadOptionsTest, ReservedAndEmptyMetadataKeys) {
+  ExpectRefusedEverywhere(
+      "`MetadataOption({{\"grpc-timeout\", \"1S\"}})`",
+      Options{}.set<MetadataOption>({{"grpc-timeout", "1S"}}),
+      "the 'grpc-' prefix is reserved");
+  ExpectRefusedEverywhere("`MetadataOption({{\"\", \"v\"}})`",
+                          Options{}.set<MetadataOption>({{"", "v"}}),
+                          "metadata key must not be empty");
+}
+
+TEST_F(BadOptionsTest, ClientStreamsRefuseBadMetadataToo) {
+  StreamServiceClient streams(stream_server_.Channel());
+  auto options = Options{}.set<MetadataOption>({{"X-Tenant", "blue"}});
+  auto writer = streams.Sum(options);
+  EXPECT_FALSE(writer.Write(Item()));
+  absl::StatusOr<testing::SumResponse> sum = writer.Finish();
+  EXPECT_EQ(sum.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(sum.status().message()), HasSubstr("'X-Tenant'"));
+  auto bidi = streams.Double(options);
+  EXPECT_FALSE(bidi.Write(Item()));
+  absl::Status status = bidi.Finish();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  Report("`MetadataOption` with a bad key on a client or bidi stream",
+         "`INVALID_ARGUMENT` from `Finish()` naming the key; `Write` "
+         "returns false; nothing is sent");
+}
+
+TEST_F(BadOptionsTest, ServerHintCeilingMustBePositive) {
+  ExpectRefusedEverywhere(
+      "`ServerHintCeilingOption(0)`",
+      Options{}.set<ServerHintCeilingOption>(nanoseconds(0)),
+      "ServerHintCeilingOption must be positive, got 0");
+}
+
+TEST_F(BadOptionsTest, EmptyNameInTheIdempotencyMap) {
+  ExpectRefusedEverywhere(
+      "`IdempotencyMapOption({{\"\", kIdempotent}})`",
+      Options{}.set<IdempotencyMapOption>({{"", Idempotency::kIdempotent}}),
+      "IdempotencyMapOption: a method name is empty");
+}
+
+TEST_F(BadOptionsTest, EnumValuesOutOfRange) {
+  ExpectRefusedEverywhere(
+      "`IdempotencyOption(static_cast<Idempotency>(7))`",
+      Options{}.set<IdempotencyOption>(static_cast<Idempotency>(7)),
+      "IdempotencyOption: not an Idempotency value (7)");
+  ExpectRefusedEverywhere(
+      "`LogLevelOption(static_cast<LogLevel>(9))`",
+      Options{}.set<LogLevelOption>(static_cast<LogLevel>(9)),
+      "LogLevelOption: not a LogLevel value (9)");
+}
+
+TEST_F(BadOptionsTest, NegativeTotalTimeout) {
+  ExpectRefusedEverywhere("`TotalTimeoutOption(-1s)`",
+                          Options{}.set<TotalTimeoutOption>(seconds(-1)),
+                          "TotalTimeoutOption must not be negative, got -1s");
+}
+
+TEST_F(BadOptionsTest, BackoffOutOfShape) {
+  ExpectRefusedEverywhere(
+      "`ExponentialBackoffPolicy(0s, 5min, 2.0)`",
+      Options{}.set<BackoffPolicyOption>(ExponentialBackoffPolicy(
+          seconds(0), std::chrono::minutes(5), 2.0)),
+      "initial_delay must be positive");
+  ExpectRefusedEverywhere(
+      "`ExponentialBackoffPolicy(2s, 1s, 2.0)`",
+      Options{}.set<BackoffPolicyOption>(
+          ExponentialBackoffPolicy(seconds(2), seconds(1), 2.0)),
+      "must not be below initial_delay");
+}
+
+TEST_F(BadOptionsTest, AbsurdCounts) {
+  ExpectRefusedEverywhere(
+      "`RetryThrottle(1e9, 0.1)`",
+      Options{}.set<RetryThrottleOption>(
+          std::make_shared<RetryThrottle>(1e9, 0.1)),
+      "max_tokens must be in (0, 1000]");
+  ExpectRefusedEverywhere(
+      "`RetryThrottle(10, 0)`",
+      Options{}.set<RetryThrottleOption>(std::make_shared<RetryThrottle>(10, 0)),
+      "token_ratio must be in (0, max_tokens]");
+}
+
+TEST_F(BadOptionsTest, HedgingPolicyOutOfRange) {
+  // Refused for idempotent calls, which are the ones that would be hedged.
+  EchoServiceClient echo(echo_server_.Channel());
+  EchoRequest request;
+  request.set_message("hedge");
+  for (const auto& [input, policy, says] :
+       std::vector<std::tuple<std::string, HedgingPolicy, std::string>>{
+           {"`HedgingPolicy(11, 10ms)`", HedgingPolicy(11, milliseconds(10)),
+            "max_attempts must be in [1, 10], got 11"},
+           {"`HedgingPolicy(2, -1ms)`", HedgingPolicy(2, milliseconds(-1)),
+            "hedging_delay must not be negative"},
+           {"`HedgingPolicy(2, 10ms, {})`",
+            HedgingPolicy(2, milliseconds(10), StatusCodeSet{}),
+            "non_fatal_codes must be non-empty"}}) {
+    auto options = Options{}.set<HedgingPolicyOption>(policy);
+    absl::Status sync = echo.Echo(request, options).status();
+    absl::Status async = echo.AsyncEcho(request, options).get().status();
+    for (const absl::Status& status : {sync, async}) {
+      EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << input;
+      EXPECT_THAT(std::string(status.message()), HasSubstr(says));
+    }
+    Report(input, "`INVALID_ARGUMENT: " + std::string(sync.message()) +
+                      "`; sync and async; nothing is sent");
+  }
+  EXPECT_EQ(echo_service_.total_attempts(), 0);
+}
+
+// Values with a documented meaning rather than an error: each is checked by
+// what the call does.
+TEST_F(BadOptionsTest, NullPointersAndFunctionsMeanUnset) {
+  EchoServiceClient echo(echo_server_.Channel());
+  auto options = Options{}
+                     .set<RetryObserverOption>(nullptr)
+                     .set<LogSinkOption>(nullptr)
+                     .set<MetricsOption>(nullptr)
+                     .set<RetryThrottleOption>(nullptr)
+                     .set<CancellationOption>(nullptr)
+                     .set<ClockOption>(nullptr)
+                     .set<SleeperOption>(nullptr)
+                     .set<AsyncSleeperOption>(nullptr)
+                     .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
+                         milliseconds(1), milliseconds(2), 2.0));
+  EchoRequest request;
+  request.set_message("nulls");
+  request.set_fail_first(1);
+  request.set_fail_code(grpc::StatusCode::UNAVAILABLE);
+  absl::StatusOr<EchoResponse> sync = echo.Echo(request, options);
+  ASSERT_TRUE(sync.ok()) << sync.status();
+  EXPECT_EQ(sync->attempt(), 2);
+  request.set_message("nulls async");
+  absl::StatusOr<EchoResponse> async = echo.AsyncEcho(request, options).get();
+  ASSERT_TRUE(async.ok()) << async.status();
+  EXPECT_EQ(async->attempt(), 2);
+  Report(
+      "null `RetryObserverOption`, `LogSinkOption`, `MetricsOption`, "
+      "`RetryThrottleOption`, `CancellationOption`, `ClockOption`, "
+      "`SleeperOption`, `AsyncSleeperOption`",
+      "each means unset: no observer, stderr, no metrics, no throttle, not "
+      "cancellable, the steady clock, real sleep, the shared timer thread; "
+      "the call retries and succeeds as without them");
+
+  // Decorator factories that are null, or return null, are skipped.
+  EchoServiceClient decorated(
+      echo_server_.Channel(),
+      Options{}.set<EchoServiceClient::DecoratorsOption>(
+          {nullptr, [](std::shared_ptr<testing::EchoServiceStub>) {
+             return std::shared_ptr<testing::EchoServiceStub>();
+           }}));
+  request.set_message("null decorators");
+  request.set_fail_first(0);
+  ASSERT_TRUE(decorated.Echo(request).ok());
+  Report("`DecoratorsOption` holding a null factory, or one returning null",
+         "skipped: the stack below it is kept");
+
+  // A null resume hook means no resume: the break is reported.
+  StreamServiceClient streams(stream_server_.Channel());
+  RangeRequest range;
+  range.set_count(3);
+  StreamReader<Item> reader = streams.Range(
+      range, Options{}.set<StreamServiceClient::RangeResumeOption>(nullptr));
+  Item item;
+  int read = 0;
+  while (reader.Read(&item)) ++read;
+  EXPECT_EQ(read, 3);
+  EXPECT_TRUE(reader.Finish().ok());
+  Report("a null `MResumeOption` hook", "no resume hook: a break after the "
+                                        "first message is reported");
+}
+
+TEST_F(BadOptionsTest, ZeroAndHugeDurationsMeanNoLimit) {
+  EchoServiceClient echo(echo_server_.Channel());
+  EchoRequest request;
+  request.set_message("durations");
+  for (const auto& [input, options] :
+       std::vector<std::pair<std::string, Options>>{
+           {"`AttemptTimeoutOption(0)`, `TotalTimeoutOption(0)`",
+            Options{}
+                .set<AttemptTimeoutOption>(nanoseconds(0))
+                .set<TotalTimeoutOption>(nanoseconds(0))},
+           {"`AttemptTimeoutOption(nanoseconds::max())`, "
+            "`TotalTimeoutOption(nanoseconds::max())`",
+            Options{}
+                .set<AttemptTimeoutOption>(nanoseconds::max())
+                .set<TotalTimeoutOption>(nanoseconds::max())},
+           {"`LimitedTimeRetryPolicy(nanoseconds::max())`",
+            Options{}.set<RetryPolicyOption>(
+                LimitedTimeRetryPolicy(nanoseconds::max()))},
+           {"`DeadlineOption(system_clock::time_point::max())`",
+            Options{}.set<DeadlineOption>(
+                std::chrono::system_clock::time_point::max())},
+           {"`ServerHintCeilingOption(nanoseconds::max())`",
+            Options{}.set<ServerHintCeilingOption>(nanoseconds::max())},
+           {"`LimitedErrorCountRetryPolicy(INT_MAX)`",
+            Options{}.set<RetryPolicyOption>(
+                LimitedErrorCountRetryPolicy(INT_MAX))}}) {
+    absl::StatusOr<EchoResponse> sync = echo.Echo(request, options);
+    EXPECT_TRUE(sync.ok()) << input << ": " << sync.status();
+    absl::StatusOr<EchoResponse> async = echo.AsyncEcho(request, options).get();
+    EXPECT_TRUE(async.ok()) << input << ": " << async.status();
+  }
+  Report("`AttemptTimeoutOption(0)`, `TotalTimeoutOption(0)`",
+         "no limit of that kind (the retry policy still bounds the call)");
+  Report("`nanoseconds::max()` as a timeout, time limit or hint ceiling; "
+         "`time_point::max()` as the deadline; `INT_MAX` failures",
+         "saturates: no limit of that kind, never an overflow into the past");
+}
+
+TEST_F(BadOptionsTest, HedgingANonIdempotentCallMakesOneAttempt) {
+  EchoServiceClient echo(echo_server_.Channel());
+  auto options = Options{}
+                     .set<HedgingPolicyOption>(HedgingPolicy(3, milliseconds(1)))
+                     .set<IdempotencyOption>(Idempotency::kNonIdempotent);
+  EchoRequest request;
+  request.set_message("not hedged");
+  request.set_fail_first(1);
+  request.set_fail_code(grpc::StatusCode::UNAVAILABLE);
+  absl::StatusOr<EchoResponse> r = echo.Echo(request, options);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(echo_service_.attempts("not hedged"), 1);
+  EXPECT_EQ(GetRetrySummary(r.status())->stop_reason,
+            StopReason::kNonIdempotent);
+  Report("`HedgingPolicyOption` with `IdempotencyOption(kNonIdempotent)`",
+         "not hedged, not retried: one attempt, `" +
+             std::string(r.status().message()) + "`");
+}
+
+TEST_F(BadOptionsTest, UnknownMethodInTheIdempotencyMapMatchesNothing) {
+  EchoServiceClient echo(echo_server_.Channel(), Fast());
+  EchoRequest request;
+  request.set_message("unknown map entry");
+  request.set_fail_first(1);
+  request.set_fail_code(grpc::StatusCode::UNAVAILABLE);
+  // Append is not idempotent by its proto; the entry names no real method.
+  absl::StatusOr<EchoResponse> r = echo.Append(
+      request, Options{}.set<IdempotencyMapOption>(
+                   {{"stubkit.testing.EchoService.Apend",
+                     Idempotency::kIdempotent}}));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(echo_service_.attempts("unknown map entry"), 1);
+  Report("`IdempotencyMapOption` naming a method the client does not have",
+         "matches no call; the proto's idempotency applies");
+}
+
+TEST_F(BadOptionsTest, DeadlineInThePastSendsNothing) {
+  EchoServiceClient echo(echo_server_.Channel());
+  EchoRequest request;
+  request.set_message("past");
+  for (auto deadline : {std::chrono::system_clock::now() - seconds(1),
+                        std::chrono::system_clock::time_point::min()}) {
+    auto options = Options{}.set<DeadlineOption>(deadline);
+    const absl::Status results[] = {
+        echo.Echo(request, options).status(),
+        echo.AsyncEcho(request, options).get().status(),
+        echo.Echo(request, Hedged(options)).status()};
+    for (const absl::Status& status : results) {
+      SCOPED_TRACE(&status - results);  // 0 sync, 1 async, 2 hedged
+      EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
+      ASSERT_TRUE(GetRetrySummary(status).has_value());
+      EXPECT_EQ(GetRetrySummary(status)->stop_reason, StopReason::kDeadline);
+    }
+  }
+  EXPECT_EQ(echo_service_.total_attempts(), 0);
+  Report("`DeadlineOption` already past (or `time_point::min()`)",
+         "`DEADLINE_EXCEEDED`, stop reason `kDeadline`, nothing sent; sync, "
+         "async and hedged alike");
+}
+
+}  // namespace
+}  // namespace stubkit
