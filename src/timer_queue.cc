@@ -5,8 +5,6 @@
 #include <thread>
 #include <utility>
 
-#include "absl/time/clock.h"
-
 namespace stubkit {
 namespace internal {
 
@@ -16,18 +14,24 @@ TimerQueue::TimerQueue() {
 
 uint64_t TimerQueue::Schedule(std::chrono::nanoseconds duration,
                               std::function<void(bool)> done) {
-  absl::MutexLock lock(&mu_);
-  uint64_t id = next_id_++;
-  absl::Time when = absl::Now() + absl::FromChrono(duration);
-  pending_.emplace(id, std::move(done));
-  heap_.push(Entry{when, id});
+  const Steady::time_point when = SteadyDeadline(duration);
+  bool earliest;
+  uint64_t id;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    id = next_id_++;
+    pending_.emplace(id, std::move(done));
+    earliest = heap_.empty() || when < heap_.top().when;
+    heap_.push(Entry{when, id});
+  }
+  if (earliest) wake_.notify_one();
   return id;
 }
 
 void TimerQueue::Cancel(uint64_t id) {
   std::function<void(bool)> done;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     auto it = pending_.find(id);
     if (it == pending_.end()) return;  // ran, running or cancelled
     done = std::move(it->second);
@@ -38,22 +42,20 @@ void TimerQueue::Cancel(uint64_t id) {
 }
 
 void TimerQueue::Run() {
-  absl::MutexLock lock(&mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     if (heap_.empty()) {
-      auto has_entries = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return !heap_.empty();
-      };
-      mu_.Await(absl::Condition(&has_entries));
+      wake_.wait(lock);
       continue;
     }
-    const absl::Time when = heap_.top().when;
-    if (when > absl::Now()) {
+    const Steady::time_point when = heap_.top().when;
+    if (when > Steady::now()) {
       // Sleep until then, or until an earlier entry arrives.
-      auto earlier = [this, when]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return heap_.top().when < when;
-      };
-      mu_.AwaitWithDeadline(absl::Condition(&earlier), when);
+      if (when == Steady::time_point::max()) {
+        wake_.wait(lock);
+      } else {
+        wake_.wait_until(lock, when);
+      }
       continue;
     }
     const uint64_t id = heap_.top().id;
@@ -62,9 +64,9 @@ void TimerQueue::Run() {
     if (it == pending_.end()) continue;  // cancelled
     std::function<void(bool)> done = std::move(it->second);
     pending_.erase(it);
-    mu_.Unlock();
+    lock.unlock();
     done(true);
-    mu_.Lock();
+    lock.lock();
   }
 }
 

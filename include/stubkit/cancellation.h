@@ -20,12 +20,13 @@
 #include <grpcpp/client_context.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <utility>
 #include <vector>
-
-#include "absl/synchronization/mutex.h"
 
 namespace stubkit {
 
@@ -44,7 +45,8 @@ class CancellationToken {
   // Tracks the context of an attempt in flight; false if already cancelled.
   bool Attach(grpc::ClientContext* context);
   void Detach(grpc::ClientContext* context);
-  // Waits for `duration`; returns false if cancelled first (or already).
+  // Waits for `duration` on the steady clock; returns false if cancelled
+  // first (or already).
   bool WaitFor(std::chrono::nanoseconds duration);
   // Runs `callback` once on `Cancel()` (at once if already cancelled), unless
   // removed first. Callbacks run without the token's lock held.
@@ -52,12 +54,16 @@ class CancellationToken {
   void RemoveCallback(uint64_t id);
 
  private:
-  mutable absl::Mutex mu_;
-  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
-  std::vector<grpc::ClientContext*> contexts_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::pair<uint64_t, std::function<void()>>> callbacks_
-      ABSL_GUARDED_BY(mu_);
-  uint64_t next_callback_id_ ABSL_GUARDED_BY(mu_) = 1;
+  // std::mutex and std::condition_variable, not absl::Mutex: abseil
+  // 20220623's timed waits follow the wall clock (see
+  // stubkit/internal/timer_queue.h).
+  mutable std::mutex mu_;
+  std::condition_variable cancelled_cv_;
+  // All guarded by mu_.
+  bool cancelled_ = false;
+  std::vector<grpc::ClientContext*> contexts_;
+  std::vector<std::pair<uint64_t, std::function<void()>>> callbacks_;
+  uint64_t next_callback_id_ = 1;
 };
 
 struct CancellationOption {

@@ -4,24 +4,48 @@
 // thread. Ten thousand calls in backoff cost ten thousand heap entries, not
 // threads.
 //
+// Every wait is on the steady clock: deadlines are
+// `std::chrono::steady_clock` time points and the thread sleeps in
+// `std::condition_variable::wait_until`, which libstdc++ (GCC 12) implements
+// with pthread_cond_clockwait(CLOCK_MONOTONIC) for steady_clock time points.
+// Not abseil's timed waits: in abseil 20220623 `Mutex::AwaitWithDeadline`
+// takes an `absl::Time` (the wall clock, absl::Now()), `AwaitWithTimeout`
+// turns its timeout into one with gettimeofday(), and the futex behind both
+// waits with FUTEX_CLOCK_REALTIME (absl/synchronization/internal/futex.h,
+// kernel_timeout.h): a wall clock stepped back one hour delayed a retry by
+// one hour (tests/unit/wall_clock_step_test.cc).
+//
 // Not public API: `internal::DefaultAsyncSleeper()` is the process-wide one.
 
 #ifndef STUBKIT_INTERNAL_TIMER_QUEUE_H_
 #define STUBKIT_INTERNAL_TIMER_QUEUE_H_
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <queue>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/synchronization/mutex.h"
-#include "absl/time/time.h"
 #include "stubkit/clock.h"
 
 namespace stubkit {
 namespace internal {
+
+// now + duration on the steady clock, saturating: the latest time point
+// means "never". A negative duration means now.
+inline std::chrono::steady_clock::time_point SteadyDeadline(
+    std::chrono::nanoseconds duration) {
+  using Steady = std::chrono::steady_clock;
+  const Steady::time_point now = Steady::now();
+  if (duration <= Steady::duration::zero()) return now;
+  if (duration >= Steady::time_point::max() - now) {
+    return Steady::time_point::max();
+  }
+  return now + std::chrono::duration_cast<Steady::duration>(duration);
+}
 
 class TimerQueue : public AsyncSleeper {
  public:
@@ -33,20 +57,22 @@ class TimerQueue : public AsyncSleeper {
   void Cancel(uint64_t id) override;
 
  private:
+  using Steady = std::chrono::steady_clock;
   struct Entry {
-    absl::Time when;
+    Steady::time_point when;
     uint64_t id;
     bool operator>(const Entry& other) const { return when > other.when; }
   };
 
   void Run();
 
-  absl::Mutex mu_;
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap_
-      ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<uint64_t, std::function<void(bool)>> pending_
-      ABSL_GUARDED_BY(mu_);
-  uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
+  std::mutex mu_;
+  // Signalled when an entry becomes the earliest.
+  std::condition_variable wake_;
+  // All guarded by mu_.
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap_;
+  absl::flat_hash_map<uint64_t, std::function<void(bool)>> pending_;
+  uint64_t next_id_ = 1;
 };
 
 }  // namespace internal
