@@ -2,14 +2,27 @@
 
 #include "stubkit/internal/timer_queue.h"
 
-#include <thread>
 #include <utility>
 
 namespace stubkit {
 namespace internal {
 
-TimerQueue::TimerQueue() {
-  std::thread([this] { Run(); }).detach();
+TimerQueue::TimerQueue() : thread_([this] { Run(); }) {}
+
+TimerQueue::~TimerQueue() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_one();
+  thread_.join();
+  // Every wait completes exactly once.
+  absl::flat_hash_map<uint64_t, std::function<void(bool)>> pending;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    pending.swap(pending_);
+  }
+  for (auto& [id, done] : pending) done(false);
 }
 
 uint64_t TimerQueue::Schedule(std::chrono::nanoseconds duration,
@@ -41,9 +54,14 @@ void TimerQueue::Cancel(uint64_t id) {
   done(false);
 }
 
+TimerQueue::Footprint TimerQueue::footprint() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return Footprint{heap_.size(), pending_.size()};
+}
+
 void TimerQueue::Run() {
   std::unique_lock<std::mutex> lock(mu_);
-  for (;;) {
+  while (!stopping_) {
     if (heap_.empty()) {
       wake_.wait(lock);
       continue;

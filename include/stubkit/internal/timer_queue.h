@@ -26,6 +26,7 @@
 #include <functional>
 #include <mutex>
 #include <queue>
+#include <thread>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -49,12 +50,25 @@ inline std::chrono::steady_clock::time_point SteadyDeadline(
 
 class TimerQueue : public AsyncSleeper {
  public:
-  // Starts the thread, which runs for the life of the process.
+  // Starts the thread.
   TimerQueue();
+  // Stops the thread, then calls `done(false)` for each wait still pending,
+  // on the destroying thread. Not from one of the queue's own callbacks.
+  // (The process-wide queue is never destroyed.)
+  ~TimerQueue() override;
+  TimerQueue(const TimerQueue&) = delete;
+  TimerQueue& operator=(const TimerQueue&) = delete;
 
   uint64_t Schedule(std::chrono::nanoseconds duration,
                     std::function<void(bool)> done) override;
   void Cancel(uint64_t id) override;
+
+  // For tests: what the queue holds.
+  struct Footprint {
+    size_t heap_entries;  // pending waits, and cancelled ones not yet purged
+    size_t pending;       // waits scheduled, neither run nor cancelled
+  };
+  Footprint footprint() const;
 
  private:
   using Steady = std::chrono::steady_clock;
@@ -66,13 +80,16 @@ class TimerQueue : public AsyncSleeper {
 
   void Run();
 
-  std::mutex mu_;
-  // Signalled when an entry becomes the earliest.
+  mutable std::mutex mu_;
+  // Signalled when an entry becomes the earliest, and on stopping.
   std::condition_variable wake_;
   // All guarded by mu_.
   std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap_;
   absl::flat_hash_map<uint64_t, std::function<void(bool)>> pending_;
   uint64_t next_id_ = 1;
+  bool stopping_ = false;
+
+  std::thread thread_;  // last: starts once the rest is built
 };
 
 }  // namespace internal
