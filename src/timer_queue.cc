@@ -2,6 +2,7 @@
 
 #include "stubkit/internal/timer_queue.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace stubkit {
@@ -34,8 +35,9 @@ uint64_t TimerQueue::Schedule(std::chrono::nanoseconds duration,
     std::lock_guard<std::mutex> lock(mu_);
     id = next_id_++;
     pending_.emplace(id, std::move(done));
-    earliest = heap_.empty() || when < heap_.top().when;
-    heap_.push(Entry{when, id});
+    earliest = heap_.empty() || when < heap_.front().when;
+    heap_.push_back(Entry{when, id});
+    std::push_heap(heap_.begin(), heap_.end(), std::greater<Entry>());
   }
   if (earliest) wake_.notify_one();
   return id;
@@ -66,7 +68,7 @@ void TimerQueue::Run() {
       wake_.wait(lock);
       continue;
     }
-    const Steady::time_point when = heap_.top().when;
+    const Steady::time_point when = heap_.front().when;
     if (when > Steady::now()) {
       // Sleep until then, or until an earlier entry arrives.
       if (when == Steady::time_point::max()) {
@@ -76,8 +78,9 @@ void TimerQueue::Run() {
       }
       continue;
     }
-    const uint64_t id = heap_.top().id;
-    heap_.pop();
+    const uint64_t id = heap_.front().id;
+    std::pop_heap(heap_.begin(), heap_.end(), std::greater<Entry>());
+    heap_.pop_back();
     auto it = pending_.find(id);
     if (it == pending_.end()) continue;  // cancelled
     std::function<void(bool)> done = std::move(it->second);

@@ -25,7 +25,6 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
-#include <queue>
 #include <thread>
 #include <vector>
 
@@ -84,7 +83,9 @@ class TimerQueue : public AsyncSleeper {
   // Signalled when an entry becomes the earliest, and on stopping.
   std::condition_variable wake_;
   // All guarded by mu_.
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap_;
+  // A min-heap (std::push_heap with std::greater) of deadlines, cancelled
+  // ones included until they reach the top.
+  std::vector<Entry> heap_;
   absl::flat_hash_map<uint64_t, std::function<void(bool)>> pending_;
   uint64_t next_id_ = 1;
   bool stopping_ = false;
