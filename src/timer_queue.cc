@@ -51,14 +51,31 @@ void TimerQueue::Cancel(uint64_t id) {
     if (it == pending_.end()) return;  // ran, running or cancelled
     done = std::move(it->second);
     pending_.erase(it);
-    // The heap entry stays; Run() skips ids no longer pending.
+    // The heap entry stays for now; Run() skips ids no longer pending.
+    MaybePurgeCancelled();
   }
   done(false);
 }
 
 TimerQueue::Footprint TimerQueue::footprint() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return Footprint{heap_.size(), pending_.size()};
+  return Footprint{heap_.size(), heap_.capacity(), pending_.size(),
+                   pending_.capacity()};
+}
+
+void TimerQueue::MaybePurgeCancelled() {
+  const size_t live = pending_.size();
+  if (heap_.size() < kCompactionFloor || heap_.size() - live <= live) return;
+  // O(heap) at most once per heap/2 cancellations: O(1) each, amortized.
+  std::vector<Entry> kept;
+  kept.reserve(live);
+  for (const Entry& entry : heap_) {
+    if (pending_.contains(entry.id)) kept.push_back(entry);
+  }
+  std::make_heap(kept.begin(), kept.end(), std::greater<Entry>());
+  heap_.swap(kept);
+  // The map keeps its peak capacity unless told.
+  if (pending_.capacity() > 4 * live + kCompactionFloor) pending_.rehash(0);
 }
 
 void TimerQueue::Run() {
@@ -85,6 +102,8 @@ void TimerQueue::Run() {
     if (it == pending_.end()) continue;  // cancelled
     std::function<void(bool)> done = std::move(it->second);
     pending_.erase(it);
+    // Fewer pending waits: the cancelled entries left may now outnumber them.
+    MaybePurgeCancelled();
     lock.unlock();
     done(true);
     lock.lock();

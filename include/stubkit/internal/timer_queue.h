@@ -4,6 +4,11 @@
 // thread. Ten thousand calls in backoff cost ten thousand heap entries, not
 // threads.
 //
+// A cancelled wait's callback is released at once; its heap entry (16 bytes)
+// is skipped when it reaches the top, and the heap is rebuilt without them
+// once they outnumber the pending waits, so memory follows the waits still
+// pending: at most 2 entries per pending wait, or kCompactionFloor.
+//
 // Every wait is on the steady clock: deadlines are
 // `std::chrono::steady_clock` time points and the thread sleeps in
 // `std::condition_variable::wait_until`, which libstdc++ (GCC 12) implements
@@ -62,10 +67,15 @@ class TimerQueue : public AsyncSleeper {
                     std::function<void(bool)> done) override;
   void Cancel(uint64_t id) override;
 
+  // Below this many heap entries, cancelled ones are not purged.
+  static constexpr size_t kCompactionFloor = 64;
+
   // For tests: what the queue holds.
   struct Footprint {
     size_t heap_entries;  // pending waits, and cancelled ones not yet purged
-    size_t pending;       // waits scheduled, neither run nor cancelled
+    size_t heap_capacity;
+    size_t pending;  // waits scheduled, neither run nor cancelled
+    size_t pending_capacity;
   };
   Footprint footprint() const;
 
@@ -78,13 +88,16 @@ class TimerQueue : public AsyncSleeper {
   };
 
   void Run();
+  // Rebuilds the heap without cancelled entries once they outnumber the
+  // pending ones. Called with mu_ held.
+  void MaybePurgeCancelled();
 
   mutable std::mutex mu_;
   // Signalled when an entry becomes the earliest, and on stopping.
   std::condition_variable wake_;
   // All guarded by mu_.
   // A min-heap (std::push_heap with std::greater) of deadlines, cancelled
-  // ones included until they reach the top.
+  // ones included until purged.
   std::vector<Entry> heap_;
   absl::flat_hash_map<uint64_t, std::function<void(bool)>> pending_;
   uint64_t next_id_ = 1;
