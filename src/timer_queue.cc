@@ -106,6 +106,8 @@ void TimerQueue::Run() {
     MaybePurgeCancelled();
     lock.unlock();
     done(true);
+    // What it captured is user code too: destroyed before the lock is taken.
+    done = nullptr;
     lock.lock();
   }
 }

@@ -9,8 +9,11 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -141,6 +144,121 @@ TEST(TimerQueueTest, CancelledEntriesPurgedAsWaitsFire) {
   const TimerQueue::Footprint footprint = queue.footprint();
   EXPECT_EQ(footprint.pending, 100u);
   EXPECT_LE(footprint.heap_entries, 2 * 100u);
+}
+
+// Hardening #11g: which thread runs a callback. done(true) runs on the
+// queue's one thread; done(false) on the thread that called Cancel, before
+// Cancel returns.
+TEST(TimerQueueTest, CallbackThreads) {
+  TimerQueue queue;
+  std::atomic<int> fired{0};
+  std::thread::id first, second;
+  queue.Schedule(milliseconds(0), [&](bool ok) {
+    EXPECT_TRUE(ok);
+    first = std::this_thread::get_id();
+    ++fired;
+  });
+  queue.Schedule(milliseconds(1), [&](bool ok) {
+    EXPECT_TRUE(ok);
+    second = std::this_thread::get_id();
+    ++fired;
+  });
+  ASSERT_TRUE(Eventually([&] { return fired.load() == 2; }));
+  EXPECT_EQ(first, second);
+  EXPECT_NE(first, std::this_thread::get_id());
+
+  const uint64_t id = queue.Schedule(hours(1), [&](bool ok) {
+    EXPECT_FALSE(ok);
+    second = std::this_thread::get_id();
+    ++fired;
+  });
+  std::thread::id canceller;
+  bool ran_before_cancel_returned = false;
+  std::thread([&] {
+    canceller = std::this_thread::get_id();
+    queue.Cancel(id);
+    ran_before_cancel_returned = fired.load() == 3;
+  }).join();
+  EXPECT_TRUE(ran_before_cancel_returned);
+  EXPECT_EQ(second, canceller);
+  // Too late: nothing runs twice.
+  queue.Cancel(id);
+  EXPECT_EQ(fired.load(), 3);
+}
+
+// Whether the queue's lock can be taken, asked from another thread: a thread
+// cannot probe a std::mutex it may hold itself. A probe that finds the lock
+// held leaves a thread waiting for it, joined when the probe is destroyed.
+class LockProbe {
+ public:
+  explicit LockProbe(TimerQueue& queue) : queue_(queue) {}
+  ~LockProbe() {
+    for (std::thread& thread : threads_) thread.join();
+  }
+  bool QueueLockFree() {
+    auto answered = std::make_shared<std::atomic<bool>>(false);
+    std::thread thread([this, answered] {
+      (void)queue_.footprint();
+      *answered = true;
+    });
+    const bool free = Eventually([&] { return answered->load(); });
+    std::lock_guard<std::mutex> lock(mu_);
+    threads_.push_back(std::move(thread));
+    return free;
+  }
+
+ private:
+  TimerQueue& queue_;
+  std::mutex mu_;
+  std::vector<std::thread> threads_;
+};
+
+// Runs `f` when destroyed: what a callback captures is user code too.
+class OnDestroy {
+ public:
+  explicit OnDestroy(std::function<void()> f) : f_(std::move(f)) {}
+  ~OnDestroy() { f_(); }
+
+ private:
+  std::function<void()> f_;
+};
+
+// No lock of the queue is held while a callback runs, nor while what it
+// captured is destroyed (the timer thread destroyed a fired callback with
+// the lock held).
+TEST(TimerQueueTest, NoQueueLockWhileCallbacksRunOrAreDestroyed) {
+  auto queue = std::make_unique<TimerQueue>();
+  LockProbe probe(*queue);
+  struct Seen {
+    std::atomic<int> destroyed{0};
+    std::atomic<int> lock_free_in_callback{0};
+    std::atomic<int> lock_free_in_destructor{0};
+  };
+  auto seen = std::make_shared<Seen>();
+  // A callback that checks the lock, and holds what checks it again when
+  // destroyed.
+  auto make_callback = [&probe, seen] {
+    auto keep = std::make_shared<OnDestroy>([&probe, seen] {
+      seen->lock_free_in_destructor += probe.QueueLockFree();
+      ++seen->destroyed;
+    });
+    return [&probe, seen, keep](bool) {
+      seen->lock_free_in_callback += probe.QueueLockFree();
+    };
+  };
+  // Fires on the timer thread.
+  queue->Schedule(milliseconds(0), make_callback());
+  // Cancelled on this thread.
+  queue->Cancel(queue->Schedule(hours(1), make_callback()));
+  ASSERT_TRUE(Eventually([&] { return seen->destroyed.load() == 2; }));
+  EXPECT_EQ(seen->lock_free_in_callback.load(), 2);
+  EXPECT_EQ(seen->lock_free_in_destructor.load(), 2);
+  // Ended by the queue's destructor.
+  queue->Schedule(hours(1), make_callback());
+  queue.reset();
+  EXPECT_EQ(seen->destroyed.load(), 3);
+  EXPECT_EQ(seen->lock_free_in_callback.load(), 3);
+  EXPECT_EQ(seen->lock_free_in_destructor.load(), 3);
 }
 
 }  // namespace
