@@ -37,6 +37,11 @@ class CancellationToken {
   CancellationToken& operator=(const CancellationToken&) = delete;
 
   // Cancels every call using this token, now and later. Idempotent.
+  // The callbacks below run on this thread, before `Cancel` returns, and
+  // through them an async call waiting in backoff usually completes here
+  // too: its completion callback runs on this thread. Don't call `Cancel`
+  // holding a lock such a callback takes. A call with an attempt in flight
+  // completes later, on gRPC's thread.
   void Cancel();
   bool cancelled() const;
 
@@ -48,8 +53,9 @@ class CancellationToken {
   // Waits for `duration` on the steady clock; returns false if cancelled
   // first (or already).
   bool WaitFor(std::chrono::nanoseconds duration);
-  // Runs `callback` once on `Cancel()` (at once if already cancelled), unless
-  // removed first. Callbacks run without the token's lock held.
+  // Runs `callback` once on `Cancel()`, on the thread calling it (at once,
+  // on this thread, if already cancelled), unless removed first. Callbacks
+  // run without the token's lock held.
   uint64_t AddCallback(std::function<void()> callback);
   void RemoveCallback(uint64_t id);
 

@@ -186,6 +186,28 @@ TEST(TimerQueueTest, CallbackThreads) {
   EXPECT_EQ(fired.load(), 3);
 }
 
+// One slow callback holds up the waits due after it (one thread runs them
+// all), but not Schedule or Cancel: a cancelled wait still ends at once.
+TEST(TimerQueueTest, SlowCallbackDelaysLaterWaitsButNotCancel) {
+  std::atomic<bool> gate_entered{false}, gate_open{false};
+  TimerQueue queue;
+  OpenOnExit open_on_exit{gate_open};
+  queue.Schedule(milliseconds(0), [&](bool) {
+    gate_entered = true;
+    while (!gate_open) std::this_thread::sleep_for(milliseconds(1));
+  });
+  ASSERT_TRUE(Eventually([&] { return gate_entered.load(); }));
+  std::atomic<bool> later_fired{false};
+  queue.Schedule(milliseconds(0), [&](bool ok) { later_fired = ok; });
+  bool cancelled = false;
+  queue.Cancel(queue.Schedule(hours(1), [&](bool ok) { cancelled = !ok; }));
+  EXPECT_TRUE(cancelled);
+  std::this_thread::sleep_for(milliseconds(20));
+  EXPECT_FALSE(later_fired.load());  // due, but behind the slow callback
+  gate_open = true;
+  EXPECT_TRUE(Eventually([&] { return later_fired.load(); }));
+}
+
 // Whether the queue's lock can be taken, asked from another thread: a thread
 // cannot probe a std::mutex it may hold itself. A probe that finds the lock
 // held leaves a thread waiting for it, joined when the probe is destroyed.
