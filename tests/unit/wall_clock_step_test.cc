@@ -20,7 +20,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -37,8 +36,9 @@ std::atomic<int64_t> g_wall_shift_ns{0};
 
 void Shift(struct timespec* ts) {
   constexpr int64_t kNanosPerSecond = 1000000000;
-  int64_t ns = ts->tv_nsec + g_wall_shift_ns.load() % kNanosPerSecond;
-  int64_t s = ts->tv_sec + g_wall_shift_ns.load() / kNanosPerSecond;
+  const int64_t shift = g_wall_shift_ns.load();
+  int64_t ns = ts->tv_nsec + shift % kNanosPerSecond;
+  int64_t s = ts->tv_sec + shift / kNanosPerSecond;
   if (ns < 0) {
     ns += kNanosPerSecond;
     --s;
