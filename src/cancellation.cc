@@ -5,14 +5,14 @@
 #include <algorithm>
 #include <utility>
 
-#include "absl/time/time.h"
+#include "stubkit/internal/timer_queue.h"
 
 namespace stubkit {
 
 void CancellationToken::Cancel() {
   std::vector<std::pair<uint64_t, std::function<void()>>> callbacks;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     if (cancelled_) return;
     cancelled_ = true;
     // Under the lock, so no context is destroyed while it is cancelled: the
@@ -20,36 +20,44 @@ void CancellationToken::Cancel() {
     for (grpc::ClientContext* context : contexts_) context->TryCancel();
     callbacks.swap(callbacks_);
   }
+  cancelled_cv_.notify_all();
   for (auto& [id, callback] : callbacks) callback();
 }
 
 bool CancellationToken::cancelled() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return cancelled_;
 }
 
 bool CancellationToken::Attach(grpc::ClientContext* context) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (cancelled_) return false;
   contexts_.push_back(context);
   return true;
 }
 
 void CancellationToken::Detach(grpc::ClientContext* context) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   contexts_.erase(std::remove(contexts_.begin(), contexts_.end(), context),
                   contexts_.end());
 }
 
 bool CancellationToken::WaitFor(std::chrono::nanoseconds duration) {
-  absl::MutexLock lock(&mu_);
-  return !mu_.AwaitWithTimeout(absl::Condition(&cancelled_),
-                               absl::FromChrono(duration));
+  const std::chrono::steady_clock::time_point deadline =
+      internal::SteadyDeadline(duration);
+  std::unique_lock<std::mutex> lock(mu_);
+  auto is_cancelled = [this] { return cancelled_; };
+  if (deadline == std::chrono::steady_clock::time_point::max()) {
+    cancelled_cv_.wait(lock, is_cancelled);
+    return false;
+  }
+  // A steady_clock time point: pthread_cond_clockwait on CLOCK_MONOTONIC.
+  return !cancelled_cv_.wait_until(lock, deadline, is_cancelled);
 }
 
 uint64_t CancellationToken::AddCallback(std::function<void()> callback) {
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     if (!cancelled_) {
       uint64_t id = next_callback_id_++;
       callbacks_.emplace_back(id, std::move(callback));
@@ -61,7 +69,7 @@ uint64_t CancellationToken::AddCallback(std::function<void()> callback) {
 }
 
 void CancellationToken::RemoveCallback(uint64_t id) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   callbacks_.erase(
       std::remove_if(callbacks_.begin(), callbacks_.end(),
                      [id](const auto& entry) { return entry.first == id; }),

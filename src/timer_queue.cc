@@ -1,101 +1,116 @@
 // Copyright 2026 The stubkit Authors.
-//
-// The default AsyncSleeper: a min-heap of deadlines served by one thread.
-// Ten thousand calls in backoff cost ten thousand heap entries, not threads.
 
-#include <cstdint>
-#include <functional>
-#include <queue>
-#include <thread>
+#include "stubkit/internal/timer_queue.h"
+
+#include <algorithm>
 #include <utility>
-#include <vector>
-
-#include "absl/container/flat_hash_map.h"
-#include "absl/synchronization/mutex.h"
-#include "absl/time/clock.h"
-#include "absl/time/time.h"
-#include "stubkit/clock.h"
 
 namespace stubkit {
 namespace internal {
-namespace {
 
-class TimerQueue : public AsyncSleeper {
- public:
-  TimerQueue() {
-    std::thread([this] { Run(); }).detach();
+TimerQueue::TimerQueue() : thread_([this] { Run(); }) {}
+
+TimerQueue::~TimerQueue() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
   }
+  wake_.notify_one();
+  thread_.join();
+  // Every wait completes exactly once.
+  absl::flat_hash_map<uint64_t, std::function<void(bool)>> pending;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    pending.swap(pending_);
+  }
+  for (auto& [id, done] : pending) done(false);
+}
 
-  uint64_t Schedule(std::chrono::nanoseconds duration,
-                    std::function<void(bool)> done) override {
-    absl::MutexLock lock(&mu_);
-    uint64_t id = next_id_++;
-    absl::Time when = absl::Now() + absl::FromChrono(duration);
+uint64_t TimerQueue::Schedule(std::chrono::nanoseconds duration,
+                              std::function<void(bool)> done) {
+  const Steady::time_point when = SteadyDeadline(duration);
+  bool earliest;
+  uint64_t id;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    id = next_id_++;
     pending_.emplace(id, std::move(done));
-    heap_.push(Entry{when, id});
-    return id;
+    earliest = heap_.empty() || when < heap_.front().when;
+    heap_.push_back(Entry{when, id});
+    std::push_heap(heap_.begin(), heap_.end(), std::greater<Entry>());
   }
+  if (earliest) wake_.notify_one();
+  return id;
+}
 
-  void Cancel(uint64_t id) override {
-    std::function<void(bool)> done;
-    {
-      absl::MutexLock lock(&mu_);
-      auto it = pending_.find(id);
-      if (it == pending_.end()) return;  // ran, running or cancelled
-      done = std::move(it->second);
-      pending_.erase(it);
-      // The heap entry stays; Run() skips ids no longer pending.
+void TimerQueue::Cancel(uint64_t id) {
+  std::function<void(bool)> done;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = pending_.find(id);
+    if (it == pending_.end()) return;  // ran, running or cancelled
+    done = std::move(it->second);
+    pending_.erase(it);
+    // The heap entry stays for now; Run() skips ids no longer pending.
+    MaybePurgeCancelled();
+  }
+  done(false);
+}
+
+TimerQueue::Footprint TimerQueue::footprint() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return Footprint{heap_.size(), heap_.capacity(), pending_.size(),
+                   pending_.capacity()};
+}
+
+void TimerQueue::MaybePurgeCancelled() {
+  const size_t live = pending_.size();
+  if (heap_.size() < kCompactionFloor || heap_.size() - live <= live) return;
+  // O(heap) at most once per heap/2 cancellations: O(1) each, amortized.
+  std::vector<Entry> kept;
+  kept.reserve(live);
+  for (const Entry& entry : heap_) {
+    if (pending_.contains(entry.id)) kept.push_back(entry);
+  }
+  std::make_heap(kept.begin(), kept.end(), std::greater<Entry>());
+  heap_.swap(kept);
+  // The map keeps its peak capacity unless told.
+  if (pending_.capacity() > 4 * live + kCompactionFloor) pending_.rehash(0);
+}
+
+void TimerQueue::Run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    if (heap_.empty()) {
+      wake_.wait(lock);
+      continue;
     }
-    done(false);
-  }
-
- private:
-  struct Entry {
-    absl::Time when;
-    uint64_t id;
-    bool operator>(const Entry& other) const { return when > other.when; }
-  };
-
-  void Run() {
-    absl::MutexLock lock(&mu_);
-    for (;;) {
-      if (heap_.empty()) {
-        auto has_entries = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-          return !heap_.empty();
-        };
-        mu_.Await(absl::Condition(&has_entries));
-        continue;
+    const Steady::time_point when = heap_.front().when;
+    if (when > Steady::now()) {
+      // Sleep until then, or until an earlier entry arrives.
+      if (when == Steady::time_point::max()) {
+        wake_.wait(lock);
+      } else {
+        wake_.wait_until(lock, when);
       }
-      const absl::Time when = heap_.top().when;
-      if (when > absl::Now()) {
-        // Sleep until then, or until an earlier entry arrives.
-        auto earlier = [this, when]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-          return heap_.top().when < when;
-        };
-        mu_.AwaitWithDeadline(absl::Condition(&earlier), when);
-        continue;
-      }
-      const uint64_t id = heap_.top().id;
-      heap_.pop();
-      auto it = pending_.find(id);
-      if (it == pending_.end()) continue;  // cancelled
-      std::function<void(bool)> done = std::move(it->second);
-      pending_.erase(it);
-      mu_.Unlock();
-      done(true);
-      mu_.Lock();
+      continue;
     }
+    const uint64_t id = heap_.front().id;
+    std::pop_heap(heap_.begin(), heap_.end(), std::greater<Entry>());
+    heap_.pop_back();
+    auto it = pending_.find(id);
+    if (it == pending_.end()) continue;  // cancelled
+    std::function<void(bool)> done = std::move(it->second);
+    pending_.erase(it);
+    // Fewer pending waits: the cancelled entries left may now outnumber them.
+    MaybePurgeCancelled();
+    lock.unlock();
+    done(true);
+    // What it captured is user code too: destroyed before the lock is taken.
+    done = nullptr;
+    lock.lock();
   }
-
-  absl::Mutex mu_;
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap_
-      ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<uint64_t, std::function<void(bool)>> pending_
-      ABSL_GUARDED_BY(mu_);
-  uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
-};
-
-}  // namespace
+}
 
 AsyncSleeper& DefaultAsyncSleeper() {
   // Never destroyed: its thread runs for the life of the process.

@@ -20,12 +20,13 @@
 #include <grpcpp/client_context.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <utility>
 #include <vector>
-
-#include "absl/synchronization/mutex.h"
 
 namespace stubkit {
 
@@ -36,6 +37,11 @@ class CancellationToken {
   CancellationToken& operator=(const CancellationToken&) = delete;
 
   // Cancels every call using this token, now and later. Idempotent.
+  // The callbacks below run on this thread, before `Cancel` returns, and
+  // through them an async call waiting in backoff usually completes here
+  // too: its completion callback runs on this thread. Don't call `Cancel`
+  // holding a lock such a callback takes. A call with an attempt in flight
+  // completes later, on gRPC's thread.
   void Cancel();
   bool cancelled() const;
 
@@ -44,20 +50,26 @@ class CancellationToken {
   // Tracks the context of an attempt in flight; false if already cancelled.
   bool Attach(grpc::ClientContext* context);
   void Detach(grpc::ClientContext* context);
-  // Waits for `duration`; returns false if cancelled first (or already).
+  // Waits for `duration` on the steady clock; returns false if cancelled
+  // first (or already).
   bool WaitFor(std::chrono::nanoseconds duration);
-  // Runs `callback` once on `Cancel()` (at once if already cancelled), unless
-  // removed first. Callbacks run without the token's lock held.
+  // Runs `callback` once on `Cancel()`, on the thread calling it (at once,
+  // on this thread, if already cancelled), unless removed first. Callbacks
+  // run without the token's lock held.
   uint64_t AddCallback(std::function<void()> callback);
   void RemoveCallback(uint64_t id);
 
  private:
-  mutable absl::Mutex mu_;
-  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
-  std::vector<grpc::ClientContext*> contexts_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::pair<uint64_t, std::function<void()>>> callbacks_
-      ABSL_GUARDED_BY(mu_);
-  uint64_t next_callback_id_ ABSL_GUARDED_BY(mu_) = 1;
+  // std::mutex and std::condition_variable, not absl::Mutex: abseil
+  // 20220623's timed waits follow the wall clock (see
+  // stubkit/internal/timer_queue.h).
+  mutable std::mutex mu_;
+  std::condition_variable cancelled_cv_;
+  // All guarded by mu_.
+  bool cancelled_ = false;
+  std::vector<grpc::ClientContext*> contexts_;
+  std::vector<std::pair<uint64_t, std::function<void()>>> callbacks_;
+  uint64_t next_callback_id_ = 1;
 };
 
 struct CancellationOption {

@@ -39,19 +39,32 @@ class Sleeper {
 };
 
 // Waits without blocking a thread: async calls schedule their backoff here.
+//
+// A sleeper runs each `done` exactly once, never while holding a lock of its
+// own, nor destroys what `done` captured under one. Threads:
+// - The default (one process-wide timer thread) runs every `done(true)` on
+//   that thread, in deadline order, and `done(false)` on the thread calling
+//   `Cancel`, before `Cancel` returns. A callback that blocks the timer
+//   thread delays every wait due after it (Schedule and Cancel still work
+//   meanwhile): callbacks, the async calls' completions among them, must be
+//   quick.
+// - `FakeClock` runs `done(true)` inline, in `Schedule`.
+// Another sleeper may run `done` on any thread, or inline in `Schedule`.
 class AsyncSleeper {
  public:
   virtual ~AsyncSleeper() = default;
-  // Calls `done(true)` after `duration`, on some other thread or inline.
-  // Returns an id for `Cancel`.
+  // Calls `done(true)` once `duration` has passed (on the steady clock, for
+  // the default). Returns an id for `Cancel`.
   virtual uint64_t Schedule(std::chrono::nanoseconds duration,
                             std::function<void(bool)> done) = 0;
-  // Calls `done(false)` promptly unless it already ran or is running.
+  // Calls `done(false)` promptly unless it already ran or is running (it
+  // does not wait for a `done(true)` that is running).
   virtual void Cancel(uint64_t id) = 0;
 };
 
-// A clock that moves only when told, and sleepers that move it. Async waits
-// complete inline. Thread-safe.
+// A clock that moves only when told, and sleepers that move it. An async
+// wait advances the clock and completes inline, in `Schedule`; `Cancel` has
+// nothing left to do. Thread-safe.
 class FakeClock : public Clock, public Sleeper, public AsyncSleeper {
  public:
   FakeClock() = default;

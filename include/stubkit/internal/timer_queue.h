@@ -1,0 +1,118 @@
+// Copyright 2026 The stubkit Authors.
+//
+// TimerQueue: the default AsyncSleeper, a min-heap of deadlines served by one
+// thread. Ten thousand calls in backoff cost ten thousand heap entries, not
+// threads.
+//
+// Threads (as stubkit/clock.h says for the default AsyncSleeper): done(true)
+// on the queue's thread, done(false) on the thread calling Cancel (or
+// destroying the queue); never under the queue's lock. A slow callback
+// delays the waits due after it; moving user callbacks off this thread is
+// left to a later change.
+//
+// A cancelled wait's callback is released at once; its heap entry (16 bytes)
+// is skipped when it reaches the top, and the heap is rebuilt without them
+// once they outnumber the pending waits, so memory follows the waits still
+// pending: at most 2 entries per pending wait, or kCompactionFloor.
+//
+// Every wait is on the steady clock: deadlines are
+// `std::chrono::steady_clock` time points and the thread sleeps in
+// `std::condition_variable::wait_until`, which libstdc++ (GCC 12) implements
+// with pthread_cond_clockwait(CLOCK_MONOTONIC) for steady_clock time points.
+// Not abseil's timed waits: in abseil 20220623 `Mutex::AwaitWithDeadline`
+// takes an `absl::Time` (the wall clock, absl::Now()), `AwaitWithTimeout`
+// turns its timeout into one with gettimeofday(), and the futex behind both
+// waits with FUTEX_CLOCK_REALTIME (absl/synchronization/internal/futex.h,
+// kernel_timeout.h): a wall clock stepped back one hour delayed a retry by
+// one hour (tests/unit/wall_clock_step_test.cc).
+//
+// Not public API: `internal::DefaultAsyncSleeper()` is the process-wide one.
+
+#ifndef STUBKIT_INTERNAL_TIMER_QUEUE_H_
+#define STUBKIT_INTERNAL_TIMER_QUEUE_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "stubkit/clock.h"
+
+namespace stubkit {
+namespace internal {
+
+// now + duration on the steady clock, saturating: the latest time point
+// means "never". A negative duration means now.
+inline std::chrono::steady_clock::time_point SteadyDeadline(
+    std::chrono::nanoseconds duration) {
+  using Steady = std::chrono::steady_clock;
+  const Steady::time_point now = Steady::now();
+  if (duration <= Steady::duration::zero()) return now;
+  if (duration >= Steady::time_point::max() - now) {
+    return Steady::time_point::max();
+  }
+  return now + std::chrono::duration_cast<Steady::duration>(duration);
+}
+
+class TimerQueue : public AsyncSleeper {
+ public:
+  // Starts the thread.
+  TimerQueue();
+  // Stops the thread, then calls `done(false)` for each wait still pending,
+  // on the destroying thread. Not from one of the queue's own callbacks.
+  // (The process-wide queue is never destroyed.)
+  ~TimerQueue() override;
+  TimerQueue(const TimerQueue&) = delete;
+  TimerQueue& operator=(const TimerQueue&) = delete;
+
+  uint64_t Schedule(std::chrono::nanoseconds duration,
+                    std::function<void(bool)> done) override;
+  void Cancel(uint64_t id) override;
+
+  // Below this many heap entries, cancelled ones are not purged.
+  static constexpr size_t kCompactionFloor = 64;
+
+  // For tests: what the queue holds.
+  struct Footprint {
+    size_t heap_entries;  // pending waits, and cancelled ones not yet purged
+    size_t heap_capacity;
+    size_t pending;  // waits scheduled, neither run nor cancelled
+    size_t pending_capacity;
+  };
+  Footprint footprint() const;
+
+ private:
+  using Steady = std::chrono::steady_clock;
+  struct Entry {
+    Steady::time_point when;
+    uint64_t id;
+    bool operator>(const Entry& other) const { return when > other.when; }
+  };
+
+  void Run();
+  // Rebuilds the heap without cancelled entries once they outnumber the
+  // pending ones. Called with mu_ held.
+  void MaybePurgeCancelled();
+
+  mutable std::mutex mu_;
+  // Signalled when an entry becomes the earliest, and on stopping.
+  std::condition_variable wake_;
+  // All guarded by mu_.
+  // A min-heap (std::push_heap with std::greater) of deadlines, cancelled
+  // ones included until purged.
+  std::vector<Entry> heap_;
+  absl::flat_hash_map<uint64_t, std::function<void(bool)>> pending_;
+  uint64_t next_id_ = 1;
+  bool stopping_ = false;
+
+  std::thread thread_;  // last: starts once the rest is built
+};
+
+}  // namespace internal
+}  // namespace stubkit
+
+#endif  // STUBKIT_INTERNAL_TIMER_QUEUE_H_
