@@ -74,18 +74,23 @@ bool IsCppKeyword(const std::string& name) {
   return CppKeywords().count(name) > 0;
 }
 
-// Method names that grpc_cpp_plugin (1.51) turns into code that does not
-// compile, because they collide with the members it generates.
+// Method names that collide with the members grpc_cpp_plugin (1.51)
+// generates: its output does not compile, or, for `experimental_async`, the
+// method hides StubInterface's experimental_async() accessor in Stub and in
+// grpc's MockStub.
 bool CollidesWithGrpc(const std::string& method_name) {
   static const auto* const kNames = new std::set<std::string>{
-      "Stub", "StubInterface", "Service", "async", "async_interface"};
+      "Stub",     "StubInterface",   "Service",
+      "async",    "async_interface", "experimental_async",
+      "channel_", "async_stub_",     "experimental_async_interface"};
   return kNames->count(method_name) > 0;
 }
 
 // Identifiers the generated classes use for their own members.
 bool CollidesWithStubkitMembers(const std::string& method_name) {
   static const auto* const kNames = new std::set<std::string>{
-      "child", "child_", "stub_", "grpc_stub_", "options_", "connection_"};
+      "child",    "child_",   "stub_",      "grpc_stub_",
+      "options_", "refusal_", "connection_"};
   return kNames->count(method_name) > 0;
 }
 
@@ -221,11 +226,25 @@ std::string KindName(Kind kind) {
 
 // The per-service names at namespace scope.
 std::vector<std::string> GeneratedTopLevelNames(const std::string& service) {
-  return {service + "Methods",       service + "Stub",
-          service + "StubDecorator", service + "GrpcStub",
-          service + "Connection",    "Make" + service + "Connection",
-          service + "Client",        service + "ConnectionImpl",
-          "Mock" + service + "Stub", "Mock" + service + "Connection"};
+  return {service + "Methods",
+          service + "Stub",
+          service + "StubDecorator",
+          service + "GrpcStub",
+          service + "Connection",
+          "Make" + service + "Connection",
+          service + "Client",
+          service + "ConnectionImpl",
+          service + "RefusingConnection"};
+}
+
+// The namespace, nested in the package's, that holds the gMock classes.
+// grpc_cpp_plugin's `generate_mock_code=true` puts its own `Mock<S>Stub` in
+// the package's namespace; a nested one keeps both usable in one program.
+constexpr char kMockNamespace[] = "stubkit_mocks";
+
+// The per-service classes in kMockNamespace.
+std::vector<std::string> GeneratedMockNames(const std::string& service) {
+  return {"Mock" + service + "Stub", "Mock" + service + "Connection"};
 }
 
 // Every identifier protobuf and gRPC put at the namespace scope of
@@ -338,6 +357,14 @@ class FileGenerator {
     return guard + "_";
   }
 
+  // Two generated members of SClient that C++ cannot tell apart; "" or the
+  // error naming the later of the two methods involved.
+  std::string CheckGeneratedMembers(const ServiceDescriptor* service,
+                                    const ServiceModel& model) const;
+  // Methods whose grpc_cpp_plugin output does not compile because of
+  // another method's generated private members.
+  std::string CheckGrpcPrivateMembers(const ServiceDescriptor* service) const;
+
   void OpenNamespace(Writer& w) const;
   void CloseNamespace(Writer& w) const;
   Writer::Vars Vars(const ServiceModel& service) const;
@@ -366,6 +393,17 @@ bool FileGenerator::Build(std::string* error) {
   std::map<std::string, std::string> symbols;
   std::set<const FileDescriptor*> seen;
   CollectPackageSymbols(file_, file_->package(), &seen, &symbols);
+  if (file_->service_count() > 0) {
+    auto it = symbols.find(kMockNamespace);
+    if (it != symbols.end()) {
+      *error = Fail(
+          file_->service(0), nullptr,
+          absl::StrCat("stubkit puts its mocks in namespace '", kMockNamespace,
+                       "', which clashes with ", it->second,
+                       " in the same C++ namespace. Rename it"));
+      return false;
+    }
+  }
 
   for (int s = 0; s < file_->service_count(); ++s) {
     const ServiceDescriptor* service = file_->service(s);
@@ -402,6 +440,9 @@ bool FileGenerator::Build(std::string* error) {
     for (const std::string& name : GeneratedTopLevelNames(service->name())) {
       class_members.insert(name);
     }
+    for (const std::string& name : GeneratedMockNames(service->name())) {
+      class_members.insert(name);
+    }
     for (int m = 0; m < service->method_count(); ++m) {
       const MethodDescriptor* method = service->method(m);
       if (method->server_streaming() && !method->client_streaming()) {
@@ -425,7 +466,10 @@ bool FileGenerator::Build(std::string* error) {
                                    "' collides with a member grpc_cpp_plugin "
                                    "generates in class ",
                                    service->name(),
-                                   ", so its output would not compile. "
+                                   name == "experimental_async"
+                                       ? ", where it would hide the stub's "
+                                         "experimental_async() accessor. "
+                                       : ", so its output would not compile. ",
                                    "Rename the method"));
         return false;
       }
@@ -463,9 +507,143 @@ bool FileGenerator::Build(std::string* error) {
       mm.comment = LeadingComment(method, "  ");
       model.methods.push_back(std::move(mm));
     }
+    std::string clash = CheckGeneratedMembers(service, model);
+    if (clash.empty()) clash = CheckGrpcPrivateMembers(service);
+    if (!clash.empty()) {
+      *error = clash;
+      return false;
+    }
     services_.push_back(std::move(model));
   }
   return true;
+}
+
+// A member stubkit declares in SClient. The client is the class where
+// generated names meet: for a method M it holds M and, for unary and
+// server-streaming methods, AsyncM (and MResumeOption). The stub and
+// connection classes hold the same names, but the parameters there (the
+// context or OptionsView first, then a callback, reactor or nothing) never
+// coincide between M and another method's AsyncM.
+struct ClientMember {
+  std::string name;
+  bool function;       // false: a type or data member; any reuse clashes
+  std::string params;  // functions: the parameter types
+  int method;          // the method it comes from; -1 for fixed names
+  std::string what;    // for the error message
+};
+
+std::string FileGenerator::CheckGeneratedMembers(
+    const ServiceDescriptor* service, const ServiceModel& model) const {
+  std::vector<ClientMember> members;
+  for (const char* name : {"DecoratorsOption", "options_", "connection_"}) {
+    members.push_back({name, false, "", -1, "a member of every client"});
+  }
+  // Generated code names these classes unqualified inside the client.
+  for (const std::string& name : GeneratedTopLevelNames(model.name)) {
+    members.push_back({name, false, "", -1, "a class stubkit generates"});
+  }
+  const std::string options = "const ::stubkit::Options&";
+  for (size_t i = 0; i < model.methods.size(); ++i) {
+    const MethodModel& m = model.methods[i];
+    const int index = static_cast<int>(i);
+    const std::string request = absl::StrCat("const ", m.request, "&, ");
+    const std::string async_what =
+        absl::StrCat("the asynchronous variant of rpc ", m.name);
+    const std::string self = absl::StrCat("rpc ", m.name);
+    switch (m.kind) {
+      case Kind::kUnary:
+        members.push_back({m.name, true, request + options, index, self});
+        members.push_back(
+            {"Async" + m.name, true, request + options, index, async_what});
+        members.push_back({"Async" + m.name, true,
+                           absl::StrCat(request, "::stubkit::AsyncCallback<",
+                                        m.response, ">, ", options),
+                           index, async_what});
+        break;
+      case Kind::kServerStreaming:
+        members.push_back({m.name, true, request + options, index, self});
+        members.push_back(
+            {"Async" + m.name, true,
+             absl::StrCat(request, "::stubkit::MessageCallback<", m.response,
+                          ">, ::stubkit::DoneCallback, ", options),
+             index, async_what});
+        members.push_back({m.name + "ResumeOption", false, "", index,
+                           absl::StrCat("the resume option of rpc ", m.name)});
+        break;
+      case Kind::kClientStreaming:
+      case Kind::kBidi:
+        members.push_back({m.name, true, options, index, self});
+        break;
+    }
+  }
+  std::map<std::string, std::vector<const ClientMember*>> by_name;
+  for (const ClientMember& member : members) {
+    by_name[member.name].push_back(&member);
+  }
+  for (const auto& [name, same] : by_name) {
+    for (size_t a = 0; a < same.size(); ++a) {
+      for (size_t b = a + 1; b < same.size(); ++b) {
+        const ClientMember* first = same[a];
+        const ClientMember* second = same[b];
+        if (first->method == second->method) continue;
+        const bool both_functions = first->function && second->function;
+        if (both_functions && first->params != second->params) continue;
+        if (first->method > second->method) std::swap(first, second);
+        return Fail(
+            service, service->method(second->method),
+            absl::StrCat(
+                "stubkit would declare '", name, "' in ", model.name,
+                "Client both as ", second->what, " and as ", first->what,
+                both_functions ? absl::StrCat(", with the same parameters (",
+                                              first->params, ")")
+                               : "",
+                "; that does not compile. Rename one of the methods"));
+      }
+    }
+  }
+  return "";
+}
+
+std::string FileGenerator::CheckGrpcPrivateMembers(
+    const ServiceDescriptor* service) const {
+  std::map<std::string, const MethodDescriptor*> by_name;
+  for (int m = 0; m < service->method_count(); ++m) {
+    by_name[service->method(m)->name()] = service->method(m);
+  }
+  for (int m = 0; m < service->method_count(); ++m) {
+    const MethodDescriptor* method = service->method(m);
+    const std::string& name = method->name();
+    // The Stub's data member `rpcmethod_X_` for each method X.
+    if (absl::StartsWith(name, "rpcmethod_") && absl::EndsWith(name, "_") &&
+        name.size() > 11 && by_name.count(name.substr(10, name.size() - 11))) {
+      return Fail(service, method,
+                  absl::StrCat("'", name,
+                               "' collides with a member grpc_cpp_plugin "
+                               "generates for rpc ",
+                               name.substr(10, name.size() - 11),
+                               ", so its output would not compile. Rename "
+                               "the method"));
+    }
+    // For a unary or server-streaming X, grpc_cpp_plugin declares private
+    // AsyncXRaw/PrepareAsyncXRaw (and XRaw) taking (context, request, ...);
+    // the public async members of a method XRaw with the same request type
+    // have those names and parameters.
+    if (method->client_streaming() || !absl::EndsWith(name, "Raw")) continue;
+    auto base = by_name.find(name.substr(0, name.size() - 3));
+    if (base == by_name.end() || base->second->client_streaming() ||
+        base->second->input_type() != method->input_type()) {
+      continue;
+    }
+    return Fail(
+        service, method,
+        absl::StrCat("'", name, "' takes the same request as rpc ", base->first,
+                     ", for which grpc_cpp_plugin generates members "
+                     "named Async",
+                     name, " and PrepareAsync", name,
+                     " with the same parameters as this method's, so "
+                     "its output would not compile. Rename the method"));
+  }
+  return "";
 }
 
 void FileGenerator::OpenNamespace(Writer& w) const {
@@ -484,6 +662,8 @@ void FileGenerator::CloseNamespace(Writer& w) const {
 
 Writer::Vars FileGenerator::Vars(const ServiceModel& service) const {
   return {{"Service", service.name},
+          {"package", PackageToNamespace(file_->package())},
+          {"mocks", kMockNamespace},
           {"service_full_name", service.full_name},
           {"grpc_class", service.grpc_class}};
 }
@@ -500,6 +680,16 @@ Writer::Vars FileGenerator::Vars(const ServiceModel& service,
                             ? "::stubkit::Idempotency::kIdempotent"
                             : "::stubkit::Idempotency::kNonIdempotent";
   vars["comment"] = method.comment;
+  // Opens the gRPC stub's refusal of an attempt whose outgoing metadata (as
+  // a decorator left it) gRPC would abort the process on; the caller
+  // completes the block. Allocates nothing when the metadata is legal.
+  vars["check_metadata"] = absl::StrCat(
+      "  if (::absl::Status refused =\n"
+      "          ::stubkit::internal::ValidateOutgoingMetadata(\n"
+      "              context, \"",
+      method.full_name,
+      "\");\n"
+      "      !refused.ok()) {\n");
   vars["deprecated"] =
       method.deprecated
           ? absl::StrCat("  [[deprecated(\"", method.full_name,
@@ -714,7 +904,7 @@ void FileGenerator::HeaderService(Writer& w,
   w.Emit(vars,
          "// Runs each $service_full_name$ call under the stubkit retry "
          "rules. Mock it\n"
-         "// (Mock$Service$Connection) to test code that uses "
+         "// ($mocks$::Mock$Service$Connection) to test code that uses "
          "$Service$Client.\n"
          "class $Service$Connection {\n"
          " public:\n"
@@ -751,7 +941,9 @@ void FileGenerator::HeaderService(Writer& w,
          "class $Service$Client {\n"
          " public:\n"
          "  // User decorators of $Service$Stub, applied when the connection "
-         "is made.\n"
+         "is made:\n"
+         "  // by Make$Service$Connection, or by the constructor that takes a "
+         "channel.\n"
          "  using DecoratorsOption = "
          "::stubkit::DecoratorsOptionFor<$Service$Stub>;\n");
   for (const MethodModel& method : service.methods) {
@@ -771,6 +963,12 @@ void FileGenerator::HeaderService(Writer& w,
          "  explicit $Service$Client(\n"
          "      ::std::shared_ptr<::grpc::ChannelInterface> channel,\n"
          "      ::stubkit::Options options = {});\n"
+         "  // Over a connection made by Make$Service$Connection, or a mock. "
+         "It cannot\n"
+         "  // apply decorators: when `options` hold a non-empty "
+         "DecoratorsOption,\n"
+         "  // every call fails with INVALID_ARGUMENT before anything is "
+         "sent.\n"
          "  explicit $Service$Client(\n"
          "      ::std::shared_ptr<$Service$Connection> connection,\n"
          "      ::stubkit::Options options = {});\n");
@@ -860,6 +1058,9 @@ void FileGenerator::SourceService(Writer& w,
            "    return ::stubkit::internal::NoAsyncStubError("
            "\"$method_full_name$\");\n"
            "  }\n"
+           "$check_metadata$"
+           "    return refused;\n"
+           "  }\n"
            "  async->$Method$(&context, &request, reactor);\n"
            "  return ::absl::OkStatus();\n"
            "}\n\n");
@@ -889,6 +1090,10 @@ void FileGenerator::SourceService(Writer& w,
            "\"$method_full_name$\"));\n"
            "    return;\n"
            "  }\n"
+           "$check_metadata$"
+           "    done(::std::move(refused));\n"
+           "    return;\n"
+           "  }\n"
            "  ::stubkit::internal::StartAsyncUnary<$Response$>(\n"
            "      [&](auto* response, auto on_done) {\n"
            "        async->$Method$(&context, &request, response, "
@@ -903,23 +1108,42 @@ void FileGenerator::SourceService(Writer& w,
     std::string signature = absl::StrReplaceAll(
         OutOfClass(SignaturesFor(method.kind).stub, grpc_stub),
         {{"& options", "& /*options*/"}});
-    w.Emit(mv, signature + " {\n");
+    w.Emit(mv, signature + " {\n$check_metadata$");
     switch (method.kind) {
       case Kind::kUnary:
         w.Emit(mv,
+               "    return refused;\n"
+               "  }\n"
                "  $Response$ response;\n"
                "  return ::stubkit::internal::ToStatusOr(\n"
                "      grpc_stub_->$Method$(&context, request, &response),\n"
                "      ::std::move(response));\n");
         break;
       case Kind::kServerStreaming:
-        w.Emit(mv, "  return grpc_stub_->$Method$(&context, request);\n");
+        w.Emit(
+            mv,
+            "    return ::std::make_unique<\n"
+            "        ::stubkit::internal::RefusedClientReader<$Response$>>(\n"
+            "        ::stubkit::internal::ToGrpcStatus(refused));\n"
+            "  }\n"
+            "  return grpc_stub_->$Method$(&context, request);\n");
         break;
       case Kind::kClientStreaming:
-        w.Emit(mv, "  return grpc_stub_->$Method$(&context, response);\n");
+        w.Emit(mv,
+               "    return ::std::make_unique<\n"
+               "        ::stubkit::internal::RefusedClientWriter<$Request$>>(\n"
+               "        ::stubkit::internal::ToGrpcStatus(refused));\n"
+               "  }\n"
+               "  return grpc_stub_->$Method$(&context, response);\n");
         break;
       case Kind::kBidi:
-        w.Emit(mv, "  return grpc_stub_->$Method$(&context);\n");
+        w.Emit(mv,
+               "    return ::std::make_unique<\n"
+               "        ::stubkit::internal::RefusedClientReaderWriter<\n"
+               "            $Request$, $Response$>>(\n"
+               "        ::stubkit::internal::ToGrpcStatus(refused));\n"
+               "  }\n"
+               "  return grpc_stub_->$Method$(&context);\n");
         break;
     }
     w.Raw("}\n\n");
@@ -1033,35 +1257,114 @@ void FileGenerator::SourceService(Writer& w,
   }
   w.Emit(vars,
          "  ::std::shared_ptr<$Service$Stub> stub_;\n"
-         "};\n\n"
-         "}  // namespace\n\n"
-         "::std::shared_ptr<$Service$Connection> Make$Service$Connection(\n"
-         "    ::std::shared_ptr<::grpc::ChannelInterface> channel,\n"
-         "    const ::stubkit::Options& options) {\n"
-         "  return Make$Service$Connection(\n"
-         "      ::std::make_shared<$Service$GrpcStub>("
-         "$grpc_class$::NewStub(channel)),\n"
-         "      options);\n"
-         "}\n\n"
-         "::std::shared_ptr<$Service$Connection> Make$Service$Connection(\n"
-         "    ::std::shared_ptr<$Service$Stub> stub,\n"
-         "    const ::stubkit::Options& options) {\n"
-         "  return ::std::make_shared<$Service$ConnectionImpl>(\n"
-         "      ::stubkit::internal::ApplyDecorators(\n"
-         "          ::std::move(stub),\n"
-         "          options.get<$Service$Client::DecoratorsOption>()));\n"
-         "}\n\n"
-         "$Service$Client::$Service$Client(\n"
-         "    ::std::shared_ptr<::grpc::ChannelInterface> channel,\n"
-         "    ::stubkit::Options options)\n"
-         "    : options_(::std::move(options)),\n"
-         "      connection_(Make$Service$Connection(::std::move(channel), "
-         "options_)) {}\n\n"
-         "$Service$Client::$Service$Client(\n"
-         "    ::std::shared_ptr<$Service$Connection> connection,\n"
-         "    ::stubkit::Options options)\n"
-         "    : options_(::std::move(options)), "
-         "connection_(::std::move(connection)) {}\n");
+         "};\n\n");
+
+  // What a client built from a connection uses when its options hold
+  // decorators it cannot apply: every call fails before anything is sent.
+  w.Emit(vars,
+         "// Stands in for the connection of a $Service$Client built from a "
+         "connection\n"
+         "// with DecoratorsOption, which only Make$Service$Connection can "
+         "apply.\n"
+         "class $Service$RefusingConnection : public $Service$Connection {\n"
+         " public:\n"
+         "  explicit $Service$RefusingConnection(::absl::Status refusal)\n"
+         "      : refusal_(::std::move(refusal)) {}\n");
+  for (const MethodModel& method : service.methods) {
+    Writer::Vars mv = Vars(service, method);
+    auto unnamed = [](const std::string& signature) {
+      return absl::StrReplaceAll(signature,
+                                 {{"& options", "& /*options*/"},
+                                  {"& request", "& /*request*/"},
+                                  {"> on_message", "> /*on_message*/"}});
+    };
+    w.Raw("\n");
+    w.Emit(mv,
+           absl::StrCat("  ", unnamed(SignaturesFor(method.kind).connection),
+                        " override {\n"));
+    switch (method.kind) {
+      case Kind::kUnary:
+        w.Emit(mv, "    return refusal_;\n  }\n");
+        w.Emit(mv, absl::StrCat("  ", unnamed(kAsyncConnectionSignature),
+                                " override {\n"
+                                "    done(refusal_);\n"));
+        break;
+      case Kind::kServerStreaming:
+        w.Emit(mv,
+               "    return ::stubkit::StreamReader<$Response$>(refusal_);\n"
+               "  }\n");
+        w.Emit(mv, absl::StrCat("  ", unnamed(kAsyncStreamConnectionSignature),
+                                " override {\n"
+                                "    on_done(refusal_);\n"));
+        break;
+      case Kind::kClientStreaming:
+        w.Emit(mv,
+               "    auto writer = ::std::make_unique<\n"
+               "        ::stubkit::internal::GrpcStreamWriter<$Request$, "
+               "$Response$>>();\n"
+               "    writer->Start(nullptr, refusal_);\n"
+               "    return ::stubkit::StreamWriter<$Request$, $Response$>(\n"
+               "        ::std::move(writer));\n");
+        break;
+      case Kind::kBidi:
+        w.Emit(mv,
+               "    auto stream = ::std::make_unique<\n"
+               "        ::stubkit::internal::GrpcStreamReaderWriter<$Request$, "
+               "$Response$>>();\n"
+               "    stream->Start(nullptr, refusal_);\n"
+               "    return ::stubkit::StreamReaderWriter<$Request$, "
+               "$Response$>(\n"
+               "        ::std::move(stream));\n");
+        break;
+    }
+    w.Raw("  }\n");
+  }
+  w.Emit(
+      vars,
+      "\n"
+      " private:\n"
+      "  ::absl::Status refusal_;\n"
+      "};\n\n"
+      "}  // namespace\n\n"
+      "::std::shared_ptr<$Service$Connection> Make$Service$Connection(\n"
+      "    ::std::shared_ptr<::grpc::ChannelInterface> channel,\n"
+      "    const ::stubkit::Options& options) {\n"
+      "  return Make$Service$Connection(\n"
+      "      ::std::make_shared<$Service$GrpcStub>("
+      "$grpc_class$::NewStub(channel)),\n"
+      "      options);\n"
+      "}\n\n"
+      "::std::shared_ptr<$Service$Connection> Make$Service$Connection(\n"
+      "    ::std::shared_ptr<$Service$Stub> stub,\n"
+      "    const ::stubkit::Options& options) {\n"
+      "  return ::std::make_shared<$Service$ConnectionImpl>(\n"
+      "      ::stubkit::internal::ApplyDecorators(\n"
+      "          ::std::move(stub),\n"
+      "          options.get<$Service$Client::DecoratorsOption>()));\n"
+      "}\n\n"
+      "$Service$Client::$Service$Client(\n"
+      "    ::std::shared_ptr<::grpc::ChannelInterface> channel,\n"
+      "    ::stubkit::Options options)\n"
+      "    : options_(::std::move(options)),\n"
+      "      connection_(Make$Service$Connection(::std::move(channel), "
+      "options_)) {}\n\n"
+      "$Service$Client::$Service$Client(\n"
+      "    ::std::shared_ptr<$Service$Connection> connection,\n"
+      "    ::stubkit::Options options)\n"
+      "    : options_(::std::move(options)), "
+      "connection_(::std::move(connection)) {\n"
+      "  const auto* decorators = options_.find<DecoratorsOption>();\n"
+      "  if (decorators != nullptr && !decorators->empty()) {\n"
+      "    connection_ = ::std::make_shared<$Service$RefusingConnection>(\n"
+      "        ::absl::InvalidArgumentError(\n"
+      "            \"$service_full_name$: DecoratorsOption must be given to "
+      "\"\n"
+      "            \"Make$Service$Connection (or to the $Service$Client \"\n"
+      "            \"constructor that takes a channel); the client was \"\n"
+      "            \"built from a connection, which cannot apply them, so \"\n"
+      "            \"the call was not sent\"));\n"
+      "  }\n"
+      "}\n");
   for (const MethodModel& method : service.methods) {
     Writer::Vars mv = Vars(service, method);
     w.Raw("\n");
@@ -1142,7 +1445,7 @@ std::string MockMethod(const std::string& stub_signature,
 void FileGenerator::MockService(Writer& w, const ServiceModel& service) const {
   Writer::Vars vars = Vars(service);
   w.Emit(vars,
-         "class Mock$Service$Stub : public $Service$Stub {\n"
+         "class Mock$Service$Stub : public $package$::$Service$Stub {\n"
          " public:\n");
   for (const MethodModel& method : service.methods) {
     w.Emit(Vars(service, method), MockMethod(SignaturesFor(method.kind).stub));
@@ -1152,7 +1455,8 @@ void FileGenerator::MockService(Writer& w, const ServiceModel& service) const {
   }
   w.Emit(vars,
          "};\n\n"
-         "class Mock$Service$Connection : public $Service$Connection {\n"
+         "class Mock$Service$Connection\n"
+         "    : public $package$::$Service$Connection {\n"
          " public:\n");
   for (const MethodModel& method : service.methods) {
     w.Emit(Vars(service, method),
@@ -1212,6 +1516,7 @@ std::string FileGenerator::Source() const {
          "#include <memory>\n"
          "#include <utility>\n"
          "\n"
+         "#include \"stubkit/internal/metadata.h\"\n"
          "#include \"stubkit/retry_loop.h\"\n"
          "#include \"stubkit/unary_call.h\"\n"
          "\n");
@@ -1225,12 +1530,16 @@ std::string FileGenerator::Mock() const {
   Writer w;
   Writer::Vars vars = {{"file", file_->name()},
                        {"stem", Stem()},
-                       {"guard", Guard(".stubkit_mock.h")}};
+                       {"guard", Guard(".stubkit_mock.h")},
+                       {"mocks", kMockNamespace}};
   w.Emit(vars,
          "// Generated by protoc-gen-stubkit. DO NOT EDIT!\n"
          "// source: $file$\n"
          "//\n"
-         "// gMock classes for the stubkit clients of $file$.\n"
+         "// gMock classes for the stubkit clients of $file$, in the nested\n"
+         "// namespace $mocks$: grpc_cpp_plugin's generate_mock_code=true puts "
+         "its\n"
+         "// own Mock<Service>Stub in the package's namespace.\n"
          "\n"
          "#ifndef $guard$\n"
          "#define $guard$\n"
@@ -1242,7 +1551,9 @@ std::string FileGenerator::Mock() const {
          "#include \"$stem$.stubkit.h\"\n"
          "\n");
   OpenNamespace(w);
+  w.Emit(vars, "namespace $mocks$ {\n\n");
   for (const ServiceModel& service : services_) MockService(w, service);
+  w.Emit(vars, "}  // namespace $mocks$\n");
   CloseNamespace(w);
   w.Emit(vars, "\n#endif  // $guard$\n");
   return w.str();

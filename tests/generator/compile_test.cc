@@ -11,6 +11,7 @@
 #include <grpcpp/security/credentials.h>
 #include <gtest/gtest.h>
 
+#include <future>
 #include <memory>
 #include <type_traits>
 
@@ -80,6 +81,31 @@ static_assert(
                    stubkit::StreamWriter<stubkit::testing::gen::common::Entry,
                                          stubkit::testing::gen::common::Page>>);
 
+// Near misses (kitchen_sink.proto's NearMisses): rpc AsyncX next to rpc X
+// where C++ tells the overloads apart, and grpc_cpp_plugin's Raw and
+// PrepareAsync names.
+using NearMisses = sink::NearMissesClient;
+static_assert(std::is_same_v<
+              decltype(std::declval<NearMisses&>().AsyncAnnotate(sink::Stub{})),
+              absl::StatusOr<sink::Status>>);
+static_assert(std::is_same_v<decltype(std::declval<NearMisses&>().AsyncAnnotate(
+                                 sink::Options{})),
+                             std::future<absl::StatusOr<sink::Status>>>);
+static_assert(std::is_same_v<
+              decltype(std::declval<NearMisses&>().AsyncWatch(sink::Options{})),
+              absl::StatusOr<sink::Status>>);
+static_assert(std::is_same_v<
+              decltype(std::declval<NearMisses&>().AsyncFeed(sink::Options{})),
+              stubkit::StreamReader<sink::Status>>);
+static_assert(
+    std::is_same_v<decltype(std::declval<NearMisses&>().AsyncPutAttempt()),
+                   stubkit::StreamWriter<sink::Options, sink::Status>>);
+// The mocks are in a nested namespace, so a message may take their name.
+static_assert(
+    std::is_base_of_v<google::protobuf::Message, sink::MockNearMissesStub>);
+static_assert(std::is_base_of_v<sink::NearMissesStub,
+                                sink::stubkit_mocks::MockNearMissesStub>);
+
 std::shared_ptr<grpc::Channel> Nowhere() {
   // Nothing listens there; calls fail fast with a deadline.
   return grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials());
@@ -92,6 +118,7 @@ TEST(CompileTest, EveryServiceCanBeBuilt) {
   lib::LibraryClient library(Nowhere());
   legacy::LegacyClient legacy_client(Nowhere());
   NoPackageClient no_package(Nowhere());
+  sink::NearMissesClient near_misses(Nowhere());
   google::longrunning::OperationsClient operations(Nowhere());
   // Copyable value types.
   sink::MixedClient copy = mixed;
@@ -114,7 +141,8 @@ TEST(CompileTest, ProtoTwoCallFailsCleanlyWithoutServer) {
 }
 
 TEST(CompileTest, MocksOfAwkwardServicesWork) {
-  auto connection = std::make_shared<sink::MockClashesConnection>();
+  auto connection =
+      std::make_shared<sink::stubkit_mocks::MockClashesConnection>();
   sink::Status status;
   status.set_code(42);
   EXPECT_CALL(*connection, Client(::testing::_, ::testing::_))
@@ -124,7 +152,7 @@ TEST(CompileTest, MocksOfAwkwardServicesWork) {
   ASSERT_TRUE(result.ok());
   EXPECT_EQ(result->code(), 42);
 
-  auto no_package = std::make_shared<MockNoPackageConnection>();
+  auto no_package = std::make_shared<stubkit_mocks::MockNoPackageConnection>();
   EXPECT_CALL(*no_package, Watch(::testing::_, ::testing::_))
       .WillOnce([](const stubkit::OptionsView&, const NoPackageRequest&) {
         NoPackageResponse r;

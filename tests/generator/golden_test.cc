@@ -145,8 +145,33 @@ INSTANTIATE_TEST_SUITE_P(
         BadProto{"stubkit/testing/gen/bad/generated_clash.proto", "",
                  "clashes with message stubkit.testing.gen.bad.BadClient"},
         BadProto{"stubkit/testing/gen/bad/resume_clash.proto",
+                 "TailResumeOption", "collides with a name stubkit generates"},
+        // Generated names of two methods meet in BadClient.
+        BadProto{"stubkit/testing/gen/bad/async_clash.proto", "AsyncFoo",
+                 "both as rpc AsyncFoo and as the asynchronous variant of rpc "
+                 "Foo, with the same parameters"},
+        BadProto{"stubkit/testing/gen/bad/async_stream_clash.proto", "AsyncFoo",
+                 "both as rpc AsyncFoo and as the asynchronous variant of rpc "
+                 "Foo, with the same parameters"},
+        BadProto{"stubkit/testing/gen/bad/async_resume_clash.proto",
                  "TailResumeOption",
-                 "collides with a name stubkit generates"}));
+                 "'AsyncTailResumeOption' in BadClient both as the "
+                 "asynchronous variant of rpc TailResumeOption and as the "
+                 "resume option of rpc AsyncTail"},
+        // Members of grpc_cpp_plugin's classes.
+        BadProto{"stubkit/testing/gen/bad/experimental_async.proto",
+                 "experimental_async",
+                 "collides with a member grpc_cpp_plugin generates"},
+        BadProto{"stubkit/testing/gen/bad/grpc_raw_clash.proto", "TailRaw",
+                 "grpc_cpp_plugin generates members named AsyncTailRaw and "
+                 "PrepareAsyncTailRaw"},
+        BadProto{"stubkit/testing/gen/bad/grpc_rpcmethod_clash.proto",
+                 "rpcmethod_Get_",
+                 "collides with a member grpc_cpp_plugin generates for rpc "
+                 "Get"},
+        BadProto{"stubkit/testing/gen/bad/mock_namespace_clash.proto", "",
+                 "namespace 'stubkit_mocks', which clashes with message "
+                 "stubkit.testing.gen.bad.stubkit_mocks"}));
 
 TEST(PluginTest, RejectsUnknownParameter) {
   const std::string out = MakeTempDir();

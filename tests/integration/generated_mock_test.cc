@@ -3,6 +3,7 @@
 // How a user tests their own code with the generated mocks: no server, no
 // network. `MockEchoServiceConnection` replaces the whole connection;
 // `MockEchoServiceStub` replaces one attempt, under the real retry loop.
+// Both live in the package's nested `stubkit_mocks` namespace.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -21,11 +22,11 @@ using ::stubkit::testing::EchoResponse;
 using ::stubkit::testing::EchoServiceClient;
 using ::stubkit::testing::Item;
 using ::stubkit::testing::MakeEchoServiceConnection;
-using ::stubkit::testing::MockEchoServiceConnection;
-using ::stubkit::testing::MockEchoServiceStub;
-using ::stubkit::testing::MockStreamServiceConnection;
 using ::stubkit::testing::RangeRequest;
 using ::stubkit::testing::StreamServiceClient;
+using ::stubkit::testing::stubkit_mocks::MockEchoServiceConnection;
+using ::stubkit::testing::stubkit_mocks::MockEchoServiceStub;
+using ::stubkit::testing::stubkit_mocks::MockStreamServiceConnection;
 using ::testing::_;
 using ::testing::Return;
 

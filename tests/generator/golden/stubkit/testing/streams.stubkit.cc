@@ -6,6 +6,7 @@
 #include <memory>
 #include <utility>
 
+#include "stubkit/internal/metadata.h"
 #include "stubkit/retry_loop.h"
 #include "stubkit/unary_call.h"
 
@@ -57,6 +58,12 @@ StreamServiceStubDecorator::Double(::grpc::ClientContext& context,
   if (async == nullptr) {
     return ::stubkit::internal::NoAsyncStubError("stubkit.testing.StreamService.Range");
   }
+  if (::absl::Status refused =
+          ::stubkit::internal::ValidateOutgoingMetadata(
+              context, "stubkit.testing.StreamService.Range");
+      !refused.ok()) {
+    return refused;
+  }
   async->Range(&context, &request, reactor);
   return ::absl::OkStatus();
 }
@@ -79,6 +86,13 @@ void StreamServiceGrpcStub::AsyncGet(
     done(::stubkit::internal::NoAsyncStubError("stubkit.testing.StreamService.Get"));
     return;
   }
+  if (::absl::Status refused =
+          ::stubkit::internal::ValidateOutgoingMetadata(
+              context, "stubkit.testing.StreamService.Get");
+      !refused.ok()) {
+    done(::std::move(refused));
+    return;
+  }
   ::stubkit::internal::StartAsyncUnary<::stubkit::testing::Item>(
       [&](auto* response, auto on_done) {
         async->Get(&context, &request, response, ::std::move(on_done));
@@ -90,6 +104,14 @@ void StreamServiceGrpcStub::AsyncGet(
     ::grpc::ClientContext& context,
     const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::RangeRequest& request) {
+  if (::absl::Status refused =
+          ::stubkit::internal::ValidateOutgoingMetadata(
+              context, "stubkit.testing.StreamService.Range");
+      !refused.ok()) {
+    return ::std::make_unique<
+        ::stubkit::internal::RefusedClientReader<::stubkit::testing::Item>>(
+        ::stubkit::internal::ToGrpcStatus(refused));
+  }
   return grpc_stub_->Range(&context, request);
 }
 
@@ -97,6 +119,14 @@ void StreamServiceGrpcStub::AsyncGet(
     ::grpc::ClientContext& context,
     const ::stubkit::OptionsView& /*options*/,
     ::stubkit::testing::SumResponse* response) {
+  if (::absl::Status refused =
+          ::stubkit::internal::ValidateOutgoingMetadata(
+              context, "stubkit.testing.StreamService.Sum");
+      !refused.ok()) {
+    return ::std::make_unique<
+        ::stubkit::internal::RefusedClientWriter<::stubkit::testing::Item>>(
+        ::stubkit::internal::ToGrpcStatus(refused));
+  }
   return grpc_stub_->Sum(&context, response);
 }
 
@@ -104,6 +134,15 @@ void StreamServiceGrpcStub::AsyncGet(
     ::grpc::ClientReaderWriterInterface<::stubkit::testing::Item, ::stubkit::testing::Item>>
 StreamServiceGrpcStub::Double(::grpc::ClientContext& context,
     const ::stubkit::OptionsView& /*options*/) {
+  if (::absl::Status refused =
+          ::stubkit::internal::ValidateOutgoingMetadata(
+              context, "stubkit.testing.StreamService.Double");
+      !refused.ok()) {
+    return ::std::make_unique<
+        ::stubkit::internal::RefusedClientReaderWriter<
+            ::stubkit::testing::Item, ::stubkit::testing::Item>>(
+        ::stubkit::internal::ToGrpcStatus(refused));
+  }
   return grpc_stub_->Double(&context);
 }
 
@@ -111,6 +150,12 @@ StreamServiceGrpcStub::Double(::grpc::ClientContext& context,
     ::grpc::ClientContext& context,
     const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::RangeRequest& request) {
+  if (::absl::Status refused =
+          ::stubkit::internal::ValidateOutgoingMetadata(
+              context, "stubkit.testing.StreamService.Get");
+      !refused.ok()) {
+    return refused;
+  }
   ::stubkit::testing::Item response;
   return ::stubkit::internal::ToStatusOr(
       grpc_stub_->Get(&context, request, &response),
@@ -208,6 +253,60 @@ class StreamServiceConnectionImpl : public StreamServiceConnection {
   ::std::shared_ptr<StreamServiceStub> stub_;
 };
 
+// Stands in for the connection of a StreamServiceClient built from a connection
+// with DecoratorsOption, which only MakeStreamServiceConnection can apply.
+class StreamServiceRefusingConnection : public StreamServiceConnection {
+ public:
+  explicit StreamServiceRefusingConnection(::absl::Status refusal)
+      : refusal_(::std::move(refusal)) {}
+
+  ::stubkit::StreamReader<::stubkit::testing::Item> Range(
+      const ::stubkit::OptionsView& /*options*/,
+      const ::stubkit::testing::RangeRequest& /*request*/) override {
+    return ::stubkit::StreamReader<::stubkit::testing::Item>(refusal_);
+  }
+  void AsyncRange(
+      const ::stubkit::OptionsView& /*options*/,
+      const ::stubkit::testing::RangeRequest& /*request*/,
+      ::stubkit::MessageCallback<::stubkit::testing::Item> /*on_message*/,
+      ::stubkit::DoneCallback on_done) override {
+    on_done(refusal_);
+  }
+
+  ::stubkit::StreamWriter<::stubkit::testing::Item, ::stubkit::testing::SumResponse> Sum(
+      const ::stubkit::OptionsView& /*options*/) override {
+    auto writer = ::std::make_unique<
+        ::stubkit::internal::GrpcStreamWriter<::stubkit::testing::Item, ::stubkit::testing::SumResponse>>();
+    writer->Start(nullptr, refusal_);
+    return ::stubkit::StreamWriter<::stubkit::testing::Item, ::stubkit::testing::SumResponse>(
+        ::std::move(writer));
+  }
+
+  ::stubkit::StreamReaderWriter<::stubkit::testing::Item, ::stubkit::testing::Item> Double(
+      const ::stubkit::OptionsView& /*options*/) override {
+    auto stream = ::std::make_unique<
+        ::stubkit::internal::GrpcStreamReaderWriter<::stubkit::testing::Item, ::stubkit::testing::Item>>();
+    stream->Start(nullptr, refusal_);
+    return ::stubkit::StreamReaderWriter<::stubkit::testing::Item, ::stubkit::testing::Item>(
+        ::std::move(stream));
+  }
+
+  ::absl::StatusOr<::stubkit::testing::Item> Get(
+      const ::stubkit::OptionsView& /*options*/,
+      const ::stubkit::testing::RangeRequest& /*request*/) override {
+    return refusal_;
+  }
+  void AsyncGet(
+      const ::stubkit::OptionsView& /*options*/,
+      const ::stubkit::testing::RangeRequest& /*request*/,
+      ::stubkit::AsyncCallback<::stubkit::testing::Item> done) override {
+    done(refusal_);
+  }
+
+ private:
+  ::absl::Status refusal_;
+};
+
 }  // namespace
 
 ::std::shared_ptr<StreamServiceConnection> MakeStreamServiceConnection(
@@ -236,7 +335,18 @@ StreamServiceClient::StreamServiceClient(
 StreamServiceClient::StreamServiceClient(
     ::std::shared_ptr<StreamServiceConnection> connection,
     ::stubkit::Options options)
-    : options_(::std::move(options)), connection_(::std::move(connection)) {}
+    : options_(::std::move(options)), connection_(::std::move(connection)) {
+  const auto* decorators = options_.find<DecoratorsOption>();
+  if (decorators != nullptr && !decorators->empty()) {
+    connection_ = ::std::make_shared<StreamServiceRefusingConnection>(
+        ::absl::InvalidArgumentError(
+            "stubkit.testing.StreamService: DecoratorsOption must be given to "
+            "MakeStreamServiceConnection (or to the StreamServiceClient "
+            "constructor that takes a channel); the client was "
+            "built from a connection, which cannot apply them, so "
+            "the call was not sent"));
+  }
+}
 
 ::stubkit::StreamReader<::stubkit::testing::Item> StreamServiceClient::Range(
     const ::stubkit::testing::RangeRequest& request, const ::stubkit::Options& call) {

@@ -164,7 +164,7 @@ class StreamServiceGrpcStub : public StreamServiceStub {
 };
 
 // Runs each stubkit.testing.StreamService call under the stubkit retry rules. Mock it
-// (MockStreamServiceConnection) to test code that uses StreamServiceClient.
+// (stubkit_mocks::MockStreamServiceConnection) to test code that uses StreamServiceClient.
 class StreamServiceConnection {
  public:
   virtual ~StreamServiceConnection() = default;
@@ -207,7 +207,8 @@ class StreamServiceConnection {
 // Every call takes per-call options that override the client's.
 class StreamServiceClient {
  public:
-  // User decorators of StreamServiceStub, applied when the connection is made.
+  // User decorators of StreamServiceStub, applied when the connection is made:
+  // by MakeStreamServiceConnection, or by the constructor that takes a channel.
   using DecoratorsOption = ::stubkit::DecoratorsOptionFor<StreamServiceStub>;
   // Resumes a broken Range stream: rewrite the request from the last
   // response received; return false to report the break instead.
@@ -219,6 +220,9 @@ class StreamServiceClient {
   explicit StreamServiceClient(
       ::std::shared_ptr<::grpc::ChannelInterface> channel,
       ::stubkit::Options options = {});
+  // Over a connection made by MakeStreamServiceConnection, or a mock. It cannot
+  // apply decorators: when `options` hold a non-empty DecoratorsOption,
+  // every call fails with INVALID_ARGUMENT before anything is sent.
   explicit StreamServiceClient(
       ::std::shared_ptr<StreamServiceConnection> connection,
       ::stubkit::Options options = {});

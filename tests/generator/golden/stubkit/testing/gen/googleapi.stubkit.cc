@@ -6,6 +6,7 @@
 #include <memory>
 #include <utility>
 
+#include "stubkit/internal/metadata.h"
 #include "stubkit/retry_loop.h"
 #include "stubkit/unary_call.h"
 
@@ -75,6 +76,13 @@ void LibraryGrpcStub::AsyncGetBook(
     done(::stubkit::internal::NoAsyncStubError("stubkit.testing.gen.library.v1.Library.GetBook"));
     return;
   }
+  if (::absl::Status refused =
+          ::stubkit::internal::ValidateOutgoingMetadata(
+              context, "stubkit.testing.gen.library.v1.Library.GetBook");
+      !refused.ok()) {
+    done(::std::move(refused));
+    return;
+  }
   ::stubkit::internal::StartAsyncUnary<::stubkit::testing::gen::library::v1::Book>(
       [&](auto* response, auto on_done) {
         async->GetBook(&context, &request, response, ::std::move(on_done));
@@ -98,6 +106,13 @@ void LibraryGrpcStub::AsyncPutBook(
   auto* async = grpc_stub_->async();
   if (async == nullptr) {
     done(::stubkit::internal::NoAsyncStubError("stubkit.testing.gen.library.v1.Library.PutBook"));
+    return;
+  }
+  if (::absl::Status refused =
+          ::stubkit::internal::ValidateOutgoingMetadata(
+              context, "stubkit.testing.gen.library.v1.Library.PutBook");
+      !refused.ok()) {
+    done(::std::move(refused));
     return;
   }
   ::stubkit::internal::StartAsyncUnary<::stubkit::testing::gen::library::v1::Book>(
@@ -125,6 +140,13 @@ void LibraryGrpcStub::AsyncCreateBook(
     done(::stubkit::internal::NoAsyncStubError("stubkit.testing.gen.library.v1.Library.CreateBook"));
     return;
   }
+  if (::absl::Status refused =
+          ::stubkit::internal::ValidateOutgoingMetadata(
+              context, "stubkit.testing.gen.library.v1.Library.CreateBook");
+      !refused.ok()) {
+    done(::std::move(refused));
+    return;
+  }
   ::stubkit::internal::StartAsyncUnary<::stubkit::testing::gen::library::v1::Book>(
       [&](auto* response, auto on_done) {
         async->CreateBook(&context, &request, response, ::std::move(on_done));
@@ -148,6 +170,13 @@ void LibraryGrpcStub::AsyncDeleteBook(
   auto* async = grpc_stub_->async();
   if (async == nullptr) {
     done(::stubkit::internal::NoAsyncStubError("stubkit.testing.gen.library.v1.Library.DeleteBook"));
+    return;
+  }
+  if (::absl::Status refused =
+          ::stubkit::internal::ValidateOutgoingMetadata(
+              context, "stubkit.testing.gen.library.v1.Library.DeleteBook");
+      !refused.ok()) {
+    done(::std::move(refused));
     return;
   }
   ::stubkit::internal::StartAsyncUnary<::google::protobuf::Empty>(
@@ -175,6 +204,13 @@ void LibraryGrpcStub::AsyncTouchBook(
     done(::stubkit::internal::NoAsyncStubError("stubkit.testing.gen.library.v1.Library.TouchBook"));
     return;
   }
+  if (::absl::Status refused =
+          ::stubkit::internal::ValidateOutgoingMetadata(
+              context, "stubkit.testing.gen.library.v1.Library.TouchBook");
+      !refused.ok()) {
+    done(::std::move(refused));
+    return;
+  }
   ::stubkit::internal::StartAsyncUnary<::google::protobuf::Empty>(
       [&](auto* response, auto on_done) {
         async->TouchBook(&context, &request, response, ::std::move(on_done));
@@ -200,6 +236,13 @@ void LibraryGrpcStub::AsyncArchiveBooks(
     done(::stubkit::internal::NoAsyncStubError("stubkit.testing.gen.library.v1.Library.ArchiveBooks"));
     return;
   }
+  if (::absl::Status refused =
+          ::stubkit::internal::ValidateOutgoingMetadata(
+              context, "stubkit.testing.gen.library.v1.Library.ArchiveBooks");
+      !refused.ok()) {
+    done(::std::move(refused));
+    return;
+  }
   ::stubkit::internal::StartAsyncUnary<::google::longrunning::Operation>(
       [&](auto* response, auto on_done) {
         async->ArchiveBooks(&context, &request, response, ::std::move(on_done));
@@ -211,6 +254,12 @@ void LibraryGrpcStub::AsyncArchiveBooks(
     ::grpc::ClientContext& context,
     const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request) {
+  if (::absl::Status refused =
+          ::stubkit::internal::ValidateOutgoingMetadata(
+              context, "stubkit.testing.gen.library.v1.Library.GetBook");
+      !refused.ok()) {
+    return refused;
+  }
   ::stubkit::testing::gen::library::v1::Book response;
   return ::stubkit::internal::ToStatusOr(
       grpc_stub_->GetBook(&context, request, &response),
@@ -221,6 +270,12 @@ void LibraryGrpcStub::AsyncArchiveBooks(
     ::grpc::ClientContext& context,
     const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::library::v1::PutBookRequest& request) {
+  if (::absl::Status refused =
+          ::stubkit::internal::ValidateOutgoingMetadata(
+              context, "stubkit.testing.gen.library.v1.Library.PutBook");
+      !refused.ok()) {
+    return refused;
+  }
   ::stubkit::testing::gen::library::v1::Book response;
   return ::stubkit::internal::ToStatusOr(
       grpc_stub_->PutBook(&context, request, &response),
@@ -231,6 +286,12 @@ void LibraryGrpcStub::AsyncArchiveBooks(
     ::grpc::ClientContext& context,
     const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::library::v1::CreateBookRequest& request) {
+  if (::absl::Status refused =
+          ::stubkit::internal::ValidateOutgoingMetadata(
+              context, "stubkit.testing.gen.library.v1.Library.CreateBook");
+      !refused.ok()) {
+    return refused;
+  }
   ::stubkit::testing::gen::library::v1::Book response;
   return ::stubkit::internal::ToStatusOr(
       grpc_stub_->CreateBook(&context, request, &response),
@@ -241,6 +302,12 @@ void LibraryGrpcStub::AsyncArchiveBooks(
     ::grpc::ClientContext& context,
     const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request) {
+  if (::absl::Status refused =
+          ::stubkit::internal::ValidateOutgoingMetadata(
+              context, "stubkit.testing.gen.library.v1.Library.DeleteBook");
+      !refused.ok()) {
+    return refused;
+  }
   ::google::protobuf::Empty response;
   return ::stubkit::internal::ToStatusOr(
       grpc_stub_->DeleteBook(&context, request, &response),
@@ -251,6 +318,12 @@ void LibraryGrpcStub::AsyncArchiveBooks(
     ::grpc::ClientContext& context,
     const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request) {
+  if (::absl::Status refused =
+          ::stubkit::internal::ValidateOutgoingMetadata(
+              context, "stubkit.testing.gen.library.v1.Library.TouchBook");
+      !refused.ok()) {
+    return refused;
+  }
   ::google::protobuf::Empty response;
   return ::stubkit::internal::ToStatusOr(
       grpc_stub_->TouchBook(&context, request, &response),
@@ -261,6 +334,12 @@ void LibraryGrpcStub::AsyncArchiveBooks(
     ::grpc::ClientContext& context,
     const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request) {
+  if (::absl::Status refused =
+          ::stubkit::internal::ValidateOutgoingMetadata(
+              context, "stubkit.testing.gen.library.v1.Library.ArchiveBooks");
+      !refused.ok()) {
+    return refused;
+  }
   ::google::longrunning::Operation response;
   return ::stubkit::internal::ToStatusOr(
       grpc_stub_->ArchiveBooks(&context, request, &response),
@@ -464,6 +543,89 @@ class LibraryConnectionImpl : public LibraryConnection {
   ::std::shared_ptr<LibraryStub> stub_;
 };
 
+// Stands in for the connection of a LibraryClient built from a connection
+// with DecoratorsOption, which only MakeLibraryConnection can apply.
+class LibraryRefusingConnection : public LibraryConnection {
+ public:
+  explicit LibraryRefusingConnection(::absl::Status refusal)
+      : refusal_(::std::move(refusal)) {}
+
+  ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> GetBook(
+      const ::stubkit::OptionsView& /*options*/,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& /*request*/) override {
+    return refusal_;
+  }
+  void AsyncGetBook(
+      const ::stubkit::OptionsView& /*options*/,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& /*request*/,
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) override {
+    done(refusal_);
+  }
+
+  ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> PutBook(
+      const ::stubkit::OptionsView& /*options*/,
+      const ::stubkit::testing::gen::library::v1::PutBookRequest& /*request*/) override {
+    return refusal_;
+  }
+  void AsyncPutBook(
+      const ::stubkit::OptionsView& /*options*/,
+      const ::stubkit::testing::gen::library::v1::PutBookRequest& /*request*/,
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) override {
+    done(refusal_);
+  }
+
+  ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> CreateBook(
+      const ::stubkit::OptionsView& /*options*/,
+      const ::stubkit::testing::gen::library::v1::CreateBookRequest& /*request*/) override {
+    return refusal_;
+  }
+  void AsyncCreateBook(
+      const ::stubkit::OptionsView& /*options*/,
+      const ::stubkit::testing::gen::library::v1::CreateBookRequest& /*request*/,
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) override {
+    done(refusal_);
+  }
+
+  ::absl::StatusOr<::google::protobuf::Empty> DeleteBook(
+      const ::stubkit::OptionsView& /*options*/,
+      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& /*request*/) override {
+    return refusal_;
+  }
+  void AsyncDeleteBook(
+      const ::stubkit::OptionsView& /*options*/,
+      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& /*request*/,
+      ::stubkit::AsyncCallback<::google::protobuf::Empty> done) override {
+    done(refusal_);
+  }
+
+  ::absl::StatusOr<::google::protobuf::Empty> TouchBook(
+      const ::stubkit::OptionsView& /*options*/,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& /*request*/) override {
+    return refusal_;
+  }
+  void AsyncTouchBook(
+      const ::stubkit::OptionsView& /*options*/,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& /*request*/,
+      ::stubkit::AsyncCallback<::google::protobuf::Empty> done) override {
+    done(refusal_);
+  }
+
+  ::absl::StatusOr<::google::longrunning::Operation> ArchiveBooks(
+      const ::stubkit::OptionsView& /*options*/,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& /*request*/) override {
+    return refusal_;
+  }
+  void AsyncArchiveBooks(
+      const ::stubkit::OptionsView& /*options*/,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& /*request*/,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override {
+    done(refusal_);
+  }
+
+ private:
+  ::absl::Status refusal_;
+};
+
 }  // namespace
 
 ::std::shared_ptr<LibraryConnection> MakeLibraryConnection(
@@ -492,7 +654,18 @@ LibraryClient::LibraryClient(
 LibraryClient::LibraryClient(
     ::std::shared_ptr<LibraryConnection> connection,
     ::stubkit::Options options)
-    : options_(::std::move(options)), connection_(::std::move(connection)) {}
+    : options_(::std::move(options)), connection_(::std::move(connection)) {
+  const auto* decorators = options_.find<DecoratorsOption>();
+  if (decorators != nullptr && !decorators->empty()) {
+    connection_ = ::std::make_shared<LibraryRefusingConnection>(
+        ::absl::InvalidArgumentError(
+            "stubkit.testing.gen.library.v1.Library: DecoratorsOption must be given to "
+            "MakeLibraryConnection (or to the LibraryClient "
+            "constructor that takes a channel); the client was "
+            "built from a connection, which cannot apply them, so "
+            "the call was not sent"));
+  }
+}
 
 ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> LibraryClient::GetBook(
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request, const ::stubkit::Options& call) {

@@ -263,7 +263,7 @@ class LibraryGrpcStub : public LibraryStub {
 };
 
 // Runs each stubkit.testing.gen.library.v1.Library call under the stubkit retry rules. Mock it
-// (MockLibraryConnection) to test code that uses LibraryClient.
+// (stubkit_mocks::MockLibraryConnection) to test code that uses LibraryClient.
 class LibraryConnection {
  public:
   virtual ~LibraryConnection() = default;
@@ -331,12 +331,16 @@ class LibraryConnection {
 // Every call takes per-call options that override the client's.
 class LibraryClient {
  public:
-  // User decorators of LibraryStub, applied when the connection is made.
+  // User decorators of LibraryStub, applied when the connection is made:
+  // by MakeLibraryConnection, or by the constructor that takes a channel.
   using DecoratorsOption = ::stubkit::DecoratorsOptionFor<LibraryStub>;
 
   explicit LibraryClient(
       ::std::shared_ptr<::grpc::ChannelInterface> channel,
       ::stubkit::Options options = {});
+  // Over a connection made by MakeLibraryConnection, or a mock. It cannot
+  // apply decorators: when `options` hold a non-empty DecoratorsOption,
+  // every call fails with INVALID_ARGUMENT before anything is sent.
   explicit LibraryClient(
       ::std::shared_ptr<LibraryConnection> connection,
       ::stubkit::Options options = {});

@@ -6,6 +6,7 @@
 #include <memory>
 #include <utility>
 
+#include "stubkit/internal/metadata.h"
 #include "stubkit/retry_loop.h"
 #include "stubkit/unary_call.h"
 
@@ -40,6 +41,12 @@
   if (async == nullptr) {
     return ::stubkit::internal::NoAsyncStubError("NoPackage.Watch");
   }
+  if (::absl::Status refused =
+          ::stubkit::internal::ValidateOutgoingMetadata(
+              context, "NoPackage.Watch");
+      !refused.ok()) {
+    return refused;
+  }
   async->Watch(&context, &request, reactor);
   return ::absl::OkStatus();
 }
@@ -62,6 +69,13 @@ void NoPackageGrpcStub::AsyncLookup(
     done(::stubkit::internal::NoAsyncStubError("NoPackage.Lookup"));
     return;
   }
+  if (::absl::Status refused =
+          ::stubkit::internal::ValidateOutgoingMetadata(
+              context, "NoPackage.Lookup");
+      !refused.ok()) {
+    done(::std::move(refused));
+    return;
+  }
   ::stubkit::internal::StartAsyncUnary<::NoPackageResponse>(
       [&](auto* response, auto on_done) {
         async->Lookup(&context, &request, response, ::std::move(on_done));
@@ -73,6 +87,12 @@ void NoPackageGrpcStub::AsyncLookup(
     ::grpc::ClientContext& context,
     const ::stubkit::OptionsView& /*options*/,
     const ::NoPackageRequest& request) {
+  if (::absl::Status refused =
+          ::stubkit::internal::ValidateOutgoingMetadata(
+              context, "NoPackage.Lookup");
+      !refused.ok()) {
+    return refused;
+  }
   ::NoPackageResponse response;
   return ::stubkit::internal::ToStatusOr(
       grpc_stub_->Lookup(&context, request, &response),
@@ -83,6 +103,14 @@ void NoPackageGrpcStub::AsyncLookup(
     ::grpc::ClientContext& context,
     const ::stubkit::OptionsView& /*options*/,
     const ::NoPackageRequest& request) {
+  if (::absl::Status refused =
+          ::stubkit::internal::ValidateOutgoingMetadata(
+              context, "NoPackage.Watch");
+      !refused.ok()) {
+    return ::std::make_unique<
+        ::stubkit::internal::RefusedClientReader<::NoPackageResponse>>(
+        ::stubkit::internal::ToGrpcStatus(refused));
+  }
   return grpc_stub_->Watch(&context, request);
 }
 
@@ -159,6 +187,42 @@ class NoPackageConnectionImpl : public NoPackageConnection {
   ::std::shared_ptr<NoPackageStub> stub_;
 };
 
+// Stands in for the connection of a NoPackageClient built from a connection
+// with DecoratorsOption, which only MakeNoPackageConnection can apply.
+class NoPackageRefusingConnection : public NoPackageConnection {
+ public:
+  explicit NoPackageRefusingConnection(::absl::Status refusal)
+      : refusal_(::std::move(refusal)) {}
+
+  ::absl::StatusOr<::NoPackageResponse> Lookup(
+      const ::stubkit::OptionsView& /*options*/,
+      const ::NoPackageRequest& /*request*/) override {
+    return refusal_;
+  }
+  void AsyncLookup(
+      const ::stubkit::OptionsView& /*options*/,
+      const ::NoPackageRequest& /*request*/,
+      ::stubkit::AsyncCallback<::NoPackageResponse> done) override {
+    done(refusal_);
+  }
+
+  ::stubkit::StreamReader<::NoPackageResponse> Watch(
+      const ::stubkit::OptionsView& /*options*/,
+      const ::NoPackageRequest& /*request*/) override {
+    return ::stubkit::StreamReader<::NoPackageResponse>(refusal_);
+  }
+  void AsyncWatch(
+      const ::stubkit::OptionsView& /*options*/,
+      const ::NoPackageRequest& /*request*/,
+      ::stubkit::MessageCallback<::NoPackageResponse> /*on_message*/,
+      ::stubkit::DoneCallback on_done) override {
+    on_done(refusal_);
+  }
+
+ private:
+  ::absl::Status refusal_;
+};
+
 }  // namespace
 
 ::std::shared_ptr<NoPackageConnection> MakeNoPackageConnection(
@@ -187,7 +251,18 @@ NoPackageClient::NoPackageClient(
 NoPackageClient::NoPackageClient(
     ::std::shared_ptr<NoPackageConnection> connection,
     ::stubkit::Options options)
-    : options_(::std::move(options)), connection_(::std::move(connection)) {}
+    : options_(::std::move(options)), connection_(::std::move(connection)) {
+  const auto* decorators = options_.find<DecoratorsOption>();
+  if (decorators != nullptr && !decorators->empty()) {
+    connection_ = ::std::make_shared<NoPackageRefusingConnection>(
+        ::absl::InvalidArgumentError(
+            "NoPackage: DecoratorsOption must be given to "
+            "MakeNoPackageConnection (or to the NoPackageClient "
+            "constructor that takes a channel); the client was "
+            "built from a connection, which cannot apply them, so "
+            "the call was not sent"));
+  }
+}
 
 ::absl::StatusOr<::NoPackageResponse> NoPackageClient::Lookup(
     const ::NoPackageRequest& request, const ::stubkit::Options& call) {

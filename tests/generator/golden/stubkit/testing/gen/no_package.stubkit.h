@@ -125,7 +125,7 @@ class NoPackageGrpcStub : public NoPackageStub {
 };
 
 // Runs each NoPackage call under the stubkit retry rules. Mock it
-// (MockNoPackageConnection) to test code that uses NoPackageClient.
+// (stubkit_mocks::MockNoPackageConnection) to test code that uses NoPackageClient.
 class NoPackageConnection {
  public:
   virtual ~NoPackageConnection() = default;
@@ -166,7 +166,8 @@ class NoPackageConnection {
 // Every call takes per-call options that override the client's.
 class NoPackageClient {
  public:
-  // User decorators of NoPackageStub, applied when the connection is made.
+  // User decorators of NoPackageStub, applied when the connection is made:
+  // by MakeNoPackageConnection, or by the constructor that takes a channel.
   using DecoratorsOption = ::stubkit::DecoratorsOptionFor<NoPackageStub>;
   // Resumes a broken Watch stream: rewrite the request from the last
   // response received; return false to report the break instead.
@@ -178,6 +179,9 @@ class NoPackageClient {
   explicit NoPackageClient(
       ::std::shared_ptr<::grpc::ChannelInterface> channel,
       ::stubkit::Options options = {});
+  // Over a connection made by MakeNoPackageConnection, or a mock. It cannot
+  // apply decorators: when `options` hold a non-empty DecoratorsOption,
+  // every call fails with INVALID_ARGUMENT before anything is sent.
   explicit NoPackageClient(
       ::std::shared_ptr<NoPackageConnection> connection,
       ::stubkit::Options options = {});
