@@ -7,6 +7,8 @@ set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-${root}/build}"
+# Absolute: the script changes directory before it runs the plugin.
+build="$(cd "${build}" && pwd)"
 cmake --build "${build}" --target protoc-gen-stubkit -j2
 plugin="${build}/src/generator/protoc-gen-stubkit"
 out="${root}/tests/generator/golden"
