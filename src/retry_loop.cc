@@ -67,6 +67,12 @@ absl::Status ValidateOptions(const OptionsView& options,
   return absl::OkStatus();
 }
 
+// What ended a call that reached its end (see `RetryLoopState::end()`).
+absl::string_view EndWhat(StopReason end_reason) {
+  return end_reason == StopReason::kDeadline ? "the call's deadline"
+                                             : "the retry policy's time limit";
+}
+
 std::string Describe(const absl::Status& status) {
   return absl::StrCat(StatusCodeName(static_cast<int>(status.code())), ": ",
                       status.message());
@@ -152,9 +158,15 @@ void RetryLoopState::LogPayload(
 }
 
 bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context) {
+  const time_point now = Now();
+  // An attempt past the call's end (a deadline already in the past, say)
+  // could only fail: stop before sending it.
+  if (now >= end_) {
+    ended_before_attempt_ = true;
+    return false;
+  }
   if (cancel_ != nullptr && !cancel_->Attach(&context)) return false;
   ++attempts_;
-  const time_point now = Now();
   attempt_start_ = now;
   attempt_deadline_ = end_;
   nanoseconds attempt_timeout = options_.get<AttemptTimeoutOption>();
@@ -214,6 +226,14 @@ absl::Status RetryLoopState::GiveUp(const absl::Status& status,
 
 absl::Status RetryLoopState::Cancelled() {
   absl::Status final_status;
+  if (ended_before_attempt_) {
+    const absl::string_view what = EndWhat(end_reason_);
+    Stop(absl::DeadlineExceededError(absl::StrCat(
+             what, " passed before attempt ", attempts_ + 1, " was sent")),
+         end_reason_, absl::StrCat("gave up: ", what, " was reached"), Now(),
+         &final_status);
+    return final_status;
+  }
   Stop(absl::CancelledError("call cancelled by the caller"),
        StopReason::kCancelled, "cancelled", Now(), &final_status);
   return final_status;

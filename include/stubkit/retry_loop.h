@@ -77,7 +77,9 @@ class RetryLoopState {
   const absl::Status& setup_status() const { return setup_status_; }
 
   // Starts the next attempt: sets `context`'s deadline and metadata. Returns
-  // false when the call was cancelled; it must then return `Cancelled()`.
+  // false when the call was cancelled or its end (deadline, total timeout,
+  // policy time limit) already passed, so the attempt would be doomed; the
+  // call must then return `Cancelled()`.
   bool PrepareAttempt(grpc::ClientContext& context);
   // Ends the attempt started with `context`, before `context` is destroyed.
   void FinishAttempt(grpc::ClientContext& context);
@@ -94,7 +96,9 @@ class RetryLoopState {
   // cancelled; it must then return `Cancelled()`.
   bool Sleep(std::chrono::nanoseconds wait);
 
-  // The status of a call cancelled through its `CancellationOption`.
+  // The status of a call cancelled through its `CancellationOption`; or,
+  // after `PrepareAttempt` refused because the call's end had passed,
+  // DEADLINE_EXCEEDED with the end's stop reason (nothing more was sent).
   absl::Status Cancelled();
   CancellationToken* cancellation() const { return cancel_; }
 
@@ -161,6 +165,8 @@ class RetryLoopState {
   time_point attempt_deadline_ = time_point::max();
   int attempts_ = 0;
   int failures_ = 0;
+  // PrepareAttempt refused: the call's end had passed.
+  bool ended_before_attempt_ = false;
 };
 
 template <typename T>
