@@ -157,7 +157,8 @@ void RetryLoopState::LogPayload(
                                    " {", message.ShortDebugString(), "}"));
 }
 
-bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context) {
+bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context,
+                                    std::string* deferred_log) {
   const time_point now = Now();
   // An attempt past the call's end (a deadline already in the past, say)
   // could only fail: stop before sending it.
@@ -201,13 +202,18 @@ bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context) {
     if (attempt_header) {
       sent.emplace_back(kRetryAttemptHeader, std::to_string(attempts_));
     }
-    Log(LogLevel::kRpc,
+    std::string line =
         absl::StrCat("stubkit: ", method_.full_name, " attempt ", attempts_,
                      " starts; timeout ",
                      attempt_deadline_ == time_point::max()
                          ? std::string("none")
                          : FormatDuration(attempt_deadline_ - now),
-                     "; metadata {", FormatMetadataRedacted(sent), "}"));
+                     "; metadata {", FormatMetadataRedacted(sent), "}");
+    if (deferred_log != nullptr) {
+      *deferred_log = std::move(line);
+    } else {
+      Log(LogLevel::kRpc, line);
+    }
   }
   return true;
 }
@@ -237,6 +243,23 @@ absl::Status RetryLoopState::Cancelled() {
   Stop(absl::CancelledError("call cancelled by the caller"),
        StopReason::kCancelled, "cancelled", Now(), &final_status);
   return final_status;
+}
+
+RetryLoopState::Expiry RetryLoopState::ClassifyExpiry(
+    const absl::Status& status, time_point its_deadline) const {
+  if (status.code() != absl::StatusCode::kDeadlineExceeded ||
+      its_deadline == time_point::max()) {
+    return Expiry::kNone;
+  }
+  const time_point now = Now();
+  if (now + kDeadlineTolerance < its_deadline) return Expiry::kNone;
+  return its_deadline == end_ || now >= end_ ? Expiry::kCallEnd
+                                             : Expiry::kAttemptTimeout;
+}
+
+absl::Status RetryLoopState::GiveUpAtEnd(const absl::Status& status) {
+  return GiveUp(status, end_reason_,
+                absl::StrCat("gave up: ", EndWhat(end_reason_), " was reached"));
 }
 
 void RetryLoopState::Notify(const absl::Status& status, time_point now,
