@@ -1,0 +1,493 @@
+// Copyright 2026 The stubkit Authors.
+//
+// Hedging over a fake transport: attempts complete when the test says so,
+// the hedge timer fires when the test says so (ManualSleeper), and time
+// moves only when the test moves it (FakeClock). Covers the async form
+// (`AsyncHedgedCall`) and the sync form (`internal::RunUnary`).
+
+#include "stubkit/hedging.h"
+
+#include <atomic>
+#include <chrono>
+#include <deque>
+#include <future>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/synchronization/mutex.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "stubkit/unary_call.h"
+
+namespace stubkit {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using ::testing::HasSubstr;
+
+constexpr MethodInfo kGet{"test.Service.Get", RpcKind::kUnary,
+                          Idempotency::kIdempotent};
+
+// Only a hang guard: a correct call ends long before.
+constexpr auto kHangGuard = std::chrono::seconds(30);
+
+using Result = absl::StatusOr<std::string>;
+
+// A hedge timer that fires only when the test says so. Cancel() calls the
+// callback with false, inline, like the default timer queue.
+class ManualSleeper : public AsyncSleeper {
+ public:
+  uint64_t Schedule(std::chrono::nanoseconds duration,
+                    std::function<void(bool)> done) override {
+    absl::MutexLock lock(&mu_);
+    const uint64_t id = next_id_++;
+    pending_[id] = Timer{duration, std::move(done)};
+    ++scheduled_;
+    return id;
+  }
+  void Cancel(uint64_t id) override {
+    std::function<void(bool)> done;
+    std::function<void()> hook;
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = pending_.find(id);
+      if (it == pending_.end()) return;
+      done = std::move(it->second.done);
+      pending_.erase(it);
+      hook = on_cancel_;
+    }
+    if (hook) hook();
+    done(false);
+  }
+  // Fires the oldest pending timer; false when none is pending.
+  bool FireNext() {
+    std::function<void(bool)> done;
+    {
+      absl::MutexLock lock(&mu_);
+      if (pending_.empty()) return false;
+      done = std::move(pending_.begin()->second.done);
+      pending_.erase(pending_.begin());
+    }
+    done(true);
+    return true;
+  }
+  int pending() {
+    absl::MutexLock lock(&mu_);
+    return static_cast<int>(pending_.size());
+  }
+  std::chrono::nanoseconds last_delay() {
+    absl::MutexLock lock(&mu_);
+    return pending_.empty() ? std::chrono::nanoseconds(-1)
+                            : pending_.rbegin()->second.duration;
+  }
+  // Runs in Cancel(), before the cancelled callback: stands in for whatever
+  // another thread does at that moment.
+  void set_on_cancel(std::function<void()> hook) {
+    absl::MutexLock lock(&mu_);
+    on_cancel_ = std::move(hook);
+  }
+
+ private:
+  struct Timer {
+    std::chrono::nanoseconds duration;
+    std::function<void(bool)> done;
+  };
+  absl::Mutex mu_;
+  std::map<uint64_t, Timer> pending_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
+  int scheduled_ ABSL_GUARDED_BY(mu_) = 0;
+  std::function<void()> on_cancel_ ABSL_GUARDED_BY(mu_);
+};
+
+// The async fake transport: attempts wait until the test completes them.
+class FakeTransport {
+ public:
+  AsyncAttempt<std::string> Attempt() {
+    return [this](grpc::ClientContext&, const OptionsView&,
+                  AsyncCallback<std::string> done) {
+      absl::MutexLock lock(&mu_);
+      pending_.push_back(Pending{started_++, std::move(done)});
+    };
+  }
+  // Completes the attempt that started `n`-th (from 0), if still pending.
+  bool Complete(int n, Result result) {
+    AsyncCallback<std::string> done;
+    {
+      absl::MutexLock lock(&mu_);
+      for (auto it = pending_.begin(); it != pending_.end(); ++it) {
+        if (it->n != n) continue;
+        done = std::move(it->done);
+        pending_.erase(it);
+        break;
+      }
+    }
+    if (!done) return false;
+    done(std::move(result));
+    return true;
+  }
+  int started() {
+    absl::MutexLock lock(&mu_);
+    return started_;
+  }
+  std::vector<int> pending() {
+    absl::MutexLock lock(&mu_);
+    std::vector<int> out;
+    for (const Pending& p : pending_) out.push_back(p.n);
+    return out;
+  }
+
+ private:
+  struct Pending {
+    int n;
+    AsyncCallback<std::string> done;
+  };
+  absl::Mutex mu_;
+  int started_ ABSL_GUARDED_BY(mu_) = 0;
+  std::deque<Pending> pending_ ABSL_GUARDED_BY(mu_);
+};
+
+// Collects the result of an async call and counts deliveries.
+struct Outcome {
+  std::atomic<int> calls{0};
+  std::promise<Result> promise;
+  std::future<Result> future = promise.get_future();
+
+  AsyncCallback<std::string> Callback() {
+    return [this](Result result) {
+      if (calls.fetch_add(1) == 0) promise.set_value(std::move(result));
+    };
+  }
+  bool ready() {
+    return future.wait_for(std::chrono::seconds(0)) ==
+           std::future_status::ready;
+  }
+  // Waits (hang guard only) for the result.
+  std::optional<Result> Get() {
+    if (future.wait_for(kHangGuard) != std::future_status::ready) {
+      return std::nullopt;
+    }
+    return future.get();
+  }
+};
+
+Result Unavailable() { return absl::UnavailableError("down"); }
+Result DeadlineExceeded() { return absl::DeadlineExceededError("too slow"); }
+
+class HedgingTest : public ::testing::Test {
+ protected:
+  HedgingTest()
+      : clock_(std::make_shared<FakeClock>()),
+        sleeper_(std::make_shared<ManualSleeper>()) {
+    client_.set<ClockOption>(clock_).set<AsyncSleeperOption>(sleeper_);
+  }
+
+  static Options Hedged(int max_attempts, std::chrono::nanoseconds delay) {
+    return Options{}.set<HedgingPolicyOption>(
+        HedgingPolicy(max_attempts, delay));
+  }
+
+  void StartAsync(const Options& call, Outcome& outcome) {
+    AsyncHedgedCall<std::string>(kGet, call, client_, transport_.Attempt(),
+                                 outcome.Callback());
+  }
+
+  std::shared_ptr<FakeClock> clock_;
+  std::shared_ptr<ManualSleeper> sleeper_;
+  FakeTransport transport_;
+  Options client_;
+};
+
+TEST_F(HedgingTest, HedgeWinsAndTheTimerIsCancelled) {
+  Outcome outcome;
+  StartAsync(Hedged(3, seconds(1)), outcome);
+  EXPECT_EQ(transport_.started(), 1);
+  ASSERT_TRUE(sleeper_->FireNext());
+  EXPECT_EQ(transport_.started(), 2);
+  EXPECT_EQ(sleeper_->pending(), 1);  // the third hedge's timer
+  ASSERT_TRUE(transport_.Complete(1, std::string("second")));
+  ASSERT_TRUE(outcome.ready());
+  EXPECT_EQ(*outcome.future.get(), "second");
+  EXPECT_EQ(sleeper_->pending(), 0);
+  // The loser's late answer changes nothing.
+  transport_.Complete(0, std::string("first"));
+  EXPECT_EQ(outcome.calls.load(), 1);
+}
+
+// Issue item 2: a throttle token taken in OnAttemptFailed, then the bucket
+// drained (by other calls) before the hedge is launched, left the call with
+// nothing in flight, no timer and no result: it never completed.
+TEST_F(HedgingTest, ThrottleDrainedBetweenDecisionAndLaunchStillCompletes) {
+  auto throttle = std::make_shared<RetryThrottle>(10, 1);
+  client_.set<RetryThrottleOption>(throttle);
+  // Other calls failing at the moment this call disarms its hedge timer.
+  sleeper_->set_on_cancel([throttle] {
+    for (int i = 0; i < 10; ++i) throttle->OnRetryableFailure();
+  });
+  Outcome outcome;
+  StartAsync(Hedged(3, seconds(10)), outcome);
+  ASSERT_EQ(transport_.started(), 1);
+  transport_.Complete(0, Unavailable());
+  // Either a hedge went out, or the call ended: never neither.
+  if (!outcome.ready()) {
+    ASSERT_EQ(transport_.pending().size(), 1u)
+        << "nothing in flight and no result: the call would hang";
+    transport_.Complete(transport_.pending()[0], std::string("ok"));
+  }
+  std::optional<Result> result = outcome.Get();
+  ASSERT_TRUE(result.has_value()) << "the hedged call never completed";
+  EXPECT_EQ(outcome.calls.load(), 1);
+}
+
+TEST_F(HedgingTest, ThrottledNonFatalFailureEndsTheCallWhenNothingIsInFlight) {
+  auto throttle = std::make_shared<RetryThrottle>(4, 1);
+  throttle->OnRetryableFailure();  // 3 tokens: the next failure drains it
+  client_.set<RetryThrottleOption>(throttle);
+  Outcome outcome;
+  StartAsync(Hedged(3, seconds(10)), outcome);
+  transport_.Complete(0, Unavailable());
+  ASSERT_TRUE(outcome.ready());
+  Result result = outcome.future.get();
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(GetRetrySummary(result.status())->stop_reason,
+            StopReason::kThrottled);
+  EXPECT_EQ(sleeper_->pending(), 0);
+}
+
+// Issue item 3: an attempt that ran out of its own attempt timeout ended the
+// whole hedged call with DEADLINE_EXCEEDED, cancelling a hedge about to win.
+TEST_F(HedgingTest, AttemptTimeoutIsNotFatal) {
+  Outcome outcome;
+  StartAsync(Hedged(3, milliseconds(100)).set<AttemptTimeoutOption>(seconds(1)),
+             outcome);
+  ASSERT_TRUE(sleeper_->FireNext());  // the hedge goes out at 100 ms
+  ASSERT_EQ(transport_.started(), 2);
+  clock_->Advance(seconds(1));
+  // Attempt 1 runs out of its own 1 s; the hedge is still running.
+  transport_.Complete(0, DeadlineExceeded());
+  ASSERT_FALSE(outcome.ready()) << outcome.future.get().status();
+  ASSERT_TRUE(transport_.Complete(1, std::string("hedge")));
+  std::optional<Result> result = outcome.Get();
+  ASSERT_TRUE(result.has_value());
+  ASSERT_TRUE(result->ok()) << result->status();
+  EXPECT_EQ(**result, "hedge");
+}
+
+TEST_F(HedgingTest, AttemptTimeoutSendsTheNextHedgeAtOnce) {
+  Outcome outcome;
+  StartAsync(Hedged(3, seconds(60)).set<AttemptTimeoutOption>(seconds(1)),
+             outcome);
+  clock_->Advance(seconds(1));
+  transport_.Complete(0, DeadlineExceeded());
+  ASSERT_FALSE(outcome.ready());
+  EXPECT_EQ(transport_.started(), 2);
+  transport_.Complete(1, std::string("fine"));
+  ASSERT_TRUE(outcome.ready());
+  EXPECT_TRUE(outcome.future.get().ok());
+}
+
+TEST_F(HedgingTest, TheCallsOwnEndIsFinalWithItsStopReason) {
+  Outcome outcome;
+  StartAsync(Hedged(3, seconds(1)).set<TotalTimeoutOption>(seconds(5)),
+             outcome);
+  ASSERT_TRUE(sleeper_->FireNext());
+  clock_->Advance(seconds(5));
+  transport_.Complete(0, DeadlineExceeded());
+  ASSERT_TRUE(outcome.ready());
+  Result result = outcome.future.get();
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(GetRetrySummary(result.status())->stop_reason,
+            StopReason::kDeadline);
+  EXPECT_THAT(result.status().message(), HasSubstr("deadline"));
+}
+
+TEST_F(HedgingTest, PolicyTimeLimitIsFinalWithItsStopReason) {
+  Outcome outcome;
+  StartAsync(Hedged(3, seconds(1))
+                 .set<RetryPolicyOption>(LimitedTimeRetryPolicy(seconds(5))),
+             outcome);
+  clock_->Advance(seconds(5));
+  transport_.Complete(0, DeadlineExceeded());
+  ASSERT_TRUE(outcome.ready());
+  Result result = outcome.future.get();
+  EXPECT_EQ(GetRetrySummary(result.status())->stop_reason,
+            StopReason::kExhausted);
+}
+
+// Issue item 4: the observer ran under the hedging mutex; cancelling the
+// call from inside it deadlocked.
+TEST_F(HedgingTest, ObserverMayCancelTheCall) {
+  auto token = std::make_shared<CancellationToken>();
+  std::atomic<int> events{0};
+  client_.set<RetryObserverOption>([token, &events](const AttemptEvent&) {
+    ++events;
+    token->Cancel();
+  });
+  Outcome outcome;
+  std::thread caller([&] {
+    StartAsync(Hedged(3, seconds(1)).set<CancellationOption>(token), outcome);
+    EXPECT_TRUE(sleeper_->FireNext());
+    transport_.Complete(1, std::string("hedge"));
+  });
+  caller.detach();  // it may deadlock on the old code
+  std::optional<Result> result = outcome.Get();
+  ASSERT_TRUE(result.has_value()) << "deadlock: observer under a lock";
+  EXPECT_TRUE(result->ok()) << result->status();
+  EXPECT_EQ(events.load(), 1);
+  transport_.Complete(0, absl::CancelledError("cancelled"));
+  EXPECT_EQ(outcome.calls.load(), 1);
+}
+
+class CancellingSink : public LogSink {
+ public:
+  explicit CancellingSink(std::shared_ptr<CancellationToken> token)
+      : token_(std::move(token)) {}
+  void Write(absl::string_view line) override {
+    lines.fetch_add(1);
+    if (absl::StrContains(line, "attempt 2 starts")) token_->Cancel();
+  }
+  std::atomic<int> lines{0};
+
+ private:
+  std::shared_ptr<CancellationToken> token_;
+};
+
+TEST_F(HedgingTest, LogSinkMayCancelTheCall) {
+  auto token = std::make_shared<CancellationToken>();
+  auto sink = std::make_shared<CancellingSink>(token);
+  client_.set<LogLevelOption>(LogLevel::kRpc).set<LogSinkOption>(sink);
+  Outcome outcome;
+  std::thread caller([&] {
+    StartAsync(Hedged(3, seconds(1)).set<CancellationOption>(token), outcome);
+    sleeper_->FireNext();
+  });
+  caller.detach();  // it may deadlock on the old code
+  std::optional<Result> result = outcome.Get();
+  ASSERT_TRUE(result.has_value()) << "deadlock: log sink under a lock";
+  EXPECT_EQ(result->status().code(), absl::StatusCode::kCancelled);
+  for (int n : transport_.pending()) {
+    transport_.Complete(n, absl::CancelledError("cancelled"));
+  }
+  EXPECT_EQ(outcome.calls.load(), 1);
+}
+
+TEST_F(HedgingTest, CancelEndsTheCallAtOnce) {
+  auto token = std::make_shared<CancellationToken>();
+  Outcome outcome;
+  StartAsync(Hedged(3, seconds(1)).set<CancellationOption>(token), outcome);
+  sleeper_->FireNext();
+  token->Cancel();
+  ASSERT_TRUE(outcome.ready());
+  EXPECT_EQ(outcome.future.get().status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(sleeper_->pending(), 0);
+  for (int n : transport_.pending()) {
+    transport_.Complete(n, absl::CancelledError("cancelled"));
+  }
+  EXPECT_EQ(outcome.calls.load(), 1);
+}
+
+// Item 11d: a deadline already past sends nothing.
+TEST_F(HedgingTest, DeadlineInThePastStopsBeforeSendingAsync) {
+  Outcome outcome;
+  StartAsync(
+      Hedged(3, seconds(1))
+          .set<DeadlineOption>(std::chrono::system_clock::now() - seconds(1)),
+      outcome);
+  ASSERT_TRUE(outcome.ready());
+  Result result = outcome.future.get();
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kDeadlineExceeded);
+  ASSERT_TRUE(GetRetrySummary(result.status()).has_value());
+  EXPECT_EQ(GetRetrySummary(result.status())->stop_reason,
+            StopReason::kDeadline);
+  EXPECT_EQ(GetRetrySummary(result.status())->attempts, 0);
+  EXPECT_EQ(transport_.started(), 0);
+}
+
+// Every call completes exactly once, whatever the order of attempt results,
+// timer firings, cancellation and a throttle drained by other calls.
+TEST_F(HedgingTest, RandomInterleavingsCompleteExactlyOnce) {
+  for (int seed = 0; seed < 3000; ++seed) {
+    SCOPED_TRACE(seed);
+    std::mt19937 random(seed);
+    auto pick = [&random](int n) {
+      return std::uniform_int_distribution<int>(0, n - 1)(random);
+    };
+    auto clock = std::make_shared<FakeClock>();
+    auto sleeper = std::make_shared<ManualSleeper>();
+    auto throttle = std::make_shared<RetryThrottle>(6, 1);
+    auto token = std::make_shared<CancellationToken>();
+    FakeTransport transport;
+    Options call = Hedged(1 + pick(4), seconds(1));
+    if (pick(2) == 0) call.set<AttemptTimeoutOption>(seconds(2));
+    if (pick(2) == 0) call.set<TotalTimeoutOption>(seconds(4));
+    if (pick(2) == 0) call.set<RetryThrottleOption>(throttle);
+    call.set<CancellationOption>(token);
+    if (pick(3) == 0) {
+      sleeper->set_on_cancel([throttle, drain = pick(4)] {
+        for (int i = 0; i < drain; ++i) throttle->OnRetryableFailure();
+      });
+    }
+    Options client;
+    client.set<ClockOption>(clock).set<AsyncSleeperOption>(sleeper);
+    Outcome outcome;
+    AsyncHedgedCall<std::string>(kGet, call, client, transport.Attempt(),
+                                 outcome.Callback());
+    for (int step = 0; step < 100; ++step) {
+      std::vector<int> pending = transport.pending();
+      const int timers = sleeper->pending();
+      if (pending.empty() && timers == 0) break;
+      switch (pick(6)) {
+        case 0:
+          if (timers > 0) sleeper->FireNext();
+          break;
+        case 1:
+          clock->Advance(seconds(1));
+          break;
+        case 2:
+          if (pick(8) == 0) token->Cancel();
+          break;
+        case 3:
+          if (pick(2) == 0)
+            throttle->OnRetryableFailure();
+          else
+            throttle->OnSuccess();
+          break;
+        default: {
+          if (pending.empty()) break;
+          const int n = pending[pick(static_cast<int>(pending.size()))];
+          static const absl::StatusCode kCodes[] = {
+              absl::StatusCode::kUnavailable, absl::StatusCode::kUnavailable,
+              absl::StatusCode::kDeadlineExceeded, absl::StatusCode::kInternal,
+              absl::StatusCode::kCancelled};
+          if (pick(4) == 0) {
+            transport.Complete(n, std::string("ok"));
+          } else {
+            transport.Complete(n, absl::Status(kCodes[pick(5)], "scripted"));
+          }
+        }
+      }
+    }
+    // Then let every timer fire and every attempt fail.
+    for (int step = 0; step < 100; ++step) {
+      if (sleeper->FireNext()) continue;
+      std::vector<int> pending = transport.pending();
+      if (pending.empty()) break;
+      transport.Complete(pending[0], Unavailable());
+    }
+    // With nothing in flight and no timer pending, the call must be over.
+    ASSERT_TRUE(transport.pending().empty() && sleeper->pending() == 0);
+    ASSERT_TRUE(outcome.ready()) << "nothing in flight, nothing pending, "
+                                    "and the call never completed";
+    EXPECT_EQ(outcome.calls.load(), 1);
+  }
+}
+
+}  // namespace
+}  // namespace stubkit
