@@ -293,6 +293,10 @@ HedgedOperationBase::Next HedgedOperationBase::OnAttemptFailed(
                            policy_.non_fatal_codes().contains(status.code());
     if (token != nullptr && token->cancelled()) {
       EndLocked(step, Outcome::kCancelledOrEnded);
+    } else if (IsNoAsyncStubError(status)) {
+      step.status = status;
+      step.explanation = "not hedged: the stub cannot make async calls";
+      EndLocked(step, Outcome::kGiveUp);
     } else if (expiry == Expiry::kCallEnd ||
                (non_fatal && state_.now() >= state_.end())) {
       // The call's own end: final, whatever hedges are still running.

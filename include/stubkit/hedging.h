@@ -18,7 +18,25 @@
 //
 // Hedges count against a `RetryThrottleOption` bucket: each non-fatal failure
 // takes a token, and no hedge is sent while the bucket is at or below half.
-// The retry policy's time limit and the call's deadline bound every hedge.
+// An attempt that runs out of its own `AttemptTimeoutOption` is non-fatal,
+// as in the retry loop. The call's end (the retry policy's time limit, the
+// total timeout, the deadline) bounds every hedge and ends the call, with
+// its stop reason, whatever hedges are still running.
+//
+// Sync calls go through the stub's sync method `M`, async calls through
+// `AsyncM`, hedged or not: a decorator that must see every attempt overrides
+// both. A sync hedged call runs attempt 1 on the caller's thread (a call
+// answered within the first hedging delay starts no thread); each hedge the
+// timer sends runs on a thread of its own, losers are cancelled with
+// `grpc::ClientContext::TryCancel`, and the call returns once every attempt
+// has returned. So the sync `M` of a decorator may run on several threads at
+// once. A gRPC stub without the callback API (gRPC's generated `MockFooStub`,
+// whose `async()` is null) serves sync calls, hedged included; its async
+// calls fail with FAILED_PRECONDITION before anything is sent.
+//
+// Threads: the observer, metrics and log sink run on the thread that ended
+// the attempt or the call (a gRPC, timer, hedge or the caller's thread),
+// never under a stubkit lock; an async call's callback likewise.
 
 #ifndef STUBKIT_HEDGING_H_
 #define STUBKIT_HEDGING_H_
@@ -31,6 +49,8 @@
 #include <future>
 #include <memory>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -229,6 +249,92 @@ class HedgedOperation final : public HedgedOperationBase {
   Attempt attempt_;
   Done done_;
   Response response_;
+};
+
+// The sync form: attempts through the sync attempt callable, which returns
+// `absl::StatusOr<Response>` for a `grpc::ClientContext&` and may run on
+// several threads at once. Attempt 1, and any attempt sent at once after a
+// failure, runs on the thread whose attempt just ended (the caller's to
+// begin with); a hedge sent by the timer gets a thread of its own. So a call
+// answered before the first hedging delay starts no thread. Losers are
+// cancelled with `ClientContext::TryCancel`, and `Run` returns only after
+// every attempt has returned: the attempt may refer to the caller's stack.
+template <typename Response, typename Attempt>
+class SyncHedgedOperation final : public HedgedOperationBase {
+ public:
+  SyncHedgedOperation(const MethodInfo& method, Options call, Options client,
+                      Attempt& attempt)
+      : HedgedOperationBase(method, std::move(call), std::move(client)),
+        attempt_(attempt) {}
+
+  template <typename Request>
+  absl::StatusOr<Response> Run(const Request& request) {
+    MaybeLogPayload(state(), "request", request);
+    RunAttempts(Begin());
+    AwaitIdle();
+    std::vector<std::thread> threads;
+    {
+      absl::MutexLock lock(&threads_mu_);
+      threads.swap(threads_);
+    }
+    for (std::thread& thread : threads) thread.join();
+    if (!final_status_.ok()) return std::move(final_status_);
+    return std::move(response_);
+  }
+
+ private:
+  // Runs `next`, then whatever attempt its failure sends at once, and so on.
+  void RunAttempts(Next next) {
+    while (next.index >= 0) {
+      if (next.arm_timer) ArmHedgeTimer();
+      absl::StatusOr<Response> result = attempt_(*next.context);
+      if (result.ok()) {
+        if (OnAttemptSucceeded(next.index)) {
+          MaybeLogPayload(state(), "response", *result);
+          response_ = *std::move(result);
+          Complete(absl::OkStatus());
+        }
+        return;
+      }
+      next = OnAttemptFailed(next.index, result.status());
+    }
+  }
+
+  void StartHedge(Next next) override {
+    // Armed here: the new thread's attempt may block at once.
+    if (next.arm_timer) ArmHedgeTimer();
+    next.arm_timer = false;
+    auto self =
+        std::static_pointer_cast<SyncHedgedOperation>(shared_from_this());
+    bool started = true;
+    {
+      // Held while the thread starts, so `Run` cannot take the list before
+      // the thread is in it.
+      absl::MutexLock lock(&threads_mu_);
+      try {
+        threads_.emplace_back([self, next] { self->RunAttempts(next); });
+      } catch (const std::system_error&) {
+        started = false;
+      }
+    }
+    if (!started) {
+      Next after = OnAttemptFailed(
+          next.index, absl::ResourceExhaustedError(
+                          "stubkit: no thread for a hedged attempt"));
+      if (after.index >= 0) StartHedge(after);
+    }
+  }
+
+  void Deliver(absl::Status status) override {
+    final_status_ = std::move(status);
+  }
+
+  Attempt& attempt_;
+  // Written before `Complete`, read after `AwaitIdle`.
+  absl::Status final_status_;
+  Response response_;
+  absl::Mutex threads_mu_;
+  std::vector<std::thread> threads_ ABSL_GUARDED_BY(threads_mu_);
 };
 
 }  // namespace internal

@@ -22,6 +22,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "stubkit/unary_call.h"
@@ -408,6 +410,177 @@ TEST_F(HedgingTest, DeadlineInThePastStopsBeforeSendingAsync) {
             StopReason::kDeadline);
   EXPECT_EQ(GetRetrySummary(result.status())->attempts, 0);
   EXPECT_EQ(transport_.started(), 0);
+}
+
+// --- The sync form. ---------------------------------------------------------
+
+// An async attempt a sync call must never use.
+auto NoAsyncAttempt() {
+  return [] {
+    return AsyncAttempt<std::string>([](grpc::ClientContext&,
+                                        const OptionsView&,
+                                        AsyncCallback<std::string> done) {
+      ADD_FAILURE() << "a sync call used the async attempt";
+      done(absl::InternalError("async attempt used"));
+    });
+  };
+}
+
+bool WaitFor(absl::Notification& notification) {
+  return notification.WaitForNotificationWithTimeout(absl::FromChrono(
+      std::chrono::duration_cast<std::chrono::seconds>(kHangGuard)));
+}
+
+// Issue item 5: sync hedged calls went through the async attempt, skipping
+// decorators that override only the sync method.
+TEST_F(HedgingTest, SyncCallRunsTheSyncAttemptOnTheCallersThread) {
+  std::atomic<int> attempts{0};
+  std::thread::id attempt_thread;
+  auto attempt = [&](grpc::ClientContext&) -> Result {
+    ++attempts;
+    attempt_thread = std::this_thread::get_id();
+    return std::string("fine");
+  };
+  Options call = Hedged(3, seconds(1));
+  Result result = internal::RunUnary<std::string>(
+      kGet, OptionsView(call, client_), std::string("request"), attempt,
+      NoAsyncAttempt());
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(*result, "fine");
+  EXPECT_EQ(attempts.load(), 1);
+  // No hedge fired: no thread was started for the call.
+  EXPECT_EQ(attempt_thread, std::this_thread::get_id());
+  EXPECT_EQ(sleeper_->pending(), 0);  // the hedge timer was cancelled
+}
+
+TEST_F(HedgingTest, SyncNonFatalFailureRetriesOnTheSameThread) {
+  std::vector<std::thread::id> threads;
+  auto attempt = [&](grpc::ClientContext&) -> Result {
+    threads.push_back(std::this_thread::get_id());
+    if (threads.size() == 1) return Unavailable();
+    return std::string("second");
+  };
+  Options call = Hedged(3, seconds(60));
+  Result result = internal::RunUnary<std::string>(
+      kGet, OptionsView(call, client_), std::string("request"), attempt,
+      NoAsyncAttempt());
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(*result, "second");
+  ASSERT_EQ(threads.size(), 2u);
+  EXPECT_EQ(threads[0], std::this_thread::get_id());
+  EXPECT_EQ(threads[1], std::this_thread::get_id());
+}
+
+TEST_F(HedgingTest, SyncHedgeRunsOnItsOwnThreadAndTheCallWaitsForIt) {
+  absl::Notification first_started, hedge_started, release_hedge, delivered;
+  std::atomic<bool> returned{false};
+  std::atomic<bool> returned_before_hedge_ended{false};
+  std::thread::id caller_thread, first_thread, hedge_thread;
+  std::atomic<int> attempts{0};
+  auto attempt = [&](grpc::ClientContext&) -> Result {
+    if (attempts.fetch_add(1) == 0) {
+      first_thread = std::this_thread::get_id();
+      first_started.Notify();
+      if (!WaitFor(hedge_started)) return absl::InternalError("no hedge");
+      return std::string("first");  // wins while the hedge still runs
+    }
+    hedge_thread = std::this_thread::get_id();
+    hedge_started.Notify();
+    WaitFor(release_hedge);
+    returned_before_hedge_ended = returned.load();
+    return absl::CancelledError("lost");
+  };
+  client_.set<RetryObserverOption>([&](const AttemptEvent& event) {
+    if (event.final) delivered.Notify();
+  });
+  Options call = Hedged(2, seconds(1));
+  Result result = absl::UnknownError("not run");
+  std::thread caller([&] {
+    caller_thread = std::this_thread::get_id();
+    result = internal::RunUnary<std::string>(kGet, OptionsView(call, client_),
+                                             std::string("request"), attempt,
+                                             NoAsyncAttempt());
+    returned = true;
+  });
+  ASSERT_TRUE(WaitFor(first_started));
+  ASSERT_EQ(sleeper_->pending(), 1);
+  ASSERT_TRUE(sleeper_->FireNext());  // starts the hedge's thread
+  ASSERT_TRUE(WaitFor(delivered));
+  // The winner is known; the call must still wait for the hedge's thread,
+  // which uses the caller's attempt (and stack).
+  std::this_thread::sleep_for(milliseconds(50));
+  EXPECT_FALSE(returned.load());
+  release_hedge.Notify();
+  caller.join();
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(*result, "first");
+  EXPECT_FALSE(returned_before_hedge_ended.load());
+  EXPECT_EQ(first_thread, caller_thread);
+  EXPECT_NE(hedge_thread, caller_thread);
+  EXPECT_NE(hedge_thread, std::this_thread::get_id());
+}
+
+TEST_F(HedgingTest, SyncObserverMayCancelTheCall) {
+  auto token = std::make_shared<CancellationToken>();
+  client_.set<RetryObserverOption>(
+      [token](const AttemptEvent&) { token->Cancel(); });
+  auto attempt = [](grpc::ClientContext&) -> Result {
+    return std::string("fine");
+  };
+  Options call = Hedged(3, seconds(1)).set<CancellationOption>(token);
+  auto done = std::make_shared<std::promise<Result>>();
+  std::future<Result> future = done->get_future();
+  std::thread caller([=, client = client_]() mutable {
+    done->set_value(internal::RunUnary<std::string>(
+        kGet, OptionsView(call, client), std::string("request"), attempt,
+        NoAsyncAttempt()));
+  });
+  caller.detach();  // it may deadlock on the old code
+  ASSERT_EQ(future.wait_for(kHangGuard), std::future_status::ready)
+      << "deadlock: observer under a lock";
+  EXPECT_TRUE(future.get().ok());
+}
+
+// Item 11d, sync and hedged: a deadline already past sends nothing.
+TEST_F(HedgingTest, DeadlineInThePastStopsBeforeSendingSync) {
+  std::atomic<int> attempts{0};
+  auto attempt = [&](grpc::ClientContext&) -> Result {
+    ++attempts;
+    return std::string("fine");
+  };
+  Options call =
+      Hedged(3, seconds(1))
+          .set<DeadlineOption>(std::chrono::system_clock::now() - seconds(1));
+  Result result = internal::RunUnary<std::string>(
+      kGet, OptionsView(call, client_), std::string("request"), attempt,
+      NoAsyncAttempt());
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kDeadlineExceeded);
+  ASSERT_TRUE(GetRetrySummary(result.status()).has_value());
+  EXPECT_EQ(GetRetrySummary(result.status())->stop_reason,
+            StopReason::kDeadline);
+  EXPECT_EQ(GetRetrySummary(result.status())->attempts, 0);
+  EXPECT_EQ(attempts.load(), 0);
+}
+
+TEST_F(HedgingTest, NoAsyncStubErrorIsNeitherHedgedNorRetried) {
+  Outcome outcome;
+  // Even when the user made FAILED_PRECONDITION non-fatal.
+  AsyncHedgedCall<std::string>(
+      kGet,
+      Options{}.set<HedgingPolicyOption>(HedgingPolicy(
+          3, seconds(1), {grpc::StatusCode::FAILED_PRECONDITION})),
+      client_,
+      [](grpc::ClientContext&, const OptionsView&,
+         AsyncCallback<std::string> done) {
+        done(internal::NoAsyncStubError("test.Service.Get"));
+      },
+      outcome.Callback());
+  ASSERT_TRUE(outcome.ready());
+  Result result = outcome.future.get();
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(result.status().message(), HasSubstr("test.Service.Get"));
+  EXPECT_THAT(result.status().message(), HasSubstr("no callback API"));
+  EXPECT_EQ(GetRetrySummary(result.status())->attempts, 1);
 }
 
 // Every call completes exactly once, whatever the order of attempt results,
