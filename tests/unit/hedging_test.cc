@@ -180,6 +180,18 @@ struct Outcome {
   }
 };
 
+// Joins `thread` once `outcome` is in; leaves it behind (it may be
+// deadlocked, on broken code) when the hang guard runs out.
+std::optional<Result> GetAndJoin(Outcome& outcome, std::thread& thread) {
+  std::optional<Result> result = outcome.Get();
+  if (result.has_value()) {
+    thread.join();
+  } else {
+    thread.detach();
+  }
+  return result;
+}
+
 Result Unavailable() { return absl::UnavailableError("down"); }
 Result DeadlineExceeded() { return absl::DeadlineExceededError("too slow"); }
 
@@ -338,8 +350,7 @@ TEST_F(HedgingTest, ObserverMayCancelTheCall) {
     EXPECT_TRUE(sleeper_->FireNext());
     transport_.Complete(1, std::string("hedge"));
   });
-  caller.detach();  // it may deadlock on the old code
-  std::optional<Result> result = outcome.Get();
+  std::optional<Result> result = GetAndJoin(outcome, caller);
   ASSERT_TRUE(result.has_value()) << "deadlock: observer under a lock";
   EXPECT_TRUE(result->ok()) << result->status();
   EXPECT_EQ(events.load(), 1);
@@ -370,8 +381,7 @@ TEST_F(HedgingTest, LogSinkMayCancelTheCall) {
     StartAsync(Hedged(3, seconds(1)).set<CancellationOption>(token), outcome);
     sleeper_->FireNext();
   });
-  caller.detach();  // it may deadlock on the old code
-  std::optional<Result> result = outcome.Get();
+  std::optional<Result> result = GetAndJoin(outcome, caller);
   ASSERT_TRUE(result.has_value()) << "deadlock: log sink under a lock";
   EXPECT_EQ(result->status().code(), absl::StatusCode::kCancelled);
   for (int n : transport_.pending()) {
@@ -535,9 +545,11 @@ TEST_F(HedgingTest, SyncObserverMayCancelTheCall) {
         kGet, OptionsView(call, client), std::string("request"), attempt,
         NoAsyncAttempt()));
   });
-  caller.detach();  // it may deadlock on the old code
-  ASSERT_EQ(future.wait_for(kHangGuard), std::future_status::ready)
-      << "deadlock: observer under a lock";
+  if (future.wait_for(kHangGuard) != std::future_status::ready) {
+    caller.detach();
+    FAIL() << "deadlock: observer under a lock";
+  }
+  caller.join();
   EXPECT_TRUE(future.get().ok());
 }
 
@@ -660,6 +672,97 @@ TEST_F(HedgingTest, RandomInterleavingsCompleteExactlyOnce) {
                                     "and the call never completed";
     EXPECT_EQ(outcome.calls.load(), 1);
   }
+}
+
+// Real threads: the default timer thread, attempts answering from threads
+// of their own after a little while, cancellation from yet another thread.
+// Whatever the interleaving, every call completes exactly once (and, built
+// with ThreadSanitizer, without a data race).
+TEST(HedgingStressTest, AsyncCallsCompleteExactlyOnce) {
+  constexpr int kCalls = 200;
+  std::vector<std::unique_ptr<Outcome>> outcomes;
+  std::vector<std::shared_ptr<CancellationToken>> tokens;
+  auto throttle = std::make_shared<RetryThrottle>(20, 0.5);
+  // Shared: a hedge may still start after its call's result is in.
+  auto seed = std::make_shared<std::atomic<int>>(0);
+  for (int i = 0; i < kCalls; ++i) {
+    outcomes.push_back(std::make_unique<Outcome>());
+    tokens.push_back(std::make_shared<CancellationToken>());
+    Options call = Options{}
+                       .set<HedgingPolicyOption>(HedgingPolicy(
+                           1 + i % 4, std::chrono::microseconds(100 * (i % 5))))
+                       .set<CancellationOption>(tokens.back())
+                       .set<RetryThrottleOption>(throttle);
+    AsyncHedgedCall<std::string>(
+        kGet, call, Options{},
+        [seed](grpc::ClientContext&, const OptionsView&,
+               AsyncCallback<std::string> done) {
+          std::thread([n = seed->fetch_add(1), done = std::move(done)] {
+            std::this_thread::sleep_for(std::chrono::microseconds(n % 300));
+            switch (n % 4) {
+              case 0:
+                return done(std::string("ok"));
+              case 1:
+                return done(absl::InternalError("fatal"));
+              default:
+                return done(Unavailable());
+            }
+          }).detach();
+        },
+        outcomes.back()->Callback());
+    if (i % 7 == 0) {
+      std::thread([token = tokens.back()] { token->Cancel(); }).detach();
+    }
+  }
+  for (auto& outcome : outcomes) {
+    ASSERT_TRUE(outcome->Get().has_value());
+  }
+  for (auto& outcome : outcomes) EXPECT_EQ(outcome->calls.load(), 1);
+}
+
+TEST(HedgingStressTest, SyncCallsReturnAfterEveryAttempt) {
+  constexpr int kThreads = 8;
+  constexpr int kCallsPerThread = 25;
+  std::atomic<int> completed{0};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < kThreads; ++t) {
+    callers.emplace_back([&, t] {
+      for (int i = 0; i < kCallsPerThread; ++i) {
+        // On the caller's stack, as generated code's attempt refers to it.
+        absl::Mutex mu;
+        int attempts = 0;
+        int in_flight = 0;
+        auto attempt = [&](grpc::ClientContext&) -> Result {
+          int n;
+          {
+            absl::MutexLock lock(&mu);
+            n = attempts++;
+            ++in_flight;
+          }
+          std::this_thread::sleep_for(std::chrono::microseconds(100 * n));
+          absl::MutexLock lock(&mu);
+          --in_flight;
+          if ((t + i + n) % 3 == 0) return Unavailable();
+          return std::string("ok");
+        };
+        auto token = std::make_shared<CancellationToken>();
+        Options call = Options{}
+                           .set<HedgingPolicyOption>(HedgingPolicy(
+                               3, std::chrono::microseconds(50 * (i % 4))))
+                           .set<CancellationOption>(token);
+        if (i % 5 == 0) token->Cancel();
+        Result result = internal::RunUnary<std::string>(
+            kGet, OptionsView(call, Options{}), std::string("request"), attempt,
+            NoAsyncAttempt());
+        (void)result;
+        absl::MutexLock lock(&mu);
+        EXPECT_EQ(in_flight, 0) << "the call returned before an attempt";
+        ++completed;
+      }
+    });
+  }
+  for (std::thread& caller : callers) caller.join();
+  EXPECT_EQ(completed.load(), kThreads * kCallsPerThread);
 }
 
 }  // namespace
