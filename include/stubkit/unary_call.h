@@ -15,9 +15,9 @@
 //       [&] { return MakeAsyncAttempt(request); });  // unused, kept for
 //                                                    // generated code
 //
-// A hedged sync call runs its attempts on threads of its own (see
-// `internal::SyncHedgedOperation`), so the attempt must be safe to call from
-// several threads at once.
+// A hedged sync call runs attempt 1 on the caller's thread and each hedge on
+// a thread of its own (see `internal::SyncHedgedOperation`), so the attempt
+// must be safe to call from several threads at once.
 //
 // Not for direct use; see `stubkit/retry_loop.h` and `stubkit/hedging.h`.
 
