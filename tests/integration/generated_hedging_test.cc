@@ -208,8 +208,11 @@ TEST_F(GeneratedHedgingTest, SyncHedgedAttemptsGoThroughTheSyncDecorator) {
   absl::StatusOr<EchoResponse> response =
       client.Echo(Request("decorated"), Hedged(3, milliseconds(30)));
   ASSERT_TRUE(response.ok()) << response.status();
-  EXPECT_EQ(response->attempt(), 2);
-  EXPECT_EQ((*counting)->attempts.load(), 2);  // both attempts, loser too
+  EXPECT_GE(response->attempt(), 2);  // a hedge answered
+  // The decorator saw every attempt, the slow loser included (a third hedge
+  // may go out on a loaded machine).
+  EXPECT_GE((*counting)->attempts.load(), 2);
+  EXPECT_GE((*counting)->attempts.load(), service_.attempts("decorated"));
   WaitFor([&] { return service_.cancelled_attempts.load() == 1; });
   EXPECT_EQ(service_.cancelled_attempts.load(), 1);
 }
@@ -264,7 +267,7 @@ TEST_F(GeneratedHedgingTest, StubWithoutCallbackApiHedgesSyncCalls) {
   absl::StatusOr<EchoResponse> response =
       client.Echo(Request("sync-only"), Hedged(3, milliseconds(30)));
   ASSERT_TRUE(response.ok()) << response.status();
-  EXPECT_EQ(response->attempt(), 2);
+  EXPECT_GE(response->attempt(), 2);  // a hedge answered
 }
 
 TEST_F(GeneratedHedgingTest, StubWithoutCallbackApiFailsAsyncCallsUnsent) {
