@@ -6,6 +6,7 @@
 
 #include <utility>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 
 namespace stubkit {
@@ -75,6 +76,12 @@ void AsyncRetryOperationBase::OnAttemptDone(const absl::Status& status) {
     Finish(status);
     return;
   }
+  if (IsNoAsyncStubError(status)) {
+    // Nothing reached the network, and no attempt ever will.
+    Finish(state_.GiveUp(status, StopReason::kPermanentError,
+                         "not retried: the stub cannot make async calls"));
+    return;
+  }
   absl::Status final_status;
   std::chrono::nanoseconds wait;
   if (!state_.OnFailure(status, *context_, &final_status, &wait)) {
@@ -141,10 +148,23 @@ void AsyncRetryOperationBase::Finish(absl::Status status) {
   Deliver(std::move(status));
 }
 
+namespace {
+constexpr absl::string_view kNoAsyncStubPayloadKey = "stubkit/NoAsyncStub";
+}  // namespace
+
 absl::Status NoAsyncStubError(absl::string_view method_full_name) {
-  return absl::UnimplementedError(
-      absl::StrCat(method_full_name,
-                   ": the gRPC stub has no callback API (async() is null)"));
+  absl::Status status = absl::FailedPreconditionError(absl::StrCat(
+      method_full_name,
+      ": the gRPC stub has no callback API (its async() is null), so async "
+      "calls, hedged or not, are unavailable; sync calls, hedged included, "
+      "work"));
+  status.SetPayload(kNoAsyncStubPayloadKey, absl::Cord());
+  return status;
+}
+
+bool IsNoAsyncStubError(const absl::Status& status) {
+  return status.code() == absl::StatusCode::kFailedPrecondition &&
+         status.GetPayload(kNoAsyncStubPayloadKey).has_value();
 }
 
 }  // namespace internal

@@ -120,6 +120,12 @@ absl::Status ValidateOptions(const OptionsView& options,
   return absl::OkStatus();
 }
 
+// What ended a call that reached its end (see `RetryLoopState::end()`).
+absl::string_view EndWhat(StopReason end_reason) {
+  return end_reason == StopReason::kDeadline ? "the call's deadline"
+                                             : "the retry policy's time limit";
+}
+
 std::string Describe(const absl::Status& status) {
   return absl::StrCat(StatusCodeName(static_cast<int>(status.code())), ": ",
                       status.message());
@@ -208,10 +214,17 @@ void RetryLoopState::LogPayload(
                                    " {", message.ShortDebugString(), "}"));
 }
 
-bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context) {
+bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context,
+                                    std::string* deferred_log) {
+  const time_point now = Now();
+  // An attempt past the call's end (a deadline already in the past, say)
+  // could only fail: stop before sending it.
+  if (now >= end_) {
+    ended_before_attempt_ = true;
+    return false;
+  }
   if (cancel_ != nullptr && !cancel_->Attach(&context)) return false;
   ++attempts_;
-  const time_point now = Now();
   attempt_start_ = now;
   attempt_deadline_ = end_;
   nanoseconds attempt_timeout = options_.get<AttemptTimeoutOption>();
@@ -246,13 +259,18 @@ bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context) {
     if (attempt_header) {
       sent.emplace_back(kRetryAttemptHeader, std::to_string(attempts_));
     }
-    Log(LogLevel::kRpc,
+    std::string line =
         absl::StrCat("stubkit: ", method_.full_name, " attempt ", attempts_,
                      " starts; timeout ",
                      attempt_deadline_ == time_point::max()
                          ? std::string("none")
                          : FormatDuration(attempt_deadline_ - now),
-                     "; metadata {", FormatMetadataRedacted(sent), "}"));
+                     "; metadata {", FormatMetadataRedacted(sent), "}");
+    if (deferred_log != nullptr) {
+      *deferred_log = std::move(line);
+    } else {
+      Log(LogLevel::kRpc, line);
+    }
   }
   return true;
 }
@@ -271,9 +289,34 @@ absl::Status RetryLoopState::GiveUp(const absl::Status& status,
 
 absl::Status RetryLoopState::Cancelled() {
   absl::Status final_status;
+  if (ended_before_attempt_) {
+    const absl::string_view what = EndWhat(end_reason_);
+    Stop(absl::DeadlineExceededError(absl::StrCat(
+             what, " passed before attempt ", attempts_ + 1, " was sent")),
+         end_reason_, absl::StrCat("gave up: ", what, " was reached"), Now(),
+         &final_status);
+    return final_status;
+  }
   Stop(absl::CancelledError("call cancelled by the caller"),
        StopReason::kCancelled, "cancelled", Now(), &final_status);
   return final_status;
+}
+
+RetryLoopState::Expiry RetryLoopState::ClassifyExpiry(
+    const absl::Status& status, time_point its_deadline) const {
+  if (status.code() != absl::StatusCode::kDeadlineExceeded ||
+      its_deadline == time_point::max()) {
+    return Expiry::kNone;
+  }
+  const time_point now = Now();
+  if (now + kDeadlineTolerance < its_deadline) return Expiry::kNone;
+  return its_deadline == end_ || now >= end_ ? Expiry::kCallEnd
+                                             : Expiry::kAttemptTimeout;
+}
+
+absl::Status RetryLoopState::GiveUpAtEnd(const absl::Status& status) {
+  return GiveUp(status, end_reason_,
+                absl::StrCat("gave up: ", EndWhat(end_reason_), " was reached"));
 }
 
 void RetryLoopState::Notify(const absl::Status& status, time_point now,

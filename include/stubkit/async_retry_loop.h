@@ -169,9 +169,12 @@ class AsyncRetryOperation final : public AsyncRetryOperationBase {
   Response response_;
 };
 
-// The error for a grpc_cpp_plugin stub whose `async()` is null (a
-// hand-written StubInterface, say).
+// The error for a grpc_cpp_plugin stub whose `async()` is null (gRPC's
+// generated `MockFooStub`, or a hand-written `StubInterface`): no callback
+// API, so async calls (hedged or not) cannot be made; sync calls can.
+// FAILED_PRECONDITION, marked so that no loop retries or hedges it.
 absl::Status NoAsyncStubError(absl::string_view method_full_name);
+bool IsNoAsyncStubError(const absl::Status& status);
 
 // Starts one callback-API unary call: `start(response, on_done)` must call
 // the grpc_cpp_plugin `async()` method with them. Keeps the response alive

@@ -28,6 +28,12 @@
 // Decorators are applied in order: the first wraps the gRPC stub, the last
 // is the outermost layer and sees each attempt first.
 //
+// Sync calls go through the sync methods (`Get`), async calls through the
+// async ones (`AsyncGet`), hedged or not (see `stubkit/hedging.h`): a
+// decorator that must see every attempt overrides both. The attempts of a
+// hedged sync call run on several threads at once, so a decorator's sync
+// methods must be thread-safe, as in the example.
+//
 // Everything in `stubkit::internal` is called by generated code only.
 
 #ifndef STUBKIT_CLIENT_SUPPORT_H_

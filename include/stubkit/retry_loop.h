@@ -77,8 +77,13 @@ class RetryLoopState {
   const absl::Status& setup_status() const { return setup_status_; }
 
   // Starts the next attempt: sets `context`'s deadline and metadata. Returns
-  // false when the call was cancelled; it must then return `Cancelled()`.
-  bool PrepareAttempt(grpc::ClientContext& context);
+  // false when the call was cancelled or its end (deadline, total timeout,
+  // policy time limit) already passed, so the attempt would be doomed; the
+  // call must then return `Cancelled()`. With `deferred_log` the attempt's
+  // log line is stored there instead of written (for a caller holding a
+  // lock: it writes it with `WriteLog` after unlocking).
+  bool PrepareAttempt(grpc::ClientContext& context,
+                      std::string* deferred_log = nullptr);
   // Ends the attempt started with `context`, before `context` is destroyed.
   void FinishAttempt(grpc::ClientContext& context);
 
@@ -94,7 +99,9 @@ class RetryLoopState {
   // cancelled; it must then return `Cancelled()`.
   bool Sleep(std::chrono::nanoseconds wait);
 
-  // The status of a call cancelled through its `CancellationOption`.
+  // The status of a call cancelled through its `CancellationOption`; or,
+  // after `PrepareAttempt` refused because the call's end had passed,
+  // DEADLINE_EXCEEDED with the end's stop reason (nothing more was sent).
   absl::Status Cancelled();
   CancellationToken* cancellation() const { return cancel_; }
 
@@ -105,6 +112,21 @@ class RetryLoopState {
                       absl::string_view explanation);
   RetryThrottle* throttle() const { return throttle_; }
   time_point now() const { return Now(); }
+
+  // For loops that run attempts side by side (hedging): the deadline the
+  // last `PrepareAttempt` gave its attempt (time_point::max() for none).
+  time_point attempt_deadline() const { return attempt_deadline_; }
+  // Whether `status` is an attempt running out of `its_deadline` (with the
+  // tolerance `OnFailure` uses): its own attempt timeout, or the call's end
+  // (after which the call is over).
+  enum class Expiry { kNone, kAttemptTimeout, kCallEnd };
+  Expiry ClassifyExpiry(const absl::Status& status,
+                        time_point its_deadline) const;
+  // Ends the call because its end was reached: `status` with the end's stop
+  // reason (deadline or retry policy).
+  absl::Status GiveUpAtEnd(const absl::Status& status);
+  // Writes a line `PrepareAttempt` deferred.
+  void WriteLog(absl::string_view line) const { Log(LogLevel::kRpc, line); }
 
   // Payload logging, only when the level is kRpc and payloads were asked for.
   bool log_payloads() const { return log_payloads_; }
@@ -163,6 +185,8 @@ class RetryLoopState {
   time_point attempt_deadline_ = time_point::max();
   int attempts_ = 0;
   int failures_ = 0;
+  // PrepareAttempt refused: the call's end had passed.
+  bool ended_before_attempt_ = false;
 };
 
 template <typename T>

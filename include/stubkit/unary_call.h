@@ -3,15 +3,21 @@
 // The entry points generated connections use for unary calls.
 //
 // They pick the loop for a call: the retry loop, or — when a
-// `HedgingPolicyOption` is set and the call is idempotent — hedging. The sync
-// form takes the per-attempt call inline (no allocation on the success path)
-// and a factory for an owning async attempt, built only when hedging needs
-// one:
+// `HedgingPolicyOption` is set and the call is idempotent — hedging. Sync
+// calls always go through the sync per-attempt call (the stub's `M`), async
+// calls through the async one (`AsyncM`), hedged or not; so a decorator that
+// must see every attempt overrides both. The sync form takes the attempt
+// inline (no allocation on the success path without hedging):
 //
 //   return stubkit::internal::RunUnary<Resp>(
 //       kMethod, options, request,
 //       [&](grpc::ClientContext& context) { return stub->M(context, ...); },
-//       [&] { return MakeAsyncAttempt(request); });
+//       [&] { return MakeAsyncAttempt(request); });  // unused, kept for
+//                                                    // generated code
+//
+// A hedged sync call runs attempt 1 on the caller's thread and each hedge on
+// a thread of its own (see `internal::SyncHedgedOperation`), so the attempt
+// must be safe to call from several threads at once.
 //
 // Not for direct use; see `stubkit/retry_loop.h` and `stubkit/hedging.h`.
 
@@ -20,6 +26,7 @@
 
 #include <future>
 #include <memory>
+#include <type_traits>
 #include <utility>
 
 #include "absl/status/statusor.h"
@@ -34,21 +41,19 @@ namespace internal {
 // the hedged path must report that).
 bool ShouldHedge(const MethodInfo& method, const OptionsView& options);
 
+// `make_async_attempt` is no longer used: sync hedging runs `attempt`.
 template <typename Response, typename Request, typename Attempt,
           typename MakeAsyncAttempt>
 absl::StatusOr<Response> RunUnary(const MethodInfo& method,
                                   const OptionsView& options,
                                   const Request& request, Attempt&& attempt,
-                                  MakeAsyncAttempt&& make_async_attempt) {
+                                  MakeAsyncAttempt&& /*make_async_attempt*/) {
   if (ShouldHedge(method, options)) {
-    auto promise = std::make_shared<std::promise<absl::StatusOr<Response>>>();
-    std::future<absl::StatusOr<Response>> future = promise->get_future();
-    AsyncHedgedCall<Response>(method, options.call(), options.client(),
-                              make_async_attempt(),
-                              [promise](absl::StatusOr<Response> result) {
-                                promise->set_value(std::move(result));
-                              });
-    return future.get();
+    using Operation =
+        SyncHedgedOperation<Response, std::remove_reference_t<Attempt>>;
+    auto operation = std::make_shared<Operation>(method, options.call(),
+                                                 options.client(), attempt);
+    return operation->Run(request);
   }
   return RetryLoop<Response>(method, options, request,
                              std::forward<Attempt>(attempt));

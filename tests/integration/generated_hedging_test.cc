@@ -6,11 +6,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <future>
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "stubkit/hedging.h"
 #include "stubkit/retry_throttle.h"
@@ -169,6 +171,157 @@ TEST_F(GeneratedHedgingTest, CancellingAHedgedCall) {
       Request("cancel"),
       Hedged(3, milliseconds(10)).set<CancellationOption>(token));
   WaitFor([&] { return service_.attempts("cancel") == 3; });
+  token->Cancel();
+  absl::StatusOr<EchoResponse> response = future.get();
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kCancelled);
+  WaitFor([&] { return service_.cancelled_attempts.load() == 3; });
+  EXPECT_EQ(service_.cancelled_attempts.load(), 3);
+}
+
+// A user decorator that overrides only the sync method.
+class SyncCountingStub : public ::stubkit::testing::EchoServiceStubDecorator {
+ public:
+  using EchoServiceStubDecorator::EchoServiceStubDecorator;
+  absl::StatusOr<EchoResponse> Echo(grpc::ClientContext& context,
+                                    const OptionsView& options,
+                                    const EchoRequest& request) override {
+    ++attempts;
+    return EchoServiceStubDecorator::Echo(context, options, request);
+  }
+  std::atomic<int> attempts{0};
+};
+
+// Issue item 5: sync hedged calls went through AsyncEcho, so a decorator of
+// the sync Echo never saw them.
+TEST_F(GeneratedHedgingTest, SyncHedgedAttemptsGoThroughTheSyncDecorator) {
+  ASSERT_TRUE(server_.ok());
+  service_.slow_attempts = 1;
+  auto counting = std::make_shared<std::shared_ptr<SyncCountingStub>>();
+  EchoServiceClient client(
+      server_.Channel(),
+      Options{}.set<EchoServiceClient::DecoratorsOption>(
+          {[counting](
+               std::shared_ptr<::stubkit::testing::EchoServiceStub> child) {
+            *counting = std::make_shared<SyncCountingStub>(std::move(child));
+            return *counting;
+          }}));
+  absl::StatusOr<EchoResponse> response =
+      client.Echo(Request("decorated"), Hedged(3, milliseconds(30)));
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_GE(response->attempt(), 2);  // a hedge answered
+  // The decorator saw every attempt, the slow loser included (a third hedge
+  // may go out on a loaded machine).
+  EXPECT_GE((*counting)->attempts.load(), 2);
+  EXPECT_GE((*counting)->attempts.load(), service_.attempts("decorated"));
+  WaitFor([&] { return service_.cancelled_attempts.load() == 1; });
+  EXPECT_EQ(service_.cancelled_attempts.load(), 1);
+}
+
+// A grpc StubInterface without the callback API, like grpc's generated
+// MockEchoServiceStub: async() is null; sync calls go to a real stub.
+class SyncOnlyStub : public ::stubkit::testing::EchoService::StubInterface {
+ public:
+  explicit SyncOnlyStub(std::shared_ptr<grpc::Channel> channel)
+      : real_(::stubkit::testing::EchoService::NewStub(channel)) {}
+  grpc::Status Echo(grpc::ClientContext* context, const EchoRequest& request,
+                    EchoResponse* response) override {
+    return real_->Echo(context, request, response);
+  }
+  grpc::Status Append(grpc::ClientContext* context, const EchoRequest& request,
+                      EchoResponse* response) override {
+    return real_->Append(context, request, response);
+  }
+
+ private:
+  using Reader = grpc::ClientAsyncResponseReaderInterface<EchoResponse>;
+  Reader* AsyncEchoRaw(grpc::ClientContext*, const EchoRequest&,
+                       grpc::CompletionQueue*) override {
+    return nullptr;
+  }
+  Reader* PrepareAsyncEchoRaw(grpc::ClientContext*, const EchoRequest&,
+                              grpc::CompletionQueue*) override {
+    return nullptr;
+  }
+  Reader* AsyncAppendRaw(grpc::ClientContext*, const EchoRequest&,
+                         grpc::CompletionQueue*) override {
+    return nullptr;
+  }
+  Reader* PrepareAsyncAppendRaw(grpc::ClientContext*, const EchoRequest&,
+                                grpc::CompletionQueue*) override {
+    return nullptr;
+  }
+
+  std::unique_ptr<::stubkit::testing::EchoService::Stub> real_;
+};
+
+EchoServiceClient SyncOnlyClient(const TestServer& server) {
+  return EchoServiceClient(::stubkit::testing::MakeEchoServiceConnection(
+      std::make_shared<::stubkit::testing::EchoServiceGrpcStub>(
+          std::make_unique<SyncOnlyStub>(server.Channel()))));
+}
+
+TEST_F(GeneratedHedgingTest, StubWithoutCallbackApiHedgesSyncCalls) {
+  ASSERT_TRUE(server_.ok());
+  service_.slow_attempts = 1;
+  EchoServiceClient client = SyncOnlyClient(server_);
+  absl::StatusOr<EchoResponse> response =
+      client.Echo(Request("sync-only"), Hedged(3, milliseconds(30)));
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_GE(response->attempt(), 2);  // a hedge answered
+}
+
+TEST_F(GeneratedHedgingTest, StubWithoutCallbackApiFailsAsyncCallsUnsent) {
+  ASSERT_TRUE(server_.ok());
+  EchoServiceClient client = SyncOnlyClient(server_);
+  for (const Options& call :
+       {Options{}, Hedged(3, milliseconds(30)),
+        Options{}.set<RetryPolicyOption>(
+            LimitedErrorCountRetryPolicy(5).WithRetryableCodes(
+                {grpc::StatusCode::FAILED_PRECONDITION}))}) {
+    absl::StatusOr<EchoResponse> response =
+        client.AsyncEcho(Request("async-only"), call).get();
+    EXPECT_EQ(response.status().code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_THAT(response.status().message(),
+                HasSubstr("stubkit.testing.EchoService.Echo"));
+    EXPECT_THAT(response.status().message(), HasSubstr("no callback API"));
+  }
+  EXPECT_EQ(service_.attempts("async-only"), 0);
+}
+
+// Item 11d: a deadline already in the past sends nothing.
+TEST_F(GeneratedHedgingTest, DeadlineInThePastSendsNothing) {
+  ASSERT_TRUE(server_.ok());
+  EchoServiceClient client(server_.Channel());
+  const Options past = Options{}.set<DeadlineOption>(
+      std::chrono::system_clock::now() - std::chrono::seconds(1));
+  Options hedged_past = Hedged(3, milliseconds(30));
+  hedged_past.set<DeadlineOption>(past.get<DeadlineOption>());
+  std::vector<absl::StatusOr<EchoResponse>> results = {
+      client.Echo(Request("past"), past),
+      client.AsyncEcho(Request("past"), past).get(),
+      client.Echo(Request("past"), hedged_past),
+      client.AsyncEcho(Request("past"), hedged_past).get()};
+  for (const auto& result : results) {
+    EXPECT_EQ(result.status().code(), absl::StatusCode::kDeadlineExceeded);
+    std::optional<RetrySummary> summary = GetRetrySummary(result.status());
+    ASSERT_TRUE(summary.has_value()) << result.status();
+    EXPECT_EQ(summary->stop_reason, StopReason::kDeadline) << result.status();
+    EXPECT_EQ(summary->attempts, 0);
+  }
+  EXPECT_EQ(service_.attempts("past"), 0);
+}
+
+TEST_F(GeneratedHedgingTest, CancellingASyncHedgedCall) {
+  ASSERT_TRUE(server_.ok());
+  service_.slow_attempts = 3;
+  auto token = std::make_shared<CancellationToken>();
+  EchoServiceClient client(server_.Channel());
+  auto future = std::async(std::launch::async, [&] {
+    return client.Echo(
+        Request("sync-cancel"),
+        Hedged(3, milliseconds(10)).set<CancellationOption>(token));
+  });
+  WaitFor([&] { return service_.attempts("sync-cancel") == 3; });
   token->Cancel();
   absl::StatusOr<EchoResponse> response = future.get();
   EXPECT_EQ(response.status().code(), absl::StatusCode::kCancelled);

@@ -146,6 +146,43 @@ TEST_F(AsyncRetryLoopTest, CancelledBeforeStartMakesNoAttempt) {
             StopReason::kCancelled);
 }
 
+TEST_F(AsyncRetryLoopTest, DeadlineInThePastStopsBeforeSending) {
+  auto attempts = std::make_shared<std::atomic<int>>(0);
+  absl::StatusOr<std::string> result =
+      AsyncRetryLoop<std::string>(
+          kGet,
+          Options{}.set<DeadlineOption>(std::chrono::system_clock::now() -
+                                        seconds(1)),
+          client_, ScriptedAttempt(attempts, {absl::StatusCode::kOk}))
+          .get();
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(attempts->load(), 0);
+  std::optional<RetrySummary> summary = GetRetrySummary(result.status());
+  ASSERT_TRUE(summary.has_value());
+  EXPECT_EQ(summary->stop_reason, StopReason::kDeadline);
+  EXPECT_EQ(summary->attempts, 0);
+}
+
+TEST_F(AsyncRetryLoopTest, NoAsyncStubErrorIsNeverRetried) {
+  auto attempts = std::make_shared<std::atomic<int>>(0);
+  absl::StatusOr<std::string> result =
+      AsyncRetryLoop<std::string>(
+          kGet,
+          // Even when FAILED_PRECONDITION is made retryable.
+          Options{}.set<RetryPolicyOption>(
+              LimitedErrorCountRetryPolicy(5).WithRetryableCodes(
+                  {grpc::StatusCode::FAILED_PRECONDITION})),
+          client_,
+          [attempts](grpc::ClientContext&, const OptionsView&, Done done) {
+            ++*attempts;
+            done(internal::NoAsyncStubError("test.Service.Get"));
+          })
+          .get();
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(result.status().message(), HasSubstr("no callback API"));
+  EXPECT_EQ(attempts->load(), 1);
+}
+
 // Real timer thread: a 10-minute backoff wait ends promptly on Cancel().
 TEST(AsyncRetryLoopTimerTest, CancelEndsAPendingWaitPromptly) {
   auto token = std::make_shared<CancellationToken>();

@@ -410,15 +410,17 @@ TEST_F(RetryLoopTest, CallDeadlineReachedDuringAttemptStops) {
             StopReason::kDeadline);
 }
 
-TEST_F(RetryLoopTest, DeadlineInThePastMakesOneAttemptThatFails) {
+TEST_F(RetryLoopTest, DeadlineInThePastStopsBeforeSending) {
   auto call = Options{}.set<DeadlineOption>(std::chrono::system_clock::now() -
                                             seconds(1));
   absl::StatusOr<int> result =
-      Run(kIdempotentMethod, {absl::StatusCode::kDeadlineExceeded}, call,
-          seconds(0));
-  EXPECT_EQ(attempts_, 1);
-  EXPECT_EQ(GetRetrySummary(result.status())->stop_reason,
-            StopReason::kDeadline);
+      Run(kIdempotentMethod, {absl::StatusCode::kOk}, call, seconds(0));
+  EXPECT_EQ(attempts_, 0);  // a doomed gRPC call is never made
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kDeadlineExceeded);
+  std::optional<RetrySummary> summary = GetRetrySummary(result.status());
+  ASSERT_TRUE(summary.has_value());
+  EXPECT_EQ(summary->stop_reason, StopReason::kDeadline);
+  EXPECT_EQ(summary->attempts, 0);
 }
 
 TEST_F(RetryLoopTest, TimeLimitStartsWithTheCallNotThePolicy) {
