@@ -138,6 +138,9 @@ struct Inputs {
   std::vector<End> ends;   // policy time (window), total, deadline
   bool legacy_retry_info;  // also allow RetryInfo as a minimum (pending)
   bool throttle_refuses;   // see ThrottleRefuses
+  // Pending fix: a stream's DEADLINE_EXCEEDED is classified against the
+  // retry loop's idea of the attempt deadline, not the stream's own.
+  bool legacy_stream_deadline;
 };
 
 inline bool Retryable(const CallSpec& c, grpc::StatusCode code) {
@@ -173,6 +176,23 @@ inline Decision Decide(const Inputs& in) {
     }
   };
 
+  // A server's DEADLINE_EXCEEDED that arrives within the loop's tolerance
+  // (2 ms) of the attempt's deadline is indistinguishable from the
+  // deadline itself: anything goes.
+  if (code == grpc::StatusCode::DEADLINE_EXCEEDED && !a.by_deadline &&
+      (in.legacy_stream_deadline ||
+       (a.deadline != TimePoint::max() &&
+        AddSat(now, milliseconds(2)) >= a.deadline))) {
+    d.may_continue = true;
+    for (StopReason r :
+         {StopReason::kPermanentError, StopReason::kNonIdempotent,
+          StopReason::kExhausted, StopReason::kDeadline,
+          StopReason::kThrottled}) {
+      stop(r, "ambiguous DEADLINE_EXCEEDED");
+    }
+    d.wait = {nanoseconds(0), nanoseconds::max()};
+    return d;
+  }
   // An attempt that ran out of its own time is retryable; one that ran
   // into the call's end ends the call.
   bool own_timeout = false;
@@ -231,7 +251,9 @@ inline Decision Decide(const Inputs& in) {
     }
   }
   // Never wait past the call's end.
-  if (end_hi != TimePoint::max() && d.may_continue) {
+  // (Checked even when another rule already stops the call: the spec does
+  // not order them, so either reason is right.)
+  if (end_hi != TimePoint::max()) {
     const nanoseconds room_hi = end_hi - now;
     const nanoseconds room_lo = end_lo - now;
     if (d.wait.lo >= room_hi) {

@@ -220,7 +220,7 @@ class Generator {
       c.maximum = c.max_time / 300;
       c.initial = std::min(c.initial, c.maximum);
     }
-    c.idempotency_option = Int(0, 2);
+    c.idempotency_option = Pick<int>({0, 0, 1, 1, 2});
     c.method_idempotent = !Chance(0.25);
     c.hints = !Chance(0.2);
     c.use_throttle = throttle && (!IsHedgedKind(kind) || dims_.hedged_throttle);

@@ -24,9 +24,12 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <csignal>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <future>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -70,6 +73,8 @@ enum class PendingFix {
   kRetryInfoAsMinimum,           // item 9: RetryInfo = max(backoff, delay)
   kNoHintCeiling,                // item 9: no ceiling on honoured hints
   kPastDeadlineSends,            // item 11: past deadline still sends
+  kStreamDeadlineClassified,     // item 11: a stream's DEADLINE_EXCEEDED
+                                 // judged against the policy's end
   kHedgeLaunchPastEnd,           // found here: a non-fatal failure at or after
                                  // the call's end still launches a hedge
 };
@@ -82,6 +87,7 @@ constexpr PendingFix kPendingFixes[] = {
     PendingFix::kRetryInfoAsMinimum,
     PendingFix::kNoHintCeiling,
     PendingFix::kPastDeadlineSends,
+    PendingFix::kStreamDeadlineClassified,
     PendingFix::kHedgeLaunchPastEnd,
 };
 // ---------------------------------------------------------------------------
@@ -104,13 +110,15 @@ const char* FixName(PendingFix f) {
       return "NoHintCeiling";
     case PendingFix::kPastDeadlineSends:
       return "PastDeadlineSends";
+    case PendingFix::kStreamDeadlineClassified:
+      return "StreamDeadlineClassified";
     case PendingFix::kHedgeLaunchPastEnd:
       return "HedgeLaunchPastEnd";
   }
   return "?";
 }
 
-constexpr int kFixCount = 9;
+constexpr int kFixCount = 10;
 
 std::string Env(const char* name) {
   const char* v = std::getenv(name);
@@ -244,6 +252,14 @@ class Runner {
                              IsStream(c.kind) ? c.stream_total : 0);
       runs_.push_back(std::move(run));
     }
+  }
+
+  ~Runner() {
+    if (!abandoned_) return;
+    static auto* leaked = new std::vector<std::shared_ptr<void>>();
+    leaked->push_back(sched_);
+    transport_.release();  // NOLINT: leaked on purpose
+    for (auto& run : runs_) run.release();  // NOLINT
   }
 
   // Runs the scenario; returns the violations found.
@@ -478,51 +494,64 @@ class Runner {
     Deliver(run, reader.Finish());
   }
 
+  // A hedged sync call blocks its caller in future.get(): it runs on its
+  // own thread, which shares only `CallerState` and what the call itself
+  // holds, so that a caller that never returns (a hang) can be abandoned.
+  struct CallerState {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+    absl::Status result;
+    std::string error;
+  };
+
   template <typename AsyncAttemptFn>
   void StartHedgedSyncCaller(CallRun& run, AsyncAttemptFn async_attempt) {
     CallRun* r = &run;
     SimTransport* t = transport_.get();
     const int id = run.spec.id;
-    caller_done_ = false;
-    std::atomic<pid_t> tid{0};
-    caller_ = std::thread([this, r, t, id, async_attempt, &tid] {
-      tid.store(static_cast<pid_t>(::syscall(SYS_gettid)));
+    auto state = std::make_shared<CallerState>();
+    caller_state_ = state;
+    auto tid = std::make_shared<std::atomic<pid_t>>(0);
+    // The thread reads the call's options and method; they stay alive (see
+    // AbandonCaller) however long it blocks.
+    caller_ = std::thread([state, r, t, id, async_attempt, tid] {
+      tid->store(static_cast<pid_t>(::syscall(SYS_gettid)));
       Msg request;
       OptionsView view(r->call, r->client);
       absl::Status status;
+      std::string error;
       try {
-        status =
-            internal::RunUnary<Msg>(
-                *r->method, view, request,
-                [t, id](grpc::ClientContext& context) {
-                  return t->RunSync(id, context);
-                },
-                [async_attempt] { return AsyncAttempt<Msg>(async_attempt); })
-                .status();
+        status = internal::RunUnary<Msg>(
+                     *r->method, view, request,
+                     [t, id](grpc::ClientContext& context) {
+                       return t->RunSync(id, context);
+                     },
+                     [async_attempt] {
+                       return AsyncAttempt<Msg>(async_attempt);
+                     })
+                     .status();
       } catch (const std::exception& e) {
-        r->caller_error = e.what();
+        error = e.what();  // a broken promise: the call was dropped
       }
-      std::lock_guard<std::mutex> lock(caller_mu_);
-      if (r->caller_error.empty()) {
-        caller_result_ = status;
-      }
-      caller_done_ = true;
-      caller_cv_.notify_all();
+      std::lock_guard<std::mutex> lock(state->mu);
+      state->result = status;
+      state->error = error;
+      state->done = true;
+      state->cv.notify_all();
     });
-    while (tid.load() == 0) std::this_thread::yield();
-    {
-      // Parked in future.get(), or already done.
-      auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-      for (;;) {
-        {
-          std::lock_guard<std::mutex> lock(caller_mu_);
-          if (caller_done_) break;
-        }
-        if (WaitUntilParked(tid.load(), milliseconds(5))) break;
-        if (std::chrono::steady_clock::now() > limit) {
-          harness_errors_.push_back("hedged sync caller never parked");
-          break;
-        }
+    while (tid->load() == 0) std::this_thread::yield();
+    // Parked in future.get(), or already done.
+    auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    for (;;) {
+      {
+        std::lock_guard<std::mutex> lock(state->mu);
+        if (state->done) break;
+      }
+      if (WaitUntilParked(tid->load(), milliseconds(5))) break;
+      if (std::chrono::steady_clock::now() > limit) {
+        harness_errors_.push_back("hedged sync caller never parked");
+        break;
       }
     }
     transport_->SyncWithCaller();
@@ -530,32 +559,39 @@ class Runner {
   }
 
   void JoinCaller() {
-    std::unique_lock<std::mutex> lock(caller_mu_);
-    const int seconds = 30;
-    if (!caller_cv_.wait_for(lock, std::chrono::seconds(seconds),
-                             [this] { return caller_done_; })) {
-      // The call hung: its thread blocks for ever on our objects.
-      std::fprintf(stderr,
-                   "simulation: seed %llu: the hedged sync call never "
-                   "returned (hang)\n%s\nreplay: STUBKIT_SIM_SEED=%llu\n",
-                   static_cast<unsigned long long>(s_.seed),
-                   Describe(s_).c_str(),
-                   static_cast<unsigned long long>(s_.seed));
-      std::fflush(stderr);
-      std::_Exit(1);
+    CallRun& run = *hedged_sync_run_;
+    std::shared_ptr<CallerState> state = caller_state_;
+    std::unique_lock<std::mutex> lock(state->mu);
+    // Decided (the observer saw the final event): the result is on its
+    // way. Not decided with no event left: nothing can end the call any
+    // more, short of dropping it (a broken promise, within moments).
+    const auto patience = run.final_event_order != 0 ? std::chrono::seconds(30)
+                                                     : std::chrono::seconds(1);
+    if (!state->cv.wait_for(lock, patience, [&] { return state->done; })) {
+      lock.unlock();
+      AbandonCaller();
+      run.caller_error = "the caller is still blocked in future.get()";
+      return;
     }
     lock.unlock();
     caller_.join();
-    CallRun& run = *hedged_sync_run_;
-    if (run.caller_error.empty()) {
-      Deliver(run, caller_result_);
-      if (run.final_event_order != 0) {
-        run.delivered_order = run.final_event_order;
-      }
+    if (!state->error.empty()) {
+      run.caller_error = state->error;
+      return;
     }
+    Deliver(run, state->result);
+    if (run.final_event_order != 0) run.delivered_order = run.final_event_order;
+  }
+
+  // Leaves a hung caller blocked for good: what it may touch is never
+  // freed (see ~Runner).
+  void AbandonCaller() {
+    caller_.detach();
+    abandoned_ = true;
   }
 
   std::vector<std::string> Check();
+  void Record() const;
   void CheckCall(const CallRun& run, std::vector<std::string>* out);
   void CheckRetryLoop(const CallRun& run, std::vector<std::string>* out);
   void CheckHedged(const CallRun& run, std::vector<std::string>* out);
@@ -570,11 +606,9 @@ class Runner {
   std::vector<std::string> harness_errors_;
   // The hedged sync caller.
   std::thread caller_;
-  std::mutex caller_mu_;
-  std::condition_variable caller_cv_;
-  bool caller_done_ = false;
-  absl::Status caller_result_;
+  std::shared_ptr<CallerState> caller_state_;
   CallRun* hedged_sync_run_ = nullptr;
+  bool abandoned_ = false;
 };
 
 std::string Name(StopReason r) { return std::string(ToString(r)); }
@@ -590,7 +624,77 @@ std::string Short(const absl::Status& st) {
   return out;
 }
 
+// What the scenarios exercised: printed after the run, and the default run
+// fails when a dimension is never reached (a suite that cannot fail is a
+// defect).
+struct Coverage {
+  std::map<std::string, int64_t> counts;
+  void Add(const std::string& what, int64_t n = 1) { counts[what] += n; }
+  std::string ToString() const {
+    std::string out;
+    for (const auto& [what, n] : counts) {
+      absl::StrAppend(&out, "  ", what, ": ", n, "\n");
+    }
+    return out;
+  }
+};
+Coverage g_coverage;
+
+void Runner::Record() const {
+  Coverage& cov = g_coverage;
+  if (s_.preempt) cov.Add("scenario: preemptive interleaving");
+  if (s_.throttle) cov.Add("scenario: shared throttle");
+  if (runs_.size() > 1) cov.Add("scenario: concurrent calls");
+  for (const auto& run : runs_) {
+    const CallSpec& c = run->spec;
+    const auto& attempts =
+        const_cast<SimTransport*>(transport_.get())->attempts(c.id);
+    cov.Add(absl::StrCat("kind: ", KindName(c.kind)));
+    if (c.hedged()) cov.Add("kind: hedged for real");
+    if (c.kind == CallKind::kHedgedSync && c.hedged()) {
+      cov.Add("kind: hedged sync on a caller thread");
+    }
+    cov.Add("attempts", static_cast<int64_t>(attempts.size()));
+    if (attempts.size() > 1) cov.Add("calls retried/hedged");
+    if (run->deliveries == 1) {
+      if (run->final_status.ok()) {
+        cov.Add("outcome: OK");
+      } else if (auto s = GetRetrySummary(run->final_status)) {
+        cov.Add(absl::StrCat("outcome: ", Name(s->stop_reason)));
+      } else {
+        cov.Add("outcome: stream break returned as is");
+      }
+    }
+    if (run->cancel_order != 0) {
+      cov.Add(absl::StrCat("cancel: kind ", static_cast<int>(c.cancel)));
+    }
+    if (run->cancel_in_event) cov.Add("cancel: from inside the observer");
+    int resumes = 0;
+    for (const auto& a : attempts) {
+      if (a->by_cancel) cov.Add("attempt: ended by its context's cancel");
+      if (a->by_deadline) cov.Add("attempt: ended by its deadline");
+      if (a->stream && a->messages > 0 && !a->status.ok() &&
+          a.get() != attempts.back().get()) {
+        ++resumes;
+      }
+    }
+    if (resumes > 0) cov.Add("stream: resumed after data", resumes);
+    for (const Event& e : run->events) {
+      if (e.event.wait_reason == WaitReason::kPushback) {
+        cov.Add("wait: server pushback");
+      } else if (e.event.wait_reason == WaitReason::kRetryInfo) {
+        cov.Add("wait: RetryInfo");
+      } else if (e.event.wait_reason == WaitReason::kBackoff) {
+        cov.Add(absl::StrCat("wait: backoff, jitter ",
+                             static_cast<int>(c.jitter)));
+      }
+    }
+    if (c.deadline && c.deadline_in.count() < 0) cov.Add("deadline: past");
+  }
+}
+
 std::vector<std::string> Runner::Check() {
+  Record();
   std::vector<std::string> out = harness_errors_;
   if (sched_->over_budget()) {
     out.push_back(absl::StrCat("runaway: more than ", sched_->steps(),
@@ -799,7 +903,8 @@ void Runner::CheckRetryLoop(const CallRun& run, std::vector<std::string>* out) {
           ends,
           gates_(PendingFix::kRetryInfoAsMinimum),
           c.use_throttle && throttle_ &&
-              model::ThrottleRefuses(a.throttle_milli_before, max_milli)};
+              model::ThrottleRefuses(a.throttle_milli_before, max_milli),
+          stream && gates_(PendingFix::kStreamDeadlineClassified)};
       model::Decision d = model::Decide(in);
       if (first) {
         merged = d;
@@ -1021,6 +1126,33 @@ std::string ReplayCommand(uint64_t seed) {
       "STUBKIT_SIM_SEED=", seed, " ", binary);
 }
 
+// A crash or an abort (absl's deadlock detector aborts on a lock taken
+// twice, as when a callback under a stubkit lock re-enters the call) still
+// names its seed.
+char g_crash_note[1024];
+
+extern "C" void OnFatalSignal(int sig) {
+  ssize_t ignored = ::write(2, g_crash_note, std::strlen(g_crash_note));
+  (void)ignored;
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+void NoteSeed(uint64_t seed) {
+  std::snprintf(g_crash_note, sizeof(g_crash_note),
+                "\nsimulation: seed %llu crashed or aborted (an abort from "
+                "absl's deadlock detector means a callback ran under a "
+                "stubkit lock and re-entered the call)\nreplay: %s\n",
+                static_cast<unsigned long long>(seed),
+                ReplayCommand(seed).c_str());
+}
+
+void InstallCrashNote() {
+  for (int sig : {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL}) {
+    std::signal(sig, OnFatalSignal);
+  }
+}
+
 void StartWatchdog() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -1052,6 +1184,7 @@ void StartWatchdog() {
 
 TEST(Simulation, RandomScenarios) {
   StartWatchdog();
+  InstallCrashNote();
   const Gates gates = LoadGates();
   const Dimensions dims = DimensionsFor(gates);
   std::string one = Env("STUBKIT_SIM_SEED");
@@ -1072,6 +1205,7 @@ TEST(Simulation, RandomScenarios) {
   for (uint64_t i = 0; i < count; ++i) {
     const uint64_t seed = base + i;
     g_seed.store(seed);
+    NoteSeed(seed);
     g_progress.fetch_add(1);
     Scenario scenario = Generator(seed, dims).Make(seed);
     if (replay) {
@@ -1105,6 +1239,24 @@ TEST(Simulation, RandomScenarios) {
       static_cast<unsigned long long>(ran),
       static_cast<unsigned long long>(base),
       static_cast<unsigned long long>(base + ran - 1), took, failures);
+  std::printf("coverage:\n%s", g_coverage.ToString().c_str());
+  if (!replay && ran >= 10000) {
+    // Every dimension is reached in a default-sized run.
+    for (const char* what :
+         {"kind: sync", "kind: async", "kind: hedged sync on a caller thread",
+          "kind: hedged-async", "kind: stream", "kind: async-stream",
+          "scenario: preemptive interleaving", "scenario: shared throttle",
+          "outcome: OK", "outcome: permanent error", "outcome: non-idempotent",
+          "outcome: retry policy exhausted", "outcome: deadline",
+          "outcome: retry throttled", "outcome: cancelled",
+          "cancel: from inside the observer", "stream: resumed after data",
+          "wait: server pushback", "wait: RetryInfo", "wait: backoff, jitter 0",
+          "wait: backoff, jitter 1", "wait: backoff, jitter 2",
+          "wait: backoff, jitter 3", "attempt: ended by its context's cancel",
+          "attempt: ended by its deadline"}) {
+      EXPECT_GT(g_coverage.counts[what], 0) << "never exercised: " << what;
+    }
+  }
 }
 
 }  // namespace sim
