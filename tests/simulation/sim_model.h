@@ -184,10 +184,9 @@ inline Decision Decide(const Inputs& in) {
        (a.deadline != TimePoint::max() &&
         AddSat(now, milliseconds(2)) >= a.deadline))) {
     d.may_continue = true;
-    for (StopReason r :
-         {StopReason::kPermanentError, StopReason::kNonIdempotent,
-          StopReason::kExhausted, StopReason::kDeadline,
-          StopReason::kThrottled}) {
+    for (StopReason r : {StopReason::kPermanentError,
+                         StopReason::kNonIdempotent, StopReason::kExhausted,
+                         StopReason::kDeadline, StopReason::kThrottled}) {
       stop(r, "ambiguous DEADLINE_EXCEEDED");
     }
     d.wait = {nanoseconds(0), nanoseconds::max()};

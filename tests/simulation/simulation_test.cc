@@ -25,9 +25,9 @@
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
-#include <cstring>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <future>
 #include <map>
 #include <memory>
@@ -258,7 +258,7 @@ class Runner {
     if (!abandoned_) return;
     static auto* leaked = new std::vector<std::shared_ptr<void>>();
     leaked->push_back(sched_);
-    transport_.release();  // NOLINT: leaked on purpose
+    transport_.release();                   // NOLINT: leaked on purpose
     for (auto& run : runs_) run.release();  // NOLINT
   }
 
@@ -522,15 +522,14 @@ class Runner {
       absl::Status status;
       std::string error;
       try {
-        status = internal::RunUnary<Msg>(
-                     *r->method, view, request,
-                     [t, id](grpc::ClientContext& context) {
-                       return t->RunSync(id, context);
-                     },
-                     [async_attempt] {
-                       return AsyncAttempt<Msg>(async_attempt);
-                     })
-                     .status();
+        status =
+            internal::RunUnary<Msg>(
+                *r->method, view, request,
+                [t, id](grpc::ClientContext& context) {
+                  return t->RunSync(id, context);
+                },
+                [async_attempt] { return AsyncAttempt<Msg>(async_attempt); })
+                .status();
       } catch (const std::exception& e) {
         error = e.what();  // a broken promise: the call was dropped
       }
@@ -685,8 +684,8 @@ void Runner::Record() const {
       } else if (e.event.wait_reason == WaitReason::kRetryInfo) {
         cov.Add("wait: RetryInfo");
       } else if (e.event.wait_reason == WaitReason::kBackoff) {
-        cov.Add(absl::StrCat("wait: backoff, jitter ",
-                             static_cast<int>(c.jitter)));
+        cov.Add(
+            absl::StrCat("wait: backoff, jitter ", static_cast<int>(c.jitter)));
       }
     }
     if (c.deadline && c.deadline_in.count() < 0) cov.Add("deadline: past");
@@ -1242,18 +1241,31 @@ TEST(Simulation, RandomScenarios) {
   std::printf("coverage:\n%s", g_coverage.ToString().c_str());
   if (!replay && ran >= 10000) {
     // Every dimension is reached in a default-sized run.
-    for (const char* what :
-         {"kind: sync", "kind: async", "kind: hedged sync on a caller thread",
-          "kind: hedged-async", "kind: stream", "kind: async-stream",
-          "scenario: preemptive interleaving", "scenario: shared throttle",
-          "outcome: OK", "outcome: permanent error", "outcome: non-idempotent",
-          "outcome: retry policy exhausted", "outcome: deadline",
-          "outcome: retry throttled", "outcome: cancelled",
-          "cancel: from inside the observer", "stream: resumed after data",
-          "wait: server pushback", "wait: RetryInfo", "wait: backoff, jitter 0",
-          "wait: backoff, jitter 1", "wait: backoff, jitter 2",
-          "wait: backoff, jitter 3", "attempt: ended by its context's cancel",
-          "attempt: ended by its deadline"}) {
+    for (const char* what : {"kind: sync",
+                             "kind: async",
+                             "kind: hedged sync on a caller thread",
+                             "kind: hedged-async",
+                             "kind: stream",
+                             "kind: async-stream",
+                             "scenario: preemptive interleaving",
+                             "scenario: shared throttle",
+                             "outcome: OK",
+                             "outcome: permanent error",
+                             "outcome: non-idempotent",
+                             "outcome: retry policy exhausted",
+                             "outcome: deadline",
+                             "outcome: retry throttled",
+                             "outcome: cancelled",
+                             "cancel: from inside the observer",
+                             "stream: resumed after data",
+                             "wait: server pushback",
+                             "wait: RetryInfo",
+                             "wait: backoff, jitter 0",
+                             "wait: backoff, jitter 1",
+                             "wait: backoff, jitter 2",
+                             "wait: backoff, jitter 3",
+                             "attempt: ended by its context's cancel",
+                             "attempt: ended by its deadline"}) {
       EXPECT_GT(g_coverage.counts[what], 0) << "never exercised: " << what;
     }
   }
