@@ -14,6 +14,7 @@
 //   (soak) STUBKIT_SIM_UNGATE=<names>  comma list of kPendingFixes names (or
 //   "all")
 //                               to check although the fix is pending
+//   STUBKIT_SIM_MAX_FAILURES=<n> stop after this many failing seeds (5)
 //   STUBKIT_SIM_WATCHDOG=<s>    real seconds without progress before a
 //                               scenario is declared hung (default 60)
 
@@ -1198,6 +1199,9 @@ TEST(Simulation, RandomScenarios) {
   const double budget =
       seconds_env.empty() ? 0 : std::atof(seconds_env.c_str());
   const auto began = std::chrono::steady_clock::now();
+  std::string max_failures_env = Env("STUBKIT_SIM_MAX_FAILURES");
+  const int max_failures =
+      max_failures_env.empty() ? 5 : std::atoi(max_failures_env.c_str());
 
   uint64_t ran = 0;
   int failures = 0;
@@ -1221,7 +1225,7 @@ TEST(Simulation, RandomScenarios) {
       absl::StrAppend(&report, Describe(scenario), runner.Trace(),
                       "replay: ", ReplayCommand(seed), "\n");
       ADD_FAILURE() << report;
-      if (++failures >= 5) break;
+      if (++failures >= max_failures) break;
     }
     if (budget > 0 &&
         std::chrono::duration<double>(std::chrono::steady_clock::now() - began)
