@@ -291,7 +291,8 @@ class SimScheduler final : public Clock, public Sleeper, public AsyncSleeper {
   }
 
   void MaybePreempt() {
-    if (!options_.preempt || preempting_ || !on_driver()) return;
+    // Only the driver thread touches `preempting_` and `rng_`.
+    if (!options_.preempt || !on_driver() || preempting_) return;
     if (std::uniform_int_distribution<int>(0, 2)(rng_) != 0) return;
     preempting_ = true;
     RunNext(TimePoint::max(), /*other_only=*/true);
@@ -556,6 +557,12 @@ class SimTransport {
 
   // After a hedged sync caller parked: see what it did.
   void SyncWithCaller() { std::lock_guard<std::mutex> lock(caller_mu_); }
+  // Whether `call` has started an attempt (safe from any thread).
+  bool HasStarted(int call) {
+    std::lock_guard<std::mutex> lock(caller_mu_);
+    auto it = calls_.find(call);
+    return it != calls_.end() && !it->second.attempts.empty();
+  }
 
   // Completes, with CANCELLED, every live attempt whose context was
   // cancelled.
@@ -773,10 +780,10 @@ inline bool WaitUntilParked(pid_t tid, std::chrono::milliseconds limit) {
     char state = paren != std::string::npos && paren + 2 < line.size()
                      ? line[paren + 2]
                      : '?';
-    // Twice in a row, a little apart: not a passing futex wait.
+    // Three times in a row, a little apart: not a passing futex wait.
     sleeping = state == 'S' ? sleeping + 1 : 0;
-    if (sleeping >= 2) return true;
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
+    if (sleeping >= 3) return true;
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
   return false;
 }

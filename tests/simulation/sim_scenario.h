@@ -173,6 +173,25 @@ class Generator {
                                 CallKind::kAsyncStream});
       s.calls.push_back(MakeCall(i, kind, s.throttle));
     }
+    // An outage: every call fails alike at first, at the same moments, and
+    // drains a small shared throttle together.
+    if (calls > 1 && Chance(0.2)) {
+      s.throttle = true;
+      s.throttle_max = Pick<double>({2, 3, 4});
+      const milliseconds latency = Latency();
+      const int failing = Int(1, 3);
+      for (CallSpec& c : s.calls) {
+        c.use_throttle = !IsHedgedKind(c.kind) || dims_.hedged_throttle;
+        c.start_at = milliseconds(0);
+        for (int a = 0; a < failing && a < static_cast<int>(c.scripts.size());
+             ++a) {
+          c.scripts[a].kind = AttemptScript::Kind::kFail;
+          c.scripts[a].code = grpc::StatusCode::UNAVAILABLE;
+          c.scripts[a].latency = latency;
+          c.scripts[a].messages = 0;
+        }
+      }
+    }
     return s;
   }
 

@@ -548,7 +548,13 @@ class Runner {
         std::lock_guard<std::mutex> lock(state->mu);
         if (state->done) break;
       }
-      if (WaitUntilParked(tid->load(), milliseconds(5))) break;
+      // Its first attempt is out, and it sleeps: in future.get(). (Both,
+      // because a thread may sleep on its way there, e.g. under TSan.)
+      if (transport_->HasStarted(id) &&
+          WaitUntilParked(tid->load(), milliseconds(5))) {
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
       if (std::chrono::steady_clock::now() > limit) {
         harness_errors_.push_back("hedged sync caller never parked");
         break;
@@ -564,9 +570,11 @@ class Runner {
     std::unique_lock<std::mutex> lock(state->mu);
     // Decided (the observer saw the final event): the result is on its
     // way. Not decided with no event left: nothing can end the call any
-    // more, short of dropping it (a broken promise, within moments).
-    const auto patience = run.final_event_order != 0 ? std::chrono::seconds(30)
-                                                     : std::chrono::seconds(1);
+    // more, short of dropping it (a broken promise, within moments); both
+    // count as never completed.
+    const auto patience = run.final_event_order != 0
+                              ? std::chrono::seconds(30)
+                              : std::chrono::milliseconds(100);
     if (!state->cv.wait_for(lock, patience, [&] { return state->done; })) {
       lock.unlock();
       AbandonCaller();
