@@ -8,8 +8,10 @@
 #                                  # replay, demo) in build-asan/
 #   scripts/sanitize.sh tsan       # ThreadSanitizer: the runtime's concurrent
 #                                  # parts over a fake transport
-#                                  # (stubkit_runtime_concurrency_test) in
-#                                  # build-tsan/
+#                                  # (stubkit_runtime_concurrency_test) and
+#                                  # the randomized simulation suite
+#                                  # (stubkit_simulation_test, fewer
+#                                  # scenarios) in build-tsan/
 #
 # Debian's gRPC and abseil are not instrumented. ASan and UBSan still check
 # all of stubkit's code and the tests through real gRPC. TSan cannot follow
@@ -18,7 +20,8 @@
 # ignore_noninstrumented_modules=1 ignores the libc calls (memmove, ...) made
 # from inside those libraries, which TSan would otherwise check half-blind.
 #
-# Environment: JOBS (default 2), ASAN_BUILD_DIR, TSAN_BUILD_DIR.
+# Environment: JOBS (default 2), ASAN_BUILD_DIR, TSAN_BUILD_DIR,
+# TSAN_REPEAT (default 20), TSAN_SIM_SCENARIOS (default 2000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -62,7 +65,8 @@ for pass in "${passes[@]}"; do
       dir="${TSAN_BUILD_DIR:-build-tsan}"
       echo "== sanitize: TSan build in ${dir}"
       configure "${dir}" thread -DSTUBKIT_BUILD_EXAMPLES=OFF
-      cmake --build "${dir}" -j "${jobs}" --target stubkit_runtime_concurrency_test
+      cmake --build "${dir}" -j "${jobs}" \
+        --target stubkit_runtime_concurrency_test stubkit_simulation_test
       built=$(date +%s)
       # The shim's self-check: no report for guarded accesses, one for a
       # real race.
@@ -90,6 +94,18 @@ for pass in "${passes[@]}"; do
       else
         status=1
         echo "== sanitize: TSan FAILED" >&2
+      fi
+      # The simulation suite: a hedged sync call's caller thread, the
+      # default timer thread releasing operations, callbacks re-entering
+      # calls. Fewer scenarios than the normal run: TSan is ~10x slower.
+      sim_start=$(date +%s)
+      if TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:ignore_noninstrumented_modules=1" \
+         STUBKIT_SIM_SCENARIOS="${TSAN_SIM_SCENARIOS:-2000}" \
+         "${dir}/tests/simulation/stubkit_simulation_test" --gtest_brief=1; then
+        echo "== sanitize: TSan simulation passed ($(( $(date +%s) - sim_start )) s)"
+      else
+        status=1
+        echo "== sanitize: TSan simulation FAILED" >&2
       fi
       ;;
     *)

@@ -1,0 +1,794 @@
+// Copyright 2026 The stubkit Authors.
+//
+// The simulation's world: a fake scheduler (clock, sleepers, timer) with a
+// manual event queue, and a fake transport that plays each attempt's script.
+//
+// Design
+//
+// - Time moves only through `SimScheduler`. Everything that happens later is
+//   an event (time, sequence number, owning call). The driver pops the
+//   earliest event, moves the clock there and runs it. Ties run in the order
+//   they were scheduled, so a seed replays exactly.
+// - Async attempts complete as events: the transport schedules an attempt's
+//   completion at its scripted latency, or at the attempt's deadline when
+//   that comes first, or never ("hang until cancelled").
+// - Sync calls run on the driver thread. A sync attempt, a sync stream
+//   `Read` and `Sleeper::SleepFor` pump the queue up to their own end, so the
+//   other calls of the scenario (async, sharing a throttle) and scheduled
+//   cancellations make progress while the sync call "blocks".
+// - Cancellation. `grpc::ClientContext::TryCancel` on a context that never
+//   started a call only sets the private `call_canceled_` flag, so the
+//   transport reads that flag (through the standard explicit-instantiation
+//   access to private members, `ContextPeek` below) after every event, and
+//   for a sync attempt after every event it pumps. An attempt whose context
+//   was cancelled completes at once with CANCELLED, replacing its scripted
+//   completion, as gRPC does. This covers every route a cancellation takes:
+//   a `CancellationToken`, a hedging loser, `StreamReader::Cancel()`, and an
+//   observer that cancels from inside its callback.
+// - Trailers. `grpc-retry-pushback-ms` is read from
+//   `ClientContext::GetServerTrailingMetadata()`; the transport fills the
+//   private trailing metadata map the way grpc's own ClientContextTestPeer
+//   fills the initial metadata. RetryInfo travels in the status payload.
+// - Interleavings. gRPC runs callbacks on several threads. With
+//   `preempt` on, each call into the scheduler's `Schedule`/`Cancel` (made
+//   by the code under test outside its own locks) may first run a due event
+//   of another call, as a concurrent callback thread would: that is how the
+//   hedging-with-throttle hang is reached deterministically.
+// - The only other thread is a hedged sync call's caller, which starts the
+//   call and then blocks in `future.get()`; the driver waits until it is
+//   parked (see `WaitUntilParked`) before running events.
+
+#ifndef STUBKIT_TESTS_SIMULATION_SIM_FAKES_H_
+#define STUBKIT_TESTS_SIMULATION_SIM_FAKES_H_
+
+#include <google/protobuf/wrappers.pb.h>
+#include <grpcpp/client_context.h>
+#include <grpcpp/support/client_callback.h>
+#include <grpcpp/support/sync_stream.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "stubkit/clock.h"
+#include "stubkit/status.h"
+
+namespace stubkit {
+namespace sim {
+
+using std::chrono::microseconds;
+using std::chrono::milliseconds;
+using std::chrono::nanoseconds;
+using TimePoint = Clock::time_point;
+using Msg = google::protobuf::Int64Value;
+
+// ---------------------------------------------------------------------------
+// Private access to grpc::ClientContext (test only). Explicit instantiation
+// may name private members ([temp.explicit]); this header is included by one
+// translation unit only.
+template <typename Tag, typename Tag::type kMember>
+struct PrivateAccess {
+  friend typename Tag::type Get(Tag) { return kMember; }
+};
+struct CanceledTag {
+  using type = bool grpc::ClientContext::*;
+  friend type Get(CanceledTag);
+};
+struct MuTag {
+  using type = grpc::internal::Mutex grpc::ClientContext::*;
+  friend type Get(MuTag);
+};
+struct TrailersTag {
+  using type = grpc::internal::MetadataMap grpc::ClientContext::*;
+  friend type Get(TrailersTag);
+};
+template struct PrivateAccess<CanceledTag,
+                              &grpc::ClientContext::call_canceled_>;
+template struct PrivateAccess<MuTag, &grpc::ClientContext::mu_>;
+template struct PrivateAccess<TrailersTag,
+                              &grpc::ClientContext::trailing_metadata_>;
+
+struct ContextPeek {
+  static bool Cancelled(grpc::ClientContext& context) {
+    grpc::internal::MutexLock lock(&(context.*Get(MuTag{})));
+    return context.*Get(CanceledTag{});
+  }
+  // `key` and `value` must outlive the context's last read of its trailers.
+  static void AddTrailer(grpc::ClientContext& context, const std::string& key,
+                         const std::string& value) {
+    (context.*Get(TrailersTag{}))
+        .map()
+        ->insert(std::make_pair(grpc::string_ref(key.data(), key.size()),
+                                grpc::string_ref(value.data(), value.size())));
+  }
+};
+
+inline TimePoint AddSat(TimePoint t, nanoseconds d) {
+  if (d <= nanoseconds::zero()) return t;
+  if (d >= TimePoint::max() - t) return TimePoint::max();
+  return t + std::chrono::duration_cast<TimePoint::duration>(d);
+}
+
+// ---------------------------------------------------------------------------
+class SimScheduler final : public Clock, public Sleeper, public AsyncSleeper {
+ public:
+  struct Options {
+    bool cancel_inline = true;  // AsyncSleeper::Cancel runs done(false) inline
+    bool preempt = false;       // see the header comment
+    uint64_t preempt_seed = 0;
+    int64_t max_steps = 200000;
+  };
+
+  explicit SimScheduler(Options options)
+      : options_(options), rng_(options.preempt_seed) {
+    driver_ = std::this_thread::get_id();
+  }
+
+  // Called after every event; the transport polls for cancellation there.
+  void set_after_event(std::function<void()> hook) {
+    after_event_ = std::move(hook);
+  }
+
+  TimePoint Now() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return now_;
+  }
+
+  // A sync wait: the other calls run meanwhile.
+  void SleepFor(nanoseconds duration) override {
+    RunUntil(AddSat(Now(), duration), nullptr);
+  }
+
+  uint64_t Schedule(nanoseconds duration,
+                    std::function<void(bool)> done) override {
+    uint64_t id;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      id = EnqueueLocked(AddSat(now_, duration), owner_, std::move(done));
+    }
+    MaybePreempt();
+    return id;
+  }
+
+  void Cancel(uint64_t id) override {
+    std::function<void(bool)> done;
+    int owner;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = index_.find(id);
+      if (it == index_.end()) return;
+      owner = queue_[it->second].owner;
+      done = std::move(queue_[it->second].fn);
+      queue_.erase(it->second);
+      index_.erase(it);
+      if (!options_.cancel_inline) {
+        EnqueueLocked(now_, owner,
+                      [done = std::move(done)](bool) { done(false); });
+      }
+    }
+    if (options_.cancel_inline) done(false);
+    MaybePreempt();
+  }
+
+  // Transport events: `fn(true)` at `when`.
+  uint64_t PostAt(TimePoint when, int owner, std::function<void()> fn) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return EnqueueLocked(when, owner, [fn = std::move(fn)](bool) { fn(); });
+  }
+  // Removes a pending event without running it.
+  bool Remove(uint64_t id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = index_.find(id);
+    if (it == index_.end()) return false;
+    queue_.erase(it->second);
+    index_.erase(it);
+    return true;
+  }
+
+  // Runs the earliest event; false when there is none.
+  bool RunOne() { return RunNext(TimePoint::max(), false); }
+
+  // Runs the events due by `until`, then moves the clock to `until`. Stops
+  // early (returning true, clock at the stopping event) when `stop` says so.
+  // With an infinite `until` and no events left it returns false at once:
+  // the caller would wait forever.
+  bool RunUntil(TimePoint until, const std::function<bool()>& stop) {
+    for (;;) {
+      if (stop && stop()) return true;
+      if (!RunNext(until, false)) break;
+    }
+    if (stop && stop()) return true;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (until != TimePoint::max() && until > now_) now_ = until;
+    return false;
+  }
+
+  bool empty() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return queue_.empty();
+  }
+  int64_t steps() const { return steps_.load(); }
+  bool over_budget() const { return steps_.load() > options_.max_steps; }
+  void set_owner(int owner) {
+    std::lock_guard<std::mutex> lock(mu_);
+    owner_ = owner;
+  }
+  bool on_driver() const { return std::this_thread::get_id() == driver_; }
+
+ private:
+  struct Key {
+    TimePoint when;
+    uint64_t seq;
+    bool operator<(const Key& o) const {
+      return when != o.when ? when < o.when : seq < o.seq;
+    }
+  };
+  struct Event {
+    int owner;
+    std::function<void(bool)> fn;
+  };
+
+  uint64_t EnqueueLocked(TimePoint when, int owner,
+                         std::function<void(bool)> fn) {
+    uint64_t id = ++next_id_;
+    Key key{when, id};
+    queue_.emplace(key, Event{owner, std::move(fn)});
+    index_.emplace(id, key);
+    return id;
+  }
+
+  // Runs the first event due by `until` (of another call than the running
+  // one when `other_only`).
+  bool RunNext(TimePoint until, bool other_only) {
+    Event event;
+    int previous_owner;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = queue_.begin();
+      if (other_only) {
+        while (it != queue_.end() && it->first.when <= now_ &&
+               it->second.owner == owner_) {
+          ++it;
+        }
+        if (it == queue_.end() || it->first.when > now_) return false;
+      }
+      if (it == queue_.end() || it->first.when > until) return false;
+      if (it->first.when > now_) now_ = it->first.when;
+      index_.erase(it->first.seq);
+      event = std::move(it->second);
+      queue_.erase(it);
+      previous_owner = owner_;
+      owner_ = event.owner;
+    }
+    ++steps_;
+    if (steps_.load() > options_.max_steps) {
+      // Runaway: stop feeding the code under test; the runner reports it.
+      std::lock_guard<std::mutex> lock(mu_);
+      owner_ = previous_owner;
+      queue_.clear();
+      index_.clear();
+      return false;
+    }
+    event.fn(true);
+    if (after_event_) after_event_();
+    std::lock_guard<std::mutex> lock(mu_);
+    owner_ = previous_owner;
+    return true;
+  }
+
+  void MaybePreempt() {
+    // Only the driver thread touches `preempting_` and `rng_`.
+    if (!options_.preempt || !on_driver() || preempting_) return;
+    if (std::uniform_int_distribution<int>(0, 2)(rng_) != 0) return;
+    preempting_ = true;
+    RunNext(TimePoint::max(), /*other_only=*/true);
+    preempting_ = false;
+  }
+
+  const Options options_;
+  std::mt19937_64 rng_;
+  std::thread::id driver_;
+  std::function<void()> after_event_;
+  mutable std::mutex mu_;
+  TimePoint now_{std::chrono::hours(1)};
+  std::map<Key, Event> queue_;
+  std::map<uint64_t, Key> index_;
+  uint64_t next_id_ = 0;
+  int owner_ = -1;
+  bool preempting_ = false;
+  std::atomic<int64_t> steps_{0};
+};
+
+// ---------------------------------------------------------------------------
+// One attempt's script.
+enum class Hint { kNone, kValid, kNegative, kGarbage, kHuge };
+enum class InfoHint { kNone, kValid, kMalformed, kOversized, kHuge };
+
+struct AttemptScript {
+  enum class Kind { kOk, kFail, kHang } kind = Kind::kOk;
+  grpc::StatusCode code = grpc::StatusCode::UNAVAILABLE;
+  milliseconds latency{10};  // unary: to completion; stream: per message
+  int messages = 0;          // stream: sent before the failure or the hang
+  Hint pushback = Hint::kNone;
+  int64_t pushback_ms = 0;
+  InfoHint retry_info = InfoHint::kNone;
+  int64_t retry_info_ms = 0;
+};
+
+// What the transport saw of one attempt.
+struct AttemptRecord {
+  int call = 0;
+  int index = 0;
+  AttemptScript script;
+  TimePoint start;
+  TimePoint deadline = TimePoint::max();  // mapped onto the fake clock
+  TimePoint end;
+  bool ended = false;
+  bool by_deadline = false;  // ended DEADLINE_EXCEEDED at its deadline
+  bool by_cancel = false;    // ended CANCELLED by its context
+  int64_t throttle_milli_before = -1;  // bucket when the result was handed
+  grpc::Status status;
+  int messages = 0;  // stream messages delivered in this attempt
+  TimePoint first_message = TimePoint::max();
+  std::string trailer_key;
+  std::string trailer_value;
+  grpc::ClientContext* context = nullptr;  // while not ended
+  uint64_t pending_event = 0;
+  bool cancel_posted = false;
+  bool stream = false;
+  uint64_t start_order = 0;  // the scenario's global order of happenings
+  uint64_t end_order = 0;
+  TimePoint last_step;
+  std::function<void(grpc::Status)> finish;  // async: hand the result over
+};
+
+std::string SerializedStatusWithRetryInfo(InfoHint kind, int64_t ms);
+
+class SimTransport {
+ public:
+  explicit SimTransport(SimScheduler* scheduler) : sched_(scheduler) {
+    sched_->set_after_event([this] { PollCancels(); });
+  }
+
+  // Scripts per call; attempts past the end of a call's list succeed.
+  void SetScripts(int call, std::vector<AttemptScript> scripts,
+                  int stream_total = 0) {
+    calls_[call].scripts = std::move(scripts);
+    calls_[call].stream_total = stream_total;
+  }
+  // The limits a call's attempt deadlines come from: the attempt timeout,
+  // the call's ends.
+  void SetLimits(int call, std::vector<nanoseconds> durations,
+                 std::vector<TimePoint> points) {
+    calls_[call].snap_durations = std::move(durations);
+    calls_[call].snap_points = std::move(points);
+  }
+  void set_order_counter(uint64_t* order) { order_ = order; }
+  void set_throttle_reader(std::function<int64_t()> reader) {
+    throttle_milli_ = std::move(reader);
+  }
+  const std::vector<std::unique_ptr<AttemptRecord>>& attempts(int call) {
+    return calls_[call].attempts;
+  }
+  // A sync attempt found nothing that could ever end it.
+  bool sync_hang() const { return sync_hang_; }
+
+  // --- unary -------------------------------------------------------------
+  absl::StatusOr<Msg> RunSync(int call, grpc::ClientContext& context) {
+    AttemptRecord* rec = Begin(call, context);
+    TimePoint done_at;
+    grpc::Status status = Planned(*rec, &done_at);
+    bool cancelled = sched_->RunUntil(
+        done_at, [&] { return ContextPeek::Cancelled(context); });
+    if (cancelled) {
+      rec->by_cancel = true;
+      status = grpc::Status(grpc::StatusCode::CANCELLED, "sim: cancelled");
+    } else if (done_at == TimePoint::max()) {
+      sync_hang_ = true;  // nothing could ever end this attempt
+      status = grpc::Status(grpc::StatusCode::INTERNAL, "sim: sync hang");
+    }
+    End(*rec, status);
+    absl::Status result = FromGrpcStatus(status);
+    if (!result.ok()) return result;
+    Msg response;
+    response.set_value(rec->index + 1);
+    return response;
+  }
+
+  void StartAsync(int call, grpc::ClientContext& context,
+                  std::function<void(absl::StatusOr<Msg>)> done) {
+    // A hedged sync call starts its first attempts on its caller's thread.
+    std::lock_guard<std::mutex> lock(caller_mu_);
+    AttemptRecord* rec = Begin(call, context);
+    rec->finish = [rec, done = std::move(done)](grpc::Status status) {
+      absl::Status result = FromGrpcStatus(status);
+      if (!result.ok()) return done(result);
+      Msg response;
+      response.set_value(rec->index + 1);
+      done(response);
+    };
+    TimePoint done_at;
+    grpc::Status status = Planned(*rec, &done_at);
+    if (done_at != TimePoint::max()) {
+      rec->pending_event = sched_->PostAt(done_at, call, [this, rec, status] {
+        rec->pending_event = 0;
+        Complete(*rec, status);
+      });
+    }
+    // A context cancelled before the attempt started (no event ran since).
+    PollCancels();
+  }
+
+  // --- streams -----------------------------------------------------------
+  // The server of a stream call sends values start_after+1 .. total.
+  class SyncReader final : public grpc::ClientReaderInterface<Msg> {
+   public:
+    SyncReader(SimTransport* t, AttemptRecord* rec, int64_t start_after)
+        : t_(t), rec_(rec), next_(start_after + 1) {}
+    bool Read(Msg* msg) override {
+      if (rec_->ended) return false;
+      TimePoint at;
+      bool message = t_->NextStreamStep(*rec_, next_, &at);
+      grpc::ClientContext& context = *rec_->context;
+      bool cancelled = t_->sched_->RunUntil(
+          at, [&] { return ContextPeek::Cancelled(context); });
+      if (cancelled) {
+        rec_->by_cancel = true;
+        t_->End(*rec_,
+                grpc::Status(grpc::StatusCode::CANCELLED, "sim: cancelled"));
+        return false;
+      }
+      if (at == TimePoint::max()) {
+        t_->sync_hang_ = true;
+        t_->End(*rec_, grpc::Status(grpc::StatusCode::INTERNAL, "sim: hang"));
+        return false;
+      }
+      if (message) {
+        t_->Deliver(*rec_);
+        msg->set_value(next_++);
+        return true;
+      }
+      t_->End(*rec_, t_->StreamEndStatus(*rec_, at));
+      return false;
+    }
+    grpc::Status Finish() override {
+      if (!rec_->ended) {  // Finish before the end: gRPC waits; we cancel.
+        t_->End(*rec_, grpc::Status(grpc::StatusCode::CANCELLED, "sim"));
+      }
+      return rec_->status;
+    }
+    bool NextMessageSize(uint32_t* sz) override {
+      *sz = 1 << 20;
+      return true;
+    }
+    void WaitForInitialMetadata() override {}
+
+   private:
+    SimTransport* t_;
+    AttemptRecord* rec_;
+    int64_t next_;
+  };
+
+  std::unique_ptr<grpc::ClientReaderInterface<Msg>> OpenSync(
+      int call, grpc::ClientContext& context, const Msg& request) {
+    AttemptRecord* rec = Begin(call, context);
+    rec->stream = true;
+    return std::make_unique<SyncReader>(this, rec, request.value());
+  }
+
+  class AsyncReader final : public grpc::ClientCallbackReader<Msg> {
+   public:
+    AsyncReader(SimTransport* t, AttemptRecord* rec, int64_t start_after,
+                grpc::ClientReadReactor<Msg>* reactor)
+        : t_(t), rec_(rec), next_(start_after + 1), reactor_(reactor) {
+      BindReactor(reactor);
+      rec_->finish = [this](grpc::Status status) { EndStream(status); };
+    }
+    void StartCall() override { Step(); }
+    void Read(Msg* msg) override { pending_ = msg; }
+    void AddHold(int) override {}
+    void RemoveHold() override {}
+
+   private:
+    void Step() {
+      TimePoint at;
+      bool message = t_->NextStreamStep(*rec_, next_, &at);
+      if (at == TimePoint::max()) return;  // hangs until cancelled
+      rec_->pending_event =
+          t_->sched_->PostAt(at, rec_->call, [this, message, at] {
+            rec_->pending_event = 0;
+            if (message) {
+              t_->Deliver(*rec_);
+              if (pending_ != nullptr) {
+                Msg* out = pending_;
+                pending_ = nullptr;
+                out->set_value(next_++);
+                reactor_->OnReadDone(true);
+              }
+              Step();
+            } else {
+              EndStream(t_->StreamEndStatus(*rec_, at));
+            }
+          });
+    }
+    void EndStream(grpc::Status status) {
+      if (rec_->ended) return;
+      t_->End(*rec_, status);  // also injects the trailers
+      if (pending_ != nullptr) {
+        pending_ = nullptr;
+        reactor_->OnReadDone(false);
+      }
+      // The reactor deletes itself in OnDone; so may the context's owner.
+      reactor_->OnDone(rec_->status);
+    }
+
+    SimTransport* t_;
+    AttemptRecord* rec_;
+    int64_t next_;
+    grpc::ClientReadReactor<Msg>* reactor_;
+    Msg* pending_ = nullptr;
+  };
+
+  absl::Status OpenAsync(int call, grpc::ClientContext& context,
+                         const Msg& request,
+                         grpc::ClientReadReactor<Msg>* reactor) {
+    std::lock_guard<std::mutex> lock(caller_mu_);
+    AttemptRecord* rec = Begin(call, context);
+    rec->stream = true;
+    readers_.push_back(
+        std::make_unique<AsyncReader>(this, rec, request.value(), reactor));
+    PollCancels();
+    return absl::OkStatus();
+  }
+
+  // After a hedged sync caller parked: see what it did.
+  void SyncWithCaller() { std::lock_guard<std::mutex> lock(caller_mu_); }
+  // Whether `call` has started an attempt (safe from any thread).
+  bool HasStarted(int call) {
+    std::lock_guard<std::mutex> lock(caller_mu_);
+    auto it = calls_.find(call);
+    return it != calls_.end() && !it->second.attempts.empty();
+  }
+
+  // Completes, with CANCELLED, every live attempt whose context was
+  // cancelled.
+  void PollCancels() {
+    for (auto& [call, state] : calls_) {
+      for (auto& rec : state.attempts) {
+        if (rec->ended || rec->context == nullptr || rec->cancel_posted ||
+            !rec->finish)
+          continue;
+        if (!ContextPeek::Cancelled(*rec->context)) continue;
+        if (rec->pending_event != 0) sched_->Remove(rec->pending_event);
+        rec->pending_event = 0;
+        rec->cancel_posted = true;
+        AttemptRecord* r = rec.get();
+        sched_->PostAt(sched_->Now(), r->call, [this, r] {
+          r->by_cancel = true;
+          Complete(*r,
+                   grpc::Status(grpc::StatusCode::CANCELLED, "sim: cancelled"));
+        });
+      }
+    }
+  }
+
+ private:
+  struct CallState {
+    std::vector<AttemptScript> scripts;
+    std::vector<TimePoint> snap_points;
+    std::vector<nanoseconds> snap_durations;
+    int stream_total = 0;
+    std::vector<std::unique_ptr<AttemptRecord>> attempts;
+  };
+
+  AttemptRecord* Begin(int call, grpc::ClientContext& context) {
+    CallState& state = calls_[call];
+    auto rec = std::make_unique<AttemptRecord>();
+    rec->call = call;
+    rec->index = static_cast<int>(state.attempts.size());
+    if (rec->index < static_cast<int>(state.scripts.size())) {
+      rec->script = state.scripts[rec->index];
+    } else {
+      rec->script = AttemptScript{};  // OK at once, all messages
+      rec->script.latency = milliseconds(0);
+      rec->script.messages = 1 << 20;
+    }
+    rec->start = sched_->Now();
+    if (order_ != nullptr) rec->start_order = ++*order_;
+    rec->context = &context;
+    auto wall = context.deadline();
+    if (wall != std::chrono::system_clock::time_point::max()) {
+      // Whole milliseconds, rounded up: the loop set `deadline` from the
+      // fake clock a few microseconds of real time ago.
+      auto remaining = std::chrono::duration_cast<nanoseconds>(
+          wall - std::chrono::system_clock::now());
+      rec->deadline = Snap(state, rec->start, remaining);
+    }
+    AttemptRecord* raw = rec.get();
+    state.attempts.push_back(std::move(rec));
+    return raw;
+  }
+
+  // The fake-clock image of an attempt's deadline, `remaining` from now by
+  // the wall clock. The code computed it from the fake clock and handed it
+  // over through the wall clock, so it arrives short by the real time in
+  // between (microseconds; milliseconds on a loaded machine): snap it to
+  // the limit it was meant to be, when one is just above.
+  TimePoint Snap(const CallState& state, TimePoint now, nanoseconds remaining) {
+    constexpr nanoseconds kDrift = milliseconds(25);
+    std::vector<TimePoint> candidates = state.snap_points;
+    for (nanoseconds d : state.snap_durations) {
+      candidates.push_back(AddSat(now, d));
+    }
+    TimePoint best = TimePoint::max();
+    for (TimePoint c : candidates) {
+      nanoseconds meant = c <= now ? nanoseconds(0) : c - now;
+      if (remaining <= meant + microseconds(100) &&
+          meant - remaining <= kDrift && c < best) {
+        best = c;
+      }
+    }
+    if (best != TimePoint::max()) return best < now ? now : best;
+    int64_t ms = std::chrono::ceil<milliseconds>(remaining).count();
+    return AddSat(now, milliseconds(std::max<int64_t>(0, ms)));
+  }
+
+  // Unary: the planned result and when it arrives (max(): never).
+  grpc::Status Planned(AttemptRecord& rec, TimePoint* at) {
+    const AttemptScript& s = rec.script;
+    TimePoint natural = s.kind == AttemptScript::Kind::kHang
+                            ? TimePoint::max()
+                            : AddSat(rec.start, s.latency);
+    if (rec.deadline != TimePoint::max() && rec.deadline <= natural) {
+      *at = rec.deadline;
+      rec.by_deadline = true;
+      return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
+                          "sim: deadline exceeded");
+    }
+    *at = natural;
+    if (s.kind == AttemptScript::Kind::kOk) return grpc::Status::OK;
+    return FailureStatus(s);
+  }
+
+  grpc::Status FailureStatus(const AttemptScript& s) {
+    std::string details;
+    if (s.retry_info != InfoHint::kNone) {
+      details = SerializedStatusWithRetryInfo(s.retry_info, s.retry_info_ms);
+    }
+    return grpc::Status(s.code, "sim: scripted failure", details);
+  }
+
+  // Streams: the next step from `next_value` on. True: a message at `*at`;
+  // false: the end (or the hang, `*at` = deadline or max()).
+  bool NextStreamStep(AttemptRecord& rec, int64_t next_value, TimePoint* at) {
+    const AttemptScript& s = rec.script;
+    const CallState& state = calls_[rec.call];
+    TimePoint last = rec.messages == 0 ? rec.start : rec.last_step;
+    const bool more_data = next_value <= state.stream_total;
+    const int limit =
+        s.kind == AttemptScript::Kind::kOk ? (1 << 30) : s.messages;
+    const bool message = more_data && rec.messages < limit;
+    TimePoint next = AddSat(last, s.latency);
+    // A hang sends its messages, then nothing until cancelled.
+    if (!message && s.kind == AttemptScript::Kind::kHang) {
+      next = TimePoint::max();
+    }
+    if (rec.deadline != TimePoint::max() && rec.deadline <= next) {
+      *at = rec.deadline;
+      rec.by_deadline = true;
+      return false;
+    }
+    *at = next;
+    if (message) rec.last_step = next;
+    return message;
+  }
+
+  grpc::Status StreamEndStatus(AttemptRecord& rec, TimePoint /*at*/) {
+    if (rec.by_deadline) {
+      return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
+                          "sim: deadline exceeded");
+    }
+    if (rec.script.kind == AttemptScript::Kind::kOk) return grpc::Status::OK;
+    return FailureStatus(rec.script);
+  }
+
+  void Deliver(AttemptRecord& rec) {
+    if (rec.messages == 0) rec.first_message = sched_->Now();
+    ++rec.messages;
+  }
+
+  void End(AttemptRecord& rec, grpc::Status status) {
+    rec.ended = true;
+    if (order_ != nullptr) rec.end_order = ++*order_;
+    rec.end = sched_->Now();
+    rec.status = status;
+    if (!status.ok() && !rec.by_cancel && !rec.by_deadline) {
+      const AttemptScript& s = rec.script;
+      if (s.pushback != Hint::kNone) {
+        rec.trailer_key = "grpc-retry-pushback-ms";
+        switch (s.pushback) {
+          case Hint::kValid:
+            rec.trailer_value = std::to_string(s.pushback_ms);
+            break;
+          case Hint::kNegative:
+            rec.trailer_value = "-" + std::to_string(s.pushback_ms + 1);
+            break;
+          case Hint::kGarbage:
+            rec.trailer_value = "12ms";
+            break;
+          case Hint::kHuge:
+            rec.trailer_value = "999999999999999999";
+            break;
+          case Hint::kNone:
+            break;
+        }
+        ContextPeek::AddTrailer(*rec.context, rec.trailer_key,
+                                rec.trailer_value);
+      }
+    }
+    if (throttle_milli_) rec.throttle_milli_before = throttle_milli_();
+    rec.context = nullptr;
+  }
+
+  void Complete(AttemptRecord& rec, grpc::Status status) {
+    if (rec.ended) return;
+    if (rec.by_cancel) rec.by_deadline = false;
+    std::function<void(grpc::Status)> finish = std::move(rec.finish);
+    // End() for unary here; the stream reader's EndStream calls it itself.
+    if (!rec.stream) {
+      End(rec, status);
+      finish(status);
+    } else {
+      finish(status);
+    }
+  }
+
+  SimScheduler* sched_;
+  std::function<int64_t()> throttle_milli_;
+  uint64_t* order_ = nullptr;
+  std::map<int, CallState> calls_;
+  std::mutex caller_mu_;
+  std::vector<std::unique_ptr<AsyncReader>> readers_;
+  bool sync_hang_ = false;
+};
+
+// Waits until `tid` sleeps in the kernel (a hedged sync caller blocked in
+// future.get()); false after `limit` of real time.
+inline bool WaitUntilParked(pid_t tid, std::chrono::milliseconds limit) {
+  auto give_up = std::chrono::steady_clock::now() + limit;
+  std::string path = "/proc/self/task/" + std::to_string(tid) + "/stat";
+  int sleeping = 0;
+  while (std::chrono::steady_clock::now() < give_up) {
+    std::ifstream stat(path);
+    std::string line;
+    std::getline(stat, line);
+    auto paren = line.rfind(')');
+    char state = paren != std::string::npos && paren + 2 < line.size()
+                     ? line[paren + 2]
+                     : '?';
+    // Three times in a row, a little apart: not a passing futex wait.
+    sleeping = state == 'S' ? sleeping + 1 : 0;
+    if (sleeping >= 3) return true;
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  return false;
+}
+
+}  // namespace sim
+}  // namespace stubkit
+
+#endif  // STUBKIT_TESTS_SIMULATION_SIM_FAKES_H_
