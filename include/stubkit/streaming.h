@@ -29,8 +29,12 @@
 // stream that breaks reports its error from `Finish()`.
 //
 // Each stream owns its `grpc::ClientContext`; like gRPC's own sync streams,
-// a stream is used by one thread at a time. For tests,
-// `MakeStreamReader` builds a reader over canned responses.
+// a stream is used by one thread at a time, except `Cancel()`, which any
+// thread may call at any time. A cancel is sticky: a blocked `Read` returns
+// false, a backoff wait ends at once, no further attempt is opened, and
+// `Finish()` returns CANCELLED. A `CancellationOption` token cancels a
+// stream the same way. For tests, `MakeStreamReader` builds a reader over
+// canned responses.
 
 #ifndef STUBKIT_STREAMING_H_
 #define STUBKIT_STREAMING_H_
@@ -39,14 +43,19 @@
 #include <grpcpp/support/sync_stream.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "stubkit/cancellation.h"
 #include "stubkit/client_support.h"
+#include "stubkit/clock.h"
 #include "stubkit/method.h"
 #include "stubkit/options.h"
 #include "stubkit/retry_loop.h"
@@ -113,7 +122,10 @@ class StreamReader {
   // The stream's final status. Before `Read` returned false it cancels the
   // call and returns CANCELLED.
   absl::Status Finish() { return impl_->Finish(); }
-  // Cancels the call; a blocked `Read` returns false.
+  // Cancels the call, from any thread, at any time: before the first
+  // `Read`, during a blocked `Read` or during a backoff wait between
+  // attempts. No further attempt is opened; `Read` returns false and
+  // `Finish()` CANCELLED.
   void Cancel() { impl_->Cancel(); }
   // Streams opened so far: 1 + retries + resumes.
   int attempts() const { return impl_->attempts(); }
@@ -136,6 +148,8 @@ class StreamWriter {
   bool WritesDone() { return impl_->WritesDone(); }
   // The server's response, or the stream's error.
   absl::StatusOr<Response> Finish() { return impl_->Finish(); }
+  // Cancels the call, from any thread, at any time; `Finish()` then
+  // returns CANCELLED.
   void Cancel() { impl_->Cancel(); }
 
  private:
@@ -155,6 +169,8 @@ class StreamReaderWriter {
   bool WritesDone() { return impl_->WritesDone(); }
   // Call after `Read` returned false. Half-closes first if needed.
   absl::Status Finish() { return impl_->Finish(); }
+  // Cancels the call, from any thread, at any time: a blocked `Read`
+  // returns false and `Finish()` CANCELLED.
   void Cancel() { impl_->Cancel(); }
 
  private:
@@ -204,9 +220,41 @@ class FinishedStreamReader : public StreamReaderImpl<Response> {
   absl::Status status_;
 };
 
+// What a reader's `Cancel()` (and its CancellationOption token) shares with
+// the reading thread: a sticky flag, the context of the attempt in flight,
+// and the backoff wait that a cancel interrupts. Shared, because a token's
+// callback may run after the reader is gone. Thread-safe.
+class StreamCancelState {
+ public:
+  // Sets the flag, cancels the installed context, ends a wait. Idempotent.
+  void Cancel();
+  bool cancelled() const;
+  // Makes `context` the one `Cancel()` cancels; false (and nothing
+  // installed) when already cancelled.
+  bool Install(grpc::ClientContext* context);
+  // Forgets the installed context; call before destroying it. Waits for a
+  // `Cancel()` that is cancelling it right now.
+  void Release();
+  // Waits `duration` on the steady clock; false when cancelled first (or
+  // already).
+  bool WaitFor(std::chrono::nanoseconds duration);
+
+ private:
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool cancelled_ = false;
+  bool cancelling_ = false;  // a Cancel() uses context_ without the lock
+  grpc::ClientContext* context_ = nullptr;
+};
+
 // Server streaming with retried opening and hook-driven resume. Owns copies
 // of the call's options (cheap: the values are shared) because the reader
 // outlives the client call that made it.
+//
+// Threads: one thread reads (Read, Finish, the destructor); `Cancel()` may
+// come from any thread at any time, and so may the CancellationOption
+// token's `Cancel()`. Both go through `cancel_`, never through `context_`,
+// which the reading thread replaces on each attempt.
 template <typename ResumeTag, typename Request, typename Response,
           typename Open>
 class RetryingStreamReader : public StreamReaderImpl<Response> {
@@ -217,15 +265,26 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
         call_options_(options.call()),
         client_options_(options.client()),
         view_(call_options_, client_options_),
-        state_(method, view_),
+        state_(method_, view_),
         request_(request),
         open_(std::move(open)),
-        call_end_(StreamCallDeadline(view_)) {
+        call_end_(StreamCallDeadline(view_)),
+        has_sleeper_(view_.get<SleeperOption>() != nullptr),
+        cancel_(std::make_shared<StreamCancelState>()) {
     final_status_ = state_.setup_status();
     done_ = !final_status_.ok();
+    if (CancellationToken* token = state_.cancellation()) {
+      // Wakes a backoff wait; the token cancels attempts itself.
+      token_callback_ =
+          token->AddCallback([cancel = cancel_] { cancel->Cancel(); });
+    }
   }
 
-  ~RetryingStreamReader() override { Abandon(); }
+  ~RetryingStreamReader() override {
+    Abandon();
+    if (token_callback_ != 0)
+      state_.cancellation()->RemoveCallback(token_callback_);
+  }
 
   bool Read(Response* response) override {
     while (!done_) {
@@ -237,11 +296,14 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
       }
       absl::Status status = FromGrpcStatus(stream_->Finish());
       stream_.reset();
-      state_.FinishAttempt(*context_);
+      EndAttempt();
       if (status.ok()) {
         state_.OnSuccess();
         return Stop(absl::OkStatus());
       }
+      // Whatever the attempt's status says, a cancel is final (even when
+      // CANCELLED is a retryable code).
+      if (Cancelled()) return Stop(state_.Cancelled());
       if (!DecideRetry(status)) return false;
     }
     return false;
@@ -250,14 +312,12 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
   absl::Status Finish() override {
     if (!done_) {
       Abandon();
-      Stop(EarlyFinishError(method_));
+      Stop(Cancelled() ? state_.Cancelled() : EarlyFinishError(method_));
     }
     return final_status_;
   }
 
-  void Cancel() override {
-    if (context_ != nullptr) context_->TryCancel();
-  }
+  void Cancel() override { cancel_->Cancel(); }
 
   int attempts() const override { return state_.attempts(); }
 
@@ -267,6 +327,13 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
     return hook != nullptr && *hook ? hook : nullptr;
   }
 
+  bool Cancelled() const {
+    if (cancel_->cancelled()) return true;
+    // The token cancels attempts before it runs its callbacks.
+    CancellationToken* token = state_.cancellation();
+    return token != nullptr && token->cancelled();
+  }
+
   bool Stop(absl::Status status) {
     final_status_ = std::move(status);
     done_ = true;
@@ -274,14 +341,31 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
   }
 
   bool OpenStream() {
+    // The previous attempt's context was released; it may go now.
     context_ = std::make_unique<grpc::ClientContext>();
-    if (!state_.PrepareAttempt(*context_)) return Stop(state_.Cancelled());
+    // Installed before the attempt starts, so a cancel from now on reaches
+    // it (gRPC cancels a call whose context was cancelled before it began).
+    if (!cancel_->Install(context_.get())) return Stop(state_.Cancelled());
+    if (!state_.PrepareAttempt(*context_)) {
+      cancel_->Release();
+      return Stop(state_.Cancelled());
+    }
     SetStreamAttemptDeadline(*context_, call_end_, view_);
     received_in_attempt_ = false;
     stream_ = open_(*context_, static_cast<const OptionsView&>(view_),
                     static_cast<const Request&>(request_));
-    if (stream_ == nullptr) return Stop(NullStreamError(method_));
+    if (stream_ == nullptr) {
+      EndAttempt();
+      return Stop(NullStreamError(method_));
+    }
     return true;
+  }
+
+  // After an attempt's stream is finished; the context stays readable (its
+  // trailers hold server hints) until the next attempt replaces it.
+  void EndAttempt() {
+    state_.FinishAttempt(*context_);
+    cancel_->Release();
   }
 
   // After a failed attempt: true to go on with a fresh stream.
@@ -299,8 +383,17 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
     if (!state_.OnFailure(status, *context_, &final_status, &wait)) {
       return Stop(std::move(final_status));
     }
-    if (!state_.Sleep(wait)) return Stop(state_.Cancelled());
+    if (!WaitBackoff(wait)) return Stop(state_.Cancelled());
     return true;
+  }
+
+  // False when cancelled before or during the wait.
+  bool WaitBackoff(std::chrono::nanoseconds wait) {
+    if (Cancelled()) return false;
+    // An injected sleeper (a test's) cannot be interrupted: the cancel is
+    // seen when it returns.
+    if (has_sleeper_) return state_.Sleep(wait) && !Cancelled();
+    return cancel_->WaitFor(wait) && !Cancelled();
   }
 
   // Ends an open stream the reader no longer wants.
@@ -312,10 +405,11 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
     }
     stream_->Finish();
     stream_.reset();
-    state_.FinishAttempt(*context_);
+    EndAttempt();
   }
 
-  const MethodInfo& method_;
+  // A copy: the caller's description need not outlive the reader.
+  const MethodInfo method_;
   const Options call_options_;
   const Options client_options_;
   const OptionsView view_;
@@ -323,6 +417,9 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
   Request request_;
   Open open_;
   const std::chrono::system_clock::time_point call_end_;
+  const bool has_sleeper_;
+  const std::shared_ptr<StreamCancelState> cancel_;
+  uint64_t token_callback_ = 0;
   std::unique_ptr<grpc::ClientContext> context_;
   std::unique_ptr<grpc::ClientReaderInterface<Response>> stream_;
   Response last_;
