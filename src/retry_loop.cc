@@ -118,6 +118,7 @@ void RetryLoopState::Setup(const OptionsView& options) {
   nanoseconds total_timeout = options.get<TotalTimeoutOption>();
   if (total_timeout > nanoseconds::zero()) {
     time_point total_end = AddSaturating(start_, total_timeout);
+    call_end_ = std::min(call_end_, total_end);
     if (total_end < end_) {
       end_ = total_end;
       end_reason_ = StopReason::kDeadline;
@@ -130,6 +131,7 @@ void RetryLoopState::Setup(const OptionsView& options) {
     time_point deadline_end = remaining <= nanoseconds::zero()
                                   ? start_
                                   : AddSaturating(start_, remaining);
+    call_end_ = std::min(call_end_, deadline_end);
     if (deadline_end < end_) {
       end_ = deadline_end;
       end_reason_ = StopReason::kDeadline;
@@ -400,6 +402,20 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
   }
   *wait = chosen.delay;
   return true;
+}
+
+void RetryLoopState::RestartPolicy() {
+  failures_ = 0;  // the error count, and the backoff's position
+  end_ = call_end_;
+  end_reason_ = StopReason::kDeadline;
+  if (retry_policy_.max_time() > nanoseconds::zero()) {
+    const time_point policy_end =
+        AddSaturating(Now(), retry_policy_.max_time());
+    if (policy_end <= end_) {
+      end_ = policy_end;
+      end_reason_ = StopReason::kExhausted;
+    }
+  }
 }
 
 bool RetryLoopState::Sleep(nanoseconds wait) {

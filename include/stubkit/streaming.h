@@ -22,6 +22,16 @@
 // idempotent call, while the retry policy allows. The hook decides what the
 // server sends next, so it is the hook's job that no message is repeated.
 //
+// A stream may stay open far longer than the retry policy's time limit. The
+// policy bounds how long stubkit keeps trying to (re)open it, not how long
+// it is read: after a break that followed at least one message, the policy
+// (its time limit and error count) and the backoff start again, as in
+// google-cloud-cpp's resumable streams. So under the default 30-minute
+// policy a stream that breaks after hours still resumes. The separate way
+// to bound a stream's whole life, resumes included, is `TotalTimeoutOption`
+// or `DeadlineOption`: both count from the stream's open, become the
+// deadline of every attempt, and no resume starts after them.
+//
 // Client streaming returns a `StreamWriter<Request, Response>` and bidi
 // streaming a `StreamReaderWriter<Request, Response>`. Both apply the call's
 // options once (deadline from `DeadlineOption`, `TotalTimeoutOption` and
@@ -377,6 +387,8 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
       if (resume == nullptr || !(*resume)(last_, request_)) {
         return Stop(status);
       }
+      // The stream made progress: the policy and backoff start again.
+      state_.RestartPolicy();
     }
     absl::Status final_status;
     std::chrono::nanoseconds wait;

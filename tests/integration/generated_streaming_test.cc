@@ -263,7 +263,7 @@ TEST_F(GeneratedStreamingTest, StreamThatBreaksTwiceResumesTwice) {
   EXPECT_THAT(service_.range_starts(), ElementsAre(0, 4, 8));
 }
 
-TEST_F(GeneratedStreamingTest, ResumptionsConsumeTheRetryPolicy) {
+TEST_F(GeneratedStreamingTest, ResumptionsAfterProgressRestartTheRetryPolicy) {
   ASSERT_TRUE(server_.ok());
   service_.break_after = 1;
   service_.breaks = 100;
@@ -277,12 +277,38 @@ TEST_F(GeneratedStreamingTest, ResumptionsConsumeTheRetryPolicy) {
                 return ResumeAfter(&hook_calls, last, request);
               }));
   StreamReader<Item> reader = client.Range(Range(0, 10));
-  // Each attempt delivers one item, then breaks; two resumptions allowed.
-  EXPECT_THAT(ReadAll(reader), ElementsAre(0, 1, 2));
-  absl::Status status = reader.Finish();
-  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
-  EXPECT_EQ(GetRetrySummary(status)->stop_reason, StopReason::kExhausted);
-  EXPECT_EQ(reader.attempts(), 3);
+  // Each attempt delivers one item, then breaks: each break follows
+  // progress, so two retries per break are never used up.
+  EXPECT_THAT(ReadAll(reader), ElementsAreArray(Iota(0, 10)));
+  EXPECT_TRUE(reader.Finish().ok());
+  EXPECT_EQ(hook_calls, 9);
+  EXPECT_EQ(reader.attempts(), 10);
+}
+
+TEST_F(GeneratedStreamingTest, AStreamThatBreaksAfterThePolicyTimeResumes) {
+  ASSERT_TRUE(server_.ok());
+  service_.break_after = 4;
+  int hook_calls = 0;
+  // The default policy: 30 minutes. The stream breaks after 31.
+  StreamServiceClient client(
+      server_.Channel(),
+      ClientOptions()
+          .set<RetryPolicyOption>(LimitedTimeRetryPolicy())
+          .set<StreamServiceClient::RangeResumeOption>(
+              [&hook_calls](const Item& last, RangeRequest& request) {
+                return ResumeAfter(&hook_calls, last, request);
+              }));
+  StreamReader<Item> reader = client.Range(Range(0, 10));
+  std::vector<int> values;
+  Item item;
+  while (reader.Read(&item)) {
+    values.push_back(item.value());
+    if (item.value() == 3) clock_->Advance(std::chrono::minutes(31));
+  }
+  EXPECT_THAT(values, ElementsAreArray(Iota(0, 10)));
+  EXPECT_TRUE(reader.Finish().ok());
+  EXPECT_EQ(hook_calls, 1);
+  EXPECT_THAT(service_.range_starts(), ElementsAre(0, 4));
 }
 
 TEST_F(GeneratedStreamingTest, ResumeHookCanBeSetForOneCall) {
@@ -652,6 +678,92 @@ TEST_F(GeneratedStreamingTest, AsyncBreakWithoutAHookIsReported) {
   AsyncResult result = ReadAllAsync(client, Range(0, 10));
   EXPECT_EQ(result.status.code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(result.items, ElementsAre(0, 1, 2));
+  EXPECT_EQ(service_.range_calls(), 1);
+}
+
+// Reads asynchronously; the fake clock moves `advance` once `at` arrives.
+AsyncResult ReadAllAsyncAdvancing(StreamServiceClient& client,
+                                  const RangeRequest& request,
+                                  std::shared_ptr<FakeClock> clock, int at,
+                                  std::chrono::minutes advance) {
+  auto items = std::make_shared<std::vector<int>>();
+  std::promise<absl::Status> done;
+  client.AsyncRange(
+      request,
+      [items, clock, at, advance](const Item& item) {
+        items->push_back(item.value());
+        if (item.value() == at) clock->Advance(advance);
+      },
+      [&done](absl::Status status) { done.set_value(std::move(status)); });
+  AsyncResult result;
+  result.status = done.get_future().get();
+  result.items = *items;
+  return result;
+}
+
+TEST_F(GeneratedStreamingTest, AsyncStreamThatBreaksAfterThePolicyTimeResumes) {
+  ASSERT_TRUE(server_.ok());
+  service_.break_after = 4;
+  std::atomic<int> hook_calls{0};
+  StreamServiceClient client(
+      server_.Channel(),
+      ClientOptions()
+          .set<AsyncSleeperOption>(clock_)
+          .set<RetryPolicyOption>(LimitedTimeRetryPolicy())
+          .set<StreamServiceClient::RangeResumeOption>(
+              [&hook_calls](const Item& last, RangeRequest& request) {
+                int calls = 0;
+                ResumeAfter(&calls, last, request);
+                hook_calls += calls;
+                return true;
+              }));
+  // The default 30-minute policy; 31 minutes pass before the break.
+  AsyncResult result = ReadAllAsyncAdvancing(client, Range(0, 10), clock_, 3,
+                                             std::chrono::minutes(31));
+  EXPECT_TRUE(result.status.ok()) << result.status;
+  EXPECT_THAT(result.items, ElementsAreArray(Iota(0, 10)));
+  EXPECT_EQ(hook_calls.load(), 1);
+  EXPECT_THAT(service_.range_starts(), ElementsAre(0, 4));
+}
+
+TEST_F(GeneratedStreamingTest, AsyncLongStreamWithoutAHookReportsTheBreak) {
+  ASSERT_TRUE(server_.ok());
+  service_.break_after = 4;
+  StreamServiceClient client(
+      server_.Channel(),
+      ClientOptions().set<AsyncSleeperOption>(clock_).set<RetryPolicyOption>(
+          LimitedTimeRetryPolicy()));
+  AsyncResult result = ReadAllAsyncAdvancing(client, Range(0, 10), clock_, 3,
+                                             std::chrono::minutes(31));
+  EXPECT_EQ(result.status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(result.status.message(), "stream broke");
+  EXPECT_THAT(result.items, ElementsAre(0, 1, 2, 3));
+  EXPECT_EQ(service_.range_calls(), 1);
+}
+
+TEST_F(GeneratedStreamingTest, AsyncStreamPastItsTotalTimeoutDoesNotResume) {
+  ASSERT_TRUE(server_.ok());
+  service_.break_after = 4;
+  std::atomic<int> hook_calls{0};
+  StreamServiceClient client(
+      server_.Channel(),
+      ClientOptions()
+          .set<AsyncSleeperOption>(clock_)
+          .set<RetryPolicyOption>(LimitedTimeRetryPolicy())
+          .set<TotalTimeoutOption>(std::chrono::minutes(40))
+          .set<StreamServiceClient::RangeResumeOption>(
+              [&hook_calls](const Item& last, RangeRequest& request) {
+                int calls = 0;
+                ResumeAfter(&calls, last, request);
+                hook_calls += calls;
+                return true;
+              }));
+  AsyncResult result = ReadAllAsyncAdvancing(client, Range(0, 10), clock_, 3,
+                                             std::chrono::minutes(41));
+  EXPECT_EQ(result.status.code(), absl::StatusCode::kUnavailable);
+  ASSERT_TRUE(GetRetrySummary(result.status).has_value()) << result.status;
+  EXPECT_EQ(GetRetrySummary(result.status)->stop_reason, StopReason::kDeadline);
+  EXPECT_THAT(result.items, ElementsAre(0, 1, 2, 3));
   EXPECT_EQ(service_.range_calls(), 1);
 }
 

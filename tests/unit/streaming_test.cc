@@ -320,5 +320,119 @@ TEST_F(StreamingTest, CancelAfterTheEndKeepsTheResult) {
   EXPECT_TRUE(reader.Finish().ok());
 }
 
+// --- 7: a resume that delivered messages restarts the retry policy. -------
+
+TEST_F(StreamingTest, AStreamThatBreaksAfterThePolicyTimeResumes) {
+  // The default policy: 30 minutes. The stream breaks after 31.
+  server_.Add(Script{{0, 1, 2}, Unavailable(), minutes(31)});
+  server_.Add(Script{{3, 4}, grpc::Status::OK});
+  int hook_calls = 0;
+  StreamReader<int> reader = Open(
+      FakeTimeOptions().set<RangeResumeOption>(ResumeAfterLast(&hook_calls)));
+  EXPECT_THAT(ReadAll(reader), ElementsAre(0, 1, 2, 3, 4));
+  EXPECT_TRUE(reader.Finish().ok());
+  EXPECT_EQ(hook_calls, 1);
+  EXPECT_THAT(server_.requests(), ElementsAre(0, 3));
+}
+
+TEST_F(StreamingTest, WithoutAHookALongStreamReportsTheBreak) {
+  server_.Add(Script{{0, 1, 2}, Unavailable(), minutes(31)});
+  StreamReader<int> reader = Open(FakeTimeOptions());
+  EXPECT_THAT(ReadAll(reader), ElementsAre(0, 1, 2));
+  absl::Status status = reader.Finish();
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(status.message(), "stream broke");
+  EXPECT_EQ(server_.requests().size(), 1u);
+}
+
+TEST_F(StreamingTest, TheTotalTimeoutStillBoundsAResumedStream) {
+  // 40 minutes in all: the break at 31 minutes resumes (the policy starts
+  // again), the one at 41 minutes does not.
+  server_.Add(Script{{0, 1}, Unavailable(), minutes(31)});
+  server_.Add(Script{{2, 3}, Unavailable(), minutes(10)});
+  server_.Add(Script{{4}, grpc::Status::OK});
+  StreamReader<int> reader =
+      Open(FakeTimeOptions()
+               .set<TotalTimeoutOption>(minutes(40))
+               .set<RangeResumeOption>(ResumeAfterLast()));
+  EXPECT_THAT(ReadAll(reader), ElementsAre(0, 1, 2, 3));
+  absl::Status status = reader.Finish();
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(StopReasonOf(status), StopReason::kDeadline);
+  EXPECT_THAT(server_.requests(), ElementsAre(0, 2));
+}
+
+TEST_F(StreamingTest, AStreamPastItsTotalTimeoutDoesNotResume) {
+  server_.Add(Script{{0, 1}, Unavailable(), minutes(41)});
+  server_.Add(Script{{2}, grpc::Status::OK});
+  StreamReader<int> reader =
+      Open(FakeTimeOptions()
+               .set<TotalTimeoutOption>(minutes(40))
+               .set<RangeResumeOption>(ResumeAfterLast()));
+  EXPECT_THAT(ReadAll(reader), ElementsAre(0, 1));
+  absl::Status status = reader.Finish();
+  EXPECT_EQ(StopReasonOf(status), StopReason::kDeadline);
+  EXPECT_EQ(server_.requests().size(), 1u);
+}
+
+TEST_F(StreamingTest, TheErrorCountStartsAgainAfterProgress) {
+  // One retryable failure allowed, but each break follows new messages.
+  for (int i = 0; i < 4; ++i) {
+    server_.Add(Script{{2 * i, 2 * i + 1}, Unavailable()});
+  }
+  server_.Add(Script{{8}, grpc::Status::OK});
+  StreamReader<int> reader =
+      Open(FakeTimeOptions()
+               .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(1))
+               .set<RangeResumeOption>(ResumeAfterLast()));
+  EXPECT_THAT(ReadAll(reader), ElementsAre(0, 1, 2, 3, 4, 5, 6, 7, 8));
+  EXPECT_TRUE(reader.Finish().ok());
+  EXPECT_EQ(reader.attempts(), 5);
+}
+
+TEST_F(StreamingTest, FailuresWithoutProgressStillExhaustThePolicy) {
+  server_.Add(Script{{0, 1}, Unavailable()});
+  // Then reopening fails twice: one failure is allowed after the restart
+  // (the break itself), the next exhausts the policy.
+  StreamReader<int> reader =
+      Open(FakeTimeOptions()
+               .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(1))
+               .set<RangeResumeOption>(ResumeAfterLast()));
+  EXPECT_THAT(ReadAll(reader), ElementsAre(0, 1));
+  absl::Status status = reader.Finish();
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(StopReasonOf(status), StopReason::kExhausted);
+  EXPECT_EQ(reader.attempts(), 2);
+}
+
+// Records each backoff wait and advances the clock by it.
+class RecordingSleeper : public Sleeper {
+ public:
+  explicit RecordingSleeper(std::shared_ptr<FakeClock> clock)
+      : clock_(std::move(clock)) {}
+  void SleepFor(nanoseconds wait) override {
+    waits.push_back(wait);
+    clock_->Advance(wait);
+  }
+  std::vector<nanoseconds> waits;
+
+ private:
+  std::shared_ptr<FakeClock> clock_;
+};
+
+TEST_F(StreamingTest, TheBackoffStartsAgainAfterProgress) {
+  server_.Add(Script{{}, Unavailable()});      // opening fails: wait 1 s
+  server_.Add(Script{{}, Unavailable()});      // again: wait 2 s
+  server_.Add(Script{{0, 1}, Unavailable()});  // progress, break: 1 s again
+  server_.Add(Script{{2}, grpc::Status::OK});
+  auto sleeper = std::make_shared<RecordingSleeper>(clock_);
+  StreamReader<int> reader =
+      Open(FakeTimeOptions().set<SleeperOption>(sleeper).set<RangeResumeOption>(
+          ResumeAfterLast()));
+  EXPECT_THAT(ReadAll(reader), ElementsAre(0, 1, 2));
+  EXPECT_TRUE(reader.Finish().ok());
+  EXPECT_THAT(sleeper->waits, ElementsAre(seconds(1), seconds(2), seconds(1)));
+}
+
 }  // namespace
 }  // namespace stubkit
