@@ -337,6 +337,11 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
                 absl::StrCat("gave up: ", end_what, " was reached"), now,
                 final_status);
   }
+  // A stream's attempt ran out of the call's end (UseStreamAttemptDeadline).
+  if (deadline_exceeded && attempt_deadline_ >= call_end_) {
+    return Stop(status, StopReason::kDeadline,
+                "gave up: the call's deadline was reached", now, final_status);
+  }
   // 1. Permanent errors. An attempt that ran out of its own (shorter)
   // timeout counts as retryable: the next attempt may be faster.
   if (!deadline_exceeded &&
@@ -402,6 +407,15 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
   }
   *wait = chosen.delay;
   return true;
+}
+
+void RetryLoopState::UseStreamAttemptDeadline() {
+  attempt_deadline_ = call_end_;
+  const nanoseconds attempt_timeout = options_.get<AttemptTimeoutOption>();
+  if (attempt_timeout > nanoseconds::zero()) {
+    attempt_deadline_ =
+        std::min(call_end_, AddSaturating(attempt_start_, attempt_timeout));
+  }
 }
 
 void RetryLoopState::RestartPolicy() {

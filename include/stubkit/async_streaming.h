@@ -98,6 +98,7 @@ class AsyncServerStreamOperation final : public AsyncRetryOperationBase {
   void ConfigureAttempt(grpc::ClientContext& context) override {
     // A stream may outlive the retry policy's time limit; only the call's
     // own deadline and the attempt timeout bound it.
+    state().UseStreamAttemptDeadline();
     SetStreamAttemptDeadline(context, call_end_, options());
     received_in_attempt_ = false;
   }

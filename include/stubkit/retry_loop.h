@@ -90,6 +90,15 @@ class RetryLoopState {
   bool OnFailure(const absl::Status& status, const grpc::ClientContext& context,
                  absl::Status* final_status, std::chrono::nanoseconds* wait);
 
+  // For streams, right after `PrepareAttempt`: a stream's attempt is not
+  // bounded by the retry policy's time limit, so its context gets
+  // min(the call's own end, attempt start + AttemptTimeoutOption) instead
+  // (see `SetStreamAttemptDeadline` in stubkit/streaming.h). Records that
+  // deadline, so that `OnFailure` classifies DEADLINE_EXCEEDED against the
+  // deadline the attempt really had: the call's end stops with kDeadline,
+  // the attempt timeout is retried as in unary calls.
+  void UseStreamAttemptDeadline();
+
   // For resumable streams, after a resume that delivered messages: the
   // retry policy (time limit and error count) and the backoff start again
   // from now, so a stream open for hours can still resume. The call's own

@@ -360,6 +360,7 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
       cancel_->Release();
       return Stop(state_.Cancelled());
     }
+    state_.UseStreamAttemptDeadline();
     SetStreamAttemptDeadline(*context_, call_end_, view_);
     received_in_attempt_ = false;
     stream_ = open_(*context_, static_cast<const OptionsView&>(view_),

@@ -452,6 +452,26 @@ TEST_F(GeneratedStreamingTest, UnaryMethodNextToStreams) {
   EXPECT_EQ(item->value(), 42);
 }
 
+TEST_F(GeneratedStreamingTest, TheStreamsTotalTimeoutEndsItWithDeadline) {
+  ASSERT_TRUE(server_.ok());
+  service_.hang_after = 0;
+  // Real time: the policy's 50 ms do not bound the stream's attempt; its
+  // 300 ms total timeout does, and its expiry is the call's end.
+  StreamServiceClient client(server_.Channel());
+  StreamReader<Item> reader = client.Range(
+      Range(0, 3),
+      Options{}
+          .set<RetryPolicyOption>(
+              LimitedTimeRetryPolicy(std::chrono::milliseconds(50)))
+          .set<TotalTimeoutOption>(std::chrono::milliseconds(300)));
+  EXPECT_THAT(ReadAll(reader), ElementsAre());
+  absl::Status status = reader.Finish();
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded);
+  ASSERT_TRUE(GetRetrySummary(status).has_value()) << status;
+  EXPECT_EQ(GetRetrySummary(status)->stop_reason, StopReason::kDeadline);
+  EXPECT_EQ(service_.range_calls(), 1);
+}
+
 // --- Cancel() and CancellationOption on sync streams ---------------------
 
 // Far sooner than any wait a test cancels (10 minutes).

@@ -434,5 +434,70 @@ TEST_F(StreamingTest, TheBackoffStartsAgainAfterProgress) {
   EXPECT_THAT(sleeper->waits, ElementsAre(seconds(1), seconds(2), seconds(1)));
 }
 
+// --- 11e: DEADLINE_EXCEEDED against the deadline the attempt really had. --
+
+grpc::Status DeadlineExceeded() {
+  return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "deadline");
+}
+
+TEST_F(StreamingTest, TheStreamsCallDeadlineStopsWithDeadline) {
+  // The policy's 5 minutes do not bound the stream; its total timeout does.
+  server_.Add(Script{{}, DeadlineExceeded(), minutes(60)});
+  StreamReader<int> reader =
+      Open(FakeTimeOptions()
+               .set<RetryPolicyOption>(LimitedTimeRetryPolicy(minutes(5)))
+               .set<TotalTimeoutOption>(minutes(60)));
+  EXPECT_THAT(ReadAll(reader), ElementsAre());
+  absl::Status status = reader.Finish();
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(StopReasonOf(status), StopReason::kDeadline);
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr("the call's deadline was reached"));
+  // The attempt's context had the total timeout, not the policy's limit.
+  ASSERT_EQ(server_.deadlines().size(), 1u);
+  EXPECT_GT(server_.deadlines()[0] - std::chrono::system_clock::now(),
+            minutes(50));
+}
+
+TEST_F(StreamingTest, AServersDeadlineExceededPastThePolicyTimeIsPermanent) {
+  // No deadline was set on the stream: the DEADLINE_EXCEEDED is the
+  // server's own, not a retryable attempt timeout nor the policy's end.
+  server_.Add(Script{{}, DeadlineExceeded(), minutes(6)});
+  StreamReader<int> reader = Open(FakeTimeOptions().set<RetryPolicyOption>(
+      LimitedTimeRetryPolicy(minutes(5))));
+  EXPECT_THAT(ReadAll(reader), ElementsAre());
+  absl::Status status = reader.Finish();
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(StopReasonOf(status), StopReason::kPermanentError);
+  EXPECT_EQ(server_.requests().size(), 1u);
+}
+
+TEST_F(StreamingTest, AnExpiredAttemptTimeoutIsResumed) {
+  // Each attempt may run 2 minutes; the policy allows 1 minute of retrying
+  // after the last progress.
+  server_.Add(Script{{0, 1}, DeadlineExceeded(), minutes(2)});
+  server_.Add(Script{{2}, grpc::Status::OK});
+  StreamReader<int> reader =
+      Open(FakeTimeOptions()
+               .set<RetryPolicyOption>(LimitedTimeRetryPolicy(minutes(1)))
+               .set<AttemptTimeoutOption>(minutes(2))
+               .set<TotalTimeoutOption>(minutes(60))
+               .set<RangeResumeOption>(ResumeAfterLast()));
+  EXPECT_THAT(ReadAll(reader), ElementsAre(0, 1, 2));
+  EXPECT_TRUE(reader.Finish().ok());
+  EXPECT_THAT(server_.requests(), ElementsAre(0, 2));
+}
+
+TEST_F(StreamingTest, AnExpiredAttemptTimeoutWhileOpeningIsRetried) {
+  server_.Add(Script{{}, DeadlineExceeded(), minutes(2)});
+  server_.Add(Script{{0}, grpc::Status::OK});
+  StreamReader<int> reader = Open(FakeTimeOptions()
+                                      .set<AttemptTimeoutOption>(minutes(2))
+                                      .set<TotalTimeoutOption>(minutes(60)));
+  EXPECT_THAT(ReadAll(reader), ElementsAre(0));
+  EXPECT_TRUE(reader.Finish().ok());
+  EXPECT_EQ(reader.attempts(), 2);
+}
+
 }  // namespace
 }  // namespace stubkit
