@@ -122,5 +122,12 @@ absl::Status EarlyFinishError(const MethodInfo& method) {
       method.full_name, ": Finish() was called before the stream ended"));
 }
 
+absl::Status UnreadFinishError(const MethodInfo& method) {
+  return absl::CancelledError(absl::StrCat(
+      method.full_name,
+      ": Finish() was called with responses still unread; the call was "
+      "cancelled"));
+}
+
 }  // namespace internal
 }  // namespace stubkit

@@ -177,7 +177,14 @@ class StreamReaderWriter {
   bool Read(Response* response) { return impl_->Read(response); }
   bool Write(const Request& request) { return impl_->Write(request); }
   bool WritesDone() { return impl_->WritesDone(); }
-  // Call after `Read` returned false. Half-closes first if needed.
+  // The call's status. Half-closes first if needed. Call it once every
+  // response was read (`Read` returned false, or you know the last one
+  // came): it then returns the server's status. Called while responses are
+  // still unread, or while the server keeps streaming, it cancels the call
+  // and returns CANCELLED rather than block (gRPC's own `Finish()` would
+  // wait for them to be read). It may still wait for a server that neither
+  // sends nor ends after the half-close, up to the call's deadline or a
+  // `Cancel()`.
   absl::Status Finish() { return impl_->Finish(); }
   // Cancels the call, from any thread, at any time: a blocked `Read`
   // returns false and `Finish()` CANCELLED.
@@ -211,6 +218,7 @@ void SetStreamAttemptDeadline(grpc::ClientContext& context,
 
 absl::Status NullStreamError(const MethodInfo& method);
 absl::Status EarlyFinishError(const MethodInfo& method);
+absl::Status UnreadFinishError(const MethodInfo& method);
 
 template <typename Response>
 class FinishedStreamReader : public StreamReaderImpl<Response> {
@@ -495,8 +503,8 @@ template <typename Request, typename Response>
 class GrpcStreamReaderWriter
     : public StreamReaderWriterImpl<Request, Response> {
  public:
-  GrpcStreamReaderWriter()
-      : context_(std::make_unique<grpc::ClientContext>()) {}
+  explicit GrpcStreamReaderWriter(const MethodInfo& method)
+      : method_(method), context_(std::make_unique<grpc::ClientContext>()) {}
   ~GrpcStreamReaderWriter() override {
     if (stream_ != nullptr) {
       context_->TryCancel();
@@ -520,7 +528,10 @@ class GrpcStreamReaderWriter
   }
 
   bool Read(Response* response) override {
-    return stream_ != nullptr && stream_->Read(response);
+    if (stream_ == nullptr || reads_done_) return false;
+    if (stream_->Read(response)) return true;
+    reads_done_ = true;
+    return false;
   }
   bool Write(const Request& request) override {
     return stream_ != nullptr && !writes_done_ && stream_->Write(request);
@@ -531,19 +542,35 @@ class GrpcStreamReaderWriter
     return stream_->WritesDone();
   }
   absl::Status Finish() override {
-    if (stream_ != nullptr) {
-      if (!writes_done_) WritesDone();
+    if (stream_ == nullptr) return result_;
+    if (!writes_done_) WritesDone();
+    // gRPC's Finish() waits until every response was read: with responses
+    // unread, or a server that keeps streaming, it would block. So look
+    // for one more: if the stream has ended, the server's status follows;
+    // if a response comes, the caller left it unread and the call is
+    // cancelled instead.
+    Response unread;
+    if (!reads_done_ && stream_->Read(&unread)) {
+      context_->TryCancel();
+      while (stream_->Read(&unread)) {
+      }
+      stream_->Finish();
+      result_ = UnreadFinishError(method_);
+    } else {
       result_ = FromGrpcStatus(stream_->Finish());
-      stream_.reset();
     }
+    reads_done_ = true;
+    stream_.reset();
     return result_;
   }
   void Cancel() override { context_->TryCancel(); }
 
  private:
+  const MethodInfo method_;
   std::unique_ptr<grpc::ClientContext> context_;
   std::unique_ptr<grpc::ClientReaderWriterInterface<Request, Response>> stream_;
   bool writes_done_ = false;
+  bool reads_done_ = false;
   absl::Status result_;
 };
 
@@ -576,7 +603,8 @@ template <typename Request, typename Response, typename Open>
 StreamReaderWriter<Request, Response> OpenBidiStream(const MethodInfo& method,
                                                      const OptionsView& options,
                                                      Open&& open) {
-  auto impl = std::make_unique<GrpcStreamReaderWriter<Request, Response>>();
+  auto impl =
+      std::make_unique<GrpcStreamReaderWriter<Request, Response>>(method);
   absl::Status status = ApplyStreamOptions(impl->context(), options, method);
   std::unique_ptr<grpc::ClientReaderWriterInterface<Request, Response>> stream;
   if (status.ok()) stream = open(impl->context());

@@ -418,6 +418,58 @@ TEST_F(GeneratedStreamingTest, BidiStreamWorksEndToEnd) {
   EXPECT_EQ(service_.double_calls(), 1);
 }
 
+// Finish() before Read returned false: it never blocks on a server that
+// keeps streaming.
+TEST_F(GeneratedStreamingTest, BidiFinishWhileTheServerKeepsStreamingCancels) {
+  ASSERT_TRUE(server_.ok());
+  service_.double_floods = true;
+  StreamServiceClient client(server_.Channel(), ClientOptions());
+  // The deadline only bounds a failure of this test (a blocked Finish).
+  auto stream = client.Double(
+      Options{}.set<TotalTimeoutOption>(std::chrono::seconds(20)));
+  Item item;
+  item.set_value(1);
+  ASSERT_TRUE(stream.Write(item));
+  ASSERT_TRUE(stream.Read(&item));
+  EXPECT_EQ(item.value(), 2);
+  absl::Status status = stream.Finish();
+  EXPECT_EQ(status.code(), absl::StatusCode::kCancelled) << status;
+  EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr("unread"));
+  EXPECT_FALSE(stream.Read(&item));
+  EXPECT_EQ(service_.double_calls(), 1);
+}
+
+TEST_F(GeneratedStreamingTest, BidiFinishWithUnreadResponsesCancels) {
+  ASSERT_TRUE(server_.ok());
+  StreamServiceClient client(server_.Channel(), ClientOptions());
+  // gRPC's own Finish() would wait for the unread responses to be read;
+  // the deadline only bounds a failure of this test.
+  auto stream = client.Double(
+      Options{}.set<TotalTimeoutOption>(std::chrono::seconds(20)));
+  Item item;
+  for (int i = 1; i <= 3; ++i) {
+    item.set_value(i);
+    ASSERT_TRUE(stream.Write(item));
+  }
+  ASSERT_TRUE(stream.Read(&item));  // 4 and 6 stay unread
+  EXPECT_EQ(stream.Finish().code(), absl::StatusCode::kCancelled);
+}
+
+TEST_F(GeneratedStreamingTest, BidiFinishAfterTheLastResponseReturnsTheStatus) {
+  ASSERT_TRUE(server_.ok());
+  StreamServiceClient client(server_.Channel(), ClientOptions());
+  auto stream = client.Double();
+  Item item;
+  for (int i = 1; i <= 3; ++i) {
+    item.set_value(i);
+    ASSERT_TRUE(stream.Write(item));
+    ASSERT_TRUE(stream.Read(&item));
+  }
+  // Every response was read, though Read never returned false: Finish
+  // half-closes and returns the server's status.
+  EXPECT_TRUE(stream.Finish().ok());
+}
+
 TEST_F(GeneratedStreamingTest, BidiStreamHonoursTheCallDeadline) {
   ASSERT_TRUE(server_.ok());
   StreamServiceClient client(server_.Channel(), ClientOptions());
