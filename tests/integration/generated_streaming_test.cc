@@ -584,6 +584,7 @@ TEST_F(GeneratedStreamingTest, CancelFromAnotherThreadEndsABlockedRead) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, kPromptly);
   absl::Status status = reader.Finish();
   EXPECT_EQ(status.code(), absl::StatusCode::kCancelled);
+  ASSERT_TRUE(GetRetrySummary(status).has_value()) << status;
   EXPECT_EQ(GetRetrySummary(status)->stop_reason, StopReason::kCancelled);
   EXPECT_EQ(hook_calls, 0);
   EXPECT_EQ(service_.range_calls(), 1);

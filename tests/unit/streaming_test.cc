@@ -273,6 +273,27 @@ TEST_F(StreamingTest, CancelFromAnotherThreadInterruptsTheBackoffWait) {
   EXPECT_EQ(server_.requests().size(), 1u);
 }
 
+TEST_F(StreamingTest, CancelWhileTheReaderReopensEndsIt) {
+  // Every open fails; the reader reopens as fast as the fake clock lets it,
+  // replacing its context each time, while another thread cancels.
+  StreamReader<int> reader =
+      Open(FakeTimeOptions()
+               .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(1 << 30))
+               .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
+                   std::chrono::microseconds(1), std::chrono::microseconds(1),
+                   1.0, Jitter::None())));
+  auto reading =
+      std::async(std::launch::async, [&] { return ReadAll(reader); });
+  while (server_.requests().size() < 100) std::this_thread::yield();
+  reader.Cancel();
+  EXPECT_THAT(reading.get(), ElementsAre());
+  EXPECT_EQ(reader.Finish().code(), absl::StatusCode::kCancelled);
+  const std::size_t opened = server_.requests().size();
+  int item;
+  EXPECT_FALSE(reader.Read(&item));
+  EXPECT_EQ(server_.requests().size(), opened);
+}
+
 TEST_F(StreamingTest, CancellationTokenInterruptsTheBackoffWait) {
   RealWait wait = TenMinuteBackoff();
   auto token = std::make_shared<CancellationToken>();
