@@ -41,8 +41,9 @@
 // Each stream owns its `grpc::ClientContext`; like gRPC's own sync streams,
 // a stream is used by one thread at a time, except `Cancel()`, which any
 // thread may call at any time. A cancel is sticky: a blocked `Read` returns
-// false, a backoff wait ends at once, no further attempt is opened, and
-// `Finish()` returns CANCELLED. A `CancellationOption` token cancels a
+// false, a backoff wait ends at once (an injected `SleeperOption` sleep,
+// which stubkit cannot interrupt, ends first), no further attempt is
+// opened, and `Finish()` returns CANCELLED. A `CancellationOption` token cancels a
 // stream the same way. For tests, `MakeStreamReader` builds a reader over
 // canned responses.
 
