@@ -43,9 +43,9 @@
 // thread may call at any time. A cancel is sticky: a blocked `Read` returns
 // false, a backoff wait ends at once (an injected `SleeperOption` sleep,
 // which stubkit cannot interrupt, ends first), no further attempt is
-// opened, and `Finish()` returns CANCELLED. A `CancellationOption` token cancels a
-// stream the same way. For tests, `MakeStreamReader` builds a reader over
-// canned responses.
+// opened, and `Finish()` returns CANCELLED. A `CancellationOption` token
+// cancels a stream the same way. For tests, `MakeStreamReader` builds a
+// reader over canned responses.
 
 #ifndef STUBKIT_STREAMING_H_
 #define STUBKIT_STREAMING_H_
