@@ -177,6 +177,7 @@ void RetryLoopState::Setup(const OptionsView& options) {
   nanoseconds total_timeout = options.get<TotalTimeoutOption>();
   if (total_timeout > nanoseconds::zero()) {
     time_point total_end = AddSaturating(start_, total_timeout);
+    call_end_ = std::min(call_end_, total_end);
     if (total_end < end_) {
       end_ = total_end;
       end_reason_ = StopReason::kDeadline;
@@ -193,6 +194,7 @@ void RetryLoopState::Setup(const OptionsView& options) {
             : AddSaturating(start_,
                             std::chrono::duration_cast<nanoseconds>(
                                 deadline - wall_now));
+    call_end_ = std::min(call_end_, deadline_end);
     if (deadline_end < end_) {
       end_ = deadline_end;
       end_reason_ = StopReason::kDeadline;
@@ -450,6 +452,11 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
                 absl::StrCat("gave up: ", end_what, " was reached"), now,
                 final_status);
   }
+  // A stream's attempt ran out of the call's end (UseStreamAttemptDeadline).
+  if (deadline_exceeded && attempt_deadline_ >= call_end_) {
+    return Stop(status, StopReason::kDeadline,
+                "gave up: the call's deadline was reached", now, final_status);
+  }
   // 1. Permanent errors. An attempt that ran out of its own (shorter)
   // timeout counts as retryable: the next attempt may be faster.
   if (!deadline_exceeded &&
@@ -515,6 +522,29 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
   }
   *wait = chosen.delay;
   return true;
+}
+
+void RetryLoopState::UseStreamAttemptDeadline() {
+  attempt_deadline_ = call_end_;
+  const nanoseconds attempt_timeout = options_.get<AttemptTimeoutOption>();
+  if (attempt_timeout > nanoseconds::zero()) {
+    attempt_deadline_ =
+        std::min(call_end_, AddSaturating(attempt_start_, attempt_timeout));
+  }
+}
+
+void RetryLoopState::RestartPolicy() {
+  failures_ = 0;  // the error count, and the backoff's position
+  end_ = call_end_;
+  end_reason_ = StopReason::kDeadline;
+  if (retry_policy_.max_time() > nanoseconds::zero()) {
+    const time_point policy_end =
+        AddSaturating(Now(), retry_policy_.max_time());
+    if (policy_end <= end_) {
+      end_ = policy_end;
+      end_reason_ = StopReason::kExhausted;
+    }
+  }
 }
 
 bool RetryLoopState::Sleep(nanoseconds wait) {

@@ -72,6 +72,57 @@ absl::Status ApplyStreamOptions(grpc::ClientContext& context,
   return absl::OkStatus();
 }
 
+void StreamCancelState::Cancel() {
+  grpc::ClientContext* context;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (cancelled_) return;
+    cancelled_ = true;
+    context = context_;
+    cancelling_ = context != nullptr;
+  }
+  cv_.notify_all();  // ends a backoff wait
+  if (context == nullptr) return;
+  // Without the lock: TryCancel runs the channel's interceptors. `Release`
+  // waits for `cancelling_`, so the context outlives this call.
+  context->TryCancel();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    cancelling_ = false;
+  }
+  cv_.notify_all();
+}
+
+bool StreamCancelState::cancelled() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return cancelled_;
+}
+
+bool StreamCancelState::Install(grpc::ClientContext* context) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (cancelled_) return false;
+  context_ = context;
+  return true;
+}
+
+void StreamCancelState::Release() {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [this] { return !cancelling_; });
+  context_ = nullptr;
+}
+
+bool StreamCancelState::WaitFor(nanoseconds duration) {
+  // The steady clock: a wall-clock change must not stretch or cut the wait.
+  using Steady = std::chrono::steady_clock;
+  const Steady::time_point now = Steady::now();
+  const auto step = std::chrono::duration_cast<Steady::duration>(duration);
+  const Steady::time_point until = step >= Steady::time_point::max() - now
+                                       ? Steady::time_point::max()
+                                       : now + step;
+  std::unique_lock<std::mutex> lock(mu_);
+  return !cv_.wait_until(lock, until, [this] { return cancelled_; });
+}
+
 absl::Status NullStreamError(const MethodInfo& method) {
   return absl::InternalError(
       absl::StrCat(method.full_name, ": the stub returned no stream"));
@@ -80,6 +131,13 @@ absl::Status NullStreamError(const MethodInfo& method) {
 absl::Status EarlyFinishError(const MethodInfo& method) {
   return absl::CancelledError(absl::StrCat(
       method.full_name, ": Finish() was called before the stream ended"));
+}
+
+absl::Status UnreadFinishError(const MethodInfo& method) {
+  return absl::CancelledError(absl::StrCat(
+      method.full_name,
+      ": Finish() was called with responses still unread; the call was "
+      "cancelled"));
 }
 
 }  // namespace internal

@@ -7,8 +7,13 @@
 // stream to another. Opening is retried like a unary call until the first
 // message; after that, a retryable break is resumed only through the
 // method's resume hook (`SClient::MResumeOption`), which rewrites the request
-// from the last message. Each resumption consumes the retry policy, waits
-// its backoff on the timer, and the callback sees every message once.
+// from the last message. Each resumption is a retry (retryable code,
+// idempotent call, backoff waited on the timer), and the callback sees every
+// message once. As for `StreamReader`, a break that followed at least one
+// message restarts the retry policy (time limit and error count) and the
+// backoff, so a stream read for hours can still resume; the whole life of
+// the stream, resumes included, is bounded only by `TotalTimeoutOption` or
+// `DeadlineOption`, counted from the stream's open.
 //
 //   client.AsyncRange(request,
 //       [](const Item& item) { Use(item); },           // each message
@@ -93,6 +98,7 @@ class AsyncServerStreamOperation final : public AsyncRetryOperationBase {
   void ConfigureAttempt(grpc::ClientContext& context) override {
     // A stream may outlive the retry policy's time limit; only the call's
     // own deadline and the attempt timeout bound it.
+    state().UseStreamAttemptDeadline();
     SetStreamAttemptDeadline(context, call_end_, options());
     received_in_attempt_ = false;
   }
@@ -121,7 +127,10 @@ class AsyncServerStreamOperation final : public AsyncRetryOperationBase {
     if (!received_in_attempt_) return true;  // still opening
     // Data reached the caller: only the hook may resume, from `last_`.
     const ResumeHook<Request, Response>* resume = hook();
-    return resume != nullptr && (*resume)(last_, request_);
+    if (resume == nullptr || !(*resume)(last_, request_)) return false;
+    // The stream made progress: the policy and backoff start again.
+    state().RestartPolicy();
+    return true;
   }
 
   void Deliver(absl::Status status) override {

@@ -95,6 +95,22 @@ class RetryLoopState {
   bool OnFailure(const absl::Status& status, const grpc::ClientContext& context,
                  absl::Status* final_status, std::chrono::nanoseconds* wait);
 
+  // For streams, right after `PrepareAttempt`: a stream's attempt is not
+  // bounded by the retry policy's time limit, so its context gets
+  // min(the call's own end, attempt start + AttemptTimeoutOption) instead
+  // (see `SetStreamAttemptDeadline` in stubkit/streaming.h). Records that
+  // deadline, so that `OnFailure` classifies DEADLINE_EXCEEDED against the
+  // deadline the attempt really had: the call's end stops with kDeadline,
+  // the attempt timeout is retried as in unary calls.
+  void UseStreamAttemptDeadline();
+
+  // For resumable streams, after a resume that delivered messages: the
+  // retry policy (time limit and error count) and the backoff start again
+  // from now, so a stream open for hours can still resume. The call's own
+  // end (TotalTimeoutOption, DeadlineOption, counted from the call's start)
+  // stays: it bounds the whole life of the stream.
+  void RestartPolicy();
+
   // Waits through the configured sleeper. Returns false when the call was
   // cancelled; it must then return `Cancelled()`.
   bool Sleep(std::chrono::nanoseconds wait);
@@ -181,6 +197,8 @@ class RetryLoopState {
   time_point start_;
   time_point end_ = time_point::max();
   StopReason end_reason_ = StopReason::kExhausted;
+  // The call's own end (total timeout, deadline), without the policy's.
+  time_point call_end_ = time_point::max();
   time_point attempt_start_;
   time_point attempt_deadline_ = time_point::max();
   int attempts_ = 0;

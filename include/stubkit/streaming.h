@@ -22,6 +22,16 @@
 // idempotent call, while the retry policy allows. The hook decides what the
 // server sends next, so it is the hook's job that no message is repeated.
 //
+// A stream may stay open far longer than the retry policy's time limit. The
+// policy bounds how long stubkit keeps trying to (re)open it, not how long
+// it is read: after a break that followed at least one message, the policy
+// (its time limit and error count) and the backoff start again, as in
+// google-cloud-cpp's resumable streams. So under the default 30-minute
+// policy a stream that breaks after hours still resumes. The separate way
+// to bound a stream's whole life, resumes included, is `TotalTimeoutOption`
+// or `DeadlineOption`: both count from the stream's open, become the
+// deadline of every attempt, and no resume starts after them.
+//
 // Client streaming returns a `StreamWriter<Request, Response>` and bidi
 // streaming a `StreamReaderWriter<Request, Response>`. Both apply the call's
 // options once (deadline from `DeadlineOption`, `TotalTimeoutOption` and
@@ -29,8 +39,13 @@
 // stream that breaks reports its error from `Finish()`.
 //
 // Each stream owns its `grpc::ClientContext`; like gRPC's own sync streams,
-// a stream is used by one thread at a time. For tests,
-// `MakeStreamReader` builds a reader over canned responses.
+// a stream is used by one thread at a time, except `Cancel()`, which any
+// thread may call at any time. A cancel is sticky: a blocked `Read` returns
+// false, a backoff wait ends at once (an injected `SleeperOption` sleep,
+// which stubkit cannot interrupt, ends first), no further attempt is
+// opened, and `Finish()` returns CANCELLED. A `CancellationOption` token
+// cancels a stream the same way. For tests, `MakeStreamReader` builds a
+// reader over canned responses.
 
 #ifndef STUBKIT_STREAMING_H_
 #define STUBKIT_STREAMING_H_
@@ -39,14 +54,19 @@
 #include <grpcpp/support/sync_stream.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "stubkit/cancellation.h"
 #include "stubkit/client_support.h"
+#include "stubkit/clock.h"
 #include "stubkit/method.h"
 #include "stubkit/options.h"
 #include "stubkit/retry_loop.h"
@@ -113,7 +133,10 @@ class StreamReader {
   // The stream's final status. Before `Read` returned false it cancels the
   // call and returns CANCELLED.
   absl::Status Finish() { return impl_->Finish(); }
-  // Cancels the call; a blocked `Read` returns false.
+  // Cancels the call, from any thread, at any time: before the first
+  // `Read`, during a blocked `Read` or during a backoff wait between
+  // attempts. No further attempt is opened; `Read` returns false and
+  // `Finish()` CANCELLED.
   void Cancel() { impl_->Cancel(); }
   // Streams opened so far: 1 + retries + resumes.
   int attempts() const { return impl_->attempts(); }
@@ -136,6 +159,8 @@ class StreamWriter {
   bool WritesDone() { return impl_->WritesDone(); }
   // The server's response, or the stream's error.
   absl::StatusOr<Response> Finish() { return impl_->Finish(); }
+  // Cancels the call, from any thread, at any time; `Finish()` then
+  // returns CANCELLED.
   void Cancel() { impl_->Cancel(); }
 
  private:
@@ -153,8 +178,17 @@ class StreamReaderWriter {
   bool Read(Response* response) { return impl_->Read(response); }
   bool Write(const Request& request) { return impl_->Write(request); }
   bool WritesDone() { return impl_->WritesDone(); }
-  // Call after `Read` returned false. Half-closes first if needed.
+  // The call's status. Half-closes first if needed. Call it once every
+  // response was read (`Read` returned false, or you know the last one
+  // came): it then returns the server's status. Called while responses are
+  // still unread, or while the server keeps streaming, it cancels the call
+  // and returns CANCELLED rather than block (gRPC's own `Finish()` would
+  // wait for them to be read). It may still wait for a server that neither
+  // sends nor ends after the half-close, up to the call's deadline or a
+  // `Cancel()`.
   absl::Status Finish() { return impl_->Finish(); }
+  // Cancels the call, from any thread, at any time: a blocked `Read`
+  // returns false and `Finish()` CANCELLED.
   void Cancel() { impl_->Cancel(); }
 
  private:
@@ -185,6 +219,7 @@ void SetStreamAttemptDeadline(grpc::ClientContext& context,
 
 absl::Status NullStreamError(const MethodInfo& method);
 absl::Status EarlyFinishError(const MethodInfo& method);
+absl::Status UnreadFinishError(const MethodInfo& method);
 
 template <typename Response>
 class FinishedStreamReader : public StreamReaderImpl<Response> {
@@ -204,9 +239,41 @@ class FinishedStreamReader : public StreamReaderImpl<Response> {
   absl::Status status_;
 };
 
+// What a reader's `Cancel()` (and its CancellationOption token) shares with
+// the reading thread: a sticky flag, the context of the attempt in flight,
+// and the backoff wait that a cancel interrupts. Shared, because a token's
+// callback may run after the reader is gone. Thread-safe.
+class StreamCancelState {
+ public:
+  // Sets the flag, cancels the installed context, ends a wait. Idempotent.
+  void Cancel();
+  bool cancelled() const;
+  // Makes `context` the one `Cancel()` cancels; false (and nothing
+  // installed) when already cancelled.
+  bool Install(grpc::ClientContext* context);
+  // Forgets the installed context; call before destroying it. Waits for a
+  // `Cancel()` that is cancelling it right now.
+  void Release();
+  // Waits `duration` on the steady clock; false when cancelled first (or
+  // already).
+  bool WaitFor(std::chrono::nanoseconds duration);
+
+ private:
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool cancelled_ = false;
+  bool cancelling_ = false;  // a Cancel() uses context_ without the lock
+  grpc::ClientContext* context_ = nullptr;
+};
+
 // Server streaming with retried opening and hook-driven resume. Owns copies
 // of the call's options (cheap: the values are shared) because the reader
 // outlives the client call that made it.
+//
+// Threads: one thread reads (Read, Finish, the destructor); `Cancel()` may
+// come from any thread at any time, and so may the CancellationOption
+// token's `Cancel()`. Both go through `cancel_`, never through `context_`,
+// which the reading thread replaces on each attempt.
 template <typename ResumeTag, typename Request, typename Response,
           typename Open>
 class RetryingStreamReader : public StreamReaderImpl<Response> {
@@ -217,15 +284,26 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
         call_options_(options.call()),
         client_options_(options.client()),
         view_(call_options_, client_options_),
-        state_(method, view_),
+        state_(method_, view_),
         request_(request),
         open_(std::move(open)),
-        call_end_(StreamCallDeadline(view_)) {
+        call_end_(StreamCallDeadline(view_)),
+        has_sleeper_(view_.get<SleeperOption>() != nullptr),
+        cancel_(std::make_shared<StreamCancelState>()) {
     final_status_ = state_.setup_status();
     done_ = !final_status_.ok();
+    if (CancellationToken* token = state_.cancellation()) {
+      // Wakes a backoff wait; the token cancels attempts itself.
+      token_callback_ =
+          token->AddCallback([cancel = cancel_] { cancel->Cancel(); });
+    }
   }
 
-  ~RetryingStreamReader() override { Abandon(); }
+  ~RetryingStreamReader() override {
+    Abandon();
+    if (token_callback_ != 0)
+      state_.cancellation()->RemoveCallback(token_callback_);
+  }
 
   bool Read(Response* response) override {
     while (!done_) {
@@ -237,11 +315,14 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
       }
       absl::Status status = FromGrpcStatus(stream_->Finish());
       stream_.reset();
-      state_.FinishAttempt(*context_);
+      EndAttempt();
       if (status.ok()) {
         state_.OnSuccess();
         return Stop(absl::OkStatus());
       }
+      // Whatever the attempt's status says, a cancel is final (even when
+      // CANCELLED is a retryable code).
+      if (Cancelled()) return Stop(state_.Cancelled());
       if (!DecideRetry(status)) return false;
     }
     return false;
@@ -250,14 +331,12 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
   absl::Status Finish() override {
     if (!done_) {
       Abandon();
-      Stop(EarlyFinishError(method_));
+      Stop(Cancelled() ? state_.Cancelled() : EarlyFinishError(method_));
     }
     return final_status_;
   }
 
-  void Cancel() override {
-    if (context_ != nullptr) context_->TryCancel();
-  }
+  void Cancel() override { cancel_->Cancel(); }
 
   int attempts() const override { return state_.attempts(); }
 
@@ -267,6 +346,13 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
     return hook != nullptr && *hook ? hook : nullptr;
   }
 
+  bool Cancelled() const {
+    if (cancel_->cancelled()) return true;
+    // The token cancels attempts before it runs its callbacks.
+    CancellationToken* token = state_.cancellation();
+    return token != nullptr && token->cancelled();
+  }
+
   bool Stop(absl::Status status) {
     final_status_ = std::move(status);
     done_ = true;
@@ -274,14 +360,32 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
   }
 
   bool OpenStream() {
+    // The previous attempt's context was released; it may go now.
     context_ = std::make_unique<grpc::ClientContext>();
-    if (!state_.PrepareAttempt(*context_)) return Stop(state_.Cancelled());
+    // Installed before the attempt starts, so a cancel from now on reaches
+    // it (gRPC cancels a call whose context was cancelled before it began).
+    if (!cancel_->Install(context_.get())) return Stop(state_.Cancelled());
+    if (!state_.PrepareAttempt(*context_)) {
+      cancel_->Release();
+      return Stop(state_.Cancelled());
+    }
+    state_.UseStreamAttemptDeadline();
     SetStreamAttemptDeadline(*context_, call_end_, view_);
     received_in_attempt_ = false;
     stream_ = open_(*context_, static_cast<const OptionsView&>(view_),
                     static_cast<const Request&>(request_));
-    if (stream_ == nullptr) return Stop(NullStreamError(method_));
+    if (stream_ == nullptr) {
+      EndAttempt();
+      return Stop(NullStreamError(method_));
+    }
     return true;
+  }
+
+  // After an attempt's stream is finished; the context stays readable (its
+  // trailers hold server hints) until the next attempt replaces it.
+  void EndAttempt() {
+    state_.FinishAttempt(*context_);
+    cancel_->Release();
   }
 
   // After a failed attempt: true to go on with a fresh stream.
@@ -293,14 +397,25 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
       if (resume == nullptr || !(*resume)(last_, request_)) {
         return Stop(status);
       }
+      // The stream made progress: the policy and backoff start again.
+      state_.RestartPolicy();
     }
     absl::Status final_status;
     std::chrono::nanoseconds wait;
     if (!state_.OnFailure(status, *context_, &final_status, &wait)) {
       return Stop(std::move(final_status));
     }
-    if (!state_.Sleep(wait)) return Stop(state_.Cancelled());
+    if (!WaitBackoff(wait)) return Stop(state_.Cancelled());
     return true;
+  }
+
+  // False when cancelled before or during the wait.
+  bool WaitBackoff(std::chrono::nanoseconds wait) {
+    if (Cancelled()) return false;
+    // An injected sleeper (a test's) cannot be interrupted: the cancel is
+    // seen when it returns.
+    if (has_sleeper_) return state_.Sleep(wait) && !Cancelled();
+    return cancel_->WaitFor(wait) && !Cancelled();
   }
 
   // Ends an open stream the reader no longer wants.
@@ -312,10 +427,11 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
     }
     stream_->Finish();
     stream_.reset();
-    state_.FinishAttempt(*context_);
+    EndAttempt();
   }
 
-  const MethodInfo& method_;
+  // A copy: the caller's description need not outlive the reader.
+  const MethodInfo method_;
   const Options call_options_;
   const Options client_options_;
   const OptionsView view_;
@@ -323,6 +439,9 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
   Request request_;
   Open open_;
   const std::chrono::system_clock::time_point call_end_;
+  const bool has_sleeper_;
+  const std::shared_ptr<StreamCancelState> cancel_;
+  uint64_t token_callback_ = 0;
   std::unique_ptr<grpc::ClientContext> context_;
   std::unique_ptr<grpc::ClientReaderInterface<Response>> stream_;
   Response last_;
@@ -385,8 +504,8 @@ template <typename Request, typename Response>
 class GrpcStreamReaderWriter
     : public StreamReaderWriterImpl<Request, Response> {
  public:
-  GrpcStreamReaderWriter()
-      : context_(std::make_unique<grpc::ClientContext>()) {}
+  explicit GrpcStreamReaderWriter(const MethodInfo& method)
+      : method_(method), context_(std::make_unique<grpc::ClientContext>()) {}
   ~GrpcStreamReaderWriter() override {
     if (stream_ != nullptr) {
       context_->TryCancel();
@@ -410,7 +529,10 @@ class GrpcStreamReaderWriter
   }
 
   bool Read(Response* response) override {
-    return stream_ != nullptr && stream_->Read(response);
+    if (stream_ == nullptr || reads_done_) return false;
+    if (stream_->Read(response)) return true;
+    reads_done_ = true;
+    return false;
   }
   bool Write(const Request& request) override {
     return stream_ != nullptr && !writes_done_ && stream_->Write(request);
@@ -421,19 +543,35 @@ class GrpcStreamReaderWriter
     return stream_->WritesDone();
   }
   absl::Status Finish() override {
-    if (stream_ != nullptr) {
-      if (!writes_done_) WritesDone();
+    if (stream_ == nullptr) return result_;
+    if (!writes_done_) WritesDone();
+    // gRPC's Finish() waits until every response was read: with responses
+    // unread, or a server that keeps streaming, it would block. So look
+    // for one more: if the stream has ended, the server's status follows;
+    // if a response comes, the caller left it unread and the call is
+    // cancelled instead.
+    Response unread;
+    if (!reads_done_ && stream_->Read(&unread)) {
+      context_->TryCancel();
+      while (stream_->Read(&unread)) {
+      }
+      stream_->Finish();
+      result_ = UnreadFinishError(method_);
+    } else {
       result_ = FromGrpcStatus(stream_->Finish());
-      stream_.reset();
     }
+    reads_done_ = true;
+    stream_.reset();
     return result_;
   }
   void Cancel() override { context_->TryCancel(); }
 
  private:
+  const MethodInfo method_;
   std::unique_ptr<grpc::ClientContext> context_;
   std::unique_ptr<grpc::ClientReaderWriterInterface<Request, Response>> stream_;
   bool writes_done_ = false;
+  bool reads_done_ = false;
   absl::Status result_;
 };
 
@@ -466,7 +604,8 @@ template <typename Request, typename Response, typename Open>
 StreamReaderWriter<Request, Response> OpenBidiStream(const MethodInfo& method,
                                                      const OptionsView& options,
                                                      Open&& open) {
-  auto impl = std::make_unique<GrpcStreamReaderWriter<Request, Response>>();
+  auto impl =
+      std::make_unique<GrpcStreamReaderWriter<Request, Response>>(method);
   absl::Status status = ApplyStreamOptions(impl->context(), options, method);
   std::unique_ptr<grpc::ClientReaderWriterInterface<Request, Response>> stream;
   if (status.ok()) stream = open(impl->context());

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "stubkit/cancellation.h"
+#include "stubkit/retry_observer.h"
 #include "stubkit/testing/streams.stubkit.h"
 #include "tests/testing/flaky_echo_service.h"
 
@@ -42,10 +43,15 @@ class FlakyStreamService final : public StreamService::Service {
   grpc::StatusCode fail_open_code = grpc::StatusCode::UNAVAILABLE;
   int break_after = -1;
   int breaks = 1;
+  // Range: after sending `hang_after` items (never, when negative), waits
+  // until the client cancels.
+  int hang_after = -1;
   // Sum fails with UNAVAILABLE after reading everything.
   bool fail_sum = false;
+  // Double: after the first item, streams until the client goes away.
+  bool double_floods = false;
 
-  grpc::Status Range(grpc::ServerContext*, const RangeRequest* request,
+  grpc::Status Range(grpc::ServerContext* context, const RangeRequest* request,
                      grpc::ServerWriter<Item>* writer) override {
     int call = ++range_calls_;
     {
@@ -56,6 +62,7 @@ class FlakyStreamService final : public StreamService::Service {
       return grpc::Status(fail_open_code, "cannot open yet");
     }
     for (int i = 0; i < request->count(); ++i) {
+      if (i == hang_after) return WaitForCancel(context);
       if (i == break_after && breaks_done_.fetch_add(1) < breaks) {
         return grpc::Status(grpc::StatusCode::UNAVAILABLE, "stream broke");
       }
@@ -88,6 +95,11 @@ class FlakyStreamService final : public StreamService::Service {
     while (stream->Read(&item)) {
       item.set_value(item.value() * 2);
       stream->Write(item);
+      if (double_floods) {
+        while (!context->IsCancelled() && stream->Write(item)) {
+        }
+        return grpc::Status(grpc::StatusCode::ABORTED, "flood ended");
+      }
     }
     return grpc::Status::OK;
   }
@@ -111,6 +123,17 @@ class FlakyStreamService final : public StreamService::Service {
   }
 
  private:
+  // A bound, so that a client bug fails the test instead of hanging it.
+  static grpc::Status WaitForCancel(grpc::ServerContext* context) {
+    const auto give_up =
+        std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!context->IsCancelled() &&
+           std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return grpc::Status(grpc::StatusCode::ABORTED, "hung until cancelled");
+  }
+
   void RecordMetadata(grpc::ServerContext* context) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = context->client_metadata().find("x-test");
@@ -240,7 +263,7 @@ TEST_F(GeneratedStreamingTest, StreamThatBreaksTwiceResumesTwice) {
   EXPECT_THAT(service_.range_starts(), ElementsAre(0, 4, 8));
 }
 
-TEST_F(GeneratedStreamingTest, ResumptionsConsumeTheRetryPolicy) {
+TEST_F(GeneratedStreamingTest, ResumptionsAfterProgressRestartTheRetryPolicy) {
   ASSERT_TRUE(server_.ok());
   service_.break_after = 1;
   service_.breaks = 100;
@@ -254,12 +277,38 @@ TEST_F(GeneratedStreamingTest, ResumptionsConsumeTheRetryPolicy) {
                 return ResumeAfter(&hook_calls, last, request);
               }));
   StreamReader<Item> reader = client.Range(Range(0, 10));
-  // Each attempt delivers one item, then breaks; two resumptions allowed.
-  EXPECT_THAT(ReadAll(reader), ElementsAre(0, 1, 2));
-  absl::Status status = reader.Finish();
-  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
-  EXPECT_EQ(GetRetrySummary(status)->stop_reason, StopReason::kExhausted);
-  EXPECT_EQ(reader.attempts(), 3);
+  // Each attempt delivers one item, then breaks: each break follows
+  // progress, so two retries per break are never used up.
+  EXPECT_THAT(ReadAll(reader), ElementsAreArray(Iota(0, 10)));
+  EXPECT_TRUE(reader.Finish().ok());
+  EXPECT_EQ(hook_calls, 9);
+  EXPECT_EQ(reader.attempts(), 10);
+}
+
+TEST_F(GeneratedStreamingTest, AStreamThatBreaksAfterThePolicyTimeResumes) {
+  ASSERT_TRUE(server_.ok());
+  service_.break_after = 4;
+  int hook_calls = 0;
+  // The default policy: 30 minutes. The stream breaks after 31.
+  StreamServiceClient client(
+      server_.Channel(),
+      ClientOptions()
+          .set<RetryPolicyOption>(LimitedTimeRetryPolicy())
+          .set<StreamServiceClient::RangeResumeOption>(
+              [&hook_calls](const Item& last, RangeRequest& request) {
+                return ResumeAfter(&hook_calls, last, request);
+              }));
+  StreamReader<Item> reader = client.Range(Range(0, 10));
+  std::vector<int> values;
+  Item item;
+  while (reader.Read(&item)) {
+    values.push_back(item.value());
+    if (item.value() == 3) clock_->Advance(std::chrono::minutes(31));
+  }
+  EXPECT_THAT(values, ElementsAreArray(Iota(0, 10)));
+  EXPECT_TRUE(reader.Finish().ok());
+  EXPECT_EQ(hook_calls, 1);
+  EXPECT_THAT(service_.range_starts(), ElementsAre(0, 4));
 }
 
 TEST_F(GeneratedStreamingTest, ResumeHookCanBeSetForOneCall) {
@@ -369,6 +418,58 @@ TEST_F(GeneratedStreamingTest, BidiStreamWorksEndToEnd) {
   EXPECT_EQ(service_.double_calls(), 1);
 }
 
+// Finish() before Read returned false: it never blocks on a server that
+// keeps streaming.
+TEST_F(GeneratedStreamingTest, BidiFinishWhileTheServerKeepsStreamingCancels) {
+  ASSERT_TRUE(server_.ok());
+  service_.double_floods = true;
+  StreamServiceClient client(server_.Channel(), ClientOptions());
+  // The deadline only bounds a failure of this test (a blocked Finish).
+  auto stream = client.Double(
+      Options{}.set<TotalTimeoutOption>(std::chrono::seconds(20)));
+  Item item;
+  item.set_value(1);
+  ASSERT_TRUE(stream.Write(item));
+  ASSERT_TRUE(stream.Read(&item));
+  EXPECT_EQ(item.value(), 2);
+  absl::Status status = stream.Finish();
+  EXPECT_EQ(status.code(), absl::StatusCode::kCancelled) << status;
+  EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr("unread"));
+  EXPECT_FALSE(stream.Read(&item));
+  EXPECT_EQ(service_.double_calls(), 1);
+}
+
+TEST_F(GeneratedStreamingTest, BidiFinishWithUnreadResponsesCancels) {
+  ASSERT_TRUE(server_.ok());
+  StreamServiceClient client(server_.Channel(), ClientOptions());
+  // gRPC's own Finish() would wait for the unread responses to be read;
+  // the deadline only bounds a failure of this test.
+  auto stream = client.Double(
+      Options{}.set<TotalTimeoutOption>(std::chrono::seconds(20)));
+  Item item;
+  for (int i = 1; i <= 3; ++i) {
+    item.set_value(i);
+    ASSERT_TRUE(stream.Write(item));
+  }
+  ASSERT_TRUE(stream.Read(&item));  // 4 and 6 stay unread
+  EXPECT_EQ(stream.Finish().code(), absl::StatusCode::kCancelled);
+}
+
+TEST_F(GeneratedStreamingTest, BidiFinishAfterTheLastResponseReturnsTheStatus) {
+  ASSERT_TRUE(server_.ok());
+  StreamServiceClient client(server_.Channel(), ClientOptions());
+  auto stream = client.Double();
+  Item item;
+  for (int i = 1; i <= 3; ++i) {
+    item.set_value(i);
+    ASSERT_TRUE(stream.Write(item));
+    ASSERT_TRUE(stream.Read(&item));
+  }
+  // Every response was read, though Read never returned false: Finish
+  // half-closes and returns the server's status.
+  EXPECT_TRUE(stream.Finish().ok());
+}
+
 TEST_F(GeneratedStreamingTest, BidiStreamHonoursTheCallDeadline) {
   ASSERT_TRUE(server_.ok());
   StreamServiceClient client(server_.Channel(), ClientOptions());
@@ -401,6 +502,186 @@ TEST_F(GeneratedStreamingTest, UnaryMethodNextToStreams) {
   absl::StatusOr<Item> item = client.Get(Range(42, 1));
   ASSERT_TRUE(item.ok()) << item.status();
   EXPECT_EQ(item->value(), 42);
+}
+
+TEST_F(GeneratedStreamingTest, TheStreamsTotalTimeoutEndsItWithDeadline) {
+  ASSERT_TRUE(server_.ok());
+  service_.hang_after = 0;
+  // Real time: the policy's 50 ms do not bound the stream's attempt; its
+  // 300 ms total timeout does, and its expiry is the call's end.
+  StreamServiceClient client(server_.Channel());
+  StreamReader<Item> reader = client.Range(
+      Range(0, 3),
+      Options{}
+          .set<RetryPolicyOption>(
+              LimitedTimeRetryPolicy(std::chrono::milliseconds(50)))
+          .set<TotalTimeoutOption>(std::chrono::milliseconds(300)));
+  EXPECT_THAT(ReadAll(reader), ElementsAre());
+  absl::Status status = reader.Finish();
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded);
+  ASSERT_TRUE(GetRetrySummary(status).has_value()) << status;
+  EXPECT_EQ(GetRetrySummary(status)->stop_reason, StopReason::kDeadline);
+  EXPECT_EQ(service_.range_calls(), 1);
+}
+
+// --- Cancel() and CancellationOption on sync streams ---------------------
+
+// Far sooner than any wait a test cancels (10 minutes).
+constexpr auto kPromptly = std::chrono::minutes(1);
+
+// A real 10-minute backoff, and a future that is ready once the reader has
+// chosen to wait.
+struct TenMinuteBackoff {
+  std::future<void> waiting;
+  Options options;
+};
+
+TenMinuteBackoff TenMinuteBackoffOptions() {
+  auto decided = std::make_shared<std::promise<void>>();
+  TenMinuteBackoff backoff;
+  backoff.waiting = decided->get_future();
+  backoff.options =
+      Options{}
+          .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
+              std::chrono::minutes(10), std::chrono::minutes(10), 2.0,
+              Jitter::None()))
+          .set<RetryObserverOption>(
+              [decided, once = std::make_shared<std::once_flag>()](
+                  const AttemptEvent& event) {
+                if (!event.final) {
+                  std::call_once(*once, [&] { decided->set_value(); });
+                }
+              });
+  return backoff;
+}
+
+TEST_F(GeneratedStreamingTest, CancelFromAnotherThreadEndsABlockedRead) {
+  ASSERT_TRUE(server_.ok());
+  service_.hang_after = 1;
+  int hook_calls = 0;
+  // Even where CANCELLED is retryable and a hook would resume, a cancel is
+  // final.
+  StreamServiceClient client(
+      server_.Channel(),
+      ClientOptions()
+          .set<RetryPolicyOption>(
+              LimitedErrorCountRetryPolicy(5).WithRetryableCodes(
+                  {grpc::StatusCode::UNAVAILABLE, grpc::StatusCode::CANCELLED}))
+          .set<StreamServiceClient::RangeResumeOption>(
+              [&hook_calls](const Item& last, RangeRequest& request) {
+                return ResumeAfter(&hook_calls, last, request);
+              }));
+  StreamReader<Item> reader = client.Range(Range(0, 10));
+  Item item;
+  ASSERT_TRUE(reader.Read(&item));
+  const auto start = std::chrono::steady_clock::now();
+  std::thread canceller([&reader] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    reader.Cancel();
+  });
+  EXPECT_FALSE(reader.Read(&item));  // blocked until the cancel
+  canceller.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, kPromptly);
+  absl::Status status = reader.Finish();
+  EXPECT_EQ(status.code(), absl::StatusCode::kCancelled);
+  ASSERT_TRUE(GetRetrySummary(status).has_value()) << status;
+  EXPECT_EQ(GetRetrySummary(status)->stop_reason, StopReason::kCancelled);
+  EXPECT_EQ(hook_calls, 0);
+  EXPECT_EQ(service_.range_calls(), 1);
+}
+
+TEST_F(GeneratedStreamingTest, CancelDuringABackoffEndsTheStream) {
+  ASSERT_TRUE(server_.ok());
+  service_.fail_open_first = 100;
+  TenMinuteBackoff backoff = TenMinuteBackoffOptions();
+  StreamServiceClient client(server_.Channel());
+  StreamReader<Item> reader = client.Range(Range(0, 3), backoff.options);
+  const auto start = std::chrono::steady_clock::now();
+  auto reading =
+      std::async(std::launch::async, [&reader] { return ReadAll(reader); });
+  backoff.waiting.wait();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // into it
+  reader.Cancel();
+  EXPECT_THAT(reading.get(), ElementsAre());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, kPromptly);
+  absl::Status status = reader.Finish();
+  EXPECT_EQ(status.code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(service_.range_calls(), 1);
+}
+
+TEST_F(GeneratedStreamingTest, CancelBeforeTheFirstReadOpensNothing) {
+  ASSERT_TRUE(server_.ok());
+  StreamServiceClient client(server_.Channel(), ClientOptions());
+  StreamReader<Item> reader = client.Range(Range(0, 3));
+  reader.Cancel();
+  EXPECT_THAT(ReadAll(reader), ElementsAre());
+  EXPECT_EQ(reader.Finish().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(service_.range_calls(), 0);
+}
+
+TEST_F(GeneratedStreamingTest, CancellationOptionEndsABlockedRead) {
+  ASSERT_TRUE(server_.ok());
+  service_.hang_after = 2;
+  auto token = std::make_shared<CancellationToken>();
+  int hook_calls = 0;
+  StreamServiceClient client(
+      server_.Channel(),
+      ClientOptions().set<StreamServiceClient::RangeResumeOption>(
+          [&hook_calls](const Item& last, RangeRequest& request) {
+            return ResumeAfter(&hook_calls, last, request);
+          }));
+  StreamReader<Item> reader =
+      client.Range(Range(0, 10), Options{}.set<CancellationOption>(token));
+  Item item;
+  ASSERT_TRUE(reader.Read(&item));
+  ASSERT_TRUE(reader.Read(&item));
+  std::thread canceller([&token] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    token->Cancel();
+  });
+  EXPECT_FALSE(reader.Read(&item));
+  canceller.join();
+  absl::Status status = reader.Finish();
+  EXPECT_EQ(status.code(), absl::StatusCode::kCancelled);
+  // The call was cancelled, not broken: no resume was considered.
+  ASSERT_TRUE(GetRetrySummary(status).has_value()) << status;
+  EXPECT_EQ(GetRetrySummary(status)->stop_reason, StopReason::kCancelled);
+  EXPECT_EQ(hook_calls, 0);
+  EXPECT_EQ(service_.range_calls(), 1);
+}
+
+TEST_F(GeneratedStreamingTest, CancellationOptionEndsABackoffWait) {
+  ASSERT_TRUE(server_.ok());
+  service_.fail_open_first = 100;
+  auto token = std::make_shared<CancellationToken>();
+  TenMinuteBackoff backoff = TenMinuteBackoffOptions();
+  StreamServiceClient client(server_.Channel());
+  StreamReader<Item> reader =
+      client.Range(Range(0, 3), backoff.options.set<CancellationOption>(token));
+  const auto start = std::chrono::steady_clock::now();
+  auto reading =
+      std::async(std::launch::async, [&reader] { return ReadAll(reader); });
+  backoff.waiting.wait();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  token->Cancel();
+  EXPECT_THAT(reading.get(), ElementsAre());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, kPromptly);
+  EXPECT_EQ(reader.Finish().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(service_.range_calls(), 1);
+}
+
+TEST_F(GeneratedStreamingTest, CancelFromAnotherThreadEndsABlockedBidiRead) {
+  ASSERT_TRUE(server_.ok());
+  StreamServiceClient client(server_.Channel(), ClientOptions());
+  auto stream = client.Double();
+  Item item;
+  std::thread canceller([&stream] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    stream.Cancel();
+  });
+  EXPECT_FALSE(stream.Read(&item));  // nothing was written: blocks
+  canceller.join();
+  EXPECT_EQ(stream.Finish().code(), absl::StatusCode::kCancelled);
 }
 
 }  // namespace
@@ -470,6 +751,92 @@ TEST_F(GeneratedStreamingTest, AsyncBreakWithoutAHookIsReported) {
   AsyncResult result = ReadAllAsync(client, Range(0, 10));
   EXPECT_EQ(result.status.code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(result.items, ElementsAre(0, 1, 2));
+  EXPECT_EQ(service_.range_calls(), 1);
+}
+
+// Reads asynchronously; the fake clock moves `advance` once `at` arrives.
+AsyncResult ReadAllAsyncAdvancing(StreamServiceClient& client,
+                                  const RangeRequest& request,
+                                  std::shared_ptr<FakeClock> clock, int at,
+                                  std::chrono::minutes advance) {
+  auto items = std::make_shared<std::vector<int>>();
+  std::promise<absl::Status> done;
+  client.AsyncRange(
+      request,
+      [items, clock, at, advance](const Item& item) {
+        items->push_back(item.value());
+        if (item.value() == at) clock->Advance(advance);
+      },
+      [&done](absl::Status status) { done.set_value(std::move(status)); });
+  AsyncResult result;
+  result.status = done.get_future().get();
+  result.items = *items;
+  return result;
+}
+
+TEST_F(GeneratedStreamingTest, AsyncStreamThatBreaksAfterThePolicyTimeResumes) {
+  ASSERT_TRUE(server_.ok());
+  service_.break_after = 4;
+  std::atomic<int> hook_calls{0};
+  StreamServiceClient client(
+      server_.Channel(),
+      ClientOptions()
+          .set<AsyncSleeperOption>(clock_)
+          .set<RetryPolicyOption>(LimitedTimeRetryPolicy())
+          .set<StreamServiceClient::RangeResumeOption>(
+              [&hook_calls](const Item& last, RangeRequest& request) {
+                int calls = 0;
+                ResumeAfter(&calls, last, request);
+                hook_calls += calls;
+                return true;
+              }));
+  // The default 30-minute policy; 31 minutes pass before the break.
+  AsyncResult result = ReadAllAsyncAdvancing(client, Range(0, 10), clock_, 3,
+                                             std::chrono::minutes(31));
+  EXPECT_TRUE(result.status.ok()) << result.status;
+  EXPECT_THAT(result.items, ElementsAreArray(Iota(0, 10)));
+  EXPECT_EQ(hook_calls.load(), 1);
+  EXPECT_THAT(service_.range_starts(), ElementsAre(0, 4));
+}
+
+TEST_F(GeneratedStreamingTest, AsyncLongStreamWithoutAHookReportsTheBreak) {
+  ASSERT_TRUE(server_.ok());
+  service_.break_after = 4;
+  StreamServiceClient client(
+      server_.Channel(),
+      ClientOptions().set<AsyncSleeperOption>(clock_).set<RetryPolicyOption>(
+          LimitedTimeRetryPolicy()));
+  AsyncResult result = ReadAllAsyncAdvancing(client, Range(0, 10), clock_, 3,
+                                             std::chrono::minutes(31));
+  EXPECT_EQ(result.status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(result.status.message(), "stream broke");
+  EXPECT_THAT(result.items, ElementsAre(0, 1, 2, 3));
+  EXPECT_EQ(service_.range_calls(), 1);
+}
+
+TEST_F(GeneratedStreamingTest, AsyncStreamPastItsTotalTimeoutDoesNotResume) {
+  ASSERT_TRUE(server_.ok());
+  service_.break_after = 4;
+  std::atomic<int> hook_calls{0};
+  StreamServiceClient client(
+      server_.Channel(),
+      ClientOptions()
+          .set<AsyncSleeperOption>(clock_)
+          .set<RetryPolicyOption>(LimitedTimeRetryPolicy())
+          .set<TotalTimeoutOption>(std::chrono::minutes(40))
+          .set<StreamServiceClient::RangeResumeOption>(
+              [&hook_calls](const Item& last, RangeRequest& request) {
+                int calls = 0;
+                ResumeAfter(&calls, last, request);
+                hook_calls += calls;
+                return true;
+              }));
+  AsyncResult result = ReadAllAsyncAdvancing(client, Range(0, 10), clock_, 3,
+                                             std::chrono::minutes(41));
+  EXPECT_EQ(result.status.code(), absl::StatusCode::kUnavailable);
+  ASSERT_TRUE(GetRetrySummary(result.status).has_value()) << result.status;
+  EXPECT_EQ(GetRetrySummary(result.status)->stop_reason, StopReason::kDeadline);
+  EXPECT_THAT(result.items, ElementsAre(0, 1, 2, 3));
   EXPECT_EQ(service_.range_calls(), 1);
 }
 
