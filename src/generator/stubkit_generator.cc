@@ -1310,7 +1310,8 @@ void FileGenerator::SourceService(Writer& w,
         w.Emit(mv,
                "    auto stream = ::std::make_unique<\n"
                "        ::stubkit::internal::GrpcStreamReaderWriter<$Request$, "
-               "$Response$>>();\n"
+               "$Response$>>(\n"
+               "        $Service$Methods::k$Method$);\n"
                "    stream->Start(nullptr, refusal_);\n"
                "    return ::stubkit::StreamReaderWriter<$Request$, "
                "$Response$>(\n"

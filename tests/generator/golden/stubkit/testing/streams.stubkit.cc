@@ -285,7 +285,8 @@ class StreamServiceRefusingConnection : public StreamServiceConnection {
   ::stubkit::StreamReaderWriter<::stubkit::testing::Item, ::stubkit::testing::Item> Double(
       const ::stubkit::OptionsView& /*options*/) override {
     auto stream = ::std::make_unique<
-        ::stubkit::internal::GrpcStreamReaderWriter<::stubkit::testing::Item, ::stubkit::testing::Item>>();
+        ::stubkit::internal::GrpcStreamReaderWriter<::stubkit::testing::Item, ::stubkit::testing::Item>>(
+        StreamServiceMethods::kDouble);
     stream->Start(nullptr, refusal_);
     return ::stubkit::StreamReaderWriter<::stubkit::testing::Item, ::stubkit::testing::Item>(
         ::std::move(stream));
