@@ -15,6 +15,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/default_policy_spec.h"
 
 namespace stubkit {
 namespace {
@@ -112,7 +113,16 @@ TEST_F(AsyncRetryLoopTest, DefaultPolicyStopsWithinThirtyMinutesOfFakeTime) {
   EXPECT_EQ(GetRetrySummary(result.status())->stop_reason,
             StopReason::kExhausted);
   EXPECT_LE(clock_->Now() - start, std::chrono::minutes(30));
-  EXPECT_GE(attempts->load(), 12);
+  // Exact, from the spec's formula (attempts take no fake time here).
+  testing::DefaultPolicyOutcome fastest =
+      testing::SimulateDefaultPolicy(std::chrono::nanoseconds(0), 0.0);
+  testing::DefaultPolicyOutcome slowest =
+      testing::SimulateDefaultPolicy(std::chrono::nanoseconds(0), 1.0);
+  ASSERT_EQ(fastest.attempts, slowest.attempts);
+  EXPECT_EQ(attempts->load(), fastest.attempts);
+  EXPECT_EQ(GetRetrySummary(result.status())->attempts, fastest.attempts);
+  EXPECT_GE(clock_->Now() - start, fastest.elapsed - milliseconds(1));
+  EXPECT_LE(clock_->Now() - start, slowest.elapsed + milliseconds(1));
 }
 
 TEST_F(AsyncRetryLoopTest, InvalidOptionsCompleteInlineWithoutAttempts) {
