@@ -176,7 +176,15 @@ TEST(AsyncRetryLoopTimerTest, CancelEndsAPendingWaitPromptly) {
   const auto latency = std::chrono::steady_clock::now() - cancelled_at;
   EXPECT_EQ(result.status().code(), absl::StatusCode::kCancelled);
   EXPECT_EQ(attempts->load(), 1);
-  EXPECT_LT(latency, milliseconds(10));
+  // Far sooner than the 10-minute wait it cancelled. The bound is loose on
+  // purpose: this runs beside other tests (ctest -j2, ASan) on 2 cores; the
+  // measured figure is recorded, not asserted.
+  EXPECT_LT(latency, seconds(1));
+  ::testing::Test::RecordProperty(
+      "cancel_latency_us",
+      static_cast<int>(
+          std::chrono::duration_cast<std::chrono::microseconds>(latency)
+              .count()));
 }
 
 TEST(AsyncRetryLoopTimerTest, ManyCallsWaitOnOneTimerThread) {
@@ -223,11 +231,18 @@ TEST(CancellationTokenTest, SyncLoopCancelledDuringBackoffReturnsPromptly) {
                        ++attempts;
                        return absl::UnavailableError("down");
                      });
-  const auto latency = std::chrono::steady_clock::now() - cancelled_at;
+  const auto returned_at = std::chrono::steady_clock::now();
   canceller.join();
+  const auto latency = returned_at - cancelled_at;
   EXPECT_EQ(result.status().code(), absl::StatusCode::kCancelled);
   EXPECT_EQ(attempts.load(), 1);
-  EXPECT_LT(latency, milliseconds(10));
+  // Far sooner than the 10-minute wait it cancelled (see above).
+  EXPECT_LT(latency, seconds(1));
+  ::testing::Test::RecordProperty(
+      "cancel_latency_us",
+      static_cast<int>(
+          std::chrono::duration_cast<std::chrono::microseconds>(latency)
+              .count()));
 }
 
 }  // namespace
