@@ -529,13 +529,14 @@ class StreamPromisesTest : public ::testing::Test {
                                   const RangeRequest& request,
                                   const Options& call = {}) {
     auto items = std::make_shared<std::vector<int>>();
-    std::promise<absl::Status> done;
+    // Shared: on_done may still be inside set_value() when get() returns.
+    auto done = std::make_shared<std::promise<absl::Status>>();
     client.AsyncRange(
         request, [items](const Item& item) { items->push_back(item.value()); },
-        [&done](absl::Status status) { done.set_value(std::move(status)); },
+        [done](absl::Status status) { done->set_value(std::move(status)); },
         call);
     AsyncResult result;
-    result.status = done.get_future().get();
+    result.status = done->get_future().get();
     result.items = *items;
     return result;
   }

@@ -234,7 +234,8 @@ TEST_F(MetricsTest, HedgedCalls) {
                           Idempotency::kIdempotent};
   auto n = std::make_shared<std::atomic<int>>(0);
   auto clock = clock_;
-  std::promise<absl::StatusOr<int>> result;
+  // Shared: the callback may still be inside set_value() when get() returns.
+  auto result = std::make_shared<std::promise<absl::StatusOr<int>>>();
   AsyncHedgedCall<int>(
       method,
       Options{}.set<HedgingPolicyOption>(
@@ -252,8 +253,8 @@ TEST_F(MetricsTest, HedgedCalls) {
           }
         }).detach();
       },
-      [&result](absl::StatusOr<int> r) { result.set_value(std::move(r)); });
-  absl::StatusOr<int> r = result.get_future().get();
+      [result](absl::StatusOr<int> r) { result->set_value(std::move(r)); });
+  absl::StatusOr<int> r = result->get_future().get();
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(*r, 2);
   std::vector<MethodMetrics> m = Snapshot();
