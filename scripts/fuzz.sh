@@ -5,7 +5,8 @@
 # (saved under the work directory); add that input to
 # tests/fuzz/regressions/<target>/ once fixed: ctest replays it in every build.
 #
-#   scripts/fuzz.sh                      # every target, 30 s each (CI)
+#   scripts/fuzz.sh                      # every target, 30 s each
+#   FUZZ_SECONDS=20 scripts/fuzz.sh      # what scripts/test.sh (CI) runs
 #   FUZZ_SECONDS=600 scripts/fuzz.sh     # the longer run, 10 min each
 #   scripts/fuzz.sh options pushback     # only these targets
 #   FUZZ_JOBS=2 FUZZ_SECONDS=3600 scripts/fuzz.sh options   # an hour, 2 cores

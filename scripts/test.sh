@@ -32,4 +32,6 @@ if [[ -z "${STUBKIT_FAST:-}" ]]; then
   FUZZ_SECONDS="${FUZZ_SECONDS:-20}" scripts/fuzz.sh
 fi
 echo "== ctest"
-ctest --test-dir "${build_dir}" --output-on-failure -j "${jobs}" --timeout 300
+# --no-tests=error: a build that registered no tests must not pass.
+ctest --test-dir "${build_dir}" --output-on-failure --no-tests=error \
+  -j "${jobs}" --timeout 300

@@ -24,6 +24,10 @@ void MetricsCollector::RecordCall(absl::string_view method, int attempts,
   Entry& entry = EntryFor(method);
   entry.calls.fetch_add(1, std::memory_order_relaxed);
   entry.attempts.fetch_add(attempts, std::memory_order_relaxed);
+  // Attempts after the first; a call refused before sending made none.
+  if (attempts > 1) {
+    entry.retries.fetch_add(attempts - 1, std::memory_order_relaxed);
+  }
   entry.stops[static_cast<int>(reason)].fetch_add(1, std::memory_order_relaxed);
   const double ms = std::chrono::duration<double, std::milli>(latency).count();
   const size_t bucket = std::lower_bound(kLatencyBucketBoundsMs.begin(),
@@ -41,7 +45,7 @@ std::vector<MethodMetrics> MetricsCollector::Snapshot() const {
     m.method = name;
     m.calls = entry->calls.load(std::memory_order_relaxed);
     m.attempts = entry->attempts.load(std::memory_order_relaxed);
-    m.retries = m.attempts - m.calls;
+    m.retries = entry->retries.load(std::memory_order_relaxed);
     for (int i = 0; i < kStopReasonCount; ++i) {
       m.stops[i] = entry->stops[i].load(std::memory_order_relaxed);
     }

@@ -147,6 +147,12 @@ RetryLoopState::RetryLoopState(const MethodInfo& method,
     RetrySummary summary{StopReason::kInvalidArgument, 0, nanoseconds(0)};
     setup_status_ = WithRetrySummary(setup_status_, summary,
                                      "invalid options, nothing was sent");
+    // Counted like any other call's end (an invalid hedging policy already
+    // is), so a misconfigured client shows in its metrics.
+    if (MetricsCollector* metrics = options.get<MetricsOption>().get()) {
+      metrics->RecordCall(method_.full_name, 0, StopReason::kInvalidArgument,
+                          nanoseconds(0));
+    }
     return;
   }
   Setup(options);

@@ -139,19 +139,27 @@ std::optional<std::chrono::nanoseconds> ParseRetryInfo(
 Pushback ParsePushback(absl::string_view value) {
   value = absl::StripAsciiWhitespace(value);
   Pushback result{Pushback::Kind::kDoNotRetry};
-  if (value.empty() || value.size() > 18) return result;
+  if (value.empty()) return result;
+  // Any non-negative integer is a wait, however many digits it has: beyond
+  // nanoseconds::max() (about 292 years) it saturates rather than wrapping
+  // into a short or negative wait, and the call's end (or a hint ceiling)
+  // then decides.
+  constexpr int64_t kMaxMs = std::chrono::nanoseconds::max().count() / 1000000;
+  int64_t ms = 0;
+  bool saturated = false;
   for (char c : value) {
     if (!absl::ascii_isdigit(static_cast<unsigned char>(c))) return result;
+    const int digit = c - '0';
+    if (saturated || ms > (kMaxMs - digit) / 10) {
+      saturated = true;
+    } else {
+      ms = ms * 10 + digit;
+    }
   }
-  int64_t ms;
-  if (!absl::SimpleAtoi(value, &ms) || ms < 0) return result;
   result.kind = Pushback::Kind::kWait;
-  // 18 digits of milliseconds overflow int64 nanoseconds (the limit is about
-  // 292 years): saturate rather than wrap into a short or negative wait.
-  constexpr int64_t kMaxMs = std::chrono::nanoseconds::max().count() / 1000000;
-  result.delay = ms > kMaxMs ? std::chrono::nanoseconds::max()
-                             : std::chrono::nanoseconds(
-                                   std::chrono::milliseconds(ms));
+  result.delay = saturated
+                     ? std::chrono::nanoseconds::max()
+                     : std::chrono::nanoseconds(std::chrono::milliseconds(ms));
   return result;
 }
 

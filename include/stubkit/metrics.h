@@ -78,6 +78,7 @@ class MetricsCollector {
   struct Entry {
     std::atomic<int64_t> calls{0};
     std::atomic<int64_t> attempts{0};
+    std::atomic<int64_t> retries{0};
     std::array<std::atomic<int64_t>, kStopReasonCount> stops{};
     std::array<std::atomic<int64_t>, kLatencyBucketBoundsMs.size() + 1>
         buckets{};

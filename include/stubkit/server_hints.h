@@ -74,8 +74,10 @@ struct Pushback {
   std::chrono::nanoseconds delay{0};
 };
 
-// Parses a `grpc-retry-pushback-ms` value. Anything but a non-negative
-// decimal integer of at most 18 digits means do not retry.
+// Parses a `grpc-retry-pushback-ms` value. A non-negative decimal integer
+// (ASCII whitespace around it is ignored), of any length, is a wait in
+// milliseconds, saturating at nanoseconds::max(); anything else means do not
+// retry.
 Pushback ParsePushback(absl::string_view value);
 
 struct RetryInfoHint {

@@ -8,7 +8,8 @@
 // checks the rules stubkit promises:
 //
 //   - invalid options: InvalidArgument with kInvalidArgument, nothing sent;
-//   - a non-idempotent call makes exactly one attempt;
+//   - a non-idempotent call makes exactly one attempt, and stops as the
+//     decision table's order says (permanent error, then not idempotent);
 //   - a count policy makes at most max_retries + 1 attempts;
 //   - the result is the last attempt's (OK, or its code and message with a
 //     summary whose attempt count is exact);
@@ -221,11 +222,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(summary.has_value());
     FUZZ_CHECK(summary->attempts == attempts);
     FUZZ_CHECK(summary->stop_reason != stubkit::StopReason::kSuccess);
-    if (!idempotent && summary->stop_reason !=
-                           stubkit::StopReason::kPermanentError) {
-      FUZZ_CHECK(summary->stop_reason == stubkit::StopReason::kNonIdempotent ||
-                 summary->stop_reason == stubkit::StopReason::kDeadline ||
-                 summary->stop_reason == stubkit::StopReason::kExhausted);
+    if (!idempotent) {
+      // The decision table's order: a code that is not retryable is a
+      // permanent error; a retryable one stops as not idempotent. The only
+      // other way out is DEADLINE_EXCEEDED: when the call's own end ran out
+      // during the attempt (kDeadline, or kExhausted for the policy's time
+      // limit), or when the attempt's own timeout did (retryable).
+      const stubkit::StopReason reason = summary->stop_reason;
+      if (last.code() == absl::StatusCode::kDeadlineExceeded) {
+        FUZZ_CHECK(
+            reason == stubkit::StopReason::kPermanentError ||
+            reason == stubkit::StopReason::kNonIdempotent ||
+            reason == stubkit::StopReason::kDeadline ||
+            (reason == stubkit::StopReason::kExhausted && !count_policy));
+      } else if (policy.retryable_codes().contains(last.code())) {
+        FUZZ_CHECK(reason == stubkit::StopReason::kNonIdempotent);
+      } else {
+        FUZZ_CHECK(reason == stubkit::StopReason::kPermanentError);
+      }
     }
   }
   FUZZ_CHECK(static_cast<int>(clock->waits.size()) == attempts - 1);

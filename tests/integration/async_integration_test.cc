@@ -108,7 +108,9 @@ TEST_F(AsyncIntegrationTest, CancelDuringAnAttempt) {
   const auto latency = std::chrono::steady_clock::now() - cancelled_at;
   EXPECT_EQ(response.status().code(), absl::StatusCode::kCancelled);
   EXPECT_EQ(service_.attempts("slow"), 1);
-  EXPECT_LT(latency, milliseconds(100));
+  // Far sooner than the 5 s the slow attempt would hang; loose on purpose
+  // (ctest -j2 and ASan on 2 cores).
+  EXPECT_LT(latency, std::chrono::seconds(1));
 }
 
 TEST_F(AsyncIntegrationTest, CancelDuringBackoff) {
@@ -127,7 +129,8 @@ TEST_F(AsyncIntegrationTest, CancelDuringBackoff) {
   const auto latency = std::chrono::steady_clock::now() - cancelled_at;
   EXPECT_EQ(response.status().code(), absl::StatusCode::kCancelled);
   EXPECT_EQ(service_.attempts("backoff"), 1);
-  EXPECT_LT(latency, milliseconds(10));
+  // Far sooner than the 5-minute wait it cancelled.
+  EXPECT_LT(latency, std::chrono::seconds(1));
 }
 
 TEST_F(AsyncIntegrationTest, SyncCallCancelledDuringAnAttempt) {

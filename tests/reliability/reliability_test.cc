@@ -12,7 +12,7 @@
 //   - non-idempotent operations applied twice: 0, and every failure is
 //     reported to the caller;
 //   - deadline overrun under a slow server and attempt timeouts: measured,
-//     with a loose bound;
+//     with loose bounds (the binary runs alone: RUN_SERIAL in CMake);
 //   - 32 threads x 1,000 calls on one client: ledger = client successes.
 //
 // Each test prints its figures as "RELIABILITY ..." lines.
@@ -270,7 +270,12 @@ TEST_F(ReliabilityTest, IdempotentCallsOutlastedByAnOutageSayWhy) {
         "longest=%.1fms\n",
         c.name, right.load(), Ms(nanoseconds(longest.load())));
     if (std::string(c.name) != "count") {
-      EXPECT_LT(nanoseconds(longest.load()), milliseconds(400 + 200 * Scale()));
+      // Ended by the 400 ms limit, not by anything longer (gRPC's reconnect
+      // backoff, the default 30-minute policy). Loose: a loaded 2-core
+      // machine may delay the last wake-up by a lot more than the policy's
+      // own precision.
+      EXPECT_LT(nanoseconds(longest.load()),
+                milliseconds(400 + 2000 * Scale()));
     }
   }
   // Back up: the same calls succeed.
@@ -430,8 +435,13 @@ TEST_F(ReliabilityTest, DeadlinesHoldAgainstASlowServer) {
       overruns_ms.size(), static_cast<long long>(kBudget.count()), median,
       worst, overruns_ms.front(), min_attempts, max_attempts);
   EXPECT_THAT(wrong, ::testing::IsEmpty());
-  // Loose: gRPC's timer fires at the deadline; the rest is scheduling.
-  EXPECT_LT(worst, 100.0 * Scale());
+  // gRPC's timer fires at the deadline; the rest is scheduling. An attempt
+  // started past the deadline would add its 100 ms timeout to most calls:
+  // the median catches that. The worst call only has to end far sooner than
+  // the 3 s the server would hold it; on a loaded machine one wake-up can be
+  // late by far more than the typical 1-2 ms.
+  EXPECT_LT(median, 50.0 * Scale());
+  EXPECT_LT(worst, 1000.0 * Scale());
   EXPECT_GE(min_attempts, 3) << "attempt timeouts were not retried";
 }
 

@@ -136,19 +136,36 @@ TEST(RuntimeConcurrencyTest, ThrottleStaysWithinItsBounds) {
 }
 
 TEST(RuntimeConcurrencyTest, CancellationRacesAttachWaitAndCallbacks) {
+  constexpr int kWorkers = 4;
+  constexpr int kPerWorker = 20;
   for (int round = 0; round < 50; ++round) {
     auto token = std::make_shared<CancellationToken>();
-    std::atomic<int> callbacks_run{0};
+    // One slot per callback: how often it ran.
+    std::vector<std::atomic<int>> runs(kWorkers * kPerWorker);
+    // A wait that succeeded after its thread had seen the token cancelled.
+    std::atomic<int> waits_after_cancel{0};
     std::atomic<int> waits_cancelled{0};
+    // Every tenth round cancels before the workers start: then every wait is
+    // cut short and every callback runs at once, removed or not.
+    const bool cancel_first = round % 10 == 0;
+    if (cancel_first) token->Cancel();
     std::vector<std::thread> threads;
-    for (int t = 0; t < 4; ++t) {
-      threads.emplace_back([&] {
-        for (int i = 0; i < 20; ++i) {
+    for (int t = 0; t < kWorkers; ++t) {
+      threads.emplace_back([&, t] {
+        bool seen_cancelled = false;
+        for (int i = 0; i < kPerWorker; ++i) {
           grpc::ClientContext context;
           if (token->Attach(&context)) token->Detach(&context);
-          uint64_t id = token->AddCallback([&] { ++callbacks_run; });
+          int slot = t * kPerWorker + i;
+          uint64_t id = token->AddCallback([&runs, slot] { ++runs[slot]; });
           if (i % 2 == 0 && id != 0) token->RemoveCallback(id);
-          if (!token->WaitFor(microseconds(50))) ++waits_cancelled;
+          seen_cancelled = seen_cancelled || token->cancelled();
+          if (!token->WaitFor(microseconds(50))) {
+            ++waits_cancelled;
+            seen_cancelled = true;
+          } else if (seen_cancelled) {
+            ++waits_after_cancel;
+          }
         }
       });
     }
@@ -158,6 +175,23 @@ TEST(RuntimeConcurrencyTest, CancellationRacesAttachWaitAndCallbacks) {
     for (auto& thread : threads) thread.join();
     EXPECT_TRUE(token->cancelled());
     EXPECT_FALSE(token->WaitFor(milliseconds(1)));
+    EXPECT_EQ(waits_after_cancel.load(), 0) << "round " << round;
+    // A callback never removed (odd i) runs exactly once: at Cancel(), or at
+    // once when added after it. A removed one runs at most once (the cancel
+    // may have won the race against the removal).
+    for (int slot = 0; slot < kWorkers * kPerWorker; ++slot) {
+      if (slot % kPerWorker % 2 == 1 || cancel_first) {
+        EXPECT_EQ(runs[slot].load(), 1)
+            << "round " << round << " slot " << slot;
+      } else {
+        EXPECT_LE(runs[slot].load(), 1)
+            << "round " << round << " slot " << slot;
+      }
+    }
+    if (cancel_first) {
+      EXPECT_EQ(waits_cancelled.load(), kWorkers * kPerWorker);
+      for (auto& r : runs) EXPECT_EQ(r.load(), 1) << "round " << round;
+    }
   }
 }
 
@@ -243,6 +277,7 @@ TEST(RuntimeConcurrencyTest, AsyncRetryLoopWithCancellation) {
   constexpr int kCalls = 200;
   std::atomic<int> delivered{0}, ok{0}, cancelled{0}, other{0};
   std::atomic<int> double_delivery{0};
+  std::atomic<int> attempts{0};
   RunThreads(kThreads, [&](int t) {
     std::vector<std::future<void>> waits;
     for (int i = 0; i < kCalls; ++i) {
@@ -253,9 +288,10 @@ TEST(RuntimeConcurrencyTest, AsyncRetryLoopWithCancellation) {
       waits.push_back(promise->get_future());
       AsyncRetryLoop<int>(
           kIdempotent, Options{}.set<CancellationOption>(token), client,
-          [&transport, failures_left](grpc::ClientContext&,
-                                      const OptionsView&,
-                                      AsyncCallback<int> done) {
+          [&transport, &attempts, failures_left](grpc::ClientContext&,
+                                                 const OptionsView&,
+                                                 AsyncCallback<int> done) {
+            ++attempts;
             transport.Post([failures_left, done = std::move(done)] {
               if (failures_left->fetch_sub(1) > 0) {
                 done(absl::UnavailableError("flaky"));
@@ -291,6 +327,18 @@ TEST(RuntimeConcurrencyTest, AsyncRetryLoopWithCancellation) {
   EXPECT_EQ(other.load(), 0);
   EXPECT_EQ(ok + cancelled, kThreads * kCalls);
   EXPECT_GT(ok.load(), 0);
+  // The metrics saw every call exactly once, each with how it really ended.
+  std::vector<MethodMetrics> snapshot = metrics->Snapshot();
+  ASSERT_EQ(snapshot.size(), 1u);
+  EXPECT_EQ(snapshot[0].method, kIdempotent.full_name);
+  EXPECT_EQ(snapshot[0].calls, kThreads * kCalls);
+  EXPECT_EQ(snapshot[0].attempts, attempts.load());
+  EXPECT_EQ(snapshot[0].retries, attempts.load() - kThreads * kCalls);
+  EXPECT_EQ(snapshot[0].stopped(StopReason::kSuccess), ok.load());
+  EXPECT_EQ(snapshot[0].stopped(StopReason::kCancelled), cancelled.load());
+  int64_t bucketed = 0;
+  for (int64_t n : snapshot[0].latency_buckets) bucketed += n;
+  EXPECT_EQ(bucketed, kThreads * kCalls);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/default_policy_spec.h"
 
 namespace stubkit {
 namespace {
@@ -112,7 +113,16 @@ TEST_F(AsyncRetryLoopTest, DefaultPolicyStopsWithinThirtyMinutesOfFakeTime) {
   EXPECT_EQ(GetRetrySummary(result.status())->stop_reason,
             StopReason::kExhausted);
   EXPECT_LE(clock_->Now() - start, std::chrono::minutes(30));
-  EXPECT_GE(attempts->load(), 12);
+  // Exact, from the spec's formula (attempts take no fake time here).
+  testing::DefaultPolicyOutcome fastest =
+      testing::SimulateDefaultPolicy(std::chrono::nanoseconds(0), 0.0);
+  testing::DefaultPolicyOutcome slowest =
+      testing::SimulateDefaultPolicy(std::chrono::nanoseconds(0), 1.0);
+  ASSERT_EQ(fastest.attempts, slowest.attempts);
+  EXPECT_EQ(attempts->load(), fastest.attempts);
+  EXPECT_EQ(GetRetrySummary(result.status())->attempts, fastest.attempts);
+  EXPECT_GE(clock_->Now() - start, fastest.elapsed - milliseconds(1));
+  EXPECT_LE(clock_->Now() - start, slowest.elapsed + milliseconds(1));
 }
 
 TEST_F(AsyncRetryLoopTest, InvalidOptionsCompleteInlineWithoutAttempts) {
@@ -203,7 +213,15 @@ TEST(AsyncRetryLoopTimerTest, CancelEndsAPendingWaitPromptly) {
   const auto latency = std::chrono::steady_clock::now() - cancelled_at;
   EXPECT_EQ(result.status().code(), absl::StatusCode::kCancelled);
   EXPECT_EQ(attempts->load(), 1);
-  EXPECT_LT(latency, milliseconds(10));
+  // Far sooner than the 10-minute wait it cancelled. The bound is loose on
+  // purpose: this runs beside other tests (ctest -j2, ASan) on 2 cores; the
+  // measured figure is recorded, not asserted.
+  EXPECT_LT(latency, seconds(1));
+  ::testing::Test::RecordProperty(
+      "cancel_latency_us",
+      static_cast<int>(
+          std::chrono::duration_cast<std::chrono::microseconds>(latency)
+              .count()));
 }
 
 TEST(AsyncRetryLoopTimerTest, ManyCallsWaitOnOneTimerThread) {
@@ -250,11 +268,18 @@ TEST(CancellationTokenTest, SyncLoopCancelledDuringBackoffReturnsPromptly) {
                        ++attempts;
                        return absl::UnavailableError("down");
                      });
-  const auto latency = std::chrono::steady_clock::now() - cancelled_at;
+  const auto returned_at = std::chrono::steady_clock::now();
   canceller.join();
+  const auto latency = returned_at - cancelled_at;
   EXPECT_EQ(result.status().code(), absl::StatusCode::kCancelled);
   EXPECT_EQ(attempts.load(), 1);
-  EXPECT_LT(latency, milliseconds(10));
+  // Far sooner than the 10-minute wait it cancelled (see above).
+  EXPECT_LT(latency, seconds(1));
+  ::testing::Test::RecordProperty(
+      "cancel_latency_us",
+      static_cast<int>(
+          std::chrono::duration_cast<std::chrono::microseconds>(latency)
+              .count()));
 }
 
 }  // namespace

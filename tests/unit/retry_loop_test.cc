@@ -11,6 +11,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/default_policy_spec.h"
 
 namespace stubkit {
 namespace {
@@ -138,17 +139,27 @@ TEST_F(RetryLoopTest, DefaultPolicyGivesUpWithinThirtyMinutes) {
   ASSERT_TRUE(summary.has_value());
   EXPECT_EQ(summary->stop_reason, StopReason::kExhausted);
   EXPECT_EQ(summary->attempts, attempts_);
+  // The spec's formula gives the exact attempt count (14: waits of 1..256 s
+  // plus jitter, then four of 5 min) and bounds the elapsed time; a shorter
+  // limit (20 min: 12 attempts, < 1200 s) would fail here.
+  testing::DefaultPolicyOutcome fastest =
+      testing::SimulateDefaultPolicy(milliseconds(100), 0.0);
+  testing::DefaultPolicyOutcome slowest =
+      testing::SimulateDefaultPolicy(milliseconds(100), 1.0);
+  ASSERT_EQ(fastest.attempts, slowest.attempts);
+  ASSERT_EQ(fastest.attempts, 14);
+  EXPECT_EQ(attempts_, fastest.attempts);
+  EXPECT_GE(Elapsed(start), fastest.elapsed - milliseconds(1));
+  EXPECT_LE(Elapsed(start), slowest.elapsed + milliseconds(1));
   EXPECT_LE(Elapsed(start), minutes(30));
-  // 1+2+4+...+256 s = 511 s, then 5 min caps: about 9 + 4 more attempts.
-  EXPECT_GE(attempts_, 12);
-  EXPECT_LE(attempts_, 14);
   // No wait ever crossed the limit, and waits were capped at 5 minutes.
   nanoseconds waited{0};
   for (nanoseconds wait : sleeper_->waits) {
     EXPECT_LE(wait, minutes(5));
     waited += wait;
   }
-  EXPECT_LE(waited + milliseconds(100) * attempts_, minutes(30));
+  EXPECT_EQ(sleeper_->waits.size(), static_cast<size_t>(attempts_ - 1));
+  EXPECT_EQ(waited + milliseconds(100) * attempts_, Elapsed(start));
 }
 
 TEST_F(RetryLoopTest, WaitThatWouldCrossTheLimitIsNotStarted) {

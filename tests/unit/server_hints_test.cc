@@ -21,7 +21,9 @@ TEST(PushbackTest, NonNegativeIntegersAreWaits) {
   for (auto [text, ms] : {std::pair<const char*, int64_t>{"0", 0},
                           {"250", 250},
                           {" 1500 ", 1500},
-                          {"9223372036854", 9223372036854}}) {
+                          {"9223372036854", 9223372036854},
+                          // Leading zeros do not count towards the size.
+                          {"0000000000000000000000250", 250}}) {
     Pushback p = ParsePushback(text);
     EXPECT_EQ(p.kind, Pushback::Kind::kWait) << text;
     EXPECT_EQ(p.delay, milliseconds(ms)) << text;
@@ -32,7 +34,11 @@ TEST(PushbackTest, NonNegativeIntegersAreWaits) {
 // the conversion to nanoseconds (undefined behaviour; in practice a wrapped,
 // possibly negative wait). Beyond ~292 years the wait saturates.
 TEST(PushbackTest, HugeValuesSaturateInsteadOfOverflowing) {
-  for (const char* text : {"9223372036855", "999999999999999999"}) {
+  // Any length: every non-negative integer is a wait (README "Server
+  // hints"), so 19 digits and more saturate too instead of meaning "stop".
+  for (const char* text :
+       {"9223372036855", "999999999999999999", "9999999999999999999",
+        "99999999999999999999999999", "18446744073709551616"}) {
     Pushback p = ParsePushback(text);
     EXPECT_EQ(p.kind, Pushback::Kind::kWait) << text;
     EXPECT_EQ(p.delay, nanoseconds::max()) << text;
@@ -42,7 +48,7 @@ TEST(PushbackTest, HugeValuesSaturateInsteadOfOverflowing) {
 TEST(PushbackTest, NegativeOrGarbageMeansDoNotRetry) {
   for (const char* text :
        {"-1", "-250", "", " ", "abc", "12abc", "1.5", "+5", "0x10", "1e3",
-        "9999999999999999999", "99999999999999999999999999"}) {
+        "1 2", "12-", "- 1", "99999999999999999999999999x"}) {
     EXPECT_EQ(ParsePushback(text).kind, Pushback::Kind::kDoNotRetry) << text;
   }
   // Embedded NULs are garbage too.

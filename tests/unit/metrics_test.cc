@@ -1,0 +1,266 @@
+// Copyright 2026 The stubkit Authors.
+//
+// MetricsCollector through the retry loops, on a fake clock: every call's
+// latency is exact, so the latency sum and the bucket of each call are
+// asserted exactly, as is every stop-reason counter, for sync, async and
+// hedged calls.
+
+#include "stubkit/metrics.h"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <future>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "stubkit/async_retry_loop.h"
+#include "stubkit/cancellation.h"
+#include "stubkit/hedging.h"
+#include "stubkit/retry_loop.h"
+#include "stubkit/retry_throttle.h"
+
+namespace stubkit {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::nanoseconds;
+
+// The bucket a latency of `ms` falls in: the first bound >= ms (bounds are
+// inclusive upper bounds), or the overflow bucket.
+size_t BucketOf(double ms) {
+  for (size_t i = 0; i < kLatencyBucketBoundsMs.size(); ++i) {
+    if (ms <= kLatencyBucketBoundsMs[i]) return i;
+  }
+  return kLatencyBucketBoundsMs.size();
+}
+
+// What one method's figures must be after exactly one call.
+struct Expected {
+  int attempts;
+  StopReason reason;
+  double latency_ms;
+};
+
+void ExpectOneCall(const MethodMetrics& m, const Expected& e) {
+  SCOPED_TRACE(m.method);
+  EXPECT_EQ(m.calls, 1);
+  EXPECT_EQ(m.attempts, e.attempts);
+  EXPECT_EQ(m.retries, std::max(0, e.attempts - 1));
+  for (int r = 0; r < kStopReasonCount; ++r) {
+    EXPECT_EQ(m.stops[r], r == static_cast<int>(e.reason) ? 1 : 0)
+        << "stop reason " << ToString(static_cast<StopReason>(r));
+  }
+  EXPECT_DOUBLE_EQ(m.latency_sum_ms, e.latency_ms);
+  const size_t bucket = BucketOf(e.latency_ms);
+  for (size_t b = 0; b < m.latency_buckets.size(); ++b) {
+    EXPECT_EQ(m.latency_buckets[b], b == bucket ? 1 : 0) << "bucket " << b;
+  }
+}
+
+class MetricsTest : public ::testing::Test {
+ protected:
+  MetricsTest()
+      : clock_(std::make_shared<FakeClock>()),
+        metrics_(std::make_shared<MetricsCollector>()) {
+    client_.set<ClockOption>(clock_)
+        .set<SleeperOption>(clock_)
+        .set<AsyncSleeperOption>(clock_)
+        .set<MetricsOption>(metrics_);
+  }
+
+  // A sync call of `name` whose n-th attempt (from 1) is `attempt(n)`.
+  void RunSync(absl::string_view name, Idempotency idempotency,
+               const Options& call, std::function<absl::Status(int)> attempt) {
+    const MethodInfo method{name, RpcKind::kUnary, idempotency};
+    int n = 0;
+    (void)RetryLoop<int>(method, OptionsView(call, client_),
+                         [&](grpc::ClientContext&) -> absl::StatusOr<int> {
+                           absl::Status status = attempt(++n);
+                           if (status.ok()) return 1;
+                           return status;
+                         });
+  }
+
+  // The same, async: each attempt completes on another thread.
+  void RunAsync(absl::string_view name, const Options& call,
+                std::function<absl::Status(int)> attempt) {
+    const MethodInfo method{name, RpcKind::kUnary, Idempotency::kIdempotent};
+    auto n = std::make_shared<std::atomic<int>>(0);
+    (void)AsyncRetryLoop<int>(
+        method, call, client_,
+        [attempt, n](grpc::ClientContext&, const OptionsView&,
+                     AsyncCallback<int> done) {
+          absl::Status status = attempt(++*n);
+          std::thread([status, done = std::move(done)] {
+            if (status.ok()) {
+              done(1);
+            } else {
+              done(status);
+            }
+          }).detach();
+        })
+        .get();
+  }
+
+  // Advances the fake clock by `ms` and returns `status`: an attempt that
+  // took that long.
+  absl::Status Took(int ms, absl::Status status) {
+    clock_->Advance(milliseconds(ms));
+    return status;
+  }
+
+  std::vector<MethodMetrics> Snapshot() { return metrics_->Snapshot(); }
+
+  std::shared_ptr<FakeClock> clock_;
+  std::shared_ptr<MetricsCollector> metrics_;
+  Options client_;
+};
+
+Options FixedBackoff(int initial_ms, int maximum_ms) {
+  return Options{}.set<BackoffPolicyOption>(ExponentialBackoffPolicy(
+      milliseconds(initial_ms), milliseconds(maximum_ms), 2.0, Jitter::None()));
+}
+
+TEST_F(MetricsTest, EveryStopReasonLatencyAndBucketOfSyncCalls) {
+  const absl::Status unavailable = absl::UnavailableError("down");
+  RunSync("m.1.Success", Idempotency::kIdempotent, {},
+          [&](int) { return Took(3, absl::OkStatus()); });
+  RunSync("m.2.Permanent", Idempotency::kIdempotent, {},
+          [&](int) { return Took(7, absl::InternalError("bug")); });
+  // Exactly on a bound: 1 ms is in the "<= 1 ms" bucket.
+  RunSync("m.3.NonIdempotent", Idempotency::kNonIdempotent, {},
+          [&](int) { return Took(1, unavailable); });
+  // 10 + 100 + 10 + 200 + 10 ms.
+  RunSync("m.4.Exhausted", Idempotency::kIdempotent,
+          FixedBackoff(100, 1000).set<RetryPolicyOption>(
+              LimitedErrorCountRetryPolicy(2)),
+          [&](int) { return Took(10, unavailable); });
+  // 10 + 400 + 10 + 400 + 10 ms; the next 400 ms wait would pass 1 s.
+  RunSync(
+      "m.5.Deadline", Idempotency::kIdempotent,
+      FixedBackoff(400, 400).set<TotalTimeoutOption>(std::chrono::seconds(1)),
+      [&](int) { return Took(10, unavailable); });
+  // A bucket of 2 tokens: one failure leaves it at half, so no retry.
+  RunSync("m.6.Throttled", Idempotency::kIdempotent,
+          Options{}.set<RetryThrottleOption>(
+              std::make_shared<RetryThrottle>(2, 0.1)),
+          [&](int) { return Took(5, unavailable); });
+  auto token = std::make_shared<CancellationToken>();
+  RunSync("m.7.Cancelled", Idempotency::kIdempotent,
+          Options{}.set<CancellationOption>(token), [&](int) {
+            token->Cancel();
+            return Took(15, absl::CancelledError("cancelled"));
+          });
+  RunSync("m.8.Invalid", Idempotency::kIdempotent,
+          Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(-1)),
+          [&](int) { return Took(1, absl::OkStatus()); });
+
+  std::vector<MethodMetrics> m = Snapshot();
+  ASSERT_EQ(m.size(), 8u);
+  ExpectOneCall(m[0], {1, StopReason::kSuccess, 3});
+  ExpectOneCall(m[1], {1, StopReason::kPermanentError, 7});
+  ExpectOneCall(m[2], {1, StopReason::kNonIdempotent, 1});
+  ExpectOneCall(m[3], {3, StopReason::kExhausted, 330});
+  ExpectOneCall(m[4], {3, StopReason::kDeadline, 830});
+  ExpectOneCall(m[5], {1, StopReason::kThrottled, 5});
+  ExpectOneCall(m[6], {1, StopReason::kCancelled, 15});
+  // Nothing was sent: no attempt, and no retry either.
+  ExpectOneCall(m[7], {0, StopReason::kInvalidArgument, 0});
+}
+
+TEST_F(MetricsTest, CallsOfOneMethodAddUp) {
+  for (int ms : {2, 40, 40, 3000}) {
+    RunSync("m.Sum", Idempotency::kIdempotent, {},
+            [&](int) { return Took(ms, absl::OkStatus()); });
+  }
+  RunSync(
+      "m.Sum", Idempotency::kIdempotent, FixedBackoff(100, 100), [&](int n) {
+        return Took(1, n < 3 ? absl::UnavailableError("x") : absl::OkStatus());
+      });  // 1 + 100 + 1 + 100 + 1 ms
+  std::vector<MethodMetrics> m = Snapshot();
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].calls, 5);
+  EXPECT_EQ(m[0].attempts, 7);
+  EXPECT_EQ(m[0].retries, 2);
+  EXPECT_EQ(m[0].stopped(StopReason::kSuccess), 5);
+  EXPECT_DOUBLE_EQ(m[0].latency_sum_ms, 2 + 40 + 40 + 3000 + 203);
+  std::array<int64_t, kLatencyBucketBoundsMs.size() + 1> buckets{};
+  for (double ms : {2.0, 40.0, 40.0, 3000.0, 203.0}) ++buckets[BucketOf(ms)];
+  EXPECT_EQ(m[0].latency_buckets, buckets);
+}
+
+TEST_F(MetricsTest, AsyncCalls) {
+  const absl::Status unavailable = absl::UnavailableError("down");
+  RunAsync("a.1.Success", FixedBackoff(50, 50), [&](int n) {
+    return Took(4, n < 2 ? absl::UnavailableError("x") : absl::OkStatus());
+  });  // 4 + 50 + 4 ms
+  RunAsync("a.2.Exhausted",
+           FixedBackoff(100, 1000).set<RetryPolicyOption>(
+               LimitedErrorCountRetryPolicy(1)),
+           [&](int) { return Took(10, unavailable); });  // 10 + 100 + 10 ms
+  RunAsync("a.3.Permanent", {},
+           [&](int) { return Took(2, absl::NotFoundError("no")); });
+  auto token = std::make_shared<CancellationToken>();
+  RunAsync("a.4.Cancelled", Options{}.set<CancellationOption>(token), [&](int) {
+    token->Cancel();
+    return Took(6, unavailable);
+  });
+  RunAsync("a.5.Invalid",
+           Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(-1)),
+           [&](int) { return Took(1, absl::OkStatus()); });
+
+  std::vector<MethodMetrics> m = Snapshot();
+  ASSERT_EQ(m.size(), 5u);
+  ExpectOneCall(m[0], {2, StopReason::kSuccess, 58});
+  ExpectOneCall(m[1], {2, StopReason::kExhausted, 120});
+  ExpectOneCall(m[2], {1, StopReason::kPermanentError, 2});
+  ExpectOneCall(m[3], {1, StopReason::kCancelled, 6});
+  ExpectOneCall(m[4], {0, StopReason::kInvalidArgument, 0});
+}
+
+TEST_F(MetricsTest, HedgedCalls) {
+  // The real timer thread with a hedging delay that never passes: the
+  // second attempt goes out because the first failed with a non-fatal code.
+  Options client = client_;
+  client.set<AsyncSleeperOption>(nullptr);
+  const MethodInfo method{"h.Hedged", RpcKind::kUnary,
+                          Idempotency::kIdempotent};
+  auto n = std::make_shared<std::atomic<int>>(0);
+  auto clock = clock_;
+  // Shared: the callback may still be inside set_value() when get() returns.
+  auto result = std::make_shared<std::promise<absl::StatusOr<int>>>();
+  AsyncHedgedCall<int>(
+      method,
+      Options{}.set<HedgingPolicyOption>(
+          HedgingPolicy(3, std::chrono::minutes(10))),
+      client,
+      [n, clock](grpc::ClientContext&, const OptionsView&,
+                 AsyncCallback<int> done) {
+        const int attempt = ++*n;
+        clock->Advance(milliseconds(attempt == 1 ? 30 : 20));
+        std::thread([attempt, done = std::move(done)] {
+          if (attempt == 1) {
+            done(absl::UnavailableError("first fails"));
+          } else {
+            done(2);
+          }
+        }).detach();
+      },
+      [result](absl::StatusOr<int> r) { result->set_value(std::move(r)); });
+  absl::StatusOr<int> r = result->get_future().get();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(*r, 2);
+  std::vector<MethodMetrics> m = Snapshot();
+  ASSERT_EQ(m.size(), 1u);
+  ExpectOneCall(m[0], {2, StopReason::kSuccess, 50});
+}
+
+}  // namespace
+}  // namespace stubkit
