@@ -272,12 +272,15 @@ class Runner {
                      [this, run] { Start(*run); });
     }
     sched_->set_owner(0);
+    sched_->HoldWorld();
     Start(*runs_[0]);
     while (!sched_->over_budget() && sched_->RunOne()) {
       g_progress.fetch_add(1, std::memory_order_relaxed);
     }
     if (caller_.joinable()) JoinCaller();
-    return Check();
+    std::vector<std::string> out = Check();
+    sched_->ReleaseWorld();
+    return out;
   }
 
   std::string Trace() const;
@@ -331,6 +334,13 @@ class Runner {
     }
     CallRun* r = &run;
     run.call.set<RetryObserverOption>([this, r](const AttemptEvent& e) {
+      // On a hedged sync call's own threads, the world is locked to touch
+      // the run, and unlocked again before re-entering the call.
+      std::unique_lock<std::mutex> world;
+      if (!sched_->on_driver()) {
+        world = std::unique_lock<std::mutex>(sched_->world_mutex());
+        sched_->NoteActivity();
+      }
       r->events.push_back(Event{e, sched_->Now()});
       r->events.back().event.status = e.status;
       if (e.final && r->final_event_order == 0) r->final_event_order = ++order_;
@@ -338,6 +348,7 @@ class Runner {
         r->cancel_order = ++order_;
         r->cancel_in_final = e.final;
         r->cancel_in_event = true;
+        if (world.owns_lock()) world.unlock();
         r->token->Cancel();  // re-enters the call from its own callback
       }
     });
@@ -495,9 +506,11 @@ class Runner {
     Deliver(run, reader.Finish());
   }
 
-  // A hedged sync call blocks its caller in future.get(): it runs on its
-  // own thread, which shares only `CallerState` and what the call itself
-  // holds, so that a caller that never returns (a hang) can be abandoned.
+  // A hedged sync call runs on a caller thread of its own (attempt 1 runs
+  // there, each hedge on a thread the call spawns; see sim_fakes.h for how
+  // the driver waits for them). The caller shares only `CallerState` and
+  // what the call itself holds, so that a caller that never returns (a
+  // hang) can be abandoned.
   struct CallerState {
     std::mutex mu;
     std::condition_variable cv;
@@ -513,11 +526,10 @@ class Runner {
     const int id = run.spec.id;
     auto state = std::make_shared<CallerState>();
     caller_state_ = state;
-    auto tid = std::make_shared<std::atomic<pid_t>>(0);
+    sched_->BeginRemote();
     // The thread reads the call's options and method; they stay alive (see
     // AbandonCaller) however long it blocks.
-    caller_ = std::thread([state, r, t, id, async_attempt, tid] {
-      tid->store(static_cast<pid_t>(::syscall(SYS_gettid)));
+    caller_ = std::thread([state, r, t, id, async_attempt] {
       Msg request;
       OptionsView view(r->call, r->client);
       absl::Status status;
@@ -540,33 +552,17 @@ class Runner {
       state->done = true;
       state->cv.notify_all();
     });
-    while (tid->load() == 0) std::this_thread::yield();
-    // Parked in future.get(), or already done.
-    auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    for (;;) {
-      {
-        std::lock_guard<std::mutex> lock(state->mu);
-        if (state->done) break;
-      }
-      // Its first attempt is out, and it sleeps: in future.get(). (Both,
-      // because a thread may sleep on its way there, e.g. under TSan.)
-      if (transport_->HasStarted(id) &&
-          WaitUntilParked(tid->load(), milliseconds(5))) {
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
-      if (std::chrono::steady_clock::now() > limit) {
-        harness_errors_.push_back("hedged sync caller never parked");
-        break;
-      }
-    }
-    transport_->SyncWithCaller();
+    // Until its first attempt waits in the transport (or it returned).
+    sched_->Quiesce();
+    transport_->PollCancels();
     hedged_sync_run_ = r;
   }
 
   void JoinCaller() {
     CallRun& run = *hedged_sync_run_;
     std::shared_ptr<CallerState> state = caller_state_;
+    // Its threads may need the world to finish.
+    sched_->ReleaseWorld();
     std::unique_lock<std::mutex> lock(state->mu);
     // Decided (the observer saw the final event): the result is on its
     // way. Not decided with no event left: nothing can end the call any
@@ -578,11 +574,15 @@ class Runner {
     if (!state->cv.wait_for(lock, patience, [&] { return state->done; })) {
       lock.unlock();
       AbandonCaller();
-      run.caller_error = "the caller is still blocked in future.get()";
+      sched_->HoldWorld();
+      sched_->EndRemote();
+      run.caller_error = "the caller is still blocked";
       return;
     }
     lock.unlock();
     caller_.join();
+    sched_->HoldWorld();
+    sched_->EndRemote();
     if (!state->error.empty()) {
       run.caller_error = state->error;
       return;
