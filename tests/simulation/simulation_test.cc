@@ -986,7 +986,12 @@ void Runner::CheckHedged(const CallRun& run, std::vector<std::string>* out) {
       if (!c.use_throttle) fail("kThrottled without a throttle");
       break;
     case StopReason::kDeadline:
+      if (c.total_timeout.count() <= 0 && !c.deadline) {
+        fail("kDeadline with neither a total timeout nor a deadline");
+      }
+      break;
     case StopReason::kCancelled:
+      if (run.cancel_order == 0) fail("kCancelled, but nothing cancelled it");
       break;
     default:
       fail("unexpected stop reason " + Name(summary->stop_reason));
