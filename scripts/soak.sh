@@ -7,8 +7,7 @@
 #   SOAK_BASE_SEED=424242 scripts/soak.sh   # a chosen starting seed
 #
 # A failure prints each failing seed and a one-line replay command
-# (STUBKIT_SIM_SEED=<n> <binary>). Pending-fix gates apply as in the test;
-# STUBKIT_SIM_UNGATE=all checks them too.
+# (STUBKIT_SIM_SEED=<n> <binary>).
 #
 # Environment: BUILD_DIR (default build-soak, RelWithDebInfo), JOBS.
 set -euo pipefail

@@ -34,13 +34,24 @@
 //   by the code under test outside its own locks) may first run a due event
 //   of another call, as a concurrent callback thread would: that is how the
 //   hedging-with-throttle hang is reached deterministically.
-// - The only other thread is a hedged sync call's caller, which starts the
-//   call and then blocks in `future.get()`; the driver waits until it is
-//   parked (see `WaitUntilParked`) before running events.
+// - Other threads: a hedged sync call runs attempt 1 on its caller's thread
+//   and each hedge on a thread of its own (hedging.h). Their sync attempts
+//   do not pump the queue: they register with the transport, which posts
+//   their completion as an event, and block until the driver ran it. Only
+//   the driver runs events and moves the clock, and it does so only while
+//   every such thread is parked ("quiescent": blocked in the transport, in
+//   the caller's wait, or gone; see `Quiesce`). So a hedge thread the timer
+//   spawned at fake time T reaches the transport at T, as a hedge on a real
+//   clock starts at once. The driver holds the "world" mutex except while
+//   it waits for quiescence; the other threads take it to touch the
+//   simulation's state (attempt records, the observer's log): that is also
+//   the happens-before edge TSan needs.
 
 #ifndef STUBKIT_TESTS_SIMULATION_SIM_FAKES_H_
 #define STUBKIT_TESTS_SIMULATION_SIM_FAKES_H_
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <google/protobuf/wrappers.pb.h>
 #include <grpcpp/client_context.h>
 #include <grpcpp/support/client_callback.h>
@@ -50,13 +61,18 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -136,6 +152,62 @@ class SimScheduler final : public Clock, public Sleeper, public AsyncSleeper {
   explicit SimScheduler(Options options)
       : options_(options), rng_(options.preempt_seed) {
     driver_ = std::this_thread::get_id();
+    driver_tid_ = static_cast<pid_t>(::syscall(SYS_gettid));
+  }
+
+  // --- Other threads (a hedged sync call's caller and hedges) -------------
+  // The world mutex: held by the driver except inside `Quiesce` (and while
+  // it waits for a caller thread); other threads lock it to touch the
+  // simulation's state.
+  std::mutex& world_mutex() { return world_mu_; }
+  void HoldWorld() { world_lock_ = std::unique_lock<std::mutex>(world_mu_); }
+  void ReleaseWorld() {
+    if (world_lock_.owns_lock()) world_lock_.unlock();
+  }
+  // From now on other threads may run: the threads alive now (gRPC's, the
+  // watchdog, abandoned callers) are not watched by `Quiesce`.
+  void BeginRemote() {
+    baseline_.clear();
+    for (pid_t t : Tasks()) baseline_.insert(t);
+    remote_ = true;
+  }
+  void EndRemote() { remote_ = false; }
+  // Another thread touched the simulation's state (under the world mutex).
+  void NoteActivity() { activity_.fetch_add(1, std::memory_order_relaxed); }
+  // Driver: lets the other threads run until each is parked, then takes the
+  // world back. Parked: sleeping in the kernel (a blocked wait) or gone,
+  // three polls in a row with no activity in between, so that a thread
+  // woken by another one is seen running.
+  void Quiesce() {
+    if (!remote_) return;
+    const bool held = world_lock_.owns_lock();
+    if (held) world_lock_.unlock();
+    int calm = 0;
+    uint64_t seen = activity_.load();
+    const auto give_up =
+        std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (calm < 3) {
+      bool busy = false;
+      for (pid_t t : Tasks()) {
+        if (t == driver_tid_ || baseline_.count(t) != 0) continue;
+        const char state = TaskState(t);
+        if (state == 'R' || state == 'D' || state == 'W') {
+          busy = true;
+          break;
+        }
+      }
+      const uint64_t now = activity_.load();
+      if (busy || now != seen) {
+        calm = 0;
+        seen = now;
+      } else {
+        ++calm;
+      }
+      if (calm >= 3) break;
+      if (std::chrono::steady_clock::now() > give_up) break;  // reported
+      std::this_thread::sleep_for(std::chrono::microseconds(30));
+    }
+    if (held) world_lock_.lock();
   }
 
   // Called after every event; the transport polls for cancellation there.
@@ -284,6 +356,7 @@ class SimScheduler final : public Clock, public Sleeper, public AsyncSleeper {
       return false;
     }
     event.fn(true);
+    Quiesce();  // what the event woke or spawned runs to its next wait
     if (after_event_) after_event_();
     std::lock_guard<std::mutex> lock(mu_);
     owner_ = previous_owner;
@@ -299,9 +372,44 @@ class SimScheduler final : public Clock, public Sleeper, public AsyncSleeper {
     preempting_ = false;
   }
 
+  static std::vector<pid_t> Tasks() {
+    std::vector<pid_t> out;
+    DIR* dir = ::opendir("/proc/self/task");
+    if (dir == nullptr) return out;
+    while (struct dirent* e = ::readdir(dir)) {
+      if (e->d_name[0] >= '0' && e->d_name[0] <= '9') {
+        out.push_back(static_cast<pid_t>(std::atoi(e->d_name)));
+      }
+    }
+    ::closedir(dir);
+    return out;
+  }
+  // The state letter of /proc/self/task/<tid>/stat; 'X' when gone.
+  static char TaskState(pid_t tid) {
+    char path[64];
+    std::snprintf(path, sizeof(path), "/proc/self/task/%d/stat",
+                  static_cast<int>(tid));
+    int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 'X';
+    char buf[512];
+    ssize_t n = ::read(fd, buf, sizeof(buf) - 1);
+    ::close(fd);
+    if (n <= 0) return 'X';
+    buf[n] = '\0';
+    const char* paren = std::strrchr(buf, ')');
+    return paren != nullptr && paren[1] == ' ' ? paren[2] : 'X';
+  }
+
   const Options options_;
   std::mt19937_64 rng_;
   std::thread::id driver_;
+  pid_t driver_tid_ = 0;
+  // Declared before the lock that holds it.
+  std::mutex world_mu_;
+  std::unique_lock<std::mutex> world_lock_;
+  std::set<pid_t> baseline_;
+  bool remote_ = false;
+  std::atomic<uint64_t> activity_{0};
   std::function<void()> after_event_;
   mutable std::mutex mu_;
   TimePoint now_{std::chrono::hours(1)};
@@ -389,6 +497,7 @@ class SimTransport {
 
   // --- unary -------------------------------------------------------------
   absl::StatusOr<Msg> RunSync(int call, grpc::ClientContext& context) {
+    if (!sched_->on_driver()) return RunSyncElsewhere(call, context);
     AttemptRecord* rec = Begin(call, context);
     TimePoint done_at;
     grpc::Status status = Planned(*rec, &done_at);
@@ -409,10 +518,35 @@ class SimTransport {
     return response;
   }
 
+  // A sync attempt on another thread (a hedged sync call's caller or a
+  // hedge): its completion is an event the driver runs; the thread blocks
+  // until then, as on a gRPC channel. A context cancelled before the
+  // attempt started ends it at once, as gRPC does.
+  absl::StatusOr<Msg> RunSyncElsewhere(int call, grpc::ClientContext& context) {
+    std::unique_lock<std::mutex> world(sched_->world_mutex());
+    sched_->NoteActivity();
+    AttemptRecord* rec = Begin(call, context);
+    rec->finish = [this](grpc::Status) { remote_cv_.notify_all(); };
+    TimePoint done_at;
+    grpc::Status status = Planned(*rec, &done_at);
+    if (done_at != TimePoint::max()) {
+      rec->pending_event = sched_->PostAt(done_at, call, [this, rec, status] {
+        rec->pending_event = 0;
+        Complete(*rec, status);
+      });
+    }
+    PollCancels();
+    remote_cv_.wait(world, [rec] { return rec->ended; });
+    sched_->NoteActivity();
+    absl::Status result = FromGrpcStatus(rec->status);
+    if (!result.ok()) return result;
+    Msg response;
+    response.set_value(rec->index + 1);
+    return response;
+  }
+
   void StartAsync(int call, grpc::ClientContext& context,
                   std::function<void(absl::StatusOr<Msg>)> done) {
-    // A hedged sync call starts its first attempts on its caller's thread.
-    std::lock_guard<std::mutex> lock(caller_mu_);
     AttemptRecord* rec = Begin(call, context);
     rec->finish = [rec, done = std::move(done)](grpc::Status status) {
       absl::Status result = FromGrpcStatus(status);
@@ -546,22 +680,12 @@ class SimTransport {
   absl::Status OpenAsync(int call, grpc::ClientContext& context,
                          const Msg& request,
                          grpc::ClientReadReactor<Msg>* reactor) {
-    std::lock_guard<std::mutex> lock(caller_mu_);
     AttemptRecord* rec = Begin(call, context);
     rec->stream = true;
     readers_.push_back(
         std::make_unique<AsyncReader>(this, rec, request.value(), reactor));
     PollCancels();
     return absl::OkStatus();
-  }
-
-  // After a hedged sync caller parked: see what it did.
-  void SyncWithCaller() { std::lock_guard<std::mutex> lock(caller_mu_); }
-  // Whether `call` has started an attempt (safe from any thread).
-  bool HasStarted(int call) {
-    std::lock_guard<std::mutex> lock(caller_mu_);
-    auto it = calls_.find(call);
-    return it != calls_.end() && !it->second.attempts.empty();
   }
 
   // Completes, with CANCELLED, every live attempt whose context was
@@ -761,32 +885,10 @@ class SimTransport {
   std::function<int64_t()> throttle_milli_;
   uint64_t* order_ = nullptr;
   std::map<int, CallState> calls_;
-  std::mutex caller_mu_;
+  std::condition_variable remote_cv_;  // with the world mutex
   std::vector<std::unique_ptr<AsyncReader>> readers_;
   bool sync_hang_ = false;
 };
-
-// Waits until `tid` sleeps in the kernel (a hedged sync caller blocked in
-// future.get()); false after `limit` of real time.
-inline bool WaitUntilParked(pid_t tid, std::chrono::milliseconds limit) {
-  auto give_up = std::chrono::steady_clock::now() + limit;
-  std::string path = "/proc/self/task/" + std::to_string(tid) + "/stat";
-  int sleeping = 0;
-  while (std::chrono::steady_clock::now() < give_up) {
-    std::ifstream stat(path);
-    std::string line;
-    std::getline(stat, line);
-    auto paren = line.rfind(')');
-    char state = paren != std::string::npos && paren + 2 < line.size()
-                     ? line[paren + 2]
-                     : '?';
-    // Three times in a row, a little apart: not a passing futex wait.
-    sleeping = state == 'S' ? sleeping + 1 : 0;
-    if (sleeping >= 3) return true;
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
-  return false;
-}
 
 }  // namespace sim
 }  // namespace stubkit

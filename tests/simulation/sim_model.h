@@ -134,13 +134,15 @@ struct Decision {
 struct Inputs {
   const CallSpec* spec;
   const AttemptRecord* attempt;
-  int k;                   // retried failures before this one (window)
-  std::vector<End> ends;   // policy time (window), total, deadline
-  bool legacy_retry_info;  // also allow RetryInfo as a minimum (pending)
-  bool throttle_refuses;   // see ThrottleRefuses
-  // Pending fix: a stream's DEADLINE_EXCEEDED is classified against the
-  // retry loop's idea of the attempt deadline, not the stream's own.
-  bool legacy_stream_deadline;
+  int k;                  // retried failures before this one (window)
+  std::vector<End> ends;  // policy time (window, kExhausted), total, deadline
+  bool throttle_refuses;  // see ThrottleRefuses
+  // A stream attempt is not bounded by the retry policy's time limit
+  // (streaming.h, SetStreamAttemptDeadline: "unlike a unary attempt it is
+  // not bounded by the retry policy's time limit: that limit bounds how
+  // long stubkit keeps reopening it"); its deadline is min(total timeout,
+  // deadline, attempt timeout).
+  bool stream;
 };
 
 inline bool Retryable(const CallSpec& c, grpc::StatusCode code) {
@@ -180,9 +182,8 @@ inline Decision Decide(const Inputs& in) {
   // (2 ms) of the attempt's deadline is indistinguishable from the
   // deadline itself: anything goes.
   if (code == grpc::StatusCode::DEADLINE_EXCEEDED && !a.by_deadline &&
-      (in.legacy_stream_deadline ||
-       (a.deadline != TimePoint::max() &&
-        AddSat(now, milliseconds(2)) >= a.deadline))) {
+      a.deadline != TimePoint::max() &&
+      AddSat(now, milliseconds(2)) >= a.deadline) {
     d.may_continue = true;
     for (StopReason r : {StopReason::kPermanentError,
                          StopReason::kNonIdempotent, StopReason::kExhausted,
@@ -193,14 +194,45 @@ inline Decision Decide(const Inputs& in) {
     return d;
   }
   // An attempt that ran out of its own time is retryable; one that ran
-  // into the call's end ends the call.
+  // into the call's end ends the call. Which ends bound the attempt: all of
+  // them for unary calls, all but the policy's time for streams.
+  TimePoint bound_lo = TimePoint::max(), bound_hi = TimePoint::max();
+  for (const End& e : in.ends) {
+    if (in.stream && e.reason == StopReason::kExhausted) continue;
+    bound_lo = std::min(bound_lo, e.lo);
+    bound_hi = std::min(bound_hi, e.hi);
+  }
   bool own_timeout = false;
   if (code == grpc::StatusCode::DEADLINE_EXCEEDED && a.by_deadline) {
-    if (a.deadline < end_lo) {
+    if (a.deadline < bound_lo) {
       own_timeout = true;
+      // A stream attempt's own deadline that is the policy's end (the
+      // attempt timeout ran out just when the policy did) is the call's
+      // end, as for a unary attempt whose deadline is that end
+      // (RetryLoopState::OnFailure: "attempt_deadline_ == end_"). One that
+      // ran past the policy's end is an own timeout like any other: the
+      // decision table's order applies (idempotency before the policy).
+      for (const End& e : in.ends) {
+        if (!in.stream || e.reason != StopReason::kExhausted) continue;
+        if (e.lo <= now && now <= e.hi) {
+          stop(e.reason, "the attempt's deadline is the policy's end");
+          if (e.lo == e.hi) {
+            d.may_continue = false;
+            return d;
+          }
+          // Within the window's uncertainty: either, as below.
+        }
+      }
     } else {
-      end_reasons("the attempt ran into the call's end");
-      if (a.deadline >= end_hi) {
+      // The ends it may have hit, and any end already passed (the spec does
+      // not order several stop conditions at once).
+      for (const End& e : in.ends) {
+        const bool bounds = !in.stream || e.reason != StopReason::kExhausted;
+        if ((bounds && e.lo <= bound_hi) || e.lo <= now) {
+          stop(e.reason, "the attempt ran into the call's end");
+        }
+      }
+      if (a.deadline >= bound_hi) {
         d.may_continue = false;
         return d;
       }
@@ -240,13 +272,6 @@ inline Decision Decide(const Inputs& in) {
         must_stop(StopReason::kThrottled, "hint above the ceiling");
       }
       d.wait = {h.delay, h.delay};
-      if (in.legacy_retry_info && h.retry_info_valid) {
-        // Pending fix: RetryInfo as max(pushback or backoff, RetryInfo).
-        nanoseconds base_lo = h.pushback_valid ? h.pushback : backoff.lo;
-        nanoseconds base_hi = h.pushback_valid ? h.pushback : backoff.hi;
-        d.wait.lo = std::min(d.wait.lo, std::max(base_lo, h.retry_info));
-        d.wait.hi = std::max(d.wait.hi, std::max(base_hi, h.retry_info));
-      }
     }
   }
   // Never wait past the call's end.

@@ -60,16 +60,6 @@ inline bool IsHedgedKind(CallKind k) {
 
 enum class CancelKind { kNone, kToken, kReader, kReaderBeforeRead, kObserver };
 
-// The scenario dimensions a pending fix may switch off.
-struct Dimensions {
-  bool hedged_throttle = true;         // hedged calls share the throttle
-  bool hedged_attempt_timeout = true;  // AttemptTimeoutOption on hedging
-  bool hedged_observer_cancel = true;  // observer cancels a hedged call
-  bool reader_cancel = true;           // StreamReader::Cancel()
-  bool huge_hints = true;              // hints above the ceiling
-  bool past_deadline = true;           // DeadlineOption already past
-};
-
 struct CallSpec {
   int id = 0;
   CallKind kind = CallKind::kSync;
@@ -152,7 +142,7 @@ inline const char* CodeName(grpc::StatusCode c) {
 
 class Generator {
  public:
-  Generator(uint64_t seed, Dimensions dims) : rng_(seed), dims_(dims) {}
+  explicit Generator(uint64_t seed) : rng_(seed) {}
 
   Scenario Make(uint64_t seed) {
     Scenario s;
@@ -181,7 +171,7 @@ class Generator {
       const milliseconds latency = Latency();
       const int failing = Int(1, 3);
       for (CallSpec& c : s.calls) {
-        c.use_throttle = !IsHedgedKind(c.kind) || dims_.hedged_throttle;
+        c.use_throttle = true;
         c.start_at = milliseconds(0);
         for (int a = 0; a < failing && a < static_cast<int>(c.scripts.size());
              ++a) {
@@ -242,8 +232,8 @@ class Generator {
     c.idempotency_option = Pick<int>({0, 0, 1, 1, 2});
     c.method_idempotent = !Chance(0.25);
     c.hints = !Chance(0.2);
-    c.use_throttle = throttle && (!IsHedgedKind(kind) || dims_.hedged_throttle);
-    if (Chance(0.35) && (!IsHedgedKind(kind) || dims_.hedged_attempt_timeout)) {
+    c.use_throttle = throttle;
+    if (Chance(0.35)) {
       c.attempt_timeout = milliseconds(Pick<int>({5, 30, 100, 1000}));
     }
     if (Chance(0.25)) {
@@ -252,8 +242,7 @@ class Generator {
     if (Chance(0.2)) {
       c.deadline = true;
       c.deadline_in = milliseconds(Pick<int>({1000, 4000, 15000}));
-      if (dims_.past_deadline && Chance(0.2))
-        c.deadline_in = milliseconds(-1000);
+      if (Chance(0.2)) c.deadline_in = milliseconds(-1000);
     }
     c.hedge_max_attempts = Int(1, 4);
     c.hedge_delay = milliseconds(Pick<int>({0, 10, 50, 500}));
@@ -269,10 +258,7 @@ class Generator {
       c.cancel = CancelKind::kToken;
     } else if (cancel < 3) {
       c.cancel = CancelKind::kObserver;
-      if (IsHedgedKind(kind) && !dims_.hedged_observer_cancel) {
-        c.cancel = CancelKind::kToken;
-      }
-    } else if (cancel < 4 && kind == CallKind::kStream && dims_.reader_cancel) {
+    } else if (cancel < 4 && kind == CallKind::kStream) {
       c.cancel =
           Chance(0.3) ? CancelKind::kReaderBeforeRead : CancelKind::kReader;
     }
@@ -298,16 +284,15 @@ class Generator {
         s.pushback = h < 6   ? Hint::kValid
                      : h < 7 ? Hint::kNegative
                      : h < 8 ? Hint::kGarbage
-                             : (dims_.huge_hints ? Hint::kHuge : Hint::kValid);
+                             : Hint::kHuge;
         s.pushback_ms = Pick<int>({0, 1, 40, 700, 1500, 90000});
       }
       if (Chance(0.3)) {
         int h = Int(0, 9);
-        s.retry_info =
-            h < 6   ? InfoHint::kValid
-            : h < 7 ? InfoHint::kMalformed
-            : h < 8 ? InfoHint::kOversized
-                    : (dims_.huge_hints ? InfoHint::kHuge : InfoHint::kValid);
+        s.retry_info = h < 6   ? InfoHint::kValid
+                       : h < 7 ? InfoHint::kMalformed
+                       : h < 8 ? InfoHint::kOversized
+                               : InfoHint::kHuge;
         s.retry_info_ms = Pick<int>({0, 3, 40, 1500, 90000});
       }
       if (s.kind == AttemptScript::Kind::kHang) unbounded_hang = true;
@@ -324,7 +309,6 @@ class Generator {
   }
 
   std::mt19937_64 rng_;
-  Dimensions dims_;
 };
 
 inline std::string Describe(const CallSpec& c) {

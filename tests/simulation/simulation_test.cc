@@ -7,13 +7,11 @@
 // run against a fake transport and a fake clock (sim_fakes.h), each checked
 // against an executable model of the spec (sim_model.h).
 //
-//   STUBKIT_SIM_SCENARIOS=<n>   how many (default 10000)
-//   STUBKIT_SIM_SEED=<n>        replay one seed, with its trace
-//   STUBKIT_SIM_BASE_SEED=<n>   first seed (default 1); seeds are
-//   base..base+n-1 STUBKIT_SIM_SECONDS=<s>     stop after this much real time
-//   (soak) STUBKIT_SIM_UNGATE=<names>  comma list of kPendingFixes names (or
-//   "all")
-//                               to check although the fix is pending
+//   STUBKIT_SIM_SCENARIOS=<n>    how many (default 10000)
+//   STUBKIT_SIM_SEED=<n>         replay one seed, with its trace
+//   STUBKIT_SIM_BASE_SEED=<n>    first seed (default 1); seeds are
+//                                base..base+n-1
+//   STUBKIT_SIM_SECONDS=<s>      stop after this much real time (soak)
 //   STUBKIT_SIM_MAX_FAILURES=<n> stop after this many failing seeds (5)
 //   STUBKIT_SIM_WATCHDOG=<s>    real seconds without progress before a
 //                               scenario is declared hung (default 60)
@@ -59,99 +57,9 @@
 namespace stubkit {
 namespace sim {
 
-// ---------------------------------------------------------------------------
-// PENDING FIXES. Each entry names a known defect of issue 11 that is being
-// fixed on another branch, and switches off the scenario dimension or the
-// invariant that finds it, so that the suite passes meanwhile. Remove an
-// entry when its fix is merged; the suite then checks it in every run.
-// `STUBKIT_SIM_UNGATE=all` (or a comma list of names) checks them anyway.
-enum class PendingFix {
-  kHedgingThrottleHang,          // item 2: hedged call never completes
-  kHedgingAttemptTimeoutFatal,   // item 3: own attempt timeout ends the call
-  kHedgingCallbacksUnderLock,    // item 4: observer under hedging's mutex
-  kStreamCancelLost,             // item 6: StreamReader::Cancel() dropped
-  kStreamResumeAfterPolicyTime,  // item 7: policy does not restart on resume
-  kRetryInfoAsMinimum,           // item 9: RetryInfo = max(backoff, delay)
-  kNoHintCeiling,                // item 9: no ceiling on honoured hints
-  kPastDeadlineSends,            // item 11: past deadline still sends
-  kStreamDeadlineClassified,     // item 11: a stream's DEADLINE_EXCEEDED
-                                 // judged against the policy's end
-  kHedgeLaunchPastEnd,           // found here: a non-fatal failure at or after
-                                 // the call's end still launches a hedge
-};
-constexpr PendingFix kPendingFixes[] = {
-    PendingFix::kHedgingThrottleHang,
-    PendingFix::kHedgingAttemptTimeoutFatal,
-    PendingFix::kHedgingCallbacksUnderLock,
-    PendingFix::kStreamCancelLost,
-    PendingFix::kStreamResumeAfterPolicyTime,
-    PendingFix::kRetryInfoAsMinimum,
-    PendingFix::kNoHintCeiling,
-    PendingFix::kPastDeadlineSends,
-    PendingFix::kStreamDeadlineClassified,
-    PendingFix::kHedgeLaunchPastEnd,
-};
-// ---------------------------------------------------------------------------
-
-const char* FixName(PendingFix f) {
-  switch (f) {
-    case PendingFix::kHedgingThrottleHang:
-      return "HedgingThrottleHang";
-    case PendingFix::kHedgingAttemptTimeoutFatal:
-      return "HedgingAttemptTimeoutFatal";
-    case PendingFix::kHedgingCallbacksUnderLock:
-      return "HedgingCallbacksUnderLock";
-    case PendingFix::kStreamCancelLost:
-      return "StreamCancelLost";
-    case PendingFix::kStreamResumeAfterPolicyTime:
-      return "StreamResumeAfterPolicyTime";
-    case PendingFix::kRetryInfoAsMinimum:
-      return "RetryInfoAsMinimum";
-    case PendingFix::kNoHintCeiling:
-      return "NoHintCeiling";
-    case PendingFix::kPastDeadlineSends:
-      return "PastDeadlineSends";
-    case PendingFix::kStreamDeadlineClassified:
-      return "StreamDeadlineClassified";
-    case PendingFix::kHedgeLaunchPastEnd:
-      return "HedgeLaunchPastEnd";
-  }
-  return "?";
-}
-
-constexpr int kFixCount = 10;
-
 std::string Env(const char* name) {
   const char* v = std::getenv(name);
   return v == nullptr ? "" : v;
-}
-
-struct Gates {
-  bool pending[kFixCount] = {};
-  bool operator()(PendingFix f) const { return pending[static_cast<int>(f)]; }
-};
-
-Gates LoadGates() {
-  Gates g;
-  for (PendingFix f : kPendingFixes) g.pending[static_cast<int>(f)] = true;
-  std::string ungate = Env("STUBKIT_SIM_UNGATE");
-  for (absl::string_view name : absl::StrSplit(ungate, ',')) {
-    for (int i = 0; i < kFixCount; ++i) {
-      if (name == "all" || name == FixName(static_cast<PendingFix>(i))) {
-        g.pending[i] = false;
-      }
-    }
-  }
-  return g;
-}
-
-Dimensions DimensionsFor(const Gates& gates) {
-  Dimensions d;
-  d.hedged_observer_cancel = !gates(PendingFix::kHedgingCallbacksUnderLock);
-  d.reader_cancel = !gates(PendingFix::kStreamCancelLost);
-  d.huge_hints = !gates(PendingFix::kNoHintCeiling);
-  d.past_deadline = !gates(PendingFix::kPastDeadlineSends);
-  return d;
 }
 
 std::string SerializedStatusWithRetryInfo(InfoHint kind, int64_t ms) {
@@ -231,7 +139,7 @@ struct CallRun {
 
 class Runner {
  public:
-  Runner(const Scenario& s, const Gates& gates) : s_(s), gates_(gates) {
+  explicit Runner(const Scenario& s) : s_(s) {
     SimScheduler::Options o;
     o.cancel_inline = s.cancel_inline;
     o.preempt = s.preempt;
@@ -272,12 +180,15 @@ class Runner {
                      [this, run] { Start(*run); });
     }
     sched_->set_owner(0);
+    sched_->HoldWorld();
     Start(*runs_[0]);
     while (!sched_->over_budget() && sched_->RunOne()) {
       g_progress.fetch_add(1, std::memory_order_relaxed);
     }
     if (caller_.joinable()) JoinCaller();
-    return Check();
+    std::vector<std::string> out = Check();
+    sched_->ReleaseWorld();
+    return out;
   }
 
   std::string Trace() const;
@@ -331,6 +242,13 @@ class Runner {
     }
     CallRun* r = &run;
     run.call.set<RetryObserverOption>([this, r](const AttemptEvent& e) {
+      // On a hedged sync call's own threads, the world is locked to touch
+      // the run, and unlocked again before re-entering the call.
+      std::unique_lock<std::mutex> world;
+      if (!sched_->on_driver()) {
+        world = std::unique_lock<std::mutex>(sched_->world_mutex());
+        sched_->NoteActivity();
+      }
       r->events.push_back(Event{e, sched_->Now()});
       r->events.back().event.status = e.status;
       if (e.final && r->final_event_order == 0) r->final_event_order = ++order_;
@@ -338,6 +256,7 @@ class Runner {
         r->cancel_order = ++order_;
         r->cancel_in_final = e.final;
         r->cancel_in_event = true;
+        if (world.owns_lock()) world.unlock();
         r->token->Cancel();  // re-enters the call from its own callback
       }
     });
@@ -495,9 +414,11 @@ class Runner {
     Deliver(run, reader.Finish());
   }
 
-  // A hedged sync call blocks its caller in future.get(): it runs on its
-  // own thread, which shares only `CallerState` and what the call itself
-  // holds, so that a caller that never returns (a hang) can be abandoned.
+  // A hedged sync call runs on a caller thread of its own (attempt 1 runs
+  // there, each hedge on a thread the call spawns; see sim_fakes.h for how
+  // the driver waits for them). The caller shares only `CallerState` and
+  // what the call itself holds, so that a caller that never returns (a
+  // hang) can be abandoned.
   struct CallerState {
     std::mutex mu;
     std::condition_variable cv;
@@ -513,11 +434,10 @@ class Runner {
     const int id = run.spec.id;
     auto state = std::make_shared<CallerState>();
     caller_state_ = state;
-    auto tid = std::make_shared<std::atomic<pid_t>>(0);
+    sched_->BeginRemote();
     // The thread reads the call's options and method; they stay alive (see
     // AbandonCaller) however long it blocks.
-    caller_ = std::thread([state, r, t, id, async_attempt, tid] {
-      tid->store(static_cast<pid_t>(::syscall(SYS_gettid)));
+    caller_ = std::thread([state, r, t, id, async_attempt] {
       Msg request;
       OptionsView view(r->call, r->client);
       absl::Status status;
@@ -540,33 +460,17 @@ class Runner {
       state->done = true;
       state->cv.notify_all();
     });
-    while (tid->load() == 0) std::this_thread::yield();
-    // Parked in future.get(), or already done.
-    auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    for (;;) {
-      {
-        std::lock_guard<std::mutex> lock(state->mu);
-        if (state->done) break;
-      }
-      // Its first attempt is out, and it sleeps: in future.get(). (Both,
-      // because a thread may sleep on its way there, e.g. under TSan.)
-      if (transport_->HasStarted(id) &&
-          WaitUntilParked(tid->load(), milliseconds(5))) {
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
-      if (std::chrono::steady_clock::now() > limit) {
-        harness_errors_.push_back("hedged sync caller never parked");
-        break;
-      }
-    }
-    transport_->SyncWithCaller();
+    // Until its first attempt waits in the transport (or it returned).
+    sched_->Quiesce();
+    transport_->PollCancels();
     hedged_sync_run_ = r;
   }
 
   void JoinCaller() {
     CallRun& run = *hedged_sync_run_;
     std::shared_ptr<CallerState> state = caller_state_;
+    // Its threads may need the world to finish.
+    sched_->ReleaseWorld();
     std::unique_lock<std::mutex> lock(state->mu);
     // Decided (the observer saw the final event): the result is on its
     // way. Not decided with no event left: nothing can end the call any
@@ -578,11 +482,15 @@ class Runner {
     if (!state->cv.wait_for(lock, patience, [&] { return state->done; })) {
       lock.unlock();
       AbandonCaller();
-      run.caller_error = "the caller is still blocked in future.get()";
+      sched_->HoldWorld();
+      sched_->EndRemote();
+      run.caller_error = "the caller is still blocked";
       return;
     }
     lock.unlock();
     caller_.join();
+    sched_->HoldWorld();
+    sched_->EndRemote();
     if (!state->error.empty()) {
       run.caller_error = state->error;
       return;
@@ -605,7 +513,6 @@ class Runner {
   void CheckHedged(const CallRun& run, std::vector<std::string>* out);
 
   const Scenario& s_;
-  const Gates& gates_;
   uint64_t order_ = 0;
   std::shared_ptr<SimScheduler> sched_;
   std::unique_ptr<SimTransport> transport_;
@@ -726,17 +633,11 @@ void Runner::CheckCall(const CallRun& run, std::vector<std::string>* out) {
 
   // Completes exactly once.
   if (run.deliveries != 1) {
-    const bool hedge_hang_pending = c.hedged() && c.use_throttle &&
-                                    gates_(PendingFix::kHedgingThrottleHang) &&
-                                    run.deliveries == 0;
-    if (!hedge_hang_pending) {
-      fail(absl::StrCat(
-          "completed ", run.deliveries, " times",
-          run.deliveries == 0 ? " (hang)" : "",
-          run.caller_error.empty()
-              ? ""
-              : absl::StrCat("; sync caller: ", run.caller_error)));
-    }
+    fail(absl::StrCat("completed ", run.deliveries, " times",
+                      run.deliveries == 0 ? " (hang)" : "",
+                      run.caller_error.empty()
+                          ? ""
+                          : absl::StrCat("; sync caller: ", run.caller_error)));
     return;
   }
   const absl::Status& st = run.final_status;
@@ -845,16 +746,13 @@ void Runner::CheckRetryLoop(const CallRun& run, std::vector<std::string>* out) {
                        : t - model::kDeadlineSlack;
     fixed.push_back({lo, t, StopReason::kDeadline});
   }
-  // Window variants: the spec's (a stream's policy restarts after a resume
-  // that delivered messages), and, while that fix is pending, today's.
+  // The policy's window: a stream's policy and backoff restart after a
+  // resume that delivered messages (streaming.h).
   struct Variant {
     int k = 0;
     TimePoint window_lo, window_hi;
   };
   std::vector<Variant> variants{{0, run.start, run.start}};
-  const bool legacy_window =
-      gates_(PendingFix::kStreamResumeAfterPolicyTime) && stream;
-  if (legacy_window) variants.push_back(variants[0]);
 
   const int64_t max_milli =
       throttle_ ? static_cast<int64_t>(std::llround(s_.throttle_max * 1000))
@@ -909,10 +807,9 @@ void Runner::CheckRetryLoop(const CallRun& run, std::vector<std::string>* out) {
           &a,
           v.k,
           ends,
-          gates_(PendingFix::kRetryInfoAsMinimum),
           c.use_throttle && throttle_ &&
               model::ThrottleRefuses(a.throttle_milli_before, max_milli),
-          stream && gates_(PendingFix::kStreamDeadlineClassified)};
+          stream};
       model::Decision d = model::Decide(in);
       if (first) {
         merged = d;
@@ -923,7 +820,7 @@ void Runner::CheckRetryLoop(const CallRun& run, std::vector<std::string>* out) {
         merged.reasons.insert(d.reasons.begin(), d.reasons.end());
         merged.wait.lo = std::min(merged.wait.lo, d.wait.lo);
         merged.wait.hi = std::max(merged.wait.hi, d.wait.hi);
-        merged.why += " | legacy: " + d.why;
+        merged.why += " | " + d.why;
       }
     }
     const std::string at = absl::StrCat("after attempt ", i + 1, " (",
@@ -962,7 +859,7 @@ void Runner::CheckRetryLoop(const CallRun& run, std::vector<std::string>* out) {
                           " ns after the call's end"));
       }
     }
-    if (!c.count_policy && !legacy_window) {
+    if (!c.count_policy) {
       if (next.start >= AddSat(variants[0].window_hi, c.max_time)) {
         fail(at + "the wait crossed the retry policy's time limit");
       }
@@ -1003,7 +900,6 @@ void Runner::CheckHedged(const CallRun& run, std::vector<std::string>* out) {
   }
   if (c.deadline) end = std::min(end, AddSat(run.start, c.deadline_in));
   for (const auto& a : attempts) {
-    if (gates_(PendingFix::kHedgeLaunchPastEnd)) break;
     if (a->index > 0 && a->start >= end) {
       fail(absl::StrCat("hedged attempt ", a->index + 1,
                         " started at or after the call's end"));
@@ -1042,33 +938,60 @@ void Runner::CheckHedged(const CallRun& run, std::vector<std::string>* out) {
   switch (summary->stop_reason) {
     case StopReason::kPermanentError: {
       if (non_fatal) fail("kPermanentError for a non-fatal code");
-      // An attempt that ran out of its own timeout is not fatal (as in the
-      // retry loop).
-      bool own_timeout = false;
+      // Some attempt failed with a fatal code first. One that ran out of its
+      // own attempt timeout does not count: it is non-fatal, as in the
+      // retry loop (hedging.h). Only the attempts that ended before the
+      // call did are looked at.
+      bool fatal = false, own_timeout = false;
       for (const auto& a : attempts) {
+        if (!a->ended || a->status.ok() || a->by_cancel ||
+            a->end_order >= run.delivered_order) {
+          continue;
+        }
         if (a->by_deadline && a->deadline < end &&
-            a->end_order < run.delivered_order &&
             a->status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
           own_timeout = true;
+        } else if (std::find(c.non_fatal.begin(), c.non_fatal.end(),
+                             a->status.error_code()) == c.non_fatal.end()) {
+          fatal = true;
         }
       }
-      if (own_timeout && code == grpc::StatusCode::DEADLINE_EXCEEDED &&
-          !gates_(PendingFix::kHedgingAttemptTimeoutFatal)) {
-        fail("an attempt's own timeout ended the hedged call as fatal");
+      if (!fatal) {
+        fail(own_timeout
+                 ? "an attempt's own timeout ended the hedged call as fatal"
+                 : "kPermanentError, but no attempt failed with a fatal code");
       }
       break;
     }
-    case StopReason::kExhausted:
-      if (sent != c.hedge_max_attempts) {
+    case StopReason::kExhausted: {
+      // All attempts failed, or the call ran into the retry policy's time
+      // limit: hedging.h, "The call's end (the retry policy's time limit,
+      // the total timeout, the deadline) bounds every hedge and ends the
+      // call, with its stop reason" (kExhausted for the policy's limit, as
+      // in the retry loop: DESIGN.md's decision table).
+      TimePoint ended_at = TimePoint::max();
+      for (const Event& e : run.events) {
+        if (e.event.final) ended_at = e.at;
+      }
+      const bool policy_end = !c.count_policy && ended_at != TimePoint::max() &&
+                              ended_at >= AddSat(run.start, c.max_time);
+      if (sent != c.hedge_max_attempts && !policy_end) {
         fail(absl::StrCat("kExhausted after ", sent, " of ",
-                          c.hedge_max_attempts, " attempts"));
+                          c.hedge_max_attempts,
+                          " attempts, before the policy's time limit"));
       }
       break;
+    }
     case StopReason::kThrottled:
       if (!c.use_throttle) fail("kThrottled without a throttle");
       break;
     case StopReason::kDeadline:
+      if (c.total_timeout.count() <= 0 && !c.deadline) {
+        fail("kDeadline with neither a total timeout nor a deadline");
+      }
+      break;
     case StopReason::kCancelled:
+      if (run.cancel_order == 0) fail("kCancelled, but nothing cancelled it");
       break;
     default:
       fail("unexpected stop reason " + Name(summary->stop_reason));
@@ -1128,10 +1051,7 @@ std::string ReplayCommand(uint64_t seed) {
   char exe[4096] = {};
   ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
   std::string binary = n > 0 ? std::string(exe, n) : "stubkit_simulation_test";
-  std::string ungate = Env("STUBKIT_SIM_UNGATE");
-  return absl::StrCat(
-      ungate.empty() ? "" : "STUBKIT_SIM_UNGATE=" + ungate + " ",
-      "STUBKIT_SIM_SEED=", seed, " ", binary);
+  return absl::StrCat("STUBKIT_SIM_SEED=", seed, " ", binary);
 }
 
 // A crash or an abort (absl's deadlock detector aborts on a lock taken
@@ -1193,8 +1113,6 @@ void StartWatchdog() {
 TEST(Simulation, RandomScenarios) {
   StartWatchdog();
   InstallCrashNote();
-  const Gates gates = LoadGates();
-  const Dimensions dims = DimensionsFor(gates);
   std::string one = Env("STUBKIT_SIM_SEED");
   std::string count_env = Env("STUBKIT_SIM_SCENARIOS");
   std::string base_env = Env("STUBKIT_SIM_BASE_SEED");
@@ -1218,12 +1136,12 @@ TEST(Simulation, RandomScenarios) {
     g_seed.store(seed);
     NoteSeed(seed);
     g_progress.fetch_add(1);
-    Scenario scenario = Generator(seed, dims).Make(seed);
+    Scenario scenario = Generator(seed).Make(seed);
     if (replay) {
       std::printf("%s", Describe(scenario).c_str());
       std::fflush(stdout);
     }
-    Runner runner(scenario, gates);
+    Runner runner(scenario);
     std::vector<std::string> violations = runner.Run();
     ++ran;
     if (replay) std::printf("%s", runner.Trace().c_str());
