@@ -54,6 +54,9 @@ absl::Status ValidateOptions(const OptionsView& options,
                              const ExponentialBackoffPolicy& backoff_policy) {
   if (!retry_policy.status().ok()) return retry_policy.status();
   if (!backoff_policy.status().ok()) return backoff_policy.status();
+  if (absl::Status status = ValidateCallOptions(options); !status.ok()) {
+    return status;
+  }
   nanoseconds attempt_timeout = options.get<AttemptTimeoutOption>();
   if (attempt_timeout < nanoseconds::zero()) {
     return absl::InvalidArgumentError(
@@ -261,6 +264,7 @@ bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context,
   if (attempt_header) {
     context.AddMetadata(kRetryAttemptHeader, std::to_string(attempts_));
   }
+  ApplyCallOptions(context, options_);
   if (log_level_ >= LogLevel::kRpc) {
     std::vector<std::pair<std::string, std::string>> sent;
     if (metadata != nullptr) sent = *metadata;

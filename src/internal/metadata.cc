@@ -2,6 +2,8 @@
 
 #include "stubkit/internal/metadata.h"
 
+#include <grpc/impl/codegen/compression_types.h>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -92,6 +94,8 @@ absl::Status ValidateOutgoingMetadata(const grpc::ClientContext& context,
                                       absl::string_view method_full_name) {
   for (const auto& [key, value] :
        grpc::internal::ClientContextAccessor::SendInitialMetadata(context)) {
+    // ClientContext::set_compression_algorithm's own, reserved-prefix key.
+    if (key == GRPC_COMPRESSION_REQUEST_ALGORITHM_MD_KEY) continue;
     absl::Status status = ValidateMetadata(key, value);
     if (!status.ok()) {
       return absl::InvalidArgumentError(
