@@ -3,6 +3,7 @@
 #include "stubkit/call_options.h"
 
 #include "absl/strings/str_cat.h"
+#include "stubkit/internal/metadata.h"
 
 namespace stubkit {
 namespace internal {
@@ -56,6 +57,32 @@ void RunContextSetup(grpc::ClientContext& context, const OptionsView& options) {
   if (const auto* setup = options.find<ContextSetupOption>()) {
     if (*setup) (*setup)(context);
   }
+}
+
+namespace {
+
+void CopyMap(const std::multimap<grpc::string_ref, grpc::string_ref>& from,
+             std::multimap<std::string, std::string>* to) {
+  to->clear();
+  for (const auto& [key, value] : from) {
+    to->emplace(std::string(key.data(), key.size()),
+                std::string(value.data(), value.size()));
+  }
+}
+
+}  // namespace
+
+void CopyResponseMetadata(const grpc::ClientContext& context,
+                          ResponseMetadata* out) {
+  // GetServerInitialMetadata asserts unless gRPC asked for it on this
+  // context; a call that never reached gRPC has none.
+  if (InitialMetadataRequested(context)) {
+    CopyMap(context.GetServerInitialMetadata(), &out->initial_metadata);
+  } else {
+    out->initial_metadata.clear();
+  }
+  CopyMap(context.GetServerTrailingMetadata(), &out->trailing_metadata);
+  out->peer = context.peer();  // empty when no call was created
 }
 
 }  // namespace internal

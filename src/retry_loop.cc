@@ -170,6 +170,9 @@ void RetryLoopState::Setup(const OptionsView& options) {
   throttle_ = options.get<RetryThrottleOption>().get();
   metrics_ = options.get<MetricsOption>().get();
   cancel_ = options.get<CancellationOption>().get();
+  if (const auto* metadata = options.find<ResponseMetadataOption>()) {
+    response_metadata_ = metadata->get();
+  }
   log_level_ = options.get<LogLevelOption>();
   if (log_level_ != LogLevel::kOff) {
     log_sink_ = options.get<LogSinkOption>().get();
@@ -287,8 +290,12 @@ bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context,
   return true;
 }
 
-void RetryLoopState::FinishAttempt(grpc::ClientContext& context) {
+void RetryLoopState::FinishAttempt(grpc::ClientContext& context,
+                                   bool record_metadata) {
   if (cancel_ != nullptr) cancel_->Detach(&context);
+  if (response_metadata_ != nullptr && record_metadata) {
+    CopyResponseMetadata(context, response_metadata_);
+  }
 }
 
 absl::Status RetryLoopState::GiveUp(const absl::Status& status,

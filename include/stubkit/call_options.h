@@ -47,6 +47,27 @@
 // In a generated client, metadata it adds is checked like
 // `MetadataOption`'s (an illegal key fails the attempt with
 // INVALID_ARGUMENT instead of aborting in gRPC).
+//
+// Response metadata: set `ResponseMetadataOption` to a
+// `std::shared_ptr<ResponseMetadata>` and the call fills it with what its
+// final attempt received, whether it succeeded or failed (for a hedged
+// call: the winning attempt, or the last to fail; for a server stream: the
+// last attempt, at its end):
+//
+//   auto received = std::make_shared<stubkit::ResponseMetadata>();
+//   auto response = client.Echo(request, stubkit::Options{}.set<
+//       stubkit::ResponseMetadataOption>(received));
+//   received->trailing_metadata.find("x-served-by");
+//
+// Read it once the call has returned (async: once its callback ran); use
+// one object per call. Client and bidi streams do not fill it (their one
+// context is gRPC's as usual). gRPC asserts (aborts) when initial metadata
+// is read from a context on which it never asked for any, and keeps that
+// flag private: stubkit reads the flag (see `InitialMetadataRequested` in
+// stubkit/internal/metadata.h), so an attempt that never reached gRPC (a
+// mocked or decorated stub that answered itself) leaves the initial
+// metadata, and the peer, empty instead. When the option is unset nothing
+// is copied or allocated.
 
 #ifndef STUBKIT_CALL_OPTIONS_H_
 #define STUBKIT_CALL_OPTIONS_H_
@@ -106,6 +127,19 @@ struct ContextSetupOption {
   static Type Default() { return nullptr; }
 };
 
+// What one attempt received besides its response.
+struct ResponseMetadata {
+  std::multimap<std::string, std::string> initial_metadata;   // headers
+  std::multimap<std::string, std::string> trailing_metadata;  // trailers
+  std::string peer;  // ClientContext::peer(), e.g. "ipv4:127.0.0.1:5000"
+};
+
+// Filled with the final attempt's `ResponseMetadata`. Null means unset.
+struct ResponseMetadataOption {
+  using Type = std::shared_ptr<ResponseMetadata>;
+  static Type Default() { return nullptr; }
+};
+
 namespace internal {
 
 // INVALID_ARGUMENT for a set option gRPC would misuse or abort on.
@@ -115,6 +149,9 @@ void ApplyCallOptions(grpc::ClientContext& context, const OptionsView& options);
 // Runs the setup hook, if set. Call it with no stubkit lock held, last
 // before the attempt starts.
 void RunContextSetup(grpc::ClientContext& context, const OptionsView& options);
+// Replaces `*out` with what `context`'s finished call received.
+void CopyResponseMetadata(const grpc::ClientContext& context,
+                          ResponseMetadata* out);
 
 }  // namespace internal
 }  // namespace stubkit

@@ -92,8 +92,10 @@ class RetryLoopState {
   void RunContextSetup(grpc::ClientContext& context) const {
     internal::RunContextSetup(context, options_);
   }
-  // Ends the attempt started with `context`, before `context` is destroyed.
-  void FinishAttempt(grpc::ClientContext& context);
+  // Ends the attempt started with `context`, after its call is over and
+  // before `context` is destroyed. With `record_metadata` it fills the
+  // `ResponseMetadataOption`, if set: the last attempt finished wins.
+  void FinishAttempt(grpc::ClientContext& context, bool record_metadata = true);
 
   // Records a successful attempt; the call is over.
   void OnSuccess();
@@ -196,6 +198,7 @@ class RetryLoopState {
   RetryThrottle* throttle_ = nullptr;
   MetricsCollector* metrics_ = nullptr;
   CancellationToken* cancel_ = nullptr;
+  ResponseMetadata* response_metadata_ = nullptr;
   LogSink* log_sink_ = nullptr;
   LogLevel log_level_ = LogLevel::kOff;
   bool log_payloads_ = false;

@@ -20,6 +20,9 @@ class ClientContextAccessor {
       const grpc::ClientContext& context) {
     return context.send_initial_metadata_;
   }
+  static bool InitialMetadataReceived(const grpc::ClientContext& context) {
+    return context.initial_metadata_received_;
+  }
 };
 }  // namespace internal
 }  // namespace grpc
@@ -104,6 +107,11 @@ absl::Status ValidateOutgoingMetadata(const grpc::ClientContext& context,
     }
   }
   return absl::OkStatus();
+}
+
+bool InitialMetadataRequested(const grpc::ClientContext& context) {
+  return grpc::internal::ClientContextAccessor::InitialMetadataReceived(
+      context);
 }
 
 grpc::Status ToGrpcStatus(const absl::Status& status) {

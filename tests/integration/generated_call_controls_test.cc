@@ -111,6 +111,13 @@ class RecordingEchoService final : public EchoService::Service {
     context->AddInitialMetadata("x-initial", "i-" + request->message());
     context->AddTrailingMetadata("x-trailing", "t-" + request->message() + "-" +
                                                    std::to_string(attempt));
+    if (attempt == 1 && request->message().rfind("hang-first", 0) == 0) {
+      // Until the client cancels it (a hedge won), then CANCELLED.
+      while (!context->IsCancelled()) {
+        std::this_thread::sleep_for(milliseconds(5));
+      }
+      return grpc::Status::CANCELLED;
+    }
     if (attempt <= request->fail_first()) {
       return grpc::Status(
           static_cast<grpc::StatusCode>(request->fail_code()),
@@ -344,6 +351,115 @@ TEST_F(CallControlsTest, TheHooksDeadlineWins) {
     SCOPED_TRACE(attempt.method);
     EXPECT_GT(attempt.deadline_in_seconds, 600);  // the hook's
   }
+}
+
+bool HasEntry(const std::multimap<std::string, std::string>& map,
+              const std::string& key, const std::string& value) {
+  auto [begin, end] = map.equal_range(key);
+  for (auto it = begin; it != end; ++it) {
+    if (it->second == value) return true;
+  }
+  return false;
+}
+
+TEST_F(CallControlsTest, ResponseMetadataOfTheFinalAttempt) {
+  EchoServiceClient echo(Channel(), FastRetries());
+  StreamServiceClient streams(Channel(), FastRetries());
+  const std::string peer_prefix = "ipv4:127.0.0.1:";
+  struct Case {
+    std::string message;
+    bool hedged;
+    bool async;
+  };
+  for (const Case& c :
+       {Case{"sync", false, false}, Case{"async", false, true},
+        Case{"hedged", true, false}, Case{"hedged-async", true, true}}) {
+    SCOPED_TRACE(c.message);
+    auto received = std::make_shared<ResponseMetadata>();
+    Options options = Options{}.set<ResponseMetadataOption>(received);
+    if (c.hedged) options = Hedged(options);
+    EchoRequest request;
+    request.set_message(c.message);
+    request.set_fail_first(1);  // UNAVAILABLE (hedged: a non-fatal code)
+    request.set_fail_code(grpc::StatusCode::UNAVAILABLE);
+    absl::StatusOr<EchoResponse> response =
+        c.async ? echo.AsyncEcho(request, options).get()
+                : echo.Echo(request, options);
+    ASSERT_TRUE(response.ok()) << response.status();
+    ASSERT_EQ(response->attempt(), 2);
+    // The second attempt's (the winner's), not the first's.
+    EXPECT_TRUE(
+        HasEntry(received->initial_metadata, "x-initial", "i-" + c.message));
+    EXPECT_TRUE(HasEntry(received->trailing_metadata, "x-trailing",
+                         "t-" + c.message + "-2"));
+    EXPECT_EQ(received->peer.rfind(peer_prefix, 0), 0u) << received->peer;
+  }
+
+  // A failure: the last failed attempt's trailers.
+  for (bool hedged : {false, true}) {
+    SCOPED_TRACE(hedged ? "hedged failure" : "failure");
+    auto received = std::make_shared<ResponseMetadata>();
+    Options options = FastRetries().set<ResponseMetadataOption>(received);
+    // A hedge only after a failure, so the server numbers them in order.
+    if (hedged) {
+      options.set<HedgingPolicyOption>(HedgingPolicy(2, std::chrono::hours(1)));
+    }
+    EchoRequest request;
+    request.set_message(hedged ? "hedged-fails" : "fails");
+    request.set_fail_first(100);
+    request.set_fail_code(grpc::StatusCode::UNAVAILABLE);
+    absl::StatusOr<EchoResponse> response = echo.Echo(request, options);
+    ASSERT_EQ(response.status().code(), absl::StatusCode::kUnavailable);
+    const int attempts = GetRetrySummary(response.status())->attempts;
+    EXPECT_TRUE(
+        HasEntry(received->trailing_metadata, "x-trailing",
+                 "t-" + request.message() + "-" + std::to_string(attempts)))
+        << "after " << attempts << " attempts";
+    EXPECT_EQ(received->peer.rfind(peer_prefix, 0), 0u) << received->peer;
+  }
+
+  // A hedged loser that ends after the winner (cancelled) leaves the
+  // winner's metadata in place: the sync call returns only once the loser
+  // is done too.
+  {
+    auto received = std::make_shared<ResponseMetadata>();
+    EchoRequest request;
+    request.set_message("hang-first");
+    absl::StatusOr<EchoResponse> response = echo.Echo(
+        request,
+        Options{}
+            .set<ResponseMetadataOption>(received)
+            .set<HedgingPolicyOption>(HedgingPolicy(2, milliseconds(20))));
+    ASSERT_TRUE(response.ok()) << response.status();
+    EXPECT_EQ(response->attempt(), 2);
+    EXPECT_TRUE(
+        HasEntry(received->trailing_metadata, "x-trailing", "t-hang-first-2"));
+  }
+
+  // Server streams, sync and async: at the end.
+  auto received = std::make_shared<ResponseMetadata>();
+  Options options = Options{}.set<ResponseMetadataOption>(received);
+  RangeRequest range;
+  range.set_count(2);
+  StreamReader<Item> reader = streams.Range(range, options);
+  Item item;
+  while (reader.Read(&item)) {
+  }
+  ASSERT_TRUE(reader.Finish().ok());
+  EXPECT_TRUE(HasEntry(received->initial_metadata, "x-initial", "range"));
+  EXPECT_TRUE(HasEntry(received->trailing_metadata, "x-trailing", "range-end"));
+  EXPECT_EQ(received->peer.rfind(peer_prefix, 0), 0u) << received->peer;
+
+  auto async_received = std::make_shared<ResponseMetadata>();
+  std::promise<absl::Status> done;
+  streams.AsyncRange(
+      range, [](const Item&) {},
+      [&done](absl::Status status) { done.set_value(status); },
+      Options{}.set<ResponseMetadataOption>(async_received));
+  ASSERT_TRUE(done.get_future().get().ok());
+  EXPECT_TRUE(HasEntry(async_received->initial_metadata, "x-initial", "range"));
+  EXPECT_TRUE(
+      HasEntry(async_received->trailing_metadata, "x-trailing", "range-end"));
 }
 
 // Call credentials need a channel secure enough to carry them: local

@@ -314,6 +314,7 @@ TEST_F(BadOptionsTest, NullPointersAndFunctionsMeanUnset) {
                      .set<AsyncSleeperOption>(nullptr)
                      .set<CallCredentialsOption>(nullptr)
                      .set<ContextSetupOption>(nullptr)
+                     .set<ResponseMetadataOption>(nullptr)
                      .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
                          milliseconds(1), milliseconds(2), 2.0));
   EchoRequest request;
@@ -331,11 +332,11 @@ TEST_F(BadOptionsTest, NullPointersAndFunctionsMeanUnset) {
       "null `RetryObserverOption`, `LogSinkOption`, `MetricsOption`, "
       "`RetryThrottleOption`, `CancellationOption`, `ClockOption`, "
       "`SleeperOption`, `AsyncSleeperOption`, `CallCredentialsOption`, "
-      "`ContextSetupOption`",
+      "`ContextSetupOption`, `ResponseMetadataOption`",
       "each means unset: no observer, stderr, no metrics, no throttle, not "
       "cancellable, the steady clock, real sleep, the shared timer thread, "
-      "the channel's credentials only, no hook; the call retries and succeeds "
-      "as without them");
+      "the channel's credentials only, no hook, nothing copied; the call "
+      "retries and succeeds as without them");
 
   // Decorator factories that are null, or return null, are skipped.
   EchoServiceClient decorated(

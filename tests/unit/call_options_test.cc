@@ -134,6 +134,57 @@ TEST(ContextSetupTest, RunsOnEveryHedgedAttempt) {
   EXPECT_EQ(log.runs.load(), 3);
 }
 
+// The final attempt's metadata, from a fake transport: initial metadata
+// injected on each attempt's context; a context no gRPC call used must not
+// trip gRPC's assertion in GetServerInitialMetadata.
+TEST(ResponseMetadataTest, TheFinalAttemptsMetadataOnSuccessAndFailure) {
+  auto received = std::make_shared<ResponseMetadata>();
+  received->peer = "stale";
+  received->trailing_metadata.emplace("stale", "1");
+  Options call = Fast().set<ResponseMetadataOption>(received);
+  Options client;
+  std::vector<std::unique_ptr<grpc::testing::ClientContextTestPeer>> peers;
+  int attempts = 0;
+  auto attempt = [&](grpc::ClientContext& context) -> absl::StatusOr<int> {
+    ++attempts;
+    if (attempts == 1) return Unavailable();  // never reached "gRPC"
+    peers.push_back(
+        std::make_unique<grpc::testing::ClientContextTestPeer>(&context));
+    peers.back()->AddServerInitialMetadata("x-attempt",
+                                           std::to_string(attempts));
+    if (attempts == 2) return Unavailable();
+    return 1;
+  };
+  absl::StatusOr<int> result =
+      RetryLoop<int>(kGet, OptionsView(call, client), attempt);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_THAT(received->initial_metadata,
+              ElementsAre(std::make_pair("x-attempt", "3")));
+  EXPECT_TRUE(received->trailing_metadata.empty());
+  EXPECT_EQ(received->peer, "");  // no call was created
+
+  // A call whose only attempt never reached gRPC: empty, no assertion.
+  attempts = 0;
+  received->initial_metadata.emplace("stale", "1");
+  absl::StatusOr<int> failed = RetryLoop<int>(
+      kGet,
+      OptionsView(
+          Options(call).set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(0)),
+          client),
+      attempt);
+  EXPECT_EQ(failed.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_TRUE(received->initial_metadata.empty());
+}
+
+TEST(ResponseMetadataTest, UnsetOrNullFillsNothing) {
+  Options call = Fast().set<ResponseMetadataOption>(nullptr);
+  Options client;
+  absl::StatusOr<int> result = RetryLoop<int>(
+      kGet, OptionsView(call, client),
+      [](grpc::ClientContext&) -> absl::StatusOr<int> { return 1; });
+  EXPECT_TRUE(result.ok());
+}
+
 TEST(CallOptionsValidationTest, RefusedBeforeAnythingIsSent) {
   struct Case {
     Options options;
