@@ -476,13 +476,19 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
   }
   // 1. Permanent errors. An attempt that ran out of its own (shorter)
   // timeout counts as retryable: the next attempt may be faster.
-  if (!deadline_exceeded &&
-      !retry_policy_.retryable_codes().contains(status.code())) {
+  // The policy's predicate, if any, is user code: no stubkit lock is held
+  // here in any loop (hedging, which decides under its mutex, does not use
+  // the retry policy).
+  if (!deadline_exceeded && !retry_policy_.IsRetryable(status)) {
     return Stop(status, StopReason::kPermanentError,
                 absl::StrCat("not retried: ",
                              StatusCodeName(static_cast<int>(status.code())),
                              " is not a retryable code (retryable: ",
-                             retry_policy_.retryable_codes().ToString(), ")"),
+                             retry_policy_.retryable_codes().ToString(),
+                             retry_policy_.has_retryable_if()
+                                 ? "; the RetryableIf predicate declined it"
+                                 : "",
+                             ")"),
                 now, final_status);
   }
   // A retryable failure says the backend struggles, whatever happens next.

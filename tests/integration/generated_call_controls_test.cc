@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/synchronization/mutex.h"
 #include "stubkit/call_options.h"
 #include "stubkit/hedging.h"
@@ -460,6 +461,46 @@ TEST_F(CallControlsTest, ResponseMetadataOfTheFinalAttempt) {
   EXPECT_TRUE(HasEntry(async_received->initial_metadata, "x-initial", "range"));
   EXPECT_TRUE(
       HasEntry(async_received->trailing_metadata, "x-trailing", "range-end"));
+}
+
+// RetryPolicy::WithRetryableIf against a real server: the server's INTERNAL
+// "RST_STREAM" failure is retried; without the predicate it is final.
+TEST_F(CallControlsTest, RetryPredicateRetriesAChosenInternal) {
+  EchoServiceClient echo(Channel());
+  std::atomic<int> predicate_calls{0};
+  auto policy = LimitedErrorCountRetryPolicy(3).WithRetryableIf(
+      [&predicate_calls](const absl::Status& status) {
+        ++predicate_calls;
+        return status.code() == absl::StatusCode::kInternal &&
+               absl::StrContains(status.message(), "RST_STREAM");
+      });
+  auto fast = ExponentialBackoffPolicy(milliseconds(1), milliseconds(5), 2.0);
+  auto options =
+      Options{}.set<RetryPolicyOption>(policy).set<BackoffPolicyOption>(fast);
+  for (bool async : {false, true}) {
+    SCOPED_TRACE(async ? "async" : "sync");
+    EchoRequest request;
+    request.set_message(async ? "reset-async" : "reset-sync");
+    request.set_fail_first(2);
+    request.set_fail_code(grpc::StatusCode::INTERNAL);
+    absl::StatusOr<EchoResponse> response =
+        async ? echo.AsyncEcho(request, options).get()
+              : echo.Echo(request, options);
+    ASSERT_TRUE(response.ok()) << response.status();
+    EXPECT_EQ(response->attempt(), 3);
+  }
+  EXPECT_EQ(predicate_calls.load(), 4);
+
+  EchoRequest request;
+  request.set_message("reset-no-predicate");
+  request.set_fail_first(2);
+  request.set_fail_code(grpc::StatusCode::INTERNAL);
+  absl::StatusOr<EchoResponse> response = echo.Echo(
+      request, Options{}
+                   .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(3))
+                   .set<BackoffPolicyOption>(fast));
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(GetRetrySummary(response.status())->attempts, 1);
 }
 
 // Call credentials need a channel secure enough to carry them: local
