@@ -43,9 +43,10 @@
 // with its own computed deadline: whether a DEADLINE_EXCEEDED was the
 // attempt timeout (retried) or the call's end (final), and when the call
 // is over. It runs on the thread that starts the attempt, with no stubkit
-// lock held; it must not block, and must not start or cancel the call.
-// In a generated client, metadata it adds is checked like
-// `MetadataOption`'s (an illegal key fails the attempt with
+// lock held (for a hedged call, possibly on several threads at once, each
+// with its own attempt's context); it must not block, and must not start
+// or cancel the call. In a generated client, metadata it adds is checked
+// like `MetadataOption`'s (an illegal key fails the attempt with
 // INVALID_ARGUMENT instead of aborting in gRPC).
 //
 // Response metadata: set `ResponseMetadataOption` to a
@@ -60,14 +61,13 @@
 //   received->trailing_metadata.find("x-served-by");
 //
 // Read it once the call has returned (async: once its callback ran); use
-// one object per call. Client and bidi streams do not fill it (their one
-// context is gRPC's as usual). gRPC asserts (aborts) when initial metadata
-// is read from a context on which it never asked for any, and keeps that
-// flag private: stubkit reads the flag (see `InitialMetadataRequested` in
-// stubkit/internal/metadata.h), so an attempt that never reached gRPC (a
-// mocked or decorated stub that answered itself) leaves the initial
-// metadata, and the peer, empty instead. When the option is unset nothing
-// is copied or allocated.
+// one object per call. Client and bidi streams do not fill it yet. gRPC
+// asserts (aborts) when initial metadata is read from a context on which
+// it never asked for any, and keeps that flag private: stubkit reads the
+// flag (see `InitialMetadataRequested` in stubkit/internal/metadata.h), so
+// an attempt that never reached gRPC (a mocked or decorated stub that
+// answered itself) leaves the initial metadata, and the peer, empty
+// instead. When the option is unset nothing is copied or allocated.
 
 #ifndef STUBKIT_CALL_OPTIONS_H_
 #define STUBKIT_CALL_OPTIONS_H_
