@@ -62,6 +62,8 @@ void AsyncRetryOperationBase::RunAttempt() {
     return;
   }
   ConfigureAttempt(*context_);
+  // Last, so that the hook sees (and may override) a stream's deadline.
+  state_.RunContextSetup(*context_);
   StartAttempt(*context_, view_);
 }
 

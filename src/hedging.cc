@@ -156,7 +156,9 @@ void HedgedOperationBase::ResetTimerLocked(Step& step) {
 void HedgedOperationBase::AttemptDoneLocked(int index) {
   done_[index] = true;
   --outstanding_;
-  state_.FinishAttempt(*contexts_[index]);
+  // Only attempts that end before the call does: a loser cancelled after
+  // the winner must not replace its metadata (nor write after delivery).
+  state_.FinishAttempt(*contexts_[index], /*record_metadata=*/!finished_);
 }
 
 HedgedOperationBase::Next HedgedOperationBase::Perform(Step& step) {

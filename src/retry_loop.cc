@@ -54,6 +54,9 @@ absl::Status ValidateOptions(const OptionsView& options,
                              const ExponentialBackoffPolicy& backoff_policy) {
   if (!retry_policy.status().ok()) return retry_policy.status();
   if (!backoff_policy.status().ok()) return backoff_policy.status();
+  if (absl::Status status = ValidateCallOptions(options); !status.ok()) {
+    return status;
+  }
   nanoseconds attempt_timeout = options.get<AttemptTimeoutOption>();
   if (attempt_timeout < nanoseconds::zero()) {
     return absl::InvalidArgumentError(
@@ -167,6 +170,9 @@ void RetryLoopState::Setup(const OptionsView& options) {
   throttle_ = options.get<RetryThrottleOption>().get();
   metrics_ = options.get<MetricsOption>().get();
   cancel_ = options.get<CancellationOption>().get();
+  if (const auto* metadata = options.find<ResponseMetadataOption>()) {
+    response_metadata_ = metadata->get();
+  }
   log_level_ = options.get<LogLevelOption>();
   if (log_level_ != LogLevel::kOff) {
     log_sink_ = options.get<LogSinkOption>().get();
@@ -261,6 +267,7 @@ bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context,
   if (attempt_header) {
     context.AddMetadata(kRetryAttemptHeader, std::to_string(attempts_));
   }
+  ApplyCallOptions(context, options_);
   if (log_level_ >= LogLevel::kRpc) {
     std::vector<std::pair<std::string, std::string>> sent;
     if (metadata != nullptr) sent = *metadata;
@@ -283,8 +290,12 @@ bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context,
   return true;
 }
 
-void RetryLoopState::FinishAttempt(grpc::ClientContext& context) {
+void RetryLoopState::FinishAttempt(grpc::ClientContext& context,
+                                   bool record_metadata) {
   if (cancel_ != nullptr) cancel_->Detach(&context);
+  if (response_metadata_ != nullptr && record_metadata) {
+    CopyResponseMetadata(context, response_metadata_);
+  }
 }
 
 absl::Status RetryLoopState::GiveUp(const absl::Status& status,
@@ -465,13 +476,19 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
   }
   // 1. Permanent errors. An attempt that ran out of its own (shorter)
   // timeout counts as retryable: the next attempt may be faster.
-  if (!deadline_exceeded &&
-      !retry_policy_.retryable_codes().contains(status.code())) {
+  // The policy's predicate, if any, is user code: no stubkit lock is held
+  // here in any loop (hedging, which decides under its mutex, does not use
+  // the retry policy).
+  if (!deadline_exceeded && !retry_policy_.IsRetryable(status)) {
     return Stop(status, StopReason::kPermanentError,
                 absl::StrCat("not retried: ",
                              StatusCodeName(static_cast<int>(status.code())),
                              " is not a retryable code (retryable: ",
-                             retry_policy_.retryable_codes().ToString(), ")"),
+                             retry_policy_.retryable_codes().ToString(),
+                             retry_policy_.has_retryable_if()
+                                 ? "; the RetryableIf predicate declined it"
+                                 : "",
+                             ")"),
                 now, final_status);
   }
   // A retryable failure says the backend struggles, whatever happens next.

@@ -85,13 +85,20 @@ RetryPolicy& RetryPolicy::WithRetryableCodes(StatusCodeSet codes) & {
   return *this;
 }
 
+RetryPolicy& RetryPolicy::WithRetryableIf(
+    std::function<bool(const absl::Status&)> predicate) & {
+  retryable_if_ = std::move(predicate);
+  return *this;
+}
+
 std::string RetryPolicy::ToString() const {
   std::string limit =
       limit_ == Limit::kTime
           ? absl::StrCat("LimitedTimeRetryPolicy(",
                          internal::FormatDuration(max_time_))
           : absl::StrCat("LimitedErrorCountRetryPolicy(", max_retries_);
-  return absl::StrCat(limit, ", retryable: ", retryable_codes_.ToString(), ")");
+  return absl::StrCat(limit, ", retryable: ", retryable_codes_.ToString(),
+                      retryable_if_ ? " or RetryableIf" : "", ")");
 }
 
 LimitedTimeRetryPolicy::LimitedTimeRetryPolicy(

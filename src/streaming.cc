@@ -55,6 +55,10 @@ absl::Status ApplyStreamOptions(grpc::ClientContext& context,
                      ": AttemptTimeoutOption and TotalTimeoutOption must not "
                      "be negative; nothing was sent"));
   }
+  if (absl::Status invalid = ValidateCallOptions(options); !invalid.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        method.full_name, ": ", invalid.message(), "; nothing was sent"));
+  }
   const auto* metadata = options.find<MetadataOption>();
   if (metadata != nullptr) {
     // gRPC would abort the process on it when the stream starts.
@@ -69,6 +73,8 @@ absl::Status ApplyStreamOptions(grpc::ClientContext& context,
   if (metadata != nullptr) {
     for (const auto& [key, value] : *metadata) context.AddMetadata(key, value);
   }
+  ApplyCallOptions(context, options);
+  RunContextSetup(context, options);  // last: it may override the deadline
   return absl::OkStatus();
 }
 

@@ -226,6 +226,8 @@ class HedgedOperation final : public HedgedOperationBase {
     std::shared_ptr<HedgedOperation> self =
         std::static_pointer_cast<HedgedOperation>(shared_from_this());
     const int index = next.index;
+    // Here, not in the locked launch: the hook is user code.
+    RunContextSetup(*next.context, view());
     attempt_(*next.context, view(),
              [self, index](absl::StatusOr<Response> result) mutable {
                if (!result.ok()) {
@@ -287,6 +289,8 @@ class SyncHedgedOperation final : public HedgedOperationBase {
   void RunAttempts(Next next) {
     while (next.index >= 0) {
       if (next.arm_timer) ArmHedgeTimer();
+      // Here, not in the locked launch: the hook is user code.
+      RunContextSetup(*next.context, view());
       absl::StatusOr<Response> result = attempt_(*next.context);
       if (result.ok()) {
         if (OnAttemptSucceeded(next.index)) {

@@ -42,6 +42,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "stubkit/backoff_policy.h"
+#include "stubkit/call_options.h"
 #include "stubkit/cancellation.h"
 #include "stubkit/clock.h"
 #include "stubkit/logging.h"
@@ -76,7 +77,8 @@ class RetryLoopState {
   // Non-OK when the options are invalid; the call must return it unsent.
   const absl::Status& setup_status() const { return setup_status_; }
 
-  // Starts the next attempt: sets `context`'s deadline and metadata. Returns
+  // Starts the next attempt: sets `context`'s deadline, metadata and the
+  // settings of stubkit/call_options.h but for the setup hook. Returns
   // false when the call was cancelled or its end (deadline, total timeout,
   // policy time limit) already passed, so the attempt would be doomed; the
   // call must then return `Cancelled()`. With `deferred_log` the attempt's
@@ -84,8 +86,16 @@ class RetryLoopState {
   // lock: it writes it with `WriteLog` after unlocking).
   bool PrepareAttempt(grpc::ClientContext& context,
                       std::string* deferred_log = nullptr);
-  // Ends the attempt started with `context`, before `context` is destroyed.
-  void FinishAttempt(grpc::ClientContext& context);
+  // Runs the `ContextSetupOption` hook on a prepared `context`: last, after
+  // any adjustment of the caller's own (a stream's deadline), unlocked,
+  // right before the attempt starts. Reads only the options: any thread.
+  void RunContextSetup(grpc::ClientContext& context) const {
+    internal::RunContextSetup(context, options_);
+  }
+  // Ends the attempt started with `context`, after its call is over and
+  // before `context` is destroyed. With `record_metadata` it fills the
+  // `ResponseMetadataOption`, if set: the last attempt finished wins.
+  void FinishAttempt(grpc::ClientContext& context, bool record_metadata = true);
 
   // Records a successful attempt; the call is over.
   void OnSuccess();
@@ -188,6 +198,7 @@ class RetryLoopState {
   RetryThrottle* throttle_ = nullptr;
   MetricsCollector* metrics_ = nullptr;
   CancellationToken* cancel_ = nullptr;
+  ResponseMetadata* response_metadata_ = nullptr;
   LogSink* log_sink_ = nullptr;
   LogLevel log_level_ = LogLevel::kOff;
   bool log_payloads_ = false;
@@ -220,6 +231,7 @@ absl::StatusOr<Response> RunRetryLoop(RetryLoopState& state, Attempt& attempt) {
   for (;;) {
     grpc::ClientContext context;
     if (!state.PrepareAttempt(context)) return state.Cancelled();
+    state.RunContextSetup(context);
     absl::StatusOr<Response> result = attempt(context);
     state.FinishAttempt(context);
     if (result.ok()) {

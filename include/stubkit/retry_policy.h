@@ -16,6 +16,13 @@
 //   auto by_count =
 //   stubkit::LimitedErrorCountRetryPolicy(3).WithRetryableCodes(
 //       {grpc::StatusCode::UNAVAILABLE, grpc::StatusCode::RESOURCE_EXHAUSTED});
+//   // Also retry the INTERNAL of a reset HTTP/2 stream, a transient failure.
+//   auto with_predicate =
+//       stubkit::LimitedTimeRetryPolicy(10min).WithRetryableIf(
+//           [](const absl::Status& s) {
+//             return s.code() == absl::StatusCode::kInternal &&
+//                    absl::StrContains(s.message(), "RST_STREAM");
+//           });
 //
 // Invalid arguments never crash and are never clamped: the policy records an
 // `InvalidArgument` status naming the field (see `status()`), and every call
@@ -28,8 +35,10 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 
@@ -79,10 +88,34 @@ class RetryPolicy {
   // OK, or `InvalidArgument` naming the bad field.
   const absl::Status& status() const { return status_; }
 
+  // Whether a failed attempt's `status` is worth another attempt: its code
+  // is in `retryable_codes()`, or the `WithRetryableIf` predicate says so.
+  // (Idempotency, the limits and the throttle are decided after this.)
+  bool IsRetryable(const absl::Status& status) const {
+    return retryable_codes_.contains(status.code()) ||
+           (retryable_if_ && retryable_if_(status));
+  }
+  bool has_retryable_if() const { return static_cast<bool>(retryable_if_); }
+
   // Replaces the retryable codes. An empty set, or one with `OK`, is invalid.
   RetryPolicy& WithRetryableCodes(StatusCodeSet codes) &;
   RetryPolicy&& WithRetryableCodes(StatusCodeSet codes) && {
     return std::move(WithRetryableCodes(codes));
+  }
+
+  // Also makes a failure retryable when `predicate` returns true for its
+  // status, in addition to the codes (a null predicate removes it). It only
+  // widens what is retried: a non-idempotent call is still never retried,
+  // and the policy's limits, the backoff and the throttle apply as usual.
+  // It runs on the thread that saw the failure, with no stubkit lock held,
+  // once per failed attempt; keep it fast and thread-safe, since one policy
+  // serves every call of a client. Hedged calls do not consult it: their
+  // `HedgingPolicy`'s non-fatal codes decide.
+  RetryPolicy& WithRetryableIf(
+      std::function<bool(const absl::Status&)> predicate) &;
+  RetryPolicy&& WithRetryableIf(
+      std::function<bool(const absl::Status&)> predicate) && {
+    return std::move(WithRetryableIf(std::move(predicate)));
   }
 
   std::string ToString() const;
@@ -95,6 +128,7 @@ class RetryPolicy {
  private:
   Limit limit_;
   StatusCodeSet retryable_codes_{grpc::StatusCode::UNAVAILABLE};
+  std::function<bool(const absl::Status&)> retryable_if_;
   std::chrono::nanoseconds max_time_;
   int max_retries_;
   absl::Status status_;

@@ -197,9 +197,10 @@ class StreamReaderWriter {
 
 namespace internal {
 
-// Applies the call's options to a stream's context: metadata, and the
+// Applies the call's options to a stream's context: metadata, the
 // deadline min(DeadlineOption, now + TotalTimeoutOption, now +
-// AttemptTimeoutOption). Returns InvalidArgument for negative timeouts.
+// AttemptTimeoutOption), the settings of stubkit/call_options.h, and last
+// the setup hook. Returns InvalidArgument for invalid options.
 absl::Status ApplyStreamOptions(grpc::ClientContext& context,
                                 const OptionsView& options,
                                 const MethodInfo& method);
@@ -371,6 +372,7 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
     }
     state_.UseStreamAttemptDeadline();
     SetStreamAttemptDeadline(*context_, call_end_, view_);
+    state_.RunContextSetup(*context_);  // last: it may override the deadline
     received_in_attempt_ = false;
     stream_ = open_(*context_, static_cast<const OptionsView&>(view_),
                     static_cast<const Request&>(request_));

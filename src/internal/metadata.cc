@@ -2,6 +2,8 @@
 
 #include "stubkit/internal/metadata.h"
 
+#include <grpc/impl/codegen/compression_types.h>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -17,6 +19,9 @@ class ClientContextAccessor {
   static const std::multimap<std::string, std::string>& SendInitialMetadata(
       const grpc::ClientContext& context) {
     return context.send_initial_metadata_;
+  }
+  static bool InitialMetadataReceived(const grpc::ClientContext& context) {
+    return context.initial_metadata_received_;
   }
 };
 }  // namespace internal
@@ -92,6 +97,8 @@ absl::Status ValidateOutgoingMetadata(const grpc::ClientContext& context,
                                       absl::string_view method_full_name) {
   for (const auto& [key, value] :
        grpc::internal::ClientContextAccessor::SendInitialMetadata(context)) {
+    // ClientContext::set_compression_algorithm's own, reserved-prefix key.
+    if (key == GRPC_COMPRESSION_REQUEST_ALGORITHM_MD_KEY) continue;
     absl::Status status = ValidateMetadata(key, value);
     if (!status.ok()) {
       return absl::InvalidArgumentError(
@@ -100,6 +107,11 @@ absl::Status ValidateOutgoingMetadata(const grpc::ClientContext& context,
     }
   }
   return absl::OkStatus();
+}
+
+bool InitialMetadataRequested(const grpc::ClientContext& context) {
+  return grpc::internal::ClientContextAccessor::InitialMetadataReceived(
+      context);
 }
 
 grpc::Status ToGrpcStatus(const absl::Status& status) {

@@ -174,6 +174,48 @@ TEST_F(BadOptionsTest, ClientStreamsRefuseBadMetadataToo) {
          "returns false; nothing is sent");
 }
 
+TEST_F(BadOptionsTest, EmptyOrIllegalAuthority) {
+  ExpectRefusedEverywhere("`AuthorityOption(\"\")`",
+                          Options{}.set<AuthorityOption>(""),
+                          "AuthorityOption must not be empty");
+  ExpectRefusedEverywhere("`AuthorityOption(\"a b\")`",
+                          Options{}.set<AuthorityOption>("a b"),
+                          "AuthorityOption holds byte 32");
+}
+
+TEST_F(BadOptionsTest, CompressionOutOfRange) {
+  // gRPC aborts the process on it in ClientContext::set_compression_algorithm.
+  ExpectRefusedEverywhere(
+      "`CompressionOption(static_cast<grpc_compression_algorithm>(99))`",
+      Options{}.set<CompressionOption>(
+          static_cast<grpc_compression_algorithm>(99)),
+      "CompressionOption: not a grpc_compression_algorithm (99)");
+}
+
+TEST_F(BadOptionsTest, ClientStreamsRefuseBadContextSettingsToo) {
+  StreamServiceClient streams(stream_server_.Channel());
+  for (const Options& options :
+       {Options{}.set<AuthorityOption>(""),
+        Options{}.set<CompressionOption>(
+            static_cast<grpc_compression_algorithm>(-1))}) {
+    auto writer = streams.Sum(options);
+    EXPECT_FALSE(writer.Write(Item()));
+    absl::StatusOr<testing::SumResponse> sum = writer.Finish();
+    EXPECT_EQ(sum.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(sum.status().message()),
+                HasSubstr("nothing was sent"));
+    auto bidi = streams.Double(options);
+    EXPECT_FALSE(bidi.Write(Item()));
+    EXPECT_EQ(bidi.Finish().code(), absl::StatusCode::kInvalidArgument);
+  }
+  EXPECT_EQ(stream_service_.opened(), 0);
+  Report(
+      "empty `AuthorityOption` or a bad `CompressionOption` on a client "
+      "or bidi stream",
+      "`INVALID_ARGUMENT` from `Finish()` naming the option; `Write` "
+      "returns false; nothing is sent");
+}
+
 TEST_F(BadOptionsTest, ServerHintCeilingMustBePositive) {
   ExpectRefusedEverywhere(
       "`ServerHintCeilingOption(0)`",
@@ -270,6 +312,9 @@ TEST_F(BadOptionsTest, NullPointersAndFunctionsMeanUnset) {
                      .set<ClockOption>(nullptr)
                      .set<SleeperOption>(nullptr)
                      .set<AsyncSleeperOption>(nullptr)
+                     .set<CallCredentialsOption>(nullptr)
+                     .set<ContextSetupOption>(nullptr)
+                     .set<ResponseMetadataOption>(nullptr)
                      .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
                          milliseconds(1), milliseconds(2), 2.0));
   EchoRequest request;
@@ -286,10 +331,12 @@ TEST_F(BadOptionsTest, NullPointersAndFunctionsMeanUnset) {
   Report(
       "null `RetryObserverOption`, `LogSinkOption`, `MetricsOption`, "
       "`RetryThrottleOption`, `CancellationOption`, `ClockOption`, "
-      "`SleeperOption`, `AsyncSleeperOption`",
+      "`SleeperOption`, `AsyncSleeperOption`, `CallCredentialsOption`, "
+      "`ContextSetupOption`, `ResponseMetadataOption`",
       "each means unset: no observer, stderr, no metrics, no throttle, not "
-      "cancellable, the steady clock, real sleep, the shared timer thread; "
-      "the call retries and succeeds as without them");
+      "cancellable, the steady clock, real sleep, the shared timer thread, "
+      "the channel's credentials only, no hook, nothing copied; the call "
+      "retries and succeeds as without them");
 
   // Decorator factories that are null, or return null, are skipped.
   EchoServiceClient decorated(

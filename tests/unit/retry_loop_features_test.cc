@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -317,6 +318,67 @@ TEST_F(RetryLoopFeaturesTest, LoggingOffWritesNothing) {
       Options{}.set<LogLevelOption>(LogLevel::kOff).set<LogSinkOption>(sink);
   Run(kGet, {Unavailable(), absl::OkStatus()}, call);
   EXPECT_TRUE(sink->lines().empty());
+}
+
+// RetryPolicy::WithRetryableIf: the INTERNAL of a reset stream is retried.
+RetryPolicy RetryResetStreams() {
+  return LimitedErrorCountRetryPolicy(3).WithRetryableIf(
+      [](const absl::Status& status) {
+        return status.code() == absl::StatusCode::kInternal &&
+               absl::StrContains(status.message(), "RST_STREAM");
+      });
+}
+
+TEST_F(RetryLoopFeaturesTest, PredicateMakesAChosenInternalRetryable) {
+  const absl::Status reset =
+      absl::InternalError("Received RST_STREAM with error code 2");
+  auto call = Options{}.set<RetryPolicyOption>(RetryResetStreams());
+  absl::StatusOr<std::string> result =
+      Run(kGet, {reset, reset, absl::OkStatus()}, call);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(attempts_, 3);
+  EXPECT_EQ(events_[0].wait, seconds(1));  // the usual backoff
+
+  // Other INTERNALs stay permanent, and the error says why.
+  result =
+      Run(kGet, {absl::InternalError("bad state"), absl::OkStatus()}, call);
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(attempts_, 1);
+  EXPECT_EQ(GetRetrySummary(result.status())->stop_reason,
+            StopReason::kPermanentError);
+  EXPECT_THAT(std::string(result.status().message()),
+              HasSubstr("the RetryableIf predicate declined it"));
+
+  // The codes still count: UNAVAILABLE is retried as before.
+  result = Run(kGet, {Unavailable(), absl::OkStatus()}, call);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(attempts_, 2);
+
+  // The policy's limit applies: 3 retries, then exhausted.
+  result = Run(kGet, {reset}, call);
+  EXPECT_EQ(attempts_, 4);
+  EXPECT_EQ(GetRetrySummary(result.status())->stop_reason,
+            StopReason::kExhausted);
+}
+
+TEST_F(RetryLoopFeaturesTest, PredicateNeverRetriesANonIdempotentCall) {
+  auto call = Options{}.set<RetryPolicyOption>(RetryResetStreams());
+  absl::StatusOr<std::string> result =
+      Run(kCreate, {absl::InternalError("RST_STREAM"), absl::OkStatus()}, call);
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(attempts_, 1);
+  EXPECT_EQ(GetRetrySummary(result.status())->stop_reason,
+            StopReason::kNonIdempotent);
+}
+
+TEST_F(RetryLoopFeaturesTest, WithoutThePredicateInternalIsPermanent) {
+  absl::StatusOr<std::string> result =
+      Run(kGet, {absl::InternalError("RST_STREAM"), absl::OkStatus()},
+          Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(3)));
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(attempts_, 1);
+  EXPECT_THAT(std::string(result.status().message()),
+              Not(HasSubstr("predicate")));
 }
 
 TEST(RedactionTest, CredentialKeys) {

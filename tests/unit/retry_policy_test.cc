@@ -103,6 +103,25 @@ TEST(RetryPolicyTest, ToStringDescribesThePolicy) {
 
 // Negative durations in messages were rounded toward zero: "got -990ms" for
 // -1s (found while building the bad-input table in tests/reliability).
+TEST(RetryPolicyTest, RetryableIfWidensTheCodes) {
+  RetryPolicy policy = LimitedErrorCountRetryPolicy(2).WithRetryableIf(
+      [](const absl::Status& status) {
+        return status.message() == "transient";
+      });
+  EXPECT_TRUE(policy.status().ok());
+  EXPECT_TRUE(policy.has_retryable_if());
+  EXPECT_TRUE(policy.IsRetryable(absl::UnavailableError("x")));
+  EXPECT_TRUE(policy.IsRetryable(absl::InternalError("transient")));
+  EXPECT_FALSE(policy.IsRetryable(absl::InternalError("other")));
+  EXPECT_EQ(policy.ToString(),
+            "LimitedErrorCountRetryPolicy(2, retryable: UNAVAILABLE or "
+            "RetryableIf)");
+  // A null predicate removes it.
+  policy.WithRetryableIf(nullptr);
+  EXPECT_FALSE(policy.has_retryable_if());
+  EXPECT_FALSE(policy.IsRetryable(absl::InternalError("transient")));
+}
+
 TEST(RetryPolicyTest, NegativeDurationsAreQuotedExactly) {
   EXPECT_THAT(LimitedTimeRetryPolicy(seconds(-1)).status().message(),
               HasSubstr("got -1s"));

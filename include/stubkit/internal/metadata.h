@@ -51,6 +51,13 @@ absl::Status ValidateMetadata(
 absl::Status ValidateOutgoingMetadata(const grpc::ClientContext& context,
                                       absl::string_view method_full_name);
 
+// Whether gRPC asked for the server's initial metadata on `context`, so that
+// `GetServerInitialMetadata()` may be called (it asserts otherwise). gRPC
+// asks when a unary call starts and when a stream first reads or finishes;
+// once that call is over, the map is complete (empty if none came). False
+// for a context no gRPC call used (a mock, a decorator that answered).
+bool InitialMetadataRequested(const grpc::ClientContext& context);
+
 // gRPC status form of the above, for the generated stub's stream openers.
 grpc::Status ToGrpcStatus(const absl::Status& status);
 

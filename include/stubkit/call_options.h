@@ -1,0 +1,159 @@
+// Copyright 2026 The stubkit Authors.
+//
+// Per-attempt context settings and response metadata.
+//
+// stubkit gives every attempt a fresh `grpc::ClientContext`, so the knobs a
+// raw gRPC user sets on a context are options here. Each applies to every
+// attempt: sync, async and hedged calls, server streams (each attempt and
+// each resume) and client and bidi streams (their one context). Set them
+// for a whole client or for one call, like any other option:
+//
+//   auto one_call = stubkit::Options{}
+//       .set<stubkit::WaitForReadyOption>(true)
+//       .set<stubkit::CompressionOption>(GRPC_COMPRESS_GZIP)
+//       .set<stubkit::AuthorityOption>("shard-7.example.com")
+//       .set<stubkit::CallCredentialsOption>(
+//           grpc::AccessTokenCredentials(token))
+//       .set<stubkit::ContextSetupOption>([](grpc::ClientContext& context) {
+//         context.set_fail_fast(false);  // anything else ClientContext has
+//       });
+//
+// | option                 | ClientContext call          | unset              |
+// | ---------------------- | --------------------------- | ------------------ |
+// | WaitForReadyOption     | set_wait_for_ready          | gRPC's default     |
+// | CompressionOption      | set_compression_algorithm   | the channel's      |
+// | AuthorityOption        | set_authority               | the channel's      |
+// | CallCredentialsOption  | set_credentials             | none (null: unset) |
+// | ContextSetupOption     | your function, last         | none (null: unset) |
+//
+// Wait-for-ready and retries: with `WaitForReadyOption(true)` an attempt
+// that finds no ready connection waits for one instead of failing at once
+// with UNAVAILABLE, so a server that is starting (or reconnecting) costs no
+// retry. The wait is still bounded by the attempt's deadline: the call's
+// end (`DeadlineOption`, `TotalTimeoutOption`, the retry policy's time
+// limit) and `AttemptTimeoutOption`. An attempt that runs out of its
+// attempt timeout while waiting is retried as usual; one that reaches the
+// call's end ends the call with DEADLINE_EXCEEDED.
+//
+// The setup hook (`ContextSetupOption`) runs on each attempt's context
+// after stubkit set its own: the deadline, `MetadataOption`, the retry
+// header and the options above. So what it sets wins for that attempt; in
+// particular, a deadline it sets replaces stubkit's on the wire (for
+// streams too: it runs after the stream's deadline). stubkit still decides
+// with its own computed deadline: whether a DEADLINE_EXCEEDED was the
+// attempt timeout (retried) or the call's end (final), and when the call
+// is over. It runs on the thread that starts the attempt, with no stubkit
+// lock held (for a hedged call, possibly on several threads at once, each
+// with its own attempt's context); it must not block, and must not start
+// or cancel the call. In a generated client, metadata it adds is checked
+// like `MetadataOption`'s (an illegal key fails the attempt with
+// INVALID_ARGUMENT instead of aborting in gRPC).
+//
+// Response metadata: set `ResponseMetadataOption` to a
+// `std::shared_ptr<ResponseMetadata>` and the call fills it with what its
+// final attempt received, whether it succeeded or failed (for a hedged
+// call: the winning attempt, or the last to fail; for a server stream: the
+// last attempt, at its end):
+//
+//   auto received = std::make_shared<stubkit::ResponseMetadata>();
+//   auto response = client.Echo(request, stubkit::Options{}.set<
+//       stubkit::ResponseMetadataOption>(received));
+//   received->trailing_metadata.find("x-served-by");
+//
+// Read it once the call has returned (async: once its callback ran); use
+// one object per call. Client and bidi streams do not fill it yet. gRPC
+// asserts (aborts) when initial metadata is read from a context on which
+// it never asked for any, and keeps that flag private: stubkit reads the
+// flag (see `InitialMetadataRequested` in stubkit/internal/metadata.h), so
+// an attempt that never reached gRPC (a mocked or decorated stub that
+// answered itself) leaves the initial metadata, and the peer, empty
+// instead. When the option is unset nothing is copied or allocated.
+
+#ifndef STUBKIT_CALL_OPTIONS_H_
+#define STUBKIT_CALL_OPTIONS_H_
+
+#include <grpc/impl/codegen/compression_types.h>
+#include <grpcpp/client_context.h>
+#include <grpcpp/security/credentials.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "stubkit/options.h"
+
+namespace stubkit {
+
+// `ClientContext::set_wait_for_ready` for every attempt. Set (true or
+// false) it is explicit and overrides the channel's service config; unset,
+// gRPC's default applies (fail fast).
+struct WaitForReadyOption {
+  using Type = bool;
+  static Type Default() { return false; }
+};
+
+// `ClientContext::set_compression_algorithm` for every attempt. Unset, the
+// channel's default applies. A value outside `grpc_compression_algorithm`
+// is INVALID_ARGUMENT (gRPC would abort the process on it).
+struct CompressionOption {
+  using Type = grpc_compression_algorithm;
+  static Type Default() { return GRPC_COMPRESS_NONE; }
+};
+
+// `ClientContext::set_authority` (the `:authority` sent) for every attempt.
+// Unset, the channel's. Empty, or holding bytes outside printable ASCII, is
+// INVALID_ARGUMENT.
+struct AuthorityOption {
+  using Type = std::string;
+  static Type Default() { return {}; }
+};
+
+// `ClientContext::set_credentials` for every attempt, e.g. a per-call OAuth
+// token. Null means unset. gRPC sends call credentials only on a channel
+// whose security level allows them (TLS, local credentials); on an
+// insecure channel gRPC 1.51 fails the attempt with UNAUTHENTICATED ("does
+// not have a sufficient security level") without reaching the server.
+struct CallCredentialsOption {
+  using Type = std::shared_ptr<grpc::CallCredentials>;
+  static Type Default() { return nullptr; }
+};
+
+// Runs on each attempt's context after stubkit's own settings (see the top
+// of this file). Null means unset.
+struct ContextSetupOption {
+  using Type = std::function<void(grpc::ClientContext&)>;
+  static Type Default() { return nullptr; }
+};
+
+// What one attempt received besides its response.
+struct ResponseMetadata {
+  std::multimap<std::string, std::string> initial_metadata;   // headers
+  std::multimap<std::string, std::string> trailing_metadata;  // trailers
+  std::string peer;  // ClientContext::peer(), e.g. "ipv4:127.0.0.1:5000"
+};
+
+// Filled with the final attempt's `ResponseMetadata`. Null means unset.
+struct ResponseMetadataOption {
+  using Type = std::shared_ptr<ResponseMetadata>;
+  static Type Default() { return nullptr; }
+};
+
+namespace internal {
+
+// INVALID_ARGUMENT for a set option gRPC would misuse or abort on.
+absl::Status ValidateCallOptions(const OptionsView& options);
+// Applies the set options above, all but the setup hook, to `context`.
+void ApplyCallOptions(grpc::ClientContext& context, const OptionsView& options);
+// Runs the setup hook, if set. Call it with no stubkit lock held, last
+// before the attempt starts.
+void RunContextSetup(grpc::ClientContext& context, const OptionsView& options);
+// Replaces `*out` with what `context`'s finished call received.
+void CopyResponseMetadata(const grpc::ClientContext& context,
+                          ResponseMetadata* out);
+
+}  // namespace internal
+}  // namespace stubkit
+
+#endif  // STUBKIT_CALL_OPTIONS_H_

@@ -1,0 +1,89 @@
+// Copyright 2026 The stubkit Authors.
+
+#include "stubkit/call_options.h"
+
+#include "absl/strings/str_cat.h"
+#include "stubkit/internal/metadata.h"
+
+namespace stubkit {
+namespace internal {
+
+absl::Status ValidateCallOptions(const OptionsView& options) {
+  if (const auto* algorithm = options.find<CompressionOption>()) {
+    // ClientContext::set_compression_algorithm aborts on an unknown one.
+    if (*algorithm < GRPC_COMPRESS_NONE ||
+        *algorithm >= GRPC_COMPRESS_ALGORITHMS_COUNT) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("CompressionOption: not a grpc_compression_algorithm (",
+                       static_cast<int>(*algorithm), ")"));
+    }
+  }
+  if (const auto* authority = options.find<AuthorityOption>()) {
+    if (authority->empty()) {
+      return absl::InvalidArgumentError(
+          "AuthorityOption must not be empty; unset it to use the channel's "
+          "authority");
+    }
+    for (char c : *authority) {
+      const auto byte = static_cast<unsigned char>(c);
+      if (byte <= 0x20 || byte >= 0x7f) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("AuthorityOption holds byte ", static_cast<int>(byte),
+                         "; an authority is printable ASCII without spaces"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+void ApplyCallOptions(grpc::ClientContext& context,
+                      const OptionsView& options) {
+  // One lookup each; nothing is allocated unless an option is set.
+  if (const bool* wait_for_ready = options.find<WaitForReadyOption>()) {
+    context.set_wait_for_ready(*wait_for_ready);
+  }
+  if (const auto* algorithm = options.find<CompressionOption>()) {
+    context.set_compression_algorithm(*algorithm);
+  }
+  if (const auto* authority = options.find<AuthorityOption>()) {
+    context.set_authority(*authority);
+  }
+  if (const auto* credentials = options.find<CallCredentialsOption>()) {
+    if (*credentials != nullptr) context.set_credentials(*credentials);
+  }
+}
+
+void RunContextSetup(grpc::ClientContext& context, const OptionsView& options) {
+  if (const auto* setup = options.find<ContextSetupOption>()) {
+    if (*setup) (*setup)(context);
+  }
+}
+
+namespace {
+
+void CopyMap(const std::multimap<grpc::string_ref, grpc::string_ref>& from,
+             std::multimap<std::string, std::string>* to) {
+  to->clear();
+  for (const auto& [key, value] : from) {
+    to->emplace(std::string(key.data(), key.size()),
+                std::string(value.data(), value.size()));
+  }
+}
+
+}  // namespace
+
+void CopyResponseMetadata(const grpc::ClientContext& context,
+                          ResponseMetadata* out) {
+  // GetServerInitialMetadata asserts unless gRPC asked for it on this
+  // context; a call that never reached gRPC has none.
+  if (InitialMetadataRequested(context)) {
+    CopyMap(context.GetServerInitialMetadata(), &out->initial_metadata);
+  } else {
+    out->initial_metadata.clear();
+  }
+  CopyMap(context.GetServerTrailingMetadata(), &out->trailing_metadata);
+  out->peer = context.peer();  // empty when no call was created
+}
+
+}  // namespace internal
+}  // namespace stubkit

@@ -1,0 +1,236 @@
+// Copyright 2026 The stubkit Authors.
+//
+// The per-attempt context settings (stubkit/call_options.h) over fake
+// transports: the setup hook runs once per attempt, after stubkit's own
+// settings, in every loop; invalid settings are refused before anything
+// is sent.
+
+#include "stubkit/call_options.h"
+
+#include <grpcpp/test/client_context_test_peer.h>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "stubkit/async_retry_loop.h"
+#include "stubkit/hedging.h"
+#include "stubkit/internal/metadata.h"
+#include "stubkit/retry_loop.h"
+#include "stubkit/unary_call.h"
+
+namespace stubkit {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr MethodInfo kGet{"test.Service.Get", RpcKind::kUnary,
+                          Idempotency::kIdempotent};
+
+absl::Status Unavailable() { return absl::UnavailableError("down"); }
+
+Options Fast() {
+  return Options{}
+      .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(3))
+      .set<BackoffPolicyOption>(
+          ExponentialBackoffPolicy(milliseconds(1), milliseconds(2), 2.0));
+}
+
+// What the hook saw of each attempt's context when it ran: the retry header
+// stubkit adds, and whether stubkit had set a deadline.
+struct HookLog {
+  absl::Mutex mu;  // hedged attempts run the hook on several threads
+  std::vector<std::string> retry_headers;
+  std::vector<bool> had_deadline;
+  std::atomic<int> runs{0};
+};
+
+Options WithHook(Options options, HookLog* log) {
+  return options.set<ContextSetupOption>([log](grpc::ClientContext& context) {
+    ++log->runs;
+    grpc::testing::ClientContextTestPeer peer(&context);
+    auto sent = peer.GetSendInitialMetadata();
+    auto header = sent.find(kRetryAttemptHeader);
+    absl::MutexLock lock(&log->mu);
+    log->retry_headers.push_back(header == sent.end() ? "-" : header->second);
+    log->had_deadline.push_back(context.deadline() !=
+                                std::chrono::system_clock::time_point::max());
+    context.AddMetadata("x-hook", "ran");
+  });
+}
+
+TEST(ContextSetupTest, RunsOncePerAttemptAfterStubkitsSettings) {
+  HookLog log;
+  Options call =
+      WithHook(Fast(), &log).set<TotalTimeoutOption>(std::chrono::minutes(1));
+  Options client;
+  int attempts = 0;
+  std::vector<bool> attempt_saw_hook;
+  absl::StatusOr<int> result =
+      RetryLoop<int>(kGet, OptionsView(call, client),
+                     [&](grpc::ClientContext& context) -> absl::StatusOr<int> {
+                       grpc::testing::ClientContextTestPeer peer(&context);
+                       attempt_saw_hook.push_back(
+                           peer.GetSendInitialMetadata().count("x-hook") == 1);
+                       if (++attempts < 3) return Unavailable();
+                       return 7;
+                     });
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(log.runs.load(), 3);
+  EXPECT_THAT(log.retry_headers, ElementsAre("-", "2", "3"));
+  // The total timeout: stubkit's deadline came first.
+  EXPECT_THAT(log.had_deadline, ElementsAre(true, true, true));
+  EXPECT_THAT(attempt_saw_hook, ElementsAre(true, true, true));
+}
+
+TEST(ContextSetupTest, RunsOncePerAttemptInTheAsyncLoop) {
+  HookLog log;
+  std::atomic<int> attempts{0};
+  auto future = AsyncRetryLoop<int>(
+      kGet, WithHook(Fast(), &log), Options{},
+      [&](grpc::ClientContext& context, const OptionsView&,
+          AsyncCallback<int> done) {
+        grpc::testing::ClientContextTestPeer peer(&context);
+        EXPECT_EQ(peer.GetSendInitialMetadata().count("x-hook"), 1u);
+        if (++attempts < 2) return done(Unavailable());
+        done(9);
+      });
+  absl::StatusOr<int> result = future.get();
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(log.runs.load(), 2);
+  EXPECT_THAT(log.retry_headers, ElementsAre("-", "2"));
+}
+
+TEST(ContextSetupTest, RunsOnEveryHedgedAttempt) {
+  HookLog log;
+  Options call =
+      WithHook(Fast(), &log)
+          .set<HedgingPolicyOption>(HedgingPolicy(3, milliseconds(0)));
+  Options client;
+  std::atomic<int> attempts{0};
+  std::atomic<int> attempts_with_hook{0};
+  auto attempt = [&](grpc::ClientContext& context) -> absl::StatusOr<int> {
+    grpc::testing::ClientContextTestPeer peer(&context);
+    if (peer.GetSendInitialMetadata().count("x-hook") == 1) {
+      ++attempts_with_hook;
+    }
+    if (++attempts < 3) return Unavailable();
+    return 5;
+  };
+  absl::StatusOr<int> result = internal::RunUnary<int>(
+      kGet, OptionsView(call, client), 0, attempt, [] {});
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(attempts.load(), 3);
+  EXPECT_EQ(attempts_with_hook.load(), 3);
+  EXPECT_EQ(log.runs.load(), 3);
+}
+
+// The final attempt's metadata, from a fake transport: initial metadata
+// injected on each attempt's context; a context no gRPC call used must not
+// trip gRPC's assertion in GetServerInitialMetadata.
+TEST(ResponseMetadataTest, TheFinalAttemptsMetadataOnSuccessAndFailure) {
+  auto received = std::make_shared<ResponseMetadata>();
+  received->peer = "stale";
+  received->trailing_metadata.emplace("stale", "1");
+  Options call = Fast().set<ResponseMetadataOption>(received);
+  Options client;
+  std::vector<std::unique_ptr<grpc::testing::ClientContextTestPeer>> peers;
+  int attempts = 0;
+  auto attempt = [&](grpc::ClientContext& context) -> absl::StatusOr<int> {
+    ++attempts;
+    if (attempts == 1) return Unavailable();  // never reached "gRPC"
+    peers.push_back(
+        std::make_unique<grpc::testing::ClientContextTestPeer>(&context));
+    peers.back()->AddServerInitialMetadata("x-attempt",
+                                           std::to_string(attempts));
+    if (attempts == 2) return Unavailable();
+    return 1;
+  };
+  absl::StatusOr<int> result =
+      RetryLoop<int>(kGet, OptionsView(call, client), attempt);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_THAT(received->initial_metadata,
+              ElementsAre(std::make_pair("x-attempt", "3")));
+  EXPECT_TRUE(received->trailing_metadata.empty());
+  EXPECT_EQ(received->peer, "");  // no call was created
+
+  // A call whose only attempt never reached gRPC: empty, no assertion.
+  attempts = 0;
+  received->initial_metadata.emplace("stale", "1");
+  absl::StatusOr<int> failed = RetryLoop<int>(
+      kGet,
+      OptionsView(
+          Options(call).set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(0)),
+          client),
+      attempt);
+  EXPECT_EQ(failed.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_TRUE(received->initial_metadata.empty());
+}
+
+TEST(ResponseMetadataTest, UnsetOrNullFillsNothing) {
+  Options call = Fast().set<ResponseMetadataOption>(nullptr);
+  Options client;
+  absl::StatusOr<int> result = RetryLoop<int>(
+      kGet, OptionsView(call, client),
+      [](grpc::ClientContext&) -> absl::StatusOr<int> { return 1; });
+  EXPECT_TRUE(result.ok());
+}
+
+TEST(CallOptionsValidationTest, RefusedBeforeAnythingIsSent) {
+  struct Case {
+    Options options;
+    std::string says;
+  };
+  std::vector<Case> cases = {
+      {Options{}.set<AuthorityOption>(""), "AuthorityOption must not be empty"},
+      {Options{}.set<AuthorityOption>("a\nb"), "AuthorityOption holds byte 10"},
+      {Options{}.set<CompressionOption>(
+           static_cast<grpc_compression_algorithm>(-1)),
+       "CompressionOption: not a grpc_compression_algorithm (-1)"},
+      {Options{}.set<CompressionOption>(GRPC_COMPRESS_ALGORITHMS_COUNT),
+       "CompressionOption: not a grpc_compression_algorithm"},
+  };
+  for (const Case& c : cases) {
+    int attempts = 0;
+    Options client;
+    absl::StatusOr<int> result =
+        RetryLoop<int>(kGet, OptionsView(c.options, client),
+                       [&](grpc::ClientContext&) -> absl::StatusOr<int> {
+                         ++attempts;
+                         return 1;
+                       });
+    EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(result.status().message()), HasSubstr(c.says));
+    EXPECT_EQ(attempts, 0);
+  }
+  // Valid values pass.
+  Options valid = Options{}
+                      .set<AuthorityOption>("svc.example:443")
+                      .set<CompressionOption>(GRPC_COMPRESS_DEFLATE)
+                      .set<WaitForReadyOption>(true)
+                      .set<CallCredentialsOption>(nullptr)
+                      .set<ContextSetupOption>(nullptr);
+  EXPECT_TRUE(
+      internal::ValidateCallOptions(OptionsView(valid, Options{})).ok());
+}
+
+// set_compression_algorithm adds its own reserved-prefix key; the check
+// of outgoing metadata that generated stubs run must let it through.
+TEST(CallOptionsValidationTest, CompressionKeyPassesTheOutgoingCheck) {
+  grpc::ClientContext context;
+  Options call = Options{}.set<CompressionOption>(GRPC_COMPRESS_GZIP);
+  internal::ApplyCallOptions(context, OptionsView(call, Options{}));
+  EXPECT_TRUE(internal::ValidateOutgoingMetadata(context, "m").ok());
+}
+
+}  // namespace
+}  // namespace stubkit
