@@ -12,6 +12,10 @@
 //   auto channel = stubkit::CreateChannel("localhost:50051",
 //                                         grpc::InsecureChannelCredentials());
 //   demo::EchoClient client(channel);
+//
+// A caller's own `GRPC_ARG_ENABLE_RETRIES` is dropped, not merely followed
+// by a 0: `grpc::ChannelArguments` keeps repeated keys, and gRPC 1.51 honours
+// the first.
 
 #ifndef STUBKIT_CHANNEL_H_
 #define STUBKIT_CHANNEL_H_
@@ -25,7 +29,8 @@
 
 namespace stubkit {
 
-// `args` (default: none) with gRPC's retries switched off.
+// `args` (default: none) with gRPC's retries switched off: a copy of `args`
+// without their `GRPC_ARG_ENABLE_RETRIES`, with it set to 0.
 grpc::ChannelArguments ChannelArgumentsWithoutGrpcRetries(
     grpc::ChannelArguments args = {});
 
