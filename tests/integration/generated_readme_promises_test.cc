@@ -226,6 +226,37 @@ TEST_F(EchoPromisesTest, CreateChannelStopsGrpcsOwnRetries) {
               ElementsAre("-", "-", "-"));
 }
 
+// A caller's own `GRPC_ARG_ENABLE_RETRIES=1` cannot turn gRPC's retries back
+// on. (gRPC 1.51 honours the first of repeated arguments: appending a 0 after
+// it was not enough.)
+TEST_F(EchoPromisesTest, CreateChannelOverridesCallersEnableRetries) {
+  ASSERT_TRUE(server_.ok());
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_ENABLE_RETRIES, 1);
+  args.SetServiceConfigJSON(R"json({"methodConfig": [{
+      "name": [{"service": "stubkit.testing.EchoService"}],
+      "retryPolicy": {"maxAttempts": 4, "initialBackoff": "0.01s",
+                      "maxBackoff": "0.01s", "backoffMultiplier": 1.0,
+                      "retryableStatusCodes": ["UNAVAILABLE"]}}]})json");
+
+  // Control: with these arguments gRPC makes 4 attempts of its own.
+  EchoServiceClient plain(
+      grpc::CreateCustomChannel(server_.address(),
+                                grpc::InsecureChannelCredentials(), args),
+      FastRetries().set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(0)));
+  EXPECT_FALSE(plain.Echo(Request("enabled-plain", 100)).ok());
+  EXPECT_EQ(service_.attempts("enabled-plain"), 4);
+
+  EchoServiceClient client(
+      stubkit::CreateChannel(server_.address(),
+                             grpc::InsecureChannelCredentials(), args),
+      FastRetries().set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(0)));
+  EXPECT_FALSE(client.Echo(Request("enabled-stubkit", 100)).ok());
+  EXPECT_EQ(service_.attempts("enabled-stubkit"), 1);
+  EXPECT_THAT(service_.headers("enabled-stubkit", "grpc-previous-rpc-attempts"),
+              ElementsAre("-"));
+}
+
 // ------------------------------------------ options on generated calls
 
 TEST_F(EchoPromisesTest, IdempotencyMapOptionOnSyncAsyncAndHedgedCalls) {

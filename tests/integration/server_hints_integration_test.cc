@@ -31,8 +31,10 @@ using ::stubkit::testing::EchoResponse;
 using ::stubkit::testing::EchoService;
 using ::stubkit::testing::FlakyEchoService;
 using ::stubkit::testing::TestServer;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
+using ::testing::StartsWith;
 
 constexpr MethodInfo kEcho{"stubkit.testing.EchoService.Echo", RpcKind::kUnary,
                            Idempotency::kIdempotent};
@@ -183,8 +185,8 @@ TEST_F(ServerHintsIntegrationTest, PushbackAboveTheCeilingStopsTheCall) {
   EchoRequest request = Failing("huge-pushback", 1);
   request.set_pushback_ms("999999999999999999");
   absl::StatusOr<EchoResponse> response =
-      Call(request, Options{}.set<RetryPolicyOption>(
-                        LimitedErrorCountRetryPolicy(3)));
+      Call(request,
+           Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(3)));
   ASSERT_FALSE(response.ok());
   EXPECT_EQ(service_.attempts("huge-pushback"), 1);
   EXPECT_EQ(response.status().code(), absl::StatusCode::kUnavailable);
@@ -305,6 +307,39 @@ TEST_F(ServerHintsIntegrationTest, ChannelHelperDisablesGrpcRetries) {
     }
   }
   EXPECT_TRUE(found);
+}
+
+// gRPC 1.51 honours the first of repeated arguments, so the helper must drop
+// a caller's own setting rather than add a second one, and keep the rest.
+TEST_F(ServerHintsIntegrationTest, ChannelHelperReplacesCallersGrpcRetries) {
+  grpc::ChannelArguments callers;
+  callers.SetInt(GRPC_ARG_ENABLE_RETRIES, 1);
+  callers.SetUserAgentPrefix("myapp/1.0");
+  callers.SetInt("stubkit.test.int", 7);
+  callers.SetString("stubkit.test.string", "kept");
+  int marker = 0;
+  callers.SetPointer("stubkit.test.pointer", &marker);
+  grpc::ChannelArguments args = ChannelArgumentsWithoutGrpcRetries(callers);
+  grpc_channel_args c_args = args.c_channel_args();
+  std::vector<int> enable_retries;
+  std::vector<std::string> user_agents;
+  int kept = 0;
+  for (size_t i = 0; i < c_args.num_args; ++i) {
+    const grpc_arg& arg = c_args.args[i];
+    const std::string key = arg.key;
+    if (key == GRPC_ARG_ENABLE_RETRIES)
+      enable_retries.push_back(arg.value.integer);
+    if (key == GRPC_ARG_PRIMARY_USER_AGENT_STRING)
+      user_agents.push_back(arg.value.string);
+    if (key == "stubkit.test.int" && arg.value.integer == 7) ++kept;
+    if (key == "stubkit.test.string" && std::string(arg.value.string) == "kept")
+      ++kept;
+    if (key == "stubkit.test.pointer" && arg.value.pointer.p == &marker) ++kept;
+  }
+  EXPECT_THAT(enable_retries, ElementsAre(0));
+  ASSERT_EQ(user_agents.size(), 1u);
+  EXPECT_THAT(user_agents[0], StartsWith("myapp/1.0 grpc-c++/"));
+  EXPECT_EQ(kept, 3);
 }
 
 }  // namespace
