@@ -32,7 +32,12 @@ else
     -DSTUBKIT_BUILD_TESTS=OFF -DSTUBKIT_BUILD_BENCHMARKS=OFF \
     -DSTUBKIT_BUILD_EXAMPLES=OFF >/dev/null
 fi
-cmake --build "${build_dir}" -j "${jobs}" --target stubkit protoc-gen-stubkit
+targets=(stubkit protoc-gen-stubkit)
+# The optional Prometheus export is installed when configured, so build it.
+if grep -q '^STUBKIT_WITH_PROMETHEUS:BOOL=ON' "${build_dir}/CMakeCache.txt"; then
+  targets+=(stubkit_prometheus)
+fi
+cmake --build "${build_dir}" -j "${jobs}" --target "${targets[@]}"
 
 echo "== consumer-test: installing into ${prefix}"
 cmake --install "${build_dir}" --prefix "${prefix}" >/dev/null
