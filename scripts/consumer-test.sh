@@ -59,6 +59,12 @@ if grep -rq "${source_dir}/include" "${work}/consumer/CMakeCache.txt"; then
 fi
 cmake --build "${work}/consumer" -j "${jobs}"
 "${work}/consumer/greeter_consumer"
+passed=2
+if [[ " ${targets[*]} " == *" stubkit_prometheus "* ]]; then
+  echo "== consumer-test: stubkit::prometheus from the install"
+  "${work}/consumer/prometheus_consumer" >/dev/null
+  passed=3
+fi
 
 echo "== consumer-test: building a program with pkg-config"
 cat >"${work}/pc_main.cc" <<'EOF'
@@ -74,4 +80,4 @@ g++ -std=c++17 "${work}/pc_main.cc" -o "${work}/pc_main" \
   $(PKG_CONFIG_PATH="${prefix}/lib/pkgconfig" pkg-config --cflags --libs stubkit)
 "${work}/pc_main"
 
-echo "consumer-test: 2 passed, 0 failed"
+echo "consumer-test: ${passed} passed, 0 failed"
