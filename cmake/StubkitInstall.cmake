@@ -1,9 +1,12 @@
 # Install rules: `cmake --install <build> --prefix <dir>` puts
 #   include/stubkit/*.h                      the runtime's public headers
 #   lib/libstubkit.a (or .so)                the runtime
+#   lib/libstubkit_prometheus.a (or .so)     stubkit::prometheus, when built
 #   bin/protoc-gen-stubkit                   the protoc plugin (when built)
 #   lib/cmake/stubkit/                       find_package(stubkit CONFIG):
-#                                            stubkit::stubkit, the plugin as
+#                                            stubkit::stubkit,
+#                                            stubkit::prometheus (if built),
+#                                            the plugin as
 #                                            stubkit::protoc-gen-stubkit, and
 #                                            stubkit_add_grpc_library()
 #   lib/pkgconfig/stubkit.pc                 pkg-config --cflags --libs stubkit
@@ -21,9 +24,21 @@ install(TARGETS stubkit EXPORT stubkit-targets
   LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}"
   RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}"
   INCLUDES DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
+if(TARGET stubkit_prometheus)
+  install(TARGETS stubkit_prometheus EXPORT stubkit-targets
+    ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
+    LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}"
+    RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
+  set(STUBKIT_HAS_PROMETHEUS TRUE)
+  set(stubkit_exclude_prometheus_h)
+else()
+  set(STUBKIT_HAS_PROMETHEUS FALSE)
+  # Its header would not compile without prometheus-cpp.
+  set(stubkit_exclude_prometheus_h PATTERN "prometheus.h" EXCLUDE)
+endif()
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/stubkit"
   DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
-  FILES_MATCHING PATTERN "*.h")
+  FILES_MATCHING PATTERN "*.h" ${stubkit_exclude_prometheus_h})
 
 if(TARGET protoc-gen-stubkit)
   install(TARGETS protoc-gen-stubkit EXPORT stubkit-targets

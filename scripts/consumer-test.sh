@@ -32,7 +32,12 @@ else
     -DSTUBKIT_BUILD_TESTS=OFF -DSTUBKIT_BUILD_BENCHMARKS=OFF \
     -DSTUBKIT_BUILD_EXAMPLES=OFF >/dev/null
 fi
-cmake --build "${build_dir}" -j "${jobs}" --target stubkit protoc-gen-stubkit
+targets=(stubkit protoc-gen-stubkit)
+# The optional Prometheus export is installed when configured, so build it.
+if grep -q '^STUBKIT_WITH_PROMETHEUS:BOOL=ON' "${build_dir}/CMakeCache.txt"; then
+  targets+=(stubkit_prometheus)
+fi
+cmake --build "${build_dir}" -j "${jobs}" --target "${targets[@]}"
 
 echo "== consumer-test: installing into ${prefix}"
 cmake --install "${build_dir}" --prefix "${prefix}" >/dev/null
@@ -54,6 +59,12 @@ if grep -rq "${source_dir}/include" "${work}/consumer/CMakeCache.txt"; then
 fi
 cmake --build "${work}/consumer" -j "${jobs}"
 "${work}/consumer/greeter_consumer"
+passed=2
+if [[ " ${targets[*]} " == *" stubkit_prometheus "* ]]; then
+  echo "== consumer-test: stubkit::prometheus from the install"
+  "${work}/consumer/prometheus_consumer" >/dev/null
+  passed=3
+fi
 
 echo "== consumer-test: building a program with pkg-config"
 cat >"${work}/pc_main.cc" <<'EOF'
@@ -69,4 +80,4 @@ g++ -std=c++17 "${work}/pc_main.cc" -o "${work}/pc_main" \
   $(PKG_CONFIG_PATH="${prefix}/lib/pkgconfig" pkg-config --cflags --libs stubkit)
 "${work}/pc_main"
 
-echo "consumer-test: 2 passed, 0 failed"
+echo "consumer-test: ${passed} passed, 0 failed"

@@ -10,6 +10,7 @@ packages=(
   libprotobuf-dev protobuf-compiler libprotoc-dev
   libabsl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  prometheus-cpp-dev
 )
 # Extra packages for optional suites, e.g. STUBKIT_EXTRA_PACKAGES="clang".
 if [[ -n "${STUBKIT_EXTRA_PACKAGES:-}" ]]; then

@@ -10,6 +10,8 @@
 //   stubkit_demo                       # embedded flaky server
 //   stubkit_demo --time-scale=0.1      # watch the waits ten times slower
 //   stubkit_demo --target=host:port    # a real demo.KeyValue server
+//   stubkit_demo --metrics-port=0      # Prometheus /metrics on a free port
+//                                      # (when built with stubkit::prometheus)
 //
 // Time runs scaled (default 0.01: the real one-second first backoff takes
 // 10 ms), so the default policies (1 s to 5 min backoff, 30 min retry limit)
@@ -43,8 +45,16 @@
 
 #include "demo/key_value.stubkit.h"
 #include "stubkit/clock.h"
+#include "stubkit/metrics.h"
 #include "stubkit/retry_options.h"
 #include "stubkit/status.h"
+
+#ifdef STUBKIT_DEMO_WITH_PROMETHEUS
+#include <prometheus/exposer.h>
+#include <unistd.h>
+
+#include "stubkit/prometheus.h"
+#endif
 
 namespace {
 
@@ -60,6 +70,7 @@ struct Flags {
   double other_rate = 0.05;  // share failing with INTERNAL
   int calls = 12;
   unsigned seed = 1;
+  int metrics_port = -1;  // -1: no Prometheus endpoint; 0: a free port
 };
 
 constexpr char kUsage[] =
@@ -79,6 +90,9 @@ constexpr char kUsage[] =
     "                      retryable); default 0.05\n"
     "  --calls=N           calls in the random phase; default 12\n"
     "  --seed=N            seed of the embedded server's failures; default 1\n"
+    "  --metrics-port=N    serve Prometheus metrics on 127.0.0.1:N/metrics\n"
+    "                      (0: a free port); needs a build with\n"
+    "                      STUBKIT_WITH_PROMETHEUS\n"
     "  --help              this text\n";
 
 bool ParseDouble(const std::string& text, double* out) {
@@ -112,7 +126,8 @@ std::string ParseFlags(int argc, char** argv, Flags* flags, bool* help) {
       has_value = true;
     }
     static const std::vector<std::string> kKnown = {
-        "target", "time-scale", "fail-rate", "other-rate", "calls", "seed"};
+        "target", "time-scale", "fail-rate",   "other-rate",
+        "calls",  "seed",       "metrics-port"};
     if (std::find(kKnown.begin(), kKnown.end(), name) == kKnown.end()) {
       return "unknown flag '--" + name + "'";
     }
@@ -147,6 +162,17 @@ std::string ParseFlags(int argc, char** argv, Flags* flags, bool* help) {
         return "--seed wants a non-negative integer, got '" + value + "'";
       }
       flags->seed = static_cast<unsigned>(integer);
+    } else if (name == "metrics-port") {
+#ifdef STUBKIT_DEMO_WITH_PROMETHEUS
+      if (!ParseInt(value, &integer) || integer < 0 || integer > 65535) {
+        return "--metrics-port wants a port in [0, 65535], got '" + value + "'";
+      }
+      flags->metrics_port = static_cast<int>(integer);
+#else
+      return "--metrics-port: this stubkit_demo was built without Prometheus "
+             "support (configure with STUBKIT_WITH_PROMETHEUS=ON and "
+             "prometheus-cpp-dev installed)";
+#endif
     }
   }
   if (flags->fail_rate + flags->other_rate > 1) {
@@ -397,6 +423,27 @@ int main(int argc, char** argv) {
   std::printf("time scale %.4g: waits print in demo time, then real time\n\n",
               flags.time_scale);
 
+  // Per-method metrics, served to Prometheus when asked for. Latencies are
+  // measured with the client's clock, so they are in demo time.
+  auto metrics = std::make_shared<stubkit::MetricsCollector>();
+#ifdef STUBKIT_DEMO_WITH_PROMETHEUS
+  std::unique_ptr<prometheus::Exposer> exposer;
+  auto collectable = std::make_shared<stubkit::PrometheusCollectable>(metrics);
+  if (flags.metrics_port >= 0) {
+    try {
+      exposer = std::make_unique<prometheus::Exposer>(
+          "127.0.0.1:" + std::to_string(flags.metrics_port));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "stubkit_demo: cannot serve metrics: %s\n",
+                   e.what());
+      return 1;
+    }
+    exposer->RegisterCollectable(collectable);
+    std::printf("metrics: http://127.0.0.1:%d/metrics\n\n",
+                exposer->GetListeningPorts().at(0));
+  }
+#endif
+
   // The client: default policies (30 min limit, 1 s..5 min backoff), demo
   // time, and the timeline decorator.
   auto time = std::make_shared<ScaledTime>(flags.time_scale);
@@ -406,6 +453,7 @@ int main(int argc, char** argv) {
       stubkit::Options{}
           .set<stubkit::ClockOption>(time)
           .set<stubkit::SleeperOption>(time)
+          .set<stubkit::MetricsOption>(metrics)
           .set<demo::KeyValueClient::DecoratorsOption>(
               {[attempts](std::shared_ptr<demo::KeyValueStub> child)
                    -> std::shared_ptr<demo::KeyValueStub> {
@@ -529,6 +577,14 @@ int main(int argc, char** argv) {
                  target.c_str());
     ok = false;
   }
+#ifdef STUBKIT_DEMO_WITH_PROMETHEUS
+  // At a terminal, keep the endpoint up for a look; under a test or a pipe,
+  // exit at once.
+  if (exposer != nullptr && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
+    std::printf("metrics: serving until Enter is pressed\n");
+    std::getchar();
+  }
+#endif
   if (server != nullptr) server->Shutdown();
   std::printf("%s\n", ok ? "demo: OK" : "demo: FAILED");
   return ok ? 0 : 1;

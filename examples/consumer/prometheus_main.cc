@@ -1,0 +1,26 @@
+// Uses the installed stubkit::prometheus (built only when the installed
+// stubkit has it): one recorded call, exported in Prometheus text form.
+
+#include <prometheus/text_serializer.h>
+
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "stubkit/metrics.h"
+#include "stubkit/prometheus.h"
+
+int main() {
+  auto metrics = std::make_shared<stubkit::MetricsCollector>();
+  metrics->RecordCall("greeter.Greeter.SayHello", 2,
+                      stubkit::StopReason::kSuccess,
+                      std::chrono::milliseconds(3));
+  stubkit::PrometheusCollectable collectable(metrics);
+  std::string text =
+      prometheus::TextSerializer().Serialize(collectable.Collect());
+  std::cout << text;
+  const std::string expected =
+      "grpc_client_call_retries_total{method=\"greeter.Greeter.SayHello\"} 1";
+  return text.find(expected) == std::string::npos ? 1 : 0;
+}

@@ -1,0 +1,100 @@
+// Copyright 2026 The stubkit Authors.
+
+#include "stubkit/prometheus.h"
+
+#include <prometheus/client_metric.h>
+#include <prometheus/metric_type.h>
+
+#include <limits>
+#include <string>
+#include <utility>
+
+namespace stubkit {
+
+absl::string_view PrometheusLabel(StopReason reason) {
+  // Label values stay stable identifiers, unlike ToString's prose.
+  switch (reason) {
+    case StopReason::kSuccess:
+      return "success";
+    case StopReason::kPermanentError:
+      return "permanent_error";
+    case StopReason::kNonIdempotent:
+      return "non_idempotent";
+    case StopReason::kExhausted:
+      return "exhausted";
+    case StopReason::kDeadline:
+      return "deadline";
+    case StopReason::kThrottled:
+      return "throttled";
+    case StopReason::kCancelled:
+      return "cancelled";
+    case StopReason::kInvalidArgument:
+      return "invalid_argument";
+  }
+  return "unknown";
+}
+
+namespace {
+
+prometheus::MetricFamily Family(std::string name, std::string help,
+                                prometheus::MetricType type) {
+  prometheus::MetricFamily family;
+  family.name = std::move(name);
+  family.help = std::move(help);
+  family.type = type;
+  return family;
+}
+
+}  // namespace
+
+std::vector<prometheus::MetricFamily> ToPrometheus(
+    const std::vector<MethodMetrics>& snapshot) {
+  auto retries = Family("grpc_client_call_retries_total",
+                        "Attempts after the first, summed over calls.",
+                        prometheus::MetricType::Counter);
+  auto calls = Family("stubkit_client_calls_total",
+                      "Finished calls by method and stop reason.",
+                      prometheus::MetricType::Counter);
+  auto duration = Family("stubkit_client_call_duration_seconds",
+                         "Whole-call latency, retries and waits included.",
+                         prometheus::MetricType::Histogram);
+  for (const MethodMetrics& m : snapshot) {
+    prometheus::ClientMetric::Label method{"method", m.method};
+
+    prometheus::ClientMetric retry;
+    retry.label = {method};
+    retry.counter.value = static_cast<double>(m.retries);
+    retries.metric.push_back(std::move(retry));
+
+    // Every reason, zeros included, so that rate() sees a series from its
+    // first scrape.
+    for (int i = 0; i < kStopReasonCount; ++i) {
+      prometheus::ClientMetric stop;
+      stop.label = {method,
+                    {"stop_reason",
+                     std::string(PrometheusLabel(static_cast<StopReason>(i)))}};
+      stop.counter.value = static_cast<double>(m.stops[i]);
+      calls.metric.push_back(std::move(stop));
+    }
+
+    prometheus::ClientMetric histogram;
+    histogram.label = {method};
+    uint64_t cumulative = 0;
+    for (size_t i = 0; i < m.latency_buckets.size(); ++i) {
+      cumulative += static_cast<uint64_t>(m.latency_buckets[i]);
+      // The last bucket is the one above every bound: +Inf.
+      double bound = i < kLatencyBucketBoundsMs.size()
+                         ? kLatencyBucketBoundsMs[i] / 1000
+                         : std::numeric_limits<double>::infinity();
+      histogram.histogram.bucket.push_back({cumulative, bound});
+    }
+    // The count is the buckets' total, so that it matches the +Inf bucket
+    // even when a call is recorded while the snapshot is taken.
+    histogram.histogram.sample_count = cumulative;
+    histogram.histogram.sample_sum = m.latency_sum_ms / 1000;
+    duration.metric.push_back(std::move(histogram));
+  }
+  return {std::move(retries), std::move(calls), std::move(duration)};
+}
+
+}  // namespace stubkit

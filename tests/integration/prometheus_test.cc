@@ -1,0 +1,230 @@
+// Copyright 2026 The stubkit Authors.
+//
+// stubkit::prometheus end to end: calls that retry against a real gRPC
+// server on 127.0.0.1, a prometheus::Exposer on a picked port, and a scrape
+// of /metrics over plain HTTP. Built only with STUBKIT_WITH_PROMETHEUS.
+
+#include "stubkit/prometheus.h"
+
+#include <arpa/inet.h>
+#include <grpcpp/grpcpp.h>
+#include <netinet/in.h>
+#include <prometheus/exposer.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "stubkit/metrics.h"
+#include "stubkit/retry_loop.h"
+#include "stubkit/retry_policy.h"
+#include "stubkit/testing/echo.grpc.pb.h"
+#include "tests/testing/flaky_echo_service.h"
+
+namespace stubkit {
+namespace {
+
+using std::chrono::nanoseconds;
+using ::stubkit::testing::EchoRequest;
+using ::stubkit::testing::EchoResponse;
+using ::stubkit::testing::EchoService;
+using ::stubkit::testing::FlakyEchoService;
+using ::stubkit::testing::TestServer;
+using ::testing::HasSubstr;
+
+constexpr MethodInfo kEcho{"stubkit.testing.EchoService.Echo", RpcKind::kUnary,
+                           Idempotency::kIdempotent};
+constexpr MethodInfo kAppend{"stubkit.testing.EchoService.Append",
+                             RpcKind::kUnary, Idempotency::kNonIdempotent};
+
+// Backoffs are recorded, not slept: the test stays fast.
+class SkippingSleeper : public Sleeper {
+ public:
+  void SleepFor(nanoseconds) override {}
+};
+
+// GET `path` from 127.0.0.1:`port` over a plain socket; the whole response,
+// or "" on a socket error. HTTP/1.0 without Accept-Encoding: the server
+// answers uncompressed and closes the connection at the end.
+std::string HttpGet(int port, const std::string& path) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return "";
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string response;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) ==
+      0) {
+    std::string request =
+        "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+    if (send(fd, request.data(), request.size(), 0) ==
+        static_cast<ssize_t>(request.size())) {
+      char buffer[4096];
+      ssize_t n;
+      while ((n = recv(fd, buffer, sizeof(buffer), 0)) > 0) {
+        response.append(buffer, static_cast<size_t>(n));
+      }
+    }
+  }
+  close(fd);
+  return response;
+}
+
+// The value of the sample line `series` ("name{labels}"), if present.
+std::optional<double> Sample(const std::string& body,
+                             const std::string& series) {
+  std::istringstream lines(body);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind(series + " ", 0) == 0) {
+      return std::stod(line.substr(series.size() + 1));
+    }
+  }
+  return std::nullopt;
+}
+
+std::string Calls(const std::string& method, const std::string& reason) {
+  return "stubkit_client_calls_total{method=\"stubkit.testing.EchoService." +
+         method + "\",stop_reason=\"" + reason + "\"}";
+}
+
+class PrometheusTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_ = std::make_unique<TestServer>(&service_);
+    ASSERT_TRUE(server_->ok());
+    stub_ = EchoService::NewStub(server_->Channel());
+    client_options_.set<SleeperOption>(std::make_shared<SkippingSleeper>());
+    client_options_.set<MetricsOption>(metrics_);
+    // Three attempts at most: a call that keeps failing stops as exhausted.
+    client_options_.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(2));
+  }
+  void TearDown() override { server_->Shutdown(); }
+
+  absl::Status Call(const MethodInfo& method, const std::string& message,
+                    int fail_first, grpc::StatusCode code) {
+    EchoRequest request;
+    request.set_message(message);
+    request.set_fail_first(fail_first);
+    request.set_fail_code(code);
+    return RetryLoop<EchoResponse>(
+               method, OptionsView(Options{}, client_options_),
+               [&](grpc::ClientContext& context)
+                   -> absl::StatusOr<EchoResponse> {
+                 EchoResponse response;
+                 grpc::Status status =
+                     &method == &kEcho
+                         ? stub_->Echo(&context, request, &response)
+                         : stub_->Append(&context, request, &response);
+                 if (!status.ok()) return FromGrpcStatus(status);
+                 return response;
+               })
+        .status();
+  }
+
+  std::shared_ptr<MetricsCollector> metrics_ =
+      std::make_shared<MetricsCollector>();
+  FlakyEchoService service_;
+  std::unique_ptr<TestServer> server_;
+  std::unique_ptr<EchoService::Stub> stub_;
+  Options client_options_;
+};
+
+TEST_F(PrometheusTest, ScrapeShowsRetriesStopReasonsAndLatency) {
+  prometheus::Exposer exposer("127.0.0.1:0");
+  std::vector<int> ports = exposer.GetListeningPorts();
+  ASSERT_EQ(ports.size(), 1u);
+  ASSERT_GT(ports[0], 0);
+  auto collectable = std::make_shared<PrometheusCollectable>(metrics_);
+  exposer.RegisterCollectable(collectable);
+
+  const auto kUnavailable = grpc::StatusCode::UNAVAILABLE;
+  EXPECT_TRUE(Call(kEcho, "two-failures", 2, kUnavailable).ok());
+  EXPECT_TRUE(Call(kEcho, "one-failure", 1, kUnavailable).ok());
+  EXPECT_TRUE(Call(kEcho, "no-failure", 0, kUnavailable).ok());
+  EXPECT_FALSE(Call(kEcho, "always-fails", 100, kUnavailable).ok());
+  EXPECT_FALSE(
+      Call(kEcho, "permanent", 100, grpc::StatusCode::FAILED_PRECONDITION)
+          .ok());
+  EXPECT_FALSE(Call(kAppend, "append", 1, kUnavailable).ok());
+  // What the server saw: 3 + 2 + 1 + 3 + 1 Echo attempts, 1 Append.
+  ASSERT_EQ(service_.attempts("two-failures"), 3);
+  ASSERT_EQ(service_.attempts("always-fails"), 3);
+  ASSERT_EQ(service_.attempts("append"), 1);
+
+  std::string response = HttpGet(ports[0], "/metrics");
+  ASSERT_THAT(response, HasSubstr(" 200 OK"));
+  std::string body = response.substr(response.find("\r\n\r\n") + 4);
+
+  EXPECT_THAT(body, HasSubstr("# TYPE grpc_client_call_retries_total counter"));
+  EXPECT_THAT(body, HasSubstr("# TYPE stubkit_client_calls_total counter"));
+  EXPECT_THAT(body, HasSubstr("# TYPE stubkit_client_call_duration_seconds "
+                              "histogram"));
+  const std::string echo = "{method=\"stubkit.testing.EchoService.Echo\"}";
+  const std::string append = "{method=\"stubkit.testing.EchoService.Append\"}";
+  EXPECT_EQ(Sample(body, "grpc_client_call_retries_total" + echo), 2 + 1 + 2);
+  EXPECT_EQ(Sample(body, "grpc_client_call_retries_total" + append), 0);
+
+  EXPECT_EQ(Sample(body, Calls("Echo", "success")), 3);
+  EXPECT_EQ(Sample(body, Calls("Echo", "exhausted")), 1);
+  EXPECT_EQ(Sample(body, Calls("Echo", "permanent_error")), 1);
+  EXPECT_EQ(Sample(body, Calls("Echo", "non_idempotent")), 0);
+  EXPECT_EQ(Sample(body, Calls("Append", "non_idempotent")), 1);
+  EXPECT_EQ(Sample(body, Calls("Append", "success")), 0);
+
+  EXPECT_EQ(Sample(body, "stubkit_client_call_duration_seconds_count" + echo),
+            5);
+  EXPECT_EQ(Sample(body, "stubkit_client_call_duration_seconds_count" + append),
+            1);
+  EXPECT_EQ(Sample(body,
+                   "stubkit_client_call_duration_seconds_bucket{method="
+                   "\"stubkit.testing.EchoService.Echo\",le=\"+Inf\"}"),
+            5);
+  // Real calls took some time, and far less than the 30-minute top bound.
+  std::optional<double> sum =
+      Sample(body, "stubkit_client_call_duration_seconds_sum" + echo);
+  ASSERT_TRUE(sum.has_value());
+  EXPECT_GT(*sum, 0);
+  EXPECT_LT(*sum, 1800);
+
+  // Counters are cumulative: one more retried call shows on the next scrape.
+  EXPECT_TRUE(Call(kEcho, "later", 1, kUnavailable).ok());
+  body = HttpGet(ports[0], "/metrics");
+  EXPECT_EQ(Sample(body, "grpc_client_call_retries_total" + echo), 6);
+  EXPECT_EQ(Sample(body, Calls("Echo", "success")), 4);
+}
+
+TEST(PrometheusFamiliesTest, HistogramBucketsAreCumulativeInSeconds) {
+  MethodMetrics m;
+  m.method = "pkg.Service.Method";
+  m.latency_buckets[0] = 2;      // <= 0.5 ms
+  m.latency_buckets[4] = 1;      // (5 ms, 10 ms]
+  m.latency_buckets.back() = 1;  // above every bound
+  m.latency_sum_ms = 2500;
+  std::vector<prometheus::MetricFamily> families = ToPrometheus({m});
+  ASSERT_EQ(families.size(), 3u);
+  const prometheus::ClientMetric::Histogram& h =
+      families[2].metric.at(0).histogram;
+  ASSERT_EQ(h.bucket.size(), kLatencyBucketBoundsMs.size() + 1);
+  EXPECT_EQ(h.bucket[0].upper_bound, 0.0005);
+  EXPECT_EQ(h.bucket[0].cumulative_count, 2u);
+  EXPECT_EQ(h.bucket[3].cumulative_count, 2u);
+  EXPECT_EQ(h.bucket[4].upper_bound, 0.010);
+  EXPECT_EQ(h.bucket[4].cumulative_count, 3u);
+  EXPECT_EQ(h.bucket.back().cumulative_count, 4u);
+  EXPECT_EQ(h.sample_count, 4u);
+  EXPECT_EQ(h.sample_sum, 2.5);
+  // One calls series per stop reason, zeros included.
+  EXPECT_EQ(families[1].metric.size(), static_cast<size_t>(kStopReasonCount));
+}
+
+}  // namespace
+}  // namespace stubkit
