@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "stubkit/backoff_policy.h"
 #include "tests/simulation/sim_fakes.h"
@@ -118,26 +119,9 @@ struct Scenario {
   std::vector<CallSpec> calls;  // calls[0] is the foreground call
 };
 
-inline const char* CodeName(grpc::StatusCode c) {
-  static const char* const kNames[] = {"OK",
-                                       "CANCELLED",
-                                       "UNKNOWN",
-                                       "INVALID_ARGUMENT",
-                                       "DEADLINE_EXCEEDED",
-                                       "NOT_FOUND",
-                                       "ALREADY_EXISTS",
-                                       "PERMISSION_DENIED",
-                                       "RESOURCE_EXHAUSTED",
-                                       "FAILED_PRECONDITION",
-                                       "ABORTED",
-                                       "OUT_OF_RANGE",
-                                       "UNIMPLEMENTED",
-                                       "INTERNAL",
-                                       "UNAVAILABLE",
-                                       "DATA_LOSS",
-                                       "UNAUTHENTICATED"};
-  int i = static_cast<int>(c);
-  return i >= 0 && i <= 16 ? kNames[i] : "?";
+// Trace text only: abseil already names every code (gRPC's match absl's).
+inline std::string CodeName(grpc::StatusCode c) {
+  return absl::StatusCodeToString(static_cast<absl::StatusCode>(c));
 }
 
 class Generator {
