@@ -28,7 +28,9 @@
 #ifndef STUBKIT_OPTIONS_H_
 #define STUBKIT_OPTIONS_H_
 
+#include <map>
 #include <memory>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -158,6 +160,29 @@ class OptionsView {
  private:
   const Options* call_;
   const Options* client_;
+};
+
+// Options for one method or one whole service, set inside a client's
+// options. Keys are full names: "package.Service.Method" for a method,
+// "package.Service" for every method of a service. A call's effective
+// options are the call's, over its method's, over its service's, over the
+// client's, over the defaults:
+//
+//   auto client_options = stubkit::Options{}
+//       .set<stubkit::AttemptTimeoutOption>(2s)
+//       .set<stubkit::MethodOptionsOption>({
+//           {"demo.Foo", stubkit::Options{}.set<
+//                stubkit::TotalTimeoutOption>(10min)},
+//           {"demo.Foo.Upload", stubkit::Options{}.set<
+//                stubkit::IdempotencyOption>(stubkit::Idempotency::kIdempotent)},
+//       });
+//
+// A generated client resolves its methods' entries once, when it is built,
+// and refuses names that are not its own methods or service. A
+// `MethodOptionsOption` inside an entry, or in a call's options, is ignored.
+struct MethodOptionsOption {
+  using Type = std::map<std::string, Options>;
+  static Type Default() { return {}; }
 };
 
 }  // namespace stubkit
