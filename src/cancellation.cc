@@ -3,6 +3,7 @@
 #include "stubkit/cancellation.h"
 
 #include <algorithm>
+#include <thread>
 #include <utility>
 
 #include "stubkit/internal/timer_queue.h"
@@ -10,15 +11,25 @@
 namespace stubkit {
 
 void CancellationToken::Cancel() {
+  std::vector<grpc::ClientContext*> contexts;
   std::vector<std::pair<uint64_t, std::function<void()>>> callbacks;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (cancelled_) return;
     cancelled_ = true;
-    // Under the lock, so no context is destroyed while it is cancelled: the
-    // loops detach before they destroy a context.
-    for (grpc::ClientContext* context : contexts_) context->TryCancel();
+    contexts = contexts_;
     callbacks.swap(callbacks_);
+    cancelling_ = std::this_thread::get_id();
+  }
+  cancelled_cv_.notify_all();
+  // Without the lock: TryCancel runs the channel's client interceptors
+  // (user code) on this thread. `Detach` waits for this loop to end, so no
+  // context is destroyed while it is being cancelled; no new context can
+  // attach, since `cancelled_` is set.
+  for (grpc::ClientContext* context : contexts) context->TryCancel();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    cancelling_ = std::thread::id();
   }
   cancelled_cv_.notify_all();
   for (auto& [id, callback] : callbacks) callback();
@@ -37,7 +48,14 @@ bool CancellationToken::Attach(grpc::ClientContext* context) {
 }
 
 void CancellationToken::Detach(grpc::ClientContext* context) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
+  // The caller destroys `context` next, so wait while `Cancel` may be
+  // cancelling it. Not when `Cancel` is on this very thread (an interceptor
+  // it ran ended an attempt here): that would wait for ourselves.
+  const std::thread::id self = std::this_thread::get_id();
+  cancelled_cv_.wait(lock, [&] {
+    return cancelling_ == std::thread::id() || cancelling_ == self;
+  });
   contexts_.erase(std::remove(contexts_.begin(), contexts_.end(), context),
                   contexts_.end());
 }

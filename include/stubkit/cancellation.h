@@ -25,6 +25,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -37,7 +38,9 @@ class CancellationToken {
   CancellationToken& operator=(const CancellationToken&) = delete;
 
   // Cancels every call using this token, now and later. Idempotent.
-  // The callbacks below run on this thread, before `Cancel` returns, and
+  // No lock of the token is held while gRPC cancels the attempts in flight
+  // (which runs client interceptors on this thread), nor while the
+  // callbacks below run. They run on this thread, before `Cancel` returns, and
   // through them an async call waiting in backoff usually completes here
   // too: its completion callback runs on this thread. Don't call `Cancel`
   // holding a lock such a callback takes. A call with an attempt in flight
@@ -67,6 +70,8 @@ class CancellationToken {
   std::condition_variable cancelled_cv_;
   // All guarded by mu_.
   bool cancelled_ = false;
+  // The thread running `Cancel`'s TryCancel loop, if any.
+  std::thread::id cancelling_;
   std::vector<grpc::ClientContext*> contexts_;
   std::vector<std::pair<uint64_t, std::function<void()>>> callbacks_;
   uint64_t next_callback_id_ = 1;

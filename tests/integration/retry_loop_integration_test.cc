@@ -4,9 +4,12 @@
 // server that the test starts on 127.0.0.1 with a port picked by the kernel.
 
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/support/client_interceptor.h>
 
 #include <atomic>
 #include <chrono>
+#include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <string>
@@ -16,6 +19,7 @@
 #include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "stubkit/cancellation.h"
 #include "stubkit/retry_loop.h"
 #include "stubkit/testing/echo.grpc.pb.h"
 #include "tests/testing/flaky_echo_service.h"
@@ -172,6 +176,80 @@ TEST_F(RetryLoopIntegrationTest, UnreachableServerIsRetriedAsUnavailable) {
   ASSERT_FALSE(response.ok());
   EXPECT_EQ(response.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(GetRetrySummary(response.status())->attempts, 3);
+}
+
+// Runs `hook` when gRPC sends a cancel: the client interceptor's
+// PRE_SEND_CANCEL point, which `ClientContext::TryCancel` runs on the
+// cancelling thread. An interceptor is user code.
+class CancelHookInterceptorFactory
+    : public grpc::experimental::ClientInterceptorFactoryInterface {
+ public:
+  explicit CancelHookInterceptorFactory(std::function<void()> hook)
+      : hook_(std::move(hook)) {}
+  grpc::experimental::Interceptor* CreateClientInterceptor(
+      grpc::experimental::ClientRpcInfo* /*info*/) override {
+    return new Hook(hook_);
+  }
+
+ private:
+  class Hook : public grpc::experimental::Interceptor {
+   public:
+    explicit Hook(std::function<void()> hook) : hook_(std::move(hook)) {}
+    void Intercept(
+        grpc::experimental::InterceptorBatchMethods* methods) override {
+      if (methods->QueryInterceptionHookPoint(
+              grpc::experimental::InterceptionHookPoints::PRE_SEND_CANCEL)) {
+        hook_();
+      }
+      methods->Proceed();
+    }
+
+   private:
+    std::function<void()> hook_;
+  };
+  std::function<void()> hook_;
+};
+
+// `CancellationToken::Cancel` must not hold the token's lock while gRPC runs
+// interceptors for the cancel: another thread that uses the token (here,
+// one the interceptor waits for) would block until the interceptor gave up.
+TEST_F(RetryLoopIntegrationTest, CancelRunsInterceptorsWithoutTheTokenLock) {
+  auto token = std::make_shared<CancellationToken>();
+  std::atomic<int> hooks{0};
+  std::atomic<bool> token_usable_from_hook{false};
+  std::vector<
+      std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>>
+      interceptors;
+  interceptors.push_back(std::make_unique<CancelHookInterceptorFactory>([&] {
+    ++hooks;
+    auto answered = std::make_shared<std::promise<bool>>();
+    std::future<bool> answer = answered->get_future();
+    // Detached: if it blocks on the token's lock, it must not hold up the
+    // hook's return (which releases that lock).
+    std::thread([token, answered] {
+      answered->set_value(token->cancelled());
+    }).detach();
+    token_usable_from_hook =
+        answer.wait_for(std::chrono::seconds(5)) == std::future_status::ready;
+  }));
+  stub_ = EchoService::NewStub(
+      grpc::experimental::CreateCustomChannelWithInterceptors(
+          server_->address(), grpc::InsecureChannelCredentials(),
+          grpc::ChannelArguments(), std::move(interceptors)));
+  service_.slow_attempts = 1;  // the server holds the attempt up to 5 s
+  std::thread canceller([&] {
+    while (service_.attempts("held") == 0) {
+      std::this_thread::sleep_for(milliseconds(1));
+    }
+    token->Cancel();
+  });
+  absl::StatusOr<EchoResponse> response =
+      Call(kEcho, Request("held", 0, grpc::StatusCode::OK),
+           Options{}.set<CancellationOption>(token));
+  canceller.join();
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(hooks.load(), 1);
+  EXPECT_TRUE(token_usable_from_hook.load());
 }
 
 }  // namespace
