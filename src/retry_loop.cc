@@ -501,6 +501,11 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
         absl::StrCat("not retried: ", method_.full_name, " is not idempotent"),
         now, final_status);
   }
+  if (!repeat_forbidden_.empty()) {
+    return Stop(status, StopReason::kNonIdempotent,
+                absl::StrCat("not resumed: the stream ", repeat_forbidden_),
+                now, final_status);
+  }
   // 3. The retry policy, then the throttle.
   ++failures_;
   if (retry_policy_.max_retries() != RetryPolicy::kUnlimitedRetries &&

@@ -126,10 +126,17 @@ class AsyncServerStreamOperation final : public AsyncRetryOperationBase {
   bool MayRetry(const absl::Status& /*status*/) override {
     if (!received_in_attempt_) return true;  // still opening
     // Data reached the caller: only the hook may resume, from `last_`.
+    // Not resumed still goes through OnFailure, for the retry summary, the
+    // observer and the metrics.
     const ResumeHook<Request, Response>* resume = hook();
-    if (resume == nullptr || !(*resume)(last_, request_)) return false;
-    // The stream made progress: the policy and backoff start again.
-    state().RestartPolicy();
+    if (resume == nullptr) {
+      state().ForbidRepeat(kNoResumeHook);
+    } else if (!(*resume)(last_, request_)) {
+      state().ForbidRepeat(kResumeDeclined);
+    } else {
+      // The stream made progress: the policy and backoff start again.
+      state().RestartPolicy();
+    }
     return true;
   }
 

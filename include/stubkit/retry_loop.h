@@ -121,6 +121,12 @@ class RetryLoopState {
   // stays: it bounds the whole life of the stream.
   void RestartPolicy();
 
+  // For streams that delivered messages in the failed attempt and may not
+  // resume (no resume hook, or it declined): reopening would repeat them,
+  // so the next `OnFailure` stops as for a non-idempotent call, with
+  // `why` (a string literal) in the summary. Set before that `OnFailure`.
+  void ForbidRepeat(absl::string_view why) { repeat_forbidden_ = why; }
+
   // Waits through the configured sleeper. Returns false when the call was
   // cancelled; it must then return `Cancelled()`.
   bool Sleep(std::chrono::nanoseconds wait);
@@ -205,6 +211,7 @@ class RetryLoopState {
   bool use_hints_ = true;
   absl::Status setup_status_;
   bool idempotent_ = false;
+  absl::string_view repeat_forbidden_;  // empty: repeating is allowed
   time_point start_;
   time_point end_ = time_point::max();
   StopReason end_reason_ = StopReason::kExhausted;

@@ -197,6 +197,13 @@ class StreamReaderWriter {
 
 namespace internal {
 
+// Why a server stream that broke after delivering messages was not resumed
+// (`RetryLoopState::ForbidRepeat`), for the retry summary.
+inline constexpr char kNoResumeHook[] =
+    "already delivered messages and has no resume hook";
+inline constexpr char kResumeDeclined[] =
+    "already delivered messages and its resume hook declined";
+
 // Applies the call's options to a stream's context: metadata, the
 // deadline min(DeadlineOption, now + TotalTimeoutOption, now +
 // AttemptTimeoutOption), the settings of stubkit/call_options.h, and last
@@ -395,12 +402,17 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
     if (received_in_attempt_) {
       // Data already reached the reader: reopening the same request would
       // repeat it, so only the hook may resume.
+      // Not resumed still goes through OnFailure, for the retry summary,
+      // the observer and the metrics.
       const ResumeHook<Request, Response>* resume = hook();
-      if (resume == nullptr || !(*resume)(last_, request_)) {
-        return Stop(status);
+      if (resume == nullptr) {
+        state_.ForbidRepeat(kNoResumeHook);
+      } else if (!(*resume)(last_, request_)) {
+        state_.ForbidRepeat(kResumeDeclined);
+      } else {
+        // The stream made progress: the policy and backoff start again.
+        state_.RestartPolicy();
       }
-      // The stream made progress: the policy and backoff start again.
-      state_.RestartPolicy();
     }
     absl::Status final_status;
     std::chrono::nanoseconds wait;

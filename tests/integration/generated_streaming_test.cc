@@ -13,10 +13,12 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "stubkit/cancellation.h"
 #include "stubkit/retry_observer.h"
 #include "stubkit/testing/streams.stubkit.h"
@@ -328,16 +330,35 @@ TEST_F(GeneratedStreamingTest, ResumeHookCanBeSetForOneCall) {
   EXPECT_THAT(service_.range_starts(), ElementsAre(10, 13));
 }
 
+// A stream that broke after delivering messages and was not resumed still
+// ends like any stopped call: one attempt, a retry summary naming the reason,
+// the original code and message first.
+void ExpectNotResumed(const absl::Status& status, absl::string_view why) {
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_TRUE(absl::StartsWith(status.message(), "stream broke")) << status;
+  EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr(why));
+  std::optional<RetrySummary> summary = GetRetrySummary(status);
+  ASSERT_TRUE(summary.has_value()) << status;
+  EXPECT_EQ(summary->stop_reason, StopReason::kNonIdempotent);
+  EXPECT_EQ(summary->attempts, 1);
+}
+
 TEST_F(GeneratedStreamingTest, WithoutAHookABreakAfterDataIsReported) {
   ASSERT_TRUE(server_.ok());
   service_.break_after = 4;
-  StreamServiceClient client(server_.Channel(), ClientOptions());
+  std::vector<StopReason> final_events;
+  StreamServiceClient client(server_.Channel(),
+                             ClientOptions().set<RetryObserverOption>(
+                                 [&final_events](const AttemptEvent& event) {
+                                   if (event.final)
+                                     final_events.push_back(event.stop_reason);
+                                 }));
 
   StreamReader<Item> reader = client.Range(Range(0, 10));
   EXPECT_THAT(ReadAll(reader), ElementsAreArray(Iota(0, 4)));
-  absl::Status status = reader.Finish();
-  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+  ExpectNotResumed(reader.Finish(), "has no resume hook");
   EXPECT_EQ(service_.range_calls(), 1);
+  EXPECT_THAT(final_events, ElementsAre(StopReason::kNonIdempotent));
 }
 
 TEST_F(GeneratedStreamingTest, AHookThatDeclinesReportsTheBreak) {
@@ -354,7 +375,7 @@ TEST_F(GeneratedStreamingTest, AHookThatDeclinesReportsTheBreak) {
 
   StreamReader<Item> reader = client.Range(Range(0, 10));
   EXPECT_THAT(ReadAll(reader), ElementsAre(0, 1));
-  EXPECT_EQ(reader.Finish().code(), absl::StatusCode::kUnavailable);
+  ExpectNotResumed(reader.Finish(), "its resume hook declined");
   EXPECT_EQ(hook_calls, 1);
   EXPECT_EQ(service_.range_calls(), 1);
 }
@@ -749,7 +770,7 @@ TEST_F(GeneratedStreamingTest, AsyncBreakWithoutAHookIsReported) {
   StreamServiceClient client(server_.Channel(),
                              ClientOptions().set<AsyncSleeperOption>(clock_));
   AsyncResult result = ReadAllAsync(client, Range(0, 10));
-  EXPECT_EQ(result.status.code(), absl::StatusCode::kUnavailable);
+  ExpectNotResumed(result.status, "has no resume hook");
   EXPECT_THAT(result.items, ElementsAre(0, 1, 2));
   EXPECT_EQ(service_.range_calls(), 1);
 }
@@ -808,8 +829,7 @@ TEST_F(GeneratedStreamingTest, AsyncLongStreamWithoutAHookReportsTheBreak) {
           LimitedTimeRetryPolicy()));
   AsyncResult result = ReadAllAsyncAdvancing(client, Range(0, 10), clock_, 3,
                                              std::chrono::minutes(31));
-  EXPECT_EQ(result.status.code(), absl::StatusCode::kUnavailable);
-  EXPECT_EQ(result.status.message(), "stream broke");
+  ExpectNotResumed(result.status, "has no resume hook");
   EXPECT_THAT(result.items, ElementsAre(0, 1, 2, 3));
   EXPECT_EQ(service_.range_calls(), 1);
 }
