@@ -130,16 +130,26 @@ class Options {
   std::vector<Entry> entries_;
 };
 
-// The effective options of one call: `call` over `client` over defaults.
-// Holds references; both `Options` must outlive the view.
+// The effective options of one call: `call` over `method` over `service`
+// over `client` over defaults (a null layer is skipped). Holds pointers; every
+// `Options` must outlive the view.
 class OptionsView {
  public:
   OptionsView(const Options& call, const Options& client)
       : call_(&call), client_(&client) {}
+  OptionsView(const Options& call, const Options* method,
+              const Options* service, const Options& client)
+      : call_(&call), method_(method), service_(service), client_(&client) {}
 
   template <typename T>
   const typename T::Type* find() const {
     if (const auto* value = call_->find<T>()) return value;
+    if (method_ != nullptr) {
+      if (const auto* value = method_->find<T>()) return value;
+    }
+    if (service_ != nullptr) {
+      if (const auto* value = service_->find<T>()) return value;
+    }
     return client_->find<T>();
   }
 
@@ -155,12 +165,27 @@ class OptionsView {
   }
 
   const Options& call() const { return *call_; }
+  // The per-method and per-service layers (see `MethodOptionsOption`), or
+  // null.
+  const Options* method() const { return method_; }
+  const Options* service() const { return service_; }
   const Options& client() const { return *client_; }
 
  private:
   const Options* call_;
+  const Options* method_ = nullptr;
+  const Options* service_ = nullptr;
   const Options* client_;
 };
+
+namespace internal {
+
+// The layers below the call's as one `Options`, for operations that keep a
+// copy (async, hedged, streams): the client's when there is no per-method
+// or per-service layer (a cheap copy), else them merged over it.
+Options CopyLowerLayers(const OptionsView& options);
+
+}  // namespace internal
 
 // Options for one method or one whole service, set inside a client's
 // options. Keys are full names: "package.Service.Method" for a method,

@@ -283,7 +283,7 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
                        const Request& request, Open open)
       : method_(method),
         call_options_(options.call()),
-        client_options_(options.client()),
+        client_options_(CopyLowerLayers(options)),
         view_(call_options_, client_options_),
         state_(method_, view_),
         request_(request),
