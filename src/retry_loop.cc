@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "src/internal/format.h"
 #include "stubkit/internal/metadata.h"
+#include "stubkit/method_options.h"
 
 namespace stubkit {
 namespace internal {
@@ -52,6 +53,11 @@ bool IsValid(Idempotency idempotency) {
 absl::Status ValidateOptions(const OptionsView& options,
                              const RetryPolicy& retry_policy,
                              const ExponentialBackoffPolicy& backoff_policy) {
+  // A generated client's refusal (a request-aware idempotency predicate for
+  // another request type); only ever in the call's own layer.
+  if (const auto* refusal = options.call().find<CallRefusalOption>()) {
+    if (!refusal->ok()) return *refusal;
+  }
   if (!retry_policy.status().ok()) return retry_policy.status();
   if (!backoff_policy.status().ok()) return backoff_policy.status();
   if (absl::Status status = ValidateCallOptions(options); !status.ok()) {

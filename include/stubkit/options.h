@@ -18,7 +18,9 @@
 //
 // A client keeps one `Options`; each call may pass its own. The call's
 // effective options are an `OptionsView`: the call's options over the
-// client's over the defaults, looked up in place without copying either.
+// client's (and its per-method and per-service entries, see
+// `MethodOptionsOption` below) over the defaults, looked up in place
+// without copying any of them.
 //
 //   stubkit::OptionsView effective(call_options, client_options);
 //   effective.get<stubkit::AttemptTimeoutOption>();
@@ -202,9 +204,20 @@ Options CopyLowerLayers(const OptionsView& options);
 //                stubkit::IdempotencyOption>(stubkit::Idempotency::kIdempotent)},
 //       });
 //
-// A generated client resolves its methods' entries once, when it is built,
-// and refuses names that are not its own methods or service. A
-// `MethodOptionsOption` inside an entry, or in a call's options, is ignored.
+// Entries are looked up in place, never copied per call. A generated client
+// resolves its own entries once, when it is built (see
+// stubkit/method_options.h):
+//   - "pkg.Service" and "pkg.Service.Method" of its own service apply;
+//   - a key of its own service naming a method it does not have (a typo,
+//     "demo.Foo.Uplaod") is refused: every call of that client fails with
+//     INVALID_ARGUMENT naming the key, before anything is sent;
+//   - keys of other services are ignored, since one options object (a
+//     whole service config, say) may serve the clients of several services;
+//   - an entry holding a `MethodOptionsOption` of its own is refused in the
+//     same way: entries do not nest.
+// Only the client's `MethodOptionsOption` counts: in a call's options it is
+// ignored. Options that configure the connection rather than a call
+// (`DecoratorsOption`) are read from the client's own options only.
 struct MethodOptionsOption {
   using Type = std::map<std::string, Options>;
   static Type Default() { return {}; }

@@ -60,8 +60,9 @@ namespace stubkit {
 namespace internal {
 
 // Whether a call of `method` with `options` may be repeated: the call's
-// `IdempotencyOption`, else the client's `IdempotencyMapOption`, else the
-// proto's.
+// `IdempotencyOption` (where a generated client also puts what a request-aware
+// predicate decided, see stubkit/method_options.h), else the client's
+// `IdempotencyMapOption`, else the proto's.
 bool IsIdempotent(const MethodInfo& method, const OptionsView& options);
 
 // The decision state of one call: shared by every loop flavour, so the
