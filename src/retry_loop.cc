@@ -32,6 +32,16 @@ time_point AddSaturating(time_point base, nanoseconds delta) {
 
 }  // namespace
 
+}  // namespace internal
+
+ResponseMetadata AttemptEvent::ReceivedMetadata() const {
+  ResponseMetadata received;
+  if (context != nullptr) internal::CopyResponseMetadata(*context, &received);
+  return received;
+}
+
+namespace internal {
+
 bool IsIdempotent(const MethodInfo& method, const OptionsView& options) {
   if (const Idempotency* forced = options.find<IdempotencyOption>()) {
     return *forced == Idempotency::kIdempotent;
@@ -243,6 +253,7 @@ bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context,
     ended_before_attempt_ = true;
     return false;
   }
+  finished_context_ = nullptr;
   if (cancel_ != nullptr && !cancel_->Attach(&context)) return false;
   ++attempts_;
   attempt_start_ = now;
@@ -299,9 +310,11 @@ bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context,
 void RetryLoopState::FinishAttempt(grpc::ClientContext& context,
                                    bool record_metadata) {
   if (cancel_ != nullptr) cancel_->Detach(&context);
-  if (response_metadata_ != nullptr && record_metadata) {
+  if (!record_metadata) return;  // a hedge's loser, after the call ended
+  if (response_metadata_ != nullptr) {
     CopyResponseMetadata(context, response_metadata_);
   }
+  if (observer_ != nullptr) finished_context_ = &context;
 }
 
 absl::Status RetryLoopState::GiveUp(const absl::Status& status,
@@ -357,6 +370,10 @@ void RetryLoopState::Notify(const absl::Status& status, time_point now,
   event.wait = wait.delay;
   event.wait_reason = wait.reason;
   event.stop_reason = reason;
+  event.context = finished_context_;
+  // Only the event that follows the attempt gets it: the context may be
+  // gone by the next one (a cancelled backoff wait).
+  finished_context_ = nullptr;
   (*observer_)(event);
 }
 

@@ -200,6 +200,9 @@ class RetryLoopState {
   MetricsCollector* metrics_ = nullptr;
   CancellationToken* cancel_ = nullptr;
   ResponseMetadata* response_metadata_ = nullptr;
+  // With an observer: the context of the attempt `FinishAttempt` ended, for
+  // the next event only (cleared once notified and when an attempt starts).
+  const grpc::ClientContext* finished_context_ = nullptr;
   LogSink* log_sink_ = nullptr;
   LogLevel log_level_ = LogLevel::kOff;
   bool log_payloads_ = false;
