@@ -30,4 +30,18 @@ Options Options::MergedWith(const Options& overrides) const {
   return merged;
 }
 
+Options internal::CopyLowerLayers(const OptionsView& options) {
+  if (options.method() == nullptr && options.service() == nullptr) {
+    return options.client();
+  }
+  Options merged = options.client();
+  if (options.service() != nullptr) {
+    merged = merged.MergedWith(*options.service());
+  }
+  if (options.method() != nullptr) {
+    merged = merged.MergedWith(*options.method());
+  }
+  return merged;
+}
+
 }  // namespace stubkit

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "src/internal/format.h"
 #include "stubkit/internal/metadata.h"
+#include "stubkit/method_options.h"
 
 namespace stubkit {
 namespace internal {
@@ -30,6 +31,16 @@ time_point AddSaturating(time_point base, nanoseconds delta) {
 }
 
 }  // namespace
+
+}  // namespace internal
+
+ResponseMetadata AttemptEvent::ReceivedMetadata() const {
+  ResponseMetadata received;
+  if (context != nullptr) internal::CopyResponseMetadata(*context, &received);
+  return received;
+}
+
+namespace internal {
 
 bool IsIdempotent(const MethodInfo& method, const OptionsView& options) {
   if (const Idempotency* forced = options.find<IdempotencyOption>()) {
@@ -52,6 +63,11 @@ bool IsValid(Idempotency idempotency) {
 absl::Status ValidateOptions(const OptionsView& options,
                              const RetryPolicy& retry_policy,
                              const ExponentialBackoffPolicy& backoff_policy) {
+  // A generated client's refusal (a request-aware idempotency predicate for
+  // another request type); only ever in the call's own layer.
+  if (const auto* refusal = options.call().find<CallRefusalOption>()) {
+    if (!refusal->ok()) return *refusal;
+  }
   if (!retry_policy.status().ok()) return retry_policy.status();
   if (!backoff_policy.status().ok()) return backoff_policy.status();
   if (absl::Status status = ValidateCallOptions(options); !status.ok()) {
@@ -237,6 +253,7 @@ bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context,
     ended_before_attempt_ = true;
     return false;
   }
+  finished_context_ = nullptr;
   if (cancel_ != nullptr && !cancel_->Attach(&context)) return false;
   ++attempts_;
   attempt_start_ = now;
@@ -293,9 +310,11 @@ bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context,
 void RetryLoopState::FinishAttempt(grpc::ClientContext& context,
                                    bool record_metadata) {
   if (cancel_ != nullptr) cancel_->Detach(&context);
-  if (response_metadata_ != nullptr && record_metadata) {
+  if (!record_metadata) return;  // a hedge's loser, after the call ended
+  if (response_metadata_ != nullptr) {
     CopyResponseMetadata(context, response_metadata_);
   }
+  if (observer_ != nullptr) finished_context_ = &context;
 }
 
 absl::Status RetryLoopState::GiveUp(const absl::Status& status,
@@ -351,6 +370,10 @@ void RetryLoopState::Notify(const absl::Status& status, time_point now,
   event.wait = wait.delay;
   event.wait_reason = wait.reason;
   event.stop_reason = reason;
+  event.context = finished_context_;
+  // Only the event that follows the attempt gets it: the context may be
+  // gone by the next one (a cancelled backoff wait).
+  finished_context_ = nullptr;
   (*observer_)(event);
 }
 

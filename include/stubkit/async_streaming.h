@@ -167,8 +167,8 @@ void StartAsyncServerStream(const MethodInfo& method,
                             DoneCallback on_done) {
   auto operation = std::make_shared<
       AsyncServerStreamOperation<ResumeTag, Request, Response>>(
-      method, options.call(), options.client(), request, std::move(open),
-      std::move(on_message), std::move(on_done));
+      method, options.call(), CopyLowerLayers(options), request,
+      std::move(open), std::move(on_message), std::move(on_done));
   operation->Start();
 }
 

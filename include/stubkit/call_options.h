@@ -52,8 +52,9 @@
 // Response metadata: set `ResponseMetadataOption` to a
 // `std::shared_ptr<ResponseMetadata>` and the call fills it with what its
 // final attempt received, whether it succeeded or failed (for a hedged
-// call: the winning attempt, or the last to fail; for a server stream: the
-// last attempt, at its end):
+// call: the winning attempt, or the last to fail; for a stream: the last
+// attempt, at its end, that is once `Read` returned false or at `Finish()`
+// for a client or bidi stream):
 //
 //   auto received = std::make_shared<stubkit::ResponseMetadata>();
 //   auto response = client.Echo(request, stubkit::Options{}.set<
@@ -61,7 +62,7 @@
 //   received->trailing_metadata.find("x-served-by");
 //
 // Read it once the call has returned (async: once its callback ran); use
-// one object per call. Client and bidi streams do not fill it yet. gRPC
+// one object per call. Client and bidi streams fill it at `Finish()`. gRPC
 // asserts (aborts) when initial metadata is read from a context on which
 // it never asked for any, and keeps that flag private: stubkit reads the
 // flag (see `InitialMetadataRequested` in stubkit/internal/metadata.h), so

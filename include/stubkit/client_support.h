@@ -47,6 +47,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "stubkit/method_options.h"
 #include "stubkit/status.h"
 
 namespace stubkit {

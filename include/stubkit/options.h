@@ -18,7 +18,9 @@
 //
 // A client keeps one `Options`; each call may pass its own. The call's
 // effective options are an `OptionsView`: the call's options over the
-// client's over the defaults, looked up in place without copying either.
+// client's (and its per-method and per-service entries, see
+// `MethodOptionsOption` below) over the defaults, looked up in place
+// without copying any of them.
 //
 //   stubkit::OptionsView effective(call_options, client_options);
 //   effective.get<stubkit::AttemptTimeoutOption>();
@@ -130,16 +132,26 @@ class Options {
   std::vector<Entry> entries_;
 };
 
-// The effective options of one call: `call` over `client` over defaults.
-// Holds references; both `Options` must outlive the view.
+// The effective options of one call: `call` over `method` over `service`
+// over `client` over defaults (a null layer is skipped). Holds pointers; every
+// `Options` must outlive the view.
 class OptionsView {
  public:
   OptionsView(const Options& call, const Options& client)
       : call_(&call), client_(&client) {}
+  OptionsView(const Options& call, const Options* method,
+              const Options* service, const Options& client)
+      : call_(&call), method_(method), service_(service), client_(&client) {}
 
   template <typename T>
   const typename T::Type* find() const {
     if (const auto* value = call_->find<T>()) return value;
+    if (method_ != nullptr) {
+      if (const auto* value = method_->find<T>()) return value;
+    }
+    if (service_ != nullptr) {
+      if (const auto* value = service_->find<T>()) return value;
+    }
     return client_->find<T>();
   }
 
@@ -155,12 +167,27 @@ class OptionsView {
   }
 
   const Options& call() const { return *call_; }
+  // The per-method and per-service layers (see `MethodOptionsOption`), or
+  // null.
+  const Options* method() const { return method_; }
+  const Options* service() const { return service_; }
   const Options& client() const { return *client_; }
 
  private:
   const Options* call_;
+  const Options* method_ = nullptr;
+  const Options* service_ = nullptr;
   const Options* client_;
 };
+
+namespace internal {
+
+// The layers below the call's as one `Options`, for operations that keep a
+// copy (async, hedged, streams): the client's when there is no per-method
+// or per-service layer (a cheap copy), else them merged over it.
+Options CopyLowerLayers(const OptionsView& options);
+
+}  // namespace internal
 
 // Options for one method or one whole service, set inside a client's
 // options. Keys are full names: "package.Service.Method" for a method,
@@ -177,9 +204,20 @@ class OptionsView {
 //                stubkit::IdempotencyOption>(stubkit::Idempotency::kIdempotent)},
 //       });
 //
-// A generated client resolves its methods' entries once, when it is built,
-// and refuses names that are not its own methods or service. A
-// `MethodOptionsOption` inside an entry, or in a call's options, is ignored.
+// Entries are looked up in place, never copied per call. A generated client
+// resolves its own entries once, when it is built (see
+// stubkit/method_options.h):
+//   - "pkg.Service" and "pkg.Service.Method" of its own service apply;
+//   - a key of its own service naming a method it does not have (a typo,
+//     "demo.Foo.Uplaod") is refused: every call of that client fails with
+//     INVALID_ARGUMENT naming the key, before anything is sent;
+//   - keys of other services are ignored, since one options object (a
+//     whole service config, say) may serve the clients of several services;
+//   - an entry holding a `MethodOptionsOption` of its own is refused in the
+//     same way: entries do not nest.
+// Only the client's `MethodOptionsOption` counts: in a call's options it is
+// ignored. Options that configure the connection rather than a call
+// (`DecoratorsOption`) are read from the client's own options only.
 struct MethodOptionsOption {
   using Type = std::map<std::string, Options>;
   static Type Default() { return {}; }

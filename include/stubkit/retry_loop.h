@@ -60,8 +60,9 @@ namespace stubkit {
 namespace internal {
 
 // Whether a call of `method` with `options` may be repeated: the call's
-// `IdempotencyOption`, else the client's `IdempotencyMapOption`, else the
-// proto's.
+// `IdempotencyOption` (where a generated client also puts what a request-aware
+// predicate decided, see stubkit/method_options.h), else the client's
+// `IdempotencyMapOption`, else the proto's.
 bool IsIdempotent(const MethodInfo& method, const OptionsView& options);
 
 // The decision state of one call: shared by every loop flavour, so the
@@ -205,6 +206,9 @@ class RetryLoopState {
   MetricsCollector* metrics_ = nullptr;
   CancellationToken* cancel_ = nullptr;
   ResponseMetadata* response_metadata_ = nullptr;
+  // With an observer: the context of the attempt `FinishAttempt` ended, for
+  // the next event only (cleared once notified and when an attempt starts).
+  const grpc::ClientContext* finished_context_ = nullptr;
   LogSink* log_sink_ = nullptr;
   LogLevel log_level_ = LogLevel::kOff;
   bool log_payloads_ = false;

@@ -18,6 +18,16 @@
 //
 // The callback runs on the calling thread, between attempts; it must not
 // block for long. When the option is unset nothing is built or called.
+//
+// What the attempt received (the server's headers and trailers, the peer)
+// is read on demand: `ReceivedMetadata()` copies it from the attempt's
+// context, which stubkit keeps alive for the callback only. Nothing is
+// copied unless the observer asks:
+//
+//   [](const stubkit::AttemptEvent& e) {
+//     stubkit::ResponseMetadata received = e.ReceivedMetadata();
+//     LogServedBy(e.attempt, received.trailing_metadata, received.peer);
+//   }
 
 #ifndef STUBKIT_RETRY_OBSERVER_H_
 #define STUBKIT_RETRY_OBSERVER_H_
@@ -27,6 +37,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "stubkit/call_options.h"
 #include "stubkit/status.h"
 
 namespace stubkit {
@@ -50,6 +61,16 @@ struct AttemptEvent {
   std::chrono::nanoseconds wait{0};     // before the next attempt
   WaitReason wait_reason = WaitReason::kNone;
   StopReason stop_reason = StopReason::kSuccess;  // when final
+  // The attempt's context, valid during the callback only; null for an
+  // event no finished attempt is behind (a call cancelled during a backoff
+  // wait, or refused before its first attempt). Prefer `ReceivedMetadata`:
+  // gRPC asserts when initial metadata is read from a context that never
+  // reached the server.
+  const grpc::ClientContext* context = nullptr;
+
+  // What the attempt received; empty without a context. During the
+  // callback only. Copies (allocates) on each call.
+  ResponseMetadata ReceivedMetadata() const;
 };
 
 struct RetryObserverOption {

@@ -290,7 +290,7 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
                        const Request& request, Open open)
       : method_(method),
         call_options_(options.call()),
-        client_options_(options.client()),
+        client_options_(CopyLowerLayers(options)),
         view_(call_options_, client_options_),
         state_(method_, view_),
         request_(request),
@@ -477,6 +477,10 @@ class GrpcStreamWriter : public StreamWriterImpl<Request, Response> {
 
   grpc::ClientContext& context() { return *context_; }
   Response* response() { return &response_; }
+  // Filled at `Finish` (see `ResponseMetadataOption`); null: not asked for.
+  void set_response_metadata(std::shared_ptr<ResponseMetadata> metadata) {
+    response_metadata_ = std::move(metadata);
+  }
   void Start(std::unique_ptr<grpc::ClientWriterInterface<Request>> stream,
              absl::Status status) {
     stream_ = std::move(stream);
@@ -499,6 +503,9 @@ class GrpcStreamWriter : public StreamWriterImpl<Request, Response> {
       if (!writes_done_) WritesDone();
       grpc::Status status = stream_->Finish();
       stream_.reset();
+      if (response_metadata_ != nullptr) {
+        CopyResponseMetadata(*context_, response_metadata_.get());
+      }
       result_ = ToStatusOr(status, std::move(response_));
     }
     return result_;
@@ -507,6 +514,7 @@ class GrpcStreamWriter : public StreamWriterImpl<Request, Response> {
 
  private:
   std::unique_ptr<grpc::ClientContext> context_;
+  std::shared_ptr<ResponseMetadata> response_metadata_;
   Response response_;
   std::unique_ptr<grpc::ClientWriterInterface<Request>> stream_;
   bool writes_done_ = false;
@@ -531,6 +539,10 @@ class GrpcStreamReaderWriter
   }
 
   grpc::ClientContext& context() { return *context_; }
+  // Filled at `Finish` (see `ResponseMetadataOption`); null: not asked for.
+  void set_response_metadata(std::shared_ptr<ResponseMetadata> metadata) {
+    response_metadata_ = std::move(metadata);
+  }
   void Start(
       std::unique_ptr<grpc::ClientReaderWriterInterface<Request, Response>>
           stream,
@@ -576,6 +588,9 @@ class GrpcStreamReaderWriter
     }
     reads_done_ = true;
     stream_.reset();
+    if (response_metadata_ != nullptr) {
+      CopyResponseMetadata(*context_, response_metadata_.get());
+    }
     return result_;
   }
   void Cancel() override { context_->TryCancel(); }
@@ -583,6 +598,7 @@ class GrpcStreamReaderWriter
  private:
   const MethodInfo method_;
   std::unique_ptr<grpc::ClientContext> context_;
+  std::shared_ptr<ResponseMetadata> response_metadata_;
   std::unique_ptr<grpc::ClientReaderWriterInterface<Request, Response>> stream_;
   bool writes_done_ = false;
   bool reads_done_ = false;
@@ -609,7 +625,10 @@ StreamWriter<Request, Response> OpenClientStream(const MethodInfo& method,
   auto impl = std::make_unique<GrpcStreamWriter<Request, Response>>();
   absl::Status status = ApplyStreamOptions(impl->context(), options, method);
   std::unique_ptr<grpc::ClientWriterInterface<Request>> stream;
-  if (status.ok()) stream = open(impl->context(), impl->response());
+  if (status.ok()) {
+    impl->set_response_metadata(options.get<ResponseMetadataOption>());
+    stream = open(impl->context(), impl->response());
+  }
   impl->Start(std::move(stream), std::move(status));
   return StreamWriter<Request, Response>(std::move(impl));
 }
@@ -622,7 +641,10 @@ StreamReaderWriter<Request, Response> OpenBidiStream(const MethodInfo& method,
       std::make_unique<GrpcStreamReaderWriter<Request, Response>>(method);
   absl::Status status = ApplyStreamOptions(impl->context(), options, method);
   std::unique_ptr<grpc::ClientReaderWriterInterface<Request, Response>> stream;
-  if (status.ok()) stream = open(impl->context());
+  if (status.ok()) {
+    impl->set_response_metadata(options.get<ResponseMetadataOption>());
+    stream = open(impl->context());
+  }
   impl->Start(std::move(stream), std::move(status));
   return StreamReaderWriter<Request, Response>(std::move(impl));
 }

@@ -51,8 +51,8 @@ absl::StatusOr<Response> RunUnary(const MethodInfo& method,
   if (ShouldHedge(method, options)) {
     using Operation =
         SyncHedgedOperation<Response, std::remove_reference_t<Attempt>>;
-    auto operation = std::make_shared<Operation>(method, options.call(),
-                                                 options.client(), attempt);
+    auto operation = std::make_shared<Operation>(
+        method, options.call(), CopyLowerLayers(options), attempt);
     return operation->Run(request);
   }
   return RetryLoop<Response>(method, options, request,
@@ -64,11 +64,11 @@ void RunAsyncUnary(const MethodInfo& method, const OptionsView& options,
                    typename AsyncRetryOperation<Response>::Attempt attempt,
                    AsyncCallback<Response> done) {
   if (ShouldHedge(method, options)) {
-    AsyncHedgedCall<Response>(method, options.call(), options.client(),
+    AsyncHedgedCall<Response>(method, options.call(), CopyLowerLayers(options),
                               std::move(attempt), std::move(done));
     return;
   }
-  AsyncRetryLoop<Response>(method, options.call(), options.client(),
+  AsyncRetryLoop<Response>(method, options.call(), CopyLowerLayers(options),
                            std::move(attempt), std::move(done));
 }
 

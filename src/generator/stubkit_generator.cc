@@ -535,7 +535,8 @@ struct ClientMember {
 std::string FileGenerator::CheckGeneratedMembers(
     const ServiceDescriptor* service, const ServiceModel& model) const {
   std::vector<ClientMember> members;
-  for (const char* name : {"DecoratorsOption", "options_", "connection_"}) {
+  for (const char* name :
+       {"DecoratorsOption", "options_", "method_options_", "connection_"}) {
     members.push_back({name, false, "", -1, "a member of every client"});
   }
   // Generated code names these classes unqualified inside the client.
@@ -1006,6 +1007,8 @@ void FileGenerator::HeaderService(Writer& w,
          "\n"
          " private:\n"
          "  ::stubkit::Options options_;\n"
+         "  // Its MethodOptionsOption entries, resolved once.\n"
+         "  ::stubkit::internal::MethodOptionsTable method_options_;\n"
          "  ::std::shared_ptr<$Service$Connection> connection_;\n"
          "};\n\n");
 }
@@ -1320,6 +1323,11 @@ void FileGenerator::SourceService(Writer& w,
     }
     w.Raw("  }\n");
   }
+  std::vector<std::string> method_names;
+  for (const MethodModel& method : service.methods) {
+    method_names.push_back(absl::StrCat("\"", method.name, "\""));
+  }
+  vars["method_names"] = absl::StrJoin(method_names, ", ");
   w.Emit(
       vars,
       "\n"
@@ -1347,13 +1355,22 @@ void FileGenerator::SourceService(Writer& w,
       "    ::std::shared_ptr<::grpc::ChannelInterface> channel,\n"
       "    ::stubkit::Options options)\n"
       "    : options_(::std::move(options)),\n"
+      "      method_options_(options_, \"$service_full_name$\",\n"
+      "                      {$method_names$}),\n"
       "      connection_(Make$Service$Connection(::std::move(channel), "
-      "options_)) {}\n\n"
+      "options_)) {\n"
+      "  if (!method_options_.status().ok()) {\n"
+      "    connection_ = ::std::make_shared<$Service$RefusingConnection>(\n"
+      "        method_options_.status());\n"
+      "  }\n"
+      "}\n\n"
       "$Service$Client::$Service$Client(\n"
       "    ::std::shared_ptr<$Service$Connection> connection,\n"
       "    ::stubkit::Options options)\n"
-      "    : options_(::std::move(options)), "
-      "connection_(::std::move(connection)) {\n"
+      "    : options_(::std::move(options)),\n"
+      "      method_options_(options_, \"$service_full_name$\",\n"
+      "                      {$method_names$}),\n"
+      "      connection_(::std::move(connection)) {\n"
       "  const auto* decorators = options_.find<DecoratorsOption>();\n"
       "  if (decorators != nullptr && !decorators->empty()) {\n"
       "    connection_ = ::std::make_shared<$Service$RefusingConnection>(\n"
@@ -1364,25 +1381,31 @@ void FileGenerator::SourceService(Writer& w,
       "            \"constructor that takes a channel); the client was \"\n"
       "            \"built from a connection, which cannot apply them, so \"\n"
       "            \"the call was not sent\"));\n"
+      "  } else if (!method_options_.status().ok()) {\n"
+      "    connection_ = ::std::make_shared<$Service$RefusingConnection>(\n"
+      "        method_options_.status());\n"
       "  }\n"
       "}\n");
+  int method_index = 0;
   for (const MethodModel& method : service.methods) {
     Writer::Vars mv = Vars(service, method);
+    mv["method_index"] = absl::StrCat(method_index++);
     w.Raw("\n");
     w.Emit(mv, absl::StrCat(SignaturesFor(method.kind).client_def, " {\n"));
     switch (method.kind) {
       case Kind::kUnary:
       case Kind::kServerStreaming:
         w.Emit(mv,
-               "  return connection_->$Method$(::stubkit::OptionsView(call, "
-               "options_),\n"
-               "                               request);\n");
+               "  return connection_->$Method$(\n"
+               "      method_options_.View($method_index$, call, options_, "
+               "request), request);\n");
         break;
       case Kind::kClientStreaming:
       case Kind::kBidi:
-        w.Emit(mv,
-               "  return connection_->$Method$(::stubkit::OptionsView(call, "
-               "options_));\n");
+        w.Emit(
+            mv,
+            "  return connection_->$Method$(\n"
+            "      method_options_.View($method_index$, call, options_));\n");
         break;
     }
     w.Raw("}\n");
@@ -1396,7 +1419,8 @@ void FileGenerator::SourceService(Writer& w,
              "      ::std::promise<::absl::StatusOr<$Response$>>>();\n"
              "  auto future = promise->get_future();\n"
              "  connection_->Async$Method$(\n"
-             "      ::stubkit::OptionsView(call, options_), request,\n"
+             "      method_options_.View($method_index$, call, options_, "
+             "request), request,\n"
              "      [promise](::absl::StatusOr<$Response$> result) {\n"
              "        promise->set_value(::std::move(result));\n"
              "      });\n"
@@ -1406,9 +1430,10 @@ void FileGenerator::SourceService(Writer& w,
              "void $Service$Client::Async$Method$(const $Request$& request,\n"
              "    ::stubkit::AsyncCallback<$Response$> done,\n"
              "    const ::stubkit::Options& call) {\n"
-             "  connection_->Async$Method$(::stubkit::OptionsView(call, "
-             "options_), request,\n"
-             "                              ::std::move(done));\n"
+             "  connection_->Async$Method$(\n"
+             "      method_options_.View($method_index$, call, options_, "
+             "request), request,\n"
+             "      ::std::move(done));\n"
              "}\n");
     }
     if (method.kind == Kind::kServerStreaming) {
@@ -1418,10 +1443,10 @@ void FileGenerator::SourceService(Writer& w,
              "    ::stubkit::MessageCallback<$Response$> on_message,\n"
              "    ::stubkit::DoneCallback on_done,\n"
              "    const ::stubkit::Options& call) {\n"
-             "  connection_->Async$Method$(::stubkit::OptionsView(call, "
-             "options_), request,\n"
-             "                              ::std::move(on_message), "
-             "::std::move(on_done));\n"
+             "  connection_->Async$Method$(\n"
+             "      method_options_.View($method_index$, call, options_, "
+             "request), request,\n"
+             "      ::std::move(on_message), ::std::move(on_done));\n"
              "}\n");
     }
   }

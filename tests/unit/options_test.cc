@@ -84,6 +84,39 @@ TEST(OptionsTest, ViewLayersCallOverClientOverDefaults) {
   EXPECT_EQ(&view.get<NameOption>(), client.find<NameOption>());
 }
 
+TEST(OptionsTest, ViewLayersCallOverMethodOverServiceOverClient) {
+  auto client = Options{}
+                    .set<NameOption>("client")
+                    .set<CountOption>(1)
+                    .set<AttemptTimeoutOption>(milliseconds(1));
+  auto service = Options{}.set<NameOption>("service").set<CountOption>(2);
+  auto method = Options{}.set<NameOption>("method");
+  auto call = Options{};
+  OptionsView view(call, &method, &service, client);
+  EXPECT_EQ(view.get<NameOption>(), "method");
+  EXPECT_EQ(view.get<CountOption>(), 2);
+  EXPECT_EQ(view.get<AttemptTimeoutOption>(), milliseconds(1));
+  // In place: the method's value is the very same object.
+  EXPECT_EQ(&view.get<NameOption>(), method.find<NameOption>());
+  auto override_all = Options{}.set<NameOption>("call");
+  EXPECT_EQ(
+      OptionsView(override_all, &method, &service, client).get<NameOption>(),
+      "call");
+  // Null layers are skipped.
+  EXPECT_EQ(OptionsView(call, nullptr, &service, client).get<NameOption>(),
+            "service");
+  EXPECT_EQ(OptionsView(call, &method, nullptr, client).get<CountOption>(), 1);
+
+  // What async operations keep: the lower layers merged, the call's apart.
+  Options lower = internal::CopyLowerLayers(view);
+  EXPECT_EQ(lower.get<NameOption>(), "method");
+  EXPECT_EQ(lower.get<CountOption>(), 2);
+  EXPECT_EQ(lower.get<AttemptTimeoutOption>(), milliseconds(1));
+  EXPECT_EQ(
+      internal::CopyLowerLayers(OptionsView(call, client)).get<NameOption>(),
+      "client");
+}
+
 TEST(OptionsTest, MergedWithPrefersOverrides) {
   auto base = Options{}.set<NameOption>("base").set<CountOption>(1);
   auto merged = base.MergedWith(Options{}.set<CountOption>(5));

@@ -331,12 +331,22 @@ StreamServiceClient::StreamServiceClient(
     ::std::shared_ptr<::grpc::ChannelInterface> channel,
     ::stubkit::Options options)
     : options_(::std::move(options)),
-      connection_(MakeStreamServiceConnection(::std::move(channel), options_)) {}
+      method_options_(options_, "stubkit.testing.StreamService",
+                      {"Range", "Sum", "Double", "Get"}),
+      connection_(MakeStreamServiceConnection(::std::move(channel), options_)) {
+  if (!method_options_.status().ok()) {
+    connection_ = ::std::make_shared<StreamServiceRefusingConnection>(
+        method_options_.status());
+  }
+}
 
 StreamServiceClient::StreamServiceClient(
     ::std::shared_ptr<StreamServiceConnection> connection,
     ::stubkit::Options options)
-    : options_(::std::move(options)), connection_(::std::move(connection)) {
+    : options_(::std::move(options)),
+      method_options_(options_, "stubkit.testing.StreamService",
+                      {"Range", "Sum", "Double", "Get"}),
+      connection_(::std::move(connection)) {
   const auto* decorators = options_.find<DecoratorsOption>();
   if (decorators != nullptr && !decorators->empty()) {
     connection_ = ::std::make_shared<StreamServiceRefusingConnection>(
@@ -346,37 +356,43 @@ StreamServiceClient::StreamServiceClient(
             "constructor that takes a channel); the client was "
             "built from a connection, which cannot apply them, so "
             "the call was not sent"));
+  } else if (!method_options_.status().ok()) {
+    connection_ = ::std::make_shared<StreamServiceRefusingConnection>(
+        method_options_.status());
   }
 }
 
 ::stubkit::StreamReader<::stubkit::testing::Item> StreamServiceClient::Range(
     const ::stubkit::testing::RangeRequest& request, const ::stubkit::Options& call) {
-  return connection_->Range(::stubkit::OptionsView(call, options_),
-                               request);
+  return connection_->Range(
+      method_options_.View(0, call, options_, request), request);
 }
 
 void StreamServiceClient::AsyncRange(const ::stubkit::testing::RangeRequest& request,
     ::stubkit::MessageCallback<::stubkit::testing::Item> on_message,
     ::stubkit::DoneCallback on_done,
     const ::stubkit::Options& call) {
-  connection_->AsyncRange(::stubkit::OptionsView(call, options_), request,
-                              ::std::move(on_message), ::std::move(on_done));
+  connection_->AsyncRange(
+      method_options_.View(0, call, options_, request), request,
+      ::std::move(on_message), ::std::move(on_done));
 }
 
 ::stubkit::StreamWriter<::stubkit::testing::Item, ::stubkit::testing::SumResponse>
 StreamServiceClient::Sum(const ::stubkit::Options& call) {
-  return connection_->Sum(::stubkit::OptionsView(call, options_));
+  return connection_->Sum(
+      method_options_.View(1, call, options_));
 }
 
 ::stubkit::StreamReaderWriter<::stubkit::testing::Item, ::stubkit::testing::Item>
 StreamServiceClient::Double(const ::stubkit::Options& call) {
-  return connection_->Double(::stubkit::OptionsView(call, options_));
+  return connection_->Double(
+      method_options_.View(2, call, options_));
 }
 
 ::absl::StatusOr<::stubkit::testing::Item> StreamServiceClient::Get(
     const ::stubkit::testing::RangeRequest& request, const ::stubkit::Options& call) {
-  return connection_->Get(::stubkit::OptionsView(call, options_),
-                               request);
+  return connection_->Get(
+      method_options_.View(3, call, options_, request), request);
 }
 
 ::std::future<::absl::StatusOr<::stubkit::testing::Item>>
@@ -386,7 +402,7 @@ StreamServiceClient::AsyncGet(const ::stubkit::testing::RangeRequest& request,
       ::std::promise<::absl::StatusOr<::stubkit::testing::Item>>>();
   auto future = promise->get_future();
   connection_->AsyncGet(
-      ::stubkit::OptionsView(call, options_), request,
+      method_options_.View(3, call, options_, request), request,
       [promise](::absl::StatusOr<::stubkit::testing::Item> result) {
         promise->set_value(::std::move(result));
       });
@@ -396,8 +412,9 @@ StreamServiceClient::AsyncGet(const ::stubkit::testing::RangeRequest& request,
 void StreamServiceClient::AsyncGet(const ::stubkit::testing::RangeRequest& request,
     ::stubkit::AsyncCallback<::stubkit::testing::Item> done,
     const ::stubkit::Options& call) {
-  connection_->AsyncGet(::stubkit::OptionsView(call, options_), request,
-                              ::std::move(done));
+  connection_->AsyncGet(
+      method_options_.View(3, call, options_, request), request,
+      ::std::move(done));
 }
 
 }  // namespace testing

@@ -262,6 +262,8 @@ class StreamServiceClient {
 
  private:
   ::stubkit::Options options_;
+  // Its MethodOptionsOption entries, resolved once.
+  ::stubkit::internal::MethodOptionsTable method_options_;
   ::std::shared_ptr<StreamServiceConnection> connection_;
 };
 

@@ -649,12 +649,22 @@ LibraryClient::LibraryClient(
     ::std::shared_ptr<::grpc::ChannelInterface> channel,
     ::stubkit::Options options)
     : options_(::std::move(options)),
-      connection_(MakeLibraryConnection(::std::move(channel), options_)) {}
+      method_options_(options_, "stubkit.testing.gen.library.v1.Library",
+                      {"GetBook", "PutBook", "CreateBook", "DeleteBook", "TouchBook", "ArchiveBooks"}),
+      connection_(MakeLibraryConnection(::std::move(channel), options_)) {
+  if (!method_options_.status().ok()) {
+    connection_ = ::std::make_shared<LibraryRefusingConnection>(
+        method_options_.status());
+  }
+}
 
 LibraryClient::LibraryClient(
     ::std::shared_ptr<LibraryConnection> connection,
     ::stubkit::Options options)
-    : options_(::std::move(options)), connection_(::std::move(connection)) {
+    : options_(::std::move(options)),
+      method_options_(options_, "stubkit.testing.gen.library.v1.Library",
+                      {"GetBook", "PutBook", "CreateBook", "DeleteBook", "TouchBook", "ArchiveBooks"}),
+      connection_(::std::move(connection)) {
   const auto* decorators = options_.find<DecoratorsOption>();
   if (decorators != nullptr && !decorators->empty()) {
     connection_ = ::std::make_shared<LibraryRefusingConnection>(
@@ -664,13 +674,16 @@ LibraryClient::LibraryClient(
             "constructor that takes a channel); the client was "
             "built from a connection, which cannot apply them, so "
             "the call was not sent"));
+  } else if (!method_options_.status().ok()) {
+    connection_ = ::std::make_shared<LibraryRefusingConnection>(
+        method_options_.status());
   }
 }
 
 ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> LibraryClient::GetBook(
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request, const ::stubkit::Options& call) {
-  return connection_->GetBook(::stubkit::OptionsView(call, options_),
-                               request);
+  return connection_->GetBook(
+      method_options_.View(0, call, options_, request), request);
 }
 
 ::std::future<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>
@@ -680,7 +693,7 @@ LibraryClient::AsyncGetBook(const ::stubkit::testing::gen::library::v1::GetBookR
       ::std::promise<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>>();
   auto future = promise->get_future();
   connection_->AsyncGetBook(
-      ::stubkit::OptionsView(call, options_), request,
+      method_options_.View(0, call, options_, request), request,
       [promise](::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> result) {
         promise->set_value(::std::move(result));
       });
@@ -690,14 +703,15 @@ LibraryClient::AsyncGetBook(const ::stubkit::testing::gen::library::v1::GetBookR
 void LibraryClient::AsyncGetBook(const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done,
     const ::stubkit::Options& call) {
-  connection_->AsyncGetBook(::stubkit::OptionsView(call, options_), request,
-                              ::std::move(done));
+  connection_->AsyncGetBook(
+      method_options_.View(0, call, options_, request), request,
+      ::std::move(done));
 }
 
 ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> LibraryClient::PutBook(
     const ::stubkit::testing::gen::library::v1::PutBookRequest& request, const ::stubkit::Options& call) {
-  return connection_->PutBook(::stubkit::OptionsView(call, options_),
-                               request);
+  return connection_->PutBook(
+      method_options_.View(1, call, options_, request), request);
 }
 
 ::std::future<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>
@@ -707,7 +721,7 @@ LibraryClient::AsyncPutBook(const ::stubkit::testing::gen::library::v1::PutBookR
       ::std::promise<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>>();
   auto future = promise->get_future();
   connection_->AsyncPutBook(
-      ::stubkit::OptionsView(call, options_), request,
+      method_options_.View(1, call, options_, request), request,
       [promise](::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> result) {
         promise->set_value(::std::move(result));
       });
@@ -717,14 +731,15 @@ LibraryClient::AsyncPutBook(const ::stubkit::testing::gen::library::v1::PutBookR
 void LibraryClient::AsyncPutBook(const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
     ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done,
     const ::stubkit::Options& call) {
-  connection_->AsyncPutBook(::stubkit::OptionsView(call, options_), request,
-                              ::std::move(done));
+  connection_->AsyncPutBook(
+      method_options_.View(1, call, options_, request), request,
+      ::std::move(done));
 }
 
 ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> LibraryClient::CreateBook(
     const ::stubkit::testing::gen::library::v1::CreateBookRequest& request, const ::stubkit::Options& call) {
-  return connection_->CreateBook(::stubkit::OptionsView(call, options_),
-                               request);
+  return connection_->CreateBook(
+      method_options_.View(2, call, options_, request), request);
 }
 
 ::std::future<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>
@@ -734,7 +749,7 @@ LibraryClient::AsyncCreateBook(const ::stubkit::testing::gen::library::v1::Creat
       ::std::promise<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>>();
   auto future = promise->get_future();
   connection_->AsyncCreateBook(
-      ::stubkit::OptionsView(call, options_), request,
+      method_options_.View(2, call, options_, request), request,
       [promise](::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> result) {
         promise->set_value(::std::move(result));
       });
@@ -744,14 +759,15 @@ LibraryClient::AsyncCreateBook(const ::stubkit::testing::gen::library::v1::Creat
 void LibraryClient::AsyncCreateBook(const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
     ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done,
     const ::stubkit::Options& call) {
-  connection_->AsyncCreateBook(::stubkit::OptionsView(call, options_), request,
-                              ::std::move(done));
+  connection_->AsyncCreateBook(
+      method_options_.View(2, call, options_, request), request,
+      ::std::move(done));
 }
 
 ::absl::StatusOr<::google::protobuf::Empty> LibraryClient::DeleteBook(
     const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request, const ::stubkit::Options& call) {
-  return connection_->DeleteBook(::stubkit::OptionsView(call, options_),
-                               request);
+  return connection_->DeleteBook(
+      method_options_.View(3, call, options_, request), request);
 }
 
 ::std::future<::absl::StatusOr<::google::protobuf::Empty>>
@@ -761,7 +777,7 @@ LibraryClient::AsyncDeleteBook(const ::stubkit::testing::gen::library::v1::Delet
       ::std::promise<::absl::StatusOr<::google::protobuf::Empty>>>();
   auto future = promise->get_future();
   connection_->AsyncDeleteBook(
-      ::stubkit::OptionsView(call, options_), request,
+      method_options_.View(3, call, options_, request), request,
       [promise](::absl::StatusOr<::google::protobuf::Empty> result) {
         promise->set_value(::std::move(result));
       });
@@ -771,14 +787,15 @@ LibraryClient::AsyncDeleteBook(const ::stubkit::testing::gen::library::v1::Delet
 void LibraryClient::AsyncDeleteBook(const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
     ::stubkit::AsyncCallback<::google::protobuf::Empty> done,
     const ::stubkit::Options& call) {
-  connection_->AsyncDeleteBook(::stubkit::OptionsView(call, options_), request,
-                              ::std::move(done));
+  connection_->AsyncDeleteBook(
+      method_options_.View(3, call, options_, request), request,
+      ::std::move(done));
 }
 
 ::absl::StatusOr<::google::protobuf::Empty> LibraryClient::TouchBook(
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request, const ::stubkit::Options& call) {
-  return connection_->TouchBook(::stubkit::OptionsView(call, options_),
-                               request);
+  return connection_->TouchBook(
+      method_options_.View(4, call, options_, request), request);
 }
 
 ::std::future<::absl::StatusOr<::google::protobuf::Empty>>
@@ -788,7 +805,7 @@ LibraryClient::AsyncTouchBook(const ::stubkit::testing::gen::library::v1::GetBoo
       ::std::promise<::absl::StatusOr<::google::protobuf::Empty>>>();
   auto future = promise->get_future();
   connection_->AsyncTouchBook(
-      ::stubkit::OptionsView(call, options_), request,
+      method_options_.View(4, call, options_, request), request,
       [promise](::absl::StatusOr<::google::protobuf::Empty> result) {
         promise->set_value(::std::move(result));
       });
@@ -798,14 +815,15 @@ LibraryClient::AsyncTouchBook(const ::stubkit::testing::gen::library::v1::GetBoo
 void LibraryClient::AsyncTouchBook(const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     ::stubkit::AsyncCallback<::google::protobuf::Empty> done,
     const ::stubkit::Options& call) {
-  connection_->AsyncTouchBook(::stubkit::OptionsView(call, options_), request,
-                              ::std::move(done));
+  connection_->AsyncTouchBook(
+      method_options_.View(4, call, options_, request), request,
+      ::std::move(done));
 }
 
 ::absl::StatusOr<::google::longrunning::Operation> LibraryClient::ArchiveBooks(
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request, const ::stubkit::Options& call) {
-  return connection_->ArchiveBooks(::stubkit::OptionsView(call, options_),
-                               request);
+  return connection_->ArchiveBooks(
+      method_options_.View(5, call, options_, request), request);
 }
 
 ::std::future<::absl::StatusOr<::google::longrunning::Operation>>
@@ -815,7 +833,7 @@ LibraryClient::AsyncArchiveBooks(const ::stubkit::testing::gen::library::v1::Get
       ::std::promise<::absl::StatusOr<::google::longrunning::Operation>>>();
   auto future = promise->get_future();
   connection_->AsyncArchiveBooks(
-      ::stubkit::OptionsView(call, options_), request,
+      method_options_.View(5, call, options_, request), request,
       [promise](::absl::StatusOr<::google::longrunning::Operation> result) {
         promise->set_value(::std::move(result));
       });
@@ -825,8 +843,9 @@ LibraryClient::AsyncArchiveBooks(const ::stubkit::testing::gen::library::v1::Get
 void LibraryClient::AsyncArchiveBooks(const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     ::stubkit::AsyncCallback<::google::longrunning::Operation> done,
     const ::stubkit::Options& call) {
-  connection_->AsyncArchiveBooks(::stubkit::OptionsView(call, options_), request,
-                              ::std::move(done));
+  connection_->AsyncArchiveBooks(
+      method_options_.View(5, call, options_, request), request,
+      ::std::move(done));
 }
 
 }  // namespace v1

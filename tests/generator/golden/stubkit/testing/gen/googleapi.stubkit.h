@@ -425,6 +425,8 @@ class LibraryClient {
 
  private:
   ::stubkit::Options options_;
+  // Its MethodOptionsOption entries, resolved once.
+  ::stubkit::internal::MethodOptionsTable method_options_;
   ::std::shared_ptr<LibraryConnection> connection_;
 };
 

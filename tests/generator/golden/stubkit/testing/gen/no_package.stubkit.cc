@@ -246,12 +246,22 @@ NoPackageClient::NoPackageClient(
     ::std::shared_ptr<::grpc::ChannelInterface> channel,
     ::stubkit::Options options)
     : options_(::std::move(options)),
-      connection_(MakeNoPackageConnection(::std::move(channel), options_)) {}
+      method_options_(options_, "NoPackage",
+                      {"Lookup", "Watch"}),
+      connection_(MakeNoPackageConnection(::std::move(channel), options_)) {
+  if (!method_options_.status().ok()) {
+    connection_ = ::std::make_shared<NoPackageRefusingConnection>(
+        method_options_.status());
+  }
+}
 
 NoPackageClient::NoPackageClient(
     ::std::shared_ptr<NoPackageConnection> connection,
     ::stubkit::Options options)
-    : options_(::std::move(options)), connection_(::std::move(connection)) {
+    : options_(::std::move(options)),
+      method_options_(options_, "NoPackage",
+                      {"Lookup", "Watch"}),
+      connection_(::std::move(connection)) {
   const auto* decorators = options_.find<DecoratorsOption>();
   if (decorators != nullptr && !decorators->empty()) {
     connection_ = ::std::make_shared<NoPackageRefusingConnection>(
@@ -261,13 +271,16 @@ NoPackageClient::NoPackageClient(
             "constructor that takes a channel); the client was "
             "built from a connection, which cannot apply them, so "
             "the call was not sent"));
+  } else if (!method_options_.status().ok()) {
+    connection_ = ::std::make_shared<NoPackageRefusingConnection>(
+        method_options_.status());
   }
 }
 
 ::absl::StatusOr<::NoPackageResponse> NoPackageClient::Lookup(
     const ::NoPackageRequest& request, const ::stubkit::Options& call) {
-  return connection_->Lookup(::stubkit::OptionsView(call, options_),
-                               request);
+  return connection_->Lookup(
+      method_options_.View(0, call, options_, request), request);
 }
 
 ::std::future<::absl::StatusOr<::NoPackageResponse>>
@@ -277,7 +290,7 @@ NoPackageClient::AsyncLookup(const ::NoPackageRequest& request,
       ::std::promise<::absl::StatusOr<::NoPackageResponse>>>();
   auto future = promise->get_future();
   connection_->AsyncLookup(
-      ::stubkit::OptionsView(call, options_), request,
+      method_options_.View(0, call, options_, request), request,
       [promise](::absl::StatusOr<::NoPackageResponse> result) {
         promise->set_value(::std::move(result));
       });
@@ -287,21 +300,23 @@ NoPackageClient::AsyncLookup(const ::NoPackageRequest& request,
 void NoPackageClient::AsyncLookup(const ::NoPackageRequest& request,
     ::stubkit::AsyncCallback<::NoPackageResponse> done,
     const ::stubkit::Options& call) {
-  connection_->AsyncLookup(::stubkit::OptionsView(call, options_), request,
-                              ::std::move(done));
+  connection_->AsyncLookup(
+      method_options_.View(0, call, options_, request), request,
+      ::std::move(done));
 }
 
 ::stubkit::StreamReader<::NoPackageResponse> NoPackageClient::Watch(
     const ::NoPackageRequest& request, const ::stubkit::Options& call) {
-  return connection_->Watch(::stubkit::OptionsView(call, options_),
-                               request);
+  return connection_->Watch(
+      method_options_.View(1, call, options_, request), request);
 }
 
 void NoPackageClient::AsyncWatch(const ::NoPackageRequest& request,
     ::stubkit::MessageCallback<::NoPackageResponse> on_message,
     ::stubkit::DoneCallback on_done,
     const ::stubkit::Options& call) {
-  connection_->AsyncWatch(::stubkit::OptionsView(call, options_), request,
-                              ::std::move(on_message), ::std::move(on_done));
+  connection_->AsyncWatch(
+      method_options_.View(1, call, options_, request), request,
+      ::std::move(on_message), ::std::move(on_done));
 }
 

@@ -212,6 +212,8 @@ class NoPackageClient {
 
  private:
   ::stubkit::Options options_;
+  // Its MethodOptionsOption entries, resolved once.
+  ::stubkit::internal::MethodOptionsTable method_options_;
   ::std::shared_ptr<NoPackageConnection> connection_;
 };
 

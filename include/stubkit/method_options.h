@@ -1,0 +1,212 @@
+// Copyright 2026 The stubkit Authors.
+//
+// Per-method options (`MethodOptionsOption`, declared in stubkit/options.h)
+// as a generated client resolves them, and request-aware idempotency.
+//
+// Request-aware idempotency: a predicate over a method's typed request
+// decides, call by call, whether the call is idempotent (may be retried or
+// hedged). Set it for one method, through `MethodOptionsOption`:
+//
+//   auto options = stubkit::Options{}.set<stubkit::MethodOptionsOption>({
+//       {"demo.Iam.SetIamPolicy",
+//        stubkit::Options{}.set<stubkit::IdempotencyPredicateOption>(
+//            stubkit::IdempotentIf<demo::SetIamPolicyRequest>(
+//                [](const demo::SetIamPolicyRequest& request) {
+//                  return !request.policy().etag().empty();
+//                }))},
+//   });
+//
+// A generated client runs the predicate once per call, on the calling
+// thread, before anything is sent, for unary calls (sync, async, hedged)
+// and server streams (a resumed stream keeps the first decision). The
+// call's own `IdempotencyOption` wins over it; the predicate wins over every
+// other source (`IdempotencyOption` in a method, service or client layer,
+// `IdempotencyMapOption`, the proto). Client and bidi streams are never
+// replayed, so they do not consult it. A predicate whose request type is not
+// the method's fails the call with INVALID_ARGUMENT, unsent; so set one per
+// method, not for a whole service or client.
+
+#ifndef STUBKIT_METHOD_OPTIONS_H_
+#define STUBKIT_METHOD_OPTIONS_H_
+
+#include <google/protobuf/message.h>
+
+#include <functional>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "stubkit/method.h"
+#include "stubkit/options.h"
+#include "stubkit/retry_options.h"
+
+namespace stubkit {
+namespace internal {
+
+template <typename T>
+std::string TypeNameOf() {
+  if constexpr (std::is_base_of_v<google::protobuf::Message, T>) {
+    return T::descriptor()->full_name();
+  } else {
+    return "a non-proto type";
+  }
+}
+
+}  // namespace internal
+
+// A type-erased predicate over one request type; build it with
+// `IdempotentIf`. Default-constructed (or from a null function): unset.
+class IdempotencyPredicate {
+ public:
+  IdempotencyPredicate() = default;
+
+  explicit operator bool() const { return predicate_ != nullptr; }
+
+  // The predicate's verdict on `request`, or nullopt when it was built for
+  // another request type.
+  template <typename Request>
+  std::optional<bool> Evaluate(const Request& request) const {
+    if (type_ != internal::KeyOf<Request>()) return std::nullopt;
+    return predicate_(&request);
+  }
+
+  // The full proto name of the request type it takes.
+  const std::string& request_type() const { return type_name_; }
+
+ private:
+  template <typename Request>
+  friend IdempotencyPredicate IdempotentIf(
+      std::function<bool(const Request&)> predicate);
+
+  const void* type_ = nullptr;
+  std::function<bool(const void*)> predicate_;
+  std::string type_name_;
+};
+
+// A predicate deciding whether a call with `Request` is idempotent.
+template <typename Request>
+IdempotencyPredicate IdempotentIf(
+    std::function<bool(const Request&)> predicate) {
+  IdempotencyPredicate erased;
+  if (!predicate) return erased;
+  erased.type_ = internal::KeyOf<Request>();
+  erased.type_name_ = internal::TypeNameOf<Request>();
+  erased.predicate_ = [predicate = std::move(predicate)](const void* request) {
+    return predicate(*static_cast<const Request*>(request));
+  };
+  return erased;
+}
+
+// Request-aware idempotency for one method (see the top of this file).
+// Unset, or null: none.
+struct IdempotencyPredicateOption {
+  using Type = IdempotencyPredicate;
+  static Type Default() { return {}; }
+};
+
+namespace internal {
+
+// Set by a generated client in a call's own layer when the call must be
+// refused before anything is sent; the loops return it as INVALID_ARGUMENT.
+struct CallRefusalOption {
+  using Type = absl::Status;
+  static Type Default() { return absl::OkStatus(); }
+};
+
+// The effective options of one call of a generated client: converts to the
+// `OptionsView` the connection takes. Holds a copy of the call's options
+// only when a request-aware predicate decided (or refused) the call.
+// Lives for the full expression that calls the connection.
+class MethodCallOptions {
+ public:
+  explicit MethodCallOptions(const OptionsView& view) : view_(view) {}
+  MethodCallOptions(const OptionsView& view, Options call)
+      : call_(std::move(call)),
+        view_(*call_, view.method(), view.service(), view.client()) {}
+  MethodCallOptions(const MethodCallOptions&) = delete;
+  MethodCallOptions& operator=(const MethodCallOptions&) = delete;
+
+  operator const OptionsView&() const { return view_; }  // NOLINT
+
+ private:
+  std::optional<Options> call_;
+  OptionsView view_;
+};
+
+// A generated client's per-method and per-service layers, resolved once
+// when the client is built: pointers into the client's `MethodOptionsOption`
+// value, which its `Options` keeps alive and never changes.
+class MethodOptionsTable {
+ public:
+  // `service`: its full name; `methods`: its method names, in the order the
+  // generated code numbers them. Both must be literals (they are kept as
+  // views).
+  MethodOptionsTable(const Options& client, absl::string_view service,
+                     std::initializer_list<absl::string_view> methods);
+
+  // Non-OK when the client's `MethodOptionsOption` names a method this
+  // service does not have, or nests one: every call must fail with it.
+  const absl::Status& status() const { return status_; }
+
+  // For client and bidi streams.
+  MethodCallOptions View(int method, const Options& call,
+                         const Options& client) const {
+    return MethodCallOptions(Layered(method, call, client));
+  }
+
+  // For methods with a request: applies the request-aware predicate, if
+  // any, unless the call sets `IdempotencyOption`.
+  template <typename Request>
+  MethodCallOptions View(int method, const Options& call, const Options& client,
+                         const Request& request) const {
+    OptionsView view = Layered(method, call, client);
+    const auto* predicate = view.find<IdempotencyPredicateOption>();
+    if (predicate == nullptr || !*predicate || call.has<IdempotencyOption>()) {
+      return MethodCallOptions(view);
+    }
+    std::optional<bool> idempotent = predicate->Evaluate(request);
+    if (!idempotent.has_value()) {
+      return MethodCallOptions(
+          view, Options(call).set<CallRefusalOption>(
+                    Mismatch(method, *predicate, TypeNameOf<Request>())));
+    }
+    return MethodCallOptions(view,
+                             Options(call).set<IdempotencyOption>(
+                                 *idempotent ? Idempotency::kIdempotent
+                                             : Idempotency::kNonIdempotent));
+  }
+
+ private:
+  struct Layers {
+    const Options* method = nullptr;
+    const Options* service = nullptr;
+  };
+
+  OptionsView Layered(int method, const Options& call,
+                      const Options& client) const {
+    if (layers_.empty()) return OptionsView(call, client);
+    const Layers& layers = layers_[method];
+    return OptionsView(call, layers.method, layers.service, client);
+  }
+  absl::Status Mismatch(int method, const IdempotencyPredicate& predicate,
+                        const std::string& request_type) const;
+
+  // The method names are needed only to name a mismatch; `methods_` keeps
+  // the views (of literals), which costs one allocation per client.
+
+  absl::string_view service_;
+  std::vector<absl::string_view> methods_;
+  // Empty when no entry concerns this service: the common case.
+  std::vector<Layers> layers_;
+  absl::Status status_;
+};
+
+}  // namespace internal
+}  // namespace stubkit
+
+#endif  // STUBKIT_METHOD_OPTIONS_H_
