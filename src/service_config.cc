@@ -429,8 +429,7 @@ absl::StatusOr<ServiceConfig> ParseServiceConfig(absl::string_view json) {
     if (default_rules != nullptr) outer.push_back(default_rules);
     config.entries_[key] = ServiceConfig::Entry{
         ToOptionsOf(rules[named.rules], outer),
-        named.is_method ? std::string(SplitMethod(key).first) : key,
-        named.is_method};
+        named.is_method ? std::string(SplitMethod(key).first) : key};
   }
 
   if (parsed.has_retry_throttling()) {
@@ -480,15 +479,14 @@ absl::StatusOr<ServiceConfig> LoadServiceConfigFile(const std::string& path) {
 }
 
 Options ServiceConfig::OptionsFor(absl::string_view method) const {
+  // As a client layers its entries: the service's, then the method's.
   Options options = default_;
   const absl::string_view service = SplitMethod(method).first;
   if (!service.empty()) {
-    auto it = entries_.find(std::string(service));
-    if (it != entries_.end() && !it->second.is_method) {
+    if (auto it = entries_.find(std::string(service)); it != entries_.end()) {
       options = options.MergedWith(it->second.options);
     }
-    it = entries_.find(std::string(method));
-    if (it != entries_.end() && it->second.is_method) {
+    if (auto it = entries_.find(std::string(method)); it != entries_.end()) {
       options = options.MergedWith(it->second.options);
     }
   }

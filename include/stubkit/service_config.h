@@ -126,7 +126,6 @@ class ServiceConfig {
     // over the less specific entries it gives the most specific one's rules.
     Options options;
     std::string service;  // "package.Service"
-    bool is_method;
   };
 
   // The client's options: with every entry (`service` null) or only
