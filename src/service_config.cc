@@ -45,6 +45,20 @@ struct Rules {
   std::optional<HedgingPolicy> hedging;
 };
 
+// `text` from the input, for a one-line message: control bytes escaped.
+std::string Printable(absl::string_view text) {
+  std::string out;
+  for (char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) {
+      absl::StrAppend(&out, "\\x", absl::Hex(byte, absl::kZeroPad2));
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
 absl::Status Bad(absl::string_view path, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat(path, ": ", what));
 }
@@ -93,7 +107,7 @@ absl::Status FromParseError(absl::string_view message) {
         const size_t comma = rest.find("', ");
         if (comma != absl::string_view::npos) rest = rest.substr(comma + 3);
         return Bad(path, absl::StrCat("not a duration such as \"0.100s\" (",
-                                      rest, ")"));
+                                      Printable(rest), ")"));
       }
       absl::string_view expected = "a value of another type";
       if (type == "TYPE_STRING") {
@@ -108,14 +122,15 @@ absl::Status FromParseError(absl::string_view message) {
       } else if (!type.empty()) {
         expected = "an object";
       }
-      return Bad(path, absl::StrCat("expected ", expected, ", got ", rest));
+      return Bad(
+          path, absl::StrCat("expected ", expected, ", got ", Printable(rest)));
     }
   }
   // Syntax errors: the first line, without protobuf's caret diagram.
   absl::string_view first_line = message.substr(0, message.find('\n'));
   absl::ConsumePrefix(&first_line, ": ");
   return absl::InvalidArgumentError(
-      absl::StrCat("invalid service config JSON: ", first_line));
+      absl::StrCat("invalid service config JSON: ", Printable(first_line)));
 }
 
 absl::StatusOr<nanoseconds> ToNanoseconds(const google::protobuf::Duration& d,
@@ -149,9 +164,10 @@ absl::StatusOr<grpc::StatusCode> ParseCode(const google::protobuf::Value& value,
         return static_cast<grpc::StatusCode>(code);
       }
     }
-    return Bad(path,
-               absl::StrCat("unknown status code \"", value.string_value(),
-                            "\" (names are gRPC's, e.g. \"UNAVAILABLE\")"));
+    return Bad(
+        path,
+        absl::StrCat("unknown status code \"", Printable(value.string_value()),
+                     "\" (names are gRPC's, e.g. \"UNAVAILABLE\")"));
   }
   if (value.kind_case() == google::protobuf::Value::kNumberValue) {
     const double number = value.number_value();
@@ -348,7 +364,8 @@ Options ToOptionsOf(const Rules& rules,
 }
 
 std::string NameForMessages(const std::string& key) {
-  return key.empty() ? "{} (the default)" : absl::StrCat("\"", key, "\"");
+  return key.empty() ? "{} (the default)"
+                     : absl::StrCat("\"", Printable(key), "\"");
 }
 
 // "pkg.Service.Method" -> ("pkg.Service", "Method").
@@ -394,8 +411,9 @@ absl::StatusOr<ServiceConfig> ParseServiceConfig(absl::string_view json) {
       const json::MethodConfig::Name& name = entry.name(j);
       const std::string name_path = absl::StrCat(path, ".name[", j, "]");
       if (name.service().empty() && !name.method().empty()) {
-        return Bad(name_path, absl::StrCat("method \"", name.method(),
-                                           "\" needs a service"));
+        return Bad(name_path,
+                   absl::StrCat("method \"", Printable(name.method()),
+                                "\" needs a service"));
       }
       std::string key = name.service();
       if (!name.method().empty()) absl::StrAppend(&key, ".", name.method());

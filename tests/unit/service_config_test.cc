@@ -412,6 +412,11 @@ TEST(ServiceConfigBadInputTest, UnknownCodeNames) {
   // Names are upper case, as gRPC writes them.
   EXPECT_THAT(ErrorOf(RetryWithCodes(R"(["unavailable"])")),
               StartsWith(path + "[0]: unknown status code \"unavailable\""));
+  // What the input says is quoted on one line.
+  EXPECT_EQ(ErrorOf(RetryWithCodes(R"(["UN\nAVAILABLE"])")),
+            path +
+                "[0]: unknown status code \"UN\\x0aAVAILABLE\" (names are "
+                "gRPC's, e.g. \"UNAVAILABLE\")");
   EXPECT_EQ(ErrorOf(RetryWithCodes(R"(["OK"])")),
             path + "[0]: OK is not a failure");
   EXPECT_EQ(ErrorOf(RetryWithCodes("[17]")),
