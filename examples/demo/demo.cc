@@ -12,7 +12,7 @@
 //   stubkit_demo --target=host:port    # a real demo.KeyValue server
 //   stubkit_demo --metrics-port=0      # Prometheus /metrics on a free port
 //                                      # (when built with stubkit::prometheus)
-//   stubkit_demo --service-config=examples/demo/service_config.json
+//   stubkit_demo --service-config=examples/demo_service_config.json
 //                                      # gRPC service config rules instead of
 //                                      # stubkit's defaults
 //
