@@ -27,7 +27,7 @@ build_dir="$(realpath -m "${BUILD_DIR:-build-fuzz}")"
 seconds="${FUZZ_SECONDS:-30}"
 fuzz_jobs="${FUZZ_JOBS:-1}"
 work="$(realpath -m "${FUZZ_WORK:-${build_dir}/fuzz-work}")"
-all_targets=(pushback status_details retry_summary options)
+all_targets=(pushback status_details retry_summary options service_config)
 targets=("$@")
 [[ ${#targets[@]} -eq 0 ]] && targets=("${all_targets[@]}")
 

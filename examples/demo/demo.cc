@@ -12,6 +12,9 @@
 //   stubkit_demo --target=host:port    # a real demo.KeyValue server
 //   stubkit_demo --metrics-port=0      # Prometheus /metrics on a free port
 //                                      # (when built with stubkit::prometheus)
+//   stubkit_demo --service-config=examples/demo_service_config.json
+//                                      # gRPC service config rules instead of
+//                                      # stubkit's defaults
 //
 // Time runs scaled (default 0.01: the real one-second first backoff takes
 // 10 ms), so the default policies (1 s to 5 min backoff, 30 min retry limit)
@@ -47,6 +50,7 @@
 #include "stubkit/clock.h"
 #include "stubkit/metrics.h"
 #include "stubkit/retry_options.h"
+#include "stubkit/service_config.h"
 #include "stubkit/status.h"
 
 #ifdef STUBKIT_DEMO_WITH_PROMETHEUS
@@ -70,7 +74,8 @@ struct Flags {
   double other_rate = 0.05;  // share failing with INTERNAL
   int calls = 12;
   unsigned seed = 1;
-  int metrics_port = -1;  // -1: no Prometheus endpoint; 0: a free port
+  int metrics_port = -1;       // -1: no Prometheus endpoint; 0: a free port
+  std::string service_config;  // a gRPC service config file, or empty
 };
 
 constexpr char kUsage[] =
@@ -93,6 +98,10 @@ constexpr char kUsage[] =
     "  --metrics-port=N    serve Prometheus metrics on 127.0.0.1:N/metrics\n"
     "                      (0: a free port); needs a build with\n"
     "                      STUBKIT_WITH_PROMETHEUS\n"
+    "  --service-config=FILE  retry by a gRPC service config's rules\n"
+    "                      (methodConfig, retryThrottling) instead of\n"
+    "                      stubkit's defaults (scripted scenarios are "
+    "skipped)\n"
     "  --help              this text\n";
 
 bool ParseDouble(const std::string& text, double* out) {
@@ -126,8 +135,8 @@ std::string ParseFlags(int argc, char** argv, Flags* flags, bool* help) {
       has_value = true;
     }
     static const std::vector<std::string> kKnown = {
-        "target", "time-scale", "fail-rate",   "other-rate",
-        "calls",  "seed",       "metrics-port"};
+        "target", "time-scale", "fail-rate",    "other-rate",
+        "calls",  "seed",       "metrics-port", "service-config"};
     if (std::find(kKnown.begin(), kKnown.end(), name) == kKnown.end()) {
       return "unknown flag '--" + name + "'";
     }
@@ -162,6 +171,9 @@ std::string ParseFlags(int argc, char** argv, Flags* flags, bool* help) {
         return "--seed wants a non-negative integer, got '" + value + "'";
       }
       flags->seed = static_cast<unsigned>(integer);
+    } else if (name == "service-config") {
+      if (value.empty()) return "--service-config wants a file name";
+      flags->service_config = value;
     } else if (name == "metrics-port") {
 #ifdef STUBKIT_DEMO_WITH_PROMETHEUS
       if (!ParseInt(value, &integer) || integer < 0 || integer > 65535) {
@@ -398,6 +410,20 @@ int main(int argc, char** argv) {
   }
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
 
+  // A gRPC service config, read before anything starts: a bad one is a bad
+  // flag, reported with its JSON path.
+  std::optional<stubkit::ServiceConfig> config;
+  if (!flags.service_config.empty()) {
+    absl::StatusOr<stubkit::ServiceConfig> loaded =
+        stubkit::LoadServiceConfigFile(flags.service_config);
+    if (!loaded.ok()) {
+      std::fprintf(stderr, "stubkit_demo: --service-config: %s\n",
+                   std::string(loaded.status().message()).c_str());
+      return 2;
+    }
+    config = *std::move(loaded);
+  }
+
   // The server: embedded and flaky, or the user's.
   std::unique_ptr<FlakyKeyValue> service;
   std::unique_ptr<grpc::Server> server;
@@ -444,23 +470,40 @@ int main(int argc, char** argv) {
   }
 #endif
 
-  // The client: default policies (30 min limit, 1 s..5 min backoff), demo
-  // time, and the timeline decorator.
+  // The client: default policies (30 min limit, 1 s..5 min backoff) or the
+  // service config's, demo time, and the timeline decorator.
   auto time = std::make_shared<ScaledTime>(flags.time_scale);
   auto attempts = std::make_shared<TimelineStub::Counters>();
+  // The client takes the service config's rules with `ToOptions`; each
+  // method's rules are printed from `OptionsFor`.
+  if (config.has_value()) {
+    std::printf("service config %s:\n", flags.service_config.c_str());
+    for (const char* method : {"Get", "Put", "Increment"}) {
+      stubkit::Options options =
+          config->OptionsFor(std::string("demo.KeyValue.") + method);
+      const auto timeout = options.get<stubkit::TotalTimeoutOption>();
+      std::printf(
+          "  %-9s %s%s\n", method,
+          options.get<stubkit::RetryPolicyOption>().ToString().c_str(),
+          timeout.count() > 0 ? (", timeout " + Seconds(timeout)).c_str() : "");
+    }
+    std::printf("\n");
+  }
   demo::KeyValueClient client(
       grpc::CreateChannel(target, grpc::InsecureChannelCredentials()),
-      stubkit::Options{}
-          .set<stubkit::ClockOption>(time)
-          .set<stubkit::SleeperOption>(time)
-          .set<stubkit::MetricsOption>(metrics)
-          .set<demo::KeyValueClient::DecoratorsOption>(
-              {[attempts](std::shared_ptr<demo::KeyValueStub> child)
-                   -> std::shared_ptr<demo::KeyValueStub> {
-                return std::make_shared<TimelineStub>(std::move(child),
-                                                      attempts);
-              }}));
-
+      (config.has_value() ? config->ToOptions("demo.KeyValue")
+                          : stubkit::Options{})
+          .MergedWith(
+              stubkit::Options{}
+                  .set<stubkit::ClockOption>(time)
+                  .set<stubkit::SleeperOption>(time)
+                  .set<stubkit::MetricsOption>(metrics)
+                  .set<demo::KeyValueClient::DecoratorsOption>(
+                      {[attempts](std::shared_ptr<demo::KeyValueStub> child)
+                           -> std::shared_ptr<demo::KeyValueStub> {
+                        return std::make_shared<TimelineStub>(std::move(child),
+                                                              attempts);
+                      }})));
   Summary summary;
   bool ok = true;
   auto put = [&](const std::string& key, int64_t value,
@@ -482,7 +525,11 @@ int main(int argc, char** argv) {
     return client.Increment(request).status();
   };
 
-  if (service != nullptr) {
+  // The scripted scenarios check stubkit's default policies.
+  if (service != nullptr && config.has_value()) {
+    std::printf("scripted scenarios skipped: they check the defaults\n");
+    service->set_random_failures(true);
+  } else if (service != nullptr) {
     absl::Status status;
     service->Script(
         {grpc::StatusCode::UNAVAILABLE, grpc::StatusCode::UNAVAILABLE});

@@ -154,3 +154,53 @@ write("options", "retry_info_hint", options_seed(attempts=attempt(14, details_ki
 write("options", "garbage_details", options_seed(attempts=attempt(14, details_kind=1, details=b"\x1a\xff\xff") + attempt(0)))
 write("options", "hints_off", options_seed(flags=64, attempts=attempt(14, details_kind=2, details=struct.pack("<II", 99, 0)) + attempt(0)))
 write("options", "full_jitter_zero_wait", options_seed(jitter=1, attempts=unavail * 10 + attempt(0)))
+
+# service_config: JSON text, valid configs and one of each bad-input kind.
+RETRY = ('"retryPolicy": {"maxAttempts": 4, "initialBackoff": "0.100s", '
+         '"maxBackoff": "10s", "backoffMultiplier": 1.5, '
+         '"retryableStatusCodes": ["UNAVAILABLE", 8]}')
+
+
+def config_seed(name, text):
+    write("service_config", name, text.encode())
+
+
+def entry(fields, names='[{}]'):
+    return '{"name": %s, %s}' % (names, fields)
+
+
+def method_config(*entries, extra=""):
+    return '{"methodConfig": [%s]%s}' % (", ".join(entries), extra)
+
+
+config_seed("empty", "{}")
+config_seed("default_retry", method_config(entry(RETRY + ', "timeout": "30s", "waitForReady": true')))
+config_seed("layered", method_config(
+    entry('"timeout": "100s"'),
+    entry(RETRY, '[{"service": "a.B"}]'),
+    entry('"waitForReady": false', '[{"service": "a.B", "method": "C"}]'),
+    entry('"timeout": "1s"', '[{"service": "a.B", "method": "D"}, {"service": "x.Y"}]')))
+config_seed("googleapis_no_max_attempts", method_config(entry(
+    '"timeout": "60s", "retryPolicy": {"initialBackoff": "0.100s", '
+    '"maxBackoff": "60s", "backoffMultiplier": 1.3, '
+    '"retryableStatusCodes": ["UNAVAILABLE", "DEADLINE_EXCEEDED"]}',
+    '[{"service": "google.pubsub.v1.Publisher", "method": "Publish"}]')))
+config_seed("hedging", method_config(entry(
+    '"hedgingPolicy": {"maxAttempts": 3, "hedgingDelay": "0.050s", '
+    '"nonFatalStatusCodes": ["UNAVAILABLE", 10]}')))
+config_seed("throttle", method_config(entry(RETRY),
+                                      extra=', "retryThrottling": {"maxTokens": 10, "tokenRatio": 0.1}'))
+config_seed("ignored_fields", '{"loadBalancingConfig": [{"round_robin": {}}], '
+            '"methodConfig": [{"name": [{}], "maxRequestMessageBytes": "1024", '
+            '"newerField": {"a": [1, 2]}}]}')
+config_seed("bad_json", '{"methodConfig": [')
+config_seed("bad_type", method_config(entry('"retryPolicy": {"maxAttempts": "abc"}')))
+config_seed("bad_code", method_config(entry(RETRY.replace('8]', '"TRANSIENT"]'))))
+config_seed("bad_duration", method_config(entry('"timeout": "-1s"')))
+config_seed("malformed_duration", method_config(entry('"timeout": "1.5"')))
+config_seed("bad_multiplier", method_config(entry(RETRY.replace('1.5', '0.5'))))
+config_seed("max_below_initial", method_config(entry(RETRY.replace('"10s"', '"0.050s"'))))
+config_seed("duplicate_name", method_config(entry('"timeout": "1s"'), entry('"timeout": "2s"')))
+config_seed("retry_and_hedging", method_config(entry(RETRY + ', "hedgingPolicy": {"maxAttempts": 2}')))
+config_seed("empty_name", method_config('{"name": []}'))
+config_seed("bad_throttle", '{"retryThrottling": {"maxTokens": 0, "tokenRatio": 0.1}}')

@@ -1,0 +1,296 @@
+// Copyright 2026 The stubkit Authors.
+//
+// A gRPC service config drives a generated client against a real server
+// that fails as each request asks: attempts, waits (on a fake clock) and
+// stops are the config's, the idempotency rule still holds, and per-call
+// options beat the config.
+//
+// Most tests build the client from `ServiceConfig::OptionsFor(method)`;
+// `ToOptionsResolvesPerMethodEntries` builds it from `ToOptions()`, whose
+// service and method entries the generated client resolves.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "stubkit/service_config.h"
+#include "stubkit/testing/echo.stubkit.h"
+#include "tests/testing/flaky_echo_service.h"
+
+namespace stubkit {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::nanoseconds;
+using std::chrono::seconds;
+using ::stubkit::testing::EchoRequest;
+using ::stubkit::testing::EchoResponse;
+using ::stubkit::testing::EchoServiceClient;
+using ::stubkit::testing::FlakyEchoService;
+using ::stubkit::testing::TestServer;
+
+constexpr char kEcho[] = "stubkit.testing.EchoService.Echo";
+constexpr char kAppend[] = "stubkit.testing.EchoService.Append";
+
+// A fake clock that also records the waits it was asked for.
+class RecordingClock : public FakeClock {
+ public:
+  void SleepFor(nanoseconds duration) override {
+    {
+      absl::MutexLock lock(&mu_);
+      waits_.push_back(duration);
+    }
+    FakeClock::SleepFor(duration);
+  }
+  std::vector<nanoseconds> waits() {
+    absl::MutexLock lock(&mu_);
+    return waits_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<nanoseconds> waits_;
+};
+
+EchoRequest Request(const std::string& message, int fail_first,
+                    grpc::StatusCode code = grpc::StatusCode::UNAVAILABLE) {
+  EchoRequest request;
+  request.set_message(message);
+  request.set_fail_first(fail_first);
+  request.set_fail_code(code);
+  return request;
+}
+
+// Every method of EchoService: 4 attempts, waits of at most 1 s, 2 s, 4 s.
+constexpr char kServiceRetries[] = R"({
+  "methodConfig": [{
+    "name": [{"service": "stubkit.testing.EchoService"}],
+    "retryPolicy": {
+      "maxAttempts": 4,
+      "initialBackoff": "1s",
+      "maxBackoff": "4s",
+      "backoffMultiplier": 2,
+      "retryableStatusCodes": ["UNAVAILABLE", "ABORTED"]
+    }
+  }]
+})";
+
+class GeneratedServiceConfigTest : public ::testing::Test {
+ protected:
+  GeneratedServiceConfigTest() : server_(&service_) {}
+
+  // The config's options for `method`, on the fake clock.
+  Options ClientOptions(const std::string& json, const std::string& method) {
+    absl::StatusOr<ServiceConfig> config = ParseServiceConfig(json);
+    EXPECT_TRUE(config.ok()) << config.status();
+    if (!config.ok()) return Options{};
+    return config->OptionsFor(method).MergedWith(Clock());
+  }
+  Options Clock() const {
+    return Options{}.set<ClockOption>(clock_).set<SleeperOption>(clock_);
+  }
+
+  std::shared_ptr<RecordingClock> clock_ = std::make_shared<RecordingClock>();
+  FlakyEchoService service_;
+  TestServer server_;
+};
+
+TEST_F(GeneratedServiceConfigTest, RetriesAndWaitsAsTheConfigSays) {
+  ASSERT_TRUE(server_.ok());
+  EchoServiceClient client(server_.Channel(),
+                           ClientOptions(kServiceRetries, kEcho));
+  absl::StatusOr<EchoResponse> response = client.Echo(Request("ok", 2));
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->attempt(), 3);
+  EXPECT_EQ(service_.attempts("ok"), 3);
+  // Full jitter, as gRFC A6: wait n is within [0, min(1s * 2^n, 4s)].
+  std::vector<nanoseconds> waits = clock_->waits();
+  ASSERT_EQ(waits.size(), 2u);
+  EXPECT_LE(waits[0], seconds(1));
+  EXPECT_LE(waits[1], seconds(2));
+}
+
+TEST_F(GeneratedServiceConfigTest, StopsAfterMaxAttempts) {
+  ASSERT_TRUE(server_.ok());
+  EchoServiceClient client(server_.Channel(),
+                           ClientOptions(kServiceRetries, kEcho));
+  absl::StatusOr<EchoResponse> response =
+      client.Echo(Request("exhausted", 100, grpc::StatusCode::ABORTED));
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(service_.attempts("exhausted"), 4);  // maxAttempts counts all
+  std::vector<nanoseconds> waits = clock_->waits();
+  ASSERT_EQ(waits.size(), 3u);
+  EXPECT_LE(waits[2], seconds(4));
+  std::optional<RetrySummary> summary = GetRetrySummary(response.status());
+  ASSERT_TRUE(summary.has_value());
+  EXPECT_EQ(summary->stop_reason, StopReason::kExhausted);
+  EXPECT_EQ(summary->attempts, 4);
+}
+
+TEST_F(GeneratedServiceConfigTest, CodesOutsideTheConfigAreNotRetried) {
+  ASSERT_TRUE(server_.ok());
+  EchoServiceClient client(server_.Channel(),
+                           ClientOptions(kServiceRetries, kEcho));
+  absl::StatusOr<EchoResponse> response =
+      client.Echo(Request("internal", 100, grpc::StatusCode::INTERNAL));
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(service_.attempts("internal"), 1);
+  EXPECT_EQ(GetRetrySummary(response.status())->stop_reason,
+            StopReason::kPermanentError);
+}
+
+TEST_F(GeneratedServiceConfigTest, TheConfigNeverRetriesANonIdempotentMethod) {
+  // gRPC's own layer would retry Append 4 times; stubkit does not.
+  ASSERT_TRUE(server_.ok());
+  EchoServiceClient client(server_.Channel(),
+                           ClientOptions(kServiceRetries, kAppend));
+  absl::StatusOr<EchoResponse> response = client.Append(Request("append", 1));
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(service_.attempts("append"), 1);
+  EXPECT_EQ(GetRetrySummary(response.status())->stop_reason,
+            StopReason::kNonIdempotent);
+  // Marked idempotent by the user, it follows the config.
+  absl::StatusOr<EchoResponse> marked =
+      client.Append(Request("marked", 1),
+                    Options{}.set<IdempotencyOption>(Idempotency::kIdempotent));
+  ASSERT_TRUE(marked.ok()) << marked.status();
+  EXPECT_EQ(service_.attempts("marked"), 2);
+}
+
+TEST_F(GeneratedServiceConfigTest, PerCallOptionsBeatTheConfig) {
+  ASSERT_TRUE(server_.ok());
+  EchoServiceClient client(server_.Channel(),
+                           ClientOptions(kServiceRetries, kEcho));
+  absl::StatusOr<EchoResponse> response = client.Echo(
+      Request("override", 100),
+      Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(1)));
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(service_.attempts("override"), 2);
+  EXPECT_EQ(GetRetrySummary(response.status())->stop_reason,
+            StopReason::kExhausted);
+}
+
+TEST_F(GeneratedServiceConfigTest, OmittedMaxAttemptsStopsAtTheTimeout) {
+  // googleapis style: no maxAttempts, bounded by the timeout.
+  ASSERT_TRUE(server_.ok());
+  EchoServiceClient client(server_.Channel(), ClientOptions(R"({
+      "methodConfig": [{
+        "name": [{"service": "stubkit.testing.EchoService",
+                  "method": "Echo"}],
+        "timeout": "10s",
+        "retryPolicy": {"initialBackoff": "1s", "maxBackoff": "2s",
+          "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}
+      }]})",
+                                                            kEcho));
+  const auto start = clock_->Now();
+  absl::StatusOr<EchoResponse> response = client.Echo(Request("timed", 1000));
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kUnavailable);
+  // Waits of at most 2 s within 10 s: several attempts, never past the end.
+  EXPECT_GE(service_.attempts("timed"), 5);
+  EXPECT_LE(clock_->Now() - start, seconds(10));
+  std::optional<RetrySummary> summary = GetRetrySummary(response.status());
+  ASSERT_TRUE(summary.has_value());
+  EXPECT_THAT(summary->stop_reason,
+              ::testing::AnyOf(StopReason::kExhausted, StopReason::kDeadline));
+  EXPECT_EQ(summary->attempts, service_.attempts("timed"));
+}
+
+TEST_F(GeneratedServiceConfigTest, NoRetryPolicyMakesOneAttempt) {
+  ASSERT_TRUE(server_.ok());
+  EchoServiceClient client(server_.Channel(), ClientOptions(R"({
+      "methodConfig": [{"name": [{}], "timeout": "30s"}]})",
+                                                            kEcho));
+  absl::StatusOr<EchoResponse> response = client.Echo(Request("once", 1));
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(service_.attempts("once"), 1);
+}
+
+TEST_F(GeneratedServiceConfigTest, RetryThrottlingStopsRetries) {
+  ASSERT_TRUE(server_.ok());
+  // Two tokens: the first failure leaves one, at half: no retry.
+  const std::string json = R"({
+      "methodConfig": [{"name": [{}], "retryPolicy": {"maxAttempts": 5,
+        "initialBackoff": "1s", "maxBackoff": "1s", "backoffMultiplier": 1,
+        "retryableStatusCodes": ["UNAVAILABLE"]}}],
+      "retryThrottling": {"maxTokens": 2, "tokenRatio": 1}})";
+  EchoServiceClient client(server_.Channel(), ClientOptions(json, kEcho));
+  absl::StatusOr<EchoResponse> response = client.Echo(Request("throttled", 5));
+  EXPECT_EQ(service_.attempts("throttled"), 1);
+  EXPECT_EQ(GetRetrySummary(response.status())->stop_reason,
+            StopReason::kThrottled);
+}
+
+TEST_F(GeneratedServiceConfigTest, HedgingPolicy) {
+  ASSERT_TRUE(server_.ok());
+  // A long hedging delay: only the non-fatal failures send the hedges.
+  EchoServiceClient client(server_.Channel(), ClientOptions(R"({
+      "methodConfig": [{"name": [{}], "hedgingPolicy": {"maxAttempts": 3,
+        "hedgingDelay": "600s", "nonFatalStatusCodes": ["UNAVAILABLE"]}}]})",
+                                                            kEcho));
+  absl::StatusOr<EchoResponse> response = client.Echo(Request("hedged", 2));
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(service_.attempts("hedged"), 3);
+}
+
+TEST_F(GeneratedServiceConfigTest, WaitForReadyComesFromTheConfig) {
+  // A channel to a port nobody listens on: fail-fast attempts fail at once
+  // with UNAVAILABLE; with waitForReady the attempt waits for a connection
+  // until the (real) 200 ms timeout ends the call with DEADLINE_EXCEEDED.
+  TestServer other(&service_);
+  ASSERT_TRUE(other.ok());
+  const std::string address = other.address();
+  other.Shutdown();
+  auto channel =
+      grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+  absl::StatusOr<ServiceConfig> config = ParseServiceConfig(R"({
+      "methodConfig": [{"name": [{}], "timeout": "0.200s",
+                        "waitForReady": true}]})");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EchoServiceClient client(channel, config->OptionsFor(kEcho));
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<EchoResponse> response = client.Echo(Request("wfr", 0));
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kDeadlineExceeded)
+      << response.status();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(30));
+}
+
+TEST_F(GeneratedServiceConfigTest, ToOptionsResolvesPerMethodEntries) {
+  ASSERT_TRUE(server_.ok());
+  // Default: no retries. The service: 2 attempts. Echo itself: 4 attempts.
+  absl::StatusOr<ServiceConfig> config = ParseServiceConfig(R"({
+      "methodConfig": [
+        {"name": [{}], "timeout": "60s"},
+        {"name": [{"service": "stubkit.testing.EchoService"}],
+         "retryPolicy": {"maxAttempts": 2, "initialBackoff": "1s",
+           "maxBackoff": "1s", "backoffMultiplier": 1,
+           "retryableStatusCodes": ["UNAVAILABLE"]}},
+        {"name": [{"service": "stubkit.testing.EchoService",
+                   "method": "Echo"}],
+         "retryPolicy": {"maxAttempts": 4, "initialBackoff": "1s",
+           "maxBackoff": "1s", "backoffMultiplier": 1,
+           "retryableStatusCodes": ["UNAVAILABLE"]}}]})");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EchoServiceClient client(server_.Channel(),
+                           config->ToOptions().MergedWith(Clock()));
+
+  absl::StatusOr<EchoResponse> echo = client.Echo(Request("echo", 100));
+  EXPECT_EQ(service_.attempts("echo"), 4);
+  // Append gets the service's entry (2 attempts) once marked idempotent.
+  absl::StatusOr<EchoResponse> append =
+      client.Append(Request("append", 100),
+                    Options{}.set<IdempotencyOption>(Idempotency::kIdempotent));
+  EXPECT_EQ(service_.attempts("append"), 2);
+  // A per-call option still wins over the method's entry.
+  absl::StatusOr<EchoResponse> call = client.Echo(
+      Request("call", 100),
+      Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(0)));
+  EXPECT_EQ(service_.attempts("call"), 1);
+}
+
+}  // namespace
+}  // namespace stubkit
