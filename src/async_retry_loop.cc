@@ -93,6 +93,10 @@ void AsyncRetryOperationBase::OnAttemptDone(const absl::Status& status) {
   // Hold nothing of the finished attempt (its call and arena) while waiting.
   ReleaseOffCallbackThread(
       std::shared_ptr<grpc::ClientContext>(std::move(context_)));
+  ScheduleWait(wait);
+}
+
+void AsyncRetryOperationBase::ScheduleWait(std::chrono::nanoseconds wait) {
   {
     absl::MutexLock lock(&mu_);
     if (finished_) return;

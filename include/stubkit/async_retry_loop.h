@@ -112,6 +112,8 @@ class AsyncRetryOperationBase
 
  private:
   void RunAttempt();
+  // Waits `wait` in the sleeper, then OnWaitDone.
+  void ScheduleWait(std::chrono::nanoseconds wait);
   void OnWaitDone(bool fired);
   void Finish(absl::Status status);
   void OnCancel();
