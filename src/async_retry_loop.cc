@@ -127,6 +127,21 @@ void AsyncRetryOperationBase::OnWaitDone(bool fired) {
     Finish(state_.Cancelled());
     return;
   }
+  if (state_.waiting_for_throttle()) {
+    // A poll of the throttle's waiting mode, on the sleeper's thread.
+    absl::Status final_status;
+    std::chrono::nanoseconds wait;
+    switch (state_.AfterThrottleWait(&final_status, &wait)) {
+      case RetryLoopState::ThrottleStep::kAttempt:
+        break;
+      case RetryLoopState::ThrottleStep::kWait:
+        ScheduleWait(wait);
+        return;
+      case RetryLoopState::ThrottleStep::kStop:
+        Finish(std::move(final_status));
+        return;
+    }
+  }
   RunAttempt();
 }
 
