@@ -85,6 +85,7 @@ void RetryThrottle::Recovered(bool earns_credit) {
   if (earns_credit && waiters_.load(std::memory_order_relaxed) > 0) {
     // At most max_tokens banked: a burst no larger than the bucket.
     credits_ = std::min(credits_ + 1, std::max<int64_t>(1, max_milli_ / 1000));
+    earned_since_slot_ = true;
   }
 }
 
@@ -108,11 +109,13 @@ bool RetryThrottle::TryAdmit(time_point now) {
     --credits_;
     admit = true;
   } else if (now >= next_probe_) {
-    // A probe while down; while recovering, the same pace is the floor that
-    // drains waiters when no new calls earn credits.
+    // A probe while down. While up, the same pace is the floor that drains
+    // waiters when no new call earns credits; with credits coming, it would
+    // only add to them (and to the bound).
     next_probe_ =
         now + std::chrono::duration_cast<time_point::duration>(probe_spacing_);
-    admit = true;
+    admit = down_.load(std::memory_order_relaxed) || !earned_since_slot_;
+    earned_since_slot_ = false;
   }
   if (admit) waiters_.fetch_sub(1, std::memory_order_relaxed);
   return admit;

@@ -41,12 +41,14 @@
 // - Release: once recovered, a waiting call goes when it holds a release
 //   credit. Each success of a call that did not wait earns one (the bucket's
 //   refill, counted in calls instead of token_ratio), at most `max_tokens`
-//   are banked, and none survive a new refusal. Besides, the probe pace
-//   goes on. The bound: in any window of length T after a recovery, the
+//   are banked, and none survive a new refusal. When no new call earns
+//   credits, the probe pace goes on instead, so waiters drain without new
+//   traffic too. The bound: in any window of length T after a recovery, the
 //   waiting calls released are at most
 //     max_tokens + (successes of calls that did not wait, in the window)
-//                + probes * ceil(T / probe_interval),
-//   so a server answering the new load S/s sees at most about 2S/s. A call
+//                + probes * (T / probe_interval + 1),
+//   where the last term applies only while such successes are missing; a
+//   server answering the new load at S/s sees at most about 2S/s. A call
 //   that waits polls the throttle every U[probe_interval / 2,
 //   probe_interval] (jitter), so releases spread over time, never all at
 //   once. Fairness among waiters is random, not first-come first-served.
@@ -145,7 +147,9 @@ class RetryThrottle {
   std::atomic<bool> down_{false};
   std::atomic<int> waiters_{0};
   std::mutex mu_;
-  int64_t credits_ = 0;                        // guarded by mu_
+  int64_t credits_ = 0;  // guarded by mu_
+  // Guarded by mu_: a credit was earned since the last probe slot.
+  bool earned_since_slot_ = false;
   time_point next_probe_ = time_point::min();  // guarded by mu_
   std::minstd_rand random_;                    // guarded by mu_
 };

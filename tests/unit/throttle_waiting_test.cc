@@ -130,6 +130,34 @@ TEST(ThrottleWaitingRules, ReleasePacedBySuccessesOfCallsThatDidNotWait) {
   EXPECT_EQ(throttle->waiters(), 100 - 1 - 5 - 8 - 1);
 }
 
+TEST(ThrottleWaitingRules,
+     ReleasesFollowNewSuccessesAndTheProbePaceOnlyWithout) {
+  auto throttle = DownThrottle(seconds(1), 1, /*max_tokens=*/10);
+  for (int i = 0; i < 1000; ++i) throttle->BeginWait();
+  const time_point t0 = FakeClock().Now();
+  throttle->OnSuccess();  // recovered; the first credit
+  // 10 s of new calls succeeding every 100 ms, waiters polling every 10 ms:
+  // one release per success, none from the probe pace.
+  int released = 0, successes = 1;
+  for (int tick = 0; tick < 1000; ++tick) {
+    const time_point now = t0 + milliseconds(10) * tick;
+    if (tick % 10 == 5) {
+      throttle->OnSuccess();
+      ++successes;
+    }
+    for (int w = 0; w < 20; ++w) released += throttle->TryAdmit(now);
+  }
+  EXPECT_EQ(released, successes);
+  // No new successes: the probe pace, one per second.
+  released = 0;
+  for (int tick = 1000; tick < 2000; ++tick) {
+    const time_point now = t0 + milliseconds(10) * tick;
+    for (int w = 0; w < 20; ++w) released += throttle->TryAdmit(now);
+  }
+  EXPECT_GE(released, 9);
+  EXPECT_LE(released, 10);
+}
+
 TEST(ThrottleWaitingRules, PollDelaysAreJitteredWithinTheInterval) {
   RetryThrottle throttle(10, 0.1, Waiting(seconds(2), 1));
   nanoseconds lo = nanoseconds::max(), hi = nanoseconds::min();
