@@ -8,6 +8,10 @@
 //   1. the status code is not retryable       -> stop (permanent error)
 //   2. the call is not idempotent             -> stop (not retried)
 //   3. the retry policy is exhausted          -> stop (attempts, time)
+//      the retry throttle refuses             -> stop (throttled), or, in
+//                                                its waiting mode, wait for
+//                                                the backend's recovery
+//                                                (stubkit/retry_throttle.h)
 //   4. the backoff wait would end after the
 //      call's end (policy time or deadline)   -> stop, as in 3
 //   otherwise wait, then try again.

@@ -72,6 +72,44 @@ TEST(ThrottleWaitingRules, InvalidParametersAreReported) {
   EXPECT_FALSE(RetryThrottle(10, 0.1).waiting());
 }
 
+// The README's bad-input rows: a call with such a throttle fails before
+// sending anything, sync and async alike.
+TEST(ThrottleWaitingRules, InvalidParametersFailCallsBeforeSending) {
+  for (const auto& [throttle, message] :
+       std::vector<std::pair<std::shared_ptr<RetryThrottle>, std::string>>{
+           {std::make_shared<RetryThrottle>(10, 0.1,
+                                            Waiting(nanoseconds(0), 1)),
+            "INVALID_ARGUMENT: RetryThrottle::WaitForRecovery: probe_interval "
+            "must be in (0, 1h], got 0"},
+           {std::make_shared<RetryThrottle>(10, 0.1, Waiting(minutes(61), 1)),
+            "INVALID_ARGUMENT: RetryThrottle::WaitForRecovery: probe_interval "
+            "must be in (0, 1h], got 1h1m"},
+           {std::make_shared<RetryThrottle>(10, 0.1, Waiting(seconds(1), 0)),
+            "INVALID_ARGUMENT: RetryThrottle::WaitForRecovery: probes must be "
+            "in [1, 1000], got 0"}}) {
+    const Options options = Options{}.set<RetryThrottleOption>(throttle);
+    const Options none;
+    int attempts = 0;
+    absl::StatusOr<int> r =
+        RetryLoop<int>(kGet, OptionsView(none, options),
+                       [&](grpc::ClientContext&) -> absl::StatusOr<int> {
+                         ++attempts;
+                         return 1;
+                       });
+    EXPECT_THAT(r.status().ToString(), ::testing::StartsWith(message));
+    EXPECT_EQ(GetRetrySummary(r.status())->stop_reason,
+              StopReason::kInvalidArgument);
+    std::future<absl::StatusOr<int>> f = AsyncRetryLoop<int>(
+        kGet, Options{}, options,
+        [&](grpc::ClientContext&, const OptionsView&, AsyncCallback<int> done) {
+          ++attempts;
+          done(1);
+        });
+    EXPECT_THAT(f.get().status().ToString(), ::testing::StartsWith(message));
+    EXPECT_EQ(attempts, 0);
+  }
+}
+
 TEST(ThrottleWaitingRules, AtMostProbesPerIntervalWhileDown) {
   auto throttle = DownThrottle(seconds(1), 3);
   ASSERT_TRUE(throttle->down());
