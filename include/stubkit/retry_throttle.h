@@ -16,9 +16,11 @@
 //   auto options = stubkit::Options{}
 //       .set<stubkit::RetryThrottleOption>(throttle);
 //
-// Thread-safe and lock-free. A success on a full bucket is a single atomic
-// load. Invalid parameters (max_tokens outside (0, 1000], token_ratio outside
-// (0, max_tokens]) leave `status()` non-OK and make calls fail before sending.
+// Thread-safe and lock-free (the waiting mode below adds a small lock,
+// taken only while the backend is down or calls wait). A success on a full
+// bucket is a single atomic load. Invalid parameters (max_tokens outside (0,
+// 1000], token_ratio outside (0, max_tokens]) leave `status()` non-OK and make
+// calls fail before sending.
 //
 // Waiting mode (opt in with `WaitForRecovery`). With the plain bucket, a
 // call whose retry it refuses fails at once with kThrottled, however much of
@@ -138,8 +140,8 @@ class RetryThrottle {
   std::atomic<int64_t> milli_tokens_;
   absl::Status status_;
 
-  // Waiting mode. Only the loops' admission calls take `mu_`; no callback
-  // runs under it.
+  // Waiting mode. `mu_` is taken by admissions, refusals, and successes
+  // while down or while calls wait; no callback runs under it.
   bool waiting_ = false;
   WaitForRecovery wait_options_;
   std::chrono::nanoseconds probe_spacing_{0};
