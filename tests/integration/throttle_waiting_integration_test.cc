@@ -173,8 +173,11 @@ TEST(ThrottleWaitingIntegrationTest, OutageThenRecoveryUnderSteadyLoad) {
         ++attempts;
         if (a.retry) ++retries;
       }
-      // (20 ms before it: calls in flight when it starts.)
-      if (!a.retry && in(a, from - milliseconds(20), from + kWindow)) ++fresh;
+      // (100 ms before it: calls in flight when it starts, or whose success
+      // a loaded machine reports late.)
+      if (!a.retry && in(a, from - milliseconds(100), from + kWindow)) {
+        ++fresh;
+      }
     }
     peak_retries = std::max(peak_retries, retries);
     peak_attempts = std::max(peak_attempts, attempts);
