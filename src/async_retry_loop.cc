@@ -93,6 +93,10 @@ void AsyncRetryOperationBase::OnAttemptDone(const absl::Status& status) {
   // Hold nothing of the finished attempt (its call and arena) while waiting.
   ReleaseOffCallbackThread(
       std::shared_ptr<grpc::ClientContext>(std::move(context_)));
+  ScheduleWait(wait);
+}
+
+void AsyncRetryOperationBase::ScheduleWait(std::chrono::nanoseconds wait) {
   {
     absl::MutexLock lock(&mu_);
     if (finished_) return;
@@ -122,6 +126,21 @@ void AsyncRetryOperationBase::OnWaitDone(bool fired) {
   if (!fired || (token != nullptr && token->cancelled())) {
     Finish(state_.Cancelled());
     return;
+  }
+  if (state_.waiting_for_throttle()) {
+    // A poll of the throttle's waiting mode, on the sleeper's thread.
+    absl::Status final_status;
+    std::chrono::nanoseconds wait;
+    switch (state_.AfterThrottleWait(&final_status, &wait)) {
+      case RetryLoopState::ThrottleStep::kAttempt:
+        break;
+      case RetryLoopState::ThrottleStep::kWait:
+        ScheduleWait(wait);
+        return;
+      case RetryLoopState::ThrottleStep::kStop:
+        Finish(std::move(final_status));
+        return;
+    }
   }
   RunAttempt();
 }

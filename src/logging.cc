@@ -82,6 +82,8 @@ absl::string_view ToString(WaitReason reason) {
       return "server pushback";
     case WaitReason::kRetryInfo:
       return "server RetryInfo";
+    case WaitReason::kThrottle:
+      return "retry throttle, waiting for recovery";
   }
   return "unknown";
 }

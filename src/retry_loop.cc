@@ -326,6 +326,10 @@ absl::Status RetryLoopState::GiveUp(const absl::Status& status,
 }
 
 absl::Status RetryLoopState::Cancelled() {
+  if (waiting_for_throttle_) {
+    throttle_->EndWait();
+    LeaveThrottleWait(Now());
+  }
   absl::Status final_status;
   if (ended_before_attempt_) {
     const absl::string_view what = EndWhat(end_reason_);
@@ -378,7 +382,13 @@ void RetryLoopState::Notify(const absl::Status& status, time_point now,
 }
 
 void RetryLoopState::OnSuccess() {
-  if (throttle_ != nullptr) throttle_->OnSuccess();
+  if (throttle_ != nullptr) {
+    if (waited_for_throttle_) {
+      throttle_->OnWaitedSuccess();
+    } else {
+      throttle_->OnSuccess();
+    }
+  }
   if (observer_ == nullptr && metrics_ == nullptr &&
       log_level_ < LogLevel::kRpc) {
     return;
@@ -403,6 +413,13 @@ bool RetryLoopState::Stop(const absl::Status& status, StopReason reason,
                           absl::string_view explanation, time_point now,
                           absl::Status* final_status) {
   RetrySummary summary{reason, attempts_, now - start_};
+  std::string waited;
+  if (waited_ > nanoseconds::zero()) {
+    waited = absl::StrCat(explanation, "; waited ", FormatDuration(waited_),
+                          " in all for the backend to recover (retry "
+                          "throttle, waiting mode)");
+    explanation = waited;
+  }
   *final_status = WithRetrySummary(status, summary, explanation);
   Notify(status, now, true, Wait{nanoseconds(0), WaitReason::kNone}, reason);
   if (metrics_ != nullptr) {
@@ -544,6 +561,20 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
                 final_status);
   }
   if (!throttle_allows) {
+    if (throttle_wait_enabled_ && throttle_->waiting()) {
+      // Waiting mode: sit out the outage within the call's own limits.
+      *wait = BeginThrottleWait(status, now);
+      Notify(status, now, false, Wait{*wait, WaitReason::kThrottle},
+             StopReason::kSuccess);
+      if (log_sink_ != nullptr && log_level_ >= LogLevel::kRetries) {
+        Log(LogLevel::kRetries,
+            absl::StrCat("stubkit: ", method_.full_name, " attempt ", attempts_,
+                         " failed with ", Describe(status),
+                         "; waiting for the backend to recover (retry "
+                         "throttle, waiting mode)"));
+      }
+      return true;
+    }
     return Stop(status, StopReason::kThrottled,
                 "gave up: retry throttled (the client's retry token bucket is "
                 "at or below half)",
@@ -596,6 +627,55 @@ void RetryLoopState::RestartPolicy() {
       end_reason_ = StopReason::kExhausted;
     }
   }
+}
+
+RetryLoopState::~RetryLoopState() {
+  if (waiting_for_throttle_) throttle_->EndWait();
+}
+
+nanoseconds RetryLoopState::BeginThrottleWait(const absl::Status& status,
+                                              time_point now) {
+  throttle_->BeginWait();
+  waiting_for_throttle_ = true;
+  waiting_status_ = status;
+  wait_start_ = now;
+  // end_ > now here: OnFailure stopped the call otherwise.
+  return std::min<nanoseconds>(throttle_->PollDelay(), end_ - now);
+}
+
+void RetryLoopState::LeaveThrottleWait(time_point now) {
+  if (!waiting_for_throttle_) return;
+  waiting_for_throttle_ = false;
+  waited_ += now - wait_start_;
+  waiting_status_ = absl::OkStatus();
+}
+
+RetryLoopState::ThrottleStep RetryLoopState::AfterThrottleWait(
+    absl::Status* final_status, nanoseconds* wait) {
+  const time_point now = Now();
+  if (cancel_ != nullptr && cancel_->cancelled()) {
+    *final_status = Cancelled();
+    return ThrottleStep::kStop;
+  }
+  // The call's end comes first: an attempt admitted now could only fail.
+  if (now >= end_) {
+    throttle_->EndWait();
+    const absl::Status status = waiting_status_;
+    LeaveThrottleWait(now);
+    // Stop adds how long it waited.
+    Stop(status, StopReason::kThrottled,
+         absl::StrCat("gave up: the backend did not recover before ",
+                      EndWhat(end_reason_), " was reached"),
+         now, final_status);
+    return ThrottleStep::kStop;
+  }
+  if (throttle_->TryAdmit(now)) {  // leaves the throttle's count
+    LeaveThrottleWait(now);
+    waited_for_throttle_ = true;
+    return ThrottleStep::kAttempt;
+  }
+  *wait = std::min<nanoseconds>(throttle_->PollDelay(), end_ - now);
+  return ThrottleStep::kWait;
 }
 
 bool RetryLoopState::Sleep(nanoseconds wait) {

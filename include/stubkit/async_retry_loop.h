@@ -24,7 +24,10 @@
 //
 // The options are copied (cheaply: values are shared), so the caller's
 // `Options` need not outlive the call. A `CancellationOption` token cancels
-// the attempt in flight and any pending wait at once.
+// the attempt in flight and any pending wait at once. In a retry throttle's
+// waiting mode (stubkit/retry_throttle.h) the call waits for the backend's
+// recovery in the same timer, polling the throttle; its next attempt then
+// starts on the timer's thread.
 
 #ifndef STUBKIT_ASYNC_RETRY_LOOP_H_
 #define STUBKIT_ASYNC_RETRY_LOOP_H_
@@ -112,6 +115,8 @@ class AsyncRetryOperationBase
 
  private:
   void RunAttempt();
+  // Waits `wait` in the sleeper, then OnWaitDone.
+  void ScheduleWait(std::chrono::nanoseconds wait);
   void OnWaitDone(bool fired);
   void Finish(absl::Status status);
   void OnCancel();
@@ -141,7 +146,10 @@ class AsyncRetryOperation final : public AsyncRetryOperationBase {
                       Attempt attempt, Done done)
       : AsyncRetryOperationBase(method, std::move(call), std::move(client)),
         attempt_(std::move(attempt)),
-        done_(std::move(done)) {}
+        done_(std::move(done)) {
+    // Unary calls may wait out an outage in the throttle's waiting mode.
+    state().EnableThrottleWait();
+  }
 
  private:
   void StartAttempt(grpc::ClientContext& context,

@@ -18,6 +18,10 @@
 //
 // Hedges count against a `RetryThrottleOption` bucket: each non-fatal failure
 // takes a token, and no hedge is sent while the bucket is at or below half.
+// In the throttle's waiting mode (`RetryThrottle::WaitForRecovery`) a hedged
+// call does not wait for the recovery: it stops with kThrottled as with the
+// plain bucket. Hedges buy latency; a call that may sit out an outage
+// should not be hedged. Its success still counts as a recovery.
 // An attempt that runs out of its own `AttemptTimeoutOption` is non-fatal,
 // as in the retry loop. The call's end (the retry policy's time limit, the
 // total timeout, the deadline) bounds every hedge and ends the call, with

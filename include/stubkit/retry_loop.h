@@ -8,6 +8,10 @@
 //   1. the status code is not retryable       -> stop (permanent error)
 //   2. the call is not idempotent             -> stop (not retried)
 //   3. the retry policy is exhausted          -> stop (attempts, time)
+//      the retry throttle refuses             -> stop (throttled), or, in
+//                                                its waiting mode, wait for
+//                                                the backend's recovery
+//                                                (stubkit/retry_throttle.h)
 //   4. the backoff wait would end after the
 //      call's end (policy time or deadline)   -> stop, as in 3
 //   otherwise wait, then try again.
@@ -72,6 +76,8 @@ class RetryLoopState {
   using time_point = Clock::time_point;
 
   RetryLoopState(const MethodInfo& method, const OptionsView& options);
+  // Leaves the throttle's wait, if the call is still in it.
+  ~RetryLoopState();
   RetryLoopState(const RetryLoopState&) = delete;
   RetryLoopState& operator=(const RetryLoopState&) = delete;
 
@@ -131,6 +137,19 @@ class RetryLoopState {
   // Waits through the configured sleeper. Returns false when the call was
   // cancelled; it must then return `Cancelled()`.
   bool Sleep(std::chrono::nanoseconds wait);
+
+  // The throttle's waiting mode (stubkit/retry_throttle.h), for loops that
+  // support it (sync and async unary) and call this before the first
+  // attempt. Then `OnFailure` may return true with the call in the
+  // throttle's wait (`waiting_for_throttle()`): after each wait the loop
+  // calls `AfterThrottleWait`, which says whether to attempt now, wait
+  // `*wait` more, or stop with `*final_status`. A cancelled wait returns
+  // `Cancelled()` as any other, which also leaves the throttle's wait.
+  void EnableThrottleWait() { throttle_wait_enabled_ = true; }
+  bool waiting_for_throttle() const { return waiting_for_throttle_; }
+  enum class ThrottleStep { kAttempt, kWait, kStop };
+  ThrottleStep AfterThrottleWait(absl::Status* final_status,
+                                 std::chrono::nanoseconds* wait);
 
   // The status of a call cancelled through its `CancellationOption`; or,
   // after `PrepareAttempt` refused because the call's end had passed,
@@ -192,6 +211,10 @@ class RetryLoopState {
   void Notify(const absl::Status& status, time_point now, bool final, Wait wait,
               StopReason reason);
   void Log(LogLevel level, absl::string_view line) const;
+  // Enters the throttle's wait after `status`; returns the first poll delay.
+  std::chrono::nanoseconds BeginThrottleWait(const absl::Status& status,
+                                             time_point now);
+  void LeaveThrottleWait(time_point now);
 
   // A copy: the caller's MethodInfo may be a local that an async call or a
   // stream outlives.
@@ -227,6 +250,14 @@ class RetryLoopState {
   int failures_ = 0;
   // PrepareAttempt refused: the call's end had passed.
   bool ended_before_attempt_ = false;
+  // The throttle's waiting mode.
+  bool throttle_wait_enabled_ = false;
+  bool waiting_for_throttle_ = false;
+  bool waited_for_throttle_ =
+      false;                     // at least once: its success earns no credit
+  absl::Status waiting_status_;  // the failure the call waits after
+  time_point wait_start_;
+  std::chrono::nanoseconds waited_{0};  // in the throttle's wait, in all
 };
 
 template <typename T>
@@ -255,7 +286,13 @@ absl::StatusOr<Response> RunRetryLoop(RetryLoopState& state, Attempt& attempt) {
     if (!state.OnFailure(result.status(), context, &final_status, &wait)) {
       return final_status;
     }
-    if (!state.Sleep(wait)) return state.Cancelled();
+    for (;;) {
+      if (!state.Sleep(wait)) return state.Cancelled();
+      if (!state.waiting_for_throttle()) break;
+      const auto step = state.AfterThrottleWait(&final_status, &wait);
+      if (step == RetryLoopState::ThrottleStep::kAttempt) break;
+      if (step == RetryLoopState::ThrottleStep::kStop) return final_status;
+    }
   }
 }
 
@@ -269,6 +306,7 @@ absl::StatusOr<Response> RetryLoop(const MethodInfo& method,
                                    Attempt&& attempt) {
   internal::RetryLoopState state(method, options);
   if (!state.setup_status().ok()) return state.setup_status();
+  state.EnableThrottleWait();
   return internal::RunRetryLoop<Response>(state, attempt);
 }
 
@@ -280,6 +318,7 @@ absl::StatusOr<Response> RetryLoop(const MethodInfo& method,
   internal::RetryLoopState state(method, options);
   if (!state.setup_status().ok()) return state.setup_status();
   internal::MaybeLogPayload(state, "request", request);
+  state.EnableThrottleWait();
   return internal::RunRetryLoop<Response>(state, attempt);
 }
 

@@ -47,6 +47,8 @@ enum class WaitReason {
   kBackoff,    // the backoff policy's delay
   kPushback,   // the server's grpc-retry-pushback-ms
   kRetryInfo,  // the server's google.rpc.RetryInfo
+  kThrottle,   // the retry throttle's waiting mode: until the backend
+               // recovers (`wait` is the first poll; see retry_throttle.h)
 };
 
 absl::string_view ToString(WaitReason reason);

@@ -16,16 +16,71 @@
 //   auto options = stubkit::Options{}
 //       .set<stubkit::RetryThrottleOption>(throttle);
 //
-// Thread-safe and lock-free. A success on a full bucket is a single atomic
-// load. Invalid parameters (max_tokens outside (0, 1000], token_ratio outside
-// (0, max_tokens]) leave `status()` non-OK and make calls fail before sending.
+// Thread-safe and lock-free (the waiting mode below adds a small lock,
+// taken only while the backend is down or calls wait). A success on a full
+// bucket is a single atomic load. Invalid parameters (max_tokens outside (0,
+// 1000], token_ratio outside (0, max_tokens]) leave `status()` non-OK and make
+// calls fail before sending.
+//
+// Waiting mode (opt in with `WaitForRecovery`). With the plain bucket, a
+// call whose retry it refuses fails at once with kThrottled, however much of
+// its retry policy is left. In waiting mode such a call (idempotent, sync or
+// async unary) waits instead for the throttle to see the backend recover,
+// then retries:
+//
+//   auto throttle = std::make_shared<stubkit::RetryThrottle>(
+//       10, 0.1, stubkit::RetryThrottle::WaitForRecovery{});
+//
+// The rules, for all the calls sharing the throttle:
+// - Down: the bucket refused a retry. Recovered: a success went through the
+//   throttle (any call's, first attempts included). A refused retry makes it
+//   down again.
+// - Probes: while down, at most `probes` waiting calls per `probe_interval`
+//   may make an attempt; consecutive ones are at least probe_interval /
+//   probes apart, so no window of `probe_interval` holds more. The bucket has
+//   no time scale of its own, hence the interval; one probe is the least
+//   that still sees a recovery when no new calls come.
+// - Release: once recovered, a waiting call goes when it holds a release
+//   credit. Each success of a call that did not wait earns one (the bucket's
+//   refill, counted in calls instead of token_ratio), at most `max_tokens`
+//   are banked, and none survive a new refusal. When no new call earns
+//   credits, the probe pace goes on instead, so waiters drain without new
+//   traffic too. The bound: in any window of length T after a recovery, the
+//   waiting calls released are at most
+//     max_tokens + (successes of calls that did not wait, in the window)
+//                + probes * (T / probe_interval + 1),
+//   where the last term applies only while such successes are missing; a
+//   server answering the new load at S/s sees at most about 2S/s. A call
+//   that waits polls the throttle every U[probe_interval / 2,
+//   probe_interval] (jitter), so releases spread over time, never all at
+//   once. Fairness among waiters is random, not first-come first-served.
+// - A waiting call stops at its retry policy's time limit, total timeout or
+//   deadline, whichever is first (kThrottled, saying how long it waited), or
+//   when its count policy is exhausted by the failures of the attempts it
+//   was allowed (kExhausted); never later. A cancel ends its wait at once.
+// - Non-idempotent calls never retry, so never wait. Hedged calls and
+//   streams do not wait either: they stop with kThrottled as with the plain
+//   bucket (a hedge exists to cut latency, not to sit out an outage).
+//
+// Waiting costs no thread: a sync call waits on its own thread (the
+// `SleeperOption`, else the `CancellationOption` token, else a plain sleep,
+// on the steady clock), an async call in its `AsyncSleeperOption` timer
+// (the process-wide timer thread by default), and the call's next attempt
+// starts from that timer's thread. The throttle itself keeps three counters
+// and a small lock, holds no waiter list and runs no callback: a waiting
+// call costs nothing here, and its own state grows by a few dozen bytes.
+// Time is the calls' own clock (`ClockOption`): share one throttle only
+// among calls on the same clock.
 
 #ifndef STUBKIT_RETRY_THROTTLE_H_
 #define STUBKIT_RETRY_THROTTLE_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <random>
 
 #include "absl/status/status.h"
 
@@ -33,7 +88,17 @@ namespace stubkit {
 
 class RetryThrottle {
  public:
+  using time_point = std::chrono::steady_clock::time_point;
+
+  // The waiting mode's parameters (see above).
+  struct WaitForRecovery {
+    // probe_interval in (0, 1 h]; probes in [1, 1000].
+    std::chrono::nanoseconds probe_interval = std::chrono::seconds(1);
+    int probes = 1;
+  };
+
   RetryThrottle(double max_tokens, double token_ratio);
+  RetryThrottle(double max_tokens, double token_ratio, WaitForRecovery waiting);
 
   // Takes a token for a retryable failure; returns true when a retry is
   // still allowed afterwards.
@@ -47,12 +112,48 @@ class RetryThrottle {
   double token_ratio() const { return ratio_milli_ / 1000.0; }
   const absl::Status& status() const { return status_; }
 
+  // Whether this throttle is in waiting mode.
+  bool waiting() const { return waiting_; }
+  const WaitForRecovery& wait_options() const { return wait_options_; }
+  // Calls waiting now, and whether the backend is considered down.
+  int waiters() const { return waiters_.load(std::memory_order_relaxed); }
+  bool down() const { return down_.load(std::memory_order_relaxed); }
+
+  // The rest is for the retry loops, in waiting mode. A call that waits
+  // calls BeginWait once, then polls TryAdmit after each PollDelay until it
+  // returns true (the call leaves the wait and attempts at once) or the call
+  // ends (EndWait). A success of a call that waited is reported with
+  // OnWaitedSuccess instead of OnSuccess (it earns no release credit).
+  void BeginWait();
+  bool TryAdmit(time_point now);
+  void EndWait();
+  std::chrono::nanoseconds PollDelay();
+  void OnWaitedSuccess();
+
  private:
+  void Recovered(bool earns_credit);
+  void Refill();
+
   // Fixed point, thousandths of a token, like gRPC's own implementation.
   int64_t max_milli_;
   int64_t ratio_milli_;
   std::atomic<int64_t> milli_tokens_;
   absl::Status status_;
+
+  // Waiting mode. `mu_` is taken by admissions, refusals, and successes
+  // while down or while calls wait; no callback runs under it.
+  bool waiting_ = false;
+  WaitForRecovery wait_options_;
+  std::chrono::nanoseconds probe_spacing_{0};
+  // Read without the lock on the success path; written under it.
+  std::atomic<bool> down_{false};
+  std::atomic<int> waiters_{0};
+  std::mutex mu_;
+  int64_t credits_ = 0;  // guarded by mu_
+  // Guarded by mu_: a credit was earned since the last probe slot.
+  bool earned_since_slot_ = false;
+  time_point next_probe_ = time_point::min();  // guarded by mu_
+  std::minstd_rand random_;                    // guarded by mu_
 };
 
 struct RetryThrottleOption {

@@ -1,0 +1,453 @@
+// Copyright 2026 The stubkit Authors.
+//
+// Randomized scenarios of the retry throttle's waiting mode: up to 40
+// concurrent calls (async, and one sync call on the driver) share one
+// throttle while a fake backend goes down once or twice and recovers. Fake
+// clock and timer (SimScheduler), no gRPC call, no real waiting. Each run
+// is checked against sim_waiting_model.h and the call-level invariants.
+//
+//   build/tests/simulation/stubkit_waiting_simulation_test
+//   STUBKIT_SIM_WAIT_SCENARIOS=5000 ...   # more (default 300)
+//   STUBKIT_SIM_SEED=<n> ...              # replay one seed, with its trace
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "stubkit/async_retry_loop.h"
+#include "stubkit/retry_loop.h"
+#include "stubkit/retry_throttle.h"
+#include "tests/simulation/sim_fakes.h"
+#include "tests/simulation/sim_waiting_model.h"
+
+namespace stubkit {
+namespace sim {
+namespace {
+
+constexpr MethodInfo kGet{"sim.Service.Get", RpcKind::kUnary,
+                          Idempotency::kIdempotent};
+constexpr MethodInfo kCreate{"sim.Service.Create", RpcKind::kUnary,
+                             Idempotency::kNonIdempotent};
+
+struct WCall {
+  int id = 0;
+  bool sync = false;
+  milliseconds start{0};
+  bool idempotent = true;
+  bool count_policy = false;
+  int max_retries = 3;
+  milliseconds max_time{1800000};
+  milliseconds total_timeout{0};  // 0: none
+  milliseconds initial{100};
+  bool cancel = false;
+  milliseconds cancel_at{0};
+  milliseconds latency{5};
+};
+
+struct WScenario {
+  uint64_t seed = 0;
+  double max_tokens = 10;
+  double ratio = 0.1;
+  milliseconds interval{1000};
+  int probes = 1;
+  bool cancel_inline = true;
+  std::vector<std::pair<milliseconds, milliseconds>> outages;
+  std::vector<WCall> calls;
+};
+
+WScenario Make(uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  auto pick = [&](int n) { return static_cast<int>(rng() % n); };
+  auto ms = [&](int lo, int hi) {
+    return milliseconds(lo + pick(hi - lo + 1));
+  };
+  WScenario s;
+  s.seed = seed;
+  s.max_tokens = std::vector<double>{2, 4, 10, 2.5}[pick(4)];
+  s.ratio = std::vector<double>{0.1, 0.5, 1}[pick(3)];
+  s.interval = std::vector<milliseconds>{milliseconds(100), milliseconds(1000),
+                                         milliseconds(5000)}[pick(3)];
+  s.probes = 1 + pick(3);
+  s.cancel_inline = pick(2) == 0;
+  const milliseconds first = ms(0, 3000);
+  const milliseconds length = ms(500, 40000);
+  s.outages.push_back({first, first + length});
+  if (pick(3) == 0) {
+    const milliseconds second = s.outages[0].second + ms(200, 10000);
+    s.outages.push_back({second, second + ms(500, 20000)});
+  }
+  const milliseconds horizon = s.outages.back().second + milliseconds(5000);
+  const int n = 5 + pick(36);
+  for (int i = 0; i < n; ++i) {
+    WCall c;
+    c.id = i;
+    c.sync = i == 0 && pick(2) == 0;
+    c.start = ms(0, static_cast<int>(horizon.count()));
+    c.idempotent = pick(8) != 0;
+    c.count_policy = pick(6) == 0;
+    c.max_retries = 1 + pick(5);
+    c.max_time = std::vector<milliseconds>{
+        milliseconds(2000), milliseconds(15000), milliseconds(60000),
+        milliseconds(1800000), milliseconds(1800000)}[pick(5)];
+    if (pick(6) == 0) c.total_timeout = ms(500, 30000);
+    c.initial = std::vector<milliseconds>{milliseconds(10), milliseconds(100),
+                                          milliseconds(1000)}[pick(3)];
+    if (pick(7) == 0) {
+      c.cancel = true;
+      c.cancel_at = c.start + ms(0, 20000);
+    }
+    c.latency = ms(1, 20);
+    s.calls.push_back(c);
+  }
+  return s;
+}
+
+std::string Describe(const WScenario& s) {
+  std::string out = absl::StrCat(
+      "scenario ", s.seed, ": throttle(", s.max_tokens, ", ", s.ratio,
+      ", interval ", s.interval.count(), " ms, probes ", s.probes, "), cancel ",
+      s.cancel_inline ? "inline" : "deferred", "; outages");
+  for (const auto& [from, to] : s.outages) {
+    absl::StrAppend(&out, " [", from.count(), ", ", to.count(), ") ms");
+  }
+  absl::StrAppend(&out, "\n");
+  for (const WCall& c : s.calls) {
+    absl::StrAppend(
+        &out, "  call ", c.id, c.sync ? " sync" : " async", " at ",
+        c.start.count(), " ms", c.idempotent ? "" : " non-idempotent",
+        c.count_policy ? absl::StrCat(" count(", c.max_retries, ")")
+                       : absl::StrCat(" time(", c.max_time.count(), " ms)"),
+        c.total_timeout.count() > 0
+            ? absl::StrCat(" total ", c.total_timeout.count(), " ms")
+            : "",
+        " initial ", c.initial.count(), " ms, latency ", c.latency.count(),
+        " ms",
+        c.cancel ? absl::StrCat(", cancel at ", c.cancel_at.count(), " ms")
+                 : "",
+        "\n");
+  }
+  return out;
+}
+
+struct AttemptLog {
+  TimePoint start;
+  TimePoint end;
+  bool admitted = false;  // left the throttle's wait for it
+  bool down = false;      // the throttle said down when it started
+  bool ok = false;
+};
+
+struct CallLog {
+  std::vector<AttemptLog> attempts;
+  std::vector<AttemptEvent> events;  // observer (status and method dropped)
+  int completions = 0;
+  TimePoint start;
+  TimePoint end;
+  absl::Status status;
+  bool waited = false;  // some event had WaitReason::kThrottle
+};
+
+std::map<std::string, int> g_coverage;
+
+class Runner {
+ public:
+  explicit Runner(const WScenario& s)
+      : s_(s),
+        sched_(std::make_shared<SimScheduler>(
+            SimScheduler::Options{s.cancel_inline, false, 0, 3000000})) {
+    RetryThrottle::WaitForRecovery waiting;
+    waiting.probe_interval = s.interval;
+    waiting.probes = s.probes;
+    throttle_ = std::make_shared<RetryThrottle>(s.max_tokens, s.ratio, waiting);
+    t0_ = sched_->Now();
+    logs_.resize(s.calls.size());
+  }
+
+  std::vector<std::string> Run() {
+    for (const WCall& c : s_.calls) {
+      sched_->PostAt(t0_ + c.start, c.id, [this, &c] { StartCall(c); });
+      if (c.cancel) {
+        tokens_[c.id] = std::make_shared<CancellationToken>();
+        auto token = tokens_[c.id];
+        sched_->PostAt(t0_ + c.cancel_at, c.id, [token] { token->Cancel(); });
+      }
+    }
+    while (sched_->RunOne()) {
+      if (sched_->over_budget()) break;
+    }
+    return Check();
+  }
+
+  std::string Trace() const {
+    std::string out;
+    for (size_t i = 0; i < logs_.size(); ++i) {
+      const CallLog& l = logs_[i];
+      absl::StrAppend(&out, "  call ", i, ": ", l.completions,
+                      " completion(s) at ", Ms(l.end),
+                      " ms: ", l.status.ToString(), "\n");
+      for (const AttemptLog& a : l.attempts) {
+        absl::StrAppend(&out, "    attempt ", Ms(a.start), "..", Ms(a.end),
+                        " ms", a.ok ? " OK" : " failed",
+                        a.admitted ? (a.down ? " (probe)" : " (released)") : "",
+                        "\n");
+      }
+    }
+    return out;
+  }
+
+ private:
+  int64_t Ms(TimePoint t) const {
+    return std::chrono::duration_cast<milliseconds>(t - t0_).count();
+  }
+  bool Down(TimePoint t) const {
+    for (const auto& [from, to] : s_.outages) {
+      if (t >= t0_ + from && t < t0_ + to) return true;
+    }
+    return false;
+  }
+
+  Options CallOptions(const WCall& c) {
+    Options o;
+    o.set<ClockOption>(sched_)
+        .set<SleeperOption>(sched_)
+        .set<AsyncSleeperOption>(sched_)
+        .set<RetryThrottleOption>(throttle_)
+        .set<BackoffPolicyOption>(
+            ExponentialBackoffPolicy(c.initial, milliseconds(5000), 2.0));
+    if (c.count_policy) {
+      o.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(c.max_retries));
+    } else {
+      o.set<RetryPolicyOption>(LimitedTimeRetryPolicy(c.max_time));
+    }
+    if (c.total_timeout.count() > 0) {
+      o.set<TotalTimeoutOption>(c.total_timeout);
+    }
+    if (c.cancel) o.set<CancellationOption>(tokens_[c.id]);
+    CallLog* log = &logs_[c.id];
+    o.set<RetryObserverOption>([log](const AttemptEvent& e) {
+      AttemptEvent copy = e;
+      copy.method = {};
+      if (e.wait_reason == WaitReason::kThrottle) log->waited = true;
+      log->events.push_back(std::move(copy));
+    });
+    return o;
+  }
+
+  // Begins an attempt: whether it left the throttle's wait is what the
+  // observer said about the attempt before it.
+  AttemptLog* Begin(int id) {
+    CallLog& log = logs_[id];
+    AttemptLog a;
+    a.start = sched_->Now();
+    a.admitted = !log.events.empty() &&
+                 log.events.back().wait_reason == WaitReason::kThrottle;
+    a.down = throttle_->down();
+    log.attempts.push_back(a);
+    return &log.attempts.back();
+  }
+
+  void Complete(int id, const absl::Status& status) {
+    CallLog& log = logs_[id];
+    ++log.completions;
+    log.end = sched_->Now();
+    log.status = status;
+  }
+
+  void StartCall(const WCall& c) {
+    const MethodInfo& method = c.idempotent ? kGet : kCreate;
+    logs_[c.id].start = sched_->Now();
+    if (c.sync) {
+      const Options call = CallOptions(c);
+      const Options none;
+      absl::StatusOr<int> r = RetryLoop<int>(
+          method, OptionsView(call, none),
+          [this, &c](grpc::ClientContext&) -> absl::StatusOr<int> {
+            const size_t index = logs_[c.id].attempts.size();
+            const bool fail = Down(Begin(c.id)->start);
+            // The other calls run meanwhile.
+            sched_->RunUntil(sched_->Now() + c.latency, nullptr);
+            AttemptLog& a = logs_[c.id].attempts[index];
+            a.end = sched_->Now();
+            a.ok = !fail;
+            if (fail) return absl::UnavailableError("backend down");
+            return 1;
+          });
+      Complete(c.id, r.status());
+      return;
+    }
+    AsyncRetryLoop<int>(
+        method, CallOptions(c), Options{},
+        [this, &c](grpc::ClientContext&, const OptionsView&,
+                   AsyncCallback<int> done) {
+          const size_t index = logs_[c.id].attempts.size();
+          const bool fail = Down(Begin(c.id)->start);
+          sched_->PostAt(sched_->Now() + c.latency, c.id,
+                         [this, &c, index, fail, done] {
+                           AttemptLog& a = logs_[c.id].attempts[index];
+                           a.end = sched_->Now();
+                           a.ok = !fail;
+                           if (fail) {
+                             done(absl::UnavailableError("backend down"));
+                           } else {
+                             done(1);
+                           }
+                         });
+        },
+        [this, &c](absl::StatusOr<int> r) { Complete(c.id, r.status()); });
+  }
+
+  std::vector<std::string> Check() {
+    std::vector<std::string> v;
+    auto fail = [&](int id, const std::string& what) {
+      v.push_back(absl::StrCat("call ", id, ": ", what));
+    };
+    if (sched_->over_budget()) v.push_back("over the step budget");
+    if (throttle_->waiters() != 0) {
+      v.push_back(
+          absl::StrCat(throttle_->waiters(), " waiters left in the throttle"));
+    }
+    std::vector<waiting_model::Admission> admissions;
+    std::vector<TimePoint> fresh_successes;
+    for (const WCall& c : s_.calls) {
+      const CallLog& l = logs_[c.id];
+      if (l.completions != 1) {
+        fail(c.id, absl::StrCat(l.completions, " completions"));
+        continue;
+      }
+      const auto summary = GetRetrySummary(l.status);
+      const StopReason reason =
+          l.status.ok()
+              ? StopReason::kSuccess
+              : (summary ? summary->stop_reason : StopReason::kInvalidArgument);
+      const int attempts = static_cast<int>(l.attempts.size());
+      if (!c.idempotent && attempts > 1) fail(c.id, "non-idempotent, retried");
+      if (!l.status.ok() && summary && summary->attempts != attempts) {
+        fail(c.id, absl::StrCat(summary->attempts, " attempts reported, ",
+                                attempts, " sent"));
+      }
+      for (const AttemptLog& a : l.attempts) {
+        if (a.admitted) admissions.push_back({a.start, a.down});
+        if (a.start > l.end) fail(c.id, "attempt after the call ended");
+      }
+      if (l.status.ok() && !l.waited) {
+        fresh_successes.push_back(l.attempts.back().end);
+      }
+      // Never past the call's own end (an attempt started before it may
+      // run its latency past it: the fake transport ignores deadlines).
+      nanoseconds limit = nanoseconds::max();
+      if (!c.count_policy) limit = c.max_time;
+      if (c.total_timeout.count() > 0) {
+        limit = std::min<nanoseconds>(limit, c.total_timeout);
+      }
+      if (limit != nanoseconds::max() && l.end > l.start + limit + c.latency) {
+        fail(c.id, absl::StrCat("ended at ", Ms(l.end), " ms, past its end at ",
+                                Ms(l.start + limit), " ms"));
+      }
+      // Cancelled: ends CANCELLED, promptly (a sync call notices at the end
+      // of its sleep: a poll or a backoff wait).
+      if (c.cancel && l.end > t0_ + c.cancel_at + c.latency) {
+        if (reason != StopReason::kCancelled) {
+          fail(c.id,
+               absl::StrCat("ended after its cancel, ", ToString(reason)));
+        }
+        const nanoseconds slack =
+            c.sync ? std::max<nanoseconds>(s_.interval, milliseconds(5000))
+                   : nanoseconds(0);
+        if (l.end > t0_ + c.cancel_at + c.latency + slack) {
+          fail(c.id, "cancel not prompt");
+        }
+      }
+      // Liveness: a call with a long time limit and nothing else to stop it
+      // succeeds, however long the outage.
+      if (c.idempotent && !c.cancel && !c.count_policy &&
+          c.max_time >= milliseconds(1800000) && c.total_timeout.count() == 0 &&
+          !l.status.ok()) {
+        fail(c.id, absl::StrCat("failed: ", l.status.ToString()));
+      }
+      if (c.count_policy && c.total_timeout.count() == 0 && !c.cancel &&
+          c.idempotent && reason != StopReason::kSuccess &&
+          reason != StopReason::kExhausted) {
+        fail(c.id, absl::StrCat("count policy ended ", ToString(reason)));
+      }
+      // Coverage.
+      if (l.waited) {
+        ++g_coverage[l.status.ok()
+                         ? "waited, then OK"
+                         : absl::StrCat("waited, then ", ToString(reason))];
+      }
+    }
+    waiting_model::Params p{s_.max_tokens, s_.interval, s_.probes};
+    if (std::string e = waiting_model::CheckProbes(p, admissions); !e.empty()) {
+      v.push_back(e);
+    }
+    if (std::string e =
+            waiting_model::CheckRelease(p, admissions, fresh_successes);
+        !e.empty()) {
+      v.push_back(e);
+    }
+    for (const auto& a : admissions) ++g_coverage[a.down ? "probe" : "release"];
+    return v;
+  }
+
+  const WScenario& s_;
+  std::shared_ptr<SimScheduler> sched_;
+  std::shared_ptr<RetryThrottle> throttle_;
+  TimePoint t0_;
+  std::vector<CallLog> logs_;
+  std::map<int, std::shared_ptr<CancellationToken>> tokens_;
+};
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? "" : v;
+}
+
+TEST(WaitingSimulation, ManyCallsShareOneThrottle) {
+  const std::string one = Env("STUBKIT_SIM_SEED");
+  const std::string count_env = Env("STUBKIT_SIM_WAIT_SCENARIOS");
+  const bool replay = !one.empty();
+  const uint64_t base = replay ? std::stoull(one) : 1;
+  const uint64_t count =
+      replay ? 1 : (count_env.empty() ? 300 : std::stoull(count_env));
+  int failures = 0;
+  for (uint64_t seed = base; seed < base + count; ++seed) {
+    const WScenario s = Make(seed);
+    Runner runner(s);
+    const std::vector<std::string> violations = runner.Run();
+    if (replay)
+      std::printf("%s%s", Describe(s).c_str(), runner.Trace().c_str());
+    if (!violations.empty()) {
+      std::string report = absl::StrCat("seed ", seed, " failed:\n");
+      for (const auto& e : violations) absl::StrAppend(&report, "  ", e, "\n");
+      absl::StrAppend(&report, Describe(s), runner.Trace(),
+                      "replay: STUBKIT_SIM_SEED=", seed, " ",
+                      "stubkit_waiting_simulation_test\n");
+      ADD_FAILURE() << report;
+      if (++failures >= 3) break;
+    }
+  }
+  std::printf("coverage:\n");
+  for (const auto& [what, n] : g_coverage) {
+    std::printf("  %-40s %d\n", what.c_str(), n);
+  }
+  if (!replay && count >= 300) {
+    for (const char* what :
+         {"waited, then OK", "waited, then retry throttled",
+          "waited, then cancelled", "waited, then retry policy exhausted",
+          "probe", "release"}) {
+      EXPECT_GT(g_coverage[what], 0) << "never exercised: " << what;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sim
+}  // namespace stubkit

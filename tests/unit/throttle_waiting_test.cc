@@ -1,0 +1,409 @@
+// Copyright 2026 The stubkit Authors.
+//
+// The retry throttle's waiting mode (stubkit/retry_throttle.h): each rule on
+// its own, then through the sync and async loops, on a fake clock.
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "stubkit/async_retry_loop.h"
+#include "stubkit/retry_loop.h"
+#include "stubkit/retry_throttle.h"
+
+namespace stubkit {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::minutes;
+using std::chrono::nanoseconds;
+using std::chrono::seconds;
+using ::testing::HasSubstr;
+using time_point = RetryThrottle::time_point;
+
+constexpr MethodInfo kGet{"test.Service.Get", RpcKind::kUnary,
+                          Idempotency::kIdempotent};
+constexpr MethodInfo kCreate{"test.Service.Create", RpcKind::kUnary,
+                             Idempotency::kNonIdempotent};
+
+RetryThrottle::WaitForRecovery Waiting(nanoseconds interval, int probes) {
+  RetryThrottle::WaitForRecovery w;
+  w.probe_interval = interval;
+  w.probes = probes;
+  return w;
+}
+
+// A throttle already down: its bucket refuses retries.
+std::shared_ptr<RetryThrottle> DownThrottle(nanoseconds interval, int probes,
+                                            double max_tokens = 4) {
+  auto throttle = std::make_shared<RetryThrottle>(max_tokens, 0.5,
+                                                  Waiting(interval, probes));
+  while (throttle->OnRetryableFailure()) {
+  }
+  return throttle;
+}
+
+TEST(ThrottleWaitingRules, InvalidParametersAreReported) {
+  EXPECT_THAT(
+      RetryThrottle(10, 0.1, Waiting(nanoseconds(0), 1)).status().message(),
+      HasSubstr("probe_interval"));
+  EXPECT_THAT(
+      RetryThrottle(10, 0.1, Waiting(seconds(-1), 1)).status().message(),
+      HasSubstr("probe_interval"));
+  EXPECT_THAT(
+      RetryThrottle(10, 0.1, Waiting(minutes(61), 1)).status().message(),
+      HasSubstr("probe_interval"));
+  EXPECT_THAT(RetryThrottle(10, 0.1, Waiting(seconds(1), 0)).status().message(),
+              HasSubstr("probes"));
+  EXPECT_THAT(
+      RetryThrottle(10, 0.1, Waiting(seconds(1), 1001)).status().message(),
+      HasSubstr("probes"));
+  // The bucket's own checks come first.
+  EXPECT_THAT(RetryThrottle(0, 0.1, Waiting(seconds(1), 1)).status().message(),
+              HasSubstr("max_tokens"));
+  RetryThrottle ok(10, 0.1, RetryThrottle::WaitForRecovery{});
+  EXPECT_TRUE(ok.status().ok());
+  EXPECT_TRUE(ok.waiting());
+  EXPECT_FALSE(RetryThrottle(10, 0.1).waiting());
+}
+
+// The README's bad-input rows: a call with such a throttle fails before
+// sending anything, sync and async alike.
+TEST(ThrottleWaitingRules, InvalidParametersFailCallsBeforeSending) {
+  for (const auto& [throttle, message] :
+       std::vector<std::pair<std::shared_ptr<RetryThrottle>, std::string>>{
+           {std::make_shared<RetryThrottle>(10, 0.1,
+                                            Waiting(nanoseconds(0), 1)),
+            "INVALID_ARGUMENT: RetryThrottle::WaitForRecovery: probe_interval "
+            "must be in (0, 1h], got 0"},
+           {std::make_shared<RetryThrottle>(10, 0.1, Waiting(minutes(61), 1)),
+            "INVALID_ARGUMENT: RetryThrottle::WaitForRecovery: probe_interval "
+            "must be in (0, 1h], got 1h1m"},
+           {std::make_shared<RetryThrottle>(10, 0.1, Waiting(seconds(1), 0)),
+            "INVALID_ARGUMENT: RetryThrottle::WaitForRecovery: probes must be "
+            "in [1, 1000], got 0"}}) {
+    const Options options = Options{}.set<RetryThrottleOption>(throttle);
+    const Options none;
+    int attempts = 0;
+    absl::StatusOr<int> r =
+        RetryLoop<int>(kGet, OptionsView(none, options),
+                       [&](grpc::ClientContext&) -> absl::StatusOr<int> {
+                         ++attempts;
+                         return 1;
+                       });
+    EXPECT_THAT(r.status().ToString(), ::testing::StartsWith(message));
+    EXPECT_EQ(GetRetrySummary(r.status())->stop_reason,
+              StopReason::kInvalidArgument);
+    std::future<absl::StatusOr<int>> f = AsyncRetryLoop<int>(
+        kGet, Options{}, options,
+        [&](grpc::ClientContext&, const OptionsView&, AsyncCallback<int> done) {
+          ++attempts;
+          done(1);
+        });
+    EXPECT_THAT(f.get().status().ToString(), ::testing::StartsWith(message));
+    EXPECT_EQ(attempts, 0);
+  }
+}
+
+TEST(ThrottleWaitingRules, AtMostProbesPerIntervalWhileDown) {
+  auto throttle = DownThrottle(seconds(1), 3);
+  ASSERT_TRUE(throttle->down());
+  for (int i = 0; i < 50; ++i) throttle->BeginWait();
+  // Every waiter polls every 10 ms for 10 s: 3 admissions per second, each
+  // at least 1/3 s after the one before.
+  const time_point t0 = FakeClock().Now();
+  std::vector<time_point> admitted;
+  for (int tick = 0; tick < 1000; ++tick) {
+    const time_point now = t0 + milliseconds(10) * tick;
+    for (int w = 0; w < throttle->waiters(); ++w) {
+      if (throttle->TryAdmit(now)) admitted.push_back(now);
+    }
+  }
+  ASSERT_EQ(admitted.size(), 30u);
+  for (size_t i = 1; i < admitted.size(); ++i) {
+    EXPECT_GE(admitted[i] - admitted[i - 1], nanoseconds(seconds(1)) / 3);
+  }
+  for (size_t i = 3; i < admitted.size(); ++i) {  // any window of 1 s
+    EXPECT_GE(admitted[i] - admitted[i - 3],
+              nanoseconds(seconds(1)) - milliseconds(10));
+  }
+  EXPECT_EQ(throttle->waiters(), 20);
+}
+
+TEST(ThrottleWaitingRules, ReleasePacedBySuccessesOfCallsThatDidNotWait) {
+  auto throttle = DownThrottle(seconds(10), 1, /*max_tokens=*/8);
+  for (int i = 0; i < 100; ++i) throttle->BeginWait();
+  const time_point t0 = FakeClock().Now();
+  // The probe pace first: one admission, then none until 10 s later.
+  EXPECT_TRUE(throttle->TryAdmit(t0));
+  EXPECT_FALSE(throttle->TryAdmit(t0));
+  // A success: recovered. A waited call's success earns no credit.
+  throttle->OnWaitedSuccess();
+  EXPECT_FALSE(throttle->down());
+  EXPECT_FALSE(throttle->TryAdmit(t0 + seconds(1)));
+  // Each success of a call that did not wait releases one waiter.
+  for (int i = 0; i < 5; ++i) throttle->OnSuccess();
+  int released = 0;
+  for (int i = 0; i < 100; ++i) released += throttle->TryAdmit(t0 + seconds(1));
+  EXPECT_EQ(released, 5);
+  // At most max_tokens credits are banked: the largest burst.
+  for (int i = 0; i < 50; ++i) throttle->OnSuccess();
+  released = 0;
+  for (int i = 0; i < 100; ++i) released += throttle->TryAdmit(t0 + seconds(2));
+  EXPECT_EQ(released, 8);
+  // A refused retry makes it down again and drops the credits (the
+  // successes refilled the bucket: it takes a few failures to refuse).
+  for (int i = 0; i < 3; ++i) throttle->OnSuccess();
+  while (throttle->OnRetryableFailure()) {
+  }
+  EXPECT_TRUE(throttle->down());
+  EXPECT_FALSE(throttle->TryAdmit(t0 + seconds(3)));
+  // The probe pace goes on: the floor when no credits come.
+  EXPECT_TRUE(throttle->TryAdmit(t0 + seconds(10)));
+  EXPECT_EQ(throttle->waiters(), 100 - 1 - 5 - 8 - 1);
+}
+
+TEST(ThrottleWaitingRules,
+     ReleasesFollowNewSuccessesAndTheProbePaceOnlyWithout) {
+  auto throttle = DownThrottle(seconds(1), 1, /*max_tokens=*/10);
+  for (int i = 0; i < 1000; ++i) throttle->BeginWait();
+  const time_point t0 = FakeClock().Now();
+  throttle->OnSuccess();  // recovered; the first credit
+  // 10 s of new calls succeeding every 100 ms, waiters polling every 10 ms:
+  // one release per success, none from the probe pace.
+  int released = 0, successes = 1;
+  for (int tick = 0; tick < 1000; ++tick) {
+    const time_point now = t0 + milliseconds(10) * tick;
+    if (tick % 10 == 5) {
+      throttle->OnSuccess();
+      ++successes;
+    }
+    for (int w = 0; w < 20; ++w) released += throttle->TryAdmit(now);
+  }
+  EXPECT_EQ(released, successes);
+  // No new successes: the probe pace, one per second.
+  released = 0;
+  for (int tick = 1000; tick < 2000; ++tick) {
+    const time_point now = t0 + milliseconds(10) * tick;
+    for (int w = 0; w < 20; ++w) released += throttle->TryAdmit(now);
+  }
+  EXPECT_GE(released, 9);
+  EXPECT_LE(released, 10);
+}
+
+TEST(ThrottleWaitingRules, PollDelaysAreJitteredWithinTheInterval) {
+  RetryThrottle throttle(10, 0.1, Waiting(seconds(2), 1));
+  nanoseconds lo = nanoseconds::max(), hi = nanoseconds::min();
+  for (int i = 0; i < 1000; ++i) {
+    const nanoseconds d = throttle.PollDelay();
+    lo = std::min(lo, d);
+    hi = std::max(hi, d);
+  }
+  EXPECT_GE(lo, seconds(1));
+  EXPECT_LE(hi, seconds(2));
+  EXPECT_GT(hi - lo, milliseconds(500));  // spread, not one value
+}
+
+class ThrottleWaitingLoopTest : public ::testing::Test {
+ protected:
+  ThrottleWaitingLoopTest()
+      : clock_(std::make_shared<FakeClock>()),
+        client_(Options{}.set<ClockOption>(clock_).set<SleeperOption>(clock_)) {
+  }
+
+  // A sync call against a backend that is down until `recovery` (fake
+  // time); each attempt takes 10 ms.
+  absl::StatusOr<int> RunSync(const MethodInfo& method, time_point recovery,
+                              const Options& call = {}) {
+    return RetryLoop<int>(method, OptionsView(call, client_),
+                          [&](grpc::ClientContext&) -> absl::StatusOr<int> {
+                            attempt_times_.push_back(clock_->Now());
+                            clock_->Advance(milliseconds(10));
+                            if (clock_->Now() >= recovery) return 7;
+                            return absl::UnavailableError("down");
+                          });
+  }
+
+  std::shared_ptr<FakeClock> clock_;
+  Options client_;
+  std::vector<time_point> attempt_times_;
+};
+
+TEST_F(ThrottleWaitingLoopTest, SyncCallWaitsForRecoveryWithFewProbes) {
+  auto throttle = DownThrottle(seconds(5), 1);
+  client_.set<RetryThrottleOption>(throttle);
+  const time_point start = clock_->Now();
+  absl::StatusOr<int> r = RunSync(kGet, start + minutes(2));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_GE(clock_->Now(), start + minutes(2));
+  // One probe per 5 s at most, polled every 2.5 to 5 s: probes 5 to 10 s
+  // apart, 12 to 24 in 2 minutes, plus the first attempt.
+  EXPECT_GE(attempt_times_.size(), 12u);
+  EXPECT_LE(attempt_times_.size(), 26u);
+  for (size_t i = 2; i < attempt_times_.size(); ++i) {
+    EXPECT_GE(attempt_times_[i] - attempt_times_[i - 1], seconds(5));
+  }
+  EXPECT_EQ(throttle->waiters(), 0);
+  EXPECT_FALSE(throttle->down());  // the success was seen
+}
+
+TEST_F(ThrottleWaitingLoopTest, SyncCallStopsAtItsPolicyEndNeverLater) {
+  auto throttle = DownThrottle(seconds(1), 1);
+  client_.set<RetryThrottleOption>(throttle).set<RetryPolicyOption>(
+      LimitedTimeRetryPolicy(seconds(30)));
+  const time_point start = clock_->Now();
+  absl::StatusOr<int> r = RunSync(kGet, time_point::max());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable);
+  // The wait stops at the end; a probe admitted just before it may end its
+  // 10 ms attempt just after (a real attempt's deadline is the end).
+  EXPECT_GE(clock_->Now(), start + seconds(30));
+  EXPECT_LE(clock_->Now(), start + seconds(30) + milliseconds(10));
+  auto summary = GetRetrySummary(r.status());
+  ASSERT_TRUE(summary.has_value());
+  EXPECT_THAT(summary->stop_reason,
+              ::testing::AnyOf(StopReason::kThrottled, StopReason::kExhausted));
+  EXPECT_THAT(r.status().message(), HasSubstr("waited"));
+  EXPECT_THAT(r.status().message(), HasSubstr("retry policy's time limit"));
+  EXPECT_EQ(throttle->waiters(), 0);
+}
+
+TEST_F(ThrottleWaitingLoopTest, TotalTimeoutAndCountPolicyEndTheWaitToo) {
+  auto throttle = DownThrottle(seconds(1), 1);
+  client_.set<RetryThrottleOption>(throttle);
+  const time_point start = clock_->Now();
+  absl::StatusOr<int> r = RunSync(
+      kGet, time_point::max(), Options{}.set<TotalTimeoutOption>(seconds(12)));
+  EXPECT_THAT(GetRetrySummary(r.status())->stop_reason,
+              ::testing::AnyOf(StopReason::kThrottled, StopReason::kDeadline));
+  EXPECT_GE(clock_->Now(), start + seconds(12));
+  EXPECT_LE(clock_->Now(), start + seconds(12) + milliseconds(10));
+  EXPECT_THAT(r.status().message(), HasSubstr("the call's deadline"));
+  EXPECT_THAT(r.status().message(), HasSubstr("waited"));
+  // A count policy ends it when the admitted probes used up its retries.
+  attempt_times_.clear();
+  r = RunSync(
+      kGet, time_point::max(),
+      Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(3)));
+  EXPECT_EQ(GetRetrySummary(r.status())->stop_reason, StopReason::kExhausted);
+  EXPECT_EQ(attempt_times_.size(), 4u);
+  EXPECT_EQ(throttle->waiters(), 0);
+}
+
+TEST_F(ThrottleWaitingLoopTest, NonIdempotentCallsNeverWait) {
+  auto throttle = DownThrottle(seconds(1), 1);
+  client_.set<RetryThrottleOption>(throttle);
+  const time_point start = clock_->Now();
+  absl::StatusOr<int> r = RunSync(kCreate, time_point::max());
+  EXPECT_EQ(GetRetrySummary(r.status())->stop_reason,
+            StopReason::kNonIdempotent);
+  EXPECT_EQ(clock_->Now(), start + milliseconds(10));
+  EXPECT_EQ(attempt_times_.size(), 1u);
+}
+
+TEST_F(ThrottleWaitingLoopTest, ObserverSeesTheThrottleWait) {
+  auto throttle = DownThrottle(seconds(1), 1);
+  std::vector<WaitReason> reasons;
+  client_.set<RetryThrottleOption>(throttle).set<RetryObserverOption>(
+      [&](const AttemptEvent& e) {
+        if (!e.final) reasons.push_back(e.wait_reason);
+      });
+  ASSERT_TRUE(RunSync(kGet, clock_->Now() + seconds(3)).ok());
+  ASSERT_FALSE(reasons.empty());
+  EXPECT_EQ(reasons[0], WaitReason::kThrottle);
+}
+
+// Cancelling a sync call in the throttle's wait, on the real steady clock:
+// it returns far sooner than the 10-minute poll it cancelled.
+TEST(ThrottleWaitingCancel, SyncCancelEndsTheWaitAtOnce) {
+  auto throttle = DownThrottle(minutes(10), 1);
+  auto token = std::make_shared<CancellationToken>();
+  Options options =
+      Options{}.set<RetryThrottleOption>(throttle).set<CancellationOption>(
+          token);
+  std::atomic<int> attempts{0};
+  const auto start = std::chrono::steady_clock::now();
+  std::thread canceller([&] {
+    while (throttle->waiters() == 0) std::this_thread::yield();
+    token->Cancel();
+  });
+  const Options none;
+  absl::StatusOr<int> r =
+      RetryLoop<int>(kGet, OptionsView(none, options),
+                     [&](grpc::ClientContext&) -> absl::StatusOr<int> {
+                       ++attempts;
+                       return absl::UnavailableError("down");
+                     });
+  canceller.join();
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(GetRetrySummary(r.status())->stop_reason, StopReason::kCancelled);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(60));
+  EXPECT_EQ(attempts.load(), 1);
+  EXPECT_EQ(throttle->waiters(), 0);
+}
+
+// The same for an async call, waiting in the process-wide timer: no thread
+// of its own; the cancel completes it on the cancelling thread.
+TEST(ThrottleWaitingCancel, AsyncCancelEndsTheWaitAtOnce) {
+  auto throttle = DownThrottle(minutes(10), 1);
+  auto token = std::make_shared<CancellationToken>();
+  Options options =
+      Options{}.set<RetryThrottleOption>(throttle).set<CancellationOption>(
+          token);
+  const auto start = std::chrono::steady_clock::now();
+  std::future<absl::StatusOr<int>> f = AsyncRetryLoop<int>(
+      kGet, options, Options{},
+      [](grpc::ClientContext&, const OptionsView&, AsyncCallback<int> done) {
+        done(absl::UnavailableError("down"));
+      });
+  while (throttle->waiters() == 0) std::this_thread::yield();
+  token->Cancel();
+  ASSERT_EQ(f.wait_for(seconds(60)), std::future_status::ready);
+  absl::StatusOr<int> r = f.get();
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(60));
+  EXPECT_EQ(throttle->waiters(), 0);
+}
+
+TEST(ThrottleWaitingAsync, AsyncCallsWaitOnTheTimerAndAreReleasedGradually) {
+  auto clock = std::make_shared<FakeClock>();
+  auto throttle = DownThrottle(seconds(1), 1, /*max_tokens=*/4);
+  Options client =
+      Options{}
+          .set<ClockOption>(clock)
+          .set<AsyncSleeperOption>(clock)
+          .set<RetryThrottleOption>(throttle)
+          .set<RetryPolicyOption>(LimitedTimeRetryPolicy(minutes(5)));
+  const time_point recovery = clock->Now() + seconds(20);
+  int attempts = 0, attempts_after_recovery = 0;
+  auto attempt = [&](grpc::ClientContext&, const OptionsView&,
+                     AsyncCallback<int> done) {
+    ++attempts;
+    if (clock->Now() >= recovery) {
+      ++attempts_after_recovery;
+      return done(1);
+    }
+    done(absl::UnavailableError("down"));
+  };
+  // FakeClock runs each wait inline: a call waits (polls) until admitted.
+  std::vector<absl::StatusOr<int>> results;
+  auto collect = [&](absl::StatusOr<int> r) {
+    results.push_back(std::move(r));
+  };
+  AsyncRetryLoop<int>(kGet, Options{}, client, attempt, collect);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_TRUE(results[0].ok()) << results[0].status();
+  EXPECT_GE(clock->Now(), recovery);
+  // At most one probe per second while down (polls at 0.5-1 s), plus the
+  // first attempt.
+  EXPECT_LE(attempts, 1 + 21 + 1);
+  EXPECT_EQ(attempts_after_recovery, 1);
+  EXPECT_EQ(throttle->waiters(), 0);
+}
+
+}  // namespace
+}  // namespace stubkit
