@@ -2,9 +2,7 @@
 
 #include "src/generator/stubkit_generator.h"
 
-#include <google/protobuf/descriptor.pb.h>
 #include <google/protobuf/io/zero_copy_stream.h>
-#include <google/protobuf/unknown_field_set.h>
 
 #include <algorithm>
 #include <cstring>
@@ -23,155 +21,15 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
+#include "src/generator/model.h"
+#include "src/generator/names.h"
 
 namespace stubkit {
 namespace generator {
 namespace {
 
-using google::protobuf::Descriptor;
-using google::protobuf::EnumDescriptor;
 using google::protobuf::FileDescriptor;
-using google::protobuf::MethodDescriptor;
-using google::protobuf::MethodOptions;
-using google::protobuf::ServiceDescriptor;
-using google::protobuf::SourceLocation;
-using google::protobuf::UnknownField;
-using google::protobuf::UnknownFieldSet;
 using google::protobuf::compiler::GeneratorContext;
-
-// google/api/annotations.proto: `extend MethodOptions { HttpRule http =
-// 72295728; }`, and in google/api/http.proto HttpRule's pattern oneof has
-// get = 2 and put = 3 (post = 4, delete = 5, patch = 6, custom = 8). The
-// plugin does not link the google/api protos, so it reads the raw bytes.
-constexpr int kHttpExtensionNumber = 72295728;
-constexpr int kHttpRuleGet = 2;
-constexpr int kHttpRulePut = 3;
-
-// C++ keywords and alternative tokens (C++20 included: users compile
-// generated code with newer standards too).
-const std::set<std::string>& CppKeywords() {
-  static const auto* const kKeywords = new std::set<std::string>{
-      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor",
-      "bool", "break", "case", "catch", "char", "char8_t", "char16_t",
-      "char32_t", "class", "compl", "concept", "const", "consteval",
-      "constexpr", "constinit", "const_cast", "continue", "co_await",
-      "co_return", "co_yield", "decltype", "default", "delete", "do", "double",
-      "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false",
-      "float", "for", "friend", "goto", "if", "inline", "int", "long",
-      "mutable", "namespace", "new", "noexcept", "not", "not_eq", "nullptr",
-      "operator", "or", "or_eq", "private", "protected", "public", "register",
-      "reinterpret_cast", "requires", "return", "short", "signed", "sizeof",
-      "static", "static_assert", "static_cast", "struct", "switch", "template",
-      "this", "thread_local", "throw", "true", "try", "typedef", "typeid",
-      "typename", "union", "unsigned", "using", "virtual", "void", "volatile",
-      "wchar_t", "while", "xor", "xor_eq",
-      // Macros every translation unit sees.
-      "NULL", "assert", "errno", "offsetof", "setjmp", "va_arg"};
-  return *kKeywords;
-}
-
-bool IsCppKeyword(const std::string& name) {
-  return CppKeywords().count(name) > 0;
-}
-
-// Method names that collide with the members grpc_cpp_plugin (1.51)
-// generates: its output does not compile, or, for `experimental_async`, the
-// method hides StubInterface's experimental_async() accessor in Stub and in
-// grpc's MockStub.
-bool CollidesWithGrpc(const std::string& method_name) {
-  static const auto* const kNames = new std::set<std::string>{
-      "Stub",     "StubInterface",   "Service",
-      "async",    "async_interface", "experimental_async",
-      "channel_", "async_stub_",     "experimental_async_interface"};
-  return kNames->count(method_name) > 0;
-}
-
-// Identifiers the generated classes use for their own members.
-bool CollidesWithStubkitMembers(const std::string& method_name) {
-  static const auto* const kNames = new std::set<std::string>{
-      "child",    "child_",   "stub_",      "grpc_stub_",
-      "options_", "refusal_", "connection_"};
-  return kNames->count(method_name) > 0;
-}
-
-enum class Kind { kUnary, kServerStreaming, kClientStreaming, kBidi };
-
-struct MethodModel {
-  std::string name;
-  std::string full_name;
-  Kind kind;
-  bool idempotent;
-  bool deprecated;
-  std::string request;   // "::pkg::Req"
-  std::string response;  // "::pkg::Resp"
-  std::string comment;   // "// ...\n" lines, possibly empty
-};
-
-struct ServiceModel {
-  std::string name;
-  std::string full_name;
-  std::string grpc_class;  // "::pkg::Svc"
-  std::string comment;
-  std::vector<MethodModel> methods;
-};
-
-// "a.b.c" -> "::a::b::c"; "" -> "".
-std::string PackageToNamespace(const std::string& package) {
-  if (package.empty()) return "";
-  return "::" + absl::StrReplaceAll(package, {{".", "::"}});
-}
-
-// The C++ name of a message type as both protobuf and grpc_cpp_plugin spell
-// it: the package as namespaces, nesting joined with '_'.
-std::string QualifiedMessageName(const Descriptor* message) {
-  std::string name = message->name();
-  for (const Descriptor* outer = message->containing_type(); outer != nullptr;
-       outer = outer->containing_type()) {
-    name = absl::StrCat(outer->name(), "_", name);
-  }
-  return absl::StrCat(PackageToNamespace(message->file()->package()),
-                      "::", name);
-}
-
-// The names of `message` and its containers, which become (parts of) C++
-// identifiers.
-std::vector<std::string> MessageNameParts(const Descriptor* message) {
-  std::vector<std::string> parts;
-  for (const Descriptor* d = message; d != nullptr; d = d->containing_type()) {
-    parts.push_back(d->name());
-  }
-  return parts;
-}
-
-// Turns a proto comment into "// " lines. Trailing backslashes are dropped:
-// in a // comment they would splice the next line of code into the comment.
-std::string FormatComment(const std::string& text, const std::string& indent) {
-  std::string out;
-  std::vector<std::string> lines = absl::StrSplit(text, '\n');
-  while (!lines.empty() && absl::StripAsciiWhitespace(lines.back()).empty()) {
-    lines.pop_back();
-  }
-  for (std::string line : lines) {
-    while (!line.empty() && (line.back() == '\\' || line.back() == ' ' ||
-                             line.back() == '\t' || line.back() == '\r')) {
-      line.pop_back();
-    }
-    if (line.empty()) {
-      absl::StrAppend(&out, indent, "//\n");
-    } else {
-      absl::StrAppend(&out, indent, "//", line[0] == ' ' ? "" : " ", line,
-                      "\n");
-    }
-  }
-  return out;
-}
-
-template <typename D>
-std::string LeadingComment(const D* descriptor, const std::string& indent) {
-  SourceLocation location;
-  if (!descriptor->GetSourceLocation(&location)) return "";
-  return FormatComment(location.leading_comments, indent);
-}
 
 // A tiny template engine: "$name$" is replaced by vars["name"]; "$$" is "$".
 class Writer {
@@ -224,147 +82,15 @@ std::string KindName(Kind kind) {
   return "";
 }
 
-// The per-service names at namespace scope.
-std::vector<std::string> GeneratedTopLevelNames(const std::string& service) {
-  return {service + "Methods",
-          service + "Stub",
-          service + "StubDecorator",
-          service + "GrpcStub",
-          service + "Connection",
-          "Make" + service + "Connection",
-          service + "Client",
-          service + "ConnectionImpl",
-          service + "RefusingConnection"};
-}
-
-// The namespace, nested in the package's, that holds the gMock classes.
-// grpc_cpp_plugin's `generate_mock_code=true` puts its own `Mock<S>Stub` in
-// the package's namespace; a nested one keeps both usable in one program.
-constexpr char kMockNamespace[] = "stubkit_mocks";
-
-// The per-service classes in kMockNamespace.
-std::vector<std::string> GeneratedMockNames(const std::string& service) {
-  return {"Mock" + service + "Stub", "Mock" + service + "Connection"};
-}
-
-// Every identifier protobuf and gRPC put at the namespace scope of
-// `package`, from `file` and the files it imports.
-void CollectPackageSymbols(const FileDescriptor* file,
-                           const std::string& package,
-                           std::set<const FileDescriptor*>* seen,
-                           std::map<std::string, std::string>* symbols) {
-  if (!seen->insert(file).second) return;
-  for (int i = 0; i < file->dependency_count(); ++i) {
-    CollectPackageSymbols(file->dependency(i), package, seen, symbols);
-  }
-  if (file->package() != package) return;
-  std::vector<std::pair<const Descriptor*, std::string>> pending;
-  for (int i = 0; i < file->message_type_count(); ++i) {
-    pending.emplace_back(file->message_type(i), "");
-  }
-  // A top-level enum's values sit in the namespace as they are; a nested
-  // enum's as Outer_Enum_VALUE.
-  auto add_enum = [&](const EnumDescriptor* e, const std::string& prefix) {
-    (*symbols)[prefix + e->name()] = "enum " + e->full_name();
-    const std::string value_prefix =
-        prefix.empty() ? "" : prefix + e->name() + "_";
-    for (int v = 0; v < e->value_count(); ++v) {
-      (*symbols)[value_prefix + e->value(v)->name()] =
-          "enum value " + e->value(v)->full_name();
-    }
-  };
-  for (int i = 0; i < file->enum_type_count(); ++i) {
-    add_enum(file->enum_type(i), "");
-  }
-  while (!pending.empty()) {
-    auto [message, prefix] = pending.back();
-    pending.pop_back();
-    std::string cpp_name = prefix + message->name();
-    (*symbols)[cpp_name] = "message " + message->full_name();
-    for (int i = 0; i < message->nested_type_count(); ++i) {
-      pending.emplace_back(message->nested_type(i), cpp_name + "_");
-    }
-    for (int i = 0; i < message->enum_type_count(); ++i) {
-      add_enum(message->enum_type(i), cpp_name + "_");
-    }
-  }
-  for (int i = 0; i < file->service_count(); ++i) {
-    (*symbols)[file->service(i)->name()] =
-        "service " + file->service(i)->full_name();
-  }
-}
-
-// Returns an error message, or "" when `message` can be used as an RPC type.
-std::string CheckMessageType(const Descriptor* message) {
-  for (const std::string& part : MessageNameParts(message)) {
-    if (IsCppKeyword(part)) {
-      return absl::StrCat(
-          "message type ", message->full_name(), " contains the C++ keyword '",
-          part,
-          "'; protobuf renames it (appending '_') but grpc_cpp_plugin does "
-          "not, so the gRPC stubs would not compile. Rename the message");
-    }
-  }
-  return "";
-}
-
-// "foo/bar.proto" -> "foo/bar", the prefix every generated file shares.
-std::string FileStem(const FileDescriptor* file) {
-  std::string stem = file->name();
-  if (absl::EndsWith(stem, ".proto")) stem.resize(stem.size() - 6);
-  return stem;
-}
-
-std::vector<std::string> PackageParts(const FileDescriptor* file) {
-  return absl::StrSplit(file->package(), '.', absl::SkipEmpty());
-}
-
 class FileGenerator {
  public:
-  explicit FileGenerator(const FileDescriptor* file) : file_(file) {}
-
-  // Builds the model; false with `*error` when the file cannot be handled.
-  bool Build(std::string* error);
+  explicit FileGenerator(const FileModel& file) : file_(file) {}
 
   std::string Header() const;
   std::string Source() const;
   std::string Mock() const;
 
  private:
-  std::string Fail(const ServiceDescriptor* service,
-                   const MethodDescriptor* method,
-                   const std::string& reason) const {
-    // protoc prefixes the file name; say which service and method.
-    std::string where;
-    if (service != nullptr) {
-      absl::StrAppend(&where, "service ", service->full_name());
-    }
-    if (method != nullptr) {
-      absl::StrAppend(&where, ", method ", method->name());
-    }
-    return where.empty() ? reason : absl::StrCat(where, ": ", reason);
-  }
-
-  std::string Stem() const { return FileStem(file_); }
-
-  std::string Guard(absl::string_view suffix) const {
-    std::string guard = "STUBKIT_GENERATED_";
-    for (char c : absl::StrCat(Stem(), suffix)) {
-      guard += absl::ascii_isalnum(static_cast<unsigned char>(c))
-                   ? absl::ascii_toupper(static_cast<unsigned char>(c))
-                   : '_';
-    }
-    return guard + "_";
-  }
-
-  // Two generated members of SClient that C++ cannot tell apart; "" or the
-  // error naming the later of the two methods involved.
-  std::string CheckGeneratedMembers(const ServiceDescriptor* service,
-                                    const ServiceModel& model) const;
-  // Methods whose grpc_cpp_plugin output does not compile because of
-  // another method's generated private members.
-  std::string CheckGrpcPrivateMembers(const ServiceDescriptor* service) const;
-
   void OpenNamespace(Writer& w) const;
   void CloseNamespace(Writer& w) const;
   Writer::Vars Vars(const ServiceModel& service) const;
@@ -376,285 +102,18 @@ class FileGenerator {
   void SourceService(Writer& w, const ServiceModel& service) const;
   void MockService(Writer& w, const ServiceModel& service) const;
 
-  const FileDescriptor* file_;
-  std::vector<ServiceModel> services_;
+  const FileModel& file_;
 };
-
-bool FileGenerator::Build(std::string* error) {
-  for (const std::string& part : PackageParts(file_)) {
-    if (IsCppKeyword(part)) {
-      *error = Fail(nullptr, nullptr,
-                    absl::StrCat("package ", file_->package(),
-                                 " contains the C++ keyword '", part,
-                                 "', which cannot be a namespace"));
-      return false;
-    }
-  }
-  std::map<std::string, std::string> symbols;
-  std::set<const FileDescriptor*> seen;
-  CollectPackageSymbols(file_, file_->package(), &seen, &symbols);
-  if (file_->service_count() > 0) {
-    auto it = symbols.find(kMockNamespace);
-    if (it != symbols.end()) {
-      *error = Fail(
-          file_->service(0), nullptr,
-          absl::StrCat("stubkit puts its mocks in namespace '", kMockNamespace,
-                       "', which clashes with ", it->second,
-                       " in the same C++ namespace. Rename it"));
-      return false;
-    }
-  }
-
-  for (int s = 0; s < file_->service_count(); ++s) {
-    const ServiceDescriptor* service = file_->service(s);
-    if (IsCppKeyword(service->name())) {
-      *error = Fail(service, nullptr,
-                    "the service name is a C++ keyword; grpc_cpp_plugin "
-                    "cannot generate a class for it. Rename the service");
-      return false;
-    }
-    for (const std::string& name : GeneratedTopLevelNames(service->name())) {
-      auto it = symbols.find(name);
-      if (it != symbols.end()) {
-        *error = Fail(
-            service, nullptr,
-            absl::StrCat("stubkit generates '", name,
-                         "' for this service, which clashes with ", it->second,
-                         " in the same C++ namespace. Rename one"));
-        return false;
-      }
-    }
-    // Later services must not clash with what this one generates.
-    for (const std::string& name : GeneratedTopLevelNames(service->name())) {
-      symbols[name] =
-          "a name stubkit generates for service " + service->full_name();
-    }
-    ServiceModel model;
-    model.name = service->name();
-    model.full_name = service->full_name();
-    model.grpc_class = absl::StrCat(PackageToNamespace(file_->package()),
-                                    "::", service->name());
-    model.comment = LeadingComment(service, "");
-
-    std::set<std::string> class_members = {"DecoratorsOption"};
-    for (const std::string& name : GeneratedTopLevelNames(service->name())) {
-      class_members.insert(name);
-    }
-    for (const std::string& name : GeneratedMockNames(service->name())) {
-      class_members.insert(name);
-    }
-    for (int m = 0; m < service->method_count(); ++m) {
-      const MethodDescriptor* method = service->method(m);
-      if (method->server_streaming() && !method->client_streaming()) {
-        class_members.insert(method->name() + "ResumeOption");
-      }
-    }
-    for (int m = 0; m < service->method_count(); ++m) {
-      const MethodDescriptor* method = service->method(m);
-      const std::string& name = method->name();
-      if (IsCppKeyword(name)) {
-        *error = Fail(service, method,
-                      absl::StrCat("'", name,
-                                   "' is a C++ keyword; grpc_cpp_plugin emits "
-                                   "it unchanged, so no C++ client can be "
-                                   "generated. Rename the method"));
-        return false;
-      }
-      if (CollidesWithGrpc(name)) {
-        *error = Fail(service, method,
-                      absl::StrCat("'", name,
-                                   "' collides with a member grpc_cpp_plugin "
-                                   "generates in class ",
-                                   service->name(),
-                                   name == "experimental_async"
-                                       ? ", where it would hide the stub's "
-                                         "experimental_async() accessor. "
-                                       : ", so its output would not compile. ",
-                                   "Rename the method"));
-        return false;
-      }
-      if (CollidesWithStubkitMembers(name) || class_members.count(name) > 0) {
-        *error = Fail(service, method,
-                      absl::StrCat("'", name,
-                                   "' collides with a name stubkit generates "
-                                   "for this service. Rename the method"));
-        return false;
-      }
-      for (const Descriptor* type :
-           {method->input_type(), method->output_type()}) {
-        std::string problem = CheckMessageType(type);
-        if (!problem.empty()) {
-          *error = Fail(service, method, problem);
-          return false;
-        }
-      }
-      MethodModel mm;
-      mm.name = name;
-      mm.full_name = method->full_name();
-      if (method->client_streaming() && method->server_streaming()) {
-        mm.kind = Kind::kBidi;
-      } else if (method->client_streaming()) {
-        mm.kind = Kind::kClientStreaming;
-      } else if (method->server_streaming()) {
-        mm.kind = Kind::kServerStreaming;
-      } else {
-        mm.kind = Kind::kUnary;
-      }
-      mm.idempotent = IsIdempotentByProto(method);
-      mm.deprecated = method->options().deprecated();
-      mm.request = QualifiedMessageName(method->input_type());
-      mm.response = QualifiedMessageName(method->output_type());
-      mm.comment = LeadingComment(method, "  ");
-      model.methods.push_back(std::move(mm));
-    }
-    std::string clash = CheckGeneratedMembers(service, model);
-    if (clash.empty()) clash = CheckGrpcPrivateMembers(service);
-    if (!clash.empty()) {
-      *error = clash;
-      return false;
-    }
-    services_.push_back(std::move(model));
-  }
-  return true;
-}
-
-// A member stubkit declares in SClient. The client is the class where
-// generated names meet: for a method M it holds M and, for unary and
-// server-streaming methods, AsyncM (and MResumeOption). The stub and
-// connection classes hold the same names, but the parameters there (the
-// context or OptionsView first, then a callback, reactor or nothing) never
-// coincide between M and another method's AsyncM.
-struct ClientMember {
-  std::string name;
-  bool function;       // false: a type or data member; any reuse clashes
-  std::string params;  // functions: the parameter types
-  int method;          // the method it comes from; -1 for fixed names
-  std::string what;    // for the error message
-};
-
-std::string FileGenerator::CheckGeneratedMembers(
-    const ServiceDescriptor* service, const ServiceModel& model) const {
-  std::vector<ClientMember> members;
-  for (const char* name : {"DecoratorsOption", "options_", "connection_"}) {
-    members.push_back({name, false, "", -1, "a member of every client"});
-  }
-  // Generated code names these classes unqualified inside the client.
-  for (const std::string& name : GeneratedTopLevelNames(model.name)) {
-    members.push_back({name, false, "", -1, "a class stubkit generates"});
-  }
-  const std::string options = "const ::stubkit::Options&";
-  for (size_t i = 0; i < model.methods.size(); ++i) {
-    const MethodModel& m = model.methods[i];
-    const int index = static_cast<int>(i);
-    const std::string request = absl::StrCat("const ", m.request, "&, ");
-    const std::string async_what =
-        absl::StrCat("the asynchronous variant of rpc ", m.name);
-    const std::string self = absl::StrCat("rpc ", m.name);
-    switch (m.kind) {
-      case Kind::kUnary:
-        members.push_back({m.name, true, request + options, index, self});
-        members.push_back(
-            {"Async" + m.name, true, request + options, index, async_what});
-        members.push_back({"Async" + m.name, true,
-                           absl::StrCat(request, "::stubkit::AsyncCallback<",
-                                        m.response, ">, ", options),
-                           index, async_what});
-        break;
-      case Kind::kServerStreaming:
-        members.push_back({m.name, true, request + options, index, self});
-        members.push_back(
-            {"Async" + m.name, true,
-             absl::StrCat(request, "::stubkit::MessageCallback<", m.response,
-                          ">, ::stubkit::DoneCallback, ", options),
-             index, async_what});
-        members.push_back({m.name + "ResumeOption", false, "", index,
-                           absl::StrCat("the resume option of rpc ", m.name)});
-        break;
-      case Kind::kClientStreaming:
-      case Kind::kBidi:
-        members.push_back({m.name, true, options, index, self});
-        break;
-    }
-  }
-  std::map<std::string, std::vector<const ClientMember*>> by_name;
-  for (const ClientMember& member : members) {
-    by_name[member.name].push_back(&member);
-  }
-  for (const auto& [name, same] : by_name) {
-    for (size_t a = 0; a < same.size(); ++a) {
-      for (size_t b = a + 1; b < same.size(); ++b) {
-        const ClientMember* first = same[a];
-        const ClientMember* second = same[b];
-        if (first->method == second->method) continue;
-        const bool both_functions = first->function && second->function;
-        if (both_functions && first->params != second->params) continue;
-        if (first->method > second->method) std::swap(first, second);
-        return Fail(
-            service, service->method(second->method),
-            absl::StrCat(
-                "stubkit would declare '", name, "' in ", model.name,
-                "Client both as ", second->what, " and as ", first->what,
-                both_functions ? absl::StrCat(", with the same parameters (",
-                                              first->params, ")")
-                               : "",
-                "; that does not compile. Rename one of the methods"));
-      }
-    }
-  }
-  return "";
-}
-
-std::string FileGenerator::CheckGrpcPrivateMembers(
-    const ServiceDescriptor* service) const {
-  std::map<std::string, const MethodDescriptor*> by_name;
-  for (int m = 0; m < service->method_count(); ++m) {
-    by_name[service->method(m)->name()] = service->method(m);
-  }
-  for (int m = 0; m < service->method_count(); ++m) {
-    const MethodDescriptor* method = service->method(m);
-    const std::string& name = method->name();
-    // The Stub's data member `rpcmethod_X_` for each method X.
-    if (absl::StartsWith(name, "rpcmethod_") && absl::EndsWith(name, "_") &&
-        name.size() > 11 && by_name.count(name.substr(10, name.size() - 11))) {
-      return Fail(service, method,
-                  absl::StrCat("'", name,
-                               "' collides with a member grpc_cpp_plugin "
-                               "generates for rpc ",
-                               name.substr(10, name.size() - 11),
-                               ", so its output would not compile. Rename "
-                               "the method"));
-    }
-    // For a unary or server-streaming X, grpc_cpp_plugin declares private
-    // AsyncXRaw/PrepareAsyncXRaw (and XRaw) taking (context, request, ...);
-    // the public async members of a method XRaw with the same request type
-    // have those names and parameters.
-    if (method->client_streaming() || !absl::EndsWith(name, "Raw")) continue;
-    auto base = by_name.find(name.substr(0, name.size() - 3));
-    if (base == by_name.end() || base->second->client_streaming() ||
-        base->second->input_type() != method->input_type()) {
-      continue;
-    }
-    return Fail(
-        service, method,
-        absl::StrCat("'", name, "' takes the same request as rpc ", base->first,
-                     ", for which grpc_cpp_plugin generates members "
-                     "named Async",
-                     name, " and PrepareAsync", name,
-                     " with the same parameters as this method's, so "
-                     "its output would not compile. Rename the method"));
-  }
-  return "";
-}
 
 void FileGenerator::OpenNamespace(Writer& w) const {
-  for (const std::string& part : PackageParts(file_)) {
+  for (const std::string& part : PackageParts(file_.package)) {
     w.Emit({{"ns", part}}, "namespace $ns$ {\n");
   }
-  if (!file_->package().empty()) w.Raw("\n");
+  if (!file_.package.empty()) w.Raw("\n");
 }
 
 void FileGenerator::CloseNamespace(Writer& w) const {
-  std::vector<std::string> parts = PackageParts(file_);
+  std::vector<std::string> parts = PackageParts(file_.package);
   for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
     w.Emit({{"ns", *it}}, "}  // namespace $ns$\n");
   }
@@ -662,7 +121,7 @@ void FileGenerator::CloseNamespace(Writer& w) const {
 
 Writer::Vars FileGenerator::Vars(const ServiceModel& service) const {
   return {{"Service", service.name},
-          {"package", PackageToNamespace(file_->package())},
+          {"package", PackageToNamespace(file_.package)},
           {"mocks", kMockNamespace},
           {"service_full_name", service.full_name},
           {"grpc_class", service.grpc_class}};
@@ -693,7 +152,7 @@ Writer::Vars FileGenerator::Vars(const ServiceModel& service,
   vars["deprecated"] =
       method.deprecated
           ? absl::StrCat("  [[deprecated(\"", method.full_name,
-                         " is deprecated in ", file_->name(), "\")]]\n")
+                         " is deprecated in ", file_.proto_name, "\")]]\n")
           : "";
   return vars;
 }
@@ -1471,9 +930,9 @@ void FileGenerator::MockService(Writer& w, const ServiceModel& service) const {
 
 std::string FileGenerator::Header() const {
   Writer w;
-  Writer::Vars vars = {{"file", file_->name()},
-                       {"stem", Stem()},
-                       {"guard", Guard(".stubkit.h")}};
+  Writer::Vars vars = {{"file", file_.proto_name},
+                       {"stem", file_.stem},
+                       {"guard", IncludeGuard(file_.stem + ".stubkit.h")}};
   w.Emit(vars,
          "// Generated by protoc-gen-stubkit. DO NOT EDIT!\n"
          "// source: $file$\n"
@@ -1499,7 +958,7 @@ std::string FileGenerator::Header() const {
          "#include \"stubkit/streaming.h\"\n"
          "\n");
   OpenNamespace(w);
-  for (const ServiceModel& service : services_) HeaderService(w, service);
+  for (const ServiceModel& service : file_.services) HeaderService(w, service);
   CloseNamespace(w);
   w.Emit(vars, "\n#endif  // $guard$\n");
   return w.str();
@@ -1507,7 +966,7 @@ std::string FileGenerator::Header() const {
 
 std::string FileGenerator::Source() const {
   Writer w;
-  Writer::Vars vars = {{"file", file_->name()}, {"stem", Stem()}};
+  Writer::Vars vars = {{"file", file_.proto_name}, {"stem", file_.stem}};
   w.Emit(vars,
          "// Generated by protoc-gen-stubkit. DO NOT EDIT!\n"
          "// source: $file$\n"
@@ -1522,16 +981,16 @@ std::string FileGenerator::Source() const {
          "#include \"stubkit/unary_call.h\"\n"
          "\n");
   OpenNamespace(w);
-  for (const ServiceModel& service : services_) SourceService(w, service);
+  for (const ServiceModel& service : file_.services) SourceService(w, service);
   CloseNamespace(w);
   return w.str();
 }
 
 std::string FileGenerator::Mock() const {
   Writer w;
-  Writer::Vars vars = {{"file", file_->name()},
-                       {"stem", Stem()},
-                       {"guard", Guard(".stubkit_mock.h")},
+  Writer::Vars vars = {{"file", file_.proto_name},
+                       {"stem", file_.stem},
+                       {"guard", IncludeGuard(file_.stem + ".stubkit_mock.h")},
                        {"mocks", kMockNamespace}};
   w.Emit(vars,
          "// Generated by protoc-gen-stubkit. DO NOT EDIT!\n"
@@ -1553,7 +1012,7 @@ std::string FileGenerator::Mock() const {
          "\n");
   OpenNamespace(w);
   w.Emit(vars, "namespace $mocks$ {\n\n");
-  for (const ServiceModel& service : services_) MockService(w, service);
+  for (const ServiceModel& service : file_.services) MockService(w, service);
   w.Emit(vars, "}  // namespace $mocks$\n");
   CloseNamespace(w);
   w.Emit(vars, "\n#endif  // $guard$\n");
@@ -1585,32 +1044,6 @@ bool WriteFile(GeneratorContext* context, const std::string& name,
 
 }  // namespace
 
-bool IsIdempotentByProto(const MethodDescriptor* method) {
-  const MethodOptions& options = method->options();
-  if (options.idempotency_level() == MethodOptions::IDEMPOTENT ||
-      options.idempotency_level() == MethodOptions::NO_SIDE_EFFECTS) {
-    return true;
-  }
-  // Known or not to this binary, the http extension survives a round trip
-  // through the wire format; read it as unknown fields.
-  UnknownFieldSet fields;
-  if (!fields.ParseFromString(options.SerializeAsString())) return false;
-  for (int i = 0; i < fields.field_count(); ++i) {
-    const UnknownField& field = fields.field(i);
-    if (field.number() != kHttpExtensionNumber ||
-        field.type() != UnknownField::TYPE_LENGTH_DELIMITED) {
-      continue;
-    }
-    UnknownFieldSet rule;
-    if (!rule.ParseFromString(field.length_delimited())) continue;
-    for (int j = 0; j < rule.field_count(); ++j) {
-      int number = rule.field(j).number();
-      if (number == kHttpRuleGet || number == kHttpRulePut) return true;
-    }
-  }
-  return false;
-}
-
 bool StubkitGenerator::Generate(const FileDescriptor* file,
                                 const std::string& parameter,
                                 GeneratorContext* context,
@@ -1620,9 +1053,10 @@ bool StubkitGenerator::Generate(const FileDescriptor* file,
                           parameter, "'");
     return false;
   }
-  FileGenerator generator(file);
-  if (!generator.Build(error)) return false;
-  const std::string stem = FileStem(file);
+  FileModel model;
+  if (!BuildFileModel(file, &model, error)) return false;
+  FileGenerator generator(model);
+  const std::string& stem = model.stem;
   return WriteFile(context, stem + ".stubkit.h", generator.Header(), error) &&
          WriteFile(context, stem + ".stubkit.cc", generator.Source(), error) &&
          WriteFile(context, stem + ".stubkit_mock.h", generator.Mock(), error);
