@@ -23,6 +23,7 @@
 #include "absl/strings/strip.h"
 #include "src/generator/model.h"
 #include "src/generator/names.h"
+#include "src/generator/printer.h"
 
 namespace stubkit {
 namespace generator {
@@ -30,43 +31,6 @@ namespace {
 
 using google::protobuf::FileDescriptor;
 using google::protobuf::compiler::GeneratorContext;
-
-// A tiny template engine: "$name$" is replaced by vars["name"]; "$$" is "$".
-class Writer {
- public:
-  using Vars = std::map<std::string, std::string>;
-
-  void Emit(const Vars& vars, absl::string_view text) {
-    while (!text.empty()) {
-      size_t open = text.find('$');
-      if (open == absl::string_view::npos) {
-        out_.append(text.data(), text.size());
-        return;
-      }
-      out_.append(text.data(), open);
-      size_t close = text.find('$', open + 1);
-      if (close == absl::string_view::npos) {
-        // A template bug; keep the text so the output shows it.
-        out_.append(text.data() + open, text.size() - open);
-        return;
-      }
-      std::string key(text.substr(open + 1, close - open - 1));
-      if (key.empty()) {
-        out_ += '$';
-      } else {
-        auto it = vars.find(key);
-        out_ += it != vars.end() ? it->second : "<missing:" + key + ">";
-      }
-      text.remove_prefix(close + 1);
-    }
-  }
-  void Raw(absl::string_view text) { out_.append(text.data(), text.size()); }
-
-  const std::string& str() const { return out_; }
-
- private:
-  std::string out_;
-};
 
 std::string KindName(Kind kind) {
   switch (kind) {
@@ -86,40 +50,40 @@ class FileGenerator {
  public:
   explicit FileGenerator(const FileModel& file) : file_(file) {}
 
-  std::string Header() const;
-  std::string Source() const;
-  std::string Mock() const;
+  void Header(Printer& w) const;
+  void Source(Printer& w) const;
+  void Mock(Printer& w) const;
 
  private:
-  void OpenNamespace(Writer& w) const;
-  void CloseNamespace(Writer& w) const;
-  Writer::Vars Vars(const ServiceModel& service) const;
-  Writer::Vars Vars(const ServiceModel& service,
-                    const MethodModel& method) const;
+  void OpenNamespace(Printer& w) const;
+  void CloseNamespace(Printer& w) const;
+  Printer::Vars Vars(const ServiceModel& service) const;
+  Printer::Vars Vars(const ServiceModel& service,
+                     const MethodModel& method) const;
 
-  void EmitStubOverrides(Writer& w, const ServiceModel& service) const;
-  void HeaderService(Writer& w, const ServiceModel& service) const;
-  void SourceService(Writer& w, const ServiceModel& service) const;
-  void MockService(Writer& w, const ServiceModel& service) const;
+  void EmitStubOverrides(Printer& w, const ServiceModel& service) const;
+  void HeaderService(Printer& w, const ServiceModel& service) const;
+  void SourceService(Printer& w, const ServiceModel& service) const;
+  void MockService(Printer& w, const ServiceModel& service) const;
 
   const FileModel& file_;
 };
 
-void FileGenerator::OpenNamespace(Writer& w) const {
+void FileGenerator::OpenNamespace(Printer& w) const {
   for (const std::string& part : PackageParts(file_.package)) {
-    w.Emit({{"ns", part}}, "namespace $ns$ {\n");
+    w.Print({{"ns", part}}, "namespace $ns$ {\n");
   }
-  if (!file_.package.empty()) w.Raw("\n");
+  if (!file_.package.empty()) w.Print("\n");
 }
 
-void FileGenerator::CloseNamespace(Writer& w) const {
+void FileGenerator::CloseNamespace(Printer& w) const {
   std::vector<std::string> parts = PackageParts(file_.package);
   for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
-    w.Emit({{"ns", *it}}, "}  // namespace $ns$\n");
+    w.Print({{"ns", *it}}, "}  // namespace $ns$\n");
   }
 }
 
-Writer::Vars FileGenerator::Vars(const ServiceModel& service) const {
+Printer::Vars FileGenerator::Vars(const ServiceModel& service) const {
   return {{"Service", service.name},
           {"package", PackageToNamespace(file_.package)},
           {"mocks", kMockNamespace},
@@ -127,9 +91,9 @@ Writer::Vars FileGenerator::Vars(const ServiceModel& service) const {
           {"grpc_class", service.grpc_class}};
 }
 
-Writer::Vars FileGenerator::Vars(const ServiceModel& service,
-                                 const MethodModel& method) const {
-  Writer::Vars vars = Vars(service);
+Printer::Vars FileGenerator::Vars(const ServiceModel& service,
+                                  const MethodModel& method) const {
+  Printer::Vars vars = Vars(service);
   vars["Method"] = method.name;
   vars["method_full_name"] = method.full_name;
   vars["Request"] = method.request;
@@ -276,310 +240,311 @@ std::string OutOfClass(const std::string& signature, const std::string& cls) {
 
 // Declares every SStub method (and its async variant) as an override: the
 // decorator base and the gRPC stub implement the same set.
-void FileGenerator::EmitStubOverrides(Writer& w,
+void FileGenerator::EmitStubOverrides(Printer& w,
                                       const ServiceModel& service) const {
   for (const MethodModel& method : service.methods) {
-    w.Raw("\n");
-    w.Emit(Vars(service, method),
-           absl::StrCat("  ", SignaturesFor(method.kind).stub, " override;\n"));
+    w.Print("\n");
+    w.Print(
+        Vars(service, method),
+        absl::StrCat("  ", SignaturesFor(method.kind).stub, " override;\n"));
     if (const char* async = AsyncStubSignature(method.kind)) {
-      w.Emit(Vars(service, method), absl::StrCat("  ", async, " override;\n"));
+      w.Print(Vars(service, method), absl::StrCat("  ", async, " override;\n"));
     }
   }
 }
 
-void FileGenerator::HeaderService(Writer& w,
+void FileGenerator::HeaderService(Printer& w,
                                   const ServiceModel& service) const {
-  Writer::Vars vars = Vars(service);
+  Printer::Vars vars = Vars(service);
   // Method descriptions.
-  w.Emit(vars,
-         "// The static description of each $service_full_name$ method, "
-         "handed to the\n"
-         "// stubkit runtime.\n"
-         "struct $Service$Methods {\n");
+  w.Print(vars,
+          "// The static description of each $service_full_name$ method, "
+          "handed to the\n"
+          "// stubkit runtime.\n"
+          "struct $Service$Methods {\n");
   for (const MethodModel& method : service.methods) {
-    w.Emit(Vars(service, method),
-           "  static constexpr ::stubkit::MethodInfo k$Method${\n"
-           "      \"$method_full_name$\", $kind$,\n"
-           "      $idempotency$};\n");
+    w.Print(Vars(service, method),
+            "  static constexpr ::stubkit::MethodInfo k$Method${\n"
+            "      \"$method_full_name$\", $kind$,\n"
+            "      $idempotency$};\n");
   }
-  w.Emit(vars, "};\n\n");
+  w.Print(vars, "};\n\n");
 
   // The per-attempt interface.
-  w.Emit(vars,
-         "// One attempt of each $service_full_name$ RPC. Implemented by\n"
-         "// $Service$GrpcStub (the wire) and by decorators; derive from\n"
-         "// $Service$StubDecorator to add a layer.\n"
-         "class $Service$Stub {\n"
-         " public:\n"
-         "  virtual ~$Service$Stub() = default;\n");
+  w.Print(vars,
+          "// One attempt of each $service_full_name$ RPC. Implemented by\n"
+          "// $Service$GrpcStub (the wire) and by decorators; derive from\n"
+          "// $Service$StubDecorator to add a layer.\n"
+          "class $Service$Stub {\n"
+          " public:\n"
+          "  virtual ~$Service$Stub() = default;\n");
   for (const MethodModel& method : service.methods) {
-    Writer::Vars mv = Vars(service, method);
-    w.Raw("\n");
-    w.Emit(mv, absl::StrCat("  virtual ", SignaturesFor(method.kind).stub,
-                            " = 0;\n"));
+    Printer::Vars mv = Vars(service, method);
+    w.Print("\n");
+    w.Print(mv, absl::StrCat("  virtual ", SignaturesFor(method.kind).stub,
+                             " = 0;\n"));
     if (const char* async = AsyncStubSignature(method.kind)) {
-      w.Emit(mv, absl::StrCat("  virtual ", async, " = 0;\n"));
+      w.Print(mv, absl::StrCat("  virtual ", async, " = 0;\n"));
     }
   }
-  w.Emit(vars, "};\n\n");
+  w.Print(vars, "};\n\n");
 
   // The forwarding base.
-  w.Emit(vars,
-         "// Forwards every method to the stub below it. Override what you "
-         "need.\n"
-         "class $Service$StubDecorator : public $Service$Stub {\n"
-         " public:\n"
-         "  explicit $Service$StubDecorator(::std::shared_ptr<$Service$Stub> "
-         "child)\n"
-         "      : child_(::std::move(child)) {}\n");
+  w.Print(vars,
+          "// Forwards every method to the stub below it. Override what you "
+          "need.\n"
+          "class $Service$StubDecorator : public $Service$Stub {\n"
+          " public:\n"
+          "  explicit $Service$StubDecorator(::std::shared_ptr<$Service$Stub> "
+          "child)\n"
+          "      : child_(::std::move(child)) {}\n");
   EmitStubOverrides(w, service);
-  w.Emit(vars,
-         "\n"
-         " protected:\n"
-         "  const ::std::shared_ptr<$Service$Stub>& child() const { return "
-         "child_; }\n"
-         "\n"
-         " private:\n"
-         "  ::std::shared_ptr<$Service$Stub> child_;\n"
-         "};\n\n");
+  w.Print(vars,
+          "\n"
+          " protected:\n"
+          "  const ::std::shared_ptr<$Service$Stub>& child() const { return "
+          "child_; }\n"
+          "\n"
+          " private:\n"
+          "  ::std::shared_ptr<$Service$Stub> child_;\n"
+          "};\n\n");
 
   // The bottom.
-  w.Emit(vars,
-         "// Calls the grpc_cpp_plugin stub.\n"
-         "class $Service$GrpcStub : public $Service$Stub {\n"
-         " public:\n"
-         "  explicit $Service$GrpcStub(\n"
-         "      ::std::unique_ptr<$grpc_class$::StubInterface> grpc_stub)\n"
-         "      : grpc_stub_(::std::move(grpc_stub)) {}\n");
+  w.Print(vars,
+          "// Calls the grpc_cpp_plugin stub.\n"
+          "class $Service$GrpcStub : public $Service$Stub {\n"
+          " public:\n"
+          "  explicit $Service$GrpcStub(\n"
+          "      ::std::unique_ptr<$grpc_class$::StubInterface> grpc_stub)\n"
+          "      : grpc_stub_(::std::move(grpc_stub)) {}\n");
   EmitStubOverrides(w, service);
-  w.Emit(vars,
-         "\n"
-         " private:\n"
-         "  ::std::unique_ptr<$grpc_class$::StubInterface> grpc_stub_;\n"
-         "};\n\n");
+  w.Print(vars,
+          "\n"
+          " private:\n"
+          "  ::std::unique_ptr<$grpc_class$::StubInterface> grpc_stub_;\n"
+          "};\n\n");
 
   // The connection.
-  w.Emit(vars,
-         "// Runs each $service_full_name$ call under the stubkit retry "
-         "rules. Mock it\n"
-         "// ($mocks$::Mock$Service$Connection) to test code that uses "
-         "$Service$Client.\n"
-         "class $Service$Connection {\n"
-         " public:\n"
-         "  virtual ~$Service$Connection() = default;\n");
+  w.Print(vars,
+          "// Runs each $service_full_name$ call under the stubkit retry "
+          "rules. Mock it\n"
+          "// ($mocks$::Mock$Service$Connection) to test code that uses "
+          "$Service$Client.\n"
+          "class $Service$Connection {\n"
+          " public:\n"
+          "  virtual ~$Service$Connection() = default;\n");
   for (const MethodModel& method : service.methods) {
-    w.Raw("\n");
-    w.Emit(Vars(service, method),
-           absl::StrCat("  virtual ", SignaturesFor(method.kind).connection,
-                        " = 0;\n"));
+    w.Print("\n");
+    w.Print(Vars(service, method),
+            absl::StrCat("  virtual ", SignaturesFor(method.kind).connection,
+                         " = 0;\n"));
     if (const char* async = AsyncConnectionSignature(method.kind)) {
-      w.Emit(Vars(service, method),
-             absl::StrCat("  virtual ", async, " = 0;\n"));
+      w.Print(Vars(service, method),
+              absl::StrCat("  virtual ", async, " = 0;\n"));
     }
   }
-  w.Emit(vars,
-         "};\n\n"
-         "// The default connection over `channel`. The decorators in\n"
-         "// `options` ($Service$Client::DecoratorsOption) are applied here, "
-         "once.\n"
-         "::std::shared_ptr<$Service$Connection> Make$Service$Connection(\n"
-         "    ::std::shared_ptr<::grpc::ChannelInterface> channel,\n"
-         "    const ::stubkit::Options& options = {});\n"
-         "// The default connection over any stub stack, e.g. a mock.\n"
-         "::std::shared_ptr<$Service$Connection> Make$Service$Connection(\n"
-         "    ::std::shared_ptr<$Service$Stub> stub,\n"
-         "    const ::stubkit::Options& options = {});\n\n");
+  w.Print(vars,
+          "};\n\n"
+          "// The default connection over `channel`. The decorators in\n"
+          "// `options` ($Service$Client::DecoratorsOption) are applied here, "
+          "once.\n"
+          "::std::shared_ptr<$Service$Connection> Make$Service$Connection(\n"
+          "    ::std::shared_ptr<::grpc::ChannelInterface> channel,\n"
+          "    const ::stubkit::Options& options = {});\n"
+          "// The default connection over any stub stack, e.g. a mock.\n"
+          "::std::shared_ptr<$Service$Connection> Make$Service$Connection(\n"
+          "    ::std::shared_ptr<$Service$Stub> stub,\n"
+          "    const ::stubkit::Options& options = {});\n\n");
 
   // The client.
-  if (!service.comment.empty()) w.Raw(service.comment + "//\n");
-  w.Emit(vars,
-         "// A $service_full_name$ client: cheap to copy, safe to share "
-         "between threads.\n"
-         "// Every call takes per-call options that override the client's.\n"
-         "class $Service$Client {\n"
-         " public:\n"
-         "  // User decorators of $Service$Stub, applied when the connection "
-         "is made:\n"
-         "  // by Make$Service$Connection, or by the constructor that takes a "
-         "channel.\n"
-         "  using DecoratorsOption = "
-         "::stubkit::DecoratorsOptionFor<$Service$Stub>;\n");
+  if (!service.comment.empty()) w.PrintRaw(service.comment + "//\n");
+  w.Print(vars,
+          "// A $service_full_name$ client: cheap to copy, safe to share "
+          "between threads.\n"
+          "// Every call takes per-call options that override the client's.\n"
+          "class $Service$Client {\n"
+          " public:\n"
+          "  // User decorators of $Service$Stub, applied when the connection "
+          "is made:\n"
+          "  // by Make$Service$Connection, or by the constructor that takes a "
+          "channel.\n"
+          "  using DecoratorsOption = "
+          "::stubkit::DecoratorsOptionFor<$Service$Stub>;\n");
   for (const MethodModel& method : service.methods) {
     if (method.kind != Kind::kServerStreaming) continue;
-    w.Emit(Vars(service, method),
-           "  // Resumes a broken $Method$ stream: rewrite the request from "
-           "the last\n"
-           "  // response received; return false to report the break "
-           "instead.\n"
-           "  struct $Method$ResumeOption {\n"
-           "    using Type = ::stubkit::ResumeHook<$Request$, $Response$>;\n"
-           "    static Type Default() { return nullptr; }\n"
-           "  };\n");
+    w.Print(Vars(service, method),
+            "  // Resumes a broken $Method$ stream: rewrite the request from "
+            "the last\n"
+            "  // response received; return false to report the break "
+            "instead.\n"
+            "  struct $Method$ResumeOption {\n"
+            "    using Type = ::stubkit::ResumeHook<$Request$, $Response$>;\n"
+            "    static Type Default() { return nullptr; }\n"
+            "  };\n");
   }
-  w.Emit(vars,
-         "\n"
-         "  explicit $Service$Client(\n"
-         "      ::std::shared_ptr<::grpc::ChannelInterface> channel,\n"
-         "      ::stubkit::Options options = {});\n"
-         "  // Over a connection made by Make$Service$Connection, or a mock. "
-         "It cannot\n"
-         "  // apply decorators: when `options` hold a non-empty "
-         "DecoratorsOption,\n"
-         "  // every call fails with INVALID_ARGUMENT before anything is "
-         "sent.\n"
-         "  explicit $Service$Client(\n"
-         "      ::std::shared_ptr<$Service$Connection> connection,\n"
-         "      ::stubkit::Options options = {});\n");
+  w.Print(vars,
+          "\n"
+          "  explicit $Service$Client(\n"
+          "      ::std::shared_ptr<::grpc::ChannelInterface> channel,\n"
+          "      ::stubkit::Options options = {});\n"
+          "  // Over a connection made by Make$Service$Connection, or a mock. "
+          "It cannot\n"
+          "  // apply decorators: when `options` hold a non-empty "
+          "DecoratorsOption,\n"
+          "  // every call fails with INVALID_ARGUMENT before anything is "
+          "sent.\n"
+          "  explicit $Service$Client(\n"
+          "      ::std::shared_ptr<$Service$Connection> connection,\n"
+          "      ::stubkit::Options options = {});\n");
   for (const MethodModel& method : service.methods) {
-    w.Raw("\n");
-    Writer::Vars mv = Vars(service, method);
-    w.Emit(mv, absl::StrCat("$comment$$deprecated$  ",
-                            SignaturesFor(method.kind).client, ";\n"));
+    w.Print("\n");
+    Printer::Vars mv = Vars(service, method);
+    w.Print(mv, absl::StrCat("$comment$$deprecated$  ",
+                             SignaturesFor(method.kind).client, ";\n"));
     if (method.kind == Kind::kUnary) {
-      w.Emit(mv,
-             "  // $Method$ without blocking: retries wait on a timer, not a "
-             "thread.\n"
-             "$deprecated$  ::std::future<::absl::StatusOr<$Response$>> "
-             "Async$Method$(\n"
-             "      const $Request$& request,\n"
-             "      const ::stubkit::Options& call = {});\n"
-             "$deprecated$  void Async$Method$(\n"
-             "      const $Request$& request,\n"
-             "      ::stubkit::AsyncCallback<$Response$> done,\n"
-             "      const ::stubkit::Options& call = {});\n");
+      w.Print(mv,
+              "  // $Method$ without blocking: retries wait on a timer, not a "
+              "thread.\n"
+              "$deprecated$  ::std::future<::absl::StatusOr<$Response$>> "
+              "Async$Method$(\n"
+              "      const $Request$& request,\n"
+              "      const ::stubkit::Options& call = {});\n"
+              "$deprecated$  void Async$Method$(\n"
+              "      const $Request$& request,\n"
+              "      ::stubkit::AsyncCallback<$Response$> done,\n"
+              "      const ::stubkit::Options& call = {});\n");
     }
     if (method.kind == Kind::kServerStreaming) {
-      w.Emit(mv,
-             "  // $Method$ without blocking: each message goes to "
-             "`on_message`, then\n"
-             "  // the final status to `on_done`.\n"
-             "$deprecated$  void Async$Method$(\n"
-             "      const $Request$& request,\n"
-             "      ::stubkit::MessageCallback<$Response$> on_message,\n"
-             "      ::stubkit::DoneCallback on_done,\n"
-             "      const ::stubkit::Options& call = {});\n");
+      w.Print(mv,
+              "  // $Method$ without blocking: each message goes to "
+              "`on_message`, then\n"
+              "  // the final status to `on_done`.\n"
+              "$deprecated$  void Async$Method$(\n"
+              "      const $Request$& request,\n"
+              "      ::stubkit::MessageCallback<$Response$> on_message,\n"
+              "      ::stubkit::DoneCallback on_done,\n"
+              "      const ::stubkit::Options& call = {});\n");
     }
   }
-  w.Emit(vars,
-         "\n"
-         " private:\n"
-         "  ::stubkit::Options options_;\n"
-         "  ::std::shared_ptr<$Service$Connection> connection_;\n"
-         "};\n\n");
+  w.Print(vars,
+          "\n"
+          " private:\n"
+          "  ::stubkit::Options options_;\n"
+          "  ::std::shared_ptr<$Service$Connection> connection_;\n"
+          "};\n\n");
 }
 
-void FileGenerator::SourceService(Writer& w,
+void FileGenerator::SourceService(Printer& w,
                                   const ServiceModel& service) const {
-  Writer::Vars vars = Vars(service);
+  Printer::Vars vars = Vars(service);
   const std::string decorator = service.name + "StubDecorator";
   const std::string grpc_stub = service.name + "GrpcStub";
   for (const MethodModel& method : service.methods) {
-    Writer::Vars mv = Vars(service, method);
+    Printer::Vars mv = Vars(service, method);
     std::string signature =
         OutOfClass(SignaturesFor(method.kind).stub, decorator);
-    w.Emit(mv, signature + " {\n");
+    w.Print(mv, signature + " {\n");
     switch (method.kind) {
       case Kind::kUnary:
       case Kind::kServerStreaming:
-        w.Emit(mv, "  return child_->$Method$(context, options, request);\n");
+        w.Print(mv, "  return child_->$Method$(context, options, request);\n");
         break;
       case Kind::kClientStreaming:
-        w.Emit(mv, "  return child_->$Method$(context, options, response);\n");
+        w.Print(mv, "  return child_->$Method$(context, options, response);\n");
         break;
       case Kind::kBidi:
-        w.Emit(mv, "  return child_->$Method$(context, options);\n");
+        w.Print(mv, "  return child_->$Method$(context, options);\n");
         break;
     }
-    w.Raw("}\n\n");
+    w.Print("}\n\n");
   }
   for (const MethodModel& method : service.methods) {
     if (method.kind != Kind::kServerStreaming) continue;
-    Writer::Vars mv = Vars(service, method);
+    Printer::Vars mv = Vars(service, method);
     mv["Decorator"] = decorator;
     mv["GrpcStub"] = grpc_stub;
-    w.Emit(mv,
-           "::absl::Status $Decorator$::Async$Method$(\n"
-           "    ::grpc::ClientContext& context,\n"
-           "    const ::stubkit::OptionsView& options,\n"
-           "    const $Request$& request,\n"
-           "    ::grpc::ClientReadReactor<$Response$>* reactor) {\n"
-           "  return child_->Async$Method$(context, options, request, "
-           "reactor);\n"
-           "}\n\n"
-           "::absl::Status $GrpcStub$::Async$Method$(\n"
-           "    ::grpc::ClientContext& context,\n"
-           "    const ::stubkit::OptionsView& /*options*/,\n"
-           "    const $Request$& request,\n"
-           "    ::grpc::ClientReadReactor<$Response$>* reactor) {\n"
-           "  auto* async = grpc_stub_->async();\n"
-           "  if (async == nullptr) {\n"
-           "    return ::stubkit::internal::NoAsyncStubError("
-           "\"$method_full_name$\");\n"
-           "  }\n"
-           "$check_metadata$"
-           "    return refused;\n"
-           "  }\n"
-           "  async->$Method$(&context, &request, reactor);\n"
-           "  return ::absl::OkStatus();\n"
-           "}\n\n");
+    w.Print(mv,
+            "::absl::Status $Decorator$::Async$Method$(\n"
+            "    ::grpc::ClientContext& context,\n"
+            "    const ::stubkit::OptionsView& options,\n"
+            "    const $Request$& request,\n"
+            "    ::grpc::ClientReadReactor<$Response$>* reactor) {\n"
+            "  return child_->Async$Method$(context, options, request, "
+            "reactor);\n"
+            "}\n\n"
+            "::absl::Status $GrpcStub$::Async$Method$(\n"
+            "    ::grpc::ClientContext& context,\n"
+            "    const ::stubkit::OptionsView& /*options*/,\n"
+            "    const $Request$& request,\n"
+            "    ::grpc::ClientReadReactor<$Response$>* reactor) {\n"
+            "  auto* async = grpc_stub_->async();\n"
+            "  if (async == nullptr) {\n"
+            "    return ::stubkit::internal::NoAsyncStubError("
+            "\"$method_full_name$\");\n"
+            "  }\n"
+            "$check_metadata$"
+            "    return refused;\n"
+            "  }\n"
+            "  async->$Method$(&context, &request, reactor);\n"
+            "  return ::absl::OkStatus();\n"
+            "}\n\n");
   }
   for (const MethodModel& method : service.methods) {
     if (method.kind != Kind::kUnary) continue;
-    Writer::Vars mv = Vars(service, method);
+    Printer::Vars mv = Vars(service, method);
     mv["Decorator"] = decorator;
     mv["GrpcStub"] = grpc_stub;
-    w.Emit(mv,
-           "void $Decorator$::Async$Method$(\n"
-           "    ::grpc::ClientContext& context,\n"
-           "    const ::stubkit::OptionsView& options,\n"
-           "    const $Request$& request,\n"
-           "    ::stubkit::AsyncCallback<$Response$> done) {\n"
-           "  child_->Async$Method$(context, options, request, "
-           "::std::move(done));\n"
-           "}\n\n"
-           "void $GrpcStub$::Async$Method$(\n"
-           "    ::grpc::ClientContext& context,\n"
-           "    const ::stubkit::OptionsView& /*options*/,\n"
-           "    const $Request$& request,\n"
-           "    ::stubkit::AsyncCallback<$Response$> done) {\n"
-           "  auto* async = grpc_stub_->async();\n"
-           "  if (async == nullptr) {\n"
-           "    done(::stubkit::internal::NoAsyncStubError("
-           "\"$method_full_name$\"));\n"
-           "    return;\n"
-           "  }\n"
-           "$check_metadata$"
-           "    done(::std::move(refused));\n"
-           "    return;\n"
-           "  }\n"
-           "  ::stubkit::internal::StartAsyncUnary<$Response$>(\n"
-           "      [&](auto* response, auto on_done) {\n"
-           "        async->$Method$(&context, &request, response, "
-           "::std::move(on_done));\n"
-           "      },\n"
-           "      ::std::move(done));\n"
-           "}\n\n");
+    w.Print(mv,
+            "void $Decorator$::Async$Method$(\n"
+            "    ::grpc::ClientContext& context,\n"
+            "    const ::stubkit::OptionsView& options,\n"
+            "    const $Request$& request,\n"
+            "    ::stubkit::AsyncCallback<$Response$> done) {\n"
+            "  child_->Async$Method$(context, options, request, "
+            "::std::move(done));\n"
+            "}\n\n"
+            "void $GrpcStub$::Async$Method$(\n"
+            "    ::grpc::ClientContext& context,\n"
+            "    const ::stubkit::OptionsView& /*options*/,\n"
+            "    const $Request$& request,\n"
+            "    ::stubkit::AsyncCallback<$Response$> done) {\n"
+            "  auto* async = grpc_stub_->async();\n"
+            "  if (async == nullptr) {\n"
+            "    done(::stubkit::internal::NoAsyncStubError("
+            "\"$method_full_name$\"));\n"
+            "    return;\n"
+            "  }\n"
+            "$check_metadata$"
+            "    done(::std::move(refused));\n"
+            "    return;\n"
+            "  }\n"
+            "  ::stubkit::internal::StartAsyncUnary<$Response$>(\n"
+            "      [&](auto* response, auto on_done) {\n"
+            "        async->$Method$(&context, &request, response, "
+            "::std::move(on_done));\n"
+            "      },\n"
+            "      ::std::move(done));\n"
+            "}\n\n");
   }
   for (const MethodModel& method : service.methods) {
-    Writer::Vars mv = Vars(service, method);
+    Printer::Vars mv = Vars(service, method);
     // The gRPC stub ignores the options: the layers above applied them.
     std::string signature = absl::StrReplaceAll(
         OutOfClass(SignaturesFor(method.kind).stub, grpc_stub),
         {{"& options", "& /*options*/"}});
-    w.Emit(mv, signature + " {\n$check_metadata$");
+    w.Print(mv, signature + " {\n$check_metadata$");
     switch (method.kind) {
       case Kind::kUnary:
-        w.Emit(mv,
-               "    return refused;\n"
-               "  }\n"
-               "  $Response$ response;\n"
-               "  return ::stubkit::internal::ToStatusOr(\n"
-               "      grpc_stub_->$Method$(&context, request, &response),\n"
-               "      ::std::move(response));\n");
+        w.Print(mv,
+                "    return refused;\n"
+                "  }\n"
+                "  $Response$ response;\n"
+                "  return ::stubkit::internal::ToStatusOr(\n"
+                "      grpc_stub_->$Method$(&context, request, &response),\n"
+                "      ::std::move(response));\n");
         break;
       case Kind::kServerStreaming:
-        w.Emit(
+        w.Print(
             mv,
             "    return ::std::make_unique<\n"
             "        ::stubkit::internal::RefusedClientReader<$Response$>>(\n"
@@ -588,74 +553,75 @@ void FileGenerator::SourceService(Writer& w,
             "  return grpc_stub_->$Method$(&context, request);\n");
         break;
       case Kind::kClientStreaming:
-        w.Emit(mv,
-               "    return ::std::make_unique<\n"
-               "        ::stubkit::internal::RefusedClientWriter<$Request$>>(\n"
-               "        ::stubkit::internal::ToGrpcStatus(refused));\n"
-               "  }\n"
-               "  return grpc_stub_->$Method$(&context, response);\n");
+        w.Print(
+            mv,
+            "    return ::std::make_unique<\n"
+            "        ::stubkit::internal::RefusedClientWriter<$Request$>>(\n"
+            "        ::stubkit::internal::ToGrpcStatus(refused));\n"
+            "  }\n"
+            "  return grpc_stub_->$Method$(&context, response);\n");
         break;
       case Kind::kBidi:
-        w.Emit(mv,
-               "    return ::std::make_unique<\n"
-               "        ::stubkit::internal::RefusedClientReaderWriter<\n"
-               "            $Request$, $Response$>>(\n"
-               "        ::stubkit::internal::ToGrpcStatus(refused));\n"
-               "  }\n"
-               "  return grpc_stub_->$Method$(&context);\n");
+        w.Print(mv,
+                "    return ::std::make_unique<\n"
+                "        ::stubkit::internal::RefusedClientReaderWriter<\n"
+                "            $Request$, $Response$>>(\n"
+                "        ::stubkit::internal::ToGrpcStatus(refused));\n"
+                "  }\n"
+                "  return grpc_stub_->$Method$(&context);\n");
         break;
     }
-    w.Raw("}\n\n");
+    w.Print("}\n\n");
   }
 
   // The default connection.
-  w.Emit(vars,
-         "namespace {\n\n"
-         "class $Service$ConnectionImpl : public $Service$Connection {\n"
-         " public:\n"
-         "  explicit $Service$ConnectionImpl(::std::shared_ptr<$Service$Stub> "
-         "stub)\n"
-         "      : stub_(::std::move(stub)) {}\n");
+  w.Print(vars,
+          "namespace {\n\n"
+          "class $Service$ConnectionImpl : public $Service$Connection {\n"
+          " public:\n"
+          "  explicit $Service$ConnectionImpl(::std::shared_ptr<$Service$Stub> "
+          "stub)\n"
+          "      : stub_(::std::move(stub)) {}\n");
   for (const MethodModel& method : service.methods) {
-    Writer::Vars mv = Vars(service, method);
-    w.Raw("\n");
-    w.Emit(mv, absl::StrCat("  ", SignaturesFor(method.kind).connection,
-                            " override {\n"));
+    Printer::Vars mv = Vars(service, method);
+    w.Print("\n");
+    w.Print(mv, absl::StrCat("  ", SignaturesFor(method.kind).connection,
+                             " override {\n"));
     switch (method.kind) {
       case Kind::kUnary:
-        w.Emit(mv,
-               "    return ::stubkit::internal::RunUnary<$Response$>(\n"
-               "        $Service$Methods::k$Method$, options, request,\n"
-               "        [&](::grpc::ClientContext& context) {\n"
-               "          return stub_->$Method$(context, options, request);\n"
-               "        },\n"
-               "        [&] { return Async$Method$Attempt(request); });\n"
-               "  }\n\n");
-        w.Emit(mv,
-               absl::StrCat("  ", kAsyncConnectionSignature, " override {\n"));
-        w.Emit(mv,
-               "    ::stubkit::internal::RunAsyncUnary<$Response$>(\n"
-               "        $Service$Methods::k$Method$, options,\n"
-               "        Async$Method$Attempt(request), ::std::move(done));\n");
+        w.Print(mv,
+                "    return ::stubkit::internal::RunUnary<$Response$>(\n"
+                "        $Service$Methods::k$Method$, options, request,\n"
+                "        [&](::grpc::ClientContext& context) {\n"
+                "          return stub_->$Method$(context, options, request);\n"
+                "        },\n"
+                "        [&] { return Async$Method$Attempt(request); });\n"
+                "  }\n\n");
+        w.Print(mv,
+                absl::StrCat("  ", kAsyncConnectionSignature, " override {\n"));
+        w.Print(mv,
+                "    ::stubkit::internal::RunAsyncUnary<$Response$>(\n"
+                "        $Service$Methods::k$Method$, options,\n"
+                "        Async$Method$Attempt(request), ::std::move(done));\n");
         break;
       case Kind::kServerStreaming:
         // The reader outlives this call, so the lambda owns the stub.
-        w.Emit(mv,
-               "    return ::stubkit::internal::OpenServerStream<\n"
-               "        $Service$Client::$Method$ResumeOption, $Request$, "
-               "$Response$>(\n"
-               "        $Service$Methods::k$Method$, options, request,\n"
-               "        [stub = stub_](::grpc::ClientContext& context,\n"
-               "                       const ::stubkit::OptionsView& "
-               "attempt_options,\n"
-               "                       const $Request$& attempt_request) {\n"
-               "          return stub->$Method$(context, attempt_options, "
-               "attempt_request);\n"
-               "        });\n"
-               "  }\n\n");
-        w.Emit(mv, absl::StrCat("  ", kAsyncStreamConnectionSignature,
-                                " override {\n"));
-        w.Emit(
+        w.Print(mv,
+                "    return ::stubkit::internal::OpenServerStream<\n"
+                "        $Service$Client::$Method$ResumeOption, $Request$, "
+                "$Response$>(\n"
+                "        $Service$Methods::k$Method$, options, request,\n"
+                "        [stub = stub_](::grpc::ClientContext& context,\n"
+                "                       const ::stubkit::OptionsView& "
+                "attempt_options,\n"
+                "                       const $Request$& attempt_request) {\n"
+                "          return stub->$Method$(context, attempt_options, "
+                "attempt_request);\n"
+                "        });\n"
+                "  }\n\n");
+        w.Print(mv, absl::StrCat("  ", kAsyncStreamConnectionSignature,
+                                 " override {\n"));
+        w.Print(
             mv,
             "    ::stubkit::internal::StartAsyncServerStream<\n"
             "        $Service$Client::$Method$ResumeOption, $Request$, "
@@ -673,34 +639,34 @@ void FileGenerator::SourceService(Writer& w,
             "        ::std::move(on_message), ::std::move(on_done));\n");
         break;
       case Kind::kClientStreaming:
-        w.Emit(mv,
-               "    return ::stubkit::internal::OpenClientStream<$Request$, "
-               "$Response$>(\n"
-               "        $Service$Methods::k$Method$, options,\n"
-               "        [&](::grpc::ClientContext& context, $Response$* "
-               "response) {\n"
-               "          return stub_->$Method$(context, options, "
-               "response);\n"
-               "        });\n");
+        w.Print(mv,
+                "    return ::stubkit::internal::OpenClientStream<$Request$, "
+                "$Response$>(\n"
+                "        $Service$Methods::k$Method$, options,\n"
+                "        [&](::grpc::ClientContext& context, $Response$* "
+                "response) {\n"
+                "          return stub_->$Method$(context, options, "
+                "response);\n"
+                "        });\n");
         break;
       case Kind::kBidi:
-        w.Emit(mv,
-               "    return ::stubkit::internal::OpenBidiStream<$Request$, "
-               "$Response$>(\n"
-               "        $Service$Methods::k$Method$, options,\n"
-               "        [&](::grpc::ClientContext& context) {\n"
-               "          return stub_->$Method$(context, options);\n"
-               "        });\n");
+        w.Print(mv,
+                "    return ::stubkit::internal::OpenBidiStream<$Request$, "
+                "$Response$>(\n"
+                "        $Service$Methods::k$Method$, options,\n"
+                "        [&](::grpc::ClientContext& context) {\n"
+                "          return stub_->$Method$(context, options);\n"
+                "        });\n");
         break;
     }
-    w.Raw("  }\n");
+    w.Print("  }\n");
   }
-  w.Emit(vars, "\n private:\n");
+  w.Print(vars, "\n private:\n");
   for (const MethodModel& method : service.methods) {
     if (method.kind != Kind::kUnary) continue;
     // An attempt that owns the stub and a copy of the request: async and
     // hedged attempts may outlive the call that started them.
-    w.Emit(
+    w.Print(
         Vars(service, method),
         "  ::stubkit::AsyncAttempt<$Response$> Async$Method$Attempt(\n"
         "      const $Request$& request) const {\n"
@@ -714,72 +680,73 @@ void FileGenerator::SourceService(Writer& w,
         "    };\n"
         "  }\n\n");
   }
-  w.Emit(vars,
-         "  ::std::shared_ptr<$Service$Stub> stub_;\n"
-         "};\n\n");
+  w.Print(vars,
+          "  ::std::shared_ptr<$Service$Stub> stub_;\n"
+          "};\n\n");
 
   // What a client built from a connection uses when its options hold
   // decorators it cannot apply: every call fails before anything is sent.
-  w.Emit(vars,
-         "// Stands in for the connection of a $Service$Client built from a "
-         "connection\n"
-         "// with DecoratorsOption, which only Make$Service$Connection can "
-         "apply.\n"
-         "class $Service$RefusingConnection : public $Service$Connection {\n"
-         " public:\n"
-         "  explicit $Service$RefusingConnection(::absl::Status refusal)\n"
-         "      : refusal_(::std::move(refusal)) {}\n");
+  w.Print(vars,
+          "// Stands in for the connection of a $Service$Client built from a "
+          "connection\n"
+          "// with DecoratorsOption, which only Make$Service$Connection can "
+          "apply.\n"
+          "class $Service$RefusingConnection : public $Service$Connection {\n"
+          " public:\n"
+          "  explicit $Service$RefusingConnection(::absl::Status refusal)\n"
+          "      : refusal_(::std::move(refusal)) {}\n");
   for (const MethodModel& method : service.methods) {
-    Writer::Vars mv = Vars(service, method);
+    Printer::Vars mv = Vars(service, method);
     auto unnamed = [](const std::string& signature) {
       return absl::StrReplaceAll(signature,
                                  {{"& options", "& /*options*/"},
                                   {"& request", "& /*request*/"},
                                   {"> on_message", "> /*on_message*/"}});
     };
-    w.Raw("\n");
-    w.Emit(mv,
-           absl::StrCat("  ", unnamed(SignaturesFor(method.kind).connection),
-                        " override {\n"));
+    w.Print("\n");
+    w.Print(mv,
+            absl::StrCat("  ", unnamed(SignaturesFor(method.kind).connection),
+                         " override {\n"));
     switch (method.kind) {
       case Kind::kUnary:
-        w.Emit(mv, "    return refusal_;\n  }\n");
-        w.Emit(mv, absl::StrCat("  ", unnamed(kAsyncConnectionSignature),
-                                " override {\n"
-                                "    done(refusal_);\n"));
+        w.Print(mv, "    return refusal_;\n  }\n");
+        w.Print(mv, absl::StrCat("  ", unnamed(kAsyncConnectionSignature),
+                                 " override {\n"
+                                 "    done(refusal_);\n"));
         break;
       case Kind::kServerStreaming:
-        w.Emit(mv,
-               "    return ::stubkit::StreamReader<$Response$>(refusal_);\n"
-               "  }\n");
-        w.Emit(mv, absl::StrCat("  ", unnamed(kAsyncStreamConnectionSignature),
-                                " override {\n"
-                                "    on_done(refusal_);\n"));
+        w.Print(mv,
+                "    return ::stubkit::StreamReader<$Response$>(refusal_);\n"
+                "  }\n");
+        w.Print(mv, absl::StrCat("  ", unnamed(kAsyncStreamConnectionSignature),
+                                 " override {\n"
+                                 "    on_done(refusal_);\n"));
         break;
       case Kind::kClientStreaming:
-        w.Emit(mv,
-               "    auto writer = ::std::make_unique<\n"
-               "        ::stubkit::internal::GrpcStreamWriter<$Request$, "
-               "$Response$>>();\n"
-               "    writer->Start(nullptr, refusal_);\n"
-               "    return ::stubkit::StreamWriter<$Request$, $Response$>(\n"
-               "        ::std::move(writer));\n");
+        w.Print(mv,
+                "    auto writer = ::std::make_unique<\n"
+                "        ::stubkit::internal::GrpcStreamWriter<$Request$, "
+                "$Response$>>();\n"
+                "    writer->Start(nullptr, refusal_);\n"
+                "    return ::stubkit::StreamWriter<$Request$, $Response$>(\n"
+                "        ::std::move(writer));\n");
         break;
       case Kind::kBidi:
-        w.Emit(mv,
-               "    auto stream = ::std::make_unique<\n"
-               "        ::stubkit::internal::GrpcStreamReaderWriter<$Request$, "
-               "$Response$>>(\n"
-               "        $Service$Methods::k$Method$);\n"
-               "    stream->Start(nullptr, refusal_);\n"
-               "    return ::stubkit::StreamReaderWriter<$Request$, "
-               "$Response$>(\n"
-               "        ::std::move(stream));\n");
+        w.Print(
+            mv,
+            "    auto stream = ::std::make_unique<\n"
+            "        ::stubkit::internal::GrpcStreamReaderWriter<$Request$, "
+            "$Response$>>(\n"
+            "        $Service$Methods::k$Method$);\n"
+            "    stream->Start(nullptr, refusal_);\n"
+            "    return ::stubkit::StreamReaderWriter<$Request$, "
+            "$Response$>(\n"
+            "        ::std::move(stream));\n");
         break;
     }
-    w.Raw("  }\n");
+    w.Print("  }\n");
   }
-  w.Emit(
+  w.Print(
       vars,
       "\n"
       " private:\n"
@@ -826,65 +793,65 @@ void FileGenerator::SourceService(Writer& w,
       "  }\n"
       "}\n");
   for (const MethodModel& method : service.methods) {
-    Writer::Vars mv = Vars(service, method);
-    w.Raw("\n");
-    w.Emit(mv, absl::StrCat(SignaturesFor(method.kind).client_def, " {\n"));
+    Printer::Vars mv = Vars(service, method);
+    w.Print("\n");
+    w.Print(mv, absl::StrCat(SignaturesFor(method.kind).client_def, " {\n"));
     switch (method.kind) {
       case Kind::kUnary:
       case Kind::kServerStreaming:
-        w.Emit(mv,
-               "  return connection_->$Method$(::stubkit::OptionsView(call, "
-               "options_),\n"
-               "                               request);\n");
+        w.Print(mv,
+                "  return connection_->$Method$(::stubkit::OptionsView(call, "
+                "options_),\n"
+                "                               request);\n");
         break;
       case Kind::kClientStreaming:
       case Kind::kBidi:
-        w.Emit(mv,
-               "  return connection_->$Method$(::stubkit::OptionsView(call, "
-               "options_));\n");
+        w.Print(mv,
+                "  return connection_->$Method$(::stubkit::OptionsView(call, "
+                "options_));\n");
         break;
     }
-    w.Raw("}\n");
+    w.Print("}\n");
     if (method.kind == Kind::kUnary) {
-      w.Emit(mv,
-             "\n"
-             "::std::future<::absl::StatusOr<$Response$>>\n"
-             "$Service$Client::Async$Method$(const $Request$& request,\n"
-             "    const ::stubkit::Options& call) {\n"
-             "  auto promise = ::std::make_shared<\n"
-             "      ::std::promise<::absl::StatusOr<$Response$>>>();\n"
-             "  auto future = promise->get_future();\n"
-             "  connection_->Async$Method$(\n"
-             "      ::stubkit::OptionsView(call, options_), request,\n"
-             "      [promise](::absl::StatusOr<$Response$> result) {\n"
-             "        promise->set_value(::std::move(result));\n"
-             "      });\n"
-             "  return future;\n"
-             "}\n"
-             "\n"
-             "void $Service$Client::Async$Method$(const $Request$& request,\n"
-             "    ::stubkit::AsyncCallback<$Response$> done,\n"
-             "    const ::stubkit::Options& call) {\n"
-             "  connection_->Async$Method$(::stubkit::OptionsView(call, "
-             "options_), request,\n"
-             "                              ::std::move(done));\n"
-             "}\n");
+      w.Print(mv,
+              "\n"
+              "::std::future<::absl::StatusOr<$Response$>>\n"
+              "$Service$Client::Async$Method$(const $Request$& request,\n"
+              "    const ::stubkit::Options& call) {\n"
+              "  auto promise = ::std::make_shared<\n"
+              "      ::std::promise<::absl::StatusOr<$Response$>>>();\n"
+              "  auto future = promise->get_future();\n"
+              "  connection_->Async$Method$(\n"
+              "      ::stubkit::OptionsView(call, options_), request,\n"
+              "      [promise](::absl::StatusOr<$Response$> result) {\n"
+              "        promise->set_value(::std::move(result));\n"
+              "      });\n"
+              "  return future;\n"
+              "}\n"
+              "\n"
+              "void $Service$Client::Async$Method$(const $Request$& request,\n"
+              "    ::stubkit::AsyncCallback<$Response$> done,\n"
+              "    const ::stubkit::Options& call) {\n"
+              "  connection_->Async$Method$(::stubkit::OptionsView(call, "
+              "options_), request,\n"
+              "                              ::std::move(done));\n"
+              "}\n");
     }
     if (method.kind == Kind::kServerStreaming) {
-      w.Emit(mv,
-             "\n"
-             "void $Service$Client::Async$Method$(const $Request$& request,\n"
-             "    ::stubkit::MessageCallback<$Response$> on_message,\n"
-             "    ::stubkit::DoneCallback on_done,\n"
-             "    const ::stubkit::Options& call) {\n"
-             "  connection_->Async$Method$(::stubkit::OptionsView(call, "
-             "options_), request,\n"
-             "                              ::std::move(on_message), "
-             "::std::move(on_done));\n"
-             "}\n");
+      w.Print(mv,
+              "\n"
+              "void $Service$Client::Async$Method$(const $Request$& request,\n"
+              "    ::stubkit::MessageCallback<$Response$> on_message,\n"
+              "    ::stubkit::DoneCallback on_done,\n"
+              "    const ::stubkit::Options& call) {\n"
+              "  connection_->Async$Method$(::stubkit::OptionsView(call, "
+              "options_), request,\n"
+              "                              ::std::move(on_message), "
+              "::std::move(on_done));\n"
+              "}\n");
     }
   }
-  w.Raw("\n");
+  w.Print("\n");
 }
 
 // gMock wants a parenthesized type when it contains a comma.
@@ -902,121 +869,116 @@ std::string MockMethod(const std::string& stub_signature,
                       params, "),\n              (override));\n");
 }
 
-void FileGenerator::MockService(Writer& w, const ServiceModel& service) const {
-  Writer::Vars vars = Vars(service);
-  w.Emit(vars,
-         "class Mock$Service$Stub : public $package$::$Service$Stub {\n"
-         " public:\n");
+void FileGenerator::MockService(Printer& w, const ServiceModel& service) const {
+  Printer::Vars vars = Vars(service);
+  w.Print(vars,
+          "class Mock$Service$Stub : public $package$::$Service$Stub {\n"
+          " public:\n");
   for (const MethodModel& method : service.methods) {
-    w.Emit(Vars(service, method), MockMethod(SignaturesFor(method.kind).stub));
+    w.Print(Vars(service, method), MockMethod(SignaturesFor(method.kind).stub));
     if (const char* async = AsyncStubSignature(method.kind)) {
-      w.Emit(Vars(service, method), MockMethod(async, "Async$Method$"));
+      w.Print(Vars(service, method), MockMethod(async, "Async$Method$"));
     }
   }
-  w.Emit(vars,
-         "};\n\n"
-         "class Mock$Service$Connection\n"
-         "    : public $package$::$Service$Connection {\n"
-         " public:\n");
+  w.Print(vars,
+          "};\n\n"
+          "class Mock$Service$Connection\n"
+          "    : public $package$::$Service$Connection {\n"
+          " public:\n");
   for (const MethodModel& method : service.methods) {
-    w.Emit(Vars(service, method),
-           MockMethod(SignaturesFor(method.kind).connection));
+    w.Print(Vars(service, method),
+            MockMethod(SignaturesFor(method.kind).connection));
     if (const char* async = AsyncConnectionSignature(method.kind)) {
-      w.Emit(Vars(service, method), MockMethod(async, "Async$Method$"));
+      w.Print(Vars(service, method), MockMethod(async, "Async$Method$"));
     }
   }
-  w.Raw("};\n\n");
+  w.Print("};\n\n");
 }
 
-std::string FileGenerator::Header() const {
-  Writer w;
-  Writer::Vars vars = {{"file", file_.proto_name},
-                       {"stem", file_.stem},
-                       {"guard", IncludeGuard(file_.stem + ".stubkit.h")}};
-  w.Emit(vars,
-         "// Generated by protoc-gen-stubkit. DO NOT EDIT!\n"
-         "// source: $file$\n"
-         "\n"
-         "#ifndef $guard$\n"
-         "#define $guard$\n"
-         "\n"
-         "#include <future>\n"
-         "#include <memory>\n"
-         "#include <utility>\n"
-         "\n"
-         "#include <grpcpp/client_context.h>\n"
-         "#include <grpcpp/support/sync_stream.h>\n"
-         "\n"
-         "#include \"absl/status/statusor.h\"\n"
-         "#include \"$stem$.grpc.pb.h\"\n"
-         "#include \"$stem$.pb.h\"\n"
-         "#include \"stubkit/async_retry_loop.h\"\n"
-         "#include \"stubkit/async_streaming.h\"\n"
-         "#include \"stubkit/client_support.h\"\n"
-         "#include \"stubkit/method.h\"\n"
-         "#include \"stubkit/options.h\"\n"
-         "#include \"stubkit/streaming.h\"\n"
-         "\n");
+void FileGenerator::Header(Printer& w) const {
+  Printer::Vars vars = {{"file", file_.proto_name},
+                        {"stem", file_.stem},
+                        {"guard", IncludeGuard(file_.stem + ".stubkit.h")}};
+  w.Print(vars,
+          "// Generated by protoc-gen-stubkit. DO NOT EDIT!\n"
+          "// source: $file$\n"
+          "\n"
+          "#ifndef $guard$\n"
+          "#define $guard$\n"
+          "\n"
+          "#include <future>\n"
+          "#include <memory>\n"
+          "#include <utility>\n"
+          "\n"
+          "#include <grpcpp/client_context.h>\n"
+          "#include <grpcpp/support/sync_stream.h>\n"
+          "\n"
+          "#include \"absl/status/statusor.h\"\n"
+          "#include \"$stem$.grpc.pb.h\"\n"
+          "#include \"$stem$.pb.h\"\n"
+          "#include \"stubkit/async_retry_loop.h\"\n"
+          "#include \"stubkit/async_streaming.h\"\n"
+          "#include \"stubkit/client_support.h\"\n"
+          "#include \"stubkit/method.h\"\n"
+          "#include \"stubkit/options.h\"\n"
+          "#include \"stubkit/streaming.h\"\n"
+          "\n");
   OpenNamespace(w);
   for (const ServiceModel& service : file_.services) HeaderService(w, service);
   CloseNamespace(w);
-  w.Emit(vars, "\n#endif  // $guard$\n");
-  return w.str();
+  w.Print(vars, "\n#endif  // $guard$\n");
 }
 
-std::string FileGenerator::Source() const {
-  Writer w;
-  Writer::Vars vars = {{"file", file_.proto_name}, {"stem", file_.stem}};
-  w.Emit(vars,
-         "// Generated by protoc-gen-stubkit. DO NOT EDIT!\n"
-         "// source: $file$\n"
-         "\n"
-         "#include \"$stem$.stubkit.h\"\n"
-         "\n"
-         "#include <memory>\n"
-         "#include <utility>\n"
-         "\n"
-         "#include \"stubkit/internal/metadata.h\"\n"
-         "#include \"stubkit/retry_loop.h\"\n"
-         "#include \"stubkit/unary_call.h\"\n"
-         "\n");
+void FileGenerator::Source(Printer& w) const {
+  Printer::Vars vars = {{"file", file_.proto_name}, {"stem", file_.stem}};
+  w.Print(vars,
+          "// Generated by protoc-gen-stubkit. DO NOT EDIT!\n"
+          "// source: $file$\n"
+          "\n"
+          "#include \"$stem$.stubkit.h\"\n"
+          "\n"
+          "#include <memory>\n"
+          "#include <utility>\n"
+          "\n"
+          "#include \"stubkit/internal/metadata.h\"\n"
+          "#include \"stubkit/retry_loop.h\"\n"
+          "#include \"stubkit/unary_call.h\"\n"
+          "\n");
   OpenNamespace(w);
   for (const ServiceModel& service : file_.services) SourceService(w, service);
   CloseNamespace(w);
-  return w.str();
 }
 
-std::string FileGenerator::Mock() const {
-  Writer w;
-  Writer::Vars vars = {{"file", file_.proto_name},
-                       {"stem", file_.stem},
-                       {"guard", IncludeGuard(file_.stem + ".stubkit_mock.h")},
-                       {"mocks", kMockNamespace}};
-  w.Emit(vars,
-         "// Generated by protoc-gen-stubkit. DO NOT EDIT!\n"
-         "// source: $file$\n"
-         "//\n"
-         "// gMock classes for the stubkit clients of $file$, in the nested\n"
-         "// namespace $mocks$: grpc_cpp_plugin's generate_mock_code=true puts "
-         "its\n"
-         "// own Mock<Service>Stub in the package's namespace.\n"
-         "\n"
-         "#ifndef $guard$\n"
-         "#define $guard$\n"
-         "\n"
-         "#include <memory>\n"
-         "\n"
-         "#include <gmock/gmock.h>\n"
-         "\n"
-         "#include \"$stem$.stubkit.h\"\n"
-         "\n");
+void FileGenerator::Mock(Printer& w) const {
+  Printer::Vars vars = {{"file", file_.proto_name},
+                        {"stem", file_.stem},
+                        {"guard", IncludeGuard(file_.stem + ".stubkit_mock.h")},
+                        {"mocks", kMockNamespace}};
+  w.Print(
+      vars,
+      "// Generated by protoc-gen-stubkit. DO NOT EDIT!\n"
+      "// source: $file$\n"
+      "//\n"
+      "// gMock classes for the stubkit clients of $file$, in the nested\n"
+      "// namespace $mocks$: grpc_cpp_plugin's generate_mock_code=true puts "
+      "its\n"
+      "// own Mock<Service>Stub in the package's namespace.\n"
+      "\n"
+      "#ifndef $guard$\n"
+      "#define $guard$\n"
+      "\n"
+      "#include <memory>\n"
+      "\n"
+      "#include <gmock/gmock.h>\n"
+      "\n"
+      "#include \"$stem$.stubkit.h\"\n"
+      "\n");
   OpenNamespace(w);
-  w.Emit(vars, "namespace $mocks$ {\n\n");
+  w.Print(vars, "namespace $mocks$ {\n\n");
   for (const ServiceModel& service : file_.services) MockService(w, service);
-  w.Emit(vars, "}  // namespace $mocks$\n");
+  w.Print(vars, "}  // namespace $mocks$\n");
   CloseNamespace(w);
-  w.Emit(vars, "\n#endif  // $guard$\n");
-  return w.str();
+  w.Print(vars, "\n#endif  // $guard$\n");
 }
 
 bool WriteFile(GeneratorContext* context, const std::string& name,
@@ -1056,10 +1018,32 @@ bool StubkitGenerator::Generate(const FileDescriptor* file,
   FileModel model;
   if (!BuildFileModel(file, &model, error)) return false;
   FileGenerator generator(model);
-  const std::string& stem = model.stem;
-  return WriteFile(context, stem + ".stubkit.h", generator.Header(), error) &&
-         WriteFile(context, stem + ".stubkit.cc", generator.Source(), error) &&
-         WriteFile(context, stem + ".stubkit_mock.h", generator.Mock(), error);
+  struct Output {
+    const char* suffix;
+    void (FileGenerator::*print)(Printer&) const;
+    std::string contents;
+  };
+  Output outputs[] = {{".stubkit.h", &FileGenerator::Header, ""},
+                      {".stubkit.cc", &FileGenerator::Source, ""},
+                      {".stubkit_mock.h", &FileGenerator::Mock, ""}};
+  // Print everything before writing anything: a printer bug leaves no file.
+  for (Output& output : outputs) {
+    Printer printer;
+    (generator.*output.print)(printer);
+    if (!printer.error().empty()) {
+      *error = absl::StrCat("protoc-gen-stubkit internal error in ", model.stem,
+                            output.suffix, ": ", printer.error());
+      return false;
+    }
+    output.contents = printer.Finish();
+  }
+  for (const Output& output : outputs) {
+    if (!WriteFile(context, model.stem + output.suffix, output.contents,
+                   error)) {
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace generator

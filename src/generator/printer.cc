@@ -1,0 +1,63 @@
+// Copyright 2026 The stubkit Authors.
+
+#include "src/generator/printer.h"
+
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace stubkit {
+namespace generator {
+
+std::string CheckTemplate(const Printer::Vars& vars, absl::string_view text) {
+  size_t pos = 0;
+  while (true) {
+    const size_t open = text.find('$', pos);
+    if (open == absl::string_view::npos) return "";
+    const size_t close = text.find('$', open + 1);
+    if (close == absl::string_view::npos) {
+      return absl::StrCat("unpaired '$' in template: ", text.substr(open));
+    }
+    const std::string name(text.substr(open + 1, close - open - 1));
+    if (!name.empty() && vars.count(name) == 0) {
+      return absl::StrCat("template variable $", name,
+                          "$ is not defined, in: ", text);
+    }
+    pos = close + 1;
+  }
+}
+
+Printer::Printer()
+    : stream_(
+          std::make_unique<google::protobuf::io::StringOutputStream>(&out_)),
+      printer_(std::make_unique<google::protobuf::io::Printer>(stream_.get(),
+                                                               '$')) {}
+
+Printer::~Printer() = default;
+
+void Printer::Print(const Vars& vars, absl::string_view text) {
+  if (!error_.empty()) return;
+  error_ = CheckTemplate(vars, text);
+  if (!error_.empty()) return;
+  printer_->Print(vars, std::string(text).c_str());
+}
+
+void Printer::PrintRaw(absl::string_view text) {
+  if (!error_.empty()) return;
+  printer_->WriteRaw(text.data(), static_cast<int>(text.size()));
+}
+
+void Printer::Indent() { printer_->Indent(); }
+
+void Printer::Outdent() { printer_->Outdent(); }
+
+std::string Printer::Finish() {
+  // io::Printer hands unused buffer space back when it is destroyed.
+  printer_.reset();
+  stream_.reset();
+  return std::move(out_);
+}
+
+}  // namespace generator
+}  // namespace stubkit
