@@ -13,7 +13,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "src/generator/names.h"
+#include "src/generator/signatures.h"
 
 namespace stubkit {
 namespace generator {
@@ -241,7 +243,7 @@ bool BuildFileModel(const FileDescriptor* file, FileModel* model,
       mm.deprecated = method->options().deprecated();
       mm.request = QualifiedMessageName(method->input_type());
       mm.response = QualifiedMessageName(method->output_type());
-      mm.comment = LeadingComment(method, "  ");
+      mm.comment = LeadingComment(method, "");
       service_model.methods.push_back(std::move(mm));
     }
     std::string clash = CheckClientMembers(service, service_model);
@@ -283,38 +285,24 @@ std::string CheckClientMembers(const ServiceDescriptor* service,
   for (const std::string& name : GeneratedTopLevelNames(model.name)) {
     members.push_back({name, false, "", -1, "a class stubkit generates"});
   }
-  const std::string options = "const ::stubkit::Options&";
   for (size_t i = 0; i < model.methods.size(); ++i) {
     const MethodModel& m = model.methods[i];
     const int index = static_cast<int>(i);
-    const std::string request = absl::StrCat("const ", m.request, "&, ");
-    const std::string async_what =
-        absl::StrCat("the asynchronous variant of rpc ", m.name);
-    const std::string self = absl::StrCat("rpc ", m.name);
-    switch (m.kind) {
-      case Kind::kUnary:
-        members.push_back({m.name, true, request + options, index, self});
-        members.push_back(
-            {"Async" + m.name, true, request + options, index, async_what});
-        members.push_back({"Async" + m.name, true,
-                           absl::StrCat(request, "::stubkit::AsyncCallback<",
-                                        m.response, ">, ", options),
-                           index, async_what});
-        break;
-      case Kind::kServerStreaming:
-        members.push_back({m.name, true, request + options, index, self});
-        members.push_back(
-            {"Async" + m.name, true,
-             absl::StrCat(request, "::stubkit::MessageCallback<", m.response,
-                          ">, ::stubkit::DoneCallback, ", options),
-             index, async_what});
-        members.push_back({m.name + "ResumeOption", false, "", index,
-                           absl::StrCat("the resume option of rpc ", m.name)});
-        break;
-      case Kind::kClientStreaming:
-      case Kind::kBidi:
-        members.push_back({m.name, true, options, index, self});
-        break;
+    auto expand = [&m](const std::string& text) {
+      return absl::StrReplaceAll(text, {{"$Method$", m.name},
+                                        {"$Request$", m.request},
+                                        {"$Response$", m.response}});
+    };
+    for (const Signature* signature : SignaturesFor(Layer::kClient, m.kind)) {
+      members.push_back(
+          {expand(signature->name), true, expand(ParamTypes(*signature)), index,
+           signature->variant == Variant::kSync
+               ? absl::StrCat("rpc ", m.name)
+               : absl::StrCat("the asynchronous variant of rpc ", m.name)});
+    }
+    if (m.kind == Kind::kServerStreaming) {
+      members.push_back({m.name + "ResumeOption", false, "", index,
+                         absl::StrCat("the resume option of rpc ", m.name)});
     }
   }
   std::map<std::string, std::vector<const ClientMember*>> by_name;

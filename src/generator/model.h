@@ -28,7 +28,7 @@ struct MethodModel {
   bool deprecated;
   std::string request;   // "::pkg::Req"
   std::string response;  // "::pkg::Resp"
-  std::string comment;   // "  // ...\n" lines, possibly empty
+  std::string comment;   // "// ...\n" lines, possibly empty
 };
 
 struct ServiceModel {

@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace stubkit {
@@ -45,7 +46,20 @@ void Printer::Print(const Vars& vars, absl::string_view text) {
 
 void Printer::PrintRaw(absl::string_view text) {
   if (!error_.empty()) return;
-  printer_->WriteRaw(text.data(), static_cast<int>(text.size()));
+  // As a variable's value, line by line: io::Printer indents a line only
+  // where its template starts one, not after a newline inside a value.
+  while (!text.empty()) {
+    const size_t newline = text.find('\n');
+    const size_t end =
+        newline == absl::string_view::npos ? text.size() : newline + 1;
+    const absl::string_view line = text.substr(0, end);
+    const bool ends_line = absl::EndsWith(line, "\n");
+    printer_->Print(
+        {{"line",
+          std::string(ends_line ? line.substr(0, line.size() - 1) : line)}},
+        ends_line ? "$line$\n" : "$line$");
+    text.remove_prefix(end);
+  }
 }
 
 void Printer::Indent() { printer_->Indent(); }

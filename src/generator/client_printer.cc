@@ -1,0 +1,182 @@
+// Copyright 2026 The stubkit Authors.
+//
+// The client layer: SClient, the value type users call. It holds the
+// client's Options and a connection; each call layers the per-call options
+// over the client's (::stubkit::OptionsView(call, options_)) and hands them
+// to the connection.
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "src/generator/printers.h"
+
+namespace stubkit {
+namespace generator {
+namespace {
+
+// The comment above the asynchronous members of a method, if any.
+const char* AsyncComment(Kind kind) {
+  switch (kind) {
+    case Kind::kUnary:
+      return "// $Method$ without blocking: retries wait on a timer, not a "
+             "thread.\n";
+    case Kind::kServerStreaming:
+      return "// $Method$ without blocking: each message goes to "
+             "`on_message`, then\n"
+             "// the final status to `on_done`.\n";
+    case Kind::kClientStreaming:
+    case Kind::kBidi:
+      break;
+  }
+  return "";
+}
+
+// The body of SClient's `signature`: the call's options over the client's,
+// then the connection.
+const char* ClientBody(const Signature& signature) {
+  switch (signature.variant) {
+    case Variant::kSync:
+      if (signature.kind == Kind::kClientStreaming ||
+          signature.kind == Kind::kBidi) {
+        return "  return connection_->$Method$(::stubkit::OptionsView(call, "
+               "options_));\n";
+      }
+      return "  return connection_->$Method$(::stubkit::OptionsView(call, "
+             "options_),\n"
+             "                               request);\n";
+    case Variant::kFuture:
+      return "  auto promise = ::std::make_shared<\n"
+             "      ::std::promise<::absl::StatusOr<$Response$>>>();\n"
+             "  auto future = promise->get_future();\n"
+             "  connection_->Async$Method$(\n"
+             "      ::stubkit::OptionsView(call, options_), request,\n"
+             "      [promise](::absl::StatusOr<$Response$> result) {\n"
+             "        promise->set_value(::std::move(result));\n"
+             "      });\n"
+             "  return future;\n";
+    case Variant::kAsync:
+      if (signature.kind == Kind::kServerStreaming) {
+        return "  connection_->Async$Method$(::stubkit::OptionsView(call, "
+               "options_), request,\n"
+               "                              ::std::move(on_message), "
+               "::std::move(on_done));\n";
+      }
+      return "  connection_->Async$Method$(::stubkit::OptionsView(call, "
+             "options_), request,\n"
+             "                              ::std::move(done));\n";
+  }
+  return "";
+}
+
+}  // namespace
+
+void PrintClientHeader(Printer& w, const FileModel& file,
+                       const ServiceModel& service) {
+  const Printer::Vars vars = ServiceVars(file, service);
+  if (!service.comment.empty()) w.PrintRaw(service.comment + "//\n");
+  w.Print(vars,
+          "// A $service_full_name$ client: cheap to copy, safe to share "
+          "between threads.\n"
+          "// Every call takes per-call options that override the client's.\n"
+          "class $Service$Client {\n"
+          " public:\n"
+          "  // User decorators of $Service$Stub, applied when the connection "
+          "is made:\n"
+          "  // by Make$Service$Connection, or by the constructor that takes a "
+          "channel.\n"
+          "  using DecoratorsOption = "
+          "::stubkit::DecoratorsOptionFor<$Service$Stub>;\n");
+  for (const MethodModel& method : service.methods) {
+    if (method.kind != Kind::kServerStreaming) continue;
+    w.Print(MethodVars(file, service, method),
+            "  // Resumes a broken $Method$ stream: rewrite the request from "
+            "the last\n"
+            "  // response received; return false to report the break "
+            "instead.\n"
+            "  struct $Method$ResumeOption {\n"
+            "    using Type = ::stubkit::ResumeHook<$Request$, $Response$>;\n"
+            "    static Type Default() { return nullptr; }\n"
+            "  };\n");
+  }
+  w.Print(vars,
+          "\n"
+          "  explicit $Service$Client(\n"
+          "      ::std::shared_ptr<::grpc::ChannelInterface> channel,\n"
+          "      ::stubkit::Options options = {});\n"
+          "  // Over a connection made by Make$Service$Connection, or a mock. "
+          "It cannot\n"
+          "  // apply decorators: when `options` hold a non-empty "
+          "DecoratorsOption,\n"
+          "  // every call fails with INVALID_ARGUMENT before anything is "
+          "sent.\n"
+          "  explicit $Service$Client(\n"
+          "      ::std::shared_ptr<$Service$Connection> connection,\n"
+          "      ::stubkit::Options options = {});\n");
+  for (const MethodModel& method : service.methods) {
+    const Printer::Vars mv = MethodVars(file, service, method);
+    w.Print("\n");
+    w.Indent();
+    w.PrintRaw(method.comment);
+    w.Outdent();
+    bool first_async = true;
+    for (const Signature* signature :
+         SignaturesFor(Layer::kClient, method.kind)) {
+      if (signature->variant != Variant::kSync && first_async) {
+        PrintMember(w, mv, AsyncComment(method.kind));
+        first_async = false;
+      }
+      PrintDeprecated(w, mv, method);
+      PrintMember(w, mv, Declaration(*signature) + ";\n");
+    }
+  }
+  w.Print(vars,
+          "\n"
+          " private:\n"
+          "  ::stubkit::Options options_;\n"
+          "  ::std::shared_ptr<$Service$Connection> connection_;\n"
+          "};\n\n");
+}
+
+void PrintClientSource(Printer& w, const FileModel& file,
+                       const ServiceModel& service) {
+  // The constructors. The one over a connection cannot apply decorators.
+  w.Print(
+      ServiceVars(file, service),
+      "$Service$Client::$Service$Client(\n"
+      "    ::std::shared_ptr<::grpc::ChannelInterface> channel,\n"
+      "    ::stubkit::Options options)\n"
+      "    : options_(::std::move(options)),\n"
+      "      connection_(Make$Service$Connection(::std::move(channel), "
+      "options_)) {}\n\n"
+      "$Service$Client::$Service$Client(\n"
+      "    ::std::shared_ptr<$Service$Connection> connection,\n"
+      "    ::stubkit::Options options)\n"
+      "    : options_(::std::move(options)), "
+      "connection_(::std::move(connection)) {\n"
+      "  const auto* decorators = options_.find<DecoratorsOption>();\n"
+      "  if (decorators != nullptr && !decorators->empty()) {\n"
+      "    connection_ = ::std::make_shared<$Service$RefusingConnection>(\n"
+      "        ::absl::InvalidArgumentError(\n"
+      "            \"$service_full_name$: DecoratorsOption must be given "
+      "to \"\n"
+      "            \"Make$Service$Connection (or to the $Service$Client \"\n"
+      "            \"constructor that takes a channel); the client was \"\n"
+      "            \"built from a connection, which cannot apply them, so "
+      "\"\n"
+      "            \"the call was not sent\"));\n"
+      "  }\n"
+      "}\n");
+  // The calls.
+  for (const MethodModel& method : service.methods) {
+    const Printer::Vars mv = MethodVars(file, service, method);
+    for (const Signature* signature :
+         SignaturesFor(Layer::kClient, method.kind)) {
+      w.Print(mv, absl::StrCat("\n", Definition(*signature, "$Service$Client"),
+                               " {\n", ClientBody(*signature), "}\n"));
+    }
+  }
+  w.Print("\n");
+}
+
+}  // namespace generator
+}  // namespace stubkit

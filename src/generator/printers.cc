@@ -1,0 +1,71 @@
+// Copyright 2026 The stubkit Authors.
+//
+// What the layer printers share.
+
+#include "src/generator/printers.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "src/generator/names.h"
+
+namespace stubkit {
+namespace generator {
+namespace {
+
+const char* KindName(Kind kind) {
+  switch (kind) {
+    case Kind::kUnary:
+      return "::stubkit::RpcKind::kUnary";
+    case Kind::kServerStreaming:
+      return "::stubkit::RpcKind::kServerStreaming";
+    case Kind::kClientStreaming:
+      return "::stubkit::RpcKind::kClientStreaming";
+    case Kind::kBidi:
+      return "::stubkit::RpcKind::kBidiStreaming";
+  }
+  return "";
+}
+
+}  // namespace
+
+Printer::Vars ServiceVars(const FileModel& file, const ServiceModel& service) {
+  return {{"Service", service.name},
+          {"package", PackageToNamespace(file.package)},
+          {"mocks", kMockNamespace},
+          {"file", file.proto_name},
+          {"service_full_name", service.full_name},
+          {"grpc_class", service.grpc_class}};
+}
+
+Printer::Vars MethodVars(const FileModel& file, const ServiceModel& service,
+                         const MethodModel& method) {
+  Printer::Vars vars = ServiceVars(file, service);
+  vars["Method"] = method.name;
+  vars["method_full_name"] = method.full_name;
+  vars["Request"] = method.request;
+  vars["Response"] = method.response;
+  vars["kind"] = KindName(method.kind);
+  vars["idempotency"] = method.idempotent
+                            ? "::stubkit::Idempotency::kIdempotent"
+                            : "::stubkit::Idempotency::kNonIdempotent";
+  return vars;
+}
+
+void PrintMember(Printer& w, const Printer::Vars& vars,
+                 const std::string& text) {
+  w.Indent();
+  w.Print(vars, text);
+  w.Outdent();
+}
+
+void PrintDeprecated(Printer& w, const Printer::Vars& vars,
+                     const MethodModel& method) {
+  if (!method.deprecated) return;
+  PrintMember(w, vars,
+              "[[deprecated(\"$method_full_name$ is deprecated in "
+              "$file$\")]]\n");
+}
+
+}  // namespace generator
+}  // namespace stubkit
