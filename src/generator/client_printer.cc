@@ -18,12 +18,11 @@ namespace {
 const char* AsyncComment(Kind kind) {
   switch (kind) {
     case Kind::kUnary:
-      return "// $Method$ without blocking: retries wait on a timer, not a "
-             "thread.\n";
+      return "$Method$ without blocking: retries wait on a timer, not a "
+             "thread.";
     case Kind::kServerStreaming:
-      return "// $Method$ without blocking: each message goes to "
-             "`on_message`, then\n"
-             "// the final status to `on_done`.\n";
+      return "$Method$ without blocking: each message goes to "
+             "`on_message`, then the final status to `on_done`.";
     case Kind::kClientStreaming:
     case Kind::kBidi:
       break;
@@ -74,25 +73,31 @@ void PrintClientHeader(Printer& w, const FileModel& file,
                        const ServiceModel& service) {
   const Printer::Vars vars = ServiceVars(file, service);
   if (!service.comment.empty()) w.PrintRaw(service.comment + "//\n");
+  w.PrintComment(vars,
+                 "A $service_full_name$ client: cheap to copy, safe to share "
+                 "between threads. Every call takes per-call options that "
+                 "override the client's.");
   w.Print(vars,
-          "// A $service_full_name$ client: cheap to copy, safe to share "
-          "between threads.\n"
-          "// Every call takes per-call options that override the client's.\n"
           "class $Service$Client {\n"
-          " public:\n"
-          "  // User decorators of $Service$Stub, applied when the connection "
-          "is made:\n"
-          "  // by Make$Service$Connection, or by the constructor that takes a "
-          "channel.\n"
+          " public:\n");
+  w.Indent();
+  w.PrintComment(vars,
+                 "User decorators of $Service$Stub, applied when the "
+                 "connection is made: by Make$Service$Connection, or by the "
+                 "constructor that takes a channel.");
+  w.Outdent();
+  w.Print(vars,
           "  using DecoratorsOption = "
           "::stubkit::DecoratorsOptionFor<$Service$Stub>;\n");
   for (const MethodModel& method : service.methods) {
     if (method.kind != Kind::kServerStreaming) continue;
+    w.Indent();
+    w.PrintComment(MethodVars(file, service, method),
+                   "Resumes a broken $Method$ stream: rewrite the request "
+                   "from the last response received; return false to report "
+                   "the break instead.");
+    w.Outdent();
     w.Print(MethodVars(file, service, method),
-            "  // Resumes a broken $Method$ stream: rewrite the request from "
-            "the last\n"
-            "  // response received; return false to report the break "
-            "instead.\n"
             "  struct $Method$ResumeOption {\n"
             "    using Type = ::stubkit::ResumeHook<$Request$, $Response$>;\n"
             "    static Type Default() { return nullptr; }\n"
@@ -102,13 +107,15 @@ void PrintClientHeader(Printer& w, const FileModel& file,
           "\n"
           "  explicit $Service$Client(\n"
           "      ::std::shared_ptr<::grpc::ChannelInterface> channel,\n"
-          "      ::stubkit::Options options = {});\n"
-          "  // Over a connection made by Make$Service$Connection, or a mock. "
-          "It cannot\n"
-          "  // apply decorators: when `options` hold a non-empty "
-          "DecoratorsOption,\n"
-          "  // every call fails with INVALID_ARGUMENT before anything is "
-          "sent.\n"
+          "      ::stubkit::Options options = {});\n");
+  w.Indent();
+  w.PrintComment(vars,
+                 "Over a connection made by Make$Service$Connection, or a "
+                 "mock. It cannot apply decorators: when `options` hold a "
+                 "non-empty DecoratorsOption, every call fails with "
+                 "INVALID_ARGUMENT before anything is sent.");
+  w.Outdent();
+  w.Print(vars,
           "  explicit $Service$Client(\n"
           "      ::std::shared_ptr<$Service$Connection> connection,\n"
           "      ::stubkit::Options options = {});\n");
@@ -122,7 +129,9 @@ void PrintClientHeader(Printer& w, const FileModel& file,
     for (const Signature* signature :
          SignaturesFor(Layer::kClient, method.kind)) {
       if (signature->variant != Variant::kSync && first_async) {
-        PrintMember(w, mv, AsyncComment(method.kind));
+        w.Indent();
+        w.PrintComment(mv, AsyncComment(method.kind));
+        w.Outdent();
         first_async = false;
       }
       PrintDeprecated(w, mv, method);

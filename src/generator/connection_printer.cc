@@ -138,11 +138,11 @@ void PrintConnectionImpl(Printer& w, const FileModel& file,
 // decorators it cannot apply: every call fails before anything is sent.
 void PrintRefusingConnection(Printer& w, const FileModel& file,
                              const ServiceModel& service) {
+  w.PrintComment(ServiceVars(file, service),
+                 "Stands in for the connection of a $Service$Client built "
+                 "from a connection with DecoratorsOption, which only "
+                 "Make$Service$Connection can apply.");
   w.Print(ServiceVars(file, service),
-          "// Stands in for the connection of a $Service$Client built from a "
-          "connection\n"
-          "// with DecoratorsOption, which only Make$Service$Connection can "
-          "apply.\n"
           "class $Service$RefusingConnection : public $Service$Connection {\n"
           " public:\n"
           "  explicit $Service$RefusingConnection(::absl::Status refusal)\n"
@@ -209,11 +209,11 @@ void PrintRefusingConnection(Printer& w, const FileModel& file,
 void PrintConnectionHeader(Printer& w, const FileModel& file,
                            const ServiceModel& service) {
   const Printer::Vars vars = ServiceVars(file, service);
+  w.PrintComment(vars,
+                 "Runs each $service_full_name$ call under the stubkit retry "
+                 "rules. Mock it ($mocks$::Mock$Service$Connection) to test "
+                 "code that uses $Service$Client.");
   w.Print(vars,
-          "// Runs each $service_full_name$ call under the stubkit retry "
-          "rules. Mock it\n"
-          "// ($mocks$::Mock$Service$Connection) to test code that uses "
-          "$Service$Client.\n"
           "class $Service$Connection {\n"
           " public:\n"
           "  virtual ~$Service$Connection() = default;\n");
@@ -225,11 +225,12 @@ void PrintConnectionHeader(Printer& w, const FileModel& file,
       PrintMember(w, mv, "virtual " + Declaration(*signature) + " = 0;\n");
     }
   }
+  w.Print("};\n\n");
+  w.PrintComment(vars,
+                 "The default connection over `channel`. The decorators in "
+                 "`options` ($Service$Client::DecoratorsOption) are applied "
+                 "here, once.");
   w.Print(vars,
-          "};\n\n"
-          "// The default connection over `channel`. The decorators in\n"
-          "// `options` ($Service$Client::DecoratorsOption) are applied here, "
-          "once.\n"
           "::std::shared_ptr<$Service$Connection> Make$Service$Connection(\n"
           "    ::std::shared_ptr<::grpc::ChannelInterface> channel,\n"
           "    const ::stubkit::Options& options = {});\n"

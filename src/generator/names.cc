@@ -4,6 +4,7 @@
 
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -133,6 +134,20 @@ std::string FormatComment(const std::string& text, const std::string& indent) {
     }
   }
   return out;
+}
+
+std::vector<std::string> WrapWords(const std::string& text, size_t width) {
+  std::vector<std::string> lines;
+  std::string line;
+  for (absl::string_view word : absl::StrSplit(text, ' ', absl::SkipEmpty())) {
+    if (!line.empty() && line.size() + 1 + word.size() > width) {
+      lines.push_back(std::move(line));
+      line.clear();
+    }
+    absl::StrAppend(&line, line.empty() ? "" : " ", word);
+  }
+  if (!line.empty()) lines.push_back(std::move(line));
+  return lines;
 }
 
 }  // namespace generator

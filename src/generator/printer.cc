@@ -2,11 +2,14 @@
 
 #include "src/generator/printer.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "src/generator/names.h"
 
 namespace stubkit {
 namespace generator {
@@ -62,15 +65,41 @@ void Printer::PrintRaw(absl::string_view text) {
   }
 }
 
-void Printer::Indent() { printer_->Indent(); }
+void Printer::PrintComment(const Vars& vars, absl::string_view text) {
+  if (!error_.empty()) return;
+  const std::string expanded = Expand(vars, text, &error_);
+  if (!error_.empty()) return;
+  constexpr int kColumnLimit = 80;
+  const int width = std::max(kColumnLimit - indent_ - 3, 1);
+  for (const std::string& line :
+       WrapWords(absl::StrReplaceAll(expanded, {{"\n", " "}}), width)) {
+    PrintRaw(absl::StrCat("// ", line, "\n"));
+  }
+}
 
-void Printer::Outdent() { printer_->Outdent(); }
+void Printer::Indent() {
+  printer_->Indent();
+  indent_ += 2;
+}
+
+void Printer::Outdent() {
+  printer_->Outdent();
+  indent_ -= 2;
+}
 
 std::string Printer::Finish() {
   // io::Printer hands unused buffer space back when it is destroyed.
   printer_.reset();
   stream_.reset();
   return std::move(out_);
+}
+
+std::string Expand(const Printer::Vars& vars, absl::string_view text,
+                   std::string* error) {
+  Printer printer;
+  printer.Print(vars, text);
+  if (!printer.error().empty()) *error = printer.error();
+  return printer.Finish();
 }
 
 }  // namespace generator

@@ -39,6 +39,11 @@ class Printer {
   // `text` as it is, '$' included: for text from the proto, like comments.
   void PrintRaw(absl::string_view text);
 
+  // `text` (a template) as a // comment, its words refilled to end by
+  // column 80 at the current indentation: clang-format would refill any
+  // longer line, and how long one is depends on the names in it.
+  void PrintComment(const Vars& vars, absl::string_view text);
+
   // Every line printed from now on starts with two more (fewer) spaces.
   void Indent();
   void Outdent();
@@ -54,7 +59,12 @@ class Printer {
   std::unique_ptr<google::protobuf::io::StringOutputStream> stream_;
   std::unique_ptr<google::protobuf::io::Printer> printer_;
   std::string error_;
+  int indent_ = 0;
 };
+
+// `text` printed with `vars`: the template's text alone, e.g. to measure it.
+std::string Expand(const Printer::Vars& vars, absl::string_view text,
+                   std::string* error);
 
 // The first error `text` would cause with `vars`: a variable not in `vars`
 // or an unpaired '$'; "" when there is none.

@@ -52,11 +52,10 @@ void PrintCheckMetadata(Printer& w, const Printer::Vars& vars) {
 void PrintStubHeader(Printer& w, const FileModel& file,
                      const ServiceModel& service) {
   const Printer::Vars vars = ServiceVars(file, service);
-  w.Print(vars,
-          "// The static description of each $service_full_name$ method, "
-          "handed to the\n"
-          "// stubkit runtime.\n"
-          "struct $Service$Methods {\n");
+  w.PrintComment(vars,
+                 "The static description of each $service_full_name$ "
+                 "method, handed to the stubkit runtime.");
+  w.Print(vars, "struct $Service$Methods {\n");
   for (const MethodModel& method : service.methods) {
     w.Print(MethodVars(file, service, method),
             "  static constexpr ::stubkit::MethodInfo k$Method${\n"
@@ -66,10 +65,11 @@ void PrintStubHeader(Printer& w, const FileModel& file,
   w.Print("};\n\n");
 
   // The per-attempt interface.
+  w.PrintComment(vars,
+                 "One attempt of each $service_full_name$ RPC. Implemented "
+                 "by $Service$GrpcStub (the wire) and by decorators; derive "
+                 "from $Service$StubDecorator to add a layer.");
   w.Print(vars,
-          "// One attempt of each $service_full_name$ RPC. Implemented by\n"
-          "// $Service$GrpcStub (the wire) and by decorators; derive from\n"
-          "// $Service$StubDecorator to add a layer.\n"
           "class $Service$Stub {\n"
           " public:\n"
           "  virtual ~$Service$Stub() = default;\n");

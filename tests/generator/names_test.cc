@@ -90,6 +90,18 @@ TEST(FormatCommentTest, DropsTrailingBackslashesThatWouldSpliceLines) {
   EXPECT_EQ(FormatComment(" \\ \\\n", ""), "//\n");
 }
 
+TEST(WrapWordsTest, FillsLinesGreedily) {
+  EXPECT_THAT(WrapWords("aa bb cc dd", 5), ElementsAre("aa bb", "cc dd"));
+  EXPECT_THAT(WrapWords("aa bb cc dd", 4), ElementsAre("aa", "bb", "cc", "dd"));
+  EXPECT_THAT(WrapWords("  aa   bb ", 80), ElementsAre("aa bb"));
+  EXPECT_TRUE(WrapWords("", 80).empty());
+}
+
+TEST(WrapWordsTest, ALongerWordGetsALineOfItsOwn) {
+  EXPECT_THAT(WrapWords("a path/that/is/too/long b", 8),
+              ElementsAre("a", "path/that/is/too/long", "b"));
+}
+
 }  // namespace
 }  // namespace generator
 }  // namespace stubkit

@@ -81,6 +81,34 @@ TEST(PrinterTest, PrintRawKeepsDollarsAndIndentsEveryLine) {
             "  no newline");
 }
 
+TEST(PrinterTest, PrintCommentRefillsToColumn80AtTheIndentation) {
+  const std::string words =
+      "$name$ one two three four five six seven eight nine ten eleven "
+      "twelve thirteen fourteen";
+  Printer w;
+  w.PrintComment({{"name", "Zero"}}, words);
+  w.Indent();
+  w.Indent();
+  w.PrintComment({{"name", "Zero"}}, words);
+  w.Outdent();
+  w.Outdent();
+  EXPECT_THAT(w.error(), IsEmpty());
+  EXPECT_EQ(w.Finish(),
+            "// Zero one two three four five six seven eight nine ten eleven "
+            "twelve thirteen\n"  // 79 columns
+            "// fourteen\n"
+            "    // Zero one two three four five six seven eight nine ten "
+            "eleven twelve\n"
+            "    // thirteen fourteen\n");
+}
+
+TEST(PrinterTest, PrintCommentFailsOnAnUnknownVariable) {
+  Printer w;
+  w.PrintComment({}, "about $name$");
+  EXPECT_THAT(w.error(), HasSubstr("$name$ is not defined"));
+  EXPECT_EQ(w.Finish(), "");
+}
+
 TEST(SignaturesTest, EveryKindHasASyncSignatureAtEveryLayer) {
   for (Kind kind : {Kind::kUnary, Kind::kServerStreaming,
                     Kind::kClientStreaming, Kind::kBidi}) {

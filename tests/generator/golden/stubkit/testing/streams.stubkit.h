@@ -4,28 +4,28 @@
 #ifndef STUBKIT_GENERATED_STUBKIT_TESTING_STREAMS_STUBKIT_H_
 #define STUBKIT_GENERATED_STUBKIT_TESTING_STREAMS_STUBKIT_H_
 
+#include <grpcpp/client_context.h>
+#include <grpcpp/support/sync_stream.h>
+
 #include <future>
 #include <memory>
 #include <utility>
 
-#include <grpcpp/client_context.h>
-#include <grpcpp/support/sync_stream.h>
-
 #include "absl/status/statusor.h"
-#include "stubkit/testing/streams.grpc.pb.h"
-#include "stubkit/testing/streams.pb.h"
 #include "stubkit/async_retry_loop.h"
 #include "stubkit/async_streaming.h"
 #include "stubkit/client_support.h"
 #include "stubkit/method.h"
 #include "stubkit/options.h"
 #include "stubkit/streaming.h"
+#include "stubkit/testing/streams.grpc.pb.h"
+#include "stubkit/testing/streams.pb.h"
 
 namespace stubkit {
 namespace testing {
 
-// The static description of each stubkit.testing.StreamService method, handed to the
-// stubkit runtime.
+// The static description of each stubkit.testing.StreamService method, handed
+// to the stubkit runtime.
 struct StreamServiceMethods {
   static constexpr ::stubkit::MethodInfo kRange{
       "stubkit.testing.StreamService.Range", ::stubkit::RpcKind::kServerStreaming,
@@ -163,8 +163,9 @@ class StreamServiceGrpcStub : public StreamServiceStub {
   ::std::unique_ptr<::stubkit::testing::StreamService::StubInterface> grpc_stub_;
 };
 
-// Runs each stubkit.testing.StreamService call under the stubkit retry rules. Mock it
-// (stubkit_mocks::MockStreamServiceConnection) to test code that uses StreamServiceClient.
+// Runs each stubkit.testing.StreamService call under the stubkit retry rules.
+// Mock it (stubkit_mocks::MockStreamServiceConnection) to test code that uses
+// StreamServiceClient.
 class StreamServiceConnection {
  public:
   virtual ~StreamServiceConnection() = default;
@@ -193,8 +194,8 @@ class StreamServiceConnection {
       ::stubkit::AsyncCallback<::stubkit::testing::Item> done) = 0;
 };
 
-// The default connection over `channel`. The decorators in
-// `options` (StreamServiceClient::DecoratorsOption) are applied here, once.
+// The default connection over `channel`. The decorators in `options`
+// (StreamServiceClient::DecoratorsOption) are applied here, once.
 ::std::shared_ptr<StreamServiceConnection> MakeStreamServiceConnection(
     ::std::shared_ptr<::grpc::ChannelInterface> channel,
     const ::stubkit::Options& options = {});
@@ -203,15 +204,15 @@ class StreamServiceConnection {
     ::std::shared_ptr<StreamServiceStub> stub,
     const ::stubkit::Options& options = {});
 
-// A stubkit.testing.StreamService client: cheap to copy, safe to share between threads.
-// Every call takes per-call options that override the client's.
+// A stubkit.testing.StreamService client: cheap to copy, safe to share between
+// threads. Every call takes per-call options that override the client's.
 class StreamServiceClient {
  public:
   // User decorators of StreamServiceStub, applied when the connection is made:
   // by MakeStreamServiceConnection, or by the constructor that takes a channel.
   using DecoratorsOption = ::stubkit::DecoratorsOptionFor<StreamServiceStub>;
-  // Resumes a broken Range stream: rewrite the request from the last
-  // response received; return false to report the break instead.
+  // Resumes a broken Range stream: rewrite the request from the last response
+  // received; return false to report the break instead.
   struct RangeResumeOption {
     using Type = ::stubkit::ResumeHook<::stubkit::testing::RangeRequest, ::stubkit::testing::Item>;
     static Type Default() { return nullptr; }
@@ -221,8 +222,8 @@ class StreamServiceClient {
       ::std::shared_ptr<::grpc::ChannelInterface> channel,
       ::stubkit::Options options = {});
   // Over a connection made by MakeStreamServiceConnection, or a mock. It cannot
-  // apply decorators: when `options` hold a non-empty DecoratorsOption,
-  // every call fails with INVALID_ARGUMENT before anything is sent.
+  // apply decorators: when `options` hold a non-empty DecoratorsOption, every
+  // call fails with INVALID_ARGUMENT before anything is sent.
   explicit StreamServiceClient(
       ::std::shared_ptr<StreamServiceConnection> connection,
       ::stubkit::Options options = {});
@@ -231,8 +232,8 @@ class StreamServiceClient {
   ::stubkit::StreamReader<::stubkit::testing::Item> Range(
       const ::stubkit::testing::RangeRequest& request,
       const ::stubkit::Options& call = {});
-  // Range without blocking: each message goes to `on_message`, then
-  // the final status to `on_done`.
+  // Range without blocking: each message goes to `on_message`, then the final
+  // status to `on_done`.
   void AsyncRange(
       const ::stubkit::testing::RangeRequest& request,
       ::stubkit::MessageCallback<::stubkit::testing::Item> on_message,

@@ -4,22 +4,22 @@
 #ifndef STUBKIT_GENERATED_STUBKIT_TESTING_GEN_GOOGLEAPI_STUBKIT_H_
 #define STUBKIT_GENERATED_STUBKIT_TESTING_GEN_GOOGLEAPI_STUBKIT_H_
 
+#include <grpcpp/client_context.h>
+#include <grpcpp/support/sync_stream.h>
+
 #include <future>
 #include <memory>
 #include <utility>
 
-#include <grpcpp/client_context.h>
-#include <grpcpp/support/sync_stream.h>
-
 #include "absl/status/statusor.h"
-#include "stubkit/testing/gen/googleapi.grpc.pb.h"
-#include "stubkit/testing/gen/googleapi.pb.h"
 #include "stubkit/async_retry_loop.h"
 #include "stubkit/async_streaming.h"
 #include "stubkit/client_support.h"
 #include "stubkit/method.h"
 #include "stubkit/options.h"
 #include "stubkit/streaming.h"
+#include "stubkit/testing/gen/googleapi.grpc.pb.h"
+#include "stubkit/testing/gen/googleapi.pb.h"
 
 namespace stubkit {
 namespace testing {
@@ -27,8 +27,8 @@ namespace gen {
 namespace library {
 namespace v1 {
 
-// The static description of each stubkit.testing.gen.library.v1.Library method, handed to the
-// stubkit runtime.
+// The static description of each stubkit.testing.gen.library.v1.Library method,
+// handed to the stubkit runtime.
 struct LibraryMethods {
   static constexpr ::stubkit::MethodInfo kGetBook{
       "stubkit.testing.gen.library.v1.Library.GetBook", ::stubkit::RpcKind::kUnary,
@@ -50,8 +50,8 @@ struct LibraryMethods {
       ::stubkit::Idempotency::kNonIdempotent};
 };
 
-// One attempt of each stubkit.testing.gen.library.v1.Library RPC. Implemented by
-// LibraryGrpcStub (the wire) and by decorators; derive from
+// One attempt of each stubkit.testing.gen.library.v1.Library RPC. Implemented
+// by LibraryGrpcStub (the wire) and by decorators; derive from
 // LibraryStubDecorator to add a layer.
 class LibraryStub {
  public:
@@ -262,8 +262,9 @@ class LibraryGrpcStub : public LibraryStub {
   ::std::unique_ptr<::stubkit::testing::gen::library::v1::Library::StubInterface> grpc_stub_;
 };
 
-// Runs each stubkit.testing.gen.library.v1.Library call under the stubkit retry rules. Mock it
-// (stubkit_mocks::MockLibraryConnection) to test code that uses LibraryClient.
+// Runs each stubkit.testing.gen.library.v1.Library call under the stubkit retry
+// rules. Mock it (stubkit_mocks::MockLibraryConnection) to test code that uses
+// LibraryClient.
 class LibraryConnection {
  public:
   virtual ~LibraryConnection() = default;
@@ -317,8 +318,8 @@ class LibraryConnection {
       ::stubkit::AsyncCallback<::google::longrunning::Operation> done) = 0;
 };
 
-// The default connection over `channel`. The decorators in
-// `options` (LibraryClient::DecoratorsOption) are applied here, once.
+// The default connection over `channel`. The decorators in `options`
+// (LibraryClient::DecoratorsOption) are applied here, once.
 ::std::shared_ptr<LibraryConnection> MakeLibraryConnection(
     ::std::shared_ptr<::grpc::ChannelInterface> channel,
     const ::stubkit::Options& options = {});
@@ -327,20 +328,21 @@ class LibraryConnection {
     ::std::shared_ptr<LibraryStub> stub,
     const ::stubkit::Options& options = {});
 
-// A stubkit.testing.gen.library.v1.Library client: cheap to copy, safe to share between threads.
-// Every call takes per-call options that override the client's.
+// A stubkit.testing.gen.library.v1.Library client: cheap to copy, safe to share
+// between threads. Every call takes per-call options that override the
+// client's.
 class LibraryClient {
  public:
-  // User decorators of LibraryStub, applied when the connection is made:
-  // by MakeLibraryConnection, or by the constructor that takes a channel.
+  // User decorators of LibraryStub, applied when the connection is made: by
+  // MakeLibraryConnection, or by the constructor that takes a channel.
   using DecoratorsOption = ::stubkit::DecoratorsOptionFor<LibraryStub>;
 
   explicit LibraryClient(
       ::std::shared_ptr<::grpc::ChannelInterface> channel,
       ::stubkit::Options options = {});
-  // Over a connection made by MakeLibraryConnection, or a mock. It cannot
-  // apply decorators: when `options` hold a non-empty DecoratorsOption,
-  // every call fails with INVALID_ARGUMENT before anything is sent.
+  // Over a connection made by MakeLibraryConnection, or a mock. It cannot apply
+  // decorators: when `options` hold a non-empty DecoratorsOption, every call
+  // fails with INVALID_ARGUMENT before anything is sent.
   explicit LibraryClient(
       ::std::shared_ptr<LibraryConnection> connection,
       ::stubkit::Options options = {});
