@@ -97,17 +97,22 @@ void PrintClientHeader(Printer& w, const FileModel& file,
                    "from the last response received; return false to report "
                    "the break instead.");
     w.Outdent();
-    w.Print(MethodVars(file, service, method),
-            "  struct $Method$ResumeOption {\n"
-            "    using Type = ::stubkit::ResumeHook<$Request$, $Response$>;\n"
+    const Printer::Vars mv = MethodVars(file, service, method);
+    w.Print(mv, "  struct $Method$ResumeOption {\n");
+    w.Indent();
+    PrintTypeMember(w, mv,
+                    "using Type = ::stubkit::ResumeHook<$Request$, $Response$>",
+                    ";");
+    w.Outdent();
+    w.Print(mv,
             "    static Type Default() { return nullptr; }\n"
             "  };\n");
   }
-  w.Print(vars,
-          "\n"
-          "  explicit $Service$Client(\n"
-          "      ::std::shared_ptr<::grpc::ChannelInterface> channel,\n"
-          "      ::stubkit::Options options = {});\n");
+  w.Print("\n");
+  PrintConstructor(w, vars, "$Service$Client",
+                   {"::std::shared_ptr<::grpc::ChannelInterface> channel",
+                    "::stubkit::Options options = {}"},
+                   ";");
   w.Indent();
   w.PrintComment(vars,
                  "Over a connection made by Make$Service$Connection, or a "
@@ -115,10 +120,10 @@ void PrintClientHeader(Printer& w, const FileModel& file,
                  "non-empty DecoratorsOption, every call fails with "
                  "INVALID_ARGUMENT before anything is sent.");
   w.Outdent();
-  w.Print(vars,
-          "  explicit $Service$Client(\n"
-          "      ::std::shared_ptr<$Service$Connection> connection,\n"
-          "      ::stubkit::Options options = {});\n");
+  PrintConstructor(w, vars, "$Service$Client",
+                   {"::std::shared_ptr<$Service$Connection> connection",
+                    "::stubkit::Options options = {}"},
+                   ";");
   for (const MethodModel& method : service.methods) {
     const Printer::Vars mv = MethodVars(file, service, method);
     w.Print("\n");
@@ -135,7 +140,7 @@ void PrintClientHeader(Printer& w, const FileModel& file,
         first_async = false;
       }
       PrintDeprecated(w, mv, method);
-      PrintMember(w, mv, Declaration(*signature) + ";\n");
+      PrintDeclaration(w, mv, *signature, "", ";");
     }
   }
   w.Print(vars,
@@ -180,8 +185,9 @@ void PrintClientSource(Printer& w, const FileModel& file,
     const Printer::Vars mv = MethodVars(file, service, method);
     for (const Signature* signature :
          SignaturesFor(Layer::kClient, method.kind)) {
-      w.Print(mv, absl::StrCat("\n", Definition(*signature, "$Service$Client"),
-                               " {\n", ClientBody(*signature), "}\n"));
+      w.Print("\n");
+      PrintDefinition(w, mv, *signature, "$Service$Client", " {");
+      w.Print(mv, absl::StrCat(ClientBody(*signature), "}\n"));
     }
   }
   w.Print("\n");

@@ -18,17 +18,17 @@ namespace {
 void PrintOverrideHead(Printer& w, const Printer::Vars& vars,
                        const Signature& signature,
                        const Unnamed& unnamed = {}) {
-  PrintMember(w, vars, Declaration(signature, unnamed) + " override {\n");
+  PrintDeclaration(w, vars, signature, "", " override {", unnamed);
 }
 
 void PrintConnectionImpl(Printer& w, const FileModel& file,
                          const ServiceModel& service) {
   w.Print(ServiceVars(file, service),
           "class $Service$ConnectionImpl : public $Service$Connection {\n"
-          " public:\n"
-          "  explicit $Service$ConnectionImpl(::std::shared_ptr<$Service$Stub> "
-          "stub)\n"
-          "      : stub_(::std::move(stub)) {}\n");
+          " public:\n");
+  PrintConstructor(w, ServiceVars(file, service), "$Service$ConnectionImpl",
+                   {"::std::shared_ptr<$Service$Stub> stub"}, "");
+  w.Print("      : stub_(::std::move(stub)) {}\n");
   for (const MethodModel& method : service.methods) {
     const Printer::Vars mv = MethodVars(file, service, method);
     w.Print("\n");
@@ -144,9 +144,10 @@ void PrintRefusingConnection(Printer& w, const FileModel& file,
                  "Make$Service$Connection can apply.");
   w.Print(ServiceVars(file, service),
           "class $Service$RefusingConnection : public $Service$Connection {\n"
-          " public:\n"
-          "  explicit $Service$RefusingConnection(::absl::Status refusal)\n"
-          "      : refusal_(::std::move(refusal)) {}\n");
+          " public:\n");
+  PrintConstructor(w, ServiceVars(file, service), "$Service$RefusingConnection",
+                   {"::absl::Status refusal"}, "");
+  w.Print("      : refusal_(::std::move(refusal)) {}\n");
   const Unnamed unused = {"options", "request", "on_message"};
   for (const MethodModel& method : service.methods) {
     const Printer::Vars mv = MethodVars(file, service, method);
@@ -222,7 +223,7 @@ void PrintConnectionHeader(Printer& w, const FileModel& file,
     w.Print("\n");
     for (const Signature* signature :
          SignaturesFor(Layer::kConnection, method.kind)) {
-      PrintMember(w, mv, "virtual " + Declaration(*signature) + " = 0;\n");
+      PrintDeclaration(w, mv, *signature, "virtual ", " = 0;");
     }
   }
   w.Print("};\n\n");

@@ -67,7 +67,7 @@ void Printer::PrintRaw(absl::string_view text) {
 
 void Printer::PrintComment(const Vars& vars, absl::string_view text) {
   if (!error_.empty()) return;
-  const std::string expanded = Expand(vars, text, &error_);
+  const std::string expanded = Expand(vars, text);
   if (!error_.empty()) return;
   constexpr int kColumnLimit = 80;
   const int width = std::max(kColumnLimit - indent_ - 3, 1);
@@ -75,6 +75,11 @@ void Printer::PrintComment(const Vars& vars, absl::string_view text) {
        WrapWords(absl::StrReplaceAll(expanded, {{"\n", " "}}), width)) {
     PrintRaw(absl::StrCat("// ", line, "\n"));
   }
+}
+
+std::string Printer::Expand(const Vars& vars, absl::string_view text) {
+  if (!error_.empty()) return "";
+  return generator::Expand(vars, text, &error_);
 }
 
 void Printer::Indent() {

@@ -48,6 +48,12 @@ class Printer {
   void Indent();
   void Outdent();
 
+  // The current indentation, in columns.
+  int indent() const { return indent_; }
+
+  // `text` with `vars` substituted, not printed; errors as Print's.
+  std::string Expand(const Vars& vars, absl::string_view text);
+
   // The first template error, or "" when there was none.
   const std::string& error() const { return error_; }
 

@@ -5,8 +5,10 @@
 #include "src/generator/printers.h"
 
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "src/generator/layout.h"
 #include "src/generator/names.h"
 
 namespace stubkit {
@@ -56,6 +58,53 @@ void PrintMember(Printer& w, const Printer::Vars& vars,
                  const std::string& text) {
   w.Indent();
   w.Print(vars, text);
+  w.Outdent();
+}
+
+void PrintConstructor(Printer& w, const Printer::Vars& vars,
+                      const std::string& name,
+                      const std::vector<std::string>& params,
+                      const std::string& suffix) {
+  FunctionHead head;
+  head.prefix = "explicit ";
+  head.name = w.Expand(vars, name);
+  for (const std::string& param : params) {
+    head.params.push_back(w.Expand(vars, param));
+  }
+  head.suffix = suffix;
+  w.Indent();
+  w.PrintRaw(LayoutFunctionHead(head, w.indent()) + "\n");
+  w.Outdent();
+}
+
+void PrintListMember(Printer& w, const Printer::Vars& vars,
+                     const std::string& head,
+                     const std::vector<std::string>& items,
+                     const std::string& tail) {
+  std::vector<std::string> expanded;
+  for (const std::string& item : items) {
+    expanded.push_back(w.Expand(vars, item));
+  }
+  w.Indent();
+  w.PrintRaw(LayoutList(w.Expand(vars, head), expanded, w.Expand(vars, tail),
+                        w.indent()) +
+             "\n");
+  w.Outdent();
+}
+
+void PrintVariableMember(Printer& w, const Printer::Vars& vars,
+                         const std::string& type, const std::string& name) {
+  w.Indent();
+  w.PrintRaw(
+      LayoutVariable(w.Expand(vars, type), w.Expand(vars, name), w.indent()) +
+      "\n");
+  w.Outdent();
+}
+
+void PrintTypeMember(Printer& w, const Printer::Vars& vars,
+                     const std::string& type, const std::string& suffix) {
+  w.Indent();
+  w.PrintRaw(LayoutType(w.Expand(vars, type), suffix, w.indent()) + "\n");
   w.Outdent();
 }
 

@@ -15,6 +15,7 @@
 #define STUBKIT_SRC_GENERATOR_PRINTERS_H_
 
 #include <string>
+#include <vector>
 
 #include "src/generator/model.h"
 #include "src/generator/printer.h"
@@ -33,6 +34,26 @@ Printer::Vars MethodVars(const FileModel& file, const ServiceModel& service,
 // Prints `text` one indentation level deeper: a member of a class.
 void PrintMember(Printer& w, const Printer::Vars& vars,
                  const std::string& text);
+
+// A member whose layout depends on the names in it, laid out as
+// clang-format would (layout.h), one level deeper than the printer's
+// indentation. Each piece is a template.
+//   explicit `name`(`params`)`suffix`
+void PrintConstructor(Printer& w, const Printer::Vars& vars,
+                      const std::string& name,
+                      const std::vector<std::string>& params,
+                      const std::string& suffix);
+//   `head``items, ...``tail`, e.g. a braced initializer
+void PrintListMember(Printer& w, const Printer::Vars& vars,
+                     const std::string& head,
+                     const std::vector<std::string>& items,
+                     const std::string& tail);
+//   `type` `name`
+void PrintVariableMember(Printer& w, const Printer::Vars& vars,
+                         const std::string& type, const std::string& name);
+//   `type``suffix`, broken in its template arguments
+void PrintTypeMember(Printer& w, const Printer::Vars& vars,
+                     const std::string& type, const std::string& suffix);
 
 // "[[deprecated(...)]]\n" before a member of a deprecated method.
 void PrintDeprecated(Printer& w, const Printer::Vars& vars,

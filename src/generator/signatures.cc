@@ -3,10 +3,12 @@
 #include "src/generator/signatures.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "src/generator/layout.h"
 
 namespace stubkit {
 namespace generator {
@@ -21,15 +23,6 @@ const Param kOnMessage{"::stubkit::MessageCallback<$Response$>", "on_message",
                        ""};
 const Param kOnDone{"::stubkit::DoneCallback", "on_done", ""};
 
-constexpr Layout kOnePerLine{};
-constexpr Layout kSplitReturn{ParamLayout::kFirstInlineOnePerLine, false, true};
-constexpr Layout kJoined{ParamLayout::kBreakJoined, false, false};
-constexpr Layout kFirstInline{ParamLayout::kFirstInlineOnePerLine, false,
-                              false};
-constexpr Layout kReturnApartFirstInline{ParamLayout::kFirstInlineOnePerLine,
-                                         true, false};
-constexpr Layout kReturnApartInline{ParamLayout::kInlineJoined, true, false};
-
 const std::vector<Signature>& Table() {
   static const auto* const kTable = new std::vector<Signature>{
       // The stub: one attempt.
@@ -38,25 +31,19 @@ const std::vector<Signature>& Table() {
        Variant::kSync,
        "::absl::StatusOr<$Response$>",
        "$Method$",
-       {kContext, kOptionsView, kRequest},
-       kOnePerLine,
-       kOnePerLine},
+       {kContext, kOptionsView, kRequest}},
       {Layer::kStub,
        Kind::kUnary,
        Variant::kAsync,
        "void",
        "Async$Method$",
-       {kContext, kOptionsView, kRequest, kDone},
-       kOnePerLine,
-       kOnePerLine},
+       {kContext, kOptionsView, kRequest, kDone}},
       {Layer::kStub,
        Kind::kServerStreaming,
        Variant::kSync,
        "::std::unique_ptr<::grpc::ClientReaderInterface<$Response$>>",
        "$Method$",
-       {kContext, kOptionsView, kRequest},
-       kOnePerLine,
-       kOnePerLine},
+       {kContext, kOptionsView, kRequest}},
       {Layer::kStub,
        Kind::kServerStreaming,
        Variant::kAsync,
@@ -65,26 +52,20 @@ const std::vector<Signature>& Table() {
        {kContext,
         kOptionsView,
         kRequest,
-        {"::grpc::ClientReadReactor<$Response$>*", "reactor", ""}},
-       kOnePerLine,
-       kOnePerLine},
+        {"::grpc::ClientReadReactor<$Response$>*", "reactor", ""}}},
       {Layer::kStub,
        Kind::kClientStreaming,
        Variant::kSync,
        "::std::unique_ptr<::grpc::ClientWriterInterface<$Request$>>",
        "$Method$",
-       {kContext, kOptionsView, {"$Response$*", "response", ""}},
-       kOnePerLine,
-       kOnePerLine},
+       {kContext, kOptionsView, {"$Response$*", "response", ""}}},
       {Layer::kStub,
        Kind::kBidi,
        Variant::kSync,
        "::std::unique_ptr<::grpc::ClientReaderWriterInterface<$Request$, "
        "$Response$>>",
        "$Method$",
-       {kContext, kOptionsView},
-       kSplitReturn,
-       kSplitReturn},
+       {kContext, kOptionsView}},
 
       // The connection: one call, retried.
       {Layer::kConnection,
@@ -92,49 +73,37 @@ const std::vector<Signature>& Table() {
        Variant::kSync,
        "::absl::StatusOr<$Response$>",
        "$Method$",
-       {kOptionsView, kRequest},
-       kOnePerLine,
-       kOnePerLine},
+       {kOptionsView, kRequest}},
       {Layer::kConnection,
        Kind::kUnary,
        Variant::kAsync,
        "void",
        "Async$Method$",
-       {kOptionsView, kRequest, kDone},
-       kOnePerLine,
-       kOnePerLine},
+       {kOptionsView, kRequest, kDone}},
       {Layer::kConnection,
        Kind::kServerStreaming,
        Variant::kSync,
        "::stubkit::StreamReader<$Response$>",
        "$Method$",
-       {kOptionsView, kRequest},
-       kOnePerLine,
-       kOnePerLine},
+       {kOptionsView, kRequest}},
       {Layer::kConnection,
        Kind::kServerStreaming,
        Variant::kAsync,
        "void",
        "Async$Method$",
-       {kOptionsView, kRequest, kOnMessage, kOnDone},
-       kOnePerLine,
-       kOnePerLine},
+       {kOptionsView, kRequest, kOnMessage, kOnDone}},
       {Layer::kConnection,
        Kind::kClientStreaming,
        Variant::kSync,
        "::stubkit::StreamWriter<$Request$, $Response$>",
        "$Method$",
-       {kOptionsView},
-       kOnePerLine,
-       kOnePerLine},
+       {kOptionsView}},
       {Layer::kConnection,
        Kind::kBidi,
        Variant::kSync,
        "::stubkit::StreamReaderWriter<$Request$, $Response$>",
        "$Method$",
-       {kOptionsView},
-       kOnePerLine,
-       kOnePerLine},
+       {kOptionsView}},
 
       // The client: what users call, with per-call options.
       {Layer::kClient,
@@ -142,64 +111,51 @@ const std::vector<Signature>& Table() {
        Variant::kSync,
        "::absl::StatusOr<$Response$>",
        "$Method$",
-       {kRequest, kCall},
-       kOnePerLine,
-       kJoined},
+       {kRequest, kCall}},
       {Layer::kClient,
        Kind::kUnary,
        Variant::kFuture,
        "::std::future<::absl::StatusOr<$Response$>>",
        "Async$Method$",
-       {kRequest, kCall},
-       kOnePerLine,
-       kReturnApartFirstInline},
+       {kRequest, kCall}},
       {Layer::kClient,
        Kind::kUnary,
        Variant::kAsync,
        "void",
        "Async$Method$",
-       {kRequest, kDone, kCall},
-       kOnePerLine,
-       kFirstInline},
+       {kRequest, kDone, kCall}},
       {Layer::kClient,
        Kind::kServerStreaming,
        Variant::kSync,
        "::stubkit::StreamReader<$Response$>",
        "$Method$",
-       {kRequest, kCall},
-       kOnePerLine,
-       kJoined},
+       {kRequest, kCall}},
       {Layer::kClient,
        Kind::kServerStreaming,
        Variant::kAsync,
        "void",
        "Async$Method$",
-       {kRequest, kOnMessage, kOnDone, kCall},
-       kOnePerLine,
-       kFirstInline},
+       {kRequest, kOnMessage, kOnDone, kCall}},
       {Layer::kClient,
        Kind::kClientStreaming,
        Variant::kSync,
        "::stubkit::StreamWriter<$Request$, $Response$>",
        "$Method$",
-       {kCall},
-       kOnePerLine,
-       kReturnApartInline},
+       {kCall}},
       {Layer::kClient,
        Kind::kBidi,
        Variant::kSync,
        "::stubkit::StreamReaderWriter<$Request$, $Response$>",
        "$Method$",
-       {kCall},
-       kOnePerLine,
-       kReturnApartInline},
+       {kCall}},
   };
   return *kTable;
 }
 
-std::string Format(const Signature& signature, const Layout& layout,
-                   const std::string& name, bool defaults,
-                   const Unnamed& unnamed) {
+// The parameters as "type name", "/*name*/" for the unnamed, with the
+// default values if `defaults`.
+std::vector<std::string> Params(const Signature& signature, bool defaults,
+                                const Unnamed& unnamed) {
   std::vector<std::string> params;
   for (const Param& param : signature.params) {
     std::string text = absl::StrCat(param.type, " ",
@@ -211,30 +167,23 @@ std::string Format(const Signature& signature, const Layout& layout,
     }
     params.push_back(std::move(text));
   }
-  std::string out;
-  const std::string& ret = signature.return_type;
-  if (layout.split_return) {
-    const size_t open = ret.find('<') + 1;
-    out = absl::StrCat(ret.substr(0, open), "\n    ", ret.substr(open), "\n",
-                       name);
-  } else {
-    out = absl::StrCat(ret, layout.return_on_own_line ? "\n" : " ", name);
+  return params;
+}
+
+// The head with the variables substituted (layout needs the real lengths).
+FunctionHead Head(Printer& w, const Printer::Vars& vars,
+                  const Signature& signature, const std::string& prefix,
+                  const std::string& name, bool defaults,
+                  const std::string& suffix, const Unnamed& unnamed) {
+  FunctionHead head;
+  head.prefix = prefix;
+  head.return_type = w.Expand(vars, signature.return_type);
+  head.name = w.Expand(vars, name);
+  for (const std::string& param : Params(signature, defaults, unnamed)) {
+    head.params.push_back(w.Expand(vars, param));
   }
-  switch (layout.params) {
-    case ParamLayout::kBreakOnePerLine:
-      absl::StrAppend(&out, "(\n    ", absl::StrJoin(params, ",\n    "), ")");
-      break;
-    case ParamLayout::kBreakJoined:
-      absl::StrAppend(&out, "(\n    ", absl::StrJoin(params, ", "), ")");
-      break;
-    case ParamLayout::kFirstInlineOnePerLine:
-      absl::StrAppend(&out, "(", absl::StrJoin(params, ",\n    "), ")");
-      break;
-    case ParamLayout::kInlineJoined:
-      absl::StrAppend(&out, "(", absl::StrJoin(params, ", "), ")");
-      break;
-  }
-  return out;
+  head.suffix = suffix;
+  return head;
 }
 
 }  // namespace
@@ -260,15 +209,39 @@ const Signature* FindSignature(Layer layer, Kind kind, Variant variant) {
 }
 
 std::string Declaration(const Signature& signature, const Unnamed& unnamed) {
-  return Format(signature, signature.declaration, signature.name,
-                /*defaults=*/true, unnamed);
+  return absl::StrCat(signature.return_type, " ", signature.name, "(",
+                      absl::StrJoin(Params(signature, true, unnamed), ", "),
+                      ")");
 }
 
 std::string Definition(const Signature& signature, const std::string& cls,
                        const Unnamed& unnamed) {
-  return Format(signature, signature.definition,
-                absl::StrCat(cls, "::", signature.name), /*defaults=*/false,
-                unnamed);
+  return absl::StrCat(
+      signature.return_type, " ", cls, "::", signature.name, "(",
+      absl::StrJoin(Params(signature, false, unnamed), ", "), ")");
+}
+
+void PrintDeclaration(Printer& w, const Printer::Vars& vars,
+                      const Signature& signature, const std::string& prefix,
+                      const std::string& suffix, const Unnamed& unnamed) {
+  w.Indent();
+  w.PrintRaw(absl::StrCat(
+      LayoutFunctionHead(Head(w, vars, signature, prefix, signature.name,
+                              /*defaults=*/true, suffix, unnamed),
+                         w.indent()),
+      "\n"));
+  w.Outdent();
+}
+
+void PrintDefinition(Printer& w, const Printer::Vars& vars,
+                     const Signature& signature, const std::string& cls,
+                     const std::string& suffix, const Unnamed& unnamed) {
+  w.PrintRaw(absl::StrCat(
+      LayoutFunctionHead(
+          Head(w, vars, signature, "", absl::StrCat(cls, "::", signature.name),
+               /*defaults=*/false, suffix, unnamed),
+          w.indent()),
+      "\n"));
 }
 
 std::string MockMethod(const Signature& signature) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "src/generator/model.h"
+#include "src/generator/printer.h"
 
 namespace stubkit {
 namespace generator {
@@ -29,22 +30,6 @@ struct Param {
   std::string default_value;  // client declarations only; "" for none
 };
 
-// How a signature is broken into lines (kept to reproduce the layout the
-// generator has always printed).
-enum class ParamLayout {
-  kBreakOnePerLine,        // "R F(\n    a,\n    b)"
-  kBreakJoined,            // "R F(\n    a, b)"
-  kFirstInlineOnePerLine,  // "R F(a,\n    b)"
-  kInlineJoined,           // "R F(a, b)"
-};
-struct Layout {
-  ParamLayout params = ParamLayout::kBreakOnePerLine;
-  bool return_on_own_line = false;
-  // Break the return type after its first '<' and put the name on its own
-  // line.
-  bool split_return = false;
-};
-
 struct Signature {
   Layer layer;
   Kind kind;
@@ -52,8 +37,6 @@ struct Signature {
   std::string return_type;  // may use $Request$ and $Response$
   std::string name;         // "$Method$" or "Async$Method$"
   std::vector<Param> params;
-  Layout declaration;  // in the class
-  Layout definition;   // out of the class
 };
 
 // The signatures of `layer` for `kind`, in the order they are printed:
@@ -66,15 +49,28 @@ const Signature* FindSignature(Layer layer, Kind kind, Variant variant);
 // Parameter names to print as /*name*/ (unused in the body).
 using Unnamed = std::set<std::string>;
 
-// The declaration inside its class, with default arguments, as a template
-// for the printer: continuation lines are indented by 4 relative to the
-// printer's indentation.
+// The declaration inside its class, with default arguments, on one line,
+// as a template (with $Request$, $Response$, $Method$).
 std::string Declaration(const Signature& signature,
                         const Unnamed& unnamed = {});
 
-// The out-of-class definition head, `cls`::name, without defaults.
+// The out-of-class definition head, `cls`::name, without defaults, on one
+// line, as a template.
 std::string Definition(const Signature& signature, const std::string& cls,
                        const Unnamed& unnamed = {});
+
+// Prints `prefix`, the declaration and `suffix` (" = 0;", " override {")
+// as a member of the class being printed, laid out as clang-format would
+// (layout.h).
+void PrintDeclaration(Printer& w, const Printer::Vars& vars,
+                      const Signature& signature, const std::string& prefix,
+                      const std::string& suffix, const Unnamed& unnamed = {});
+
+// Prints the definition head of `signature` in class `cls` (a template),
+// then `suffix` (" {"), laid out as clang-format would.
+void PrintDefinition(Printer& w, const Printer::Vars& vars,
+                     const Signature& signature, const std::string& cls,
+                     const std::string& suffix, const Unnamed& unnamed = {});
 
 // "MOCK_METHOD((R), F,\n            (params),\n            (override));\n".
 std::string MockMethod(const Signature& signature);

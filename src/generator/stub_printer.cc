@@ -31,7 +31,7 @@ void PrintStubOverrides(Printer& w, const FileModel& file,
     w.Print("\n");
     for (const Signature* signature :
          SignaturesFor(Layer::kStub, method.kind)) {
-      PrintMember(w, vars, Declaration(*signature) + " override;\n");
+      PrintDeclaration(w, vars, *signature, "", " override;");
     }
   }
 }
@@ -57,10 +57,10 @@ void PrintStubHeader(Printer& w, const FileModel& file,
                  "method, handed to the stubkit runtime.");
   w.Print(vars, "struct $Service$Methods {\n");
   for (const MethodModel& method : service.methods) {
-    w.Print(MethodVars(file, service, method),
-            "  static constexpr ::stubkit::MethodInfo k$Method${\n"
-            "      \"$method_full_name$\", $kind$,\n"
-            "      $idempotency$};\n");
+    PrintListMember(w, MethodVars(file, service, method),
+                    "static constexpr ::stubkit::MethodInfo k$Method${",
+                    {"\"$method_full_name$\"", "$kind$", "$idempotency$"},
+                    "};");
   }
   w.Print("};\n\n");
 
@@ -78,7 +78,7 @@ void PrintStubHeader(Printer& w, const FileModel& file,
     w.Print("\n");
     for (const Signature* signature :
          SignaturesFor(Layer::kStub, method.kind)) {
-      PrintMember(w, mv, "virtual " + Declaration(*signature) + " = 0;\n");
+      PrintDeclaration(w, mv, *signature, "virtual ", " = 0;");
     }
   }
   w.Print("};\n\n");
@@ -88,10 +88,10 @@ void PrintStubHeader(Printer& w, const FileModel& file,
           "// Forwards every method to the stub below it. Override what you "
           "need.\n"
           "class $Service$StubDecorator : public $Service$Stub {\n"
-          " public:\n"
-          "  explicit $Service$StubDecorator(::std::shared_ptr<$Service$Stub> "
-          "child)\n"
-          "      : child_(::std::move(child)) {}\n");
+          " public:\n");
+  PrintConstructor(w, vars, "$Service$StubDecorator",
+                   {"::std::shared_ptr<$Service$Stub> child"}, "");
+  w.Print("      : child_(::std::move(child)) {}\n");
   PrintStubOverrides(w, file, service);
   w.Print(vars,
           "\n"
@@ -107,16 +107,16 @@ void PrintStubHeader(Printer& w, const FileModel& file,
   w.Print(vars,
           "// Calls the grpc_cpp_plugin stub.\n"
           "class $Service$GrpcStub : public $Service$Stub {\n"
-          " public:\n"
-          "  explicit $Service$GrpcStub(\n"
-          "      ::std::unique_ptr<$grpc_class$::StubInterface> grpc_stub)\n"
-          "      : grpc_stub_(::std::move(grpc_stub)) {}\n");
+          " public:\n");
+  PrintConstructor(w, vars, "$Service$GrpcStub",
+                   {"::std::unique_ptr<$grpc_class$::StubInterface> grpc_stub"},
+                   "");
+  w.Print("      : grpc_stub_(::std::move(grpc_stub)) {}\n");
   PrintStubOverrides(w, file, service);
-  w.Print(vars,
-          "\n"
-          " private:\n"
-          "  ::std::unique_ptr<$grpc_class$::StubInterface> grpc_stub_;\n"
-          "};\n\n");
+  w.Print("\n private:\n");
+  PrintVariableMember(w, vars, "::std::unique_ptr<$grpc_class$::StubInterface>",
+                      "grpc_stub_;");
+  w.Print("};\n\n");
 }
 
 void PrintStubSource(Printer& w, const FileModel& file,
@@ -129,20 +129,20 @@ void PrintStubSource(Printer& w, const FileModel& file,
   for (const MethodModel& method : service.methods) {
     const Signature& sync =
         *FindSignature(Layer::kStub, method.kind, Variant::kSync);
-    w.Print(MethodVars(file, service, method),
-            absl::StrCat(Definition(sync, decorator), " {\n",
-                         "  return child_->$Method$(", Arguments(sync),
-                         ");\n}\n\n"));
+    const Printer::Vars mv = MethodVars(file, service, method);
+    PrintDefinition(w, mv, sync, decorator, " {");
+    w.Print(mv, absl::StrCat("  return child_->$Method$(", Arguments(sync),
+                             ");\n}\n\n"));
   }
   for (const MethodModel& method : service.methods) {
     if (method.kind != Kind::kServerStreaming) continue;
     const Printer::Vars mv = MethodVars(file, service, method);
     const Signature& async =
         *FindSignature(Layer::kStub, method.kind, Variant::kAsync);
-    w.Print(mv, absl::StrCat(Definition(async, decorator), " {\n",
-                             "  return child_->Async$Method$(",
+    PrintDefinition(w, mv, async, decorator, " {");
+    w.Print(mv, absl::StrCat("  return child_->Async$Method$(",
                              Arguments(async), ");\n}\n\n"));
-    w.Print(mv, Definition(async, grpc_stub, unused_options) + " {\n");
+    PrintDefinition(w, mv, async, grpc_stub, " {", unused_options);
     w.Print(mv,
             "  auto* async = grpc_stub_->async();\n"
             "  if (async == nullptr) {\n"
@@ -162,11 +162,12 @@ void PrintStubSource(Printer& w, const FileModel& file,
     const Printer::Vars mv = MethodVars(file, service, method);
     const Signature& async =
         *FindSignature(Layer::kStub, method.kind, Variant::kAsync);
-    w.Print(mv, absl::StrCat(Definition(async, decorator), " {\n",
-                             "  child_->Async$Method$(context, options, "
-                             "request, ::std::move(done));\n"
-                             "}\n\n"));
-    w.Print(mv, Definition(async, grpc_stub, unused_options) + " {\n");
+    PrintDefinition(w, mv, async, decorator, " {");
+    w.Print(mv,
+            "  child_->Async$Method$(context, options, request, "
+            "::std::move(done));\n"
+            "}\n\n");
+    PrintDefinition(w, mv, async, grpc_stub, " {", unused_options);
     w.Print(mv,
             "  auto* async = grpc_stub_->async();\n"
             "  if (async == nullptr) {\n"
@@ -191,7 +192,7 @@ void PrintStubSource(Printer& w, const FileModel& file,
     const Printer::Vars mv = MethodVars(file, service, method);
     const Signature& sync =
         *FindSignature(Layer::kStub, method.kind, Variant::kSync);
-    w.Print(mv, Definition(sync, grpc_stub, unused_options) + " {\n");
+    PrintDefinition(w, mv, sync, grpc_stub, " {", unused_options);
     PrintCheckMetadata(w, mv);
     switch (method.kind) {
       case Kind::kUnary:

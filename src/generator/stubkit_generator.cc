@@ -97,7 +97,10 @@ void FileGenerator::Header(Printer& w) const {
     PrintClientHeader(w, file_, service);
   }
   CloseNamespace(w);
-  w.Print(vars, "\n#endif  // $guard$\n");
+  // The last class ends with a blank line; with a package, so do the
+  // namespaces.
+  w.Print(vars, file_.package.empty() ? "#endif  // $guard$\n"
+                                      : "\n#endif  // $guard$\n");
 }
 
 void FileGenerator::Source(Printer& w) const {

@@ -140,17 +140,15 @@ TEST(SignaturesTest, DeclarationDefinitionAndMockShareOneEntry) {
   const Signature& sync =
       *FindSignature(Layer::kConnection, Kind::kUnary, Variant::kSync);
   EXPECT_EQ(Declaration(sync),
-            "::absl::StatusOr<$Response$> $Method$(\n"
-            "    const ::stubkit::OptionsView& options,\n"
-            "    const $Request$& request)");
+            "::absl::StatusOr<$Response$> $Method$("
+            "const ::stubkit::OptionsView& options, const $Request$& request)");
   EXPECT_EQ(Declaration(sync, {"options"}),
-            "::absl::StatusOr<$Response$> $Method$(\n"
-            "    const ::stubkit::OptionsView& /*options*/,\n"
-            "    const $Request$& request)");
+            "::absl::StatusOr<$Response$> $Method$("
+            "const ::stubkit::OptionsView& /*options*/, "
+            "const $Request$& request)");
   EXPECT_EQ(Definition(sync, "C"),
-            "::absl::StatusOr<$Response$> C::$Method$(\n"
-            "    const ::stubkit::OptionsView& options,\n"
-            "    const $Request$& request)");
+            "::absl::StatusOr<$Response$> C::$Method$("
+            "const ::stubkit::OptionsView& options, const $Request$& request)");
   EXPECT_EQ(MockMethod(sync),
             "MOCK_METHOD((::absl::StatusOr<$Response$>), $Method$,\n"
             "            (const ::stubkit::OptionsView& options, "
@@ -165,6 +163,49 @@ TEST(SignaturesTest, ClientDefaultsOnlyInDeclarations) {
       *FindSignature(Layer::kClient, Kind::kBidi, Variant::kSync);
   EXPECT_THAT(Declaration(sync), HasSubstr("call = {})"));
   EXPECT_THAT(Definition(sync, "C"), HasSubstr("& call)"));
+}
+
+TEST(SignaturesTest, PrintsLaidOutWithTheVariablesSubstituted) {
+  const Signature& sync =
+      *FindSignature(Layer::kConnection, Kind::kUnary, Variant::kSync);
+  Printer w;
+  w.Print("class C {\n");
+  PrintDeclaration(
+      w, {{"Method", "Get"}, {"Request", "Req"}, {"Response", "Resp"}}, sync,
+      "virtual ", " = 0;");
+  PrintDeclaration(
+      w,
+      {{"Method", "Get"},
+       {"Request", "::a::very::long_package::name::v1::GetRequest"},
+       {"Response", "Resp"}},
+      sync, "virtual ", " = 0;", {"options"});
+  w.Print("};\n");
+  PrintDefinition(w,
+                  {{"Method", "Get"}, {"Request", "Req"}, {"Response", "Resp"}},
+                  sync, "C", " {");
+  EXPECT_THAT(w.error(), IsEmpty());
+  EXPECT_EQ(
+      w.Finish(),
+      "class C {\n"
+      "  virtual ::absl::StatusOr<Resp> Get(const ::stubkit::OptionsView& "
+      "options,\n"
+      "                                     const Req& request) = 0;\n"
+      "  virtual ::absl::StatusOr<Resp> Get(\n"
+      "      const ::stubkit::OptionsView& /*options*/,\n"
+      "      const ::a::very::long_package::name::v1::GetRequest& "
+      "request) = 0;\n"
+      "};\n"
+      "::absl::StatusOr<Resp> C::Get(const ::stubkit::OptionsView& "
+      "options,\n"
+      "                              const Req& request) {\n");
+}
+
+TEST(SignaturesTest, AnUnknownVariableInASignatureFails) {
+  Printer w;
+  PrintDeclaration(w, {{"Method", "Get"}},
+                   *FindSignature(Layer::kClient, Kind::kUnary, Variant::kSync),
+                   "", ";");
+  EXPECT_THAT(w.error(), HasSubstr("is not defined"));
 }
 
 TEST(SignaturesTest, EverySignaturePrintsWithMethodVariablesOnly) {

@@ -28,13 +28,15 @@ namespace testing {
 // to the stubkit runtime.
 struct StreamServiceMethods {
   static constexpr ::stubkit::MethodInfo kRange{
-      "stubkit.testing.StreamService.Range", ::stubkit::RpcKind::kServerStreaming,
+      "stubkit.testing.StreamService.Range",
+      ::stubkit::RpcKind::kServerStreaming,
       ::stubkit::Idempotency::kIdempotent};
   static constexpr ::stubkit::MethodInfo kSum{
       "stubkit.testing.StreamService.Sum", ::stubkit::RpcKind::kClientStreaming,
       ::stubkit::Idempotency::kNonIdempotent};
   static constexpr ::stubkit::MethodInfo kDouble{
-      "stubkit.testing.StreamService.Double", ::stubkit::RpcKind::kBidiStreaming,
+      "stubkit.testing.StreamService.Double",
+      ::stubkit::RpcKind::kBidiStreaming,
       ::stubkit::Idempotency::kNonIdempotent};
   static constexpr ::stubkit::MethodInfo kGet{
       "stubkit.testing.StreamService.Get", ::stubkit::RpcKind::kUnary,
@@ -48,33 +50,30 @@ class StreamServiceStub {
  public:
   virtual ~StreamServiceStub() = default;
 
-  virtual ::std::unique_ptr<::grpc::ClientReaderInterface<::stubkit::testing::Item>> Range(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::RangeRequest& request) = 0;
+  virtual ::std::unique_ptr<
+      ::grpc::ClientReaderInterface<::stubkit::testing::Item>>
+  Range(::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+        const ::stubkit::testing::RangeRequest& request) = 0;
   virtual ::absl::Status AsyncRange(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::RangeRequest& request,
       ::grpc::ClientReadReactor<::stubkit::testing::Item>* reactor) = 0;
 
-  virtual ::std::unique_ptr<::grpc::ClientWriterInterface<::stubkit::testing::Item>> Sum(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+  virtual ::std::unique_ptr<
+      ::grpc::ClientWriterInterface<::stubkit::testing::Item>>
+  Sum(::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       ::stubkit::testing::SumResponse* response) = 0;
 
-  virtual ::std::unique_ptr<
-      ::grpc::ClientReaderWriterInterface<::stubkit::testing::Item, ::stubkit::testing::Item>>
+  virtual ::std::unique_ptr<::grpc::ClientReaderWriterInterface<
+      ::stubkit::testing::Item, ::stubkit::testing::Item>>
   Double(::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options) = 0;
+         const ::stubkit::OptionsView& options) = 0;
 
   virtual ::absl::StatusOr<::stubkit::testing::Item> Get(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::RangeRequest& request) = 0;
   virtual void AsyncGet(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::RangeRequest& request,
       ::stubkit::AsyncCallback<::stubkit::testing::Item> done) = 0;
 };
@@ -82,36 +81,32 @@ class StreamServiceStub {
 // Forwards every method to the stub below it. Override what you need.
 class StreamServiceStubDecorator : public StreamServiceStub {
  public:
-  explicit StreamServiceStubDecorator(::std::shared_ptr<StreamServiceStub> child)
+  explicit StreamServiceStubDecorator(
+      ::std::shared_ptr<StreamServiceStub> child)
       : child_(::std::move(child)) {}
 
-  ::std::unique_ptr<::grpc::ClientReaderInterface<::stubkit::testing::Item>> Range(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::RangeRequest& request) override;
+  ::std::unique_ptr<::grpc::ClientReaderInterface<::stubkit::testing::Item>>
+  Range(::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+        const ::stubkit::testing::RangeRequest& request) override;
   ::absl::Status AsyncRange(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::RangeRequest& request,
       ::grpc::ClientReadReactor<::stubkit::testing::Item>* reactor) override;
 
-  ::std::unique_ptr<::grpc::ClientWriterInterface<::stubkit::testing::Item>> Sum(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+  ::std::unique_ptr<::grpc::ClientWriterInterface<::stubkit::testing::Item>>
+  Sum(::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       ::stubkit::testing::SumResponse* response) override;
 
-  ::std::unique_ptr<
-      ::grpc::ClientReaderWriterInterface<::stubkit::testing::Item, ::stubkit::testing::Item>>
+  ::std::unique_ptr<::grpc::ClientReaderWriterInterface<
+      ::stubkit::testing::Item, ::stubkit::testing::Item>>
   Double(::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options) override;
+         const ::stubkit::OptionsView& options) override;
 
   ::absl::StatusOr<::stubkit::testing::Item> Get(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::RangeRequest& request) override;
   void AsyncGet(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::RangeRequest& request,
       ::stubkit::AsyncCallback<::stubkit::testing::Item> done) override;
 
@@ -126,41 +121,38 @@ class StreamServiceStubDecorator : public StreamServiceStub {
 class StreamServiceGrpcStub : public StreamServiceStub {
  public:
   explicit StreamServiceGrpcStub(
-      ::std::unique_ptr<::stubkit::testing::StreamService::StubInterface> grpc_stub)
+      ::std::unique_ptr<::stubkit::testing::StreamService::StubInterface>
+          grpc_stub)
       : grpc_stub_(::std::move(grpc_stub)) {}
 
-  ::std::unique_ptr<::grpc::ClientReaderInterface<::stubkit::testing::Item>> Range(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::RangeRequest& request) override;
+  ::std::unique_ptr<::grpc::ClientReaderInterface<::stubkit::testing::Item>>
+  Range(::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+        const ::stubkit::testing::RangeRequest& request) override;
   ::absl::Status AsyncRange(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::RangeRequest& request,
       ::grpc::ClientReadReactor<::stubkit::testing::Item>* reactor) override;
 
-  ::std::unique_ptr<::grpc::ClientWriterInterface<::stubkit::testing::Item>> Sum(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+  ::std::unique_ptr<::grpc::ClientWriterInterface<::stubkit::testing::Item>>
+  Sum(::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       ::stubkit::testing::SumResponse* response) override;
 
-  ::std::unique_ptr<
-      ::grpc::ClientReaderWriterInterface<::stubkit::testing::Item, ::stubkit::testing::Item>>
+  ::std::unique_ptr<::grpc::ClientReaderWriterInterface<
+      ::stubkit::testing::Item, ::stubkit::testing::Item>>
   Double(::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options) override;
+         const ::stubkit::OptionsView& options) override;
 
   ::absl::StatusOr<::stubkit::testing::Item> Get(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::RangeRequest& request) override;
   void AsyncGet(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::RangeRequest& request,
       ::stubkit::AsyncCallback<::stubkit::testing::Item> done) override;
 
  private:
-  ::std::unique_ptr<::stubkit::testing::StreamService::StubInterface> grpc_stub_;
+  ::std::unique_ptr<::stubkit::testing::StreamService::StubInterface>
+      grpc_stub_;
 };
 
 // Runs each stubkit.testing.StreamService call under the stubkit retry rules.
@@ -179,11 +171,13 @@ class StreamServiceConnection {
       ::stubkit::MessageCallback<::stubkit::testing::Item> on_message,
       ::stubkit::DoneCallback on_done) = 0;
 
-  virtual ::stubkit::StreamWriter<::stubkit::testing::Item, ::stubkit::testing::SumResponse> Sum(
-      const ::stubkit::OptionsView& options) = 0;
+  virtual ::stubkit::StreamWriter<::stubkit::testing::Item,
+                                  ::stubkit::testing::SumResponse>
+  Sum(const ::stubkit::OptionsView& options) = 0;
 
-  virtual ::stubkit::StreamReaderWriter<::stubkit::testing::Item, ::stubkit::testing::Item> Double(
-      const ::stubkit::OptionsView& options) = 0;
+  virtual ::stubkit::StreamReaderWriter<::stubkit::testing::Item,
+                                        ::stubkit::testing::Item>
+  Double(const ::stubkit::OptionsView& options) = 0;
 
   virtual ::absl::StatusOr<::stubkit::testing::Item> Get(
       const ::stubkit::OptionsView& options,
@@ -214,7 +208,8 @@ class StreamServiceClient {
   // Resumes a broken Range stream: rewrite the request from the last response
   // received; return false to report the break instead.
   struct RangeResumeOption {
-    using Type = ::stubkit::ResumeHook<::stubkit::testing::RangeRequest, ::stubkit::testing::Item>;
+    using Type = ::stubkit::ResumeHook<::stubkit::testing::RangeRequest,
+                                       ::stubkit::testing::Item>;
     static Type Default() { return nullptr; }
   };
 
@@ -237,16 +232,17 @@ class StreamServiceClient {
   void AsyncRange(
       const ::stubkit::testing::RangeRequest& request,
       ::stubkit::MessageCallback<::stubkit::testing::Item> on_message,
-      ::stubkit::DoneCallback on_done,
-      const ::stubkit::Options& call = {});
+      ::stubkit::DoneCallback on_done, const ::stubkit::Options& call = {});
 
   // Adds up the items sent.
-  ::stubkit::StreamWriter<::stubkit::testing::Item, ::stubkit::testing::SumResponse> Sum(
-      const ::stubkit::Options& call = {});
+  ::stubkit::StreamWriter<::stubkit::testing::Item,
+                          ::stubkit::testing::SumResponse>
+  Sum(const ::stubkit::Options& call = {});
 
   // Answers each item with its double.
-  ::stubkit::StreamReaderWriter<::stubkit::testing::Item, ::stubkit::testing::Item> Double(
-      const ::stubkit::Options& call = {});
+  ::stubkit::StreamReaderWriter<::stubkit::testing::Item,
+                                ::stubkit::testing::Item>
+  Double(const ::stubkit::Options& call = {});
 
   // A unary method next to the streaming ones.
   ::absl::StatusOr<::stubkit::testing::Item> Get(
@@ -256,10 +252,9 @@ class StreamServiceClient {
   ::std::future<::absl::StatusOr<::stubkit::testing::Item>> AsyncGet(
       const ::stubkit::testing::RangeRequest& request,
       const ::stubkit::Options& call = {});
-  void AsyncGet(
-      const ::stubkit::testing::RangeRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::Item> done,
-      const ::stubkit::Options& call = {});
+  void AsyncGet(const ::stubkit::testing::RangeRequest& request,
+                ::stubkit::AsyncCallback<::stubkit::testing::Item> done,
+                const ::stubkit::Options& call = {});
 
  private:
   ::stubkit::Options options_;

@@ -16,59 +16,55 @@ namespace gen {
 namespace library {
 namespace v1 {
 
-::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> LibraryStubDecorator::GetBook(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& options,
+::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
+LibraryStubDecorator::GetBook(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request) {
   return child_->GetBook(context, options, request);
 }
 
-::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> LibraryStubDecorator::PutBook(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& options,
+::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
+LibraryStubDecorator::PutBook(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::library::v1::PutBookRequest& request) {
   return child_->PutBook(context, options, request);
 }
 
-::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> LibraryStubDecorator::CreateBook(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& options,
+::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
+LibraryStubDecorator::CreateBook(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::library::v1::CreateBookRequest& request) {
   return child_->CreateBook(context, options, request);
 }
 
 ::absl::StatusOr<::google::protobuf::Empty> LibraryStubDecorator::DeleteBook(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& options,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request) {
   return child_->DeleteBook(context, options, request);
 }
 
 ::absl::StatusOr<::google::protobuf::Empty> LibraryStubDecorator::TouchBook(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& options,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request) {
   return child_->TouchBook(context, options, request);
 }
 
-::absl::StatusOr<::google::longrunning::Operation> LibraryStubDecorator::ArchiveBooks(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& options,
+::absl::StatusOr<::google::longrunning::Operation>
+LibraryStubDecorator::ArchiveBooks(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request) {
   return child_->ArchiveBooks(context, options, request);
 }
 
 void LibraryStubDecorator::AsyncGetBook(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& options,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) {
   child_->AsyncGetBook(context, options, request, ::std::move(done));
 }
 
 void LibraryGrpcStub::AsyncGetBook(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& /*options*/,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) {
   auto* async = grpc_stub_->async();
@@ -91,16 +87,14 @@ void LibraryGrpcStub::AsyncGetBook(
 }
 
 void LibraryStubDecorator::AsyncPutBook(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& options,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
     ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) {
   child_->AsyncPutBook(context, options, request, ::std::move(done));
 }
 
 void LibraryGrpcStub::AsyncPutBook(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& /*options*/,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
     ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) {
   auto* async = grpc_stub_->async();
@@ -123,16 +117,14 @@ void LibraryGrpcStub::AsyncPutBook(
 }
 
 void LibraryStubDecorator::AsyncCreateBook(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& options,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
     ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) {
   child_->AsyncCreateBook(context, options, request, ::std::move(done));
 }
 
 void LibraryGrpcStub::AsyncCreateBook(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& /*options*/,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
     ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) {
   auto* async = grpc_stub_->async();
@@ -155,16 +147,14 @@ void LibraryGrpcStub::AsyncCreateBook(
 }
 
 void LibraryStubDecorator::AsyncDeleteBook(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& options,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
     ::stubkit::AsyncCallback<::google::protobuf::Empty> done) {
   child_->AsyncDeleteBook(context, options, request, ::std::move(done));
 }
 
 void LibraryGrpcStub::AsyncDeleteBook(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& /*options*/,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
     ::stubkit::AsyncCallback<::google::protobuf::Empty> done) {
   auto* async = grpc_stub_->async();
@@ -187,16 +177,14 @@ void LibraryGrpcStub::AsyncDeleteBook(
 }
 
 void LibraryStubDecorator::AsyncTouchBook(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& options,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     ::stubkit::AsyncCallback<::google::protobuf::Empty> done) {
   child_->AsyncTouchBook(context, options, request, ::std::move(done));
 }
 
 void LibraryGrpcStub::AsyncTouchBook(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& /*options*/,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     ::stubkit::AsyncCallback<::google::protobuf::Empty> done) {
   auto* async = grpc_stub_->async();
@@ -219,16 +207,14 @@ void LibraryGrpcStub::AsyncTouchBook(
 }
 
 void LibraryStubDecorator::AsyncArchiveBooks(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& options,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     ::stubkit::AsyncCallback<::google::longrunning::Operation> done) {
   child_->AsyncArchiveBooks(context, options, request, ::std::move(done));
 }
 
 void LibraryGrpcStub::AsyncArchiveBooks(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& /*options*/,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     ::stubkit::AsyncCallback<::google::longrunning::Operation> done) {
   auto* async = grpc_stub_->async();
@@ -250,9 +236,9 @@ void LibraryGrpcStub::AsyncArchiveBooks(
       ::std::move(done));
 }
 
-::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> LibraryGrpcStub::GetBook(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& /*options*/,
+::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
+LibraryGrpcStub::GetBook(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request) {
   if (::absl::Status refused =
           ::stubkit::internal::ValidateOutgoingMetadata(
@@ -266,9 +252,9 @@ void LibraryGrpcStub::AsyncArchiveBooks(
       ::std::move(response));
 }
 
-::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> LibraryGrpcStub::PutBook(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& /*options*/,
+::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
+LibraryGrpcStub::PutBook(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::library::v1::PutBookRequest& request) {
   if (::absl::Status refused =
           ::stubkit::internal::ValidateOutgoingMetadata(
@@ -282,9 +268,9 @@ void LibraryGrpcStub::AsyncArchiveBooks(
       ::std::move(response));
 }
 
-::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> LibraryGrpcStub::CreateBook(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& /*options*/,
+::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
+LibraryGrpcStub::CreateBook(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::library::v1::CreateBookRequest& request) {
   if (::absl::Status refused =
           ::stubkit::internal::ValidateOutgoingMetadata(
@@ -299,8 +285,7 @@ void LibraryGrpcStub::AsyncArchiveBooks(
 }
 
 ::absl::StatusOr<::google::protobuf::Empty> LibraryGrpcStub::DeleteBook(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& /*options*/,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request) {
   if (::absl::Status refused =
           ::stubkit::internal::ValidateOutgoingMetadata(
@@ -315,8 +300,7 @@ void LibraryGrpcStub::AsyncArchiveBooks(
 }
 
 ::absl::StatusOr<::google::protobuf::Empty> LibraryGrpcStub::TouchBook(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& /*options*/,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request) {
   if (::absl::Status refused =
           ::stubkit::internal::ValidateOutgoingMetadata(
@@ -330,9 +314,9 @@ void LibraryGrpcStub::AsyncArchiveBooks(
       ::std::move(response));
 }
 
-::absl::StatusOr<::google::longrunning::Operation> LibraryGrpcStub::ArchiveBooks(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& /*options*/,
+::absl::StatusOr<::google::longrunning::Operation>
+LibraryGrpcStub::ArchiveBooks(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request) {
   if (::absl::Status refused =
           ::stubkit::internal::ValidateOutgoingMetadata(
@@ -355,7 +339,8 @@ class LibraryConnectionImpl : public LibraryConnection {
 
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> GetBook(
       const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request) override {
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request)
+      override {
     return ::stubkit::internal::RunUnary<::stubkit::testing::gen::library::v1::Book>(
         LibraryMethods::kGetBook, options, request,
         [&](::grpc::ClientContext& context) {
@@ -367,7 +352,8 @@ class LibraryConnectionImpl : public LibraryConnection {
   void AsyncGetBook(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) override {
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
+      override {
     ::stubkit::internal::RunAsyncUnary<::stubkit::testing::gen::library::v1::Book>(
         LibraryMethods::kGetBook, options,
         AsyncGetBookAttempt(request), ::std::move(done));
@@ -375,7 +361,8 @@ class LibraryConnectionImpl : public LibraryConnection {
 
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> PutBook(
       const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::PutBookRequest& request) override {
+      const ::stubkit::testing::gen::library::v1::PutBookRequest& request)
+      override {
     return ::stubkit::internal::RunUnary<::stubkit::testing::gen::library::v1::Book>(
         LibraryMethods::kPutBook, options, request,
         [&](::grpc::ClientContext& context) {
@@ -387,7 +374,8 @@ class LibraryConnectionImpl : public LibraryConnection {
   void AsyncPutBook(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) override {
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
+      override {
     ::stubkit::internal::RunAsyncUnary<::stubkit::testing::gen::library::v1::Book>(
         LibraryMethods::kPutBook, options,
         AsyncPutBookAttempt(request), ::std::move(done));
@@ -395,7 +383,8 @@ class LibraryConnectionImpl : public LibraryConnection {
 
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> CreateBook(
       const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::CreateBookRequest& request) override {
+      const ::stubkit::testing::gen::library::v1::CreateBookRequest& request)
+      override {
     return ::stubkit::internal::RunUnary<::stubkit::testing::gen::library::v1::Book>(
         LibraryMethods::kCreateBook, options, request,
         [&](::grpc::ClientContext& context) {
@@ -407,7 +396,8 @@ class LibraryConnectionImpl : public LibraryConnection {
   void AsyncCreateBook(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) override {
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
+      override {
     ::stubkit::internal::RunAsyncUnary<::stubkit::testing::gen::library::v1::Book>(
         LibraryMethods::kCreateBook, options,
         AsyncCreateBookAttempt(request), ::std::move(done));
@@ -415,7 +405,8 @@ class LibraryConnectionImpl : public LibraryConnection {
 
   ::absl::StatusOr<::google::protobuf::Empty> DeleteBook(
       const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request) override {
+      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request)
+      override {
     return ::stubkit::internal::RunUnary<::google::protobuf::Empty>(
         LibraryMethods::kDeleteBook, options, request,
         [&](::grpc::ClientContext& context) {
@@ -435,7 +426,8 @@ class LibraryConnectionImpl : public LibraryConnection {
 
   ::absl::StatusOr<::google::protobuf::Empty> TouchBook(
       const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request) override {
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request)
+      override {
     return ::stubkit::internal::RunUnary<::google::protobuf::Empty>(
         LibraryMethods::kTouchBook, options, request,
         [&](::grpc::ClientContext& context) {
@@ -455,7 +447,8 @@ class LibraryConnectionImpl : public LibraryConnection {
 
   ::absl::StatusOr<::google::longrunning::Operation> ArchiveBooks(
       const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request) override {
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request)
+      override {
     return ::stubkit::internal::RunUnary<::google::longrunning::Operation>(
         LibraryMethods::kArchiveBooks, options, request,
         [&](::grpc::ClientContext& context) {
@@ -467,7 +460,8 @@ class LibraryConnectionImpl : public LibraryConnection {
   void AsyncArchiveBooks(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override {
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done)
+      override {
     ::stubkit::internal::RunAsyncUnary<::google::longrunning::Operation>(
         LibraryMethods::kArchiveBooks, options,
         AsyncArchiveBooksAttempt(request), ::std::move(done));
@@ -552,55 +546,65 @@ class LibraryRefusingConnection : public LibraryConnection {
 
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> GetBook(
       const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& /*request*/) override {
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& /*request*/)
+      override {
     return refusal_;
   }
   void AsyncGetBook(
       const ::stubkit::OptionsView& /*options*/,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& /*request*/,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) override {
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
+      override {
     done(refusal_);
   }
 
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> PutBook(
       const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::gen::library::v1::PutBookRequest& /*request*/) override {
+      const ::stubkit::testing::gen::library::v1::PutBookRequest& /*request*/)
+      override {
     return refusal_;
   }
   void AsyncPutBook(
       const ::stubkit::OptionsView& /*options*/,
       const ::stubkit::testing::gen::library::v1::PutBookRequest& /*request*/,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) override {
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
+      override {
     done(refusal_);
   }
 
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> CreateBook(
       const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::gen::library::v1::CreateBookRequest& /*request*/) override {
+      const ::stubkit::testing::gen::library::v1::CreateBookRequest&
+          /*request*/) override {
     return refusal_;
   }
   void AsyncCreateBook(
       const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::gen::library::v1::CreateBookRequest& /*request*/,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) override {
+      const ::stubkit::testing::gen::library::v1::CreateBookRequest&
+          /*request*/,
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
+      override {
     done(refusal_);
   }
 
   ::absl::StatusOr<::google::protobuf::Empty> DeleteBook(
       const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& /*request*/) override {
+      const ::stubkit::testing::gen::library::v1::DeleteBookRequest&
+          /*request*/) override {
     return refusal_;
   }
   void AsyncDeleteBook(
       const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& /*request*/,
+      const ::stubkit::testing::gen::library::v1::DeleteBookRequest&
+          /*request*/,
       ::stubkit::AsyncCallback<::google::protobuf::Empty> done) override {
     done(refusal_);
   }
 
   ::absl::StatusOr<::google::protobuf::Empty> TouchBook(
       const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& /*request*/) override {
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& /*request*/)
+      override {
     return refusal_;
   }
   void AsyncTouchBook(
@@ -612,13 +616,15 @@ class LibraryRefusingConnection : public LibraryConnection {
 
   ::absl::StatusOr<::google::longrunning::Operation> ArchiveBooks(
       const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& /*request*/) override {
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& /*request*/)
+      override {
     return refusal_;
   }
   void AsyncArchiveBooks(
       const ::stubkit::OptionsView& /*options*/,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& /*request*/,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override {
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done)
+      override {
     done(refusal_);
   }
 
@@ -667,14 +673,17 @@ LibraryClient::LibraryClient(
   }
 }
 
-::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> LibraryClient::GetBook(
-    const ::stubkit::testing::gen::library::v1::GetBookRequest& request, const ::stubkit::Options& call) {
+::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
+LibraryClient::GetBook(
+    const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+    const ::stubkit::Options& call) {
   return connection_->GetBook(::stubkit::OptionsView(call, options_),
                                request);
 }
 
 ::std::future<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>
-LibraryClient::AsyncGetBook(const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+LibraryClient::AsyncGetBook(
+    const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     const ::stubkit::Options& call) {
   auto promise = ::std::make_shared<
       ::std::promise<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>>();
@@ -687,21 +696,25 @@ LibraryClient::AsyncGetBook(const ::stubkit::testing::gen::library::v1::GetBookR
   return future;
 }
 
-void LibraryClient::AsyncGetBook(const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+void LibraryClient::AsyncGetBook(
+    const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done,
     const ::stubkit::Options& call) {
   connection_->AsyncGetBook(::stubkit::OptionsView(call, options_), request,
                               ::std::move(done));
 }
 
-::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> LibraryClient::PutBook(
-    const ::stubkit::testing::gen::library::v1::PutBookRequest& request, const ::stubkit::Options& call) {
+::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
+LibraryClient::PutBook(
+    const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
+    const ::stubkit::Options& call) {
   return connection_->PutBook(::stubkit::OptionsView(call, options_),
                                request);
 }
 
 ::std::future<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>
-LibraryClient::AsyncPutBook(const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
+LibraryClient::AsyncPutBook(
+    const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
     const ::stubkit::Options& call) {
   auto promise = ::std::make_shared<
       ::std::promise<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>>();
@@ -714,21 +727,25 @@ LibraryClient::AsyncPutBook(const ::stubkit::testing::gen::library::v1::PutBookR
   return future;
 }
 
-void LibraryClient::AsyncPutBook(const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
+void LibraryClient::AsyncPutBook(
+    const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
     ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done,
     const ::stubkit::Options& call) {
   connection_->AsyncPutBook(::stubkit::OptionsView(call, options_), request,
                               ::std::move(done));
 }
 
-::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> LibraryClient::CreateBook(
-    const ::stubkit::testing::gen::library::v1::CreateBookRequest& request, const ::stubkit::Options& call) {
+::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
+LibraryClient::CreateBook(
+    const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
+    const ::stubkit::Options& call) {
   return connection_->CreateBook(::stubkit::OptionsView(call, options_),
                                request);
 }
 
 ::std::future<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>
-LibraryClient::AsyncCreateBook(const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
+LibraryClient::AsyncCreateBook(
+    const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
     const ::stubkit::Options& call) {
   auto promise = ::std::make_shared<
       ::std::promise<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>>();
@@ -741,7 +758,8 @@ LibraryClient::AsyncCreateBook(const ::stubkit::testing::gen::library::v1::Creat
   return future;
 }
 
-void LibraryClient::AsyncCreateBook(const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
+void LibraryClient::AsyncCreateBook(
+    const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
     ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done,
     const ::stubkit::Options& call) {
   connection_->AsyncCreateBook(::stubkit::OptionsView(call, options_), request,
@@ -749,13 +767,15 @@ void LibraryClient::AsyncCreateBook(const ::stubkit::testing::gen::library::v1::
 }
 
 ::absl::StatusOr<::google::protobuf::Empty> LibraryClient::DeleteBook(
-    const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request, const ::stubkit::Options& call) {
+    const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
+    const ::stubkit::Options& call) {
   return connection_->DeleteBook(::stubkit::OptionsView(call, options_),
                                request);
 }
 
 ::std::future<::absl::StatusOr<::google::protobuf::Empty>>
-LibraryClient::AsyncDeleteBook(const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
+LibraryClient::AsyncDeleteBook(
+    const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
     const ::stubkit::Options& call) {
   auto promise = ::std::make_shared<
       ::std::promise<::absl::StatusOr<::google::protobuf::Empty>>>();
@@ -768,7 +788,8 @@ LibraryClient::AsyncDeleteBook(const ::stubkit::testing::gen::library::v1::Delet
   return future;
 }
 
-void LibraryClient::AsyncDeleteBook(const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
+void LibraryClient::AsyncDeleteBook(
+    const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
     ::stubkit::AsyncCallback<::google::protobuf::Empty> done,
     const ::stubkit::Options& call) {
   connection_->AsyncDeleteBook(::stubkit::OptionsView(call, options_), request,
@@ -776,13 +797,15 @@ void LibraryClient::AsyncDeleteBook(const ::stubkit::testing::gen::library::v1::
 }
 
 ::absl::StatusOr<::google::protobuf::Empty> LibraryClient::TouchBook(
-    const ::stubkit::testing::gen::library::v1::GetBookRequest& request, const ::stubkit::Options& call) {
+    const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+    const ::stubkit::Options& call) {
   return connection_->TouchBook(::stubkit::OptionsView(call, options_),
                                request);
 }
 
 ::std::future<::absl::StatusOr<::google::protobuf::Empty>>
-LibraryClient::AsyncTouchBook(const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+LibraryClient::AsyncTouchBook(
+    const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     const ::stubkit::Options& call) {
   auto promise = ::std::make_shared<
       ::std::promise<::absl::StatusOr<::google::protobuf::Empty>>>();
@@ -795,7 +818,8 @@ LibraryClient::AsyncTouchBook(const ::stubkit::testing::gen::library::v1::GetBoo
   return future;
 }
 
-void LibraryClient::AsyncTouchBook(const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+void LibraryClient::AsyncTouchBook(
+    const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     ::stubkit::AsyncCallback<::google::protobuf::Empty> done,
     const ::stubkit::Options& call) {
   connection_->AsyncTouchBook(::stubkit::OptionsView(call, options_), request,
@@ -803,13 +827,15 @@ void LibraryClient::AsyncTouchBook(const ::stubkit::testing::gen::library::v1::G
 }
 
 ::absl::StatusOr<::google::longrunning::Operation> LibraryClient::ArchiveBooks(
-    const ::stubkit::testing::gen::library::v1::GetBookRequest& request, const ::stubkit::Options& call) {
+    const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+    const ::stubkit::Options& call) {
   return connection_->ArchiveBooks(::stubkit::OptionsView(call, options_),
                                request);
 }
 
 ::std::future<::absl::StatusOr<::google::longrunning::Operation>>
-LibraryClient::AsyncArchiveBooks(const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+LibraryClient::AsyncArchiveBooks(
+    const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     const ::stubkit::Options& call) {
   auto promise = ::std::make_shared<
       ::std::promise<::absl::StatusOr<::google::longrunning::Operation>>>();
@@ -822,7 +848,8 @@ LibraryClient::AsyncArchiveBooks(const ::stubkit::testing::gen::library::v1::Get
   return future;
 }
 
-void LibraryClient::AsyncArchiveBooks(const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+void LibraryClient::AsyncArchiveBooks(
+    const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     ::stubkit::AsyncCallback<::google::longrunning::Operation> done,
     const ::stubkit::Options& call) {
   connection_->AsyncArchiveBooks(::stubkit::OptionsView(call, options_), request,

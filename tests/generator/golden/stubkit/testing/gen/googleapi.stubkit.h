@@ -31,23 +31,23 @@ namespace v1 {
 // handed to the stubkit runtime.
 struct LibraryMethods {
   static constexpr ::stubkit::MethodInfo kGetBook{
-      "stubkit.testing.gen.library.v1.Library.GetBook", ::stubkit::RpcKind::kUnary,
-      ::stubkit::Idempotency::kIdempotent};
+      "stubkit.testing.gen.library.v1.Library.GetBook",
+      ::stubkit::RpcKind::kUnary, ::stubkit::Idempotency::kIdempotent};
   static constexpr ::stubkit::MethodInfo kPutBook{
-      "stubkit.testing.gen.library.v1.Library.PutBook", ::stubkit::RpcKind::kUnary,
-      ::stubkit::Idempotency::kIdempotent};
+      "stubkit.testing.gen.library.v1.Library.PutBook",
+      ::stubkit::RpcKind::kUnary, ::stubkit::Idempotency::kIdempotent};
   static constexpr ::stubkit::MethodInfo kCreateBook{
-      "stubkit.testing.gen.library.v1.Library.CreateBook", ::stubkit::RpcKind::kUnary,
-      ::stubkit::Idempotency::kNonIdempotent};
+      "stubkit.testing.gen.library.v1.Library.CreateBook",
+      ::stubkit::RpcKind::kUnary, ::stubkit::Idempotency::kNonIdempotent};
   static constexpr ::stubkit::MethodInfo kDeleteBook{
-      "stubkit.testing.gen.library.v1.Library.DeleteBook", ::stubkit::RpcKind::kUnary,
-      ::stubkit::Idempotency::kNonIdempotent};
+      "stubkit.testing.gen.library.v1.Library.DeleteBook",
+      ::stubkit::RpcKind::kUnary, ::stubkit::Idempotency::kNonIdempotent};
   static constexpr ::stubkit::MethodInfo kTouchBook{
-      "stubkit.testing.gen.library.v1.Library.TouchBook", ::stubkit::RpcKind::kUnary,
-      ::stubkit::Idempotency::kIdempotent};
+      "stubkit.testing.gen.library.v1.Library.TouchBook",
+      ::stubkit::RpcKind::kUnary, ::stubkit::Idempotency::kIdempotent};
   static constexpr ::stubkit::MethodInfo kArchiveBooks{
-      "stubkit.testing.gen.library.v1.Library.ArchiveBooks", ::stubkit::RpcKind::kUnary,
-      ::stubkit::Idempotency::kNonIdempotent};
+      "stubkit.testing.gen.library.v1.Library.ArchiveBooks",
+      ::stubkit::RpcKind::kUnary, ::stubkit::Idempotency::kNonIdempotent};
 };
 
 // One attempt of each stubkit.testing.gen.library.v1.Library RPC. Implemented
@@ -58,62 +58,56 @@ class LibraryStub {
   virtual ~LibraryStub() = default;
 
   virtual ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> GetBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request) = 0;
   virtual void AsyncGetBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) = 0;
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book>
+          done) = 0;
 
   virtual ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> PutBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::PutBookRequest& request) = 0;
   virtual void AsyncPutBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) = 0;
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book>
+          done) = 0;
 
-  virtual ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> CreateBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::CreateBookRequest& request) = 0;
+  virtual ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
+  CreateBook(::grpc::ClientContext& context,
+             const ::stubkit::OptionsView& options,
+             const ::stubkit::testing::gen::library::v1::CreateBookRequest&
+                 request) = 0;
   virtual void AsyncCreateBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) = 0;
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book>
+          done) = 0;
 
   virtual ::absl::StatusOr<::google::protobuf::Empty> DeleteBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request) = 0;
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::DeleteBookRequest&
+          request) = 0;
   virtual void AsyncDeleteBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
       ::stubkit::AsyncCallback<::google::protobuf::Empty> done) = 0;
 
   virtual ::absl::StatusOr<::google::protobuf::Empty> TouchBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request) = 0;
   virtual void AsyncTouchBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
       ::stubkit::AsyncCallback<::google::protobuf::Empty> done) = 0;
 
   virtual ::absl::StatusOr<::google::longrunning::Operation> ArchiveBooks(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request) = 0;
   virtual void AsyncArchiveBooks(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
       ::stubkit::AsyncCallback<::google::longrunning::Operation> done) = 0;
 };
@@ -125,62 +119,59 @@ class LibraryStubDecorator : public LibraryStub {
       : child_(::std::move(child)) {}
 
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> GetBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request) override;
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request)
+      override;
   void AsyncGetBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) override;
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
+      override;
 
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> PutBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::PutBookRequest& request) override;
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::PutBookRequest& request)
+      override;
   void AsyncPutBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) override;
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
+      override;
 
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> CreateBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::CreateBookRequest& request) override;
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::CreateBookRequest& request)
+      override;
   void AsyncCreateBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) override;
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
+      override;
 
   ::absl::StatusOr<::google::protobuf::Empty> DeleteBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request) override;
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request)
+      override;
   void AsyncDeleteBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
       ::stubkit::AsyncCallback<::google::protobuf::Empty> done) override;
 
   ::absl::StatusOr<::google::protobuf::Empty> TouchBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request) override;
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request)
+      override;
   void AsyncTouchBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
       ::stubkit::AsyncCallback<::google::protobuf::Empty> done) override;
 
   ::absl::StatusOr<::google::longrunning::Operation> ArchiveBooks(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request) override;
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request)
+      override;
   void AsyncArchiveBooks(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
       ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override;
 
@@ -195,71 +186,72 @@ class LibraryStubDecorator : public LibraryStub {
 class LibraryGrpcStub : public LibraryStub {
  public:
   explicit LibraryGrpcStub(
-      ::std::unique_ptr<::stubkit::testing::gen::library::v1::Library::StubInterface> grpc_stub)
+      ::std::unique_ptr<
+          ::stubkit::testing::gen::library::v1::Library::StubInterface>
+          grpc_stub)
       : grpc_stub_(::std::move(grpc_stub)) {}
 
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> GetBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request) override;
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request)
+      override;
   void AsyncGetBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) override;
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
+      override;
 
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> PutBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::PutBookRequest& request) override;
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::PutBookRequest& request)
+      override;
   void AsyncPutBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) override;
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
+      override;
 
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> CreateBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::CreateBookRequest& request) override;
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::CreateBookRequest& request)
+      override;
   void AsyncCreateBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) override;
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
+      override;
 
   ::absl::StatusOr<::google::protobuf::Empty> DeleteBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request) override;
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request)
+      override;
   void AsyncDeleteBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
       ::stubkit::AsyncCallback<::google::protobuf::Empty> done) override;
 
   ::absl::StatusOr<::google::protobuf::Empty> TouchBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request) override;
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request)
+      override;
   void AsyncTouchBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
       ::stubkit::AsyncCallback<::google::protobuf::Empty> done) override;
 
   ::absl::StatusOr<::google::longrunning::Operation> ArchiveBooks(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request) override;
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request)
+      override;
   void AsyncArchiveBooks(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
       ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override;
 
  private:
-  ::std::unique_ptr<::stubkit::testing::gen::library::v1::Library::StubInterface> grpc_stub_;
+  ::std::unique_ptr<
+      ::stubkit::testing::gen::library::v1::Library::StubInterface>
+      grpc_stub_;
 };
 
 // Runs each stubkit.testing.gen.library.v1.Library call under the stubkit retry
@@ -275,7 +267,8 @@ class LibraryConnection {
   virtual void AsyncGetBook(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) = 0;
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book>
+          done) = 0;
 
   virtual ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> PutBook(
       const ::stubkit::OptionsView& options,
@@ -283,19 +276,23 @@ class LibraryConnection {
   virtual void AsyncPutBook(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) = 0;
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book>
+          done) = 0;
 
-  virtual ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> CreateBook(
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::CreateBookRequest& request) = 0;
+  virtual ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
+  CreateBook(const ::stubkit::OptionsView& options,
+             const ::stubkit::testing::gen::library::v1::CreateBookRequest&
+                 request) = 0;
   virtual void AsyncCreateBook(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) = 0;
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book>
+          done) = 0;
 
   virtual ::absl::StatusOr<::google::protobuf::Empty> DeleteBook(
       const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request) = 0;
+      const ::stubkit::testing::gen::library::v1::DeleteBookRequest&
+          request) = 0;
   virtual void AsyncDeleteBook(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
@@ -337,22 +334,21 @@ class LibraryClient {
   // MakeLibraryConnection, or by the constructor that takes a channel.
   using DecoratorsOption = ::stubkit::DecoratorsOptionFor<LibraryStub>;
 
-  explicit LibraryClient(
-      ::std::shared_ptr<::grpc::ChannelInterface> channel,
-      ::stubkit::Options options = {});
+  explicit LibraryClient(::std::shared_ptr<::grpc::ChannelInterface> channel,
+                         ::stubkit::Options options = {});
   // Over a connection made by MakeLibraryConnection, or a mock. It cannot apply
   // decorators: when `options` hold a non-empty DecoratorsOption, every call
   // fails with INVALID_ARGUMENT before anything is sent.
-  explicit LibraryClient(
-      ::std::shared_ptr<LibraryConnection> connection,
-      ::stubkit::Options options = {});
+  explicit LibraryClient(::std::shared_ptr<LibraryConnection> connection,
+                         ::stubkit::Options options = {});
 
   // GET: idempotent.
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> GetBook(
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
       const ::stubkit::Options& call = {});
   // GetBook without blocking: retries wait on a timer, not a thread.
-  ::std::future<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>> AsyncGetBook(
+  ::std::future<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>
+  AsyncGetBook(
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
       const ::stubkit::Options& call = {});
   void AsyncGetBook(
@@ -365,7 +361,8 @@ class LibraryClient {
       const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
       const ::stubkit::Options& call = {});
   // PutBook without blocking: retries wait on a timer, not a thread.
-  ::std::future<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>> AsyncPutBook(
+  ::std::future<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>
+  AsyncPutBook(
       const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
       const ::stubkit::Options& call = {});
   void AsyncPutBook(
@@ -378,7 +375,8 @@ class LibraryClient {
       const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
       const ::stubkit::Options& call = {});
   // CreateBook without blocking: retries wait on a timer, not a thread.
-  ::std::future<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>> AsyncCreateBook(
+  ::std::future<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>
+  AsyncCreateBook(
       const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
       const ::stubkit::Options& call = {});
   void AsyncCreateBook(
@@ -417,7 +415,8 @@ class LibraryClient {
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
       const ::stubkit::Options& call = {});
   // ArchiveBooks without blocking: retries wait on a timer, not a thread.
-  ::std::future<::absl::StatusOr<::google::longrunning::Operation>> AsyncArchiveBooks(
+  ::std::future<::absl::StatusOr<::google::longrunning::Operation>>
+  AsyncArchiveBooks(
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
       const ::stubkit::Options& call = {});
   void AsyncArchiveBooks(

@@ -11,30 +11,27 @@
 #include "stubkit/unary_call.h"
 
 ::absl::StatusOr<::NoPackageResponse> NoPackageStubDecorator::Lookup(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& options,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::NoPackageRequest& request) {
   return child_->Lookup(context, options, request);
 }
 
-::std::unique_ptr<::grpc::ClientReaderInterface<::NoPackageResponse>> NoPackageStubDecorator::Watch(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& options,
-    const ::NoPackageRequest& request) {
+::std::unique_ptr<::grpc::ClientReaderInterface<::NoPackageResponse>>
+NoPackageStubDecorator::Watch(::grpc::ClientContext& context,
+                              const ::stubkit::OptionsView& options,
+                              const ::NoPackageRequest& request) {
   return child_->Watch(context, options, request);
 }
 
 ::absl::Status NoPackageStubDecorator::AsyncWatch(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& options,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::NoPackageRequest& request,
     ::grpc::ClientReadReactor<::NoPackageResponse>* reactor) {
   return child_->AsyncWatch(context, options, request, reactor);
 }
 
 ::absl::Status NoPackageGrpcStub::AsyncWatch(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& /*options*/,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::NoPackageRequest& request,
     ::grpc::ClientReadReactor<::NoPackageResponse>* reactor) {
   auto* async = grpc_stub_->async();
@@ -52,16 +49,14 @@
 }
 
 void NoPackageStubDecorator::AsyncLookup(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& options,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::NoPackageRequest& request,
     ::stubkit::AsyncCallback<::NoPackageResponse> done) {
   child_->AsyncLookup(context, options, request, ::std::move(done));
 }
 
 void NoPackageGrpcStub::AsyncLookup(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& /*options*/,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::NoPackageRequest& request,
     ::stubkit::AsyncCallback<::NoPackageResponse> done) {
   auto* async = grpc_stub_->async();
@@ -84,8 +79,7 @@ void NoPackageGrpcStub::AsyncLookup(
 }
 
 ::absl::StatusOr<::NoPackageResponse> NoPackageGrpcStub::Lookup(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& /*options*/,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::NoPackageRequest& request) {
   if (::absl::Status refused =
           ::stubkit::internal::ValidateOutgoingMetadata(
@@ -99,10 +93,10 @@ void NoPackageGrpcStub::AsyncLookup(
       ::std::move(response));
 }
 
-::std::unique_ptr<::grpc::ClientReaderInterface<::NoPackageResponse>> NoPackageGrpcStub::Watch(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& /*options*/,
-    const ::NoPackageRequest& request) {
+::std::unique_ptr<::grpc::ClientReaderInterface<::NoPackageResponse>>
+NoPackageGrpcStub::Watch(::grpc::ClientContext& context,
+                         const ::stubkit::OptionsView& /*options*/,
+                         const ::NoPackageRequest& request) {
   if (::absl::Status refused =
           ::stubkit::internal::ValidateOutgoingMetadata(
               context, "NoPackage.Watch");
@@ -133,8 +127,7 @@ class NoPackageConnectionImpl : public NoPackageConnection {
   }
 
   void AsyncLookup(
-      const ::stubkit::OptionsView& options,
-      const ::NoPackageRequest& request,
+      const ::stubkit::OptionsView& options, const ::NoPackageRequest& request,
       ::stubkit::AsyncCallback<::NoPackageResponse> done) override {
     ::stubkit::internal::RunAsyncUnary<::NoPackageResponse>(
         NoPackageMethods::kLookup, options,
@@ -154,11 +147,10 @@ class NoPackageConnectionImpl : public NoPackageConnection {
         });
   }
 
-  void AsyncWatch(
-      const ::stubkit::OptionsView& options,
-      const ::NoPackageRequest& request,
-      ::stubkit::MessageCallback<::NoPackageResponse> on_message,
-      ::stubkit::DoneCallback on_done) override {
+  void AsyncWatch(const ::stubkit::OptionsView& options,
+                  const ::NoPackageRequest& request,
+                  ::stubkit::MessageCallback<::NoPackageResponse> on_message,
+                  ::stubkit::DoneCallback on_done) override {
     ::stubkit::internal::StartAsyncServerStream<
         NoPackageClient::WatchResumeOption, ::NoPackageRequest, ::NoPackageResponse>(
         NoPackageMethods::kWatch, options, request,
@@ -272,7 +264,7 @@ NoPackageClient::NoPackageClient(
 
 ::std::future<::absl::StatusOr<::NoPackageResponse>>
 NoPackageClient::AsyncLookup(const ::NoPackageRequest& request,
-    const ::stubkit::Options& call) {
+                             const ::stubkit::Options& call) {
   auto promise = ::std::make_shared<
       ::std::promise<::absl::StatusOr<::NoPackageResponse>>>();
   auto future = promise->get_future();
@@ -284,7 +276,8 @@ NoPackageClient::AsyncLookup(const ::NoPackageRequest& request,
   return future;
 }
 
-void NoPackageClient::AsyncLookup(const ::NoPackageRequest& request,
+void NoPackageClient::AsyncLookup(
+    const ::NoPackageRequest& request,
     ::stubkit::AsyncCallback<::NoPackageResponse> done,
     const ::stubkit::Options& call) {
   connection_->AsyncLookup(::stubkit::OptionsView(call, options_), request,
@@ -297,10 +290,10 @@ void NoPackageClient::AsyncLookup(const ::NoPackageRequest& request,
                                request);
 }
 
-void NoPackageClient::AsyncWatch(const ::NoPackageRequest& request,
+void NoPackageClient::AsyncWatch(
+    const ::NoPackageRequest& request,
     ::stubkit::MessageCallback<::NoPackageResponse> on_message,
-    ::stubkit::DoneCallback on_done,
-    const ::stubkit::Options& call) {
+    ::stubkit::DoneCallback on_done, const ::stubkit::Options& call) {
   connection_->AsyncWatch(::stubkit::OptionsView(call, options_), request,
                               ::std::move(on_message), ::std::move(on_done));
 }

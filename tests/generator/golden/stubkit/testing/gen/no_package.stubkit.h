@@ -39,22 +39,18 @@ class NoPackageStub {
   virtual ~NoPackageStub() = default;
 
   virtual ::absl::StatusOr<::NoPackageResponse> Lookup(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::NoPackageRequest& request) = 0;
   virtual void AsyncLookup(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::NoPackageRequest& request,
       ::stubkit::AsyncCallback<::NoPackageResponse> done) = 0;
 
-  virtual ::std::unique_ptr<::grpc::ClientReaderInterface<::NoPackageResponse>> Watch(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
-      const ::NoPackageRequest& request) = 0;
+  virtual ::std::unique_ptr<::grpc::ClientReaderInterface<::NoPackageResponse>>
+  Watch(::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+        const ::NoPackageRequest& request) = 0;
   virtual ::absl::Status AsyncWatch(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::NoPackageRequest& request,
       ::grpc::ClientReadReactor<::NoPackageResponse>* reactor) = 0;
 };
@@ -66,22 +62,18 @@ class NoPackageStubDecorator : public NoPackageStub {
       : child_(::std::move(child)) {}
 
   ::absl::StatusOr<::NoPackageResponse> Lookup(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::NoPackageRequest& request) override;
-  void AsyncLookup(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
-      const ::NoPackageRequest& request,
-      ::stubkit::AsyncCallback<::NoPackageResponse> done) override;
+  void AsyncLookup(::grpc::ClientContext& context,
+                   const ::stubkit::OptionsView& options,
+                   const ::NoPackageRequest& request,
+                   ::stubkit::AsyncCallback<::NoPackageResponse> done) override;
 
   ::std::unique_ptr<::grpc::ClientReaderInterface<::NoPackageResponse>> Watch(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::NoPackageRequest& request) override;
   ::absl::Status AsyncWatch(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::NoPackageRequest& request,
       ::grpc::ClientReadReactor<::NoPackageResponse>* reactor) override;
 
@@ -100,22 +92,18 @@ class NoPackageGrpcStub : public NoPackageStub {
       : grpc_stub_(::std::move(grpc_stub)) {}
 
   ::absl::StatusOr<::NoPackageResponse> Lookup(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::NoPackageRequest& request) override;
-  void AsyncLookup(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
-      const ::NoPackageRequest& request,
-      ::stubkit::AsyncCallback<::NoPackageResponse> done) override;
+  void AsyncLookup(::grpc::ClientContext& context,
+                   const ::stubkit::OptionsView& options,
+                   const ::NoPackageRequest& request,
+                   ::stubkit::AsyncCallback<::NoPackageResponse> done) override;
 
   ::std::unique_ptr<::grpc::ClientReaderInterface<::NoPackageResponse>> Watch(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::NoPackageRequest& request) override;
   ::absl::Status AsyncWatch(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::NoPackageRequest& request,
       ::grpc::ClientReadReactor<::NoPackageResponse>* reactor) override;
 
@@ -134,16 +122,14 @@ class NoPackageConnection {
       const ::stubkit::OptionsView& options,
       const ::NoPackageRequest& request) = 0;
   virtual void AsyncLookup(
-      const ::stubkit::OptionsView& options,
-      const ::NoPackageRequest& request,
+      const ::stubkit::OptionsView& options, const ::NoPackageRequest& request,
       ::stubkit::AsyncCallback<::NoPackageResponse> done) = 0;
 
   virtual ::stubkit::StreamReader<::NoPackageResponse> Watch(
       const ::stubkit::OptionsView& options,
       const ::NoPackageRequest& request) = 0;
   virtual void AsyncWatch(
-      const ::stubkit::OptionsView& options,
-      const ::NoPackageRequest& request,
+      const ::stubkit::OptionsView& options, const ::NoPackageRequest& request,
       ::stubkit::MessageCallback<::NoPackageResponse> on_message,
       ::stubkit::DoneCallback on_done) = 0;
 };
@@ -176,44 +162,36 @@ class NoPackageClient {
     static Type Default() { return nullptr; }
   };
 
-  explicit NoPackageClient(
-      ::std::shared_ptr<::grpc::ChannelInterface> channel,
-      ::stubkit::Options options = {});
+  explicit NoPackageClient(::std::shared_ptr<::grpc::ChannelInterface> channel,
+                           ::stubkit::Options options = {});
   // Over a connection made by MakeNoPackageConnection, or a mock. It cannot
   // apply decorators: when `options` hold a non-empty DecoratorsOption, every
   // call fails with INVALID_ARGUMENT before anything is sent.
-  explicit NoPackageClient(
-      ::std::shared_ptr<NoPackageConnection> connection,
-      ::stubkit::Options options = {});
+  explicit NoPackageClient(::std::shared_ptr<NoPackageConnection> connection,
+                           ::stubkit::Options options = {});
 
   // Looks a key up. Comments are copied to the generated client.
   ::absl::StatusOr<::NoPackageResponse> Lookup(
-      const ::NoPackageRequest& request,
-      const ::stubkit::Options& call = {});
+      const ::NoPackageRequest& request, const ::stubkit::Options& call = {});
   // Lookup without blocking: retries wait on a timer, not a thread.
   ::std::future<::absl::StatusOr<::NoPackageResponse>> AsyncLookup(
-      const ::NoPackageRequest& request,
-      const ::stubkit::Options& call = {});
-  void AsyncLookup(
-      const ::NoPackageRequest& request,
-      ::stubkit::AsyncCallback<::NoPackageResponse> done,
-      const ::stubkit::Options& call = {});
+      const ::NoPackageRequest& request, const ::stubkit::Options& call = {});
+  void AsyncLookup(const ::NoPackageRequest& request,
+                   ::stubkit::AsyncCallback<::NoPackageResponse> done,
+                   const ::stubkit::Options& call = {});
 
   ::stubkit::StreamReader<::NoPackageResponse> Watch(
-      const ::NoPackageRequest& request,
-      const ::stubkit::Options& call = {});
+      const ::NoPackageRequest& request, const ::stubkit::Options& call = {});
   // Watch without blocking: each message goes to `on_message`, then the final
   // status to `on_done`.
-  void AsyncWatch(
-      const ::NoPackageRequest& request,
-      ::stubkit::MessageCallback<::NoPackageResponse> on_message,
-      ::stubkit::DoneCallback on_done,
-      const ::stubkit::Options& call = {});
+  void AsyncWatch(const ::NoPackageRequest& request,
+                  ::stubkit::MessageCallback<::NoPackageResponse> on_message,
+                  ::stubkit::DoneCallback on_done,
+                  const ::stubkit::Options& call = {});
 
  private:
   ::stubkit::Options options_;
   ::std::shared_ptr<NoPackageConnection> connection_;
 };
-
 
 #endif  // STUBKIT_GENERATED_STUBKIT_TESTING_GEN_NO_PACKAGE_STUBKIT_H_
