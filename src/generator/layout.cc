@@ -22,11 +22,14 @@ bool Fits(int column, const std::string& text) {
 }
 
 // `items` separated by ", ", starting at column `column` on every line,
+std::vector<std::string> LayoutLongType(const std::string& type, int indent,
+                                        const std::string& suffix = "",
+                                        int outer_next = -1,
+                                        int inner_next = -1);
+
+// `items` separated by ", ", starting at column `column` on every line,
 // `last` after the last item. The first line is not padded (it follows
 // whatever precedes it); the others are, relative to `indent`.
-std::vector<std::string> LayoutLongType(const std::string& type, int indent,
-                                        const std::string& suffix = "");
-
 struct Packed {
   std::vector<std::string> lines;
   bool split = false;  // an item was broken before its last word
@@ -93,10 +96,11 @@ std::vector<std::string> Join(const std::string& first, const Packed& packed) {
 
 // `head`, then the packed lines on the next lines (Pack padded all but the
 // first).
-std::vector<std::string> Below(const std::string& head, const Packed& packed) {
+std::vector<std::string> Below(const std::string& head, const Packed& packed,
+                               int pad = kContinuation) {
   std::vector<std::string> lines = {head};
   for (size_t i = 0; i < packed.lines.size(); ++i) {
-    lines.push_back(i == 0 ? std::string(kContinuation, ' ') + packed.lines[i]
+    lines.push_back(i == 0 ? std::string(pad, ' ') + packed.lines[i]
                            : packed.lines[i]);
   }
   return lines;
@@ -125,18 +129,21 @@ std::optional<std::pair<std::string, std::vector<std::string>>> TemplateArgs(
 
 // A type too long for its line, broken in its template arguments: aligned
 // after the outer '<', then on the next line; failing both, the same in the
-// only argument's arguments. The fewest lines win, in that order.
+// only argument's arguments. The fewest lines win, in that order. A broken
+// list continues at `outer_next` or `inner_next` (default: indent + 4).
 std::vector<std::string> LayoutLongType(const std::string& type, int indent,
-                                        const std::string& suffix) {
+                                        const std::string& suffix,
+                                        int outer_next, int inner_next) {
   std::vector<std::vector<std::string>> candidates;
-  const int next = indent + kContinuation;
+  const int next = outer_next < 0 ? indent + kContinuation : outer_next;
+  if (inner_next < 0) inner_next = indent + kContinuation;
   if (auto outer = TemplateArgs(type)) {
     const auto& [head, args] = *outer;
     Packed aligned = Pack(args, indent + static_cast<int>(head.size()), indent,
                           ">" + suffix, false);
     if (aligned.fits) candidates.push_back(Join(head, aligned));
     Packed broken = Pack(args, next, indent, ">" + suffix, false);
-    if (broken.fits) candidates.push_back(Below(head, broken));
+    if (broken.fits) candidates.push_back(Below(head, broken, next - indent));
     if (args.size() == 1) {
       if (auto inner = TemplateArgs(args[0])) {
         const std::string inner_head = head + inner->first;
@@ -147,9 +154,10 @@ std::vector<std::string> LayoutLongType(const std::string& type, int indent,
           candidates.push_back(Join(inner_head, inner_aligned));
         }
         Packed inner_broken =
-            Pack(inner->second, next, indent, ">>" + suffix, false);
+            Pack(inner->second, inner_next, indent, ">>" + suffix, false);
         if (inner_broken.fits) {
-          candidates.push_back(Below(inner_head, inner_broken));
+          candidates.push_back(
+              Below(inner_head, inner_broken, inner_next - indent));
         }
       }
     }
@@ -214,6 +222,90 @@ std::string LayoutVariable(const std::string& type, const std::string& name,
                                        : LayoutLongType(type, indent);
   lines.push_back(std::string(kContinuation, ' ') + name);
   return absl::StrJoin(lines, "\n");
+}
+
+std::string LayoutClassHead(const std::string& name, const std::string& base,
+                            int indent) {
+  const std::string one_line =
+      absl::StrCat("class ", name, " : public ", base, " {");
+  if (Fits(indent, one_line)) return one_line;
+  return absl::StrCat("class ", name, "\n", std::string(kContinuation, ' '),
+                      ": public ", base, " {");
+}
+
+std::string LayoutMockMethod(const std::string& ret, const std::string& name,
+                             const std::vector<std::string>& params,
+                             int indent) {
+  const std::string head = "MOCK_METHOD(";
+  const std::string nested = "(" + absl::StrJoin(params, ", ") + ")";
+  const std::vector<std::string> items = {"(" + ret + ")", name, nested,
+                                          "(override)"};
+  const std::string one_line =
+      absl::StrCat(head, absl::StrJoin(items, ", "), ");");
+  if (Fits(indent, one_line)) return one_line;
+  // The arguments from `column`, bin-packed; the parameter list goes to a
+  // line of its own unless it fits whole, is aligned after its '(' when it
+  // does not fit on one line, and then nothing follows it on its last line.
+  auto pack = [&](int column, bool* fits, bool* split) {
+    *fits = true;
+    *split = false;
+    const std::string pad(column - indent, ' ');
+    std::vector<std::string> lines;
+    std::string line;
+    auto flush = [&] {
+      if (!Fits(column, line)) *fits = false;
+      lines.push_back(lines.empty() ? line : pad + line);
+      line.clear();
+    };
+    for (size_t i = 0; i < items.size(); ++i) {
+      const std::string text = items[i] + (i + 1 < items.size() ? "," : ");");
+      if (line.empty() ? Fits(column, text)
+                       : Fits(column, absl::StrCat(line, " ", text))) {
+        absl::StrAppend(&line, line.empty() ? "" : " ", text);
+        continue;
+      }
+      if (!line.empty()) flush();
+      if (i == 0 && !Fits(column, text)) {
+        // The return type broken in its template arguments, which continue
+        // 4 columns after the '(' (outer) or after the type's start (inner).
+        *split = true;
+        const std::vector<std::string> type_lines =
+            LayoutLongType(ret, column + 1, "),", column + kContinuation,
+                           column + 1 + kContinuation);
+        for (size_t k = 0; k < type_lines.size(); ++k) {
+          line = (k == 0 ? "(" : " ") + type_lines[k];
+          flush();
+        }
+        continue;
+      }
+      if (i != 2 || Fits(column, text)) {
+        line = text;
+        continue;
+      }
+      Packed packed = Pack(params, column + 1, column, "),", false);
+      if (!packed.fits) *fits = false;
+      for (size_t k = 0; k < packed.lines.size(); ++k) {
+        line = k == 0 ? "(" + packed.lines[k] : packed.lines[k];
+        flush();
+      }
+    }
+    if (!line.empty()) flush();
+    return lines;
+  };
+  // Aligned after "MOCK_METHOD(" or on the next line; whichever does not
+  // break the return type, aligned first.
+  bool aligned_fits, aligned_split, broken_fits, broken_split;
+  std::vector<std::string> aligned = pack(
+      indent + static_cast<int>(head.size()), &aligned_fits, &aligned_split);
+  std::vector<std::string> broken =
+      pack(indent + kContinuation, &broken_fits, &broken_split);
+  if (aligned_fits && (!aligned_split || !broken_fits || broken_split)) {
+    aligned[0] = head + aligned[0];
+    return absl::StrJoin(aligned, "\n");
+  }
+  broken[0] = std::string(kContinuation, ' ') + broken[0];
+  broken.insert(broken.begin(), head);
+  return absl::StrJoin(broken, "\n");
 }
 
 std::string LayoutFunctionHead(const FunctionHead& function, int indent) {

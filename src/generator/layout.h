@@ -48,6 +48,16 @@ std::string LayoutType(const std::string& type, const std::string& suffix,
 std::string LayoutVariable(const std::string& type, const std::string& name,
                            int indent);
 
+// "class `name` : public `base` {", or the base on the next line.
+std::string LayoutClassHead(const std::string& name, const std::string& base,
+                            int indent);
+
+// "MOCK_METHOD((`ret`), `name`, (`params`), (override));" as clang-format
+// lays the macro out.
+std::string LayoutMockMethod(const std::string& ret, const std::string& name,
+                             const std::vector<std::string>& params,
+                             int indent);
+
 }  // namespace generator
 }  // namespace stubkit
 

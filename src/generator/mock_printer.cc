@@ -3,6 +3,7 @@
 // The mocks: gMock classes of SStub and SConnection, in the nested
 // namespace kMockNamespace.
 
+#include "src/generator/layout.h"
 #include "src/generator/printers.h"
 
 namespace stubkit {
@@ -11,24 +12,25 @@ namespace generator {
 void PrintMockHeader(Printer& w, const FileModel& file,
                      const ServiceModel& service) {
   const Printer::Vars vars = ServiceVars(file, service);
-  w.Print(vars,
-          "class Mock$Service$Stub : public $package$::$Service$Stub {\n"
-          " public:\n");
+  w.PrintRaw(LayoutClassHead(w.Expand(vars, "Mock$Service$Stub"),
+                             w.Expand(vars, "$package$::$Service$Stub"),
+                             w.indent()) +
+             "\n public:\n");
   for (const MethodModel& method : service.methods) {
     for (const Signature* signature :
          SignaturesFor(Layer::kStub, method.kind)) {
-      PrintMember(w, MethodVars(file, service, method), MockMethod(*signature));
+      PrintMockMethod(w, MethodVars(file, service, method), *signature);
     }
   }
-  w.Print(vars,
-          "};\n\n"
-          "class Mock$Service$Connection\n"
-          "    : public $package$::$Service$Connection {\n"
-          " public:\n");
+  w.Print("};\n\n");
+  w.PrintRaw(LayoutClassHead(w.Expand(vars, "Mock$Service$Connection"),
+                             w.Expand(vars, "$package$::$Service$Connection"),
+                             w.indent()) +
+             "\n public:\n");
   for (const MethodModel& method : service.methods) {
     for (const Signature* signature :
          SignaturesFor(Layer::kConnection, method.kind)) {
-      PrintMember(w, MethodVars(file, service, method), MockMethod(*signature));
+      PrintMockMethod(w, MethodVars(file, service, method), *signature);
     }
   }
   w.Print("};\n\n");

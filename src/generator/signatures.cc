@@ -245,15 +245,24 @@ void PrintDefinition(Printer& w, const Printer::Vars& vars,
 }
 
 std::string MockMethod(const Signature& signature) {
-  std::vector<std::string> params;
-  for (const Param& param : signature.params) {
-    params.push_back(absl::StrCat(param.type, " ", param.name));
-  }
   // gMock wants a parenthesized type when it contains a comma.
   return absl::StrCat("MOCK_METHOD((", signature.return_type, "), ",
-                      signature.name, ",\n            (",
-                      absl::StrJoin(params, ", "),
-                      "),\n            (override));\n");
+                      signature.name, ", (", ParamTypes(signature),
+                      "), (override));");
+}
+
+void PrintMockMethod(Printer& w, const Printer::Vars& vars,
+                     const Signature& signature) {
+  std::vector<std::string> types;
+  for (const Param& param : signature.params) {
+    types.push_back(w.Expand(vars, param.type));
+  }
+  w.Indent();
+  w.PrintRaw(LayoutMockMethod(w.Expand(vars, signature.return_type),
+                              w.Expand(vars, signature.name), types,
+                              w.indent()) +
+             "\n");
+  w.Outdent();
 }
 
 std::string ParamTypes(const Signature& signature) {

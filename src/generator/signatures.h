@@ -72,8 +72,15 @@ void PrintDefinition(Printer& w, const Printer::Vars& vars,
                      const Signature& signature, const std::string& cls,
                      const std::string& suffix, const Unnamed& unnamed = {});
 
-// "MOCK_METHOD((R), F,\n            (params),\n            (override));\n".
+// "MOCK_METHOD((R), F, (parameter types), (override));" on one line, as a
+// template. The parameters are unnamed: clang-format misreads "T& name" in
+// a macro argument as a multiplication-like expression ("T & name").
 std::string MockMethod(const Signature& signature);
+
+// Prints the MOCK_METHOD of `signature` as a member of the mock class, laid
+// out as clang-format would.
+void PrintMockMethod(Printer& w, const Printer::Vars& vars,
+                     const Signature& signature);
 
 // The parameter types joined with ", " (a template).
 std::string ParamTypes(const Signature& signature);

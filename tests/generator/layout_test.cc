@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace stubkit {
 namespace generator {
@@ -100,6 +101,43 @@ TEST(LayoutTest, BracedListsAndMembers) {
             "::std::unique_ptr<::a::very::long_package::name::v1::"
             "ResponseStubInterface>\n"
             "    grpc_stub_;");
+}
+
+TEST(LayoutTest, MockMethods) {
+  const std::vector<std::string> params = {"::grpc::ClientContext&",
+                                           "const ::stubkit::OptionsView&",
+                                           "const ::NoPackageRequest&"};
+  EXPECT_EQ(
+      LayoutMockMethod("::absl::StatusOr<::NoPackageResponse>", "Lookup",
+                       params, 2),
+      "MOCK_METHOD((::absl::StatusOr<::NoPackageResponse>), Lookup,\n"
+      "            (::grpc::ClientContext&, const ::stubkit::OptionsView&,\n"
+      "             const ::NoPackageRequest&),\n"
+      "            (override));");
+  // On the next line rather than break the return type.
+  EXPECT_EQ(LayoutMockMethod("::std::unique_ptr<::grpc::ClientReaderInterface<:"
+                             ":NoPackageResponse>>",
+                             "Watch", params, 2),
+            "MOCK_METHOD(\n"
+            "    "
+            "(::std::unique_ptr<::grpc::ClientReaderInterface<::"
+            "NoPackageResponse>>),\n"
+            "    Watch,\n"
+            "    (::grpc::ClientContext&, const ::stubkit::OptionsView&,\n"
+            "     const ::NoPackageRequest&),\n"
+            "    (override));");
+  EXPECT_EQ(LayoutMockMethod("void", "F", {"int"}, 2),
+            "MOCK_METHOD((void), F, (int), (override));");
+}
+
+TEST(LayoutTest, ClassHeads) {
+  EXPECT_EQ(LayoutClassHead("MockS", "::a::S", 0),
+            "class MockS : public ::a::S {");
+  EXPECT_EQ(
+      LayoutClassHead("MockLibraryStub",
+                      "::stubkit::testing::gen::library::v1::LibraryStub", 0),
+      "class MockLibraryStub\n"
+      "    : public ::stubkit::testing::gen::library::v1::LibraryStub {");
 }
 
 }  // namespace

@@ -150,10 +150,8 @@ TEST(SignaturesTest, DeclarationDefinitionAndMockShareOneEntry) {
             "::absl::StatusOr<$Response$> C::$Method$("
             "const ::stubkit::OptionsView& options, const $Request$& request)");
   EXPECT_EQ(MockMethod(sync),
-            "MOCK_METHOD((::absl::StatusOr<$Response$>), $Method$,\n"
-            "            (const ::stubkit::OptionsView& options, "
-            "const $Request$& request),\n"
-            "            (override));\n");
+            "MOCK_METHOD((::absl::StatusOr<$Response$>), $Method$, "
+            "(const ::stubkit::OptionsView&, const $Request$&), (override));");
   EXPECT_EQ(ParamTypes(sync),
             "const ::stubkit::OptionsView&, const $Request$&");
 }

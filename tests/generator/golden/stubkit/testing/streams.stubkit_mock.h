@@ -21,23 +21,35 @@ namespace stubkit_mocks {
 
 class MockStreamServiceStub : public ::stubkit::testing::StreamServiceStub {
  public:
-  MOCK_METHOD((::std::unique_ptr<::grpc::ClientReaderInterface<::stubkit::testing::Item>>), Range,
-              (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, const ::stubkit::testing::RangeRequest& request),
+  MOCK_METHOD((::std::unique_ptr<
+                  ::grpc::ClientReaderInterface<::stubkit::testing::Item>>),
+              Range,
+              (::grpc::ClientContext&, const ::stubkit::OptionsView&,
+               const ::stubkit::testing::RangeRequest&),
               (override));
   MOCK_METHOD((::absl::Status), AsyncRange,
-              (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, const ::stubkit::testing::RangeRequest& request, ::grpc::ClientReadReactor<::stubkit::testing::Item>* reactor),
+              (::grpc::ClientContext&, const ::stubkit::OptionsView&,
+               const ::stubkit::testing::RangeRequest&,
+               ::grpc::ClientReadReactor<::stubkit::testing::Item>*),
               (override));
-  MOCK_METHOD((::std::unique_ptr<::grpc::ClientWriterInterface<::stubkit::testing::Item>>), Sum,
-              (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, ::stubkit::testing::SumResponse* response),
+  MOCK_METHOD((::std::unique_ptr<
+                  ::grpc::ClientWriterInterface<::stubkit::testing::Item>>),
+              Sum,
+              (::grpc::ClientContext&, const ::stubkit::OptionsView&,
+               ::stubkit::testing::SumResponse*),
               (override));
-  MOCK_METHOD((::std::unique_ptr<::grpc::ClientReaderWriterInterface<::stubkit::testing::Item, ::stubkit::testing::Item>>), Double,
-              (::grpc::ClientContext& context, const ::stubkit::OptionsView& options),
+  MOCK_METHOD((::std::unique_ptr<::grpc::ClientReaderWriterInterface<
+                   ::stubkit::testing::Item, ::stubkit::testing::Item>>),
+              Double, (::grpc::ClientContext&, const ::stubkit::OptionsView&),
               (override));
   MOCK_METHOD((::absl::StatusOr<::stubkit::testing::Item>), Get,
-              (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, const ::stubkit::testing::RangeRequest& request),
+              (::grpc::ClientContext&, const ::stubkit::OptionsView&,
+               const ::stubkit::testing::RangeRequest&),
               (override));
   MOCK_METHOD((void), AsyncGet,
-              (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, const ::stubkit::testing::RangeRequest& request, ::stubkit::AsyncCallback<::stubkit::testing::Item> done),
+              (::grpc::ClientContext&, const ::stubkit::OptionsView&,
+               const ::stubkit::testing::RangeRequest&,
+               ::stubkit::AsyncCallback<::stubkit::testing::Item>),
               (override));
 };
 
@@ -45,22 +57,29 @@ class MockStreamServiceConnection
     : public ::stubkit::testing::StreamServiceConnection {
  public:
   MOCK_METHOD((::stubkit::StreamReader<::stubkit::testing::Item>), Range,
-              (const ::stubkit::OptionsView& options, const ::stubkit::testing::RangeRequest& request),
+              (const ::stubkit::OptionsView&,
+               const ::stubkit::testing::RangeRequest&),
               (override));
   MOCK_METHOD((void), AsyncRange,
-              (const ::stubkit::OptionsView& options, const ::stubkit::testing::RangeRequest& request, ::stubkit::MessageCallback<::stubkit::testing::Item> on_message, ::stubkit::DoneCallback on_done),
+              (const ::stubkit::OptionsView&,
+               const ::stubkit::testing::RangeRequest&,
+               ::stubkit::MessageCallback<::stubkit::testing::Item>,
+               ::stubkit::DoneCallback),
               (override));
-  MOCK_METHOD((::stubkit::StreamWriter<::stubkit::testing::Item, ::stubkit::testing::SumResponse>), Sum,
-              (const ::stubkit::OptionsView& options),
-              (override));
-  MOCK_METHOD((::stubkit::StreamReaderWriter<::stubkit::testing::Item, ::stubkit::testing::Item>), Double,
-              (const ::stubkit::OptionsView& options),
-              (override));
+  MOCK_METHOD((::stubkit::StreamWriter<::stubkit::testing::Item,
+                                       ::stubkit::testing::SumResponse>),
+              Sum, (const ::stubkit::OptionsView&), (override));
+  MOCK_METHOD((::stubkit::StreamReaderWriter<::stubkit::testing::Item,
+                                             ::stubkit::testing::Item>),
+              Double, (const ::stubkit::OptionsView&), (override));
   MOCK_METHOD((::absl::StatusOr<::stubkit::testing::Item>), Get,
-              (const ::stubkit::OptionsView& options, const ::stubkit::testing::RangeRequest& request),
+              (const ::stubkit::OptionsView&,
+               const ::stubkit::testing::RangeRequest&),
               (override));
   MOCK_METHOD((void), AsyncGet,
-              (const ::stubkit::OptionsView& options, const ::stubkit::testing::RangeRequest& request, ::stubkit::AsyncCallback<::stubkit::testing::Item> done),
+              (const ::stubkit::OptionsView&,
+               const ::stubkit::testing::RangeRequest&,
+               ::stubkit::AsyncCallback<::stubkit::testing::Item>),
               (override));
 };
 

@@ -23,84 +23,135 @@ namespace v1 {
 
 namespace stubkit_mocks {
 
-class MockLibraryStub : public ::stubkit::testing::gen::library::v1::LibraryStub {
+class MockLibraryStub
+    : public ::stubkit::testing::gen::library::v1::LibraryStub {
  public:
-  MOCK_METHOD((::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>), GetBook,
-              (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::GetBookRequest& request),
+  MOCK_METHOD((::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>),
+              GetBook,
+              (::grpc::ClientContext&, const ::stubkit::OptionsView&,
+               const ::stubkit::testing::gen::library::v1::GetBookRequest&),
               (override));
-  MOCK_METHOD((void), AsyncGetBook,
-              (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::GetBookRequest& request, ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done),
+  MOCK_METHOD(
+      (void), AsyncGetBook,
+      (::grpc::ClientContext&, const ::stubkit::OptionsView&,
+       const ::stubkit::testing::gen::library::v1::GetBookRequest&,
+       ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book>),
+      (override));
+  MOCK_METHOD((::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>),
+              PutBook,
+              (::grpc::ClientContext&, const ::stubkit::OptionsView&,
+               const ::stubkit::testing::gen::library::v1::PutBookRequest&),
               (override));
-  MOCK_METHOD((::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>), PutBook,
-              (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::PutBookRequest& request),
+  MOCK_METHOD(
+      (void), AsyncPutBook,
+      (::grpc::ClientContext&, const ::stubkit::OptionsView&,
+       const ::stubkit::testing::gen::library::v1::PutBookRequest&,
+       ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book>),
+      (override));
+  MOCK_METHOD((::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>),
+              CreateBook,
+              (::grpc::ClientContext&, const ::stubkit::OptionsView&,
+               const ::stubkit::testing::gen::library::v1::CreateBookRequest&),
               (override));
-  MOCK_METHOD((void), AsyncPutBook,
-              (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::PutBookRequest& request, ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done),
-              (override));
-  MOCK_METHOD((::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>), CreateBook,
-              (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::CreateBookRequest& request),
-              (override));
-  MOCK_METHOD((void), AsyncCreateBook,
-              (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::CreateBookRequest& request, ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done),
-              (override));
+  MOCK_METHOD(
+      (void), AsyncCreateBook,
+      (::grpc::ClientContext&, const ::stubkit::OptionsView&,
+       const ::stubkit::testing::gen::library::v1::CreateBookRequest&,
+       ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book>),
+      (override));
   MOCK_METHOD((::absl::StatusOr<::google::protobuf::Empty>), DeleteBook,
-              (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request),
+              (::grpc::ClientContext&, const ::stubkit::OptionsView&,
+               const ::stubkit::testing::gen::library::v1::DeleteBookRequest&),
               (override));
   MOCK_METHOD((void), AsyncDeleteBook,
-              (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request, ::stubkit::AsyncCallback<::google::protobuf::Empty> done),
+              (::grpc::ClientContext&, const ::stubkit::OptionsView&,
+               const ::stubkit::testing::gen::library::v1::DeleteBookRequest&,
+               ::stubkit::AsyncCallback<::google::protobuf::Empty>),
               (override));
   MOCK_METHOD((::absl::StatusOr<::google::protobuf::Empty>), TouchBook,
-              (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::GetBookRequest& request),
+              (::grpc::ClientContext&, const ::stubkit::OptionsView&,
+               const ::stubkit::testing::gen::library::v1::GetBookRequest&),
               (override));
   MOCK_METHOD((void), AsyncTouchBook,
-              (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::GetBookRequest& request, ::stubkit::AsyncCallback<::google::protobuf::Empty> done),
+              (::grpc::ClientContext&, const ::stubkit::OptionsView&,
+               const ::stubkit::testing::gen::library::v1::GetBookRequest&,
+               ::stubkit::AsyncCallback<::google::protobuf::Empty>),
               (override));
-  MOCK_METHOD((::absl::StatusOr<::google::longrunning::Operation>), ArchiveBooks,
-              (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::GetBookRequest& request),
+  MOCK_METHOD((::absl::StatusOr<::google::longrunning::Operation>),
+              ArchiveBooks,
+              (::grpc::ClientContext&, const ::stubkit::OptionsView&,
+               const ::stubkit::testing::gen::library::v1::GetBookRequest&),
               (override));
   MOCK_METHOD((void), AsyncArchiveBooks,
-              (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::GetBookRequest& request, ::stubkit::AsyncCallback<::google::longrunning::Operation> done),
+              (::grpc::ClientContext&, const ::stubkit::OptionsView&,
+               const ::stubkit::testing::gen::library::v1::GetBookRequest&,
+               ::stubkit::AsyncCallback<::google::longrunning::Operation>),
               (override));
 };
 
 class MockLibraryConnection
     : public ::stubkit::testing::gen::library::v1::LibraryConnection {
  public:
-  MOCK_METHOD((::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>), GetBook,
-              (const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::GetBookRequest& request),
+  MOCK_METHOD((::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>),
+              GetBook,
+              (const ::stubkit::OptionsView&,
+               const ::stubkit::testing::gen::library::v1::GetBookRequest&),
               (override));
-  MOCK_METHOD((void), AsyncGetBook,
-              (const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::GetBookRequest& request, ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done),
+  MOCK_METHOD(
+      (void), AsyncGetBook,
+      (const ::stubkit::OptionsView&,
+       const ::stubkit::testing::gen::library::v1::GetBookRequest&,
+       ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book>),
+      (override));
+  MOCK_METHOD((::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>),
+              PutBook,
+              (const ::stubkit::OptionsView&,
+               const ::stubkit::testing::gen::library::v1::PutBookRequest&),
               (override));
-  MOCK_METHOD((::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>), PutBook,
-              (const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::PutBookRequest& request),
+  MOCK_METHOD(
+      (void), AsyncPutBook,
+      (const ::stubkit::OptionsView&,
+       const ::stubkit::testing::gen::library::v1::PutBookRequest&,
+       ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book>),
+      (override));
+  MOCK_METHOD((::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>),
+              CreateBook,
+              (const ::stubkit::OptionsView&,
+               const ::stubkit::testing::gen::library::v1::CreateBookRequest&),
               (override));
-  MOCK_METHOD((void), AsyncPutBook,
-              (const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::PutBookRequest& request, ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done),
-              (override));
-  MOCK_METHOD((::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>), CreateBook,
-              (const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::CreateBookRequest& request),
-              (override));
-  MOCK_METHOD((void), AsyncCreateBook,
-              (const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::CreateBookRequest& request, ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done),
-              (override));
+  MOCK_METHOD(
+      (void), AsyncCreateBook,
+      (const ::stubkit::OptionsView&,
+       const ::stubkit::testing::gen::library::v1::CreateBookRequest&,
+       ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book>),
+      (override));
   MOCK_METHOD((::absl::StatusOr<::google::protobuf::Empty>), DeleteBook,
-              (const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request),
+              (const ::stubkit::OptionsView&,
+               const ::stubkit::testing::gen::library::v1::DeleteBookRequest&),
               (override));
   MOCK_METHOD((void), AsyncDeleteBook,
-              (const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request, ::stubkit::AsyncCallback<::google::protobuf::Empty> done),
+              (const ::stubkit::OptionsView&,
+               const ::stubkit::testing::gen::library::v1::DeleteBookRequest&,
+               ::stubkit::AsyncCallback<::google::protobuf::Empty>),
               (override));
   MOCK_METHOD((::absl::StatusOr<::google::protobuf::Empty>), TouchBook,
-              (const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::GetBookRequest& request),
+              (const ::stubkit::OptionsView&,
+               const ::stubkit::testing::gen::library::v1::GetBookRequest&),
               (override));
   MOCK_METHOD((void), AsyncTouchBook,
-              (const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::GetBookRequest& request, ::stubkit::AsyncCallback<::google::protobuf::Empty> done),
+              (const ::stubkit::OptionsView&,
+               const ::stubkit::testing::gen::library::v1::GetBookRequest&,
+               ::stubkit::AsyncCallback<::google::protobuf::Empty>),
               (override));
-  MOCK_METHOD((::absl::StatusOr<::google::longrunning::Operation>), ArchiveBooks,
-              (const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::GetBookRequest& request),
+  MOCK_METHOD((::absl::StatusOr<::google::longrunning::Operation>),
+              ArchiveBooks,
+              (const ::stubkit::OptionsView&,
+               const ::stubkit::testing::gen::library::v1::GetBookRequest&),
               (override));
   MOCK_METHOD((void), AsyncArchiveBooks,
-              (const ::stubkit::OptionsView& options, const ::stubkit::testing::gen::library::v1::GetBookRequest& request, ::stubkit::AsyncCallback<::google::longrunning::Operation> done),
+              (const ::stubkit::OptionsView&,
+               const ::stubkit::testing::gen::library::v1::GetBookRequest&,
+               ::stubkit::AsyncCallback<::google::longrunning::Operation>),
               (override));
 };
 

@@ -20,33 +20,43 @@ namespace stubkit_mocks {
 class MockNoPackageStub : public ::NoPackageStub {
  public:
   MOCK_METHOD((::absl::StatusOr<::NoPackageResponse>), Lookup,
-              (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, const ::NoPackageRequest& request),
+              (::grpc::ClientContext&, const ::stubkit::OptionsView&,
+               const ::NoPackageRequest&),
               (override));
   MOCK_METHOD((void), AsyncLookup,
-              (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, const ::NoPackageRequest& request, ::stubkit::AsyncCallback<::NoPackageResponse> done),
+              (::grpc::ClientContext&, const ::stubkit::OptionsView&,
+               const ::NoPackageRequest&,
+               ::stubkit::AsyncCallback<::NoPackageResponse>),
               (override));
-  MOCK_METHOD((::std::unique_ptr<::grpc::ClientReaderInterface<::NoPackageResponse>>), Watch,
-              (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, const ::NoPackageRequest& request),
-              (override));
+  MOCK_METHOD(
+      (::std::unique_ptr<::grpc::ClientReaderInterface<::NoPackageResponse>>),
+      Watch,
+      (::grpc::ClientContext&, const ::stubkit::OptionsView&,
+       const ::NoPackageRequest&),
+      (override));
   MOCK_METHOD((::absl::Status), AsyncWatch,
-              (::grpc::ClientContext& context, const ::stubkit::OptionsView& options, const ::NoPackageRequest& request, ::grpc::ClientReadReactor<::NoPackageResponse>* reactor),
+              (::grpc::ClientContext&, const ::stubkit::OptionsView&,
+               const ::NoPackageRequest&,
+               ::grpc::ClientReadReactor<::NoPackageResponse>*),
               (override));
 };
 
-class MockNoPackageConnection
-    : public ::NoPackageConnection {
+class MockNoPackageConnection : public ::NoPackageConnection {
  public:
   MOCK_METHOD((::absl::StatusOr<::NoPackageResponse>), Lookup,
-              (const ::stubkit::OptionsView& options, const ::NoPackageRequest& request),
+              (const ::stubkit::OptionsView&, const ::NoPackageRequest&),
               (override));
   MOCK_METHOD((void), AsyncLookup,
-              (const ::stubkit::OptionsView& options, const ::NoPackageRequest& request, ::stubkit::AsyncCallback<::NoPackageResponse> done),
+              (const ::stubkit::OptionsView&, const ::NoPackageRequest&,
+               ::stubkit::AsyncCallback<::NoPackageResponse>),
               (override));
   MOCK_METHOD((::stubkit::StreamReader<::NoPackageResponse>), Watch,
-              (const ::stubkit::OptionsView& options, const ::NoPackageRequest& request),
+              (const ::stubkit::OptionsView&, const ::NoPackageRequest&),
               (override));
   MOCK_METHOD((void), AsyncWatch,
-              (const ::stubkit::OptionsView& options, const ::NoPackageRequest& request, ::stubkit::MessageCallback<::NoPackageResponse> on_message, ::stubkit::DoneCallback on_done),
+              (const ::stubkit::OptionsView&, const ::NoPackageRequest&,
+               ::stubkit::MessageCallback<::NoPackageResponse>,
+               ::stubkit::DoneCallback),
               (override));
 };
 
