@@ -6,6 +6,7 @@
 // to the connection.
 
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "src/generator/printers.h"
@@ -30,41 +31,41 @@ const char* AsyncComment(Kind kind) {
   return "";
 }
 
-// The body of SClient's `signature`: the call's options over the client's,
-// then the connection.
-const char* ClientBody(const Signature& signature) {
-  switch (signature.variant) {
-    case Variant::kSync:
-      if (signature.kind == Kind::kClientStreaming ||
-          signature.kind == Kind::kBidi) {
-        return "  return connection_->$Method$(::stubkit::OptionsView(call, "
-               "options_));\n";
-      }
-      return "  return connection_->$Method$(::stubkit::OptionsView(call, "
-             "options_),\n"
-             "                               request);\n";
-    case Variant::kFuture:
-      return "  auto promise = ::std::make_shared<\n"
-             "      ::std::promise<::absl::StatusOr<$Response$>>>();\n"
-             "  auto future = promise->get_future();\n"
-             "  connection_->Async$Method$(\n"
-             "      ::stubkit::OptionsView(call, options_), request,\n"
-             "      [promise](::absl::StatusOr<$Response$> result) {\n"
-             "        promise->set_value(::std::move(result));\n"
-             "      });\n"
-             "  return future;\n";
-    case Variant::kAsync:
-      if (signature.kind == Kind::kServerStreaming) {
-        return "  connection_->Async$Method$(::stubkit::OptionsView(call, "
-               "options_), request,\n"
-               "                              ::std::move(on_message), "
-               "::std::move(on_done));\n";
-      }
-      return "  connection_->Async$Method$(::stubkit::OptionsView(call, "
-             "options_), request,\n"
-             "                              ::std::move(done));\n";
+// What the client passes for each parameter of the connection's method:
+// the call's options layered over the client's, the rest as they came.
+std::string ConnectionArgument(const Param& param) {
+  if (param.name == "options") return "::stubkit::OptionsView(call, options_)";
+  if (param.name == "request") return "request";
+  return "::std::move(" + param.name + ")";
+}
+
+// The body of SClient's `signature`: the connection's method of the same
+// variant (the future wraps the callback one).
+void PrintClientBody(Printer& w, const Printer::Vars& vars,
+                     const Signature& signature) {
+  if (signature.variant == Variant::kFuture) {
+    w.Print(vars,
+            "  auto promise = ::std::make_shared<\n"
+            "      ::std::promise<::absl::StatusOr<$Response$>>>();\n"
+            "  auto future = promise->get_future();\n"
+            "  connection_->Async$Method$(\n"
+            "      ::stubkit::OptionsView(call, options_), request,\n"
+            "      [promise](::absl::StatusOr<$Response$> result) {\n"
+            "        promise->set_value(::std::move(result));\n"
+            "      });\n"
+            "  return future;\n");
+    return;
   }
-  return "";
+  const Signature& connection =
+      *FindSignature(Layer::kConnection, signature.kind, signature.variant);
+  std::vector<std::string> args;
+  for (const Param& param : connection.params) {
+    args.push_back(ConnectionArgument(param));
+  }
+  PrintCall(w, vars, 1,
+            absl::StrCat(signature.variant == Variant::kSync ? "return " : "",
+                         "connection_->", connection.name, "("),
+            args, ");");
 }
 
 }  // namespace
@@ -187,10 +188,10 @@ void PrintClientSource(Printer& w, const FileModel& file,
          SignaturesFor(Layer::kClient, method.kind)) {
       w.Print("\n");
       PrintDefinition(w, mv, *signature, "$Service$Client", " {");
-      w.Print(mv, absl::StrCat(ClientBody(*signature), "}\n"));
+      PrintClientBody(w, mv, *signature);
+      w.Print("}\n");
     }
   }
-  w.Print("\n");
 }
 
 }  // namespace generator

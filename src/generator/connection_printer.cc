@@ -47,10 +47,10 @@ void PrintConnectionImpl(Printer& w, const FileModel& file,
         PrintOverrideHead(
             w, mv,
             *FindSignature(Layer::kConnection, method.kind, Variant::kAsync));
-        w.Print(mv,
-                "    ::stubkit::internal::RunAsyncUnary<$Response$>(\n"
-                "        $Service$Methods::k$Method$, options,\n"
-                "        Async$Method$Attempt(request), ::std::move(done));\n");
+        PrintCall(w, mv, 2, "::stubkit::internal::RunAsyncUnary<$Response$>(",
+                  {"$Service$Methods::k$Method$", "options",
+                   "Async$Method$Attempt(request)", "::std::move(done)"},
+                  ");");
         break;
       case Kind::kServerStreaming:
         // The reader outlives this call, so the lambda owns the stub.

@@ -108,6 +108,18 @@ void PrintTypeMember(Printer& w, const Printer::Vars& vars,
   w.Outdent();
 }
 
+void PrintCall(Printer& w, const Printer::Vars& vars, int depth,
+               const std::string& head, const std::vector<std::string>& args,
+               const std::string& tail) {
+  for (int i = 0; i < depth; ++i) w.Indent();
+  std::vector<std::string> expanded;
+  for (const std::string& arg : args) expanded.push_back(w.Expand(vars, arg));
+  w.PrintRaw(LayoutList(w.Expand(vars, head), expanded, w.Expand(vars, tail),
+                        w.indent()) +
+             "\n");
+  for (int i = 0; i < depth; ++i) w.Outdent();
+}
+
 void PrintDeprecated(Printer& w, const Printer::Vars& vars,
                      const MethodModel& method) {
   if (!method.deprecated) return;

@@ -55,6 +55,13 @@ void PrintVariableMember(Printer& w, const Printer::Vars& vars,
 void PrintTypeMember(Printer& w, const Printer::Vars& vars,
                      const std::string& type, const std::string& suffix);
 
+// A statement `head``args, ...``tail` in a function body, `depth` levels
+// (of 2 columns) deeper than the printer's indentation, laid out as
+// clang-format would lay out the call.
+void PrintCall(Printer& w, const Printer::Vars& vars, int depth,
+               const std::string& head, const std::vector<std::string>& args,
+               const std::string& tail);
+
 // "[[deprecated(...)]]\n" before a member of a deprecated method.
 void PrintDeprecated(Printer& w, const Printer::Vars& vars,
                      const MethodModel& method);

@@ -41,9 +41,9 @@ void PrintStubOverrides(Printer& w, const FileModel& file,
 // the block. Allocates nothing when the metadata is legal.
 void PrintCheckMetadata(Printer& w, const Printer::Vars& vars) {
   w.Print(vars,
-          "  if (::absl::Status refused =\n"
-          "          ::stubkit::internal::ValidateOutgoingMetadata(\n"
-          "              context, \"$method_full_name$\");\n"
+          "  if (::absl::Status refused = "
+          "::stubkit::internal::ValidateOutgoingMetadata(\n"
+          "          context, \"$method_full_name$\");\n"
           "      !refused.ok()) {\n");
 }
 
@@ -145,10 +145,10 @@ void PrintStubSource(Printer& w, const FileModel& file,
     PrintDefinition(w, mv, async, grpc_stub, " {", unused_options);
     w.Print(mv,
             "  auto* async = grpc_stub_->async();\n"
-            "  if (async == nullptr) {\n"
-            "    return ::stubkit::internal::NoAsyncStubError("
-            "\"$method_full_name$\");\n"
-            "  }\n");
+            "  if (async == nullptr) {\n");
+    PrintCall(w, mv, 2, "return ::stubkit::internal::NoAsyncStubError(",
+              {"\"$method_full_name$\""}, ");");
+    w.Print("  }\n");
     PrintCheckMetadata(w, mv);
     w.Print(mv,
             "    return refused;\n"
@@ -170,11 +170,12 @@ void PrintStubSource(Printer& w, const FileModel& file,
     PrintDefinition(w, mv, async, grpc_stub, " {", unused_options);
     w.Print(mv,
             "  auto* async = grpc_stub_->async();\n"
-            "  if (async == nullptr) {\n"
-            "    done(::stubkit::internal::NoAsyncStubError("
-            "\"$method_full_name$\"));\n"
-            "    return;\n"
-            "  }\n");
+            "  if (async == nullptr) {\n");
+    PrintCall(w, mv, 2, "done(::stubkit::internal::NoAsyncStubError(",
+              {"\"$method_full_name$\""}, "));");
+    w.Print(
+        "    return;\n"
+        "  }\n");
     PrintCheckMetadata(w, mv);
     w.Print(mv,
             "    done(::std::move(refused));\n"
@@ -199,10 +200,11 @@ void PrintStubSource(Printer& w, const FileModel& file,
         w.Print(mv,
                 "    return refused;\n"
                 "  }\n"
-                "  $Response$ response;\n"
-                "  return ::stubkit::internal::ToStatusOr(\n"
-                "      grpc_stub_->$Method$(&context, request, &response),\n"
-                "      ::std::move(response));\n");
+                "  $Response$ response;\n");
+        PrintCall(w, mv, 1, "return ::stubkit::internal::ToStatusOr(",
+                  {"grpc_stub_->$Method$(&context, request, &response)",
+                   "::std::move(response)"},
+                  ");");
         break;
       case Kind::kServerStreaming:
         w.Print(

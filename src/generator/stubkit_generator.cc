@@ -116,10 +116,14 @@ void FileGenerator::Source(Printer& w) const {
                 {"stubkit/internal/metadata.h", "stubkit/retry_loop.h",
                  "stubkit/unary_call.h"});
   OpenNamespace(w);
-  for (const ServiceModel& service : file_.services) {
-    PrintStubSource(w, file_, service);
-    PrintConnectionSource(w, file_, service);
-    PrintClientSource(w, file_, service);
+  for (size_t i = 0; i < file_.services.size(); ++i) {
+    PrintStubSource(w, file_, file_.services[i]);
+    PrintConnectionSource(w, file_, file_.services[i]);
+    PrintClientSource(w, file_, file_.services[i]);
+    // A blank line between services and before the namespaces close.
+    if (!file_.package.empty() || i + 1 < file_.services.size()) {
+      w.Print("\n");
+    }
   }
   CloseNamespace(w);
 }

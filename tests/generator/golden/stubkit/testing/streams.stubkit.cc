@@ -53,11 +53,11 @@ StreamServiceStubDecorator::Double(::grpc::ClientContext& context,
     ::grpc::ClientReadReactor<::stubkit::testing::Item>* reactor) {
   auto* async = grpc_stub_->async();
   if (async == nullptr) {
-    return ::stubkit::internal::NoAsyncStubError("stubkit.testing.StreamService.Range");
+    return ::stubkit::internal::NoAsyncStubError(
+        "stubkit.testing.StreamService.Range");
   }
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "stubkit.testing.StreamService.Range");
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.StreamService.Range");
       !refused.ok()) {
     return refused;
   }
@@ -78,12 +78,12 @@ void StreamServiceGrpcStub::AsyncGet(
     ::stubkit::AsyncCallback<::stubkit::testing::Item> done) {
   auto* async = grpc_stub_->async();
   if (async == nullptr) {
-    done(::stubkit::internal::NoAsyncStubError("stubkit.testing.StreamService.Get"));
+    done(::stubkit::internal::NoAsyncStubError(
+        "stubkit.testing.StreamService.Get"));
     return;
   }
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "stubkit.testing.StreamService.Get");
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.StreamService.Get");
       !refused.ok()) {
     done(::std::move(refused));
     return;
@@ -99,9 +99,8 @@ void StreamServiceGrpcStub::AsyncGet(
 StreamServiceGrpcStub::Range(::grpc::ClientContext& context,
                              const ::stubkit::OptionsView& /*options*/,
                              const ::stubkit::testing::RangeRequest& request) {
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "stubkit.testing.StreamService.Range");
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.StreamService.Range");
       !refused.ok()) {
     return ::std::make_unique<
         ::stubkit::internal::RefusedClientReader<::stubkit::testing::Item>>(
@@ -114,9 +113,8 @@ StreamServiceGrpcStub::Range(::grpc::ClientContext& context,
 StreamServiceGrpcStub::Sum(::grpc::ClientContext& context,
                            const ::stubkit::OptionsView& /*options*/,
                            ::stubkit::testing::SumResponse* response) {
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "stubkit.testing.StreamService.Sum");
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.StreamService.Sum");
       !refused.ok()) {
     return ::std::make_unique<
         ::stubkit::internal::RefusedClientWriter<::stubkit::testing::Item>>(
@@ -129,9 +127,8 @@ StreamServiceGrpcStub::Sum(::grpc::ClientContext& context,
                                                       ::stubkit::testing::Item>>
 StreamServiceGrpcStub::Double(::grpc::ClientContext& context,
                               const ::stubkit::OptionsView& /*options*/) {
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "stubkit.testing.StreamService.Double");
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.StreamService.Double");
       !refused.ok()) {
     return ::std::make_unique<
         ::stubkit::internal::RefusedClientReaderWriter<
@@ -144,16 +141,14 @@ StreamServiceGrpcStub::Double(::grpc::ClientContext& context,
 ::absl::StatusOr<::stubkit::testing::Item> StreamServiceGrpcStub::Get(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::RangeRequest& request) {
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "stubkit.testing.StreamService.Get");
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.StreamService.Get");
       !refused.ok()) {
     return refused;
   }
   ::stubkit::testing::Item response;
   return ::stubkit::internal::ToStatusOr(
-      grpc_stub_->Get(&context, request, &response),
-      ::std::move(response));
+      grpc_stub_->Get(&context, request, &response), ::std::move(response));
 }
 
 namespace {
@@ -231,8 +226,8 @@ class StreamServiceConnectionImpl : public StreamServiceConnection {
       const ::stubkit::testing::RangeRequest& request,
       ::stubkit::AsyncCallback<::stubkit::testing::Item> done) override {
     ::stubkit::internal::RunAsyncUnary<::stubkit::testing::Item>(
-        StreamServiceMethods::kGet, options,
-        AsyncGetAttempt(request), ::std::move(done));
+        StreamServiceMethods::kGet, options, AsyncGetAttempt(request),
+        ::std::move(done));
   }
 
  private:
@@ -351,8 +346,7 @@ StreamServiceClient::StreamServiceClient(
 ::stubkit::StreamReader<::stubkit::testing::Item> StreamServiceClient::Range(
     const ::stubkit::testing::RangeRequest& request,
     const ::stubkit::Options& call) {
-  return connection_->Range(::stubkit::OptionsView(call, options_),
-                               request);
+  return connection_->Range(::stubkit::OptionsView(call, options_), request);
 }
 
 void StreamServiceClient::AsyncRange(
@@ -360,7 +354,7 @@ void StreamServiceClient::AsyncRange(
     ::stubkit::MessageCallback<::stubkit::testing::Item> on_message,
     ::stubkit::DoneCallback on_done, const ::stubkit::Options& call) {
   connection_->AsyncRange(::stubkit::OptionsView(call, options_), request,
-                              ::std::move(on_message), ::std::move(on_done));
+                          ::std::move(on_message), ::std::move(on_done));
 }
 
 ::stubkit::StreamWriter<::stubkit::testing::Item,
@@ -378,8 +372,7 @@ StreamServiceClient::Double(const ::stubkit::Options& call) {
 ::absl::StatusOr<::stubkit::testing::Item> StreamServiceClient::Get(
     const ::stubkit::testing::RangeRequest& request,
     const ::stubkit::Options& call) {
-  return connection_->Get(::stubkit::OptionsView(call, options_),
-                               request);
+  return connection_->Get(::stubkit::OptionsView(call, options_), request);
 }
 
 ::std::future<::absl::StatusOr<::stubkit::testing::Item>>
@@ -401,7 +394,7 @@ void StreamServiceClient::AsyncGet(
     ::stubkit::AsyncCallback<::stubkit::testing::Item> done,
     const ::stubkit::Options& call) {
   connection_->AsyncGet(::stubkit::OptionsView(call, options_), request,
-                              ::std::move(done));
+                        ::std::move(done));
 }
 
 }  // namespace testing

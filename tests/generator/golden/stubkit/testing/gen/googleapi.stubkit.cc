@@ -69,12 +69,12 @@ void LibraryGrpcStub::AsyncGetBook(
     ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) {
   auto* async = grpc_stub_->async();
   if (async == nullptr) {
-    done(::stubkit::internal::NoAsyncStubError("stubkit.testing.gen.library.v1.Library.GetBook"));
+    done(::stubkit::internal::NoAsyncStubError(
+        "stubkit.testing.gen.library.v1.Library.GetBook"));
     return;
   }
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "stubkit.testing.gen.library.v1.Library.GetBook");
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.gen.library.v1.Library.GetBook");
       !refused.ok()) {
     done(::std::move(refused));
     return;
@@ -99,12 +99,12 @@ void LibraryGrpcStub::AsyncPutBook(
     ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) {
   auto* async = grpc_stub_->async();
   if (async == nullptr) {
-    done(::stubkit::internal::NoAsyncStubError("stubkit.testing.gen.library.v1.Library.PutBook"));
+    done(::stubkit::internal::NoAsyncStubError(
+        "stubkit.testing.gen.library.v1.Library.PutBook"));
     return;
   }
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "stubkit.testing.gen.library.v1.Library.PutBook");
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.gen.library.v1.Library.PutBook");
       !refused.ok()) {
     done(::std::move(refused));
     return;
@@ -129,12 +129,12 @@ void LibraryGrpcStub::AsyncCreateBook(
     ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) {
   auto* async = grpc_stub_->async();
   if (async == nullptr) {
-    done(::stubkit::internal::NoAsyncStubError("stubkit.testing.gen.library.v1.Library.CreateBook"));
+    done(::stubkit::internal::NoAsyncStubError(
+        "stubkit.testing.gen.library.v1.Library.CreateBook"));
     return;
   }
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "stubkit.testing.gen.library.v1.Library.CreateBook");
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.gen.library.v1.Library.CreateBook");
       !refused.ok()) {
     done(::std::move(refused));
     return;
@@ -159,12 +159,12 @@ void LibraryGrpcStub::AsyncDeleteBook(
     ::stubkit::AsyncCallback<::google::protobuf::Empty> done) {
   auto* async = grpc_stub_->async();
   if (async == nullptr) {
-    done(::stubkit::internal::NoAsyncStubError("stubkit.testing.gen.library.v1.Library.DeleteBook"));
+    done(::stubkit::internal::NoAsyncStubError(
+        "stubkit.testing.gen.library.v1.Library.DeleteBook"));
     return;
   }
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "stubkit.testing.gen.library.v1.Library.DeleteBook");
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.gen.library.v1.Library.DeleteBook");
       !refused.ok()) {
     done(::std::move(refused));
     return;
@@ -189,12 +189,12 @@ void LibraryGrpcStub::AsyncTouchBook(
     ::stubkit::AsyncCallback<::google::protobuf::Empty> done) {
   auto* async = grpc_stub_->async();
   if (async == nullptr) {
-    done(::stubkit::internal::NoAsyncStubError("stubkit.testing.gen.library.v1.Library.TouchBook"));
+    done(::stubkit::internal::NoAsyncStubError(
+        "stubkit.testing.gen.library.v1.Library.TouchBook"));
     return;
   }
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "stubkit.testing.gen.library.v1.Library.TouchBook");
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.gen.library.v1.Library.TouchBook");
       !refused.ok()) {
     done(::std::move(refused));
     return;
@@ -219,12 +219,12 @@ void LibraryGrpcStub::AsyncArchiveBooks(
     ::stubkit::AsyncCallback<::google::longrunning::Operation> done) {
   auto* async = grpc_stub_->async();
   if (async == nullptr) {
-    done(::stubkit::internal::NoAsyncStubError("stubkit.testing.gen.library.v1.Library.ArchiveBooks"));
+    done(::stubkit::internal::NoAsyncStubError(
+        "stubkit.testing.gen.library.v1.Library.ArchiveBooks"));
     return;
   }
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "stubkit.testing.gen.library.v1.Library.ArchiveBooks");
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.gen.library.v1.Library.ArchiveBooks");
       !refused.ok()) {
     done(::std::move(refused));
     return;
@@ -240,41 +240,36 @@ void LibraryGrpcStub::AsyncArchiveBooks(
 LibraryGrpcStub::GetBook(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request) {
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "stubkit.testing.gen.library.v1.Library.GetBook");
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.gen.library.v1.Library.GetBook");
       !refused.ok()) {
     return refused;
   }
   ::stubkit::testing::gen::library::v1::Book response;
   return ::stubkit::internal::ToStatusOr(
-      grpc_stub_->GetBook(&context, request, &response),
-      ::std::move(response));
+      grpc_stub_->GetBook(&context, request, &response), ::std::move(response));
 }
 
 ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
 LibraryGrpcStub::PutBook(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::library::v1::PutBookRequest& request) {
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "stubkit.testing.gen.library.v1.Library.PutBook");
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.gen.library.v1.Library.PutBook");
       !refused.ok()) {
     return refused;
   }
   ::stubkit::testing::gen::library::v1::Book response;
   return ::stubkit::internal::ToStatusOr(
-      grpc_stub_->PutBook(&context, request, &response),
-      ::std::move(response));
+      grpc_stub_->PutBook(&context, request, &response), ::std::move(response));
 }
 
 ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
 LibraryGrpcStub::CreateBook(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::library::v1::CreateBookRequest& request) {
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "stubkit.testing.gen.library.v1.Library.CreateBook");
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.gen.library.v1.Library.CreateBook");
       !refused.ok()) {
     return refused;
   }
@@ -287,9 +282,8 @@ LibraryGrpcStub::CreateBook(
 ::absl::StatusOr<::google::protobuf::Empty> LibraryGrpcStub::DeleteBook(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request) {
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "stubkit.testing.gen.library.v1.Library.DeleteBook");
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.gen.library.v1.Library.DeleteBook");
       !refused.ok()) {
     return refused;
   }
@@ -302,9 +296,8 @@ LibraryGrpcStub::CreateBook(
 ::absl::StatusOr<::google::protobuf::Empty> LibraryGrpcStub::TouchBook(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request) {
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "stubkit.testing.gen.library.v1.Library.TouchBook");
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.gen.library.v1.Library.TouchBook");
       !refused.ok()) {
     return refused;
   }
@@ -318,9 +311,8 @@ LibraryGrpcStub::CreateBook(
 LibraryGrpcStub::ArchiveBooks(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request) {
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "stubkit.testing.gen.library.v1.Library.ArchiveBooks");
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.gen.library.v1.Library.ArchiveBooks");
       !refused.ok()) {
     return refused;
   }
@@ -355,8 +347,8 @@ class LibraryConnectionImpl : public LibraryConnection {
       ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
       override {
     ::stubkit::internal::RunAsyncUnary<::stubkit::testing::gen::library::v1::Book>(
-        LibraryMethods::kGetBook, options,
-        AsyncGetBookAttempt(request), ::std::move(done));
+        LibraryMethods::kGetBook, options, AsyncGetBookAttempt(request),
+        ::std::move(done));
   }
 
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> PutBook(
@@ -377,8 +369,8 @@ class LibraryConnectionImpl : public LibraryConnection {
       ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
       override {
     ::stubkit::internal::RunAsyncUnary<::stubkit::testing::gen::library::v1::Book>(
-        LibraryMethods::kPutBook, options,
-        AsyncPutBookAttempt(request), ::std::move(done));
+        LibraryMethods::kPutBook, options, AsyncPutBookAttempt(request),
+        ::std::move(done));
   }
 
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> CreateBook(
@@ -399,8 +391,8 @@ class LibraryConnectionImpl : public LibraryConnection {
       ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
       override {
     ::stubkit::internal::RunAsyncUnary<::stubkit::testing::gen::library::v1::Book>(
-        LibraryMethods::kCreateBook, options,
-        AsyncCreateBookAttempt(request), ::std::move(done));
+        LibraryMethods::kCreateBook, options, AsyncCreateBookAttempt(request),
+        ::std::move(done));
   }
 
   ::absl::StatusOr<::google::protobuf::Empty> DeleteBook(
@@ -420,8 +412,8 @@ class LibraryConnectionImpl : public LibraryConnection {
       const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
       ::stubkit::AsyncCallback<::google::protobuf::Empty> done) override {
     ::stubkit::internal::RunAsyncUnary<::google::protobuf::Empty>(
-        LibraryMethods::kDeleteBook, options,
-        AsyncDeleteBookAttempt(request), ::std::move(done));
+        LibraryMethods::kDeleteBook, options, AsyncDeleteBookAttempt(request),
+        ::std::move(done));
   }
 
   ::absl::StatusOr<::google::protobuf::Empty> TouchBook(
@@ -441,8 +433,8 @@ class LibraryConnectionImpl : public LibraryConnection {
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
       ::stubkit::AsyncCallback<::google::protobuf::Empty> done) override {
     ::stubkit::internal::RunAsyncUnary<::google::protobuf::Empty>(
-        LibraryMethods::kTouchBook, options,
-        AsyncTouchBookAttempt(request), ::std::move(done));
+        LibraryMethods::kTouchBook, options, AsyncTouchBookAttempt(request),
+        ::std::move(done));
   }
 
   ::absl::StatusOr<::google::longrunning::Operation> ArchiveBooks(
@@ -677,8 +669,7 @@ LibraryClient::LibraryClient(
 LibraryClient::GetBook(
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     const ::stubkit::Options& call) {
-  return connection_->GetBook(::stubkit::OptionsView(call, options_),
-                               request);
+  return connection_->GetBook(::stubkit::OptionsView(call, options_), request);
 }
 
 ::std::future<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>
@@ -701,15 +692,14 @@ void LibraryClient::AsyncGetBook(
     ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done,
     const ::stubkit::Options& call) {
   connection_->AsyncGetBook(::stubkit::OptionsView(call, options_), request,
-                              ::std::move(done));
+                            ::std::move(done));
 }
 
 ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
 LibraryClient::PutBook(
     const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
     const ::stubkit::Options& call) {
-  return connection_->PutBook(::stubkit::OptionsView(call, options_),
-                               request);
+  return connection_->PutBook(::stubkit::OptionsView(call, options_), request);
 }
 
 ::std::future<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>
@@ -732,7 +722,7 @@ void LibraryClient::AsyncPutBook(
     ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done,
     const ::stubkit::Options& call) {
   connection_->AsyncPutBook(::stubkit::OptionsView(call, options_), request,
-                              ::std::move(done));
+                            ::std::move(done));
 }
 
 ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
@@ -740,7 +730,7 @@ LibraryClient::CreateBook(
     const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
     const ::stubkit::Options& call) {
   return connection_->CreateBook(::stubkit::OptionsView(call, options_),
-                               request);
+                                 request);
 }
 
 ::std::future<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>
@@ -763,14 +753,14 @@ void LibraryClient::AsyncCreateBook(
     ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done,
     const ::stubkit::Options& call) {
   connection_->AsyncCreateBook(::stubkit::OptionsView(call, options_), request,
-                              ::std::move(done));
+                               ::std::move(done));
 }
 
 ::absl::StatusOr<::google::protobuf::Empty> LibraryClient::DeleteBook(
     const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
     const ::stubkit::Options& call) {
   return connection_->DeleteBook(::stubkit::OptionsView(call, options_),
-                               request);
+                                 request);
 }
 
 ::std::future<::absl::StatusOr<::google::protobuf::Empty>>
@@ -793,14 +783,14 @@ void LibraryClient::AsyncDeleteBook(
     ::stubkit::AsyncCallback<::google::protobuf::Empty> done,
     const ::stubkit::Options& call) {
   connection_->AsyncDeleteBook(::stubkit::OptionsView(call, options_), request,
-                              ::std::move(done));
+                               ::std::move(done));
 }
 
 ::absl::StatusOr<::google::protobuf::Empty> LibraryClient::TouchBook(
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     const ::stubkit::Options& call) {
   return connection_->TouchBook(::stubkit::OptionsView(call, options_),
-                               request);
+                                request);
 }
 
 ::std::future<::absl::StatusOr<::google::protobuf::Empty>>
@@ -830,7 +820,7 @@ void LibraryClient::AsyncTouchBook(
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     const ::stubkit::Options& call) {
   return connection_->ArchiveBooks(::stubkit::OptionsView(call, options_),
-                               request);
+                                   request);
 }
 
 ::std::future<::absl::StatusOr<::google::longrunning::Operation>>
@@ -852,8 +842,8 @@ void LibraryClient::AsyncArchiveBooks(
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     ::stubkit::AsyncCallback<::google::longrunning::Operation> done,
     const ::stubkit::Options& call) {
-  connection_->AsyncArchiveBooks(::stubkit::OptionsView(call, options_), request,
-                              ::std::move(done));
+  connection_->AsyncArchiveBooks(::stubkit::OptionsView(call, options_),
+                                 request, ::std::move(done));
 }
 
 }  // namespace v1

@@ -38,9 +38,8 @@ NoPackageStubDecorator::Watch(::grpc::ClientContext& context,
   if (async == nullptr) {
     return ::stubkit::internal::NoAsyncStubError("NoPackage.Watch");
   }
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "NoPackage.Watch");
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "NoPackage.Watch");
       !refused.ok()) {
     return refused;
   }
@@ -64,9 +63,8 @@ void NoPackageGrpcStub::AsyncLookup(
     done(::stubkit::internal::NoAsyncStubError("NoPackage.Lookup"));
     return;
   }
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "NoPackage.Lookup");
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "NoPackage.Lookup");
       !refused.ok()) {
     done(::std::move(refused));
     return;
@@ -81,25 +79,22 @@ void NoPackageGrpcStub::AsyncLookup(
 ::absl::StatusOr<::NoPackageResponse> NoPackageGrpcStub::Lookup(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::NoPackageRequest& request) {
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "NoPackage.Lookup");
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "NoPackage.Lookup");
       !refused.ok()) {
     return refused;
   }
   ::NoPackageResponse response;
   return ::stubkit::internal::ToStatusOr(
-      grpc_stub_->Lookup(&context, request, &response),
-      ::std::move(response));
+      grpc_stub_->Lookup(&context, request, &response), ::std::move(response));
 }
 
 ::std::unique_ptr<::grpc::ClientReaderInterface<::NoPackageResponse>>
 NoPackageGrpcStub::Watch(::grpc::ClientContext& context,
                          const ::stubkit::OptionsView& /*options*/,
                          const ::NoPackageRequest& request) {
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "NoPackage.Watch");
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "NoPackage.Watch");
       !refused.ok()) {
     return ::std::make_unique<
         ::stubkit::internal::RefusedClientReader<::NoPackageResponse>>(
@@ -130,8 +125,8 @@ class NoPackageConnectionImpl : public NoPackageConnection {
       const ::stubkit::OptionsView& options, const ::NoPackageRequest& request,
       ::stubkit::AsyncCallback<::NoPackageResponse> done) override {
     ::stubkit::internal::RunAsyncUnary<::NoPackageResponse>(
-        NoPackageMethods::kLookup, options,
-        AsyncLookupAttempt(request), ::std::move(done));
+        NoPackageMethods::kLookup, options, AsyncLookupAttempt(request),
+        ::std::move(done));
   }
 
   ::stubkit::StreamReader<::NoPackageResponse> Watch(
@@ -258,8 +253,7 @@ NoPackageClient::NoPackageClient(
 
 ::absl::StatusOr<::NoPackageResponse> NoPackageClient::Lookup(
     const ::NoPackageRequest& request, const ::stubkit::Options& call) {
-  return connection_->Lookup(::stubkit::OptionsView(call, options_),
-                               request);
+  return connection_->Lookup(::stubkit::OptionsView(call, options_), request);
 }
 
 ::std::future<::absl::StatusOr<::NoPackageResponse>>
@@ -281,13 +275,12 @@ void NoPackageClient::AsyncLookup(
     ::stubkit::AsyncCallback<::NoPackageResponse> done,
     const ::stubkit::Options& call) {
   connection_->AsyncLookup(::stubkit::OptionsView(call, options_), request,
-                              ::std::move(done));
+                           ::std::move(done));
 }
 
 ::stubkit::StreamReader<::NoPackageResponse> NoPackageClient::Watch(
     const ::NoPackageRequest& request, const ::stubkit::Options& call) {
-  return connection_->Watch(::stubkit::OptionsView(call, options_),
-                               request);
+  return connection_->Watch(::stubkit::OptionsView(call, options_), request);
 }
 
 void NoPackageClient::AsyncWatch(
@@ -295,6 +288,5 @@ void NoPackageClient::AsyncWatch(
     ::stubkit::MessageCallback<::NoPackageResponse> on_message,
     ::stubkit::DoneCallback on_done, const ::stubkit::Options& call) {
   connection_->AsyncWatch(::stubkit::OptionsView(call, options_), request,
-                              ::std::move(on_message), ::std::move(on_done));
+                          ::std::move(on_message), ::std::move(on_done));
 }
-
