@@ -123,6 +123,118 @@ std::string CheckMessageType(const Descriptor* message) {
   return "";
 }
 
+namespace {
+
+// "" or why `method` (of `service`) cannot be generated; `class_members`
+// are the names stubkit generates in the service's classes.
+std::string CheckMethod(const ServiceDescriptor* service,
+                        const MethodDescriptor* method,
+                        const std::set<std::string>& class_members) {
+  const std::string& name = method->name();
+  if (IsCppKeyword(name)) {
+    return Fail(service, method,
+                absl::StrCat("'", name,
+                             "' is a C++ keyword; grpc_cpp_plugin emits it "
+                             "unchanged, so no C++ client can be generated. "
+                             "Rename the method"));
+  }
+  if (CollidesWithGrpc(name)) {
+    return Fail(service, method,
+                absl::StrCat("'", name,
+                             "' collides with a member grpc_cpp_plugin "
+                             "generates in class ",
+                             service->name(),
+                             name == "experimental_async"
+                                 ? ", where it would hide the stub's "
+                                   "experimental_async() accessor. "
+                                 : ", so its output would not compile. ",
+                             "Rename the method"));
+  }
+  if (CollidesWithStubkitMembers(name) || class_members.count(name) > 0) {
+    return Fail(service, method,
+                absl::StrCat("'", name,
+                             "' collides with a name stubkit generates for "
+                             "this service. Rename the method"));
+  }
+  for (const Descriptor* type : {method->input_type(), method->output_type()}) {
+    std::string problem = CheckMessageType(type);
+    if (!problem.empty()) return Fail(service, method, problem);
+  }
+  return "";
+}
+
+MethodModel BuildMethodModel(const MethodDescriptor* method) {
+  MethodModel model;
+  model.name = method->name();
+  model.full_name = method->full_name();
+  model.kind = KindOf(method);
+  model.idempotent = IsIdempotentByProto(method);
+  model.deprecated = method->options().deprecated();
+  model.request = QualifiedMessageName(method->input_type());
+  model.response = QualifiedMessageName(method->output_type());
+  model.comment = LeadingComment(method, "");
+  return model;
+}
+
+// Builds the model of `service`, or says why it cannot be generated.
+// `symbols` holds the names already taken in the package's namespace; the
+// service's generated names join them.
+bool BuildServiceModel(const ServiceDescriptor* service,
+                       std::map<std::string, std::string>* symbols,
+                       ServiceModel* model, std::string* error) {
+  if (IsCppKeyword(service->name())) {
+    *error = Fail(service, nullptr,
+                  "the service name is a C++ keyword; grpc_cpp_plugin "
+                  "cannot generate a class for it. Rename the service");
+    return false;
+  }
+  for (const std::string& name : GeneratedTopLevelNames(service->name())) {
+    auto it = symbols->find(name);
+    if (it != symbols->end()) {
+      *error = Fail(
+          service, nullptr,
+          absl::StrCat("stubkit generates '", name,
+                       "' for this service, which clashes with ", it->second,
+                       " in the same C++ namespace. Rename one"));
+      return false;
+    }
+  }
+  // Later services must not clash with what this one generates.
+  for (const std::string& name : GeneratedTopLevelNames(service->name())) {
+    (*symbols)[name] =
+        "a name stubkit generates for service " + service->full_name();
+  }
+  model->name = service->name();
+  model->full_name = service->full_name();
+  model->grpc_class = absl::StrCat(
+      PackageToNamespace(service->file()->package()), "::", service->name());
+  model->comment = LeadingComment(service, "");
+
+  std::set<std::string> class_members = {"DecoratorsOption"};
+  for (const std::string& name : GeneratedTopLevelNames(service->name())) {
+    class_members.insert(name);
+  }
+  for (const std::string& name : GeneratedMockNames(service->name())) {
+    class_members.insert(name);
+  }
+  for (int m = 0; m < service->method_count(); ++m) {
+    const MethodDescriptor* method = service->method(m);
+    if (method->server_streaming() && !method->client_streaming()) {
+      class_members.insert(method->name() + "ResumeOption");
+    }
+  }
+  for (int m = 0; m < service->method_count(); ++m) {
+    *error = CheckMethod(service, service->method(m), class_members);
+    if (!error->empty()) return false;
+    model->methods.push_back(BuildMethodModel(service->method(m)));
+  }
+  *error = CheckClientMembers(service, *model);
+  if (error->empty()) *error = CheckGrpcPrivateMembers(service);
+  return error->empty();
+}
+
+}  // namespace
+
 bool BuildFileModel(const FileDescriptor* file, FileModel* model,
                     std::string* error) {
   model->proto_name = file->name();
@@ -151,108 +263,12 @@ bool BuildFileModel(const FileDescriptor* file, FileModel* model,
       return false;
     }
   }
-
   for (int s = 0; s < file->service_count(); ++s) {
-    const ServiceDescriptor* service = file->service(s);
-    if (IsCppKeyword(service->name())) {
-      *error = Fail(service, nullptr,
-                    "the service name is a C++ keyword; grpc_cpp_plugin "
-                    "cannot generate a class for it. Rename the service");
+    ServiceModel service;
+    if (!BuildServiceModel(file->service(s), &symbols, &service, error)) {
       return false;
     }
-    for (const std::string& name : GeneratedTopLevelNames(service->name())) {
-      auto it = symbols.find(name);
-      if (it != symbols.end()) {
-        *error = Fail(
-            service, nullptr,
-            absl::StrCat("stubkit generates '", name,
-                         "' for this service, which clashes with ", it->second,
-                         " in the same C++ namespace. Rename one"));
-        return false;
-      }
-    }
-    // Later services must not clash with what this one generates.
-    for (const std::string& name : GeneratedTopLevelNames(service->name())) {
-      symbols[name] =
-          "a name stubkit generates for service " + service->full_name();
-    }
-    ServiceModel service_model;
-    service_model.name = service->name();
-    service_model.full_name = service->full_name();
-    service_model.grpc_class = absl::StrCat(PackageToNamespace(file->package()),
-                                            "::", service->name());
-    service_model.comment = LeadingComment(service, "");
-
-    std::set<std::string> class_members = {"DecoratorsOption"};
-    for (const std::string& name : GeneratedTopLevelNames(service->name())) {
-      class_members.insert(name);
-    }
-    for (const std::string& name : GeneratedMockNames(service->name())) {
-      class_members.insert(name);
-    }
-    for (int m = 0; m < service->method_count(); ++m) {
-      const MethodDescriptor* method = service->method(m);
-      if (method->server_streaming() && !method->client_streaming()) {
-        class_members.insert(method->name() + "ResumeOption");
-      }
-    }
-    for (int m = 0; m < service->method_count(); ++m) {
-      const MethodDescriptor* method = service->method(m);
-      const std::string& name = method->name();
-      if (IsCppKeyword(name)) {
-        *error = Fail(service, method,
-                      absl::StrCat("'", name,
-                                   "' is a C++ keyword; grpc_cpp_plugin emits "
-                                   "it unchanged, so no C++ client can be "
-                                   "generated. Rename the method"));
-        return false;
-      }
-      if (CollidesWithGrpc(name)) {
-        *error = Fail(service, method,
-                      absl::StrCat("'", name,
-                                   "' collides with a member grpc_cpp_plugin "
-                                   "generates in class ",
-                                   service->name(),
-                                   name == "experimental_async"
-                                       ? ", where it would hide the stub's "
-                                         "experimental_async() accessor. "
-                                       : ", so its output would not compile. ",
-                                   "Rename the method"));
-        return false;
-      }
-      if (CollidesWithStubkitMembers(name) || class_members.count(name) > 0) {
-        *error = Fail(service, method,
-                      absl::StrCat("'", name,
-                                   "' collides with a name stubkit generates "
-                                   "for this service. Rename the method"));
-        return false;
-      }
-      for (const Descriptor* type :
-           {method->input_type(), method->output_type()}) {
-        std::string problem = CheckMessageType(type);
-        if (!problem.empty()) {
-          *error = Fail(service, method, problem);
-          return false;
-        }
-      }
-      MethodModel mm;
-      mm.name = name;
-      mm.full_name = method->full_name();
-      mm.kind = KindOf(method);
-      mm.idempotent = IsIdempotentByProto(method);
-      mm.deprecated = method->options().deprecated();
-      mm.request = QualifiedMessageName(method->input_type());
-      mm.response = QualifiedMessageName(method->output_type());
-      mm.comment = LeadingComment(method, "");
-      service_model.methods.push_back(std::move(mm));
-    }
-    std::string clash = CheckClientMembers(service, service_model);
-    if (clash.empty()) clash = CheckGrpcPrivateMembers(service);
-    if (!clash.empty()) {
-      *error = clash;
-      return false;
-    }
-    model->services.push_back(std::move(service_model));
+    model->services.push_back(std::move(service));
   }
   return true;
 }
