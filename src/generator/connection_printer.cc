@@ -21,6 +21,90 @@ void PrintOverrideHead(Printer& w, const Printer::Vars& vars,
   PrintDeclaration(w, vars, signature, "", " override {", unnamed);
 }
 
+// SConnectionImpl's M (and AsyncM): the runtime's loop for the kind over
+// the stub.
+void PrintConnectionImplMethod(Printer& w, const Printer::Vars& mv,
+                               const MethodModel& method) {
+  w.Print("\n");
+  PrintOverrideHead(
+      w, mv, *FindSignature(Layer::kConnection, method.kind, Variant::kSync));
+  switch (method.kind) {
+    case Kind::kUnary:
+      w.Print(mv,
+              "    return ::stubkit::internal::RunUnary<$Response$>(\n"
+              "        $Service$Methods::k$Method$, options, request,\n"
+              "        [&](::grpc::ClientContext& context) {\n"
+              "          return stub_->$Method$(context, options, request);\n"
+              "        },\n"
+              "        [&] { return Async$Method$Attempt(request); });\n"
+              "  }\n\n");
+      PrintOverrideHead(
+          w, mv,
+          *FindSignature(Layer::kConnection, method.kind, Variant::kAsync));
+      PrintCall(w, mv, 2, "::stubkit::internal::RunAsyncUnary<$Response$>(",
+                {"$Service$Methods::k$Method$", "options",
+                 "Async$Method$Attempt(request)", "::std::move(done)"},
+                ");");
+      break;
+    case Kind::kServerStreaming:
+      // The reader outlives this call, so the lambda owns the stub.
+      w.Print(mv,
+              "    return ::stubkit::internal::OpenServerStream<\n"
+              "        $Service$Client::$Method$ResumeOption, $Request$, "
+              "$Response$>(\n"
+              "        $Service$Methods::k$Method$, options, request,\n"
+              "        [stub = stub_](::grpc::ClientContext& context,\n"
+              "                       const ::stubkit::OptionsView& "
+              "attempt_options,\n"
+              "                       const $Request$& attempt_request) {\n"
+              "          return stub->$Method$(context, attempt_options, "
+              "attempt_request);\n"
+              "        });\n"
+              "  }\n\n");
+      PrintOverrideHead(
+          w, mv,
+          *FindSignature(Layer::kConnection, method.kind, Variant::kAsync));
+      w.Print(
+          mv,
+          "    ::stubkit::internal::StartAsyncServerStream<\n"
+          "        $Service$Client::$Method$ResumeOption, $Request$, "
+          "$Response$>(\n"
+          "        $Service$Methods::k$Method$, options, request,\n"
+          "        [stub = stub_](::grpc::ClientContext& context,\n"
+          "                       const ::stubkit::OptionsView& "
+          "attempt_options,\n"
+          "                       const $Request$& attempt_request,\n"
+          "                       ::grpc::ClientReadReactor<$Response$>* "
+          "reactor) {\n"
+          "          return stub->Async$Method$(context, attempt_options,\n"
+          "                                     attempt_request, reactor);\n"
+          "        },\n"
+          "        ::std::move(on_message), ::std::move(on_done));\n");
+      break;
+    case Kind::kClientStreaming:
+      w.Print(mv,
+              "    return ::stubkit::internal::OpenClientStream<$Request$, "
+              "$Response$>(\n"
+              "        $Service$Methods::k$Method$, options,\n"
+              "        [&](::grpc::ClientContext& context, $Response$* "
+              "response) {\n"
+              "          return stub_->$Method$(context, options, "
+              "response);\n"
+              "        });\n");
+      break;
+    case Kind::kBidi:
+      w.Print(mv,
+              "    return ::stubkit::internal::OpenBidiStream<$Request$, "
+              "$Response$>(\n"
+              "        $Service$Methods::k$Method$, options,\n"
+              "        [&](::grpc::ClientContext& context) {\n"
+              "          return stub_->$Method$(context, options);\n"
+              "        });\n");
+      break;
+  }
+  w.Print("  }\n");
+}
+
 void PrintConnectionImpl(Printer& w, const FileModel& file,
                          const ServiceModel& service) {
   w.Print(ServiceVars(file, service),
@@ -30,85 +114,7 @@ void PrintConnectionImpl(Printer& w, const FileModel& file,
                    {"::std::shared_ptr<$Service$Stub> stub"}, "");
   w.Print("      : stub_(::std::move(stub)) {}\n");
   for (const MethodModel& method : service.methods) {
-    const Printer::Vars mv = MethodVars(file, service, method);
-    w.Print("\n");
-    PrintOverrideHead(
-        w, mv, *FindSignature(Layer::kConnection, method.kind, Variant::kSync));
-    switch (method.kind) {
-      case Kind::kUnary:
-        w.Print(mv,
-                "    return ::stubkit::internal::RunUnary<$Response$>(\n"
-                "        $Service$Methods::k$Method$, options, request,\n"
-                "        [&](::grpc::ClientContext& context) {\n"
-                "          return stub_->$Method$(context, options, request);\n"
-                "        },\n"
-                "        [&] { return Async$Method$Attempt(request); });\n"
-                "  }\n\n");
-        PrintOverrideHead(
-            w, mv,
-            *FindSignature(Layer::kConnection, method.kind, Variant::kAsync));
-        PrintCall(w, mv, 2, "::stubkit::internal::RunAsyncUnary<$Response$>(",
-                  {"$Service$Methods::k$Method$", "options",
-                   "Async$Method$Attempt(request)", "::std::move(done)"},
-                  ");");
-        break;
-      case Kind::kServerStreaming:
-        // The reader outlives this call, so the lambda owns the stub.
-        w.Print(mv,
-                "    return ::stubkit::internal::OpenServerStream<\n"
-                "        $Service$Client::$Method$ResumeOption, $Request$, "
-                "$Response$>(\n"
-                "        $Service$Methods::k$Method$, options, request,\n"
-                "        [stub = stub_](::grpc::ClientContext& context,\n"
-                "                       const ::stubkit::OptionsView& "
-                "attempt_options,\n"
-                "                       const $Request$& attempt_request) {\n"
-                "          return stub->$Method$(context, attempt_options, "
-                "attempt_request);\n"
-                "        });\n"
-                "  }\n\n");
-        PrintOverrideHead(
-            w, mv,
-            *FindSignature(Layer::kConnection, method.kind, Variant::kAsync));
-        w.Print(
-            mv,
-            "    ::stubkit::internal::StartAsyncServerStream<\n"
-            "        $Service$Client::$Method$ResumeOption, $Request$, "
-            "$Response$>(\n"
-            "        $Service$Methods::k$Method$, options, request,\n"
-            "        [stub = stub_](::grpc::ClientContext& context,\n"
-            "                       const ::stubkit::OptionsView& "
-            "attempt_options,\n"
-            "                       const $Request$& attempt_request,\n"
-            "                       ::grpc::ClientReadReactor<$Response$>* "
-            "reactor) {\n"
-            "          return stub->Async$Method$(context, attempt_options,\n"
-            "                                     attempt_request, reactor);\n"
-            "        },\n"
-            "        ::std::move(on_message), ::std::move(on_done));\n");
-        break;
-      case Kind::kClientStreaming:
-        w.Print(mv,
-                "    return ::stubkit::internal::OpenClientStream<$Request$, "
-                "$Response$>(\n"
-                "        $Service$Methods::k$Method$, options,\n"
-                "        [&](::grpc::ClientContext& context, $Response$* "
-                "response) {\n"
-                "          return stub_->$Method$(context, options, "
-                "response);\n"
-                "        });\n");
-        break;
-      case Kind::kBidi:
-        w.Print(mv,
-                "    return ::stubkit::internal::OpenBidiStream<$Request$, "
-                "$Response$>(\n"
-                "        $Service$Methods::k$Method$, options,\n"
-                "        [&](::grpc::ClientContext& context) {\n"
-                "          return stub_->$Method$(context, options);\n"
-                "        });\n");
-        break;
-    }
-    w.Print("  }\n");
+    PrintConnectionImplMethod(w, MethodVars(file, service, method), method);
   }
   w.Print("\n private:\n");
   for (const MethodModel& method : service.methods) {

@@ -15,6 +15,9 @@ namespace stubkit {
 namespace generator {
 namespace {
 
+// The gRPC stub ignores the options: the layers above applied them.
+const Unnamed& kUnusedOptions = *new Unnamed{"options"};
+
 // The parameter names of `signature`, as the arguments of a forwarding call.
 std::string Arguments(const Signature& signature) {
   std::vector<std::string> names;
@@ -45,6 +48,115 @@ void PrintCheckMetadata(Printer& w, const Printer::Vars& vars) {
           "::stubkit::internal::ValidateOutgoingMetadata(\n"
           "          context, \"$method_full_name$\");\n"
           "      !refused.ok()) {\n");
+}
+
+// The decorator's and the gRPC stub's AsyncM of a server-streaming M.
+void PrintAsyncStreamDefinitions(Printer& w, const Printer::Vars& mv,
+                                 const MethodModel& method,
+                                 const std::string& decorator,
+                                 const std::string& grpc_stub) {
+  const Signature& async =
+      *FindSignature(Layer::kStub, method.kind, Variant::kAsync);
+  PrintDefinition(w, mv, async, decorator, " {");
+  w.Print(mv, absl::StrCat("  return child_->Async$Method$(", Arguments(async),
+                           ");\n}\n\n"));
+  PrintDefinition(w, mv, async, grpc_stub, " {", kUnusedOptions);
+  w.Print(mv,
+          "  auto* async = grpc_stub_->async();\n"
+          "  if (async == nullptr) {\n");
+  PrintCall(w, mv, 2, "return ::stubkit::internal::NoAsyncStubError(",
+            {"\"$method_full_name$\""}, ");");
+  w.Print("  }\n");
+  PrintCheckMetadata(w, mv);
+  w.Print(mv,
+          "    return refused;\n"
+          "  }\n"
+          "  async->$Method$(&context, &request, reactor);\n"
+          "  return ::absl::OkStatus();\n"
+          "}\n\n");
+}
+
+// The decorator's and the gRPC stub's AsyncM of a unary M.
+void PrintAsyncUnaryDefinitions(Printer& w, const Printer::Vars& mv,
+                                const MethodModel& method,
+                                const std::string& decorator,
+                                const std::string& grpc_stub) {
+  const Signature& async =
+      *FindSignature(Layer::kStub, method.kind, Variant::kAsync);
+  PrintDefinition(w, mv, async, decorator, " {");
+  w.Print(mv,
+          "  child_->Async$Method$(context, options, request, "
+          "::std::move(done));\n"
+          "}\n\n");
+  PrintDefinition(w, mv, async, grpc_stub, " {", kUnusedOptions);
+  w.Print(mv,
+          "  auto* async = grpc_stub_->async();\n"
+          "  if (async == nullptr) {\n");
+  PrintCall(w, mv, 2, "done(::stubkit::internal::NoAsyncStubError(",
+            {"\"$method_full_name$\""}, "));");
+  w.Print(
+      "    return;\n"
+      "  }\n");
+  PrintCheckMetadata(w, mv);
+  w.Print(mv,
+          "    done(::std::move(refused));\n"
+          "    return;\n"
+          "  }\n"
+          "  ::stubkit::internal::StartAsyncUnary<$Response$>(\n"
+          "      [&](auto* response, auto on_done) {\n"
+          "        async->$Method$(&context, &request, response, "
+          "::std::move(on_done));\n"
+          "      },\n"
+          "      ::std::move(done));\n"
+          "}\n\n");
+}
+
+// The gRPC stub's M: refuse illegal metadata, then call grpc_cpp_plugin's.
+void PrintGrpcStubDefinition(Printer& w, const Printer::Vars& mv,
+                             const MethodModel& method,
+                             const std::string& grpc_stub) {
+  const Signature& sync =
+      *FindSignature(Layer::kStub, method.kind, Variant::kSync);
+  PrintDefinition(w, mv, sync, grpc_stub, " {", kUnusedOptions);
+  PrintCheckMetadata(w, mv);
+  switch (method.kind) {
+    case Kind::kUnary:
+      w.Print(mv,
+              "    return refused;\n"
+              "  }\n"
+              "  $Response$ response;\n");
+      PrintCall(w, mv, 1, "return ::stubkit::internal::ToStatusOr(",
+                {"grpc_stub_->$Method$(&context, request, &response)",
+                 "::std::move(response)"},
+                ");");
+      break;
+    case Kind::kServerStreaming:
+      w.Print(mv,
+              "    return ::std::make_unique<\n"
+              "        ::stubkit::internal::RefusedClientReader<$Response$>>(\n"
+              "        ::stubkit::internal::ToGrpcStatus(refused));\n"
+              "  }\n"
+              "  return grpc_stub_->$Method$(&context, request);\n");
+      break;
+    case Kind::kClientStreaming:
+      w.Print(mv,
+              "    return ::std::make_unique<\n"
+              "        ::stubkit::internal::RefusedClientWriter<$Request$>>(\n"
+              "        ::stubkit::internal::ToGrpcStatus(refused));\n"
+              "  }\n"
+              "  return grpc_stub_->$Method$(&context, response);\n");
+      break;
+    case Kind::kBidi:
+      w.Print(mv,
+              "    return ::std::make_unique<\n"
+              "        ::stubkit::internal::RefusedClientReaderWriter<\n"
+              "            $Request$, $Response$>>(\n"
+              "        ::stubkit::internal::ToGrpcStatus(refused));\n"
+              "  }\n"
+              "  return grpc_stub_->$Method$(&context);\n");
+      break;
+  }
+  w.Print("}\n\n");
 }
 
 }  // namespace
@@ -123,9 +235,6 @@ void PrintStubSource(Printer& w, const FileModel& file,
                      const ServiceModel& service) {
   const std::string decorator = service.name + "StubDecorator";
   const std::string grpc_stub = service.name + "GrpcStub";
-  // The gRPC stub ignores the options: the layers above applied them.
-  const Unnamed unused_options = {"options"};
-
   for (const MethodModel& method : service.methods) {
     const Signature& sync =
         *FindSignature(Layer::kStub, method.kind, Variant::kSync);
@@ -135,106 +244,20 @@ void PrintStubSource(Printer& w, const FileModel& file,
                              ");\n}\n\n"));
   }
   for (const MethodModel& method : service.methods) {
-    if (method.kind != Kind::kServerStreaming) continue;
-    const Printer::Vars mv = MethodVars(file, service, method);
-    const Signature& async =
-        *FindSignature(Layer::kStub, method.kind, Variant::kAsync);
-    PrintDefinition(w, mv, async, decorator, " {");
-    w.Print(mv, absl::StrCat("  return child_->Async$Method$(",
-                             Arguments(async), ");\n}\n\n"));
-    PrintDefinition(w, mv, async, grpc_stub, " {", unused_options);
-    w.Print(mv,
-            "  auto* async = grpc_stub_->async();\n"
-            "  if (async == nullptr) {\n");
-    PrintCall(w, mv, 2, "return ::stubkit::internal::NoAsyncStubError(",
-              {"\"$method_full_name$\""}, ");");
-    w.Print("  }\n");
-    PrintCheckMetadata(w, mv);
-    w.Print(mv,
-            "    return refused;\n"
-            "  }\n"
-            "  async->$Method$(&context, &request, reactor);\n"
-            "  return ::absl::OkStatus();\n"
-            "}\n\n");
-  }
-  for (const MethodModel& method : service.methods) {
-    if (method.kind != Kind::kUnary) continue;
-    const Printer::Vars mv = MethodVars(file, service, method);
-    const Signature& async =
-        *FindSignature(Layer::kStub, method.kind, Variant::kAsync);
-    PrintDefinition(w, mv, async, decorator, " {");
-    w.Print(mv,
-            "  child_->Async$Method$(context, options, request, "
-            "::std::move(done));\n"
-            "}\n\n");
-    PrintDefinition(w, mv, async, grpc_stub, " {", unused_options);
-    w.Print(mv,
-            "  auto* async = grpc_stub_->async();\n"
-            "  if (async == nullptr) {\n");
-    PrintCall(w, mv, 2, "done(::stubkit::internal::NoAsyncStubError(",
-              {"\"$method_full_name$\""}, "));");
-    w.Print(
-        "    return;\n"
-        "  }\n");
-    PrintCheckMetadata(w, mv);
-    w.Print(mv,
-            "    done(::std::move(refused));\n"
-            "    return;\n"
-            "  }\n"
-            "  ::stubkit::internal::StartAsyncUnary<$Response$>(\n"
-            "      [&](auto* response, auto on_done) {\n"
-            "        async->$Method$(&context, &request, response, "
-            "::std::move(on_done));\n"
-            "      },\n"
-            "      ::std::move(done));\n"
-            "}\n\n");
-  }
-  for (const MethodModel& method : service.methods) {
-    const Printer::Vars mv = MethodVars(file, service, method);
-    const Signature& sync =
-        *FindSignature(Layer::kStub, method.kind, Variant::kSync);
-    PrintDefinition(w, mv, sync, grpc_stub, " {", unused_options);
-    PrintCheckMetadata(w, mv);
-    switch (method.kind) {
-      case Kind::kUnary:
-        w.Print(mv,
-                "    return refused;\n"
-                "  }\n"
-                "  $Response$ response;\n");
-        PrintCall(w, mv, 1, "return ::stubkit::internal::ToStatusOr(",
-                  {"grpc_stub_->$Method$(&context, request, &response)",
-                   "::std::move(response)"},
-                  ");");
-        break;
-      case Kind::kServerStreaming:
-        w.Print(
-            mv,
-            "    return ::std::make_unique<\n"
-            "        ::stubkit::internal::RefusedClientReader<$Response$>>(\n"
-            "        ::stubkit::internal::ToGrpcStatus(refused));\n"
-            "  }\n"
-            "  return grpc_stub_->$Method$(&context, request);\n");
-        break;
-      case Kind::kClientStreaming:
-        w.Print(
-            mv,
-            "    return ::std::make_unique<\n"
-            "        ::stubkit::internal::RefusedClientWriter<$Request$>>(\n"
-            "        ::stubkit::internal::ToGrpcStatus(refused));\n"
-            "  }\n"
-            "  return grpc_stub_->$Method$(&context, response);\n");
-        break;
-      case Kind::kBidi:
-        w.Print(mv,
-                "    return ::std::make_unique<\n"
-                "        ::stubkit::internal::RefusedClientReaderWriter<\n"
-                "            $Request$, $Response$>>(\n"
-                "        ::stubkit::internal::ToGrpcStatus(refused));\n"
-                "  }\n"
-                "  return grpc_stub_->$Method$(&context);\n");
-        break;
+    if (method.kind == Kind::kServerStreaming) {
+      PrintAsyncStreamDefinitions(w, MethodVars(file, service, method), method,
+                                  decorator, grpc_stub);
     }
-    w.Print("}\n\n");
+  }
+  for (const MethodModel& method : service.methods) {
+    if (method.kind == Kind::kUnary) {
+      PrintAsyncUnaryDefinitions(w, MethodVars(file, service, method), method,
+                                 decorator, grpc_stub);
+    }
+  }
+  for (const MethodModel& method : service.methods) {
+    PrintGrpcStubDefinition(w, MethodVars(file, service, method), method,
+                            grpc_stub);
   }
 }
 
