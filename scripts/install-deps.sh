@@ -11,6 +11,7 @@ packages=(
   libabsl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   prometheus-cpp-dev
+  clang-format  # tests/generator: the goldens' format check
 )
 # Extra packages for optional suites, e.g. STUBKIT_EXTRA_PACKAGES="clang".
 if [[ -n "${STUBKIT_EXTRA_PACKAGES:-}" ]]; then

@@ -40,11 +40,6 @@ class StubkitGenerator : public google::protobuf::compiler::CodeGenerator {
   }
 };
 
-// True when the proto marks `method` idempotent: `idempotency_level =
-// IDEMPOTENT` or `NO_SIDE_EFFECTS`, or a `google.api.http` rule whose
-// pattern is `get` or `put`. Exposed for tests.
-bool IsIdempotentByProto(const google::protobuf::MethodDescriptor* method);
-
 }  // namespace generator
 }  // namespace stubkit
 

@@ -13,54 +13,51 @@
 namespace stubkit {
 namespace testing {
 
-::std::unique_ptr<::grpc::ClientReaderInterface<::stubkit::testing::Item>> StreamServiceStubDecorator::Range(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& options,
+::std::unique_ptr<::grpc::ClientReaderInterface<::stubkit::testing::Item>>
+StreamServiceStubDecorator::Range(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::RangeRequest& request) {
   return child_->Range(context, options, request);
 }
 
-::std::unique_ptr<::grpc::ClientWriterInterface<::stubkit::testing::Item>> StreamServiceStubDecorator::Sum(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& options,
-    ::stubkit::testing::SumResponse* response) {
+::std::unique_ptr<::grpc::ClientWriterInterface<::stubkit::testing::Item>>
+StreamServiceStubDecorator::Sum(::grpc::ClientContext& context,
+                                const ::stubkit::OptionsView& options,
+                                ::stubkit::testing::SumResponse* response) {
   return child_->Sum(context, options, response);
 }
 
-::std::unique_ptr<
-    ::grpc::ClientReaderWriterInterface<::stubkit::testing::Item, ::stubkit::testing::Item>>
+::std::unique_ptr<::grpc::ClientReaderWriterInterface<::stubkit::testing::Item,
+                                                      ::stubkit::testing::Item>>
 StreamServiceStubDecorator::Double(::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& options) {
+                                   const ::stubkit::OptionsView& options) {
   return child_->Double(context, options);
 }
 
 ::absl::StatusOr<::stubkit::testing::Item> StreamServiceStubDecorator::Get(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& options,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::RangeRequest& request) {
   return child_->Get(context, options, request);
 }
 
 ::absl::Status StreamServiceStubDecorator::AsyncRange(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& options,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::RangeRequest& request,
     ::grpc::ClientReadReactor<::stubkit::testing::Item>* reactor) {
   return child_->AsyncRange(context, options, request, reactor);
 }
 
 ::absl::Status StreamServiceGrpcStub::AsyncRange(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& /*options*/,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::RangeRequest& request,
     ::grpc::ClientReadReactor<::stubkit::testing::Item>* reactor) {
   auto* async = grpc_stub_->async();
   if (async == nullptr) {
-    return ::stubkit::internal::NoAsyncStubError("stubkit.testing.StreamService.Range");
+    return ::stubkit::internal::NoAsyncStubError(
+        "stubkit.testing.StreamService.Range");
   }
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "stubkit.testing.StreamService.Range");
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.StreamService.Range");
       !refused.ok()) {
     return refused;
   }
@@ -69,26 +66,24 @@ StreamServiceStubDecorator::Double(::grpc::ClientContext& context,
 }
 
 void StreamServiceStubDecorator::AsyncGet(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& options,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::RangeRequest& request,
     ::stubkit::AsyncCallback<::stubkit::testing::Item> done) {
   child_->AsyncGet(context, options, request, ::std::move(done));
 }
 
 void StreamServiceGrpcStub::AsyncGet(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& /*options*/,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::RangeRequest& request,
     ::stubkit::AsyncCallback<::stubkit::testing::Item> done) {
   auto* async = grpc_stub_->async();
   if (async == nullptr) {
-    done(::stubkit::internal::NoAsyncStubError("stubkit.testing.StreamService.Get"));
+    done(::stubkit::internal::NoAsyncStubError(
+        "stubkit.testing.StreamService.Get"));
     return;
   }
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "stubkit.testing.StreamService.Get");
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.StreamService.Get");
       !refused.ok()) {
     done(::std::move(refused));
     return;
@@ -100,13 +95,12 @@ void StreamServiceGrpcStub::AsyncGet(
       ::std::move(done));
 }
 
-::std::unique_ptr<::grpc::ClientReaderInterface<::stubkit::testing::Item>> StreamServiceGrpcStub::Range(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& /*options*/,
-    const ::stubkit::testing::RangeRequest& request) {
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "stubkit.testing.StreamService.Range");
+::std::unique_ptr<::grpc::ClientReaderInterface<::stubkit::testing::Item>>
+StreamServiceGrpcStub::Range(::grpc::ClientContext& context,
+                             const ::stubkit::OptionsView& /*options*/,
+                             const ::stubkit::testing::RangeRequest& request) {
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.StreamService.Range");
       !refused.ok()) {
     return ::std::make_unique<
         ::stubkit::internal::RefusedClientReader<::stubkit::testing::Item>>(
@@ -115,13 +109,12 @@ void StreamServiceGrpcStub::AsyncGet(
   return grpc_stub_->Range(&context, request);
 }
 
-::std::unique_ptr<::grpc::ClientWriterInterface<::stubkit::testing::Item>> StreamServiceGrpcStub::Sum(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& /*options*/,
-    ::stubkit::testing::SumResponse* response) {
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "stubkit.testing.StreamService.Sum");
+::std::unique_ptr<::grpc::ClientWriterInterface<::stubkit::testing::Item>>
+StreamServiceGrpcStub::Sum(::grpc::ClientContext& context,
+                           const ::stubkit::OptionsView& /*options*/,
+                           ::stubkit::testing::SumResponse* response) {
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.StreamService.Sum");
       !refused.ok()) {
     return ::std::make_unique<
         ::stubkit::internal::RefusedClientWriter<::stubkit::testing::Item>>(
@@ -130,13 +123,12 @@ void StreamServiceGrpcStub::AsyncGet(
   return grpc_stub_->Sum(&context, response);
 }
 
-::std::unique_ptr<
-    ::grpc::ClientReaderWriterInterface<::stubkit::testing::Item, ::stubkit::testing::Item>>
+::std::unique_ptr<::grpc::ClientReaderWriterInterface<::stubkit::testing::Item,
+                                                      ::stubkit::testing::Item>>
 StreamServiceGrpcStub::Double(::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& /*options*/) {
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "stubkit.testing.StreamService.Double");
+                              const ::stubkit::OptionsView& /*options*/) {
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.StreamService.Double");
       !refused.ok()) {
     return ::std::make_unique<
         ::stubkit::internal::RefusedClientReaderWriter<
@@ -147,26 +139,24 @@ StreamServiceGrpcStub::Double(::grpc::ClientContext& context,
 }
 
 ::absl::StatusOr<::stubkit::testing::Item> StreamServiceGrpcStub::Get(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& /*options*/,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::RangeRequest& request) {
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "stubkit.testing.StreamService.Get");
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.StreamService.Get");
       !refused.ok()) {
     return refused;
   }
   ::stubkit::testing::Item response;
   return ::stubkit::internal::ToStatusOr(
-      grpc_stub_->Get(&context, request, &response),
-      ::std::move(response));
+      grpc_stub_->Get(&context, request, &response), ::std::move(response));
 }
 
 namespace {
 
 class StreamServiceConnectionImpl : public StreamServiceConnection {
  public:
-  explicit StreamServiceConnectionImpl(::std::shared_ptr<StreamServiceStub> stub)
+  explicit StreamServiceConnectionImpl(
+      ::std::shared_ptr<StreamServiceStub> stub)
       : stub_(::std::move(stub)) {}
 
   ::stubkit::StreamReader<::stubkit::testing::Item> Range(
@@ -200,8 +190,9 @@ class StreamServiceConnectionImpl : public StreamServiceConnection {
         ::std::move(on_message), ::std::move(on_done));
   }
 
-  ::stubkit::StreamWriter<::stubkit::testing::Item, ::stubkit::testing::SumResponse> Sum(
-      const ::stubkit::OptionsView& options) override {
+  ::stubkit::StreamWriter<::stubkit::testing::Item,
+                          ::stubkit::testing::SumResponse>
+  Sum(const ::stubkit::OptionsView& options) override {
     return ::stubkit::internal::OpenClientStream<::stubkit::testing::Item, ::stubkit::testing::SumResponse>(
         StreamServiceMethods::kSum, options,
         [&](::grpc::ClientContext& context, ::stubkit::testing::SumResponse* response) {
@@ -209,8 +200,9 @@ class StreamServiceConnectionImpl : public StreamServiceConnection {
         });
   }
 
-  ::stubkit::StreamReaderWriter<::stubkit::testing::Item, ::stubkit::testing::Item> Double(
-      const ::stubkit::OptionsView& options) override {
+  ::stubkit::StreamReaderWriter<::stubkit::testing::Item,
+                                ::stubkit::testing::Item>
+  Double(const ::stubkit::OptionsView& options) override {
     return ::stubkit::internal::OpenBidiStream<::stubkit::testing::Item, ::stubkit::testing::Item>(
         StreamServiceMethods::kDouble, options,
         [&](::grpc::ClientContext& context) {
@@ -234,8 +226,8 @@ class StreamServiceConnectionImpl : public StreamServiceConnection {
       const ::stubkit::testing::RangeRequest& request,
       ::stubkit::AsyncCallback<::stubkit::testing::Item> done) override {
     ::stubkit::internal::RunAsyncUnary<::stubkit::testing::Item>(
-        StreamServiceMethods::kGet, options,
-        AsyncGetAttempt(request), ::std::move(done));
+        StreamServiceMethods::kGet, options, AsyncGetAttempt(request),
+        ::std::move(done));
   }
 
  private:
@@ -273,8 +265,9 @@ class StreamServiceRefusingConnection : public StreamServiceConnection {
     on_done(refusal_);
   }
 
-  ::stubkit::StreamWriter<::stubkit::testing::Item, ::stubkit::testing::SumResponse> Sum(
-      const ::stubkit::OptionsView& /*options*/) override {
+  ::stubkit::StreamWriter<::stubkit::testing::Item,
+                          ::stubkit::testing::SumResponse>
+  Sum(const ::stubkit::OptionsView& /*options*/) override {
     auto writer = ::std::make_unique<
         ::stubkit::internal::GrpcStreamWriter<::stubkit::testing::Item, ::stubkit::testing::SumResponse>>();
     writer->Start(nullptr, refusal_);
@@ -282,8 +275,9 @@ class StreamServiceRefusingConnection : public StreamServiceConnection {
         ::std::move(writer));
   }
 
-  ::stubkit::StreamReaderWriter<::stubkit::testing::Item, ::stubkit::testing::Item> Double(
-      const ::stubkit::OptionsView& /*options*/) override {
+  ::stubkit::StreamReaderWriter<::stubkit::testing::Item,
+                                ::stubkit::testing::Item>
+  Double(const ::stubkit::OptionsView& /*options*/) override {
     auto stream = ::std::make_unique<
         ::stubkit::internal::GrpcStreamReaderWriter<::stubkit::testing::Item, ::stubkit::testing::Item>>(
         StreamServiceMethods::kDouble);
@@ -363,41 +357,43 @@ StreamServiceClient::StreamServiceClient(
 }
 
 ::stubkit::StreamReader<::stubkit::testing::Item> StreamServiceClient::Range(
-    const ::stubkit::testing::RangeRequest& request, const ::stubkit::Options& call) {
-  return connection_->Range(
-      method_options_.View(0, call, options_, request), request);
-}
-
-void StreamServiceClient::AsyncRange(const ::stubkit::testing::RangeRequest& request,
-    ::stubkit::MessageCallback<::stubkit::testing::Item> on_message,
-    ::stubkit::DoneCallback on_done,
+    const ::stubkit::testing::RangeRequest& request,
     const ::stubkit::Options& call) {
-  connection_->AsyncRange(
-      method_options_.View(0, call, options_, request), request,
-      ::std::move(on_message), ::std::move(on_done));
+  return connection_->Range(method_options_.View(0, call, options_, request),
+                            request);
 }
 
-::stubkit::StreamWriter<::stubkit::testing::Item, ::stubkit::testing::SumResponse>
+void StreamServiceClient::AsyncRange(
+    const ::stubkit::testing::RangeRequest& request,
+    ::stubkit::MessageCallback<::stubkit::testing::Item> on_message,
+    ::stubkit::DoneCallback on_done, const ::stubkit::Options& call) {
+  connection_->AsyncRange(method_options_.View(0, call, options_, request),
+                          request, ::std::move(on_message),
+                          ::std::move(on_done));
+}
+
+::stubkit::StreamWriter<::stubkit::testing::Item,
+                        ::stubkit::testing::SumResponse>
 StreamServiceClient::Sum(const ::stubkit::Options& call) {
-  return connection_->Sum(
-      method_options_.View(1, call, options_));
+  return connection_->Sum(method_options_.View(1, call, options_));
 }
 
-::stubkit::StreamReaderWriter<::stubkit::testing::Item, ::stubkit::testing::Item>
+::stubkit::StreamReaderWriter<::stubkit::testing::Item,
+                              ::stubkit::testing::Item>
 StreamServiceClient::Double(const ::stubkit::Options& call) {
-  return connection_->Double(
-      method_options_.View(2, call, options_));
+  return connection_->Double(method_options_.View(2, call, options_));
 }
 
 ::absl::StatusOr<::stubkit::testing::Item> StreamServiceClient::Get(
-    const ::stubkit::testing::RangeRequest& request, const ::stubkit::Options& call) {
-  return connection_->Get(
-      method_options_.View(3, call, options_, request), request);
+    const ::stubkit::testing::RangeRequest& request,
+    const ::stubkit::Options& call) {
+  return connection_->Get(method_options_.View(3, call, options_, request),
+                          request);
 }
 
 ::std::future<::absl::StatusOr<::stubkit::testing::Item>>
 StreamServiceClient::AsyncGet(const ::stubkit::testing::RangeRequest& request,
-    const ::stubkit::Options& call) {
+                              const ::stubkit::Options& call) {
   auto promise = ::std::make_shared<
       ::std::promise<::absl::StatusOr<::stubkit::testing::Item>>>();
   auto future = promise->get_future();
@@ -409,12 +405,12 @@ StreamServiceClient::AsyncGet(const ::stubkit::testing::RangeRequest& request,
   return future;
 }
 
-void StreamServiceClient::AsyncGet(const ::stubkit::testing::RangeRequest& request,
+void StreamServiceClient::AsyncGet(
+    const ::stubkit::testing::RangeRequest& request,
     ::stubkit::AsyncCallback<::stubkit::testing::Item> done,
     const ::stubkit::Options& call) {
-  connection_->AsyncGet(
-      method_options_.View(3, call, options_, request), request,
-      ::std::move(done));
+  connection_->AsyncGet(method_options_.View(3, call, options_, request),
+                        request, ::std::move(done));
 }
 
 }  // namespace testing

@@ -4,37 +4,39 @@
 #ifndef STUBKIT_GENERATED_STUBKIT_TESTING_STREAMS_STUBKIT_H_
 #define STUBKIT_GENERATED_STUBKIT_TESTING_STREAMS_STUBKIT_H_
 
+#include <grpcpp/client_context.h>
+#include <grpcpp/support/sync_stream.h>
+
 #include <future>
 #include <memory>
 #include <utility>
 
-#include <grpcpp/client_context.h>
-#include <grpcpp/support/sync_stream.h>
-
 #include "absl/status/statusor.h"
-#include "stubkit/testing/streams.grpc.pb.h"
-#include "stubkit/testing/streams.pb.h"
 #include "stubkit/async_retry_loop.h"
 #include "stubkit/async_streaming.h"
 #include "stubkit/client_support.h"
 #include "stubkit/method.h"
 #include "stubkit/options.h"
 #include "stubkit/streaming.h"
+#include "stubkit/testing/streams.grpc.pb.h"
+#include "stubkit/testing/streams.pb.h"
 
 namespace stubkit {
 namespace testing {
 
-// The static description of each stubkit.testing.StreamService method, handed to the
-// stubkit runtime.
+// The static description of each stubkit.testing.StreamService method, handed
+// to the stubkit runtime.
 struct StreamServiceMethods {
   static constexpr ::stubkit::MethodInfo kRange{
-      "stubkit.testing.StreamService.Range", ::stubkit::RpcKind::kServerStreaming,
+      "stubkit.testing.StreamService.Range",
+      ::stubkit::RpcKind::kServerStreaming,
       ::stubkit::Idempotency::kIdempotent};
   static constexpr ::stubkit::MethodInfo kSum{
       "stubkit.testing.StreamService.Sum", ::stubkit::RpcKind::kClientStreaming,
       ::stubkit::Idempotency::kNonIdempotent};
   static constexpr ::stubkit::MethodInfo kDouble{
-      "stubkit.testing.StreamService.Double", ::stubkit::RpcKind::kBidiStreaming,
+      "stubkit.testing.StreamService.Double",
+      ::stubkit::RpcKind::kBidiStreaming,
       ::stubkit::Idempotency::kNonIdempotent};
   static constexpr ::stubkit::MethodInfo kGet{
       "stubkit.testing.StreamService.Get", ::stubkit::RpcKind::kUnary,
@@ -48,33 +50,30 @@ class StreamServiceStub {
  public:
   virtual ~StreamServiceStub() = default;
 
-  virtual ::std::unique_ptr<::grpc::ClientReaderInterface<::stubkit::testing::Item>> Range(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::RangeRequest& request) = 0;
+  virtual ::std::unique_ptr<
+      ::grpc::ClientReaderInterface<::stubkit::testing::Item>>
+  Range(::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+        const ::stubkit::testing::RangeRequest& request) = 0;
   virtual ::absl::Status AsyncRange(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::RangeRequest& request,
       ::grpc::ClientReadReactor<::stubkit::testing::Item>* reactor) = 0;
 
-  virtual ::std::unique_ptr<::grpc::ClientWriterInterface<::stubkit::testing::Item>> Sum(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+  virtual ::std::unique_ptr<
+      ::grpc::ClientWriterInterface<::stubkit::testing::Item>>
+  Sum(::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       ::stubkit::testing::SumResponse* response) = 0;
 
-  virtual ::std::unique_ptr<
-      ::grpc::ClientReaderWriterInterface<::stubkit::testing::Item, ::stubkit::testing::Item>>
+  virtual ::std::unique_ptr<::grpc::ClientReaderWriterInterface<
+      ::stubkit::testing::Item, ::stubkit::testing::Item>>
   Double(::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options) = 0;
+         const ::stubkit::OptionsView& options) = 0;
 
   virtual ::absl::StatusOr<::stubkit::testing::Item> Get(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::RangeRequest& request) = 0;
   virtual void AsyncGet(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::RangeRequest& request,
       ::stubkit::AsyncCallback<::stubkit::testing::Item> done) = 0;
 };
@@ -82,36 +81,32 @@ class StreamServiceStub {
 // Forwards every method to the stub below it. Override what you need.
 class StreamServiceStubDecorator : public StreamServiceStub {
  public:
-  explicit StreamServiceStubDecorator(::std::shared_ptr<StreamServiceStub> child)
+  explicit StreamServiceStubDecorator(
+      ::std::shared_ptr<StreamServiceStub> child)
       : child_(::std::move(child)) {}
 
-  ::std::unique_ptr<::grpc::ClientReaderInterface<::stubkit::testing::Item>> Range(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::RangeRequest& request) override;
+  ::std::unique_ptr<::grpc::ClientReaderInterface<::stubkit::testing::Item>>
+  Range(::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+        const ::stubkit::testing::RangeRequest& request) override;
   ::absl::Status AsyncRange(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::RangeRequest& request,
       ::grpc::ClientReadReactor<::stubkit::testing::Item>* reactor) override;
 
-  ::std::unique_ptr<::grpc::ClientWriterInterface<::stubkit::testing::Item>> Sum(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+  ::std::unique_ptr<::grpc::ClientWriterInterface<::stubkit::testing::Item>>
+  Sum(::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       ::stubkit::testing::SumResponse* response) override;
 
-  ::std::unique_ptr<
-      ::grpc::ClientReaderWriterInterface<::stubkit::testing::Item, ::stubkit::testing::Item>>
+  ::std::unique_ptr<::grpc::ClientReaderWriterInterface<
+      ::stubkit::testing::Item, ::stubkit::testing::Item>>
   Double(::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options) override;
+         const ::stubkit::OptionsView& options) override;
 
   ::absl::StatusOr<::stubkit::testing::Item> Get(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::RangeRequest& request) override;
   void AsyncGet(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::RangeRequest& request,
       ::stubkit::AsyncCallback<::stubkit::testing::Item> done) override;
 
@@ -126,45 +121,43 @@ class StreamServiceStubDecorator : public StreamServiceStub {
 class StreamServiceGrpcStub : public StreamServiceStub {
  public:
   explicit StreamServiceGrpcStub(
-      ::std::unique_ptr<::stubkit::testing::StreamService::StubInterface> grpc_stub)
+      ::std::unique_ptr<::stubkit::testing::StreamService::StubInterface>
+          grpc_stub)
       : grpc_stub_(::std::move(grpc_stub)) {}
 
-  ::std::unique_ptr<::grpc::ClientReaderInterface<::stubkit::testing::Item>> Range(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::RangeRequest& request) override;
+  ::std::unique_ptr<::grpc::ClientReaderInterface<::stubkit::testing::Item>>
+  Range(::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+        const ::stubkit::testing::RangeRequest& request) override;
   ::absl::Status AsyncRange(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::RangeRequest& request,
       ::grpc::ClientReadReactor<::stubkit::testing::Item>* reactor) override;
 
-  ::std::unique_ptr<::grpc::ClientWriterInterface<::stubkit::testing::Item>> Sum(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+  ::std::unique_ptr<::grpc::ClientWriterInterface<::stubkit::testing::Item>>
+  Sum(::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       ::stubkit::testing::SumResponse* response) override;
 
-  ::std::unique_ptr<
-      ::grpc::ClientReaderWriterInterface<::stubkit::testing::Item, ::stubkit::testing::Item>>
+  ::std::unique_ptr<::grpc::ClientReaderWriterInterface<
+      ::stubkit::testing::Item, ::stubkit::testing::Item>>
   Double(::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options) override;
+         const ::stubkit::OptionsView& options) override;
 
   ::absl::StatusOr<::stubkit::testing::Item> Get(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::RangeRequest& request) override;
   void AsyncGet(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::RangeRequest& request,
       ::stubkit::AsyncCallback<::stubkit::testing::Item> done) override;
 
  private:
-  ::std::unique_ptr<::stubkit::testing::StreamService::StubInterface> grpc_stub_;
+  ::std::unique_ptr<::stubkit::testing::StreamService::StubInterface>
+      grpc_stub_;
 };
 
-// Runs each stubkit.testing.StreamService call under the stubkit retry rules. Mock it
-// (stubkit_mocks::MockStreamServiceConnection) to test code that uses StreamServiceClient.
+// Runs each stubkit.testing.StreamService call under the stubkit retry rules.
+// Mock it (stubkit_mocks::MockStreamServiceConnection) to test code that uses
+// StreamServiceClient.
 class StreamServiceConnection {
  public:
   virtual ~StreamServiceConnection() = default;
@@ -178,11 +171,13 @@ class StreamServiceConnection {
       ::stubkit::MessageCallback<::stubkit::testing::Item> on_message,
       ::stubkit::DoneCallback on_done) = 0;
 
-  virtual ::stubkit::StreamWriter<::stubkit::testing::Item, ::stubkit::testing::SumResponse> Sum(
-      const ::stubkit::OptionsView& options) = 0;
+  virtual ::stubkit::StreamWriter<::stubkit::testing::Item,
+                                  ::stubkit::testing::SumResponse>
+  Sum(const ::stubkit::OptionsView& options) = 0;
 
-  virtual ::stubkit::StreamReaderWriter<::stubkit::testing::Item, ::stubkit::testing::Item> Double(
-      const ::stubkit::OptionsView& options) = 0;
+  virtual ::stubkit::StreamReaderWriter<::stubkit::testing::Item,
+                                        ::stubkit::testing::Item>
+  Double(const ::stubkit::OptionsView& options) = 0;
 
   virtual ::absl::StatusOr<::stubkit::testing::Item> Get(
       const ::stubkit::OptionsView& options,
@@ -193,8 +188,8 @@ class StreamServiceConnection {
       ::stubkit::AsyncCallback<::stubkit::testing::Item> done) = 0;
 };
 
-// The default connection over `channel`. The decorators in
-// `options` (StreamServiceClient::DecoratorsOption) are applied here, once.
+// The default connection over `channel`. The decorators in `options`
+// (StreamServiceClient::DecoratorsOption) are applied here, once.
 ::std::shared_ptr<StreamServiceConnection> MakeStreamServiceConnection(
     ::std::shared_ptr<::grpc::ChannelInterface> channel,
     const ::stubkit::Options& options = {});
@@ -203,17 +198,18 @@ class StreamServiceConnection {
     ::std::shared_ptr<StreamServiceStub> stub,
     const ::stubkit::Options& options = {});
 
-// A stubkit.testing.StreamService client: cheap to copy, safe to share between threads.
-// Every call takes per-call options that override the client's.
+// A stubkit.testing.StreamService client: cheap to copy, safe to share between
+// threads. Every call takes per-call options that override the client's.
 class StreamServiceClient {
  public:
   // User decorators of StreamServiceStub, applied when the connection is made:
   // by MakeStreamServiceConnection, or by the constructor that takes a channel.
   using DecoratorsOption = ::stubkit::DecoratorsOptionFor<StreamServiceStub>;
-  // Resumes a broken Range stream: rewrite the request from the last
-  // response received; return false to report the break instead.
+  // Resumes a broken Range stream: rewrite the request from the last response
+  // received; return false to report the break instead.
   struct RangeResumeOption {
-    using Type = ::stubkit::ResumeHook<::stubkit::testing::RangeRequest, ::stubkit::testing::Item>;
+    using Type = ::stubkit::ResumeHook<::stubkit::testing::RangeRequest,
+                                       ::stubkit::testing::Item>;
     static Type Default() { return nullptr; }
   };
 
@@ -221,8 +217,8 @@ class StreamServiceClient {
       ::std::shared_ptr<::grpc::ChannelInterface> channel,
       ::stubkit::Options options = {});
   // Over a connection made by MakeStreamServiceConnection, or a mock. It cannot
-  // apply decorators: when `options` hold a non-empty DecoratorsOption,
-  // every call fails with INVALID_ARGUMENT before anything is sent.
+  // apply decorators: when `options` hold a non-empty DecoratorsOption, every
+  // call fails with INVALID_ARGUMENT before anything is sent.
   explicit StreamServiceClient(
       ::std::shared_ptr<StreamServiceConnection> connection,
       ::stubkit::Options options = {});
@@ -231,21 +227,22 @@ class StreamServiceClient {
   ::stubkit::StreamReader<::stubkit::testing::Item> Range(
       const ::stubkit::testing::RangeRequest& request,
       const ::stubkit::Options& call = {});
-  // Range without blocking: each message goes to `on_message`, then
-  // the final status to `on_done`.
+  // Range without blocking: each message goes to `on_message`, then the final
+  // status to `on_done`.
   void AsyncRange(
       const ::stubkit::testing::RangeRequest& request,
       ::stubkit::MessageCallback<::stubkit::testing::Item> on_message,
-      ::stubkit::DoneCallback on_done,
-      const ::stubkit::Options& call = {});
+      ::stubkit::DoneCallback on_done, const ::stubkit::Options& call = {});
 
   // Adds up the items sent.
-  ::stubkit::StreamWriter<::stubkit::testing::Item, ::stubkit::testing::SumResponse> Sum(
-      const ::stubkit::Options& call = {});
+  ::stubkit::StreamWriter<::stubkit::testing::Item,
+                          ::stubkit::testing::SumResponse>
+  Sum(const ::stubkit::Options& call = {});
 
   // Answers each item with its double.
-  ::stubkit::StreamReaderWriter<::stubkit::testing::Item, ::stubkit::testing::Item> Double(
-      const ::stubkit::Options& call = {});
+  ::stubkit::StreamReaderWriter<::stubkit::testing::Item,
+                                ::stubkit::testing::Item>
+  Double(const ::stubkit::Options& call = {});
 
   // A unary method next to the streaming ones.
   ::absl::StatusOr<::stubkit::testing::Item> Get(
@@ -255,10 +252,9 @@ class StreamServiceClient {
   ::std::future<::absl::StatusOr<::stubkit::testing::Item>> AsyncGet(
       const ::stubkit::testing::RangeRequest& request,
       const ::stubkit::Options& call = {});
-  void AsyncGet(
-      const ::stubkit::testing::RangeRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::Item> done,
-      const ::stubkit::Options& call = {});
+  void AsyncGet(const ::stubkit::testing::RangeRequest& request,
+                ::stubkit::AsyncCallback<::stubkit::testing::Item> done,
+                const ::stubkit::Options& call = {});
 
  private:
   ::stubkit::Options options_;

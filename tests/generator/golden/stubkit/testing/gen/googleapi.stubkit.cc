@@ -16,69 +16,65 @@ namespace gen {
 namespace library {
 namespace v1 {
 
-::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> LibraryStubDecorator::GetBook(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& options,
+::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
+LibraryStubDecorator::GetBook(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request) {
   return child_->GetBook(context, options, request);
 }
 
-::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> LibraryStubDecorator::PutBook(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& options,
+::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
+LibraryStubDecorator::PutBook(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::library::v1::PutBookRequest& request) {
   return child_->PutBook(context, options, request);
 }
 
-::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> LibraryStubDecorator::CreateBook(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& options,
+::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
+LibraryStubDecorator::CreateBook(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::library::v1::CreateBookRequest& request) {
   return child_->CreateBook(context, options, request);
 }
 
 ::absl::StatusOr<::google::protobuf::Empty> LibraryStubDecorator::DeleteBook(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& options,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request) {
   return child_->DeleteBook(context, options, request);
 }
 
 ::absl::StatusOr<::google::protobuf::Empty> LibraryStubDecorator::TouchBook(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& options,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request) {
   return child_->TouchBook(context, options, request);
 }
 
-::absl::StatusOr<::google::longrunning::Operation> LibraryStubDecorator::ArchiveBooks(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& options,
+::absl::StatusOr<::google::longrunning::Operation>
+LibraryStubDecorator::ArchiveBooks(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request) {
   return child_->ArchiveBooks(context, options, request);
 }
 
 void LibraryStubDecorator::AsyncGetBook(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& options,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) {
   child_->AsyncGetBook(context, options, request, ::std::move(done));
 }
 
 void LibraryGrpcStub::AsyncGetBook(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& /*options*/,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) {
   auto* async = grpc_stub_->async();
   if (async == nullptr) {
-    done(::stubkit::internal::NoAsyncStubError("stubkit.testing.gen.library.v1.Library.GetBook"));
+    done(::stubkit::internal::NoAsyncStubError(
+        "stubkit.testing.gen.library.v1.Library.GetBook"));
     return;
   }
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "stubkit.testing.gen.library.v1.Library.GetBook");
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.gen.library.v1.Library.GetBook");
       !refused.ok()) {
     done(::std::move(refused));
     return;
@@ -91,26 +87,24 @@ void LibraryGrpcStub::AsyncGetBook(
 }
 
 void LibraryStubDecorator::AsyncPutBook(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& options,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
     ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) {
   child_->AsyncPutBook(context, options, request, ::std::move(done));
 }
 
 void LibraryGrpcStub::AsyncPutBook(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& /*options*/,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
     ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) {
   auto* async = grpc_stub_->async();
   if (async == nullptr) {
-    done(::stubkit::internal::NoAsyncStubError("stubkit.testing.gen.library.v1.Library.PutBook"));
+    done(::stubkit::internal::NoAsyncStubError(
+        "stubkit.testing.gen.library.v1.Library.PutBook"));
     return;
   }
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "stubkit.testing.gen.library.v1.Library.PutBook");
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.gen.library.v1.Library.PutBook");
       !refused.ok()) {
     done(::std::move(refused));
     return;
@@ -123,26 +117,24 @@ void LibraryGrpcStub::AsyncPutBook(
 }
 
 void LibraryStubDecorator::AsyncCreateBook(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& options,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
     ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) {
   child_->AsyncCreateBook(context, options, request, ::std::move(done));
 }
 
 void LibraryGrpcStub::AsyncCreateBook(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& /*options*/,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
     ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) {
   auto* async = grpc_stub_->async();
   if (async == nullptr) {
-    done(::stubkit::internal::NoAsyncStubError("stubkit.testing.gen.library.v1.Library.CreateBook"));
+    done(::stubkit::internal::NoAsyncStubError(
+        "stubkit.testing.gen.library.v1.Library.CreateBook"));
     return;
   }
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "stubkit.testing.gen.library.v1.Library.CreateBook");
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.gen.library.v1.Library.CreateBook");
       !refused.ok()) {
     done(::std::move(refused));
     return;
@@ -155,26 +147,24 @@ void LibraryGrpcStub::AsyncCreateBook(
 }
 
 void LibraryStubDecorator::AsyncDeleteBook(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& options,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
     ::stubkit::AsyncCallback<::google::protobuf::Empty> done) {
   child_->AsyncDeleteBook(context, options, request, ::std::move(done));
 }
 
 void LibraryGrpcStub::AsyncDeleteBook(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& /*options*/,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
     ::stubkit::AsyncCallback<::google::protobuf::Empty> done) {
   auto* async = grpc_stub_->async();
   if (async == nullptr) {
-    done(::stubkit::internal::NoAsyncStubError("stubkit.testing.gen.library.v1.Library.DeleteBook"));
+    done(::stubkit::internal::NoAsyncStubError(
+        "stubkit.testing.gen.library.v1.Library.DeleteBook"));
     return;
   }
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "stubkit.testing.gen.library.v1.Library.DeleteBook");
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.gen.library.v1.Library.DeleteBook");
       !refused.ok()) {
     done(::std::move(refused));
     return;
@@ -187,26 +177,24 @@ void LibraryGrpcStub::AsyncDeleteBook(
 }
 
 void LibraryStubDecorator::AsyncTouchBook(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& options,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     ::stubkit::AsyncCallback<::google::protobuf::Empty> done) {
   child_->AsyncTouchBook(context, options, request, ::std::move(done));
 }
 
 void LibraryGrpcStub::AsyncTouchBook(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& /*options*/,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     ::stubkit::AsyncCallback<::google::protobuf::Empty> done) {
   auto* async = grpc_stub_->async();
   if (async == nullptr) {
-    done(::stubkit::internal::NoAsyncStubError("stubkit.testing.gen.library.v1.Library.TouchBook"));
+    done(::stubkit::internal::NoAsyncStubError(
+        "stubkit.testing.gen.library.v1.Library.TouchBook"));
     return;
   }
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "stubkit.testing.gen.library.v1.Library.TouchBook");
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.gen.library.v1.Library.TouchBook");
       !refused.ok()) {
     done(::std::move(refused));
     return;
@@ -219,26 +207,24 @@ void LibraryGrpcStub::AsyncTouchBook(
 }
 
 void LibraryStubDecorator::AsyncArchiveBooks(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& options,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     ::stubkit::AsyncCallback<::google::longrunning::Operation> done) {
   child_->AsyncArchiveBooks(context, options, request, ::std::move(done));
 }
 
 void LibraryGrpcStub::AsyncArchiveBooks(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& /*options*/,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     ::stubkit::AsyncCallback<::google::longrunning::Operation> done) {
   auto* async = grpc_stub_->async();
   if (async == nullptr) {
-    done(::stubkit::internal::NoAsyncStubError("stubkit.testing.gen.library.v1.Library.ArchiveBooks"));
+    done(::stubkit::internal::NoAsyncStubError(
+        "stubkit.testing.gen.library.v1.Library.ArchiveBooks"));
     return;
   }
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "stubkit.testing.gen.library.v1.Library.ArchiveBooks");
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.gen.library.v1.Library.ArchiveBooks");
       !refused.ok()) {
     done(::std::move(refused));
     return;
@@ -250,45 +236,40 @@ void LibraryGrpcStub::AsyncArchiveBooks(
       ::std::move(done));
 }
 
-::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> LibraryGrpcStub::GetBook(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& /*options*/,
+::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
+LibraryGrpcStub::GetBook(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request) {
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "stubkit.testing.gen.library.v1.Library.GetBook");
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.gen.library.v1.Library.GetBook");
       !refused.ok()) {
     return refused;
   }
   ::stubkit::testing::gen::library::v1::Book response;
   return ::stubkit::internal::ToStatusOr(
-      grpc_stub_->GetBook(&context, request, &response),
-      ::std::move(response));
+      grpc_stub_->GetBook(&context, request, &response), ::std::move(response));
 }
 
-::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> LibraryGrpcStub::PutBook(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& /*options*/,
+::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
+LibraryGrpcStub::PutBook(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::library::v1::PutBookRequest& request) {
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "stubkit.testing.gen.library.v1.Library.PutBook");
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.gen.library.v1.Library.PutBook");
       !refused.ok()) {
     return refused;
   }
   ::stubkit::testing::gen::library::v1::Book response;
   return ::stubkit::internal::ToStatusOr(
-      grpc_stub_->PutBook(&context, request, &response),
-      ::std::move(response));
+      grpc_stub_->PutBook(&context, request, &response), ::std::move(response));
 }
 
-::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> LibraryGrpcStub::CreateBook(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& /*options*/,
+::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
+LibraryGrpcStub::CreateBook(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::library::v1::CreateBookRequest& request) {
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "stubkit.testing.gen.library.v1.Library.CreateBook");
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.gen.library.v1.Library.CreateBook");
       !refused.ok()) {
     return refused;
   }
@@ -299,12 +280,10 @@ void LibraryGrpcStub::AsyncArchiveBooks(
 }
 
 ::absl::StatusOr<::google::protobuf::Empty> LibraryGrpcStub::DeleteBook(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& /*options*/,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request) {
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "stubkit.testing.gen.library.v1.Library.DeleteBook");
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.gen.library.v1.Library.DeleteBook");
       !refused.ok()) {
     return refused;
   }
@@ -315,12 +294,10 @@ void LibraryGrpcStub::AsyncArchiveBooks(
 }
 
 ::absl::StatusOr<::google::protobuf::Empty> LibraryGrpcStub::TouchBook(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& /*options*/,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request) {
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "stubkit.testing.gen.library.v1.Library.TouchBook");
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.gen.library.v1.Library.TouchBook");
       !refused.ok()) {
     return refused;
   }
@@ -330,13 +307,12 @@ void LibraryGrpcStub::AsyncArchiveBooks(
       ::std::move(response));
 }
 
-::absl::StatusOr<::google::longrunning::Operation> LibraryGrpcStub::ArchiveBooks(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& /*options*/,
+::absl::StatusOr<::google::longrunning::Operation>
+LibraryGrpcStub::ArchiveBooks(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request) {
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "stubkit.testing.gen.library.v1.Library.ArchiveBooks");
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.gen.library.v1.Library.ArchiveBooks");
       !refused.ok()) {
     return refused;
   }
@@ -355,7 +331,8 @@ class LibraryConnectionImpl : public LibraryConnection {
 
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> GetBook(
       const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request) override {
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request)
+      override {
     return ::stubkit::internal::RunUnary<::stubkit::testing::gen::library::v1::Book>(
         LibraryMethods::kGetBook, options, request,
         [&](::grpc::ClientContext& context) {
@@ -367,15 +344,17 @@ class LibraryConnectionImpl : public LibraryConnection {
   void AsyncGetBook(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) override {
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
+      override {
     ::stubkit::internal::RunAsyncUnary<::stubkit::testing::gen::library::v1::Book>(
-        LibraryMethods::kGetBook, options,
-        AsyncGetBookAttempt(request), ::std::move(done));
+        LibraryMethods::kGetBook, options, AsyncGetBookAttempt(request),
+        ::std::move(done));
   }
 
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> PutBook(
       const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::PutBookRequest& request) override {
+      const ::stubkit::testing::gen::library::v1::PutBookRequest& request)
+      override {
     return ::stubkit::internal::RunUnary<::stubkit::testing::gen::library::v1::Book>(
         LibraryMethods::kPutBook, options, request,
         [&](::grpc::ClientContext& context) {
@@ -387,15 +366,17 @@ class LibraryConnectionImpl : public LibraryConnection {
   void AsyncPutBook(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) override {
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
+      override {
     ::stubkit::internal::RunAsyncUnary<::stubkit::testing::gen::library::v1::Book>(
-        LibraryMethods::kPutBook, options,
-        AsyncPutBookAttempt(request), ::std::move(done));
+        LibraryMethods::kPutBook, options, AsyncPutBookAttempt(request),
+        ::std::move(done));
   }
 
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> CreateBook(
       const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::CreateBookRequest& request) override {
+      const ::stubkit::testing::gen::library::v1::CreateBookRequest& request)
+      override {
     return ::stubkit::internal::RunUnary<::stubkit::testing::gen::library::v1::Book>(
         LibraryMethods::kCreateBook, options, request,
         [&](::grpc::ClientContext& context) {
@@ -407,15 +388,17 @@ class LibraryConnectionImpl : public LibraryConnection {
   void AsyncCreateBook(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) override {
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
+      override {
     ::stubkit::internal::RunAsyncUnary<::stubkit::testing::gen::library::v1::Book>(
-        LibraryMethods::kCreateBook, options,
-        AsyncCreateBookAttempt(request), ::std::move(done));
+        LibraryMethods::kCreateBook, options, AsyncCreateBookAttempt(request),
+        ::std::move(done));
   }
 
   ::absl::StatusOr<::google::protobuf::Empty> DeleteBook(
       const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request) override {
+      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request)
+      override {
     return ::stubkit::internal::RunUnary<::google::protobuf::Empty>(
         LibraryMethods::kDeleteBook, options, request,
         [&](::grpc::ClientContext& context) {
@@ -429,13 +412,14 @@ class LibraryConnectionImpl : public LibraryConnection {
       const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
       ::stubkit::AsyncCallback<::google::protobuf::Empty> done) override {
     ::stubkit::internal::RunAsyncUnary<::google::protobuf::Empty>(
-        LibraryMethods::kDeleteBook, options,
-        AsyncDeleteBookAttempt(request), ::std::move(done));
+        LibraryMethods::kDeleteBook, options, AsyncDeleteBookAttempt(request),
+        ::std::move(done));
   }
 
   ::absl::StatusOr<::google::protobuf::Empty> TouchBook(
       const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request) override {
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request)
+      override {
     return ::stubkit::internal::RunUnary<::google::protobuf::Empty>(
         LibraryMethods::kTouchBook, options, request,
         [&](::grpc::ClientContext& context) {
@@ -449,13 +433,14 @@ class LibraryConnectionImpl : public LibraryConnection {
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
       ::stubkit::AsyncCallback<::google::protobuf::Empty> done) override {
     ::stubkit::internal::RunAsyncUnary<::google::protobuf::Empty>(
-        LibraryMethods::kTouchBook, options,
-        AsyncTouchBookAttempt(request), ::std::move(done));
+        LibraryMethods::kTouchBook, options, AsyncTouchBookAttempt(request),
+        ::std::move(done));
   }
 
   ::absl::StatusOr<::google::longrunning::Operation> ArchiveBooks(
       const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request) override {
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request)
+      override {
     return ::stubkit::internal::RunUnary<::google::longrunning::Operation>(
         LibraryMethods::kArchiveBooks, options, request,
         [&](::grpc::ClientContext& context) {
@@ -467,7 +452,8 @@ class LibraryConnectionImpl : public LibraryConnection {
   void AsyncArchiveBooks(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override {
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done)
+      override {
     ::stubkit::internal::RunAsyncUnary<::google::longrunning::Operation>(
         LibraryMethods::kArchiveBooks, options,
         AsyncArchiveBooksAttempt(request), ::std::move(done));
@@ -543,8 +529,8 @@ class LibraryConnectionImpl : public LibraryConnection {
   ::std::shared_ptr<LibraryStub> stub_;
 };
 
-// Stands in for the connection of a LibraryClient built from a connection
-// with DecoratorsOption, which only MakeLibraryConnection can apply.
+// Stands in for the connection of a LibraryClient built from a connection with
+// DecoratorsOption, which only MakeLibraryConnection can apply.
 class LibraryRefusingConnection : public LibraryConnection {
  public:
   explicit LibraryRefusingConnection(::absl::Status refusal)
@@ -552,55 +538,65 @@ class LibraryRefusingConnection : public LibraryConnection {
 
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> GetBook(
       const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& /*request*/) override {
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& /*request*/)
+      override {
     return refusal_;
   }
   void AsyncGetBook(
       const ::stubkit::OptionsView& /*options*/,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& /*request*/,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) override {
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
+      override {
     done(refusal_);
   }
 
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> PutBook(
       const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::gen::library::v1::PutBookRequest& /*request*/) override {
+      const ::stubkit::testing::gen::library::v1::PutBookRequest& /*request*/)
+      override {
     return refusal_;
   }
   void AsyncPutBook(
       const ::stubkit::OptionsView& /*options*/,
       const ::stubkit::testing::gen::library::v1::PutBookRequest& /*request*/,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) override {
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
+      override {
     done(refusal_);
   }
 
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> CreateBook(
       const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::gen::library::v1::CreateBookRequest& /*request*/) override {
+      const ::stubkit::testing::gen::library::v1::CreateBookRequest&
+          /*request*/) override {
     return refusal_;
   }
   void AsyncCreateBook(
       const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::gen::library::v1::CreateBookRequest& /*request*/,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) override {
+      const ::stubkit::testing::gen::library::v1::CreateBookRequest&
+          /*request*/,
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
+      override {
     done(refusal_);
   }
 
   ::absl::StatusOr<::google::protobuf::Empty> DeleteBook(
       const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& /*request*/) override {
+      const ::stubkit::testing::gen::library::v1::DeleteBookRequest&
+          /*request*/) override {
     return refusal_;
   }
   void AsyncDeleteBook(
       const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& /*request*/,
+      const ::stubkit::testing::gen::library::v1::DeleteBookRequest&
+          /*request*/,
       ::stubkit::AsyncCallback<::google::protobuf::Empty> done) override {
     done(refusal_);
   }
 
   ::absl::StatusOr<::google::protobuf::Empty> TouchBook(
       const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& /*request*/) override {
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& /*request*/)
+      override {
     return refusal_;
   }
   void AsyncTouchBook(
@@ -612,13 +608,15 @@ class LibraryRefusingConnection : public LibraryConnection {
 
   ::absl::StatusOr<::google::longrunning::Operation> ArchiveBooks(
       const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& /*request*/) override {
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& /*request*/)
+      override {
     return refusal_;
   }
   void AsyncArchiveBooks(
       const ::stubkit::OptionsView& /*options*/,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& /*request*/,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override {
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done)
+      override {
     done(refusal_);
   }
 
@@ -680,14 +678,17 @@ LibraryClient::LibraryClient(
   }
 }
 
-::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> LibraryClient::GetBook(
-    const ::stubkit::testing::gen::library::v1::GetBookRequest& request, const ::stubkit::Options& call) {
-  return connection_->GetBook(
-      method_options_.View(0, call, options_, request), request);
+::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
+LibraryClient::GetBook(
+    const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+    const ::stubkit::Options& call) {
+  return connection_->GetBook(method_options_.View(0, call, options_, request),
+                              request);
 }
 
 ::std::future<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>
-LibraryClient::AsyncGetBook(const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+LibraryClient::AsyncGetBook(
+    const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     const ::stubkit::Options& call) {
   auto promise = ::std::make_shared<
       ::std::promise<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>>();
@@ -700,22 +701,25 @@ LibraryClient::AsyncGetBook(const ::stubkit::testing::gen::library::v1::GetBookR
   return future;
 }
 
-void LibraryClient::AsyncGetBook(const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+void LibraryClient::AsyncGetBook(
+    const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done,
     const ::stubkit::Options& call) {
-  connection_->AsyncGetBook(
-      method_options_.View(0, call, options_, request), request,
-      ::std::move(done));
+  connection_->AsyncGetBook(method_options_.View(0, call, options_, request),
+                            request, ::std::move(done));
 }
 
-::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> LibraryClient::PutBook(
-    const ::stubkit::testing::gen::library::v1::PutBookRequest& request, const ::stubkit::Options& call) {
-  return connection_->PutBook(
-      method_options_.View(1, call, options_, request), request);
+::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
+LibraryClient::PutBook(
+    const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
+    const ::stubkit::Options& call) {
+  return connection_->PutBook(method_options_.View(1, call, options_, request),
+                              request);
 }
 
 ::std::future<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>
-LibraryClient::AsyncPutBook(const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
+LibraryClient::AsyncPutBook(
+    const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
     const ::stubkit::Options& call) {
   auto promise = ::std::make_shared<
       ::std::promise<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>>();
@@ -728,22 +732,25 @@ LibraryClient::AsyncPutBook(const ::stubkit::testing::gen::library::v1::PutBookR
   return future;
 }
 
-void LibraryClient::AsyncPutBook(const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
+void LibraryClient::AsyncPutBook(
+    const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
     ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done,
     const ::stubkit::Options& call) {
-  connection_->AsyncPutBook(
-      method_options_.View(1, call, options_, request), request,
-      ::std::move(done));
+  connection_->AsyncPutBook(method_options_.View(1, call, options_, request),
+                            request, ::std::move(done));
 }
 
-::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> LibraryClient::CreateBook(
-    const ::stubkit::testing::gen::library::v1::CreateBookRequest& request, const ::stubkit::Options& call) {
+::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
+LibraryClient::CreateBook(
+    const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
+    const ::stubkit::Options& call) {
   return connection_->CreateBook(
       method_options_.View(2, call, options_, request), request);
 }
 
 ::std::future<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>
-LibraryClient::AsyncCreateBook(const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
+LibraryClient::AsyncCreateBook(
+    const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
     const ::stubkit::Options& call) {
   auto promise = ::std::make_shared<
       ::std::promise<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>>();
@@ -756,22 +763,24 @@ LibraryClient::AsyncCreateBook(const ::stubkit::testing::gen::library::v1::Creat
   return future;
 }
 
-void LibraryClient::AsyncCreateBook(const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
+void LibraryClient::AsyncCreateBook(
+    const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
     ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done,
     const ::stubkit::Options& call) {
-  connection_->AsyncCreateBook(
-      method_options_.View(2, call, options_, request), request,
-      ::std::move(done));
+  connection_->AsyncCreateBook(method_options_.View(2, call, options_, request),
+                               request, ::std::move(done));
 }
 
 ::absl::StatusOr<::google::protobuf::Empty> LibraryClient::DeleteBook(
-    const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request, const ::stubkit::Options& call) {
+    const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
+    const ::stubkit::Options& call) {
   return connection_->DeleteBook(
       method_options_.View(3, call, options_, request), request);
 }
 
 ::std::future<::absl::StatusOr<::google::protobuf::Empty>>
-LibraryClient::AsyncDeleteBook(const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
+LibraryClient::AsyncDeleteBook(
+    const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
     const ::stubkit::Options& call) {
   auto promise = ::std::make_shared<
       ::std::promise<::absl::StatusOr<::google::protobuf::Empty>>>();
@@ -784,22 +793,24 @@ LibraryClient::AsyncDeleteBook(const ::stubkit::testing::gen::library::v1::Delet
   return future;
 }
 
-void LibraryClient::AsyncDeleteBook(const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
+void LibraryClient::AsyncDeleteBook(
+    const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
     ::stubkit::AsyncCallback<::google::protobuf::Empty> done,
     const ::stubkit::Options& call) {
-  connection_->AsyncDeleteBook(
-      method_options_.View(3, call, options_, request), request,
-      ::std::move(done));
+  connection_->AsyncDeleteBook(method_options_.View(3, call, options_, request),
+                               request, ::std::move(done));
 }
 
 ::absl::StatusOr<::google::protobuf::Empty> LibraryClient::TouchBook(
-    const ::stubkit::testing::gen::library::v1::GetBookRequest& request, const ::stubkit::Options& call) {
+    const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+    const ::stubkit::Options& call) {
   return connection_->TouchBook(
       method_options_.View(4, call, options_, request), request);
 }
 
 ::std::future<::absl::StatusOr<::google::protobuf::Empty>>
-LibraryClient::AsyncTouchBook(const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+LibraryClient::AsyncTouchBook(
+    const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     const ::stubkit::Options& call) {
   auto promise = ::std::make_shared<
       ::std::promise<::absl::StatusOr<::google::protobuf::Empty>>>();
@@ -812,22 +823,24 @@ LibraryClient::AsyncTouchBook(const ::stubkit::testing::gen::library::v1::GetBoo
   return future;
 }
 
-void LibraryClient::AsyncTouchBook(const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+void LibraryClient::AsyncTouchBook(
+    const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     ::stubkit::AsyncCallback<::google::protobuf::Empty> done,
     const ::stubkit::Options& call) {
-  connection_->AsyncTouchBook(
-      method_options_.View(4, call, options_, request), request,
-      ::std::move(done));
+  connection_->AsyncTouchBook(method_options_.View(4, call, options_, request),
+                              request, ::std::move(done));
 }
 
 ::absl::StatusOr<::google::longrunning::Operation> LibraryClient::ArchiveBooks(
-    const ::stubkit::testing::gen::library::v1::GetBookRequest& request, const ::stubkit::Options& call) {
+    const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+    const ::stubkit::Options& call) {
   return connection_->ArchiveBooks(
       method_options_.View(5, call, options_, request), request);
 }
 
 ::std::future<::absl::StatusOr<::google::longrunning::Operation>>
-LibraryClient::AsyncArchiveBooks(const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+LibraryClient::AsyncArchiveBooks(
+    const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     const ::stubkit::Options& call) {
   auto promise = ::std::make_shared<
       ::std::promise<::absl::StatusOr<::google::longrunning::Operation>>>();
@@ -840,7 +853,8 @@ LibraryClient::AsyncArchiveBooks(const ::stubkit::testing::gen::library::v1::Get
   return future;
 }
 
-void LibraryClient::AsyncArchiveBooks(const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+void LibraryClient::AsyncArchiveBooks(
+    const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     ::stubkit::AsyncCallback<::google::longrunning::Operation> done,
     const ::stubkit::Options& call) {
   connection_->AsyncArchiveBooks(

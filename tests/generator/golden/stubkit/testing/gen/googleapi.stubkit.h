@@ -4,22 +4,22 @@
 #ifndef STUBKIT_GENERATED_STUBKIT_TESTING_GEN_GOOGLEAPI_STUBKIT_H_
 #define STUBKIT_GENERATED_STUBKIT_TESTING_GEN_GOOGLEAPI_STUBKIT_H_
 
+#include <grpcpp/client_context.h>
+#include <grpcpp/support/sync_stream.h>
+
 #include <future>
 #include <memory>
 #include <utility>
 
-#include <grpcpp/client_context.h>
-#include <grpcpp/support/sync_stream.h>
-
 #include "absl/status/statusor.h"
-#include "stubkit/testing/gen/googleapi.grpc.pb.h"
-#include "stubkit/testing/gen/googleapi.pb.h"
 #include "stubkit/async_retry_loop.h"
 #include "stubkit/async_streaming.h"
 #include "stubkit/client_support.h"
 #include "stubkit/method.h"
 #include "stubkit/options.h"
 #include "stubkit/streaming.h"
+#include "stubkit/testing/gen/googleapi.grpc.pb.h"
+#include "stubkit/testing/gen/googleapi.pb.h"
 
 namespace stubkit {
 namespace testing {
@@ -27,93 +27,87 @@ namespace gen {
 namespace library {
 namespace v1 {
 
-// The static description of each stubkit.testing.gen.library.v1.Library method, handed to the
-// stubkit runtime.
+// The static description of each stubkit.testing.gen.library.v1.Library method,
+// handed to the stubkit runtime.
 struct LibraryMethods {
   static constexpr ::stubkit::MethodInfo kGetBook{
-      "stubkit.testing.gen.library.v1.Library.GetBook", ::stubkit::RpcKind::kUnary,
-      ::stubkit::Idempotency::kIdempotent};
+      "stubkit.testing.gen.library.v1.Library.GetBook",
+      ::stubkit::RpcKind::kUnary, ::stubkit::Idempotency::kIdempotent};
   static constexpr ::stubkit::MethodInfo kPutBook{
-      "stubkit.testing.gen.library.v1.Library.PutBook", ::stubkit::RpcKind::kUnary,
-      ::stubkit::Idempotency::kIdempotent};
+      "stubkit.testing.gen.library.v1.Library.PutBook",
+      ::stubkit::RpcKind::kUnary, ::stubkit::Idempotency::kIdempotent};
   static constexpr ::stubkit::MethodInfo kCreateBook{
-      "stubkit.testing.gen.library.v1.Library.CreateBook", ::stubkit::RpcKind::kUnary,
-      ::stubkit::Idempotency::kNonIdempotent};
+      "stubkit.testing.gen.library.v1.Library.CreateBook",
+      ::stubkit::RpcKind::kUnary, ::stubkit::Idempotency::kNonIdempotent};
   static constexpr ::stubkit::MethodInfo kDeleteBook{
-      "stubkit.testing.gen.library.v1.Library.DeleteBook", ::stubkit::RpcKind::kUnary,
-      ::stubkit::Idempotency::kNonIdempotent};
+      "stubkit.testing.gen.library.v1.Library.DeleteBook",
+      ::stubkit::RpcKind::kUnary, ::stubkit::Idempotency::kNonIdempotent};
   static constexpr ::stubkit::MethodInfo kTouchBook{
-      "stubkit.testing.gen.library.v1.Library.TouchBook", ::stubkit::RpcKind::kUnary,
-      ::stubkit::Idempotency::kIdempotent};
+      "stubkit.testing.gen.library.v1.Library.TouchBook",
+      ::stubkit::RpcKind::kUnary, ::stubkit::Idempotency::kIdempotent};
   static constexpr ::stubkit::MethodInfo kArchiveBooks{
-      "stubkit.testing.gen.library.v1.Library.ArchiveBooks", ::stubkit::RpcKind::kUnary,
-      ::stubkit::Idempotency::kNonIdempotent};
+      "stubkit.testing.gen.library.v1.Library.ArchiveBooks",
+      ::stubkit::RpcKind::kUnary, ::stubkit::Idempotency::kNonIdempotent};
 };
 
-// One attempt of each stubkit.testing.gen.library.v1.Library RPC. Implemented by
-// LibraryGrpcStub (the wire) and by decorators; derive from
+// One attempt of each stubkit.testing.gen.library.v1.Library RPC. Implemented
+// by LibraryGrpcStub (the wire) and by decorators; derive from
 // LibraryStubDecorator to add a layer.
 class LibraryStub {
  public:
   virtual ~LibraryStub() = default;
 
   virtual ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> GetBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request) = 0;
   virtual void AsyncGetBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) = 0;
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book>
+          done) = 0;
 
   virtual ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> PutBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::PutBookRequest& request) = 0;
   virtual void AsyncPutBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) = 0;
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book>
+          done) = 0;
 
-  virtual ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> CreateBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::CreateBookRequest& request) = 0;
+  virtual ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
+  CreateBook(::grpc::ClientContext& context,
+             const ::stubkit::OptionsView& options,
+             const ::stubkit::testing::gen::library::v1::CreateBookRequest&
+                 request) = 0;
   virtual void AsyncCreateBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) = 0;
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book>
+          done) = 0;
 
   virtual ::absl::StatusOr<::google::protobuf::Empty> DeleteBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request) = 0;
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::DeleteBookRequest&
+          request) = 0;
   virtual void AsyncDeleteBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
       ::stubkit::AsyncCallback<::google::protobuf::Empty> done) = 0;
 
   virtual ::absl::StatusOr<::google::protobuf::Empty> TouchBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request) = 0;
   virtual void AsyncTouchBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
       ::stubkit::AsyncCallback<::google::protobuf::Empty> done) = 0;
 
   virtual ::absl::StatusOr<::google::longrunning::Operation> ArchiveBooks(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request) = 0;
   virtual void AsyncArchiveBooks(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
       ::stubkit::AsyncCallback<::google::longrunning::Operation> done) = 0;
 };
@@ -125,62 +119,59 @@ class LibraryStubDecorator : public LibraryStub {
       : child_(::std::move(child)) {}
 
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> GetBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request) override;
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request)
+      override;
   void AsyncGetBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) override;
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
+      override;
 
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> PutBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::PutBookRequest& request) override;
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::PutBookRequest& request)
+      override;
   void AsyncPutBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) override;
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
+      override;
 
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> CreateBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::CreateBookRequest& request) override;
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::CreateBookRequest& request)
+      override;
   void AsyncCreateBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) override;
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
+      override;
 
   ::absl::StatusOr<::google::protobuf::Empty> DeleteBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request) override;
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request)
+      override;
   void AsyncDeleteBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
       ::stubkit::AsyncCallback<::google::protobuf::Empty> done) override;
 
   ::absl::StatusOr<::google::protobuf::Empty> TouchBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request) override;
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request)
+      override;
   void AsyncTouchBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
       ::stubkit::AsyncCallback<::google::protobuf::Empty> done) override;
 
   ::absl::StatusOr<::google::longrunning::Operation> ArchiveBooks(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request) override;
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request)
+      override;
   void AsyncArchiveBooks(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
       ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override;
 
@@ -195,75 +186,77 @@ class LibraryStubDecorator : public LibraryStub {
 class LibraryGrpcStub : public LibraryStub {
  public:
   explicit LibraryGrpcStub(
-      ::std::unique_ptr<::stubkit::testing::gen::library::v1::Library::StubInterface> grpc_stub)
+      ::std::unique_ptr<
+          ::stubkit::testing::gen::library::v1::Library::StubInterface>
+          grpc_stub)
       : grpc_stub_(::std::move(grpc_stub)) {}
 
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> GetBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request) override;
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request)
+      override;
   void AsyncGetBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) override;
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
+      override;
 
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> PutBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::PutBookRequest& request) override;
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::PutBookRequest& request)
+      override;
   void AsyncPutBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) override;
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
+      override;
 
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> CreateBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::CreateBookRequest& request) override;
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::CreateBookRequest& request)
+      override;
   void AsyncCreateBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) override;
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
+      override;
 
   ::absl::StatusOr<::google::protobuf::Empty> DeleteBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request) override;
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request)
+      override;
   void AsyncDeleteBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
       ::stubkit::AsyncCallback<::google::protobuf::Empty> done) override;
 
   ::absl::StatusOr<::google::protobuf::Empty> TouchBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request) override;
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request)
+      override;
   void AsyncTouchBook(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
       ::stubkit::AsyncCallback<::google::protobuf::Empty> done) override;
 
   ::absl::StatusOr<::google::longrunning::Operation> ArchiveBooks(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request) override;
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request)
+      override;
   void AsyncArchiveBooks(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
       ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override;
 
  private:
-  ::std::unique_ptr<::stubkit::testing::gen::library::v1::Library::StubInterface> grpc_stub_;
+  ::std::unique_ptr<
+      ::stubkit::testing::gen::library::v1::Library::StubInterface>
+      grpc_stub_;
 };
 
-// Runs each stubkit.testing.gen.library.v1.Library call under the stubkit retry rules. Mock it
-// (stubkit_mocks::MockLibraryConnection) to test code that uses LibraryClient.
+// Runs each stubkit.testing.gen.library.v1.Library call under the stubkit retry
+// rules. Mock it (stubkit_mocks::MockLibraryConnection) to test code that uses
+// LibraryClient.
 class LibraryConnection {
  public:
   virtual ~LibraryConnection() = default;
@@ -274,7 +267,8 @@ class LibraryConnection {
   virtual void AsyncGetBook(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) = 0;
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book>
+          done) = 0;
 
   virtual ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> PutBook(
       const ::stubkit::OptionsView& options,
@@ -282,19 +276,23 @@ class LibraryConnection {
   virtual void AsyncPutBook(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) = 0;
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book>
+          done) = 0;
 
-  virtual ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> CreateBook(
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::CreateBookRequest& request) = 0;
+  virtual ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
+  CreateBook(const ::stubkit::OptionsView& options,
+             const ::stubkit::testing::gen::library::v1::CreateBookRequest&
+                 request) = 0;
   virtual void AsyncCreateBook(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) = 0;
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book>
+          done) = 0;
 
   virtual ::absl::StatusOr<::google::protobuf::Empty> DeleteBook(
       const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request) = 0;
+      const ::stubkit::testing::gen::library::v1::DeleteBookRequest&
+          request) = 0;
   virtual void AsyncDeleteBook(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
@@ -317,8 +315,8 @@ class LibraryConnection {
       ::stubkit::AsyncCallback<::google::longrunning::Operation> done) = 0;
 };
 
-// The default connection over `channel`. The decorators in
-// `options` (LibraryClient::DecoratorsOption) are applied here, once.
+// The default connection over `channel`. The decorators in `options`
+// (LibraryClient::DecoratorsOption) are applied here, once.
 ::std::shared_ptr<LibraryConnection> MakeLibraryConnection(
     ::std::shared_ptr<::grpc::ChannelInterface> channel,
     const ::stubkit::Options& options = {});
@@ -327,30 +325,30 @@ class LibraryConnection {
     ::std::shared_ptr<LibraryStub> stub,
     const ::stubkit::Options& options = {});
 
-// A stubkit.testing.gen.library.v1.Library client: cheap to copy, safe to share between threads.
-// Every call takes per-call options that override the client's.
+// A stubkit.testing.gen.library.v1.Library client: cheap to copy, safe to share
+// between threads. Every call takes per-call options that override the
+// client's.
 class LibraryClient {
  public:
-  // User decorators of LibraryStub, applied when the connection is made:
-  // by MakeLibraryConnection, or by the constructor that takes a channel.
+  // User decorators of LibraryStub, applied when the connection is made: by
+  // MakeLibraryConnection, or by the constructor that takes a channel.
   using DecoratorsOption = ::stubkit::DecoratorsOptionFor<LibraryStub>;
 
-  explicit LibraryClient(
-      ::std::shared_ptr<::grpc::ChannelInterface> channel,
-      ::stubkit::Options options = {});
-  // Over a connection made by MakeLibraryConnection, or a mock. It cannot
-  // apply decorators: when `options` hold a non-empty DecoratorsOption,
-  // every call fails with INVALID_ARGUMENT before anything is sent.
-  explicit LibraryClient(
-      ::std::shared_ptr<LibraryConnection> connection,
-      ::stubkit::Options options = {});
+  explicit LibraryClient(::std::shared_ptr<::grpc::ChannelInterface> channel,
+                         ::stubkit::Options options = {});
+  // Over a connection made by MakeLibraryConnection, or a mock. It cannot apply
+  // decorators: when `options` hold a non-empty DecoratorsOption, every call
+  // fails with INVALID_ARGUMENT before anything is sent.
+  explicit LibraryClient(::std::shared_ptr<LibraryConnection> connection,
+                         ::stubkit::Options options = {});
 
   // GET: idempotent.
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> GetBook(
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
       const ::stubkit::Options& call = {});
   // GetBook without blocking: retries wait on a timer, not a thread.
-  ::std::future<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>> AsyncGetBook(
+  ::std::future<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>
+  AsyncGetBook(
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
       const ::stubkit::Options& call = {});
   void AsyncGetBook(
@@ -363,7 +361,8 @@ class LibraryClient {
       const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
       const ::stubkit::Options& call = {});
   // PutBook without blocking: retries wait on a timer, not a thread.
-  ::std::future<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>> AsyncPutBook(
+  ::std::future<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>
+  AsyncPutBook(
       const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
       const ::stubkit::Options& call = {});
   void AsyncPutBook(
@@ -376,7 +375,8 @@ class LibraryClient {
       const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
       const ::stubkit::Options& call = {});
   // CreateBook without blocking: retries wait on a timer, not a thread.
-  ::std::future<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>> AsyncCreateBook(
+  ::std::future<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>
+  AsyncCreateBook(
       const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
       const ::stubkit::Options& call = {});
   void AsyncCreateBook(
@@ -415,7 +415,8 @@ class LibraryClient {
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
       const ::stubkit::Options& call = {});
   // ArchiveBooks without blocking: retries wait on a timer, not a thread.
-  ::std::future<::absl::StatusOr<::google::longrunning::Operation>> AsyncArchiveBooks(
+  ::std::future<::absl::StatusOr<::google::longrunning::Operation>>
+  AsyncArchiveBooks(
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
       const ::stubkit::Options& call = {});
   void AsyncArchiveBooks(

@@ -11,39 +11,35 @@
 #include "stubkit/unary_call.h"
 
 ::absl::StatusOr<::NoPackageResponse> NoPackageStubDecorator::Lookup(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& options,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::NoPackageRequest& request) {
   return child_->Lookup(context, options, request);
 }
 
-::std::unique_ptr<::grpc::ClientReaderInterface<::NoPackageResponse>> NoPackageStubDecorator::Watch(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& options,
-    const ::NoPackageRequest& request) {
+::std::unique_ptr<::grpc::ClientReaderInterface<::NoPackageResponse>>
+NoPackageStubDecorator::Watch(::grpc::ClientContext& context,
+                              const ::stubkit::OptionsView& options,
+                              const ::NoPackageRequest& request) {
   return child_->Watch(context, options, request);
 }
 
 ::absl::Status NoPackageStubDecorator::AsyncWatch(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& options,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::NoPackageRequest& request,
     ::grpc::ClientReadReactor<::NoPackageResponse>* reactor) {
   return child_->AsyncWatch(context, options, request, reactor);
 }
 
 ::absl::Status NoPackageGrpcStub::AsyncWatch(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& /*options*/,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::NoPackageRequest& request,
     ::grpc::ClientReadReactor<::NoPackageResponse>* reactor) {
   auto* async = grpc_stub_->async();
   if (async == nullptr) {
     return ::stubkit::internal::NoAsyncStubError("NoPackage.Watch");
   }
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "NoPackage.Watch");
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "NoPackage.Watch");
       !refused.ok()) {
     return refused;
   }
@@ -52,16 +48,14 @@
 }
 
 void NoPackageStubDecorator::AsyncLookup(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& options,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::NoPackageRequest& request,
     ::stubkit::AsyncCallback<::NoPackageResponse> done) {
   child_->AsyncLookup(context, options, request, ::std::move(done));
 }
 
 void NoPackageGrpcStub::AsyncLookup(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& /*options*/,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::NoPackageRequest& request,
     ::stubkit::AsyncCallback<::NoPackageResponse> done) {
   auto* async = grpc_stub_->async();
@@ -69,9 +63,8 @@ void NoPackageGrpcStub::AsyncLookup(
     done(::stubkit::internal::NoAsyncStubError("NoPackage.Lookup"));
     return;
   }
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "NoPackage.Lookup");
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "NoPackage.Lookup");
       !refused.ok()) {
     done(::std::move(refused));
     return;
@@ -84,28 +77,24 @@ void NoPackageGrpcStub::AsyncLookup(
 }
 
 ::absl::StatusOr<::NoPackageResponse> NoPackageGrpcStub::Lookup(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& /*options*/,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::NoPackageRequest& request) {
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "NoPackage.Lookup");
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "NoPackage.Lookup");
       !refused.ok()) {
     return refused;
   }
   ::NoPackageResponse response;
   return ::stubkit::internal::ToStatusOr(
-      grpc_stub_->Lookup(&context, request, &response),
-      ::std::move(response));
+      grpc_stub_->Lookup(&context, request, &response), ::std::move(response));
 }
 
-::std::unique_ptr<::grpc::ClientReaderInterface<::NoPackageResponse>> NoPackageGrpcStub::Watch(
-    ::grpc::ClientContext& context,
-    const ::stubkit::OptionsView& /*options*/,
-    const ::NoPackageRequest& request) {
-  if (::absl::Status refused =
-          ::stubkit::internal::ValidateOutgoingMetadata(
-              context, "NoPackage.Watch");
+::std::unique_ptr<::grpc::ClientReaderInterface<::NoPackageResponse>>
+NoPackageGrpcStub::Watch(::grpc::ClientContext& context,
+                         const ::stubkit::OptionsView& /*options*/,
+                         const ::NoPackageRequest& request) {
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "NoPackage.Watch");
       !refused.ok()) {
     return ::std::make_unique<
         ::stubkit::internal::RefusedClientReader<::NoPackageResponse>>(
@@ -133,12 +122,11 @@ class NoPackageConnectionImpl : public NoPackageConnection {
   }
 
   void AsyncLookup(
-      const ::stubkit::OptionsView& options,
-      const ::NoPackageRequest& request,
+      const ::stubkit::OptionsView& options, const ::NoPackageRequest& request,
       ::stubkit::AsyncCallback<::NoPackageResponse> done) override {
     ::stubkit::internal::RunAsyncUnary<::NoPackageResponse>(
-        NoPackageMethods::kLookup, options,
-        AsyncLookupAttempt(request), ::std::move(done));
+        NoPackageMethods::kLookup, options, AsyncLookupAttempt(request),
+        ::std::move(done));
   }
 
   ::stubkit::StreamReader<::NoPackageResponse> Watch(
@@ -154,11 +142,10 @@ class NoPackageConnectionImpl : public NoPackageConnection {
         });
   }
 
-  void AsyncWatch(
-      const ::stubkit::OptionsView& options,
-      const ::NoPackageRequest& request,
-      ::stubkit::MessageCallback<::NoPackageResponse> on_message,
-      ::stubkit::DoneCallback on_done) override {
+  void AsyncWatch(const ::stubkit::OptionsView& options,
+                  const ::NoPackageRequest& request,
+                  ::stubkit::MessageCallback<::NoPackageResponse> on_message,
+                  ::stubkit::DoneCallback on_done) override {
     ::stubkit::internal::StartAsyncServerStream<
         NoPackageClient::WatchResumeOption, ::NoPackageRequest, ::NoPackageResponse>(
         NoPackageMethods::kWatch, options, request,
@@ -279,13 +266,13 @@ NoPackageClient::NoPackageClient(
 
 ::absl::StatusOr<::NoPackageResponse> NoPackageClient::Lookup(
     const ::NoPackageRequest& request, const ::stubkit::Options& call) {
-  return connection_->Lookup(
-      method_options_.View(0, call, options_, request), request);
+  return connection_->Lookup(method_options_.View(0, call, options_, request),
+                             request);
 }
 
 ::std::future<::absl::StatusOr<::NoPackageResponse>>
 NoPackageClient::AsyncLookup(const ::NoPackageRequest& request,
-    const ::stubkit::Options& call) {
+                             const ::stubkit::Options& call) {
   auto promise = ::std::make_shared<
       ::std::promise<::absl::StatusOr<::NoPackageResponse>>>();
   auto future = promise->get_future();
@@ -297,26 +284,25 @@ NoPackageClient::AsyncLookup(const ::NoPackageRequest& request,
   return future;
 }
 
-void NoPackageClient::AsyncLookup(const ::NoPackageRequest& request,
+void NoPackageClient::AsyncLookup(
+    const ::NoPackageRequest& request,
     ::stubkit::AsyncCallback<::NoPackageResponse> done,
     const ::stubkit::Options& call) {
-  connection_->AsyncLookup(
-      method_options_.View(0, call, options_, request), request,
-      ::std::move(done));
+  connection_->AsyncLookup(method_options_.View(0, call, options_, request),
+                           request, ::std::move(done));
 }
 
 ::stubkit::StreamReader<::NoPackageResponse> NoPackageClient::Watch(
     const ::NoPackageRequest& request, const ::stubkit::Options& call) {
-  return connection_->Watch(
-      method_options_.View(1, call, options_, request), request);
+  return connection_->Watch(method_options_.View(1, call, options_, request),
+                            request);
 }
 
-void NoPackageClient::AsyncWatch(const ::NoPackageRequest& request,
+void NoPackageClient::AsyncWatch(
+    const ::NoPackageRequest& request,
     ::stubkit::MessageCallback<::NoPackageResponse> on_message,
-    ::stubkit::DoneCallback on_done,
-    const ::stubkit::Options& call) {
-  connection_->AsyncWatch(
-      method_options_.View(1, call, options_, request), request,
-      ::std::move(on_message), ::std::move(on_done));
+    ::stubkit::DoneCallback on_done, const ::stubkit::Options& call) {
+  connection_->AsyncWatch(method_options_.View(1, call, options_, request),
+                          request, ::std::move(on_message),
+                          ::std::move(on_done));
 }
-

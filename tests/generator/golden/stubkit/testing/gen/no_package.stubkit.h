@@ -4,25 +4,25 @@
 #ifndef STUBKIT_GENERATED_STUBKIT_TESTING_GEN_NO_PACKAGE_STUBKIT_H_
 #define STUBKIT_GENERATED_STUBKIT_TESTING_GEN_NO_PACKAGE_STUBKIT_H_
 
+#include <grpcpp/client_context.h>
+#include <grpcpp/support/sync_stream.h>
+
 #include <future>
 #include <memory>
 #include <utility>
 
-#include <grpcpp/client_context.h>
-#include <grpcpp/support/sync_stream.h>
-
 #include "absl/status/statusor.h"
-#include "stubkit/testing/gen/no_package.grpc.pb.h"
-#include "stubkit/testing/gen/no_package.pb.h"
 #include "stubkit/async_retry_loop.h"
 #include "stubkit/async_streaming.h"
 #include "stubkit/client_support.h"
 #include "stubkit/method.h"
 #include "stubkit/options.h"
 #include "stubkit/streaming.h"
+#include "stubkit/testing/gen/no_package.grpc.pb.h"
+#include "stubkit/testing/gen/no_package.pb.h"
 
-// The static description of each NoPackage method, handed to the
-// stubkit runtime.
+// The static description of each NoPackage method, handed to the stubkit
+// runtime.
 struct NoPackageMethods {
   static constexpr ::stubkit::MethodInfo kLookup{
       "NoPackage.Lookup", ::stubkit::RpcKind::kUnary,
@@ -32,30 +32,25 @@ struct NoPackageMethods {
       ::stubkit::Idempotency::kNonIdempotent};
 };
 
-// One attempt of each NoPackage RPC. Implemented by
-// NoPackageGrpcStub (the wire) and by decorators; derive from
-// NoPackageStubDecorator to add a layer.
+// One attempt of each NoPackage RPC. Implemented by NoPackageGrpcStub (the
+// wire) and by decorators; derive from NoPackageStubDecorator to add a layer.
 class NoPackageStub {
  public:
   virtual ~NoPackageStub() = default;
 
   virtual ::absl::StatusOr<::NoPackageResponse> Lookup(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::NoPackageRequest& request) = 0;
   virtual void AsyncLookup(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::NoPackageRequest& request,
       ::stubkit::AsyncCallback<::NoPackageResponse> done) = 0;
 
-  virtual ::std::unique_ptr<::grpc::ClientReaderInterface<::NoPackageResponse>> Watch(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
-      const ::NoPackageRequest& request) = 0;
+  virtual ::std::unique_ptr<::grpc::ClientReaderInterface<::NoPackageResponse>>
+  Watch(::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+        const ::NoPackageRequest& request) = 0;
   virtual ::absl::Status AsyncWatch(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::NoPackageRequest& request,
       ::grpc::ClientReadReactor<::NoPackageResponse>* reactor) = 0;
 };
@@ -67,22 +62,18 @@ class NoPackageStubDecorator : public NoPackageStub {
       : child_(::std::move(child)) {}
 
   ::absl::StatusOr<::NoPackageResponse> Lookup(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::NoPackageRequest& request) override;
-  void AsyncLookup(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
-      const ::NoPackageRequest& request,
-      ::stubkit::AsyncCallback<::NoPackageResponse> done) override;
+  void AsyncLookup(::grpc::ClientContext& context,
+                   const ::stubkit::OptionsView& options,
+                   const ::NoPackageRequest& request,
+                   ::stubkit::AsyncCallback<::NoPackageResponse> done) override;
 
   ::std::unique_ptr<::grpc::ClientReaderInterface<::NoPackageResponse>> Watch(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::NoPackageRequest& request) override;
   ::absl::Status AsyncWatch(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::NoPackageRequest& request,
       ::grpc::ClientReadReactor<::NoPackageResponse>* reactor) override;
 
@@ -101,22 +92,18 @@ class NoPackageGrpcStub : public NoPackageStub {
       : grpc_stub_(::std::move(grpc_stub)) {}
 
   ::absl::StatusOr<::NoPackageResponse> Lookup(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::NoPackageRequest& request) override;
-  void AsyncLookup(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
-      const ::NoPackageRequest& request,
-      ::stubkit::AsyncCallback<::NoPackageResponse> done) override;
+  void AsyncLookup(::grpc::ClientContext& context,
+                   const ::stubkit::OptionsView& options,
+                   const ::NoPackageRequest& request,
+                   ::stubkit::AsyncCallback<::NoPackageResponse> done) override;
 
   ::std::unique_ptr<::grpc::ClientReaderInterface<::NoPackageResponse>> Watch(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::NoPackageRequest& request) override;
   ::absl::Status AsyncWatch(
-      ::grpc::ClientContext& context,
-      const ::stubkit::OptionsView& options,
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::NoPackageRequest& request,
       ::grpc::ClientReadReactor<::NoPackageResponse>* reactor) override;
 
@@ -125,7 +112,8 @@ class NoPackageGrpcStub : public NoPackageStub {
 };
 
 // Runs each NoPackage call under the stubkit retry rules. Mock it
-// (stubkit_mocks::MockNoPackageConnection) to test code that uses NoPackageClient.
+// (stubkit_mocks::MockNoPackageConnection) to test code that uses
+// NoPackageClient.
 class NoPackageConnection {
  public:
   virtual ~NoPackageConnection() = default;
@@ -134,22 +122,20 @@ class NoPackageConnection {
       const ::stubkit::OptionsView& options,
       const ::NoPackageRequest& request) = 0;
   virtual void AsyncLookup(
-      const ::stubkit::OptionsView& options,
-      const ::NoPackageRequest& request,
+      const ::stubkit::OptionsView& options, const ::NoPackageRequest& request,
       ::stubkit::AsyncCallback<::NoPackageResponse> done) = 0;
 
   virtual ::stubkit::StreamReader<::NoPackageResponse> Watch(
       const ::stubkit::OptionsView& options,
       const ::NoPackageRequest& request) = 0;
   virtual void AsyncWatch(
-      const ::stubkit::OptionsView& options,
-      const ::NoPackageRequest& request,
+      const ::stubkit::OptionsView& options, const ::NoPackageRequest& request,
       ::stubkit::MessageCallback<::NoPackageResponse> on_message,
       ::stubkit::DoneCallback on_done) = 0;
 };
 
-// The default connection over `channel`. The decorators in
-// `options` (NoPackageClient::DecoratorsOption) are applied here, once.
+// The default connection over `channel`. The decorators in `options`
+// (NoPackageClient::DecoratorsOption) are applied here, once.
 ::std::shared_ptr<NoPackageConnection> MakeNoPackageConnection(
     ::std::shared_ptr<::grpc::ChannelInterface> channel,
     const ::stubkit::Options& options = {});
@@ -162,53 +148,46 @@ class NoPackageConnection {
 // grpc_cpp_plugin's output, which copies comments verbatim; stubkit strips
 // such backslashes from the comments it copies.)
 //
-// A NoPackage client: cheap to copy, safe to share between threads.
-// Every call takes per-call options that override the client's.
+// A NoPackage client: cheap to copy, safe to share between threads. Every call
+// takes per-call options that override the client's.
 class NoPackageClient {
  public:
-  // User decorators of NoPackageStub, applied when the connection is made:
-  // by MakeNoPackageConnection, or by the constructor that takes a channel.
+  // User decorators of NoPackageStub, applied when the connection is made: by
+  // MakeNoPackageConnection, or by the constructor that takes a channel.
   using DecoratorsOption = ::stubkit::DecoratorsOptionFor<NoPackageStub>;
-  // Resumes a broken Watch stream: rewrite the request from the last
-  // response received; return false to report the break instead.
+  // Resumes a broken Watch stream: rewrite the request from the last response
+  // received; return false to report the break instead.
   struct WatchResumeOption {
     using Type = ::stubkit::ResumeHook<::NoPackageRequest, ::NoPackageResponse>;
     static Type Default() { return nullptr; }
   };
 
-  explicit NoPackageClient(
-      ::std::shared_ptr<::grpc::ChannelInterface> channel,
-      ::stubkit::Options options = {});
+  explicit NoPackageClient(::std::shared_ptr<::grpc::ChannelInterface> channel,
+                           ::stubkit::Options options = {});
   // Over a connection made by MakeNoPackageConnection, or a mock. It cannot
-  // apply decorators: when `options` hold a non-empty DecoratorsOption,
-  // every call fails with INVALID_ARGUMENT before anything is sent.
-  explicit NoPackageClient(
-      ::std::shared_ptr<NoPackageConnection> connection,
-      ::stubkit::Options options = {});
+  // apply decorators: when `options` hold a non-empty DecoratorsOption, every
+  // call fails with INVALID_ARGUMENT before anything is sent.
+  explicit NoPackageClient(::std::shared_ptr<NoPackageConnection> connection,
+                           ::stubkit::Options options = {});
 
   // Looks a key up. Comments are copied to the generated client.
   ::absl::StatusOr<::NoPackageResponse> Lookup(
-      const ::NoPackageRequest& request,
-      const ::stubkit::Options& call = {});
+      const ::NoPackageRequest& request, const ::stubkit::Options& call = {});
   // Lookup without blocking: retries wait on a timer, not a thread.
   ::std::future<::absl::StatusOr<::NoPackageResponse>> AsyncLookup(
-      const ::NoPackageRequest& request,
-      const ::stubkit::Options& call = {});
-  void AsyncLookup(
-      const ::NoPackageRequest& request,
-      ::stubkit::AsyncCallback<::NoPackageResponse> done,
-      const ::stubkit::Options& call = {});
+      const ::NoPackageRequest& request, const ::stubkit::Options& call = {});
+  void AsyncLookup(const ::NoPackageRequest& request,
+                   ::stubkit::AsyncCallback<::NoPackageResponse> done,
+                   const ::stubkit::Options& call = {});
 
   ::stubkit::StreamReader<::NoPackageResponse> Watch(
-      const ::NoPackageRequest& request,
-      const ::stubkit::Options& call = {});
-  // Watch without blocking: each message goes to `on_message`, then
-  // the final status to `on_done`.
-  void AsyncWatch(
-      const ::NoPackageRequest& request,
-      ::stubkit::MessageCallback<::NoPackageResponse> on_message,
-      ::stubkit::DoneCallback on_done,
-      const ::stubkit::Options& call = {});
+      const ::NoPackageRequest& request, const ::stubkit::Options& call = {});
+  // Watch without blocking: each message goes to `on_message`, then the final
+  // status to `on_done`.
+  void AsyncWatch(const ::NoPackageRequest& request,
+                  ::stubkit::MessageCallback<::NoPackageResponse> on_message,
+                  ::stubkit::DoneCallback on_done,
+                  const ::stubkit::Options& call = {});
 
  private:
   ::stubkit::Options options_;
@@ -216,6 +195,5 @@ class NoPackageClient {
   ::stubkit::internal::MethodOptionsTable method_options_;
   ::std::shared_ptr<NoPackageConnection> connection_;
 };
-
 
 #endif  // STUBKIT_GENERATED_STUBKIT_TESTING_GEN_NO_PACKAGE_STUBKIT_H_

@@ -1,0 +1,235 @@
+// Copyright 2026 The stubkit Authors.
+//
+// The client layer: SClient, the value type users call. It holds the
+// client's Options, their per-method entries resolved once
+// (::stubkit::internal::MethodOptionsTable method_options_) and a
+// connection; each call layers the per-call options over its method's, its
+// service's and the client's (method_options_.View(index, call, options_,
+// request)) and hands them to the connection.
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "src/generator/printers.h"
+
+namespace stubkit {
+namespace generator {
+namespace {
+
+// The comment above the asynchronous members of a method, if any.
+const char* AsyncComment(Kind kind) {
+  switch (kind) {
+    case Kind::kUnary:
+      return "$Method$ without blocking: retries wait on a timer, not a "
+             "thread.";
+    case Kind::kServerStreaming:
+      return "$Method$ without blocking: each message goes to "
+             "`on_message`, then the final status to `on_done`.";
+    case Kind::kClientStreaming:
+    case Kind::kBidi:
+      break;
+  }
+  return "";
+}
+
+// The effective options of a call of the method numbered $method_index$:
+// with the request, for the request-aware idempotency predicate.
+std::string ViewOf(Kind kind) {
+  return kind == Kind::kClientStreaming || kind == Kind::kBidi
+             ? "method_options_.View($method_index$, call, options_)"
+             : "method_options_.View($method_index$, call, options_, request)";
+}
+
+// What the client passes for each parameter of the connection's method:
+// the call's effective options, the rest as they came.
+std::string ConnectionArgument(Kind kind, const Param& param) {
+  if (param.name == "options") return ViewOf(kind);
+  if (param.name == "request") return "request";
+  return "::std::move(" + param.name + ")";
+}
+
+// The body of SClient's `signature`: the connection's method of the same
+// variant (the future wraps the callback one).
+void PrintClientBody(Printer& w, const Printer::Vars& vars,
+                     const Signature& signature) {
+  if (signature.variant == Variant::kFuture) {
+    w.Print(vars,
+            "  auto promise = ::std::make_shared<\n"
+            "      ::std::promise<::absl::StatusOr<$Response$>>>();\n"
+            "  auto future = promise->get_future();\n"
+            "  connection_->Async$Method$(\n"
+            "      " +
+                ViewOf(signature.kind) +
+                ", request,\n"
+                "      [promise](::absl::StatusOr<$Response$> result) {\n"
+                "        promise->set_value(::std::move(result));\n"
+                "      });\n"
+                "  return future;\n");
+    return;
+  }
+  const Signature& connection =
+      *FindSignature(Layer::kConnection, signature.kind, signature.variant);
+  std::vector<std::string> args;
+  for (const Param& param : connection.params) {
+    args.push_back(ConnectionArgument(signature.kind, param));
+  }
+  PrintCall(w, vars, 1,
+            absl::StrCat(signature.variant == Variant::kSync ? "return " : "",
+                         "connection_->", connection.name, "("),
+            args, ");");
+}
+
+}  // namespace
+
+void PrintClientHeader(Printer& w, const FileModel& file,
+                       const ServiceModel& service) {
+  const Printer::Vars vars = ServiceVars(file, service);
+  if (!service.comment.empty()) w.PrintRaw(service.comment + "//\n");
+  w.PrintComment(vars,
+                 "A $service_full_name$ client: cheap to copy, safe to share "
+                 "between threads. Every call takes per-call options that "
+                 "override the client's.");
+  w.Print(vars,
+          "class $Service$Client {\n"
+          " public:\n");
+  w.Indent();
+  w.PrintComment(vars,
+                 "User decorators of $Service$Stub, applied when the "
+                 "connection is made: by Make$Service$Connection, or by the "
+                 "constructor that takes a channel.");
+  w.Outdent();
+  w.Print(vars,
+          "  using DecoratorsOption = "
+          "::stubkit::DecoratorsOptionFor<$Service$Stub>;\n");
+  for (const MethodModel& method : service.methods) {
+    if (method.kind != Kind::kServerStreaming) continue;
+    w.Indent();
+    w.PrintComment(MethodVars(file, service, method),
+                   "Resumes a broken $Method$ stream: rewrite the request "
+                   "from the last response received; return false to report "
+                   "the break instead.");
+    w.Outdent();
+    const Printer::Vars mv = MethodVars(file, service, method);
+    w.Print(mv, "  struct $Method$ResumeOption {\n");
+    w.Indent();
+    PrintTypeMember(w, mv,
+                    "using Type = ::stubkit::ResumeHook<$Request$, $Response$>",
+                    ";");
+    w.Outdent();
+    w.Print(mv,
+            "    static Type Default() { return nullptr; }\n"
+            "  };\n");
+  }
+  w.Print("\n");
+  PrintConstructor(w, vars, "$Service$Client",
+                   {"::std::shared_ptr<::grpc::ChannelInterface> channel",
+                    "::stubkit::Options options = {}"},
+                   ";");
+  w.Indent();
+  w.PrintComment(vars,
+                 "Over a connection made by Make$Service$Connection, or a "
+                 "mock. It cannot apply decorators: when `options` hold a "
+                 "non-empty DecoratorsOption, every call fails with "
+                 "INVALID_ARGUMENT before anything is sent.");
+  w.Outdent();
+  PrintConstructor(w, vars, "$Service$Client",
+                   {"::std::shared_ptr<$Service$Connection> connection",
+                    "::stubkit::Options options = {}"},
+                   ";");
+  for (const MethodModel& method : service.methods) {
+    const Printer::Vars mv = MethodVars(file, service, method);
+    w.Print("\n");
+    w.Indent();
+    w.PrintRaw(method.comment);
+    w.Outdent();
+    bool first_async = true;
+    for (const Signature* signature :
+         SignaturesFor(Layer::kClient, method.kind)) {
+      if (signature->variant != Variant::kSync && first_async) {
+        w.Indent();
+        w.PrintComment(mv, AsyncComment(method.kind));
+        w.Outdent();
+        first_async = false;
+      }
+      PrintDeprecated(w, mv, method);
+      PrintDeclaration(w, mv, *signature, "", ";");
+    }
+  }
+  w.Print(vars,
+          "\n"
+          " private:\n"
+          "  ::stubkit::Options options_;\n"
+          "  // Its MethodOptionsOption entries, resolved once.\n"
+          "  ::stubkit::internal::MethodOptionsTable method_options_;\n"
+          "  ::std::shared_ptr<$Service$Connection> connection_;\n"
+          "};\n\n");
+}
+
+void PrintClientSource(Printer& w, const FileModel& file,
+                       const ServiceModel& service) {
+  // The constructors. The one over a connection cannot apply decorators.
+  // Both resolve the client's MethodOptionsOption once; a key naming a
+  // method this service lacks makes every call fail, unsent.
+  Printer::Vars vars = ServiceVars(file, service);
+  std::vector<std::string> method_names;
+  for (const MethodModel& method : service.methods) {
+    method_names.push_back(absl::StrCat("\"", method.name, "\""));
+  }
+  vars["method_names"] = absl::StrJoin(method_names, ", ");
+  w.Print(
+      vars,
+      "$Service$Client::$Service$Client(\n"
+      "    ::std::shared_ptr<::grpc::ChannelInterface> channel,\n"
+      "    ::stubkit::Options options)\n"
+      "    : options_(::std::move(options)),\n"
+      "      method_options_(options_, \"$service_full_name$\",\n"
+      "                      {$method_names$}),\n"
+      "      connection_(Make$Service$Connection(::std::move(channel), "
+      "options_)) {\n"
+      "  if (!method_options_.status().ok()) {\n"
+      "    connection_ = ::std::make_shared<$Service$RefusingConnection>(\n"
+      "        method_options_.status());\n"
+      "  }\n"
+      "}\n\n"
+      "$Service$Client::$Service$Client(\n"
+      "    ::std::shared_ptr<$Service$Connection> connection,\n"
+      "    ::stubkit::Options options)\n"
+      "    : options_(::std::move(options)),\n"
+      "      method_options_(options_, \"$service_full_name$\",\n"
+      "                      {$method_names$}),\n"
+      "      connection_(::std::move(connection)) {\n"
+      "  const auto* decorators = options_.find<DecoratorsOption>();\n"
+      "  if (decorators != nullptr && !decorators->empty()) {\n"
+      "    connection_ = ::std::make_shared<$Service$RefusingConnection>(\n"
+      "        ::absl::InvalidArgumentError(\n"
+      "            \"$service_full_name$: DecoratorsOption must be given "
+      "to \"\n"
+      "            \"Make$Service$Connection (or to the $Service$Client \"\n"
+      "            \"constructor that takes a channel); the client was \"\n"
+      "            \"built from a connection, which cannot apply them, so "
+      "\"\n"
+      "            \"the call was not sent\"));\n"
+      "  } else if (!method_options_.status().ok()) {\n"
+      "    connection_ = ::std::make_shared<$Service$RefusingConnection>(\n"
+      "        method_options_.status());\n"
+      "  }\n"
+      "}\n");
+  // The calls.
+  int method_index = 0;
+  for (const MethodModel& method : service.methods) {
+    Printer::Vars mv = MethodVars(file, service, method);
+    mv["method_index"] = absl::StrCat(method_index++);
+    for (const Signature* signature :
+         SignaturesFor(Layer::kClient, method.kind)) {
+      w.Print("\n");
+      PrintDefinition(w, mv, *signature, "$Service$Client", " {");
+      PrintClientBody(w, mv, *signature);
+      w.Print("}\n");
+    }
+  }
+}
+
+}  // namespace generator
+}  // namespace stubkit

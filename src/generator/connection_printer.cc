@@ -1,0 +1,276 @@
+// Copyright 2026 The stubkit Authors.
+//
+// The connection layer: SConnection (one call under the retry rules; what
+// users mock), MakeSConnection, and in the source SConnectionImpl (the
+// runtime's retry loops over a stub stack) and SRefusingConnection (fails
+// every call of a client built with decorators it cannot apply).
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "src/generator/printers.h"
+
+namespace stubkit {
+namespace generator {
+namespace {
+
+// Prints "<signature> override {\n" as a member of the class.
+void PrintOverrideHead(Printer& w, const Printer::Vars& vars,
+                       const Signature& signature,
+                       const Unnamed& unnamed = {}) {
+  PrintDeclaration(w, vars, signature, "", " override {", unnamed);
+}
+
+// SConnectionImpl's M (and AsyncM): the runtime's loop for the kind over
+// the stub.
+void PrintConnectionImplMethod(Printer& w, const Printer::Vars& mv,
+                               const MethodModel& method) {
+  w.Print("\n");
+  PrintOverrideHead(
+      w, mv, *FindSignature(Layer::kConnection, method.kind, Variant::kSync));
+  switch (method.kind) {
+    case Kind::kUnary:
+      w.Print(mv,
+              "    return ::stubkit::internal::RunUnary<$Response$>(\n"
+              "        $Service$Methods::k$Method$, options, request,\n"
+              "        [&](::grpc::ClientContext& context) {\n"
+              "          return stub_->$Method$(context, options, request);\n"
+              "        },\n"
+              "        [&] { return Async$Method$Attempt(request); });\n"
+              "  }\n\n");
+      PrintOverrideHead(
+          w, mv,
+          *FindSignature(Layer::kConnection, method.kind, Variant::kAsync));
+      PrintCall(w, mv, 2, "::stubkit::internal::RunAsyncUnary<$Response$>(",
+                {"$Service$Methods::k$Method$", "options",
+                 "Async$Method$Attempt(request)", "::std::move(done)"},
+                ");");
+      break;
+    case Kind::kServerStreaming:
+      // The reader outlives this call, so the lambda owns the stub.
+      w.Print(mv,
+              "    return ::stubkit::internal::OpenServerStream<\n"
+              "        $Service$Client::$Method$ResumeOption, $Request$, "
+              "$Response$>(\n"
+              "        $Service$Methods::k$Method$, options, request,\n"
+              "        [stub = stub_](::grpc::ClientContext& context,\n"
+              "                       const ::stubkit::OptionsView& "
+              "attempt_options,\n"
+              "                       const $Request$& attempt_request) {\n"
+              "          return stub->$Method$(context, attempt_options, "
+              "attempt_request);\n"
+              "        });\n"
+              "  }\n\n");
+      PrintOverrideHead(
+          w, mv,
+          *FindSignature(Layer::kConnection, method.kind, Variant::kAsync));
+      w.Print(
+          mv,
+          "    ::stubkit::internal::StartAsyncServerStream<\n"
+          "        $Service$Client::$Method$ResumeOption, $Request$, "
+          "$Response$>(\n"
+          "        $Service$Methods::k$Method$, options, request,\n"
+          "        [stub = stub_](::grpc::ClientContext& context,\n"
+          "                       const ::stubkit::OptionsView& "
+          "attempt_options,\n"
+          "                       const $Request$& attempt_request,\n"
+          "                       ::grpc::ClientReadReactor<$Response$>* "
+          "reactor) {\n"
+          "          return stub->Async$Method$(context, attempt_options,\n"
+          "                                     attempt_request, reactor);\n"
+          "        },\n"
+          "        ::std::move(on_message), ::std::move(on_done));\n");
+      break;
+    case Kind::kClientStreaming:
+      w.Print(mv,
+              "    return ::stubkit::internal::OpenClientStream<$Request$, "
+              "$Response$>(\n"
+              "        $Service$Methods::k$Method$, options,\n"
+              "        [&](::grpc::ClientContext& context, $Response$* "
+              "response) {\n"
+              "          return stub_->$Method$(context, options, "
+              "response);\n"
+              "        });\n");
+      break;
+    case Kind::kBidi:
+      w.Print(mv,
+              "    return ::stubkit::internal::OpenBidiStream<$Request$, "
+              "$Response$>(\n"
+              "        $Service$Methods::k$Method$, options,\n"
+              "        [&](::grpc::ClientContext& context) {\n"
+              "          return stub_->$Method$(context, options);\n"
+              "        });\n");
+      break;
+  }
+  w.Print("  }\n");
+}
+
+void PrintConnectionImpl(Printer& w, const FileModel& file,
+                         const ServiceModel& service) {
+  w.Print(ServiceVars(file, service),
+          "class $Service$ConnectionImpl : public $Service$Connection {\n"
+          " public:\n");
+  PrintConstructor(w, ServiceVars(file, service), "$Service$ConnectionImpl",
+                   {"::std::shared_ptr<$Service$Stub> stub"}, "");
+  w.Print("      : stub_(::std::move(stub)) {}\n");
+  for (const MethodModel& method : service.methods) {
+    PrintConnectionImplMethod(w, MethodVars(file, service, method), method);
+  }
+  w.Print("\n private:\n");
+  for (const MethodModel& method : service.methods) {
+    if (method.kind != Kind::kUnary) continue;
+    // An attempt that owns the stub and a copy of the request: async and
+    // hedged attempts may outlive the call that started them.
+    w.Print(
+        MethodVars(file, service, method),
+        "  ::stubkit::AsyncAttempt<$Response$> Async$Method$Attempt(\n"
+        "      const $Request$& request) const {\n"
+        "    return [stub = stub_,\n"
+        "            request = ::std::make_shared<const $Request$>(request)](\n"
+        "               ::grpc::ClientContext& context,\n"
+        "               const ::stubkit::OptionsView& options,\n"
+        "               ::stubkit::AsyncCallback<$Response$> done) {\n"
+        "      stub->Async$Method$(context, options, *request, "
+        "::std::move(done));\n"
+        "    };\n"
+        "  }\n\n");
+  }
+  w.Print(ServiceVars(file, service),
+          "  ::std::shared_ptr<$Service$Stub> stub_;\n"
+          "};\n\n");
+}
+
+// What a client built from a connection uses when its options hold
+// decorators it cannot apply: every call fails before anything is sent.
+void PrintRefusingConnection(Printer& w, const FileModel& file,
+                             const ServiceModel& service) {
+  w.PrintComment(ServiceVars(file, service),
+                 "Stands in for the connection of a $Service$Client built "
+                 "from a connection with DecoratorsOption, which only "
+                 "Make$Service$Connection can apply.");
+  w.Print(ServiceVars(file, service),
+          "class $Service$RefusingConnection : public $Service$Connection {\n"
+          " public:\n");
+  PrintConstructor(w, ServiceVars(file, service), "$Service$RefusingConnection",
+                   {"::absl::Status refusal"}, "");
+  w.Print("      : refusal_(::std::move(refusal)) {}\n");
+  const Unnamed unused = {"options", "request", "on_message"};
+  for (const MethodModel& method : service.methods) {
+    const Printer::Vars mv = MethodVars(file, service, method);
+    w.Print("\n");
+    PrintOverrideHead(
+        w, mv, *FindSignature(Layer::kConnection, method.kind, Variant::kSync),
+        unused);
+    switch (method.kind) {
+      case Kind::kUnary:
+        w.Print("    return refusal_;\n  }\n");
+        PrintOverrideHead(
+            w, mv,
+            *FindSignature(Layer::kConnection, method.kind, Variant::kAsync),
+            unused);
+        w.Print("    done(refusal_);\n");
+        break;
+      case Kind::kServerStreaming:
+        w.Print(mv,
+                "    return ::stubkit::StreamReader<$Response$>(refusal_);\n"
+                "  }\n");
+        PrintOverrideHead(
+            w, mv,
+            *FindSignature(Layer::kConnection, method.kind, Variant::kAsync),
+            unused);
+        w.Print("    on_done(refusal_);\n");
+        break;
+      case Kind::kClientStreaming:
+        w.Print(mv,
+                "    auto writer = ::std::make_unique<\n"
+                "        ::stubkit::internal::GrpcStreamWriter<$Request$, "
+                "$Response$>>();\n"
+                "    writer->Start(nullptr, refusal_);\n"
+                "    return ::stubkit::StreamWriter<$Request$, $Response$>(\n"
+                "        ::std::move(writer));\n");
+        break;
+      case Kind::kBidi:
+        w.Print(
+            mv,
+            "    auto stream = ::std::make_unique<\n"
+            "        ::stubkit::internal::GrpcStreamReaderWriter<$Request$, "
+            "$Response$>>(\n"
+            "        $Service$Methods::k$Method$);\n"
+            "    stream->Start(nullptr, refusal_);\n"
+            "    return ::stubkit::StreamReaderWriter<$Request$, "
+            "$Response$>(\n"
+            "        ::std::move(stream));\n");
+        break;
+    }
+    w.Print("  }\n");
+  }
+  w.Print(
+      "\n"
+      " private:\n"
+      "  ::absl::Status refusal_;\n"
+      "};\n\n");
+}
+
+}  // namespace
+
+void PrintConnectionHeader(Printer& w, const FileModel& file,
+                           const ServiceModel& service) {
+  const Printer::Vars vars = ServiceVars(file, service);
+  w.PrintComment(vars,
+                 "Runs each $service_full_name$ call under the stubkit retry "
+                 "rules. Mock it ($mocks$::Mock$Service$Connection) to test "
+                 "code that uses $Service$Client.");
+  w.Print(vars,
+          "class $Service$Connection {\n"
+          " public:\n"
+          "  virtual ~$Service$Connection() = default;\n");
+  for (const MethodModel& method : service.methods) {
+    const Printer::Vars mv = MethodVars(file, service, method);
+    w.Print("\n");
+    for (const Signature* signature :
+         SignaturesFor(Layer::kConnection, method.kind)) {
+      PrintDeclaration(w, mv, *signature, "virtual ", " = 0;");
+    }
+  }
+  w.Print("};\n\n");
+  w.PrintComment(vars,
+                 "The default connection over `channel`. The decorators in "
+                 "`options` ($Service$Client::DecoratorsOption) are applied "
+                 "here, once.");
+  w.Print(vars,
+          "::std::shared_ptr<$Service$Connection> Make$Service$Connection(\n"
+          "    ::std::shared_ptr<::grpc::ChannelInterface> channel,\n"
+          "    const ::stubkit::Options& options = {});\n"
+          "// The default connection over any stub stack, e.g. a mock.\n"
+          "::std::shared_ptr<$Service$Connection> Make$Service$Connection(\n"
+          "    ::std::shared_ptr<$Service$Stub> stub,\n"
+          "    const ::stubkit::Options& options = {});\n\n");
+}
+
+void PrintConnectionSource(Printer& w, const FileModel& file,
+                           const ServiceModel& service) {
+  w.Print("namespace {\n\n");
+  PrintConnectionImpl(w, file, service);
+  PrintRefusingConnection(w, file, service);
+  w.Print(ServiceVars(file, service),
+          "}  // namespace\n\n"
+          "::std::shared_ptr<$Service$Connection> Make$Service$Connection(\n"
+          "    ::std::shared_ptr<::grpc::ChannelInterface> channel,\n"
+          "    const ::stubkit::Options& options) {\n"
+          "  return Make$Service$Connection(\n"
+          "      ::std::make_shared<$Service$GrpcStub>("
+          "$grpc_class$::NewStub(channel)),\n"
+          "      options);\n"
+          "}\n\n"
+          "::std::shared_ptr<$Service$Connection> Make$Service$Connection(\n"
+          "    ::std::shared_ptr<$Service$Stub> stub,\n"
+          "    const ::stubkit::Options& options) {\n"
+          "  return ::std::make_shared<$Service$ConnectionImpl>(\n"
+          "      ::stubkit::internal::ApplyDecorators(\n"
+          "          ::std::move(stub),\n"
+          "          options.get<$Service$Client::DecoratorsOption>()));\n"
+          "}\n\n");
+}
+
+}  // namespace generator
+}  // namespace stubkit

@@ -1,0 +1,335 @@
+// Copyright 2026 The stubkit Authors.
+
+#include "src/generator/layout.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace stubkit {
+namespace generator {
+namespace {
+
+constexpr int kColumnLimit = 80;
+constexpr int kContinuation = 4;
+
+bool Fits(int column, const std::string& text) {
+  return column + static_cast<int>(text.size()) <= kColumnLimit;
+}
+
+// `items` separated by ", ", starting at column `column` on every line,
+std::vector<std::string> LayoutLongType(const std::string& type, int indent,
+                                        const std::string& suffix = "",
+                                        int outer_next = -1,
+                                        int inner_next = -1);
+
+// `items` separated by ", ", starting at column `column` on every line,
+// `last` after the last item. The first line is not padded (it follows
+// whatever precedes it); the others are, relative to `indent`.
+struct Packed {
+  std::vector<std::string> lines;
+  bool split = false;  // an item was broken before its last word
+  bool fits = true;    // every line within the limit
+};
+
+Packed Pack(const std::vector<std::string>& items, int column, int indent,
+            const std::string& last, bool allow_split,
+            const std::string& closing = "", const std::string& suffix = "") {
+  Packed packed;
+  const std::string pad(column - indent, ' ');
+  std::string line;
+  auto flush = [&] {
+    if (!Fits(column, line)) packed.fits = false;
+    packed.lines.push_back(packed.lines.empty() ? line : pad + line);
+    line.clear();
+  };
+  for (size_t i = 0; i < items.size(); ++i) {
+    const std::string text = items[i] + (i + 1 < items.size() ? "," : last);
+    if (line.empty() ? Fits(column, text)
+                     : Fits(column, absl::StrCat(line, " ", text))) {
+      absl::StrAppend(&line, line.empty() ? "" : " ", text);
+      continue;
+    }
+    if (!line.empty()) flush();
+    // " override;" goes to a line of its own before a parameter is split.
+    if (i + 1 == items.size() && !suffix.empty() && !Fits(column, text) &&
+        Fits(column, items[i] + closing)) {
+      line = items[i] + closing;
+      flush();
+      packed.lines.push_back(std::string(kContinuation, ' ') + suffix);
+      packed.split = true;
+      continue;
+    }
+    const size_t space = items[i].rfind(' ');
+    if (Fits(column, text) || !allow_split || space == std::string::npos) {
+      line = text;
+      continue;
+    }
+    // "const Type&\n    name": the name indented by 4 more; the type broken
+    // in its template arguments if it is still too long.
+    packed.split = true;
+    const std::string type = items[i].substr(0, space);
+    for (const std::string& type_line : Fits(column, type)
+                                            ? std::vector<std::string>{type}
+                                            : LayoutLongType(type, column)) {
+      line = type_line;
+      flush();
+    }
+    line = std::string(kContinuation, ' ') + text.substr(space + 1);
+    flush();
+  }
+  if (!line.empty()) flush();
+  return packed;
+}
+
+// `first` + the packed lines: the first packed line follows `first`.
+std::vector<std::string> Join(const std::string& first, const Packed& packed) {
+  std::vector<std::string> lines = packed.lines;
+  if (lines.empty()) return {first};
+  lines[0] = first + lines[0];
+  return lines;
+}
+
+// `head`, then the packed lines on the next lines (Pack padded all but the
+// first).
+std::vector<std::string> Below(const std::string& head, const Packed& packed,
+                               int pad = kContinuation) {
+  std::vector<std::string> lines = {head};
+  for (size_t i = 0; i < packed.lines.size(); ++i) {
+    lines.push_back(i == 0 ? std::string(pad, ' ') + packed.lines[i]
+                           : packed.lines[i]);
+  }
+  return lines;
+}
+
+// The split of "outer<a, b<c>>" into "outer<" and its top-level arguments
+// "a", "b<c>"; nullopt when `type` does not end in template arguments.
+std::optional<std::pair<std::string, std::vector<std::string>>> TemplateArgs(
+    const std::string& type) {
+  const size_t open = type.find('<');
+  if (open == std::string::npos || type.back() != '>') return std::nullopt;
+  std::vector<std::string> args;
+  int depth = 0;
+  size_t start = open + 1;
+  for (size_t i = open + 1; i + 1 < type.size(); ++i) {
+    if (type[i] == '<') ++depth;
+    if (type[i] == '>') --depth;
+    if (type[i] == ',' && depth == 0) {
+      args.push_back(type.substr(start, i - start));
+      start = i + 2;  // ", "
+    }
+  }
+  args.push_back(type.substr(start, type.size() - 1 - start));
+  return std::make_pair(type.substr(0, open + 1), args);
+}
+
+// A type too long for its line, broken in its template arguments: aligned
+// after the outer '<', then on the next line; failing both, the same in the
+// only argument's arguments. The fewest lines win, in that order. A broken
+// list continues at `outer_next` or `inner_next` (default: indent + 4).
+std::vector<std::string> LayoutLongType(const std::string& type, int indent,
+                                        const std::string& suffix,
+                                        int outer_next, int inner_next) {
+  std::vector<std::vector<std::string>> candidates;
+  const int next = outer_next < 0 ? indent + kContinuation : outer_next;
+  if (inner_next < 0) inner_next = indent + kContinuation;
+  if (auto outer = TemplateArgs(type)) {
+    const auto& [head, args] = *outer;
+    Packed aligned = Pack(args, indent + static_cast<int>(head.size()), indent,
+                          ">" + suffix, false);
+    if (aligned.fits) candidates.push_back(Join(head, aligned));
+    Packed broken = Pack(args, next, indent, ">" + suffix, false);
+    if (broken.fits) candidates.push_back(Below(head, broken, next - indent));
+    if (args.size() == 1) {
+      if (auto inner = TemplateArgs(args[0])) {
+        const std::string inner_head = head + inner->first;
+        Packed inner_aligned =
+            Pack(inner->second, indent + static_cast<int>(inner_head.size()),
+                 indent, ">>" + suffix, false);
+        if (inner_aligned.fits) {
+          candidates.push_back(Join(inner_head, inner_aligned));
+        }
+        Packed inner_broken =
+            Pack(inner->second, inner_next, indent, ">>" + suffix, false);
+        if (inner_broken.fits) {
+          candidates.push_back(
+              Below(inner_head, inner_broken, inner_next - indent));
+        }
+      }
+    }
+  }
+  if (candidates.empty()) return {type + suffix};
+  const std::vector<std::string>* best = &candidates[0];
+  for (const auto& candidate : candidates) {
+    if (candidate.size() < best->size()) best = &candidate;
+  }
+  return *best;
+}
+
+// "name(params)suffix" at `indent`, the name starting the line.
+std::vector<std::string> LayoutCall(const std::string& head,
+                                    const std::vector<std::string>& params,
+                                    const std::string& tail, int indent,
+                                    bool* fits) {
+  *fits = true;
+  const std::string one_line =
+      absl::StrCat(head, absl::StrJoin(params, ", "), tail);
+  if (Fits(indent, one_line)) return {one_line};
+  if (!Fits(indent, head)) *fits = false;
+  // clang-format breaks before "override", not before "= 0".
+  std::string suffix;
+  if (tail.rfind(") override", 0) == 0) suffix = tail.substr(2);
+  Packed aligned = Pack(params, indent + static_cast<int>(head.size()), indent,
+                        tail, true, ")", suffix);
+  if (aligned.fits && !aligned.split) return Join(head, aligned);
+  Packed broken =
+      Pack(params, indent + kContinuation, indent, tail, true, ")", suffix);
+  const std::vector<std::string> broken_lines = Below(head, broken);
+  if (broken.fits && !broken.split) return broken_lines;
+  if (aligned.fits &&
+      (!broken.fits || aligned.lines.size() <= broken_lines.size())) {
+    return Join(head, aligned);
+  }
+  if (!broken.fits) *fits = false;
+  return broken_lines;
+}
+
+}  // namespace
+
+std::string LayoutList(const std::string& head,
+                       const std::vector<std::string>& items,
+                       const std::string& tail, int indent) {
+  bool fits;
+  return absl::StrJoin(LayoutCall(head, items, tail, indent, &fits), "\n");
+}
+
+std::string LayoutType(const std::string& type, const std::string& suffix,
+                       int indent) {
+  if (Fits(indent, type + suffix)) return type + suffix;
+  return absl::StrJoin(LayoutLongType(type, indent, suffix), "\n");
+}
+
+std::string LayoutVariable(const std::string& type, const std::string& name,
+                           int indent) {
+  const std::string one_line = absl::StrCat(type, " ", name);
+  if (Fits(indent, one_line)) return one_line;
+  std::vector<std::string> lines = Fits(indent, type)
+                                       ? std::vector<std::string>{type}
+                                       : LayoutLongType(type, indent);
+  lines.push_back(std::string(kContinuation, ' ') + name);
+  return absl::StrJoin(lines, "\n");
+}
+
+std::string LayoutClassHead(const std::string& name, const std::string& base,
+                            int indent) {
+  const std::string one_line =
+      absl::StrCat("class ", name, " : public ", base, " {");
+  if (Fits(indent, one_line)) return one_line;
+  return absl::StrCat("class ", name, "\n", std::string(kContinuation, ' '),
+                      ": public ", base, " {");
+}
+
+std::string LayoutMockMethod(const std::string& ret, const std::string& name,
+                             const std::vector<std::string>& params,
+                             int indent) {
+  const std::string head = "MOCK_METHOD(";
+  const std::string nested = "(" + absl::StrJoin(params, ", ") + ")";
+  const std::vector<std::string> items = {"(" + ret + ")", name, nested,
+                                          "(override)"};
+  const std::string one_line =
+      absl::StrCat(head, absl::StrJoin(items, ", "), ");");
+  if (Fits(indent, one_line)) return one_line;
+  // The arguments from `column`, bin-packed; the parameter list goes to a
+  // line of its own unless it fits whole, is aligned after its '(' when it
+  // does not fit on one line, and then nothing follows it on its last line.
+  auto pack = [&](int column, bool* fits, bool* split) {
+    *fits = true;
+    *split = false;
+    const std::string pad(column - indent, ' ');
+    std::vector<std::string> lines;
+    std::string line;
+    auto flush = [&] {
+      if (!Fits(column, line)) *fits = false;
+      lines.push_back(lines.empty() ? line : pad + line);
+      line.clear();
+    };
+    for (size_t i = 0; i < items.size(); ++i) {
+      const std::string text = items[i] + (i + 1 < items.size() ? "," : ");");
+      if (line.empty() ? Fits(column, text)
+                       : Fits(column, absl::StrCat(line, " ", text))) {
+        absl::StrAppend(&line, line.empty() ? "" : " ", text);
+        continue;
+      }
+      if (!line.empty()) flush();
+      if (i == 0 && !Fits(column, text)) {
+        // The return type broken in its template arguments, which continue
+        // 4 columns after the '(' (outer) or after the type's start (inner).
+        *split = true;
+        const std::vector<std::string> type_lines =
+            LayoutLongType(ret, column + 1, "),", column + kContinuation,
+                           column + 1 + kContinuation);
+        for (size_t k = 0; k < type_lines.size(); ++k) {
+          line = (k == 0 ? "(" : " ") + type_lines[k];
+          flush();
+        }
+        continue;
+      }
+      if (i != 2 || Fits(column, text)) {
+        line = text;
+        continue;
+      }
+      Packed packed = Pack(params, column + 1, column, "),", false);
+      if (!packed.fits) *fits = false;
+      for (size_t k = 0; k < packed.lines.size(); ++k) {
+        line = k == 0 ? "(" + packed.lines[k] : packed.lines[k];
+        flush();
+      }
+    }
+    if (!line.empty()) flush();
+    return lines;
+  };
+  // Aligned after "MOCK_METHOD(" or on the next line; whichever does not
+  // break the return type, aligned first.
+  bool aligned_fits, aligned_split, broken_fits, broken_split;
+  std::vector<std::string> aligned = pack(
+      indent + static_cast<int>(head.size()), &aligned_fits, &aligned_split);
+  std::vector<std::string> broken =
+      pack(indent + kContinuation, &broken_fits, &broken_split);
+  if (aligned_fits && (!aligned_split || !broken_fits || broken_split)) {
+    aligned[0] = head + aligned[0];
+    return absl::StrJoin(aligned, "\n");
+  }
+  broken[0] = std::string(kContinuation, ' ') + broken[0];
+  broken.insert(broken.begin(), head);
+  return absl::StrJoin(broken, "\n");
+}
+
+std::string LayoutFunctionHead(const FunctionHead& function, int indent) {
+  const std::string tail = ")" + function.suffix;
+  const std::string typed =
+      function.return_type.empty()
+          ? function.prefix
+          : absl::StrCat(function.prefix, function.return_type, " ");
+  bool fits = true;
+  std::vector<std::string> lines = LayoutCall(
+      typed + function.name + "(", function.params, tail, indent, &fits);
+  if (fits || function.return_type.empty()) {
+    return absl::StrJoin(lines, "\n");
+  }
+  // The return type on a line of its own, then the name.
+  const std::string type = function.prefix + function.return_type;
+  lines = Fits(indent, type) ? std::vector<std::string>{type}
+                             : LayoutLongType(type, indent);
+  for (const std::string& line :
+       LayoutCall(function.name + "(", function.params, tail, indent, &fits)) {
+    lines.push_back(line);
+  }
+  return absl::StrJoin(lines, "\n");
+}
+
+}  // namespace generator
+}  // namespace stubkit

@@ -1,0 +1,40 @@
+// Copyright 2026 The stubkit Authors.
+//
+// The mocks: gMock classes of SStub and SConnection, in the nested
+// namespace kMockNamespace.
+
+#include "src/generator/layout.h"
+#include "src/generator/printers.h"
+
+namespace stubkit {
+namespace generator {
+
+void PrintMockHeader(Printer& w, const FileModel& file,
+                     const ServiceModel& service) {
+  const Printer::Vars vars = ServiceVars(file, service);
+  w.PrintRaw(LayoutClassHead(w.Expand(vars, "Mock$Service$Stub"),
+                             w.Expand(vars, "$package$::$Service$Stub"),
+                             w.indent()) +
+             "\n public:\n");
+  for (const MethodModel& method : service.methods) {
+    for (const Signature* signature :
+         SignaturesFor(Layer::kStub, method.kind)) {
+      PrintMockMethod(w, MethodVars(file, service, method), *signature);
+    }
+  }
+  w.Print("};\n\n");
+  w.PrintRaw(LayoutClassHead(w.Expand(vars, "Mock$Service$Connection"),
+                             w.Expand(vars, "$package$::$Service$Connection"),
+                             w.indent()) +
+             "\n public:\n");
+  for (const MethodModel& method : service.methods) {
+    for (const Signature* signature :
+         SignaturesFor(Layer::kConnection, method.kind)) {
+      PrintMockMethod(w, MethodVars(file, service, method), *signature);
+    }
+  }
+  w.Print("};\n\n");
+}
+
+}  // namespace generator
+}  // namespace stubkit

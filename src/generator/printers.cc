@@ -1,0 +1,132 @@
+// Copyright 2026 The stubkit Authors.
+//
+// What the layer printers share.
+
+#include "src/generator/printers.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "src/generator/layout.h"
+#include "src/generator/names.h"
+
+namespace stubkit {
+namespace generator {
+namespace {
+
+const char* KindName(Kind kind) {
+  switch (kind) {
+    case Kind::kUnary:
+      return "::stubkit::RpcKind::kUnary";
+    case Kind::kServerStreaming:
+      return "::stubkit::RpcKind::kServerStreaming";
+    case Kind::kClientStreaming:
+      return "::stubkit::RpcKind::kClientStreaming";
+    case Kind::kBidi:
+      return "::stubkit::RpcKind::kBidiStreaming";
+  }
+  return "";
+}
+
+}  // namespace
+
+Printer::Vars ServiceVars(const FileModel& file, const ServiceModel& service) {
+  return {{"Service", service.name},
+          {"package", PackageToNamespace(file.package)},
+          {"mocks", kMockNamespace},
+          {"file", file.proto_name},
+          {"service_full_name", service.full_name},
+          {"grpc_class", service.grpc_class}};
+}
+
+Printer::Vars MethodVars(const FileModel& file, const ServiceModel& service,
+                         const MethodModel& method) {
+  Printer::Vars vars = ServiceVars(file, service);
+  vars["Method"] = method.name;
+  vars["method_full_name"] = method.full_name;
+  vars["Request"] = method.request;
+  vars["Response"] = method.response;
+  vars["kind"] = KindName(method.kind);
+  vars["idempotency"] = method.idempotent
+                            ? "::stubkit::Idempotency::kIdempotent"
+                            : "::stubkit::Idempotency::kNonIdempotent";
+  return vars;
+}
+
+void PrintMember(Printer& w, const Printer::Vars& vars,
+                 const std::string& text) {
+  w.Indent();
+  w.Print(vars, text);
+  w.Outdent();
+}
+
+void PrintConstructor(Printer& w, const Printer::Vars& vars,
+                      const std::string& name,
+                      const std::vector<std::string>& params,
+                      const std::string& suffix) {
+  FunctionHead head;
+  head.prefix = "explicit ";
+  head.name = w.Expand(vars, name);
+  for (const std::string& param : params) {
+    head.params.push_back(w.Expand(vars, param));
+  }
+  head.suffix = suffix;
+  w.Indent();
+  w.PrintRaw(LayoutFunctionHead(head, w.indent()) + "\n");
+  w.Outdent();
+}
+
+void PrintListMember(Printer& w, const Printer::Vars& vars,
+                     const std::string& head,
+                     const std::vector<std::string>& items,
+                     const std::string& tail) {
+  std::vector<std::string> expanded;
+  for (const std::string& item : items) {
+    expanded.push_back(w.Expand(vars, item));
+  }
+  w.Indent();
+  w.PrintRaw(LayoutList(w.Expand(vars, head), expanded, w.Expand(vars, tail),
+                        w.indent()) +
+             "\n");
+  w.Outdent();
+}
+
+void PrintVariableMember(Printer& w, const Printer::Vars& vars,
+                         const std::string& type, const std::string& name) {
+  w.Indent();
+  w.PrintRaw(
+      LayoutVariable(w.Expand(vars, type), w.Expand(vars, name), w.indent()) +
+      "\n");
+  w.Outdent();
+}
+
+void PrintTypeMember(Printer& w, const Printer::Vars& vars,
+                     const std::string& type, const std::string& suffix) {
+  w.Indent();
+  w.PrintRaw(LayoutType(w.Expand(vars, type), suffix, w.indent()) + "\n");
+  w.Outdent();
+}
+
+void PrintCall(Printer& w, const Printer::Vars& vars, int depth,
+               const std::string& head, const std::vector<std::string>& args,
+               const std::string& tail) {
+  for (int i = 0; i < depth; ++i) w.Indent();
+  std::vector<std::string> expanded;
+  for (const std::string& arg : args) expanded.push_back(w.Expand(vars, arg));
+  w.PrintRaw(LayoutList(w.Expand(vars, head), expanded, w.Expand(vars, tail),
+                        w.indent()) +
+             "\n");
+  for (int i = 0; i < depth; ++i) w.Outdent();
+}
+
+void PrintDeprecated(Printer& w, const Printer::Vars& vars,
+                     const MethodModel& method) {
+  if (!method.deprecated) return;
+  PrintMember(w, vars,
+              "[[deprecated(\"$method_full_name$ is deprecated in "
+              "$file$\")]]\n");
+}
+
+}  // namespace generator
+}  // namespace stubkit

@@ -1,0 +1,275 @@
+// Copyright 2026 The stubkit Authors.
+
+#include "src/generator/signatures.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "src/generator/layout.h"
+
+namespace stubkit {
+namespace generator {
+namespace {
+
+const Param kContext{"::grpc::ClientContext&", "context", ""};
+const Param kOptionsView{"const ::stubkit::OptionsView&", "options", ""};
+const Param kRequest{"const $Request$&", "request", ""};
+const Param kCall{"const ::stubkit::Options&", "call", "{}"};
+const Param kDone{"::stubkit::AsyncCallback<$Response$>", "done", ""};
+const Param kOnMessage{"::stubkit::MessageCallback<$Response$>", "on_message",
+                       ""};
+const Param kOnDone{"::stubkit::DoneCallback", "on_done", ""};
+
+const std::vector<Signature>& Table() {
+  static const auto* const kTable = new std::vector<Signature>{
+      // The stub: one attempt.
+      {Layer::kStub,
+       Kind::kUnary,
+       Variant::kSync,
+       "::absl::StatusOr<$Response$>",
+       "$Method$",
+       {kContext, kOptionsView, kRequest}},
+      {Layer::kStub,
+       Kind::kUnary,
+       Variant::kAsync,
+       "void",
+       "Async$Method$",
+       {kContext, kOptionsView, kRequest, kDone}},
+      {Layer::kStub,
+       Kind::kServerStreaming,
+       Variant::kSync,
+       "::std::unique_ptr<::grpc::ClientReaderInterface<$Response$>>",
+       "$Method$",
+       {kContext, kOptionsView, kRequest}},
+      {Layer::kStub,
+       Kind::kServerStreaming,
+       Variant::kAsync,
+       "::absl::Status",
+       "Async$Method$",
+       {kContext,
+        kOptionsView,
+        kRequest,
+        {"::grpc::ClientReadReactor<$Response$>*", "reactor", ""}}},
+      {Layer::kStub,
+       Kind::kClientStreaming,
+       Variant::kSync,
+       "::std::unique_ptr<::grpc::ClientWriterInterface<$Request$>>",
+       "$Method$",
+       {kContext, kOptionsView, {"$Response$*", "response", ""}}},
+      {Layer::kStub,
+       Kind::kBidi,
+       Variant::kSync,
+       "::std::unique_ptr<::grpc::ClientReaderWriterInterface<$Request$, "
+       "$Response$>>",
+       "$Method$",
+       {kContext, kOptionsView}},
+
+      // The connection: one call, retried.
+      {Layer::kConnection,
+       Kind::kUnary,
+       Variant::kSync,
+       "::absl::StatusOr<$Response$>",
+       "$Method$",
+       {kOptionsView, kRequest}},
+      {Layer::kConnection,
+       Kind::kUnary,
+       Variant::kAsync,
+       "void",
+       "Async$Method$",
+       {kOptionsView, kRequest, kDone}},
+      {Layer::kConnection,
+       Kind::kServerStreaming,
+       Variant::kSync,
+       "::stubkit::StreamReader<$Response$>",
+       "$Method$",
+       {kOptionsView, kRequest}},
+      {Layer::kConnection,
+       Kind::kServerStreaming,
+       Variant::kAsync,
+       "void",
+       "Async$Method$",
+       {kOptionsView, kRequest, kOnMessage, kOnDone}},
+      {Layer::kConnection,
+       Kind::kClientStreaming,
+       Variant::kSync,
+       "::stubkit::StreamWriter<$Request$, $Response$>",
+       "$Method$",
+       {kOptionsView}},
+      {Layer::kConnection,
+       Kind::kBidi,
+       Variant::kSync,
+       "::stubkit::StreamReaderWriter<$Request$, $Response$>",
+       "$Method$",
+       {kOptionsView}},
+
+      // The client: what users call, with per-call options.
+      {Layer::kClient,
+       Kind::kUnary,
+       Variant::kSync,
+       "::absl::StatusOr<$Response$>",
+       "$Method$",
+       {kRequest, kCall}},
+      {Layer::kClient,
+       Kind::kUnary,
+       Variant::kFuture,
+       "::std::future<::absl::StatusOr<$Response$>>",
+       "Async$Method$",
+       {kRequest, kCall}},
+      {Layer::kClient,
+       Kind::kUnary,
+       Variant::kAsync,
+       "void",
+       "Async$Method$",
+       {kRequest, kDone, kCall}},
+      {Layer::kClient,
+       Kind::kServerStreaming,
+       Variant::kSync,
+       "::stubkit::StreamReader<$Response$>",
+       "$Method$",
+       {kRequest, kCall}},
+      {Layer::kClient,
+       Kind::kServerStreaming,
+       Variant::kAsync,
+       "void",
+       "Async$Method$",
+       {kRequest, kOnMessage, kOnDone, kCall}},
+      {Layer::kClient,
+       Kind::kClientStreaming,
+       Variant::kSync,
+       "::stubkit::StreamWriter<$Request$, $Response$>",
+       "$Method$",
+       {kCall}},
+      {Layer::kClient,
+       Kind::kBidi,
+       Variant::kSync,
+       "::stubkit::StreamReaderWriter<$Request$, $Response$>",
+       "$Method$",
+       {kCall}},
+  };
+  return *kTable;
+}
+
+// The parameters as "type name", "/*name*/" for the unnamed, with the
+// default values if `defaults`.
+std::vector<std::string> Params(const Signature& signature, bool defaults,
+                                const Unnamed& unnamed) {
+  std::vector<std::string> params;
+  for (const Param& param : signature.params) {
+    std::string text = absl::StrCat(param.type, " ",
+                                    unnamed.count(param.name) > 0
+                                        ? absl::StrCat("/*", param.name, "*/")
+                                        : param.name);
+    if (defaults && !param.default_value.empty()) {
+      absl::StrAppend(&text, " = ", param.default_value);
+    }
+    params.push_back(std::move(text));
+  }
+  return params;
+}
+
+// The head with the variables substituted (layout needs the real lengths).
+FunctionHead Head(Printer& w, const Printer::Vars& vars,
+                  const Signature& signature, const std::string& prefix,
+                  const std::string& name, bool defaults,
+                  const std::string& suffix, const Unnamed& unnamed) {
+  FunctionHead head;
+  head.prefix = prefix;
+  head.return_type = w.Expand(vars, signature.return_type);
+  head.name = w.Expand(vars, name);
+  for (const std::string& param : Params(signature, defaults, unnamed)) {
+    head.params.push_back(w.Expand(vars, param));
+  }
+  head.suffix = suffix;
+  return head;
+}
+
+}  // namespace
+
+std::vector<const Signature*> SignaturesFor(Layer layer, Kind kind) {
+  std::vector<const Signature*> result;
+  for (const Signature& signature : Table()) {
+    if (signature.layer == layer && signature.kind == kind) {
+      result.push_back(&signature);
+    }
+  }
+  return result;
+}
+
+const Signature* FindSignature(Layer layer, Kind kind, Variant variant) {
+  for (const Signature& signature : Table()) {
+    if (signature.layer == layer && signature.kind == kind &&
+        signature.variant == variant) {
+      return &signature;
+    }
+  }
+  return nullptr;
+}
+
+std::string Declaration(const Signature& signature, const Unnamed& unnamed) {
+  return absl::StrCat(signature.return_type, " ", signature.name, "(",
+                      absl::StrJoin(Params(signature, true, unnamed), ", "),
+                      ")");
+}
+
+std::string Definition(const Signature& signature, const std::string& cls,
+                       const Unnamed& unnamed) {
+  return absl::StrCat(
+      signature.return_type, " ", cls, "::", signature.name, "(",
+      absl::StrJoin(Params(signature, false, unnamed), ", "), ")");
+}
+
+void PrintDeclaration(Printer& w, const Printer::Vars& vars,
+                      const Signature& signature, const std::string& prefix,
+                      const std::string& suffix, const Unnamed& unnamed) {
+  w.Indent();
+  w.PrintRaw(absl::StrCat(
+      LayoutFunctionHead(Head(w, vars, signature, prefix, signature.name,
+                              /*defaults=*/true, suffix, unnamed),
+                         w.indent()),
+      "\n"));
+  w.Outdent();
+}
+
+void PrintDefinition(Printer& w, const Printer::Vars& vars,
+                     const Signature& signature, const std::string& cls,
+                     const std::string& suffix, const Unnamed& unnamed) {
+  w.PrintRaw(absl::StrCat(
+      LayoutFunctionHead(
+          Head(w, vars, signature, "", absl::StrCat(cls, "::", signature.name),
+               /*defaults=*/false, suffix, unnamed),
+          w.indent()),
+      "\n"));
+}
+
+std::string MockMethod(const Signature& signature) {
+  // gMock wants a parenthesized type when it contains a comma.
+  return absl::StrCat("MOCK_METHOD((", signature.return_type, "), ",
+                      signature.name, ", (", ParamTypes(signature),
+                      "), (override));");
+}
+
+void PrintMockMethod(Printer& w, const Printer::Vars& vars,
+                     const Signature& signature) {
+  std::vector<std::string> types;
+  for (const Param& param : signature.params) {
+    types.push_back(w.Expand(vars, param.type));
+  }
+  w.Indent();
+  w.PrintRaw(LayoutMockMethod(w.Expand(vars, signature.return_type),
+                              w.Expand(vars, signature.name), types,
+                              w.indent()) +
+             "\n");
+  w.Outdent();
+}
+
+std::string ParamTypes(const Signature& signature) {
+  std::vector<std::string> types;
+  for (const Param& param : signature.params) types.push_back(param.type);
+  return absl::StrJoin(types, ", ");
+}
+
+}  // namespace generator
+}  // namespace stubkit

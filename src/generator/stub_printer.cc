@@ -1,0 +1,265 @@
+// Copyright 2026 The stubkit Authors.
+//
+// The stub layer: SMethods (each method's static description), SStub (one
+// attempt, the interface decorators implement), SStubDecorator (forwards
+// to the stub below) and SGrpcStub (calls grpc_cpp_plugin's stub).
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "src/generator/printers.h"
+
+namespace stubkit {
+namespace generator {
+namespace {
+
+// The gRPC stub ignores the options: the layers above applied them.
+const Unnamed& kUnusedOptions = *new Unnamed{"options"};
+
+// The parameter names of `signature`, as the arguments of a forwarding call.
+std::string Arguments(const Signature& signature) {
+  std::vector<std::string> names;
+  for (const Param& param : signature.params) names.push_back(param.name);
+  return absl::StrJoin(names, ", ");
+}
+
+// Every SStub method (and its async variant) as an override: the decorator
+// base and the gRPC stub implement the same set.
+void PrintStubOverrides(Printer& w, const FileModel& file,
+                        const ServiceModel& service) {
+  for (const MethodModel& method : service.methods) {
+    const Printer::Vars vars = MethodVars(file, service, method);
+    w.Print("\n");
+    for (const Signature* signature :
+         SignaturesFor(Layer::kStub, method.kind)) {
+      PrintDeclaration(w, vars, *signature, "", " override;");
+    }
+  }
+}
+
+// Opens the gRPC stub's refusal of an attempt whose outgoing metadata (as a
+// decorator left it) gRPC would abort the process on; the caller completes
+// the block. Allocates nothing when the metadata is legal.
+void PrintCheckMetadata(Printer& w, const Printer::Vars& vars) {
+  w.Print(vars,
+          "  if (::absl::Status refused = "
+          "::stubkit::internal::ValidateOutgoingMetadata(\n"
+          "          context, \"$method_full_name$\");\n"
+          "      !refused.ok()) {\n");
+}
+
+// The decorator's and the gRPC stub's AsyncM of a server-streaming M.
+void PrintAsyncStreamDefinitions(Printer& w, const Printer::Vars& mv,
+                                 const MethodModel& method,
+                                 const std::string& decorator,
+                                 const std::string& grpc_stub) {
+  const Signature& async =
+      *FindSignature(Layer::kStub, method.kind, Variant::kAsync);
+  PrintDefinition(w, mv, async, decorator, " {");
+  w.Print(mv, absl::StrCat("  return child_->Async$Method$(", Arguments(async),
+                           ");\n}\n\n"));
+  PrintDefinition(w, mv, async, grpc_stub, " {", kUnusedOptions);
+  w.Print(mv,
+          "  auto* async = grpc_stub_->async();\n"
+          "  if (async == nullptr) {\n");
+  PrintCall(w, mv, 2, "return ::stubkit::internal::NoAsyncStubError(",
+            {"\"$method_full_name$\""}, ");");
+  w.Print("  }\n");
+  PrintCheckMetadata(w, mv);
+  w.Print(mv,
+          "    return refused;\n"
+          "  }\n"
+          "  async->$Method$(&context, &request, reactor);\n"
+          "  return ::absl::OkStatus();\n"
+          "}\n\n");
+}
+
+// The decorator's and the gRPC stub's AsyncM of a unary M.
+void PrintAsyncUnaryDefinitions(Printer& w, const Printer::Vars& mv,
+                                const MethodModel& method,
+                                const std::string& decorator,
+                                const std::string& grpc_stub) {
+  const Signature& async =
+      *FindSignature(Layer::kStub, method.kind, Variant::kAsync);
+  PrintDefinition(w, mv, async, decorator, " {");
+  w.Print(mv,
+          "  child_->Async$Method$(context, options, request, "
+          "::std::move(done));\n"
+          "}\n\n");
+  PrintDefinition(w, mv, async, grpc_stub, " {", kUnusedOptions);
+  w.Print(mv,
+          "  auto* async = grpc_stub_->async();\n"
+          "  if (async == nullptr) {\n");
+  PrintCall(w, mv, 2, "done(::stubkit::internal::NoAsyncStubError(",
+            {"\"$method_full_name$\""}, "));");
+  w.Print(
+      "    return;\n"
+      "  }\n");
+  PrintCheckMetadata(w, mv);
+  w.Print(mv,
+          "    done(::std::move(refused));\n"
+          "    return;\n"
+          "  }\n"
+          "  ::stubkit::internal::StartAsyncUnary<$Response$>(\n"
+          "      [&](auto* response, auto on_done) {\n"
+          "        async->$Method$(&context, &request, response, "
+          "::std::move(on_done));\n"
+          "      },\n"
+          "      ::std::move(done));\n"
+          "}\n\n");
+}
+
+// The gRPC stub's M: refuse illegal metadata, then call grpc_cpp_plugin's.
+void PrintGrpcStubDefinition(Printer& w, const Printer::Vars& mv,
+                             const MethodModel& method,
+                             const std::string& grpc_stub) {
+  const Signature& sync =
+      *FindSignature(Layer::kStub, method.kind, Variant::kSync);
+  PrintDefinition(w, mv, sync, grpc_stub, " {", kUnusedOptions);
+  PrintCheckMetadata(w, mv);
+  switch (method.kind) {
+    case Kind::kUnary:
+      w.Print(mv,
+              "    return refused;\n"
+              "  }\n"
+              "  $Response$ response;\n");
+      PrintCall(w, mv, 1, "return ::stubkit::internal::ToStatusOr(",
+                {"grpc_stub_->$Method$(&context, request, &response)",
+                 "::std::move(response)"},
+                ");");
+      break;
+    case Kind::kServerStreaming:
+      w.Print(mv,
+              "    return ::std::make_unique<\n"
+              "        ::stubkit::internal::RefusedClientReader<$Response$>>(\n"
+              "        ::stubkit::internal::ToGrpcStatus(refused));\n"
+              "  }\n"
+              "  return grpc_stub_->$Method$(&context, request);\n");
+      break;
+    case Kind::kClientStreaming:
+      w.Print(mv,
+              "    return ::std::make_unique<\n"
+              "        ::stubkit::internal::RefusedClientWriter<$Request$>>(\n"
+              "        ::stubkit::internal::ToGrpcStatus(refused));\n"
+              "  }\n"
+              "  return grpc_stub_->$Method$(&context, response);\n");
+      break;
+    case Kind::kBidi:
+      w.Print(mv,
+              "    return ::std::make_unique<\n"
+              "        ::stubkit::internal::RefusedClientReaderWriter<\n"
+              "            $Request$, $Response$>>(\n"
+              "        ::stubkit::internal::ToGrpcStatus(refused));\n"
+              "  }\n"
+              "  return grpc_stub_->$Method$(&context);\n");
+      break;
+  }
+  w.Print("}\n\n");
+}
+
+}  // namespace
+
+void PrintStubHeader(Printer& w, const FileModel& file,
+                     const ServiceModel& service) {
+  const Printer::Vars vars = ServiceVars(file, service);
+  w.PrintComment(vars,
+                 "The static description of each $service_full_name$ "
+                 "method, handed to the stubkit runtime.");
+  w.Print(vars, "struct $Service$Methods {\n");
+  for (const MethodModel& method : service.methods) {
+    PrintListMember(w, MethodVars(file, service, method),
+                    "static constexpr ::stubkit::MethodInfo k$Method${",
+                    {"\"$method_full_name$\"", "$kind$", "$idempotency$"},
+                    "};");
+  }
+  w.Print("};\n\n");
+
+  // The per-attempt interface.
+  w.PrintComment(vars,
+                 "One attempt of each $service_full_name$ RPC. Implemented "
+                 "by $Service$GrpcStub (the wire) and by decorators; derive "
+                 "from $Service$StubDecorator to add a layer.");
+  w.Print(vars,
+          "class $Service$Stub {\n"
+          " public:\n"
+          "  virtual ~$Service$Stub() = default;\n");
+  for (const MethodModel& method : service.methods) {
+    const Printer::Vars mv = MethodVars(file, service, method);
+    w.Print("\n");
+    for (const Signature* signature :
+         SignaturesFor(Layer::kStub, method.kind)) {
+      PrintDeclaration(w, mv, *signature, "virtual ", " = 0;");
+    }
+  }
+  w.Print("};\n\n");
+
+  // The forwarding base.
+  w.Print(vars,
+          "// Forwards every method to the stub below it. Override what you "
+          "need.\n"
+          "class $Service$StubDecorator : public $Service$Stub {\n"
+          " public:\n");
+  PrintConstructor(w, vars, "$Service$StubDecorator",
+                   {"::std::shared_ptr<$Service$Stub> child"}, "");
+  w.Print("      : child_(::std::move(child)) {}\n");
+  PrintStubOverrides(w, file, service);
+  w.Print(vars,
+          "\n"
+          " protected:\n"
+          "  const ::std::shared_ptr<$Service$Stub>& child() const { return "
+          "child_; }\n"
+          "\n"
+          " private:\n"
+          "  ::std::shared_ptr<$Service$Stub> child_;\n"
+          "};\n\n");
+
+  // The bottom.
+  w.Print(vars,
+          "// Calls the grpc_cpp_plugin stub.\n"
+          "class $Service$GrpcStub : public $Service$Stub {\n"
+          " public:\n");
+  PrintConstructor(w, vars, "$Service$GrpcStub",
+                   {"::std::unique_ptr<$grpc_class$::StubInterface> grpc_stub"},
+                   "");
+  w.Print("      : grpc_stub_(::std::move(grpc_stub)) {}\n");
+  PrintStubOverrides(w, file, service);
+  w.Print("\n private:\n");
+  PrintVariableMember(w, vars, "::std::unique_ptr<$grpc_class$::StubInterface>",
+                      "grpc_stub_;");
+  w.Print("};\n\n");
+}
+
+void PrintStubSource(Printer& w, const FileModel& file,
+                     const ServiceModel& service) {
+  const std::string decorator = service.name + "StubDecorator";
+  const std::string grpc_stub = service.name + "GrpcStub";
+  for (const MethodModel& method : service.methods) {
+    const Signature& sync =
+        *FindSignature(Layer::kStub, method.kind, Variant::kSync);
+    const Printer::Vars mv = MethodVars(file, service, method);
+    PrintDefinition(w, mv, sync, decorator, " {");
+    w.Print(mv, absl::StrCat("  return child_->$Method$(", Arguments(sync),
+                             ");\n}\n\n"));
+  }
+  for (const MethodModel& method : service.methods) {
+    if (method.kind == Kind::kServerStreaming) {
+      PrintAsyncStreamDefinitions(w, MethodVars(file, service, method), method,
+                                  decorator, grpc_stub);
+    }
+  }
+  for (const MethodModel& method : service.methods) {
+    if (method.kind == Kind::kUnary) {
+      PrintAsyncUnaryDefinitions(w, MethodVars(file, service, method), method,
+                                 decorator, grpc_stub);
+    }
+  }
+  for (const MethodModel& method : service.methods) {
+    PrintGrpcStubDefinition(w, MethodVars(file, service, method), method,
+                            grpc_stub);
+  }
+}
+
+}  // namespace generator
+}  // namespace stubkit

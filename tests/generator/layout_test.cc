@@ -1,0 +1,145 @@
+// Copyright 2026 The stubkit Authors.
+//
+// The generator's layout of function heads and members (src/generator/
+// layout.h). Each expected text is clang-format clean with the repository's
+// .clang-format (clang-format 14, checked when the test was written inside
+// `class C { ... };`); scripts/check-golden-format.sh checks the generated
+// files themselves.
+
+#include "src/generator/layout.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace stubkit {
+namespace generator {
+namespace {
+
+const std::string kLongType = "::a::very::long_package::name::v1::Response";
+const std::string kLongRequest =
+    "const ::a::very::long_package::name::v1::GetRequestWithAName& request";
+
+TEST(LayoutTest, OneLineWhenItFits) {
+  EXPECT_EQ(LayoutFunctionHead(
+                {"virtual ", "int", "Get", {"int a", "int b"}, " = 0;"}, 2),
+            "virtual int Get(int a, int b) = 0;");
+  EXPECT_EQ(LayoutFunctionHead({"explicit ", "", "C", {"int a"}, ";"}, 2),
+            "explicit C(int a);");
+}
+
+TEST(LayoutTest, AlignedAfterTheParenthesis) {
+  EXPECT_EQ(LayoutFunctionHead({"",
+                                "void",
+                                "AsyncGet",
+                                {"::grpc::ClientContext& context",
+                                 "const ::stubkit::OptionsView& options"},
+                                " override;"},
+                               2),
+            "void AsyncGet(::grpc::ClientContext& context,\n"
+            "              const ::stubkit::OptionsView& options) override;");
+}
+
+TEST(LayoutTest, AlignedAfterALongHead) {
+  EXPECT_EQ(LayoutFunctionHead({"virtual ",
+                                "::absl::StatusOr<Resp>",
+                                "Get",
+                                {"const ::stubkit::OptionsView& options",
+                                 "const ::a::b::GetRequest& request"},
+                                " = 0;"},
+                               2),
+            "virtual ::absl::StatusOr<Resp> Get(const ::stubkit::OptionsView& "
+            "options,\n"
+            "                                   const ::a::b::GetRequest& "
+            "request) = 0;");
+}
+
+TEST(LayoutTest, OverrideGoesToItsOwnLineBeforeAParameterIsSplit) {
+  EXPECT_EQ(LayoutFunctionHead(
+                {"",
+                 "::absl::StatusOr<Resp>",
+                 "Get",
+                 {"::grpc::ClientContext& context",
+                  "const ::stubkit::OptionsView& options", kLongRequest},
+                 " override;"},
+                2),
+            "::absl::StatusOr<Resp> Get(\n"
+            "    ::grpc::ClientContext& context, "
+            "const ::stubkit::OptionsView& options,\n"
+            "    const ::a::very::long_package::name::v1::GetRequestWithAName& "
+            "request)\n"
+            "    override;");
+}
+
+TEST(LayoutTest, ReturnTypeOnItsOwnLineBrokenInItsArguments) {
+  EXPECT_EQ(
+      LayoutFunctionHead({"",
+                          "::std::unique_ptr<::grpc::ClientReaderInterface<" +
+                              kLongType + ">>",
+                          "Watch",
+                          {"::grpc::ClientContext& context"},
+                          " override;"},
+                         2),
+      "::std::unique_ptr<::grpc::ClientReaderInterface<\n"
+      "    ::a::very::long_package::name::v1::Response>>\n"
+      "Watch(::grpc::ClientContext& context) override;");
+}
+
+TEST(LayoutTest, BracedListsAndMembers) {
+  EXPECT_EQ(LayoutList("static constexpr ::stubkit::MethodInfo kGet{",
+                       {"\"a.very.long_package.name.v1.Service.Get\"",
+                        "::stubkit::RpcKind::kUnary",
+                        "::stubkit::Idempotency::kIdempotent"},
+                       "};", 2),
+            "static constexpr ::stubkit::MethodInfo kGet{\n"
+            "    \"a.very.long_package.name.v1.Service.Get\", "
+            "::stubkit::RpcKind::kUnary,\n"
+            "    ::stubkit::Idempotency::kIdempotent};");
+  EXPECT_EQ(LayoutVariable("::std::unique_ptr<" + kLongType + "StubInterface>",
+                           "grpc_stub_;", 2),
+            "::std::unique_ptr<::a::very::long_package::name::v1::"
+            "ResponseStubInterface>\n"
+            "    grpc_stub_;");
+}
+
+TEST(LayoutTest, MockMethods) {
+  const std::vector<std::string> params = {"::grpc::ClientContext&",
+                                           "const ::stubkit::OptionsView&",
+                                           "const ::NoPackageRequest&"};
+  EXPECT_EQ(
+      LayoutMockMethod("::absl::StatusOr<::NoPackageResponse>", "Lookup",
+                       params, 2),
+      "MOCK_METHOD((::absl::StatusOr<::NoPackageResponse>), Lookup,\n"
+      "            (::grpc::ClientContext&, const ::stubkit::OptionsView&,\n"
+      "             const ::NoPackageRequest&),\n"
+      "            (override));");
+  // On the next line rather than break the return type.
+  EXPECT_EQ(LayoutMockMethod("::std::unique_ptr<::grpc::ClientReaderInterface<:"
+                             ":NoPackageResponse>>",
+                             "Watch", params, 2),
+            "MOCK_METHOD(\n"
+            "    "
+            "(::std::unique_ptr<::grpc::ClientReaderInterface<::"
+            "NoPackageResponse>>),\n"
+            "    Watch,\n"
+            "    (::grpc::ClientContext&, const ::stubkit::OptionsView&,\n"
+            "     const ::NoPackageRequest&),\n"
+            "    (override));");
+  EXPECT_EQ(LayoutMockMethod("void", "F", {"int"}, 2),
+            "MOCK_METHOD((void), F, (int), (override));");
+}
+
+TEST(LayoutTest, ClassHeads) {
+  EXPECT_EQ(LayoutClassHead("MockS", "::a::S", 0),
+            "class MockS : public ::a::S {");
+  EXPECT_EQ(
+      LayoutClassHead("MockLibraryStub",
+                      "::stubkit::testing::gen::library::v1::LibraryStub", 0),
+      "class MockLibraryStub\n"
+      "    : public ::stubkit::testing::gen::library::v1::LibraryStub {");
+}
+
+}  // namespace
+}  // namespace generator
+}  // namespace stubkit

@@ -1,0 +1,107 @@
+// Copyright 2026 The stubkit Authors.
+//
+// The generator's naming and comment helpers (src/generator/names.h).
+
+#include "src/generator/names.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace stubkit {
+namespace generator {
+namespace {
+
+using ::testing::Contains;
+using ::testing::ElementsAre;
+
+TEST(NamesTest, KeywordsIncludeCpp20AndMacros) {
+  EXPECT_TRUE(IsCppKeyword("delete"));
+  EXPECT_TRUE(IsCppKeyword("co_await"));
+  EXPECT_TRUE(IsCppKeyword("requires"));
+  EXPECT_TRUE(IsCppKeyword("and_eq"));
+  EXPECT_TRUE(IsCppKeyword("NULL"));
+  EXPECT_FALSE(IsCppKeyword("Delete"));
+  EXPECT_FALSE(IsCppKeyword("Get"));
+  EXPECT_FALSE(IsCppKeyword(""));
+}
+
+TEST(NamesTest, GrpcAndStubkitReservedNames) {
+  EXPECT_TRUE(CollidesWithGrpc("Stub"));
+  EXPECT_TRUE(CollidesWithGrpc("experimental_async"));
+  EXPECT_FALSE(CollidesWithGrpc("stub"));
+  EXPECT_TRUE(CollidesWithStubkitMembers("options_"));
+  EXPECT_TRUE(CollidesWithStubkitMembers("child"));
+  EXPECT_FALSE(CollidesWithStubkitMembers("options"));
+}
+
+TEST(NamesTest, PackageToNamespace) {
+  EXPECT_EQ(PackageToNamespace("a.b.c"), "::a::b::c");
+  EXPECT_EQ(PackageToNamespace("solo"), "::solo");
+  EXPECT_EQ(PackageToNamespace(""), "");
+  EXPECT_THAT(PackageParts("a.b.c"), ElementsAre("a", "b", "c"));
+  EXPECT_TRUE(PackageParts("").empty());
+}
+
+TEST(NamesTest, FileStemAndIncludeGuard) {
+  EXPECT_EQ(FileStem("foo/bar.proto"), "foo/bar");
+  EXPECT_EQ(FileStem("foo/bar.protodevel"), "foo/bar.protodevel");
+  EXPECT_EQ(IncludeGuard("foo/bar-baz.stubkit.h"),
+            "STUBKIT_GENERATED_FOO_BAR_BAZ_STUBKIT_H_");
+}
+
+TEST(NamesTest, GeneratedNames) {
+  EXPECT_THAT(GeneratedTopLevelNames("Echo"),
+              ElementsAre("EchoMethods", "EchoStub", "EchoStubDecorator",
+                          "EchoGrpcStub", "EchoConnection",
+                          "MakeEchoConnection", "EchoClient",
+                          "EchoConnectionImpl", "EchoRefusingConnection"));
+  EXPECT_THAT(GeneratedMockNames("Echo"),
+              ElementsAre("MockEchoStub", "MockEchoConnection"));
+  EXPECT_THAT(GeneratedTopLevelNames("Echo"), Contains("EchoClient"));
+  EXPECT_STREQ(kMockNamespace, "stubkit_mocks");
+}
+
+TEST(FormatCommentTest, PrefixesEachLineAndKeepsBlankOnes) {
+  EXPECT_EQ(FormatComment(" First line.\n\n Second.\n", "  "),
+            "  // First line.\n"
+            "  //\n"
+            "  // Second.\n");
+}
+
+TEST(FormatCommentTest, AddsASpaceOnlyWhenTheLineHasNone) {
+  EXPECT_EQ(FormatComment("tight\n  indented\n", ""),
+            "// tight\n"
+            "//  indented\n");
+}
+
+TEST(FormatCommentTest, DropsTrailingBlankLinesAndWhitespace) {
+  EXPECT_EQ(FormatComment(" text \t\r\n\n  \n", ""), "// text\n");
+  EXPECT_EQ(FormatComment("", ""), "");
+  EXPECT_EQ(FormatComment("\n\n", ""), "");
+}
+
+TEST(FormatCommentTest, DropsTrailingBackslashesThatWouldSpliceLines) {
+  // A "// ...\" line continues onto the next line of code.
+  EXPECT_EQ(FormatComment(" path C:\\dir\\\n next\n", ""),
+            "// path C:\\dir\n"
+            "// next\n");
+  EXPECT_EQ(FormatComment(" \\ \\\n", ""), "//\n");
+}
+
+TEST(WrapWordsTest, FillsLinesGreedily) {
+  EXPECT_THAT(WrapWords("aa bb cc dd", 5), ElementsAre("aa bb", "cc dd"));
+  EXPECT_THAT(WrapWords("aa bb cc dd", 4), ElementsAre("aa", "bb", "cc", "dd"));
+  EXPECT_THAT(WrapWords("  aa   bb ", 80), ElementsAre("aa bb"));
+  EXPECT_TRUE(WrapWords("", 80).empty());
+}
+
+TEST(WrapWordsTest, ALongerWordGetsALineOfItsOwn) {
+  EXPECT_THAT(WrapWords("a path/that/is/too/long b", 8),
+              ElementsAre("a", "path/that/is/too/long", "b"));
+}
+
+}  // namespace
+}  // namespace generator
+}  // namespace stubkit
