@@ -1,7 +1,7 @@
 // Copyright 2026 The stubkit Authors.
 //
-// README promises that had no test of their own, each checked through a
-// generated client against a real gRPC server on 127.0.0.1:
+// Promises of README.md and docs/ that had no test of their own, each checked
+// through a generated client against a real gRPC server on 127.0.0.1:
 //
 //   - hedging: custom `non_fatal_codes`, hedges take throttle tokens, no
 //     hedge starts past the call's end;

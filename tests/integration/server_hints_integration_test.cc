@@ -216,8 +216,8 @@ TEST_F(ServerHintsIntegrationTest, HugeDetailsNeverCrashTheClient) {
   request.set_error_details(std::string(512 * 1024, '\x1a'));
   auto call = Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(3));
   absl::StatusOr<EchoResponse> response = Call(request, call);
-  // The README's bad-input row: RESOURCE_EXHAUSTED is not retryable, so one
-  // attempt and a permanent error.
+  // The bad-input row of docs/reliability.md: RESOURCE_EXHAUSTED is not
+  // retryable, so one attempt and a permanent error.
   ASSERT_FALSE(response.ok());
   EXPECT_EQ(response.status().code(), absl::StatusCode::kResourceExhausted)
       << response.status();

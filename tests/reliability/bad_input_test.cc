@@ -2,8 +2,9 @@
 //
 // Bad inputs, each tried for real, each answered with a clear error and
 // nothing lost. Each test prints a "BADINPUT | input | outcome" line; the
-// README's bad-input table is made of them (plus the generator's and the
-// demo's, which scripts exercise: see tests/reliability/README.md).
+// bad-input table of docs/reliability.md is made of them (plus the
+// generator's and the demo's, which scripts exercise: see
+// tests/reliability/README.md).
 //
 //   - invalid options;
 //   - a malformed trailer (grpc-retry-pushback-ms) and malformed details;
@@ -196,7 +197,7 @@ TEST_F(BadInputTest, HugeStatusDetails) {
       Report(input, r.status(),
              "; server saw " + std::to_string(attempts) + " attempt(s)");
     }
-    // The rows as the README writes them.
+    // The rows as docs/reliability.md writes them.
     if (size < 8 * 1024) {
       // Within gRPC's 8 KiB metadata limit: not a google.rpc.Status, so
       // ignored; the failure is retried and the second attempt succeeds.

@@ -5,7 +5,8 @@
 // or has a documented meaning that this test checks by behaviour. Tried
 // through generated clients against real in-process servers: sync, async,
 // hedged and server-streaming calls alike. Each row prints a
-// "BADINPUT | input | outcome" line for the README's bad-input table.
+// "BADINPUT | input | outcome" line for the bad-input table in
+// docs/reliability.md.
 
 #include <chrono>
 #include <climits>

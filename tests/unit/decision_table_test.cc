@@ -1,6 +1,6 @@
 // Copyright 2026 The stubkit Authors.
 //
-// The order of the retry decision (README "Retry semantics"), one row at a
+// The order of the retry decision (docs/retry-semantics.md), one row at a
 // time where two rules could both apply, sync and async, on a fake clock:
 //
 //   1. not a retryable code        -> kPermanentError
@@ -185,8 +185,8 @@ TEST_P(DecisionTableTest, CountPolicyAndTotalTimeoutWhicheverIsFirst) {
 }
 
 // TotalTimeoutOption and DeadlineOption: the earlier end wins, whichever
-// option sets it (README "Deadlines"). Attempts at 0, 1.01 and 2.02 s; the
-// next 1 s wait would pass 2.5 s.
+// option sets it (docs/retry-semantics.md, "Deadlines"). Attempts at 0, 1.01
+// and 2.02 s; the next 1 s wait would pass 2.5 s.
 TEST_P(DecisionTableTest, EarlierOfTotalTimeoutAndDeadlineWins) {
   const auto in = [](nanoseconds d) {
     return std::chrono::system_clock::now() + d;

@@ -1,6 +1,6 @@
 // Copyright 2026 The stubkit Authors.
 //
-// Jitter (README "Options", the jitter table), for the n-th retry with base
+// Jitter (docs/options.md, the jitter table), for the n-th retry with base
 // b = min(initial * multiplier^n, maximum):
 //
 //   Default()        min(initial * multiplier^n + U[0, initial], maximum)

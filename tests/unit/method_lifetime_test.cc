@@ -1,7 +1,8 @@
 // Copyright 2026 The stubkit Authors.
 //
-// A `MethodInfo` may be a local, as the README's raw-stub example shows: an
-// async call must not keep a reference to it after the caller returns.
+// A `MethodInfo` may be a local, as the raw-stub example in
+// docs/generated-code.md shows: an async call must not keep a reference to it
+// after the caller returns.
 
 #include <chrono>
 #include <cstring>

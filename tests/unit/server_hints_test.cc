@@ -34,8 +34,9 @@ TEST(PushbackTest, NonNegativeIntegersAreWaits) {
 // the conversion to nanoseconds (undefined behaviour; in practice a wrapped,
 // possibly negative wait). Beyond ~292 years the wait saturates.
 TEST(PushbackTest, HugeValuesSaturateInsteadOfOverflowing) {
-  // Any length: every non-negative integer is a wait (README "Server
-  // hints"), so 19 digits and more saturate too instead of meaning "stop".
+  // Any length: every non-negative integer is a wait (docs/throttling.md,
+  // "Server hints"), so 19 digits and more saturate too instead of meaning
+  // "stop".
   for (const char* text :
        {"9223372036855", "999999999999999999", "9999999999999999999",
         "99999999999999999999999999", "18446744073709551616"}) {

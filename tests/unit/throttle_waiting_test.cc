@@ -72,8 +72,8 @@ TEST(ThrottleWaitingRules, InvalidParametersAreReported) {
   EXPECT_FALSE(RetryThrottle(10, 0.1).waiting());
 }
 
-// The README's bad-input rows: a call with such a throttle fails before
-// sending anything, sync and async alike.
+// The bad-input rows of docs/reliability.md: a call with such a throttle
+// fails before sending anything, sync and async alike.
 TEST(ThrottleWaitingRules, InvalidParametersFailCallsBeforeSending) {
   for (const auto& [throttle, message] :
        std::vector<std::pair<std::shared_ptr<RetryThrottle>, std::string>>{
