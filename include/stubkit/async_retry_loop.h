@@ -57,16 +57,13 @@ using AsyncAttempt = std::function<void(
 
 namespace internal {
 
-// Drops a reference to an operation from a gRPC callback. Operations hold
-// their attempts' ClientContexts (and through them the channel); gRPC 1.51
-// still uses the call after the callback returns, and releasing the last
-// channel there races its shutdown. So the reference goes to the timer
-// thread instead.
-void ReleaseOffCallbackThread(std::shared_ptr<void> operation);
-
 // Async calls keep gRPC initialised for the life of the process: a callback
 // may still be inside gRPC when the application drops its last channel and
-// server, and gRPC 1.51 must not shut down under it.
+// server, and gRPC 1.51 must not shut down under it. It also keeps gRPC's
+// shared callback queue referenced, so that an operation may drop the last
+// reference to a channel from inside that channel's callback (see
+// src/async_retry_loop.cc for the evidence): operations are released
+// inline, on whatever thread they finish.
 void KeepGrpcInitialised();
 
 // Calls `done` once: with `response` when `status` is OK, else with
@@ -156,7 +153,6 @@ class AsyncRetryOperation final : public AsyncRetryOperationBase {
       } else {
         self->OnAttemptDone(result.status());
       }
-      ReleaseOffCallbackThread(std::move(self));
     });
   }
 
