@@ -102,7 +102,7 @@ void AsyncRetryOperationBase::Start() {
 }
 
 void AsyncRetryOperationBase::RunAttempt() {
-  context_ = std::make_unique<grpc::ClientContext>();
+  context_.emplace();
   if (!state_.PrepareAttempt(*context_)) {
     Finish(state_.Cancelled());
     return;

@@ -34,6 +34,8 @@
 #include <functional>
 #include <future>
 #include <memory>
+#include <optional>
+#include <type_traits>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -119,7 +121,8 @@ class AsyncRetryOperationBase
   RetryLoopState state_;
   AsyncSleeper* sleeper_;
   std::shared_ptr<AsyncSleeper> sleeper_owner_;
-  std::unique_ptr<grpc::ClientContext> context_;
+  // The attempt's context, in place: one allocation less per attempt.
+  std::optional<grpc::ClientContext> context_;
   uint64_t cancel_callback_ = 0;
 
   absl::Mutex mu_;
@@ -128,11 +131,43 @@ class AsyncRetryOperationBase
   uint64_t timer_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
+// The receiving end of an attempt of an async unary call.
 template <typename Response>
-class AsyncRetryOperation final : public AsyncRetryOperationBase {
+class AsyncUnaryTarget {
  public:
-  using Attempt = AsyncAttempt<Response>;
-  using Done = AsyncCallback<Response>;
+  // Where the gRPC call may write the response.
+  virtual Response* response_slot() = 0;
+  // The gRPC call is over; on OK the response is in `response_slot()`.
+  virtual void OnGrpcDone(const grpc::Status& status) = 0;
+  // The attempt's result, by any other way (a decorator, a refusal).
+  virtual void OnResult(absl::StatusOr<Response> result) = 0;
+
+ protected:
+  ~AsyncUnaryTarget() = default;
+};
+
+// The callback an operation hands to each attempt. One pointer, trivially
+// copyable: std::function stores it in place, and gRPC's copies of it are
+// free. `StartAsyncUnary` recognises it and lets gRPC write straight into
+// the operation.
+template <typename Response>
+struct AttemptDone {
+  AsyncUnaryTarget<Response>* target;
+  void operator()(absl::StatusOr<Response> result) const {
+    target->OnResult(std::move(result));
+  }
+};
+
+// One async unary call. `Attempt` and `Done` are stored in place (the
+// generated attempt, with its copy of the request, and the user's
+// callback), so that the whole call is one allocation.
+template <typename Response, typename AttemptFn = AsyncAttempt<Response>,
+          typename DoneFn = AsyncCallback<Response>>
+class AsyncRetryOperation final : public AsyncRetryOperationBase,
+                                  public AsyncUnaryTarget<Response> {
+ public:
+  using Attempt = AttemptFn;
+  using Done = DoneFn;
 
   AsyncRetryOperation(const MethodInfo& method, Options call, Options client,
                       Attempt attempt, Done done)
@@ -143,26 +178,63 @@ class AsyncRetryOperation final : public AsyncRetryOperationBase {
  private:
   void StartAttempt(grpc::ClientContext& context,
                     const OptionsView& options) override {
-    std::shared_ptr<AsyncRetryOperation> self =
-        std::static_pointer_cast<AsyncRetryOperation>(shared_from_this());
-    attempt_(context, options, [self](absl::StatusOr<Response> result) mutable {
-      if (result.ok()) {
-        MaybeLogPayload(self->state(), "response", *result);
-        self->response_ = *std::move(result);
-        self->OnAttemptDone(absl::OkStatus());
-      } else {
-        self->OnAttemptDone(result.status());
-      }
-    });
+    // The attempt's reference to the operation, dropped when it ends.
+    in_flight_ = shared_from_this();
+    attempt_(context, options,
+             AsyncCallback<Response>(AttemptDone<Response>{this}));
+  }
+
+  Response* response_slot() override { return &response_; }
+
+  void OnGrpcDone(const grpc::Status& status) override {
+    std::shared_ptr<AsyncRetryOperationBase> self = std::move(in_flight_);
+    if (status.ok()) {
+      MaybeLogPayload(state(), "response", response_);
+      OnAttemptDone(absl::OkStatus());
+    } else {
+      OnAttemptDone(FromGrpcStatus(status));
+    }
+  }
+
+  void OnResult(absl::StatusOr<Response> result) override {
+    std::shared_ptr<AsyncRetryOperationBase> self = std::move(in_flight_);
+    if (result.ok()) {
+      MaybeLogPayload(state(), "response", *result);
+      response_ = *std::move(result);
+      OnAttemptDone(absl::OkStatus());
+    } else {
+      OnAttemptDone(result.status());
+    }
   }
 
   void Deliver(absl::Status status) override {
-    DeliverOnce(done_, std::move(status), response_);
+    Done callback = std::move(done_);
+    if (status.ok()) {
+      callback(std::move(response_));
+    } else {
+      callback(std::move(status));
+    }
   }
 
   Attempt attempt_;
   Done done_;
   Response response_;
+  std::shared_ptr<AsyncRetryOperationBase> in_flight_;
+};
+
+// A generated client's async attempt: the stub and a copy of the request
+// (the call may outlive the caller's request), calling `Stub::*kAsync`.
+// A plain struct, stored in place in the call's operation.
+template <typename Stub, typename Request, typename Response,
+          void (Stub::*kAsync)(grpc::ClientContext&, const OptionsView&,
+                               const Request&, AsyncCallback<Response>)>
+struct AsyncUnaryAttempt {
+  std::shared_ptr<Stub> stub;
+  Request request;
+  void operator()(grpc::ClientContext& context, const OptionsView& options,
+                  AsyncCallback<Response> done) const {
+    ((*stub).*kAsync)(context, options, request, std::move(done));
+  }
 };
 
 // The error for a grpc_cpp_plugin stub whose `async()` is null (gRPC's
@@ -173,18 +245,31 @@ absl::Status NoAsyncStubError(absl::string_view method_full_name);
 bool IsNoAsyncStubError(const absl::Status& status);
 
 // Starts one callback-API unary call: `start(response, on_done)` must call
-// the grpc_cpp_plugin `async()` method with them. Keeps the response alive
-// until gRPC is done and converts the status.
+// the grpc_cpp_plugin `async()` method with them. From an operation's own
+// attempt (`AttemptDone`), gRPC writes into the operation and calls it back
+// directly: nothing is allocated. Otherwise one holder keeps the response
+// and `done` until gRPC is done, and the status is converted.
 template <typename Response, typename Start>
 void StartAsyncUnary(Start&& start, AsyncCallback<Response> done) {
-  auto response = std::make_shared<Response>();
-  Response* raw = response.get();
-  start(raw, [response = std::move(response),
-              done = std::move(done)](grpc::Status status) {
+  if (const AttemptDone<Response>* own =
+          done.template target<AttemptDone<Response>>()) {
+    AsyncUnaryTarget<Response>* target = own->target;
+    start(target->response_slot(),
+          [target](grpc::Status status) { target->OnGrpcDone(status); });
+    return;
+  }
+  struct Holder {
+    Response response;
+    AsyncCallback<Response> done;
+  };
+  auto* holder = new Holder{Response(), std::move(done)};
+  start(&holder->response, [holder](grpc::Status status) {
+    std::unique_ptr<Holder> owned(holder);
+    AsyncCallback<Response> callback = std::move(owned->done);
     if (!status.ok()) {
-      done(FromGrpcStatus(status));
+      callback(FromGrpcStatus(status));
     } else {
-      done(std::move(*response));
+      callback(std::move(owned->response));
     }
   });
 }
@@ -193,31 +278,49 @@ void StartAsyncUnary(Start&& start, AsyncCallback<Response> done) {
 
 // Runs one call asynchronously; `done` receives its result exactly once, on
 // a gRPC or timer thread (or inline when the options are invalid).
-template <typename Response>
-void AsyncRetryLoop(
-    const MethodInfo& method, Options call, Options client,
-    typename internal::AsyncRetryOperation<Response>::Attempt attempt,
-    typename internal::AsyncRetryOperation<Response>::Done done) {
-  auto operation = std::make_shared<internal::AsyncRetryOperation<Response>>(
+// `attempt` is callable as `AsyncAttempt<Response>`, `done` as
+// `AsyncCallback<Response>`; both are stored as they are.
+template <typename Response, typename Attempt = AsyncAttempt<Response>,
+          typename Done = AsyncCallback<Response>>
+void AsyncRetryLoop(const MethodInfo& method, Options call, Options client,
+                    Attempt attempt, Done done) {
+  auto operation = std::make_shared<internal::AsyncRetryOperation<
+      Response, std::decay_t<Attempt>, std::decay_t<Done>>>(
       method, std::move(call), std::move(client), std::move(attempt),
       std::move(done));
   operation->Start();
 }
 
 // As above, returning a future of the result.
-template <typename Response>
-std::future<absl::StatusOr<Response>> AsyncRetryLoop(
-    const MethodInfo& method, Options call, Options client,
-    typename internal::AsyncRetryOperation<Response>::Attempt attempt) {
-  auto promise = std::make_shared<std::promise<absl::StatusOr<Response>>>();
-  std::future<absl::StatusOr<Response>> future = promise->get_future();
-  AsyncRetryLoop<Response>(method, std::move(call), std::move(client),
-                           std::move(attempt),
-                           [promise](absl::StatusOr<Response> result) {
-                             promise->set_value(std::move(result));
-                           });
+template <typename Response, typename Attempt = AsyncAttempt<Response>>
+std::future<absl::StatusOr<Response>> AsyncRetryLoop(const MethodInfo& method,
+                                                     Options call,
+                                                     Options client,
+                                                     Attempt attempt) {
+  std::promise<absl::StatusOr<Response>> promise;
+  std::future<absl::StatusOr<Response>> future = promise.get_future();
+  AsyncRetryLoop<Response>(
+      method, std::move(call), std::move(client), std::move(attempt),
+      [promise = std::move(promise)](absl::StatusOr<Response> result) mutable {
+        promise.set_value(std::move(result));
+      });
   return future;
 }
+
+namespace internal {
+
+// Fulfils a heap promise and deletes it: one pointer, so std::function
+// stores it in place. Called exactly once.
+template <typename Response>
+struct FulfilPromise {
+  std::promise<absl::StatusOr<Response>>* promise;
+  void operator()(absl::StatusOr<Response> result) const {
+    promise->set_value(std::move(result));
+    delete promise;
+  }
+};
+
+}  // namespace internal
 
 }  // namespace stubkit
 

@@ -1240,19 +1240,14 @@ void FileGenerator::SourceService(Writer& w,
   for (const MethodModel& method : service.methods) {
     if (method.kind != Kind::kUnary) continue;
     // An attempt that owns the stub and a copy of the request: async and
-    // hedged attempts may outlive the call that started them.
+    // hedged attempts may outlive the call that started them. Not a
+    // std::function: the async loop stores it in the call's one allocation.
     w.Emit(
         Vars(service, method),
-        "  ::stubkit::AsyncAttempt<$Response$> Async$Method$Attempt(\n"
-        "      const $Request$& request) const {\n"
-        "    return [stub = stub_,\n"
-        "            request = ::std::make_shared<const $Request$>(request)](\n"
-        "               ::grpc::ClientContext& context,\n"
-        "               const ::stubkit::OptionsView& options,\n"
-        "               ::stubkit::AsyncCallback<$Response$> done) {\n"
-        "      stub->Async$Method$(context, options, *request, "
-        "::std::move(done));\n"
-        "    };\n"
+        "  ::stubkit::internal::AsyncUnaryAttempt<$Service$Stub, $Request$,\n"
+        "      $Response$, &$Service$Stub::Async$Method$>\n"
+        "  Async$Method$Attempt(const $Request$& request) const {\n"
+        "    return {stub_, request};\n"
         "  }\n\n");
   }
   w.Emit(vars,
@@ -1392,14 +1387,12 @@ void FileGenerator::SourceService(Writer& w,
              "::std::future<::absl::StatusOr<$Response$>>\n"
              "$Service$Client::Async$Method$(const $Request$& request,\n"
              "    const ::stubkit::Options& call) {\n"
-             "  auto promise = ::std::make_shared<\n"
-             "      ::std::promise<::absl::StatusOr<$Response$>>>();\n"
+             "  auto* promise =\n"
+             "      new ::std::promise<::absl::StatusOr<$Response$>>();\n"
              "  auto future = promise->get_future();\n"
              "  connection_->Async$Method$(\n"
              "      ::stubkit::OptionsView(call, options_), request,\n"
-             "      [promise](::absl::StatusOr<$Response$> result) {\n"
-             "        promise->set_value(::std::move(result));\n"
-             "      });\n"
+             "      ::stubkit::internal::FulfilPromise<$Response$>{promise});\n"
              "  return future;\n"
              "}\n"
              "\n"

@@ -474,70 +474,40 @@ class LibraryConnectionImpl : public LibraryConnection {
   }
 
  private:
-  ::stubkit::AsyncAttempt<::stubkit::testing::gen::library::v1::Book> AsyncGetBookAttempt(
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request) const {
-    return [stub = stub_,
-            request = ::std::make_shared<const ::stubkit::testing::gen::library::v1::GetBookRequest>(request)](
-               ::grpc::ClientContext& context,
-               const ::stubkit::OptionsView& options,
-               ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) {
-      stub->AsyncGetBook(context, options, *request, ::std::move(done));
-    };
+  ::stubkit::internal::AsyncUnaryAttempt<LibraryStub, ::stubkit::testing::gen::library::v1::GetBookRequest,
+      ::stubkit::testing::gen::library::v1::Book, &LibraryStub::AsyncGetBook>
+  AsyncGetBookAttempt(const ::stubkit::testing::gen::library::v1::GetBookRequest& request) const {
+    return {stub_, request};
   }
 
-  ::stubkit::AsyncAttempt<::stubkit::testing::gen::library::v1::Book> AsyncPutBookAttempt(
-      const ::stubkit::testing::gen::library::v1::PutBookRequest& request) const {
-    return [stub = stub_,
-            request = ::std::make_shared<const ::stubkit::testing::gen::library::v1::PutBookRequest>(request)](
-               ::grpc::ClientContext& context,
-               const ::stubkit::OptionsView& options,
-               ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) {
-      stub->AsyncPutBook(context, options, *request, ::std::move(done));
-    };
+  ::stubkit::internal::AsyncUnaryAttempt<LibraryStub, ::stubkit::testing::gen::library::v1::PutBookRequest,
+      ::stubkit::testing::gen::library::v1::Book, &LibraryStub::AsyncPutBook>
+  AsyncPutBookAttempt(const ::stubkit::testing::gen::library::v1::PutBookRequest& request) const {
+    return {stub_, request};
   }
 
-  ::stubkit::AsyncAttempt<::stubkit::testing::gen::library::v1::Book> AsyncCreateBookAttempt(
-      const ::stubkit::testing::gen::library::v1::CreateBookRequest& request) const {
-    return [stub = stub_,
-            request = ::std::make_shared<const ::stubkit::testing::gen::library::v1::CreateBookRequest>(request)](
-               ::grpc::ClientContext& context,
-               const ::stubkit::OptionsView& options,
-               ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) {
-      stub->AsyncCreateBook(context, options, *request, ::std::move(done));
-    };
+  ::stubkit::internal::AsyncUnaryAttempt<LibraryStub, ::stubkit::testing::gen::library::v1::CreateBookRequest,
+      ::stubkit::testing::gen::library::v1::Book, &LibraryStub::AsyncCreateBook>
+  AsyncCreateBookAttempt(const ::stubkit::testing::gen::library::v1::CreateBookRequest& request) const {
+    return {stub_, request};
   }
 
-  ::stubkit::AsyncAttempt<::google::protobuf::Empty> AsyncDeleteBookAttempt(
-      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request) const {
-    return [stub = stub_,
-            request = ::std::make_shared<const ::stubkit::testing::gen::library::v1::DeleteBookRequest>(request)](
-               ::grpc::ClientContext& context,
-               const ::stubkit::OptionsView& options,
-               ::stubkit::AsyncCallback<::google::protobuf::Empty> done) {
-      stub->AsyncDeleteBook(context, options, *request, ::std::move(done));
-    };
+  ::stubkit::internal::AsyncUnaryAttempt<LibraryStub, ::stubkit::testing::gen::library::v1::DeleteBookRequest,
+      ::google::protobuf::Empty, &LibraryStub::AsyncDeleteBook>
+  AsyncDeleteBookAttempt(const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request) const {
+    return {stub_, request};
   }
 
-  ::stubkit::AsyncAttempt<::google::protobuf::Empty> AsyncTouchBookAttempt(
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request) const {
-    return [stub = stub_,
-            request = ::std::make_shared<const ::stubkit::testing::gen::library::v1::GetBookRequest>(request)](
-               ::grpc::ClientContext& context,
-               const ::stubkit::OptionsView& options,
-               ::stubkit::AsyncCallback<::google::protobuf::Empty> done) {
-      stub->AsyncTouchBook(context, options, *request, ::std::move(done));
-    };
+  ::stubkit::internal::AsyncUnaryAttempt<LibraryStub, ::stubkit::testing::gen::library::v1::GetBookRequest,
+      ::google::protobuf::Empty, &LibraryStub::AsyncTouchBook>
+  AsyncTouchBookAttempt(const ::stubkit::testing::gen::library::v1::GetBookRequest& request) const {
+    return {stub_, request};
   }
 
-  ::stubkit::AsyncAttempt<::google::longrunning::Operation> AsyncArchiveBooksAttempt(
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request) const {
-    return [stub = stub_,
-            request = ::std::make_shared<const ::stubkit::testing::gen::library::v1::GetBookRequest>(request)](
-               ::grpc::ClientContext& context,
-               const ::stubkit::OptionsView& options,
-               ::stubkit::AsyncCallback<::google::longrunning::Operation> done) {
-      stub->AsyncArchiveBooks(context, options, *request, ::std::move(done));
-    };
+  ::stubkit::internal::AsyncUnaryAttempt<LibraryStub, ::stubkit::testing::gen::library::v1::GetBookRequest,
+      ::google::longrunning::Operation, &LibraryStub::AsyncArchiveBooks>
+  AsyncArchiveBooksAttempt(const ::stubkit::testing::gen::library::v1::GetBookRequest& request) const {
+    return {stub_, request};
   }
 
   ::std::shared_ptr<LibraryStub> stub_;
@@ -676,14 +646,12 @@ LibraryClient::LibraryClient(
 ::std::future<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>
 LibraryClient::AsyncGetBook(const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     const ::stubkit::Options& call) {
-  auto promise = ::std::make_shared<
-      ::std::promise<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>>();
+  auto* promise =
+      new ::std::promise<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>();
   auto future = promise->get_future();
   connection_->AsyncGetBook(
       ::stubkit::OptionsView(call, options_), request,
-      [promise](::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> result) {
-        promise->set_value(::std::move(result));
-      });
+      ::stubkit::internal::FulfilPromise<::stubkit::testing::gen::library::v1::Book>{promise});
   return future;
 }
 
@@ -703,14 +671,12 @@ void LibraryClient::AsyncGetBook(const ::stubkit::testing::gen::library::v1::Get
 ::std::future<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>
 LibraryClient::AsyncPutBook(const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
     const ::stubkit::Options& call) {
-  auto promise = ::std::make_shared<
-      ::std::promise<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>>();
+  auto* promise =
+      new ::std::promise<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>();
   auto future = promise->get_future();
   connection_->AsyncPutBook(
       ::stubkit::OptionsView(call, options_), request,
-      [promise](::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> result) {
-        promise->set_value(::std::move(result));
-      });
+      ::stubkit::internal::FulfilPromise<::stubkit::testing::gen::library::v1::Book>{promise});
   return future;
 }
 
@@ -730,14 +696,12 @@ void LibraryClient::AsyncPutBook(const ::stubkit::testing::gen::library::v1::Put
 ::std::future<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>
 LibraryClient::AsyncCreateBook(const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
     const ::stubkit::Options& call) {
-  auto promise = ::std::make_shared<
-      ::std::promise<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>>();
+  auto* promise =
+      new ::std::promise<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>();
   auto future = promise->get_future();
   connection_->AsyncCreateBook(
       ::stubkit::OptionsView(call, options_), request,
-      [promise](::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> result) {
-        promise->set_value(::std::move(result));
-      });
+      ::stubkit::internal::FulfilPromise<::stubkit::testing::gen::library::v1::Book>{promise});
   return future;
 }
 
@@ -757,14 +721,12 @@ void LibraryClient::AsyncCreateBook(const ::stubkit::testing::gen::library::v1::
 ::std::future<::absl::StatusOr<::google::protobuf::Empty>>
 LibraryClient::AsyncDeleteBook(const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
     const ::stubkit::Options& call) {
-  auto promise = ::std::make_shared<
-      ::std::promise<::absl::StatusOr<::google::protobuf::Empty>>>();
+  auto* promise =
+      new ::std::promise<::absl::StatusOr<::google::protobuf::Empty>>();
   auto future = promise->get_future();
   connection_->AsyncDeleteBook(
       ::stubkit::OptionsView(call, options_), request,
-      [promise](::absl::StatusOr<::google::protobuf::Empty> result) {
-        promise->set_value(::std::move(result));
-      });
+      ::stubkit::internal::FulfilPromise<::google::protobuf::Empty>{promise});
   return future;
 }
 
@@ -784,14 +746,12 @@ void LibraryClient::AsyncDeleteBook(const ::stubkit::testing::gen::library::v1::
 ::std::future<::absl::StatusOr<::google::protobuf::Empty>>
 LibraryClient::AsyncTouchBook(const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     const ::stubkit::Options& call) {
-  auto promise = ::std::make_shared<
-      ::std::promise<::absl::StatusOr<::google::protobuf::Empty>>>();
+  auto* promise =
+      new ::std::promise<::absl::StatusOr<::google::protobuf::Empty>>();
   auto future = promise->get_future();
   connection_->AsyncTouchBook(
       ::stubkit::OptionsView(call, options_), request,
-      [promise](::absl::StatusOr<::google::protobuf::Empty> result) {
-        promise->set_value(::std::move(result));
-      });
+      ::stubkit::internal::FulfilPromise<::google::protobuf::Empty>{promise});
   return future;
 }
 
@@ -811,14 +771,12 @@ void LibraryClient::AsyncTouchBook(const ::stubkit::testing::gen::library::v1::G
 ::std::future<::absl::StatusOr<::google::longrunning::Operation>>
 LibraryClient::AsyncArchiveBooks(const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     const ::stubkit::Options& call) {
-  auto promise = ::std::make_shared<
-      ::std::promise<::absl::StatusOr<::google::longrunning::Operation>>>();
+  auto* promise =
+      new ::std::promise<::absl::StatusOr<::google::longrunning::Operation>>();
   auto future = promise->get_future();
   connection_->AsyncArchiveBooks(
       ::stubkit::OptionsView(call, options_), request,
-      [promise](::absl::StatusOr<::google::longrunning::Operation> result) {
-        promise->set_value(::std::move(result));
-      });
+      ::stubkit::internal::FulfilPromise<::google::longrunning::Operation>{promise});
   return future;
 }
 
