@@ -139,7 +139,7 @@ void AsyncRetryOperationBase::OnAttemptDone(const absl::Status& status) {
   // Hold nothing of the finished attempt (its call and arena) while waiting.
   context_.reset();
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     if (finished_) return;
     waiting_ = true;
   }
@@ -147,7 +147,7 @@ void AsyncRetryOperationBase::OnAttemptDone(const absl::Status& status) {
   uint64_t timer =
       sleeper_->Schedule(wait, [self](bool fired) { self->OnWaitDone(fired); });
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     if (!waiting_) return;  // the wait ended inline already
     timer_ = timer;
   }
@@ -158,7 +158,7 @@ void AsyncRetryOperationBase::OnAttemptDone(const absl::Status& status) {
 
 void AsyncRetryOperationBase::OnWaitDone(bool fired) {
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     waiting_ = false;
     timer_ = 0;
     if (finished_) return;
@@ -174,7 +174,7 @@ void AsyncRetryOperationBase::OnWaitDone(bool fired) {
 void AsyncRetryOperationBase::OnCancel() {
   uint64_t timer = 0;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     if (finished_ || !waiting_)
       return;  // an attempt in flight is cancelled
                // by the token through its context
@@ -185,7 +185,7 @@ void AsyncRetryOperationBase::OnCancel() {
 
 void AsyncRetryOperationBase::Finish(absl::Status status) {
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     if (finished_) return;
     finished_ = true;
   }

@@ -34,6 +34,7 @@
 #include <functional>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -125,10 +126,15 @@ class AsyncRetryOperationBase
   std::optional<grpc::ClientContext> context_;
   uint64_t cancel_callback_ = 0;
 
-  absl::Mutex mu_;
-  bool waiting_ ABSL_GUARDED_BY(mu_) = false;
-  bool finished_ ABSL_GUARDED_BY(mu_) = false;
-  uint64_t timer_ ABSL_GUARDED_BY(mu_) = 0;
+  // A std::mutex, not an absl::Mutex: Debian's abseil tracks every Mutex
+  // for deadlock detection, and creating, locking and destroying one per
+  // call cost about 4% of an in-process call's instructions (callgrind:
+  // GraphCycles::GetId, Mutex::ForgetDeadlockInfo).
+  std::mutex mu_;
+  // Guarded by mu_.
+  bool waiting_ = false;
+  bool finished_ = false;
+  uint64_t timer_ = 0;
 };
 
 // The receiving end of an attempt of an async unary call.
