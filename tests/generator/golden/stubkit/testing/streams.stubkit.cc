@@ -377,13 +377,11 @@ StreamServiceClient::Double(const ::stubkit::Options& call) {
 ::std::future<::absl::StatusOr<::stubkit::testing::Item>>
 StreamServiceClient::AsyncGet(const ::stubkit::testing::RangeRequest& request,
     const ::stubkit::Options& call) {
-  auto* promise =
-      new ::std::promise<::absl::StatusOr<::stubkit::testing::Item>>();
-  auto future = promise->get_future();
+  auto [future, fulfil] =
+      ::stubkit::internal::FulfilPromise<::stubkit::testing::Item>::Make();
   connection_->AsyncGet(
-      ::stubkit::OptionsView(call, options_), request,
-      ::stubkit::internal::FulfilPromise<::stubkit::testing::Item>{promise});
-  return future;
+      ::stubkit::OptionsView(call, options_), request, fulfil);
+  return ::std::move(future);
 }
 
 void StreamServiceClient::AsyncGet(const ::stubkit::testing::RangeRequest& request,

@@ -646,13 +646,11 @@ LibraryClient::LibraryClient(
 ::std::future<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>
 LibraryClient::AsyncGetBook(const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     const ::stubkit::Options& call) {
-  auto* promise =
-      new ::std::promise<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>();
-  auto future = promise->get_future();
+  auto [future, fulfil] =
+      ::stubkit::internal::FulfilPromise<::stubkit::testing::gen::library::v1::Book>::Make();
   connection_->AsyncGetBook(
-      ::stubkit::OptionsView(call, options_), request,
-      ::stubkit::internal::FulfilPromise<::stubkit::testing::gen::library::v1::Book>{promise});
-  return future;
+      ::stubkit::OptionsView(call, options_), request, fulfil);
+  return ::std::move(future);
 }
 
 void LibraryClient::AsyncGetBook(const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
@@ -671,13 +669,11 @@ void LibraryClient::AsyncGetBook(const ::stubkit::testing::gen::library::v1::Get
 ::std::future<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>
 LibraryClient::AsyncPutBook(const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
     const ::stubkit::Options& call) {
-  auto* promise =
-      new ::std::promise<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>();
-  auto future = promise->get_future();
+  auto [future, fulfil] =
+      ::stubkit::internal::FulfilPromise<::stubkit::testing::gen::library::v1::Book>::Make();
   connection_->AsyncPutBook(
-      ::stubkit::OptionsView(call, options_), request,
-      ::stubkit::internal::FulfilPromise<::stubkit::testing::gen::library::v1::Book>{promise});
-  return future;
+      ::stubkit::OptionsView(call, options_), request, fulfil);
+  return ::std::move(future);
 }
 
 void LibraryClient::AsyncPutBook(const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
@@ -696,13 +692,11 @@ void LibraryClient::AsyncPutBook(const ::stubkit::testing::gen::library::v1::Put
 ::std::future<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>
 LibraryClient::AsyncCreateBook(const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
     const ::stubkit::Options& call) {
-  auto* promise =
-      new ::std::promise<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>();
-  auto future = promise->get_future();
+  auto [future, fulfil] =
+      ::stubkit::internal::FulfilPromise<::stubkit::testing::gen::library::v1::Book>::Make();
   connection_->AsyncCreateBook(
-      ::stubkit::OptionsView(call, options_), request,
-      ::stubkit::internal::FulfilPromise<::stubkit::testing::gen::library::v1::Book>{promise});
-  return future;
+      ::stubkit::OptionsView(call, options_), request, fulfil);
+  return ::std::move(future);
 }
 
 void LibraryClient::AsyncCreateBook(const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
@@ -721,13 +715,11 @@ void LibraryClient::AsyncCreateBook(const ::stubkit::testing::gen::library::v1::
 ::std::future<::absl::StatusOr<::google::protobuf::Empty>>
 LibraryClient::AsyncDeleteBook(const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
     const ::stubkit::Options& call) {
-  auto* promise =
-      new ::std::promise<::absl::StatusOr<::google::protobuf::Empty>>();
-  auto future = promise->get_future();
+  auto [future, fulfil] =
+      ::stubkit::internal::FulfilPromise<::google::protobuf::Empty>::Make();
   connection_->AsyncDeleteBook(
-      ::stubkit::OptionsView(call, options_), request,
-      ::stubkit::internal::FulfilPromise<::google::protobuf::Empty>{promise});
-  return future;
+      ::stubkit::OptionsView(call, options_), request, fulfil);
+  return ::std::move(future);
 }
 
 void LibraryClient::AsyncDeleteBook(const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
@@ -746,13 +738,11 @@ void LibraryClient::AsyncDeleteBook(const ::stubkit::testing::gen::library::v1::
 ::std::future<::absl::StatusOr<::google::protobuf::Empty>>
 LibraryClient::AsyncTouchBook(const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     const ::stubkit::Options& call) {
-  auto* promise =
-      new ::std::promise<::absl::StatusOr<::google::protobuf::Empty>>();
-  auto future = promise->get_future();
+  auto [future, fulfil] =
+      ::stubkit::internal::FulfilPromise<::google::protobuf::Empty>::Make();
   connection_->AsyncTouchBook(
-      ::stubkit::OptionsView(call, options_), request,
-      ::stubkit::internal::FulfilPromise<::google::protobuf::Empty>{promise});
-  return future;
+      ::stubkit::OptionsView(call, options_), request, fulfil);
+  return ::std::move(future);
 }
 
 void LibraryClient::AsyncTouchBook(const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
@@ -771,13 +761,11 @@ void LibraryClient::AsyncTouchBook(const ::stubkit::testing::gen::library::v1::G
 ::std::future<::absl::StatusOr<::google::longrunning::Operation>>
 LibraryClient::AsyncArchiveBooks(const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     const ::stubkit::Options& call) {
-  auto* promise =
-      new ::std::promise<::absl::StatusOr<::google::longrunning::Operation>>();
-  auto future = promise->get_future();
+  auto [future, fulfil] =
+      ::stubkit::internal::FulfilPromise<::google::longrunning::Operation>::Make();
   connection_->AsyncArchiveBooks(
-      ::stubkit::OptionsView(call, options_), request,
-      ::stubkit::internal::FulfilPromise<::google::longrunning::Operation>{promise});
-  return future;
+      ::stubkit::OptionsView(call, options_), request, fulfil);
+  return ::std::move(future);
 }
 
 void LibraryClient::AsyncArchiveBooks(const ::stubkit::testing::gen::library::v1::GetBookRequest& request,

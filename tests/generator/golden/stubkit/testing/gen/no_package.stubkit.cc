@@ -268,13 +268,11 @@ NoPackageClient::NoPackageClient(
 ::std::future<::absl::StatusOr<::NoPackageResponse>>
 NoPackageClient::AsyncLookup(const ::NoPackageRequest& request,
     const ::stubkit::Options& call) {
-  auto* promise =
-      new ::std::promise<::absl::StatusOr<::NoPackageResponse>>();
-  auto future = promise->get_future();
+  auto [future, fulfil] =
+      ::stubkit::internal::FulfilPromise<::NoPackageResponse>::Make();
   connection_->AsyncLookup(
-      ::stubkit::OptionsView(call, options_), request,
-      ::stubkit::internal::FulfilPromise<::NoPackageResponse>{promise});
-  return future;
+      ::stubkit::OptionsView(call, options_), request, fulfil);
+  return ::std::move(future);
 }
 
 void NoPackageClient::AsyncLookup(const ::NoPackageRequest& request,
