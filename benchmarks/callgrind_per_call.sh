@@ -37,6 +37,8 @@ done | awk -v calls="${calls}" '
     base["async_raw_deadline"] = "async_raw_deadline"
     base["async_stubkit_future"] = "async_raw_deadline"
     base["async_stubkit_callback"] = "async_raw_deadline"
+    base["throughput_async_raw_deadline"] = "throughput_async_raw_deadline"
+    base["throughput_async_stubkit_callback"] = "throughput_async_raw_deadline"
     for (i = 0; i < n; i++) ir[order[i]] = median(order[i])
     printf "| %-30s | %11s | %-18s | %7s | %10s | %10s |\n", "variant", "instr/call", "baseline", "ratio", "added/call", "runs min-max"
     printf "| %-30s | %11s | %-18s | %7s | %10s | %10s |\n", "---", "---:", "---", "---:", "---:", "---:"

@@ -3,18 +3,24 @@
 #include "stubkit/metrics.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace stubkit {
 
 MetricsCollector::Entry& MetricsCollector::EntryFor(absl::string_view method) {
-  {
-    absl::ReaderMutexLock lock(&mu_);
-    auto it = entries_.find(method);
-    if (it != entries_.end()) return *it->second;
-  }
+  std::atomic<Entry*>& slot =
+      cache_[(reinterpret_cast<uintptr_t>(method.data()) >> 3) % kCacheSlots];
+  Entry* entry = slot.load(std::memory_order_acquire);
+  if (entry != nullptr && entry->name == method) return *entry;
+  entry = &FindOrAdd(method);
+  slot.store(entry, std::memory_order_release);
+  return *entry;
+}
+
+MetricsCollector::Entry& MetricsCollector::FindOrAdd(absl::string_view method) {
   absl::MutexLock lock(&mu_);
   std::unique_ptr<Entry>& entry = entries_[method];
-  if (entry == nullptr) entry = std::make_unique<Entry>();
+  if (entry == nullptr) entry = std::make_unique<Entry>(method);
   return *entry;
 }
 

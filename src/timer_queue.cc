@@ -3,6 +3,7 @@
 #include "stubkit/internal/timer_queue.h"
 
 #include <algorithm>
+#include <deque>
 #include <utility>
 
 namespace stubkit {
@@ -112,10 +113,88 @@ void TimerQueue::Run() {
   }
 }
 
+namespace {
+
+// Runs fired callbacks on threads of their own, so that one that blocks (a
+// user's callback, a decorator, a hook) holds up neither the timer thread
+// nor the other callbacks: a callback finding every thread busy starts
+// another; threads idle for kIdleExit end, down to one.
+class CallbackRunner {
+ public:
+  void Run(std::function<void(bool)> done) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ready_.push_back(std::move(done));
+      if (idle_ < ready_.size()) {
+        ++threads_;
+        std::thread([this] { Work(); }).detach();
+        return;
+      }
+    }
+    wake_.notify_one();
+  }
+
+ private:
+  static constexpr std::chrono::seconds kIdleExit{10};
+
+  void Work() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      if (ready_.empty()) {
+        ++idle_;
+        const bool woken =
+            wake_.wait_for(lock, kIdleExit, [this] { return !ready_.empty(); });
+        --idle_;
+        if (!woken && threads_ > 1) {
+          --threads_;
+          return;
+        }
+        continue;
+      }
+      std::function<void(bool)> done = std::move(ready_.front());
+      ready_.pop_front();
+      lock.unlock();
+      done(true);
+      done = nullptr;  // what it captured is user code too
+      lock.lock();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::deque<std::function<void(bool)>> ready_;  // guarded by mu_
+  size_t idle_ = 0;                              // guarded by mu_
+  int threads_ = 0;                              // guarded by mu_
+};
+
+// The timer queue, with fired callbacks handed to a CallbackRunner; a
+// cancelled wait's done(false) still runs on the cancelling thread.
+class OffloadingSleeper final : public AsyncSleeper {
+ public:
+  uint64_t Schedule(std::chrono::nanoseconds duration,
+                    std::function<void(bool)> done) override {
+    return queue_.Schedule(duration,
+                           [this, done = std::move(done)](bool fired) mutable {
+                             if (fired) {
+                               runner_.Run(std::move(done));
+                             } else {
+                               done(false);
+                             }
+                           });
+  }
+  void Cancel(uint64_t id) override { queue_.Cancel(id); }
+
+ private:
+  CallbackRunner runner_;
+  TimerQueue queue_;  // last: its thread stops first
+};
+
+}  // namespace
+
 AsyncSleeper& DefaultAsyncSleeper() {
-  // Never destroyed: its thread runs for the life of the process.
-  static TimerQueue* const queue = new TimerQueue;
-  return *queue;
+  // Never destroyed: its threads run for the life of the process.
+  static OffloadingSleeper* const sleeper = new OffloadingSleeper;
+  return *sleeper;
 }
 
 }  // namespace internal

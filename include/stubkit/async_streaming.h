@@ -86,7 +86,6 @@ class AsyncServerStreamOperation final : public AsyncRetryOperationBase {
     }
     void OnDone(const grpc::Status& status) override {
       operation_->OnAttemptDone(FromGrpcStatus(status));
-      ReleaseOffCallbackThread(std::move(operation_));
       delete this;
     }
 

@@ -110,7 +110,8 @@ struct AsyncSleeperOption {
 };
 
 namespace internal {
-// The process-wide timer: one thread, however many calls wait.
+// The process-wide timer: one thread, however many calls wait; fired
+// callbacks run on a pool that grows while all its threads are busy.
 AsyncSleeper& DefaultAsyncSleeper();
 }  // namespace internal
 

@@ -241,7 +241,6 @@ class HedgedOperation final : public HedgedOperationBase {
                  self->response_ = *std::move(result);
                  self->Complete(absl::OkStatus());
                }
-               ReleaseOffCallbackThread(std::move(self));
              });
     if (next.arm_timer) ArmHedgeTimer();
   }

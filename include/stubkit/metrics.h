@@ -76,6 +76,8 @@ class MetricsCollector {
 
  private:
   struct Entry {
+    explicit Entry(absl::string_view method) : name(method) {}
+    const std::string name;
     std::atomic<int64_t> calls{0};
     std::atomic<int64_t> attempts{0};
     std::atomic<int64_t> retries{0};
@@ -84,7 +86,19 @@ class MetricsCollector {
         buckets{};
     std::atomic<int64_t> latency_sum_ns{0};
   };
+  // Lock-free on a hit: see kCacheSlots.
   Entry& EntryFor(absl::string_view method);
+  // Under the lock: finds or makes the entry.
+  Entry& FindOrAdd(absl::string_view method);
+
+  // The hot path takes no lock and hashes no string: entries are cached in
+  // a table indexed by the address of the method's name, which generated
+  // clients keep in static storage (so each method's slot is stable). A hit
+  // is one load and one name comparison; a miss (first call, or two
+  // methods sharing a slot) takes the lock and refills the slot. Entries
+  // live as long as the collector, so a cached pointer never dangles.
+  static constexpr size_t kCacheSlots = 64;
+  std::array<std::atomic<Entry*>, kCacheSlots> cache_{};
 
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::unique_ptr<Entry>> entries_

@@ -59,17 +59,20 @@ absl::StatusOr<Response> RunUnary(const MethodInfo& method,
                              std::forward<Attempt>(attempt));
 }
 
-template <typename Response>
+// `attempt` is callable as `AsyncAttempt<Response>`; it is stored in the
+// operation as it is (no std::function) unless the call is hedged.
+template <typename Response, typename Attempt>
 void RunAsyncUnary(const MethodInfo& method, const OptionsView& options,
-                   typename AsyncRetryOperation<Response>::Attempt attempt,
-                   AsyncCallback<Response> done) {
+                   Attempt&& attempt, AsyncCallback<Response> done) {
   if (ShouldHedge(method, options)) {
-    AsyncHedgedCall<Response>(method, options.call(), CopyLowerLayers(options),
-                              std::move(attempt), std::move(done));
+    AsyncHedgedCall<Response>(
+        method, options.call(), CopyLowerLayers(options),
+        AsyncAttempt<Response>(std::forward<Attempt>(attempt)),
+        std::move(done));
     return;
   }
   AsyncRetryLoop<Response>(method, options.call(), CopyLowerLayers(options),
-                           std::move(attempt), std::move(done));
+                           std::forward<Attempt>(attempt), std::move(done));
 }
 
 }  // namespace internal

@@ -55,18 +55,13 @@ std::string ConnectionArgument(Kind kind, const Param& param) {
 void PrintClientBody(Printer& w, const Printer::Vars& vars,
                      const Signature& signature) {
   if (signature.variant == Variant::kFuture) {
+    // The promise, its shared state and the callback in one allocation.
     w.Print(vars,
-            "  auto promise = ::std::make_shared<\n"
-            "      ::std::promise<::absl::StatusOr<$Response$>>>();\n"
-            "  auto future = promise->get_future();\n"
-            "  connection_->Async$Method$(\n"
-            "      " +
-                ViewOf(signature.kind) +
-                ", request,\n"
-                "      [promise](::absl::StatusOr<$Response$> result) {\n"
-                "        promise->set_value(::std::move(result));\n"
-                "      });\n"
-                "  return future;\n");
+            "  auto [future, fulfil] =\n"
+            "      ::stubkit::internal::FulfilPromise<$Response$>::Make();\n");
+    PrintCall(w, vars, 1, "connection_->Async$Method$(",
+              {ViewOf(signature.kind), "request", "fulfil"}, ");");
+    w.Print("  return ::std::move(future);\n");
     return;
   }
   const Signature& connection =

@@ -120,19 +120,14 @@ void PrintConnectionImpl(Printer& w, const FileModel& file,
   for (const MethodModel& method : service.methods) {
     if (method.kind != Kind::kUnary) continue;
     // An attempt that owns the stub and a copy of the request: async and
-    // hedged attempts may outlive the call that started them.
+    // hedged attempts may outlive the call that started them. Not a
+    // std::function: the async loop stores it in the call's one allocation.
     w.Print(
         MethodVars(file, service, method),
-        "  ::stubkit::AsyncAttempt<$Response$> Async$Method$Attempt(\n"
-        "      const $Request$& request) const {\n"
-        "    return [stub = stub_,\n"
-        "            request = ::std::make_shared<const $Request$>(request)](\n"
-        "               ::grpc::ClientContext& context,\n"
-        "               const ::stubkit::OptionsView& options,\n"
-        "               ::stubkit::AsyncCallback<$Response$> done) {\n"
-        "      stub->Async$Method$(context, options, *request, "
-        "::std::move(done));\n"
-        "    };\n"
+        "  ::stubkit::internal::AsyncUnaryAttempt<$Service$Stub, $Request$,\n"
+        "      $Response$, &$Service$Stub::Async$Method$>\n"
+        "  Async$Method$Attempt(const $Request$& request) const {\n"
+        "    return {stub_, request};\n"
         "  }\n\n");
   }
   w.Print(ServiceVars(file, service),

@@ -282,5 +282,72 @@ TEST(CancellationTokenTest, SyncLoopCancelledDuringBackoffReturnsPromptly) {
               .count()));
 }
 
+// An attempt that answers on the thread that started it: the first attempt
+// fails, the second succeeds. The second starts from the backoff timer, so
+// the call's callback runs on the thread that ran the timer's callback.
+auto InlineAttempt() {
+  auto attempts = std::make_shared<std::atomic<int>>(0);
+  return [attempts](grpc::ClientContext&, const OptionsView&, Done done) {
+    if (attempts->fetch_add(1) == 0) {
+      done(absl::UnavailableError("first attempt"));
+    } else {
+      done(std::string("fine"));
+    }
+  };
+}
+
+// Issue 15: one call's callback blocking (here until the others are done,
+// at most 2 s) must not hold up other calls' backoff timers on the
+// process-wide sleeper. With one thread running every fired timer, the
+// other calls' 10 ms waits ended only when the blocking callback returned.
+TEST(AsyncRetryLoopDefaultSleeperTest, BlockingCallbackDelaysNoOtherBackoff) {
+  using Steady = std::chrono::steady_clock;
+  constexpr auto kBlockFor = seconds(2);
+  const Options fast =
+      Options{}.set<BackoffPolicyOption>(ExponentialBackoffPolicy(
+          milliseconds(10), milliseconds(10), 1.0, Jitter::None()));
+  std::promise<void> others_done;
+  std::shared_future<void> others_done_future = others_done.get_future();
+  std::promise<void> blocking_entered;
+  std::promise<void> blocking_returned;
+  std::atomic<bool> blocking{false};
+  AsyncRetryLoop<std::string>(kGet, Options{}, fast, InlineAttempt(),
+                              [&](absl::StatusOr<std::string> result) {
+                                EXPECT_TRUE(result.ok()) << result.status();
+                                blocking = true;
+                                blocking_entered.set_value();
+                                others_done_future.wait_for(kBlockFor);
+                                blocking = false;
+                                blocking_returned.set_value();
+                              });
+  blocking_entered.get_future().wait();
+
+  constexpr int kOthers = 5;
+  std::atomic<int> finished{0};
+  std::atomic<int> finished_while_blocked{0};
+  const Steady::time_point start = Steady::now();
+  std::vector<std::promise<Steady::duration>> took(kOthers);
+  for (int i = 0; i < kOthers; ++i) {
+    AsyncRetryLoop<std::string>(kGet, Options{}, fast, InlineAttempt(),
+                                [&, i](absl::StatusOr<std::string> result) {
+                                  EXPECT_TRUE(result.ok()) << result.status();
+                                  if (blocking) ++finished_while_blocked;
+                                  took[i].set_value(Steady::now() - start);
+                                  if (++finished == kOthers)
+                                    others_done.set_value();
+                                });
+  }
+  for (int i = 0; i < kOthers; ++i) {
+    // Each waited 10 ms; far less than the blocking callback's 2 s.
+    EXPECT_LT(
+        std::chrono::duration_cast<milliseconds>(took[i].get_future().get())
+            .count(),
+        milliseconds(kBlockFor / 2).count())
+        << "call " << i;
+  }
+  EXPECT_EQ(finished_while_blocked.load(), kOthers);
+  blocking_returned.get_future().wait();
+}
+
 }  // namespace
 }  // namespace stubkit

@@ -262,5 +262,50 @@ TEST_F(MetricsTest, HedgedCalls) {
   ExpectOneCall(m[0], {2, StopReason::kSuccess, 50});
 }
 
+// The collector caches entries by the address of the method's name; names
+// that share an address (a reused buffer) or a cache slot must still count
+// apart, from any number of threads.
+TEST(MetricsCollectorTest, NamesSharingAnAddressOrASlotCountApart) {
+  MetricsCollector metrics;
+  char buffer[] = "pkg.Service.MethodA";
+  metrics.RecordCall(buffer, 1, StopReason::kSuccess,
+                     std::chrono::milliseconds(1));
+  buffer[sizeof(buffer) - 2] = 'B';  // the same address, another method
+  metrics.RecordCall(buffer, 2, StopReason::kSuccess,
+                     std::chrono::milliseconds(1));
+  metrics.RecordCall(buffer, 1, StopReason::kSuccess,
+                     std::chrono::milliseconds(1));
+
+  // 200 names in 64 slots, recorded from 4 threads at once.
+  std::vector<std::string> names;
+  for (int i = 0; i < 200; ++i)
+    names.push_back("pkg.Many.M" + std::to_string(i));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int round = 0; round < 10; ++round) {
+        for (const std::string& name : names) {
+          metrics.RecordCall(name, 1, StopReason::kSuccess,
+                             std::chrono::milliseconds(1));
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+
+  std::vector<MethodMetrics> snapshot = metrics.Snapshot();
+  ASSERT_EQ(snapshot.size(), 202u);
+  for (const MethodMetrics& m : snapshot) {
+    if (m.method == "pkg.Service.MethodA") {
+      EXPECT_EQ(m.calls, 1);
+    } else if (m.method == "pkg.Service.MethodB") {
+      EXPECT_EQ(m.calls, 2);
+      EXPECT_EQ(m.attempts, 3);
+    } else {
+      EXPECT_EQ(m.calls, 40) << m.method;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace stubkit

@@ -4,11 +4,12 @@
 // thread. Ten thousand calls in backoff cost ten thousand heap entries, not
 // threads.
 //
-// Threads (as stubkit/clock.h says for the default AsyncSleeper): done(true)
-// on the queue's thread, done(false) on the thread calling Cancel (or
-// destroying the queue); never under the queue's lock. A slow callback
-// delays the waits due after it; moving user callbacks off this thread is
-// left to a later change.
+// Threads: done(true) on the queue's thread, done(false) on the thread
+// calling Cancel (or destroying the queue); never under the queue's lock. A
+// slow callback delays the waits due after it, so the process-wide sleeper
+// (`internal::DefaultAsyncSleeper()`) hands each fired callback to a pool of
+// threads that grows while every one is busy: a user callback that blocks
+// delays no other call's backoff.
 //
 // A cancelled wait's callback is released at once; its heap entry (16 bytes)
 // is skipped when it reaches the top, and the heap is rebuilt without them

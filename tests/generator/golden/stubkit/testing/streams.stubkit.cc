@@ -231,15 +231,10 @@ class StreamServiceConnectionImpl : public StreamServiceConnection {
   }
 
  private:
-  ::stubkit::AsyncAttempt<::stubkit::testing::Item> AsyncGetAttempt(
-      const ::stubkit::testing::RangeRequest& request) const {
-    return [stub = stub_,
-            request = ::std::make_shared<const ::stubkit::testing::RangeRequest>(request)](
-               ::grpc::ClientContext& context,
-               const ::stubkit::OptionsView& options,
-               ::stubkit::AsyncCallback<::stubkit::testing::Item> done) {
-      stub->AsyncGet(context, options, *request, ::std::move(done));
-    };
+  ::stubkit::internal::AsyncUnaryAttempt<StreamServiceStub, ::stubkit::testing::RangeRequest,
+      ::stubkit::testing::Item, &StreamServiceStub::AsyncGet>
+  AsyncGetAttempt(const ::stubkit::testing::RangeRequest& request) const {
+    return {stub_, request};
   }
 
   ::std::shared_ptr<StreamServiceStub> stub_;
@@ -394,15 +389,11 @@ StreamServiceClient::Double(const ::stubkit::Options& call) {
 ::std::future<::absl::StatusOr<::stubkit::testing::Item>>
 StreamServiceClient::AsyncGet(const ::stubkit::testing::RangeRequest& request,
                               const ::stubkit::Options& call) {
-  auto promise = ::std::make_shared<
-      ::std::promise<::absl::StatusOr<::stubkit::testing::Item>>>();
-  auto future = promise->get_future();
-  connection_->AsyncGet(
-      method_options_.View(3, call, options_, request), request,
-      [promise](::absl::StatusOr<::stubkit::testing::Item> result) {
-        promise->set_value(::std::move(result));
-      });
-  return future;
+  auto [future, fulfil] =
+      ::stubkit::internal::FulfilPromise<::stubkit::testing::Item>::Make();
+  connection_->AsyncGet(method_options_.View(3, call, options_, request),
+                        request, fulfil);
+  return ::std::move(future);
 }
 
 void StreamServiceClient::AsyncGet(

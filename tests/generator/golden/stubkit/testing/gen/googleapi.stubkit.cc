@@ -460,70 +460,40 @@ class LibraryConnectionImpl : public LibraryConnection {
   }
 
  private:
-  ::stubkit::AsyncAttempt<::stubkit::testing::gen::library::v1::Book> AsyncGetBookAttempt(
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request) const {
-    return [stub = stub_,
-            request = ::std::make_shared<const ::stubkit::testing::gen::library::v1::GetBookRequest>(request)](
-               ::grpc::ClientContext& context,
-               const ::stubkit::OptionsView& options,
-               ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) {
-      stub->AsyncGetBook(context, options, *request, ::std::move(done));
-    };
+  ::stubkit::internal::AsyncUnaryAttempt<LibraryStub, ::stubkit::testing::gen::library::v1::GetBookRequest,
+      ::stubkit::testing::gen::library::v1::Book, &LibraryStub::AsyncGetBook>
+  AsyncGetBookAttempt(const ::stubkit::testing::gen::library::v1::GetBookRequest& request) const {
+    return {stub_, request};
   }
 
-  ::stubkit::AsyncAttempt<::stubkit::testing::gen::library::v1::Book> AsyncPutBookAttempt(
-      const ::stubkit::testing::gen::library::v1::PutBookRequest& request) const {
-    return [stub = stub_,
-            request = ::std::make_shared<const ::stubkit::testing::gen::library::v1::PutBookRequest>(request)](
-               ::grpc::ClientContext& context,
-               const ::stubkit::OptionsView& options,
-               ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) {
-      stub->AsyncPutBook(context, options, *request, ::std::move(done));
-    };
+  ::stubkit::internal::AsyncUnaryAttempt<LibraryStub, ::stubkit::testing::gen::library::v1::PutBookRequest,
+      ::stubkit::testing::gen::library::v1::Book, &LibraryStub::AsyncPutBook>
+  AsyncPutBookAttempt(const ::stubkit::testing::gen::library::v1::PutBookRequest& request) const {
+    return {stub_, request};
   }
 
-  ::stubkit::AsyncAttempt<::stubkit::testing::gen::library::v1::Book> AsyncCreateBookAttempt(
-      const ::stubkit::testing::gen::library::v1::CreateBookRequest& request) const {
-    return [stub = stub_,
-            request = ::std::make_shared<const ::stubkit::testing::gen::library::v1::CreateBookRequest>(request)](
-               ::grpc::ClientContext& context,
-               const ::stubkit::OptionsView& options,
-               ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) {
-      stub->AsyncCreateBook(context, options, *request, ::std::move(done));
-    };
+  ::stubkit::internal::AsyncUnaryAttempt<LibraryStub, ::stubkit::testing::gen::library::v1::CreateBookRequest,
+      ::stubkit::testing::gen::library::v1::Book, &LibraryStub::AsyncCreateBook>
+  AsyncCreateBookAttempt(const ::stubkit::testing::gen::library::v1::CreateBookRequest& request) const {
+    return {stub_, request};
   }
 
-  ::stubkit::AsyncAttempt<::google::protobuf::Empty> AsyncDeleteBookAttempt(
-      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request) const {
-    return [stub = stub_,
-            request = ::std::make_shared<const ::stubkit::testing::gen::library::v1::DeleteBookRequest>(request)](
-               ::grpc::ClientContext& context,
-               const ::stubkit::OptionsView& options,
-               ::stubkit::AsyncCallback<::google::protobuf::Empty> done) {
-      stub->AsyncDeleteBook(context, options, *request, ::std::move(done));
-    };
+  ::stubkit::internal::AsyncUnaryAttempt<LibraryStub, ::stubkit::testing::gen::library::v1::DeleteBookRequest,
+      ::google::protobuf::Empty, &LibraryStub::AsyncDeleteBook>
+  AsyncDeleteBookAttempt(const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request) const {
+    return {stub_, request};
   }
 
-  ::stubkit::AsyncAttempt<::google::protobuf::Empty> AsyncTouchBookAttempt(
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request) const {
-    return [stub = stub_,
-            request = ::std::make_shared<const ::stubkit::testing::gen::library::v1::GetBookRequest>(request)](
-               ::grpc::ClientContext& context,
-               const ::stubkit::OptionsView& options,
-               ::stubkit::AsyncCallback<::google::protobuf::Empty> done) {
-      stub->AsyncTouchBook(context, options, *request, ::std::move(done));
-    };
+  ::stubkit::internal::AsyncUnaryAttempt<LibraryStub, ::stubkit::testing::gen::library::v1::GetBookRequest,
+      ::google::protobuf::Empty, &LibraryStub::AsyncTouchBook>
+  AsyncTouchBookAttempt(const ::stubkit::testing::gen::library::v1::GetBookRequest& request) const {
+    return {stub_, request};
   }
 
-  ::stubkit::AsyncAttempt<::google::longrunning::Operation> AsyncArchiveBooksAttempt(
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request) const {
-    return [stub = stub_,
-            request = ::std::make_shared<const ::stubkit::testing::gen::library::v1::GetBookRequest>(request)](
-               ::grpc::ClientContext& context,
-               const ::stubkit::OptionsView& options,
-               ::stubkit::AsyncCallback<::google::longrunning::Operation> done) {
-      stub->AsyncArchiveBooks(context, options, *request, ::std::move(done));
-    };
+  ::stubkit::internal::AsyncUnaryAttempt<LibraryStub, ::stubkit::testing::gen::library::v1::GetBookRequest,
+      ::google::longrunning::Operation, &LibraryStub::AsyncArchiveBooks>
+  AsyncArchiveBooksAttempt(const ::stubkit::testing::gen::library::v1::GetBookRequest& request) const {
+    return {stub_, request};
   }
 
   ::std::shared_ptr<LibraryStub> stub_;
@@ -690,15 +660,11 @@ LibraryClient::GetBook(
 LibraryClient::AsyncGetBook(
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     const ::stubkit::Options& call) {
-  auto promise = ::std::make_shared<
-      ::std::promise<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>>();
-  auto future = promise->get_future();
-  connection_->AsyncGetBook(
-      method_options_.View(0, call, options_, request), request,
-      [promise](::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> result) {
-        promise->set_value(::std::move(result));
-      });
-  return future;
+  auto [future, fulfil] =
+      ::stubkit::internal::FulfilPromise<::stubkit::testing::gen::library::v1::Book>::Make();
+  connection_->AsyncGetBook(method_options_.View(0, call, options_, request),
+                            request, fulfil);
+  return ::std::move(future);
 }
 
 void LibraryClient::AsyncGetBook(
@@ -721,15 +687,11 @@ LibraryClient::PutBook(
 LibraryClient::AsyncPutBook(
     const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
     const ::stubkit::Options& call) {
-  auto promise = ::std::make_shared<
-      ::std::promise<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>>();
-  auto future = promise->get_future();
-  connection_->AsyncPutBook(
-      method_options_.View(1, call, options_, request), request,
-      [promise](::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> result) {
-        promise->set_value(::std::move(result));
-      });
-  return future;
+  auto [future, fulfil] =
+      ::stubkit::internal::FulfilPromise<::stubkit::testing::gen::library::v1::Book>::Make();
+  connection_->AsyncPutBook(method_options_.View(1, call, options_, request),
+                            request, fulfil);
+  return ::std::move(future);
 }
 
 void LibraryClient::AsyncPutBook(
@@ -752,15 +714,11 @@ LibraryClient::CreateBook(
 LibraryClient::AsyncCreateBook(
     const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
     const ::stubkit::Options& call) {
-  auto promise = ::std::make_shared<
-      ::std::promise<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>>();
-  auto future = promise->get_future();
-  connection_->AsyncCreateBook(
-      method_options_.View(2, call, options_, request), request,
-      [promise](::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> result) {
-        promise->set_value(::std::move(result));
-      });
-  return future;
+  auto [future, fulfil] =
+      ::stubkit::internal::FulfilPromise<::stubkit::testing::gen::library::v1::Book>::Make();
+  connection_->AsyncCreateBook(method_options_.View(2, call, options_, request),
+                               request, fulfil);
+  return ::std::move(future);
 }
 
 void LibraryClient::AsyncCreateBook(
@@ -782,15 +740,11 @@ void LibraryClient::AsyncCreateBook(
 LibraryClient::AsyncDeleteBook(
     const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
     const ::stubkit::Options& call) {
-  auto promise = ::std::make_shared<
-      ::std::promise<::absl::StatusOr<::google::protobuf::Empty>>>();
-  auto future = promise->get_future();
-  connection_->AsyncDeleteBook(
-      method_options_.View(3, call, options_, request), request,
-      [promise](::absl::StatusOr<::google::protobuf::Empty> result) {
-        promise->set_value(::std::move(result));
-      });
-  return future;
+  auto [future, fulfil] =
+      ::stubkit::internal::FulfilPromise<::google::protobuf::Empty>::Make();
+  connection_->AsyncDeleteBook(method_options_.View(3, call, options_, request),
+                               request, fulfil);
+  return ::std::move(future);
 }
 
 void LibraryClient::AsyncDeleteBook(
@@ -812,15 +766,11 @@ void LibraryClient::AsyncDeleteBook(
 LibraryClient::AsyncTouchBook(
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     const ::stubkit::Options& call) {
-  auto promise = ::std::make_shared<
-      ::std::promise<::absl::StatusOr<::google::protobuf::Empty>>>();
-  auto future = promise->get_future();
-  connection_->AsyncTouchBook(
-      method_options_.View(4, call, options_, request), request,
-      [promise](::absl::StatusOr<::google::protobuf::Empty> result) {
-        promise->set_value(::std::move(result));
-      });
-  return future;
+  auto [future, fulfil] =
+      ::stubkit::internal::FulfilPromise<::google::protobuf::Empty>::Make();
+  connection_->AsyncTouchBook(method_options_.View(4, call, options_, request),
+                              request, fulfil);
+  return ::std::move(future);
 }
 
 void LibraryClient::AsyncTouchBook(
@@ -842,15 +792,11 @@ void LibraryClient::AsyncTouchBook(
 LibraryClient::AsyncArchiveBooks(
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     const ::stubkit::Options& call) {
-  auto promise = ::std::make_shared<
-      ::std::promise<::absl::StatusOr<::google::longrunning::Operation>>>();
-  auto future = promise->get_future();
+  auto [future, fulfil] =
+      ::stubkit::internal::FulfilPromise<::google::longrunning::Operation>::Make();
   connection_->AsyncArchiveBooks(
-      method_options_.View(5, call, options_, request), request,
-      [promise](::absl::StatusOr<::google::longrunning::Operation> result) {
-        promise->set_value(::std::move(result));
-      });
-  return future;
+      method_options_.View(5, call, options_, request), request, fulfil);
+  return ::std::move(future);
 }
 
 void LibraryClient::AsyncArchiveBooks(

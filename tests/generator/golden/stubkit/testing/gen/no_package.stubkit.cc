@@ -160,15 +160,10 @@ class NoPackageConnectionImpl : public NoPackageConnection {
   }
 
  private:
-  ::stubkit::AsyncAttempt<::NoPackageResponse> AsyncLookupAttempt(
-      const ::NoPackageRequest& request) const {
-    return [stub = stub_,
-            request = ::std::make_shared<const ::NoPackageRequest>(request)](
-               ::grpc::ClientContext& context,
-               const ::stubkit::OptionsView& options,
-               ::stubkit::AsyncCallback<::NoPackageResponse> done) {
-      stub->AsyncLookup(context, options, *request, ::std::move(done));
-    };
+  ::stubkit::internal::AsyncUnaryAttempt<NoPackageStub, ::NoPackageRequest,
+      ::NoPackageResponse, &NoPackageStub::AsyncLookup>
+  AsyncLookupAttempt(const ::NoPackageRequest& request) const {
+    return {stub_, request};
   }
 
   ::std::shared_ptr<NoPackageStub> stub_;
@@ -273,15 +268,11 @@ NoPackageClient::NoPackageClient(
 ::std::future<::absl::StatusOr<::NoPackageResponse>>
 NoPackageClient::AsyncLookup(const ::NoPackageRequest& request,
                              const ::stubkit::Options& call) {
-  auto promise = ::std::make_shared<
-      ::std::promise<::absl::StatusOr<::NoPackageResponse>>>();
-  auto future = promise->get_future();
-  connection_->AsyncLookup(
-      method_options_.View(0, call, options_, request), request,
-      [promise](::absl::StatusOr<::NoPackageResponse> result) {
-        promise->set_value(::std::move(result));
-      });
-  return future;
+  auto [future, fulfil] =
+      ::stubkit::internal::FulfilPromise<::NoPackageResponse>::Make();
+  connection_->AsyncLookup(method_options_.View(0, call, options_, request),
+                           request, fulfil);
+  return ::std::move(future);
 }
 
 void NoPackageClient::AsyncLookup(
