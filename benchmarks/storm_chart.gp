@@ -16,7 +16,7 @@ titles = "'no jitter' 'default jitter (+U[0, initial])' 'full jitter (U[0, delay
 stats csv using 4 every ::1 nooutput
 ymax = STATS_max * 1.05
 stats csv using 2 every ::1 nooutput
-xmax = (STATS_max < 130 ? STATS_max : 130)  # a few stray late retries are cut off
+xmax = (STATS_max < 155 ? STATS_max : 155)  # a few stray late retries are cut off
 
 set multiplot layout 6,1 title "Retry storm: attempts per second seen by the server (outage 10–50 s, hung 10–13 s)" font ',13'
 set xrange [0:xmax]

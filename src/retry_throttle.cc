@@ -47,6 +47,13 @@ RetryThrottle::RetryThrottle(double max_tokens, double token_ratio,
         waiting.probes));
     return;
   }
+  if (!(waiting.release_ratio > 0 && waiting.release_ratio <= 1)) {
+    status_ = absl::InvalidArgumentError(absl::StrCat(
+        "RetryThrottle::WaitForRecovery: release_ratio must be in (0, 1], "
+        "got ",
+        waiting.release_ratio));
+    return;
+  }
   waiting_ = true;
   wait_options_ = waiting;
   // Rounded up, so that no window of probe_interval holds more than
@@ -66,15 +73,18 @@ bool RetryThrottle::OnRetryableFailure() {
                                                 std::memory_order_relaxed));
   const bool allowed = next * 2 > max_milli_;
   if (!allowed && waiting_) {
-    // A refused retry: the backend is down (again); banked credits go.
+    // A refused retry: the backend is down (again); the rate it proved
+    // before goes.
     std::lock_guard<std::mutex> lock(mu_);
     down_.store(true, std::memory_order_relaxed);
-    credits_ = 0;
+    window_start_ = time_point::min();
+    window_fresh_ = 0;
+    fresh_rate_ = 0;
   }
   return allowed;
 }
 
-void RetryThrottle::Recovered(bool earns_credit) {
+void RetryThrottle::Recovered(bool fresh) {
   // Healthy and nobody waiting: the success path takes no lock.
   if (!down_.load(std::memory_order_relaxed) &&
       waiters_.load(std::memory_order_relaxed) == 0) {
@@ -82,15 +92,11 @@ void RetryThrottle::Recovered(bool earns_credit) {
   }
   std::lock_guard<std::mutex> lock(mu_);
   down_.store(false, std::memory_order_relaxed);
-  if (earns_credit && waiters_.load(std::memory_order_relaxed) > 0) {
-    // At most max_tokens banked: a burst no larger than the bucket.
-    credits_ = std::min(credits_ + 1, std::max<int64_t>(1, max_milli_ / 1000));
-    earned_since_slot_ = true;
-  }
+  if (fresh) ++window_fresh_;
 }
 
 void RetryThrottle::OnWaitedSuccess() {
-  if (waiting_) Recovered(/*earns_credit=*/false);
+  if (waiting_) Recovered(/*fresh=*/false);
   Refill();
 }
 
@@ -104,21 +110,42 @@ void RetryThrottle::EndWait() {
 
 bool RetryThrottle::TryAdmit(time_point now) {
   std::lock_guard<std::mutex> lock(mu_);
-  bool admit = false;
-  if (!down_.load(std::memory_order_relaxed) && credits_ > 0) {
-    --credits_;
-    admit = true;
-  } else if (now >= next_probe_) {
-    // A probe while down. While up, the same pace is the floor that drains
-    // waiters when no new call earns credits; with credits coming, it would
-    // only add to them (and to the bound).
-    next_probe_ =
-        now + std::chrono::duration_cast<time_point::duration>(probe_spacing_);
-    admit = down_.load(std::memory_order_relaxed) || !earned_since_slot_;
-    earned_since_slot_ = false;
+  using std::chrono::nanoseconds;
+  nanoseconds spacing = probe_spacing_;
+  if (!down_.load(std::memory_order_relaxed)) {
+    // Measure R. Successes counted since window_start_ all lie in
+    // [window_start_, now]; the window counts as at least probe_interval
+    // long, so one early burst cannot make R large.
+    if (window_start_ == time_point::min()) {
+      // The first admission since the recovery opens the window; successes
+      // before it are not counted (fewer counted is safe for the bound).
+      window_start_ = now;
+      window_fresh_ = 0;
+    } else {
+      const nanoseconds elapsed = std::max<nanoseconds>(
+          now - window_start_, wait_options_.probe_interval);
+      fresh_rate_ =
+          std::max(fresh_rate_, static_cast<double>(window_fresh_) /
+                                    static_cast<double>(elapsed.count()));
+      if (now - window_start_ >= wait_options_.probe_interval) {
+        window_start_ = now;
+        window_fresh_ = 0;
+      }
+    }
+    const double release_rate = wait_options_.release_ratio * fresh_rate_;
+    // Rounded up (the pace never exceeds release_rate, but for a thousandth
+    // of a nanosecond of float error); the probe pace is the floor.
+    if (release_rate * static_cast<double>(spacing.count()) > 1) {
+      spacing =
+          nanoseconds(static_cast<int64_t>(std::ceil(1 / release_rate - 1e-3)));
+    }
   }
-  if (admit) waiters_.fetch_sub(1, std::memory_order_relaxed);
-  return admit;
+  if (last_admit_ != time_point::min() && now - last_admit_ < spacing) {
+    return false;
+  }
+  last_admit_ = now;
+  waiters_.fetch_sub(1, std::memory_order_relaxed);
+  return true;
 }
 
 std::chrono::nanoseconds RetryThrottle::PollDelay() {

@@ -40,20 +40,26 @@
 //   probes apart, so no window of `probe_interval` holds more. The bucket has
 //   no time scale of its own, hence the interval; one probe is the least
 //   that still sees a recovery when no new calls come.
-// - Release: once recovered, a waiting call goes when it holds a release
-//   credit. Each success of a call that did not wait earns one (the bucket's
-//   refill, counted in calls instead of token_ratio), at most `max_tokens`
-//   are banked, and none survive a new refusal. When no new call earns
-//   credits, the probe pace goes on instead, so waiters drain without new
-//   traffic too. The bound: in any window of length T after a recovery, the
-//   waiting calls released are at most
-//     max_tokens + (successes of calls that did not wait, in the window)
-//                + probes * (T / probe_interval + 1),
-//   where the last term applies only while such successes are missing; a
-//   server answering the new load at S/s sees at most about 2S/s. A call
-//   that waits polls the throttle every U[probe_interval / 2,
-//   probe_interval] (jitter), so releases spread over time, never all at
-//   once. Fairness among waiters is random, not first-come first-served.
+// - Release: once recovered, waiting calls go one at a time, paced by the
+//   rate the recovered backend has shown it can answer. The throttle
+//   measures R, the highest rate of successes of calls that did not wait
+//   since the recovery (successes over a window of at least
+//   `probe_interval`; a shorter window counts as probe_interval long, so R
+//   ramps up over the first interval). Consecutive admissions are at least
+//   1 / max(release_ratio * R, probes / probe_interval) apart. The bound: in
+//   any window of length T after a recovery, the waiting calls released
+//   are at most
+//     max(release_ratio * R, probes / probe_interval) * T + 1,
+//   so a server answering the new load at S/s sees at most
+//   (1 + release_ratio) * S/s plus the probe pace, with no burst: no credit
+//   is banked, and a refusal drops R. R is a maximum, not the current rate:
+//   when the new load ebbs, the backlog drains on at the pace already
+//   proven. With no new successes at all, the probe pace drains it. A
+//   backlog of B calls takes about B / (release_ratio * S) to clear: a
+//   shorter time needs a higher peak.
+//   A call that waits polls the throttle every U[probe_interval / 2,
+//   probe_interval] (jitter). Fairness among waiters is random, not
+//   first-come first-served.
 // - A waiting call stops at its retry policy's time limit, total timeout or
 //   deadline, whichever is first (kThrottled, saying how long it waited), or
 //   when its count policy is exhausted by the failures of the attempts it
@@ -66,7 +72,7 @@
 // `SleeperOption`, else the `CancellationOption` token, else a plain sleep,
 // on the steady clock), an async call in its `AsyncSleeperOption` timer
 // (the process-wide timer thread by default), and the call's next attempt
-// starts from that timer's thread. The throttle itself keeps three counters
+// starts from that timer's thread. The throttle itself keeps a few counters
 // and a small lock, holds no waiter list and runs no callback: a waiting
 // call costs nothing here, and its own state grows by a few dozen bytes.
 // Time is the calls' own clock (`ClockOption`): share one throttle only
@@ -95,6 +101,11 @@ class RetryThrottle {
     // probe_interval in (0, 1 h]; probes in [1, 1000].
     std::chrono::nanoseconds probe_interval = std::chrono::seconds(1);
     int probes = 1;
+    // release_ratio in (0, 1]: waiting calls are released at up to this
+    // fraction of the new calls' highest success rate. 0.5: the recovering
+    // server sees at most 1.5 times the new load, leaving room under twice
+    // it for bursts of the new load itself.
+    double release_ratio = 0.5;
   };
 
   RetryThrottle(double max_tokens, double token_ratio);
@@ -123,7 +134,7 @@ class RetryThrottle {
   // calls BeginWait once, then polls TryAdmit after each PollDelay until it
   // returns true (the call leaves the wait and attempts at once) or the call
   // ends (EndWait). A success of a call that waited is reported with
-  // OnWaitedSuccess instead of OnSuccess (it earns no release credit).
+  // OnWaitedSuccess instead of OnSuccess (it does not count towards R).
   void BeginWait();
   bool TryAdmit(time_point now);
   void EndWait();
@@ -131,7 +142,7 @@ class RetryThrottle {
   void OnWaitedSuccess();
 
  private:
-  void Recovered(bool earns_credit);
+  void Recovered(bool fresh);
   void Refill();
 
   // Fixed point, thousandths of a token, like gRPC's own implementation.
@@ -149,11 +160,15 @@ class RetryThrottle {
   std::atomic<bool> down_{false};
   std::atomic<int> waiters_{0};
   std::mutex mu_;
-  int64_t credits_ = 0;  // guarded by mu_
-  // Guarded by mu_: a credit was earned since the last probe slot.
-  bool earned_since_slot_ = false;
-  time_point next_probe_ = time_point::min();  // guarded by mu_
-  std::minstd_rand random_;                    // guarded by mu_
+  // The rest is guarded by mu_. The last admission (probe or release).
+  time_point last_admit_ = time_point::min();
+  // The measuring window of R: its start (min: none yet) and the successes
+  // of calls that did not wait counted since.
+  time_point window_start_ = time_point::min();
+  int64_t window_fresh_ = 0;
+  // R, in successes per nanosecond; 0 until measured, and after a refusal.
+  double fresh_rate_ = 0;
+  std::minstd_rand random_;  // guarded by mu_
 };
 
 struct RetryThrottleOption {

@@ -30,6 +30,7 @@ struct Params {
   double max_tokens = 10;
   nanoseconds probe_interval{0};
   int probes = 1;
+  double release_ratio = 0.5;
 };
 
 // One attempt that left the throttle's wait (admitted), and whether the
@@ -57,11 +58,30 @@ inline std::string CheckProbes(const Params& p, std::vector<Admission> all) {
   return "";
 }
 
-// Rule "release": in any window [t, t + probe_interval] starting at an
-// admission, admissions while up are at most the credits banked before it
-// (max_tokens, at least 1), plus one per success of a call that never
-// waited within the window, plus the probe pace (`probes` + 1 for a window
-// straddling two spacings).
+// The highest rate R the throttle can have measured: successes of calls
+// that never waited, over any interval, counted as at least probe_interval
+// long (per nanosecond). The throttle counts a subset of them over
+// intervals whose ends enclose the ones counted, so its R is at most this.
+inline double HighestFreshRate(const Params& p,
+                               std::vector<TimePoint> fresh_successes) {
+  std::sort(fresh_successes.begin(), fresh_successes.end());
+  const double interval = static_cast<double>(p.probe_interval.count());
+  double highest = 0;
+  for (size_t i = 0; i < fresh_successes.size(); ++i) {
+    for (size_t j = i; j < fresh_successes.size(); ++j) {
+      const double length = std::max(
+          interval, static_cast<double>(
+                        (fresh_successes[j] - fresh_successes[i]).count()));
+      highest = std::max(highest, static_cast<double>(j - i + 1) / length);
+    }
+  }
+  return highest;
+}
+
+// Rule "release": no burst. In any window [a, b] between two admissions
+// while up, the admissions are at most
+//   max(release_ratio * R, probes / probe_interval) * (b - a) + 1,
+// R as above. No credit is banked: the bucket's size does not appear.
 inline std::string CheckRelease(const Params& p, std::vector<Admission> all,
                                 std::vector<TimePoint> fresh_successes) {
   std::vector<TimePoint> up;
@@ -69,24 +89,22 @@ inline std::string CheckRelease(const Params& p, std::vector<Admission> all,
     if (!a.down) up.push_back(a.at);
   }
   std::sort(up.begin(), up.end());
-  std::sort(fresh_successes.begin(), fresh_successes.end());
-  const int64_t cap =
-      std::max<int64_t>(1, static_cast<int64_t>(std::floor(p.max_tokens)));
+  const double rate = std::max(
+      p.release_ratio * HighestFreshRate(p, std::move(fresh_successes)),
+      p.probes / static_cast<double>(p.probe_interval.count()));
   for (size_t i = 0; i < up.size(); ++i) {
-    const TimePoint from = up[i];
-    const TimePoint to = from + p.probe_interval;
-    const int64_t released =
-        std::upper_bound(up.begin(), up.end(), to) - (up.begin() + i);
-    const int64_t earned =
-        std::upper_bound(fresh_successes.begin(), fresh_successes.end(), to) -
-        std::lower_bound(fresh_successes.begin(), fresh_successes.end(), from);
-    const int64_t bound = cap + earned + p.probes + 1;
-    if (released > bound) {
-      return absl::StrCat(released,
-                          " waiting calls released within one probe "
-                          "interval; the bound is ",
-                          bound, " (", cap, " banked + ", earned, " earned + ",
-                          p.probes + 1, " paced)");
+    for (size_t j = i + 1; j < up.size(); ++j) {
+      const double span = static_cast<double>((up[j] - up[i]).count());
+      // (1e-6: the throttle's rounding, never a whole admission.)
+      const int64_t bound =
+          static_cast<int64_t>(std::floor(rate * span * (1 + 1e-6))) + 1;
+      const int64_t released = static_cast<int64_t>(j - i + 1);
+      if (released > bound) {
+        return absl::StrCat(released, " waiting calls released within ",
+                            (up[j] - up[i]).count(), " ns; the bound is ",
+                            bound, " (", rate * 1e9,
+                            "/s: release_ratio * R or the probe pace, + 1)");
+      }
     }
   }
   return "";

@@ -58,6 +58,7 @@ struct WScenario {
   double ratio = 0.1;
   milliseconds interval{1000};
   int probes = 1;
+  double release_ratio = 0.5;
   bool cancel_inline = true;
   std::vector<std::pair<milliseconds, milliseconds>> outages;
   std::vector<WCall> calls;
@@ -107,14 +108,17 @@ WScenario Make(uint64_t seed) {
     c.latency = ms(1, 20);
     s.calls.push_back(c);
   }
+  // Drawn last: the rest of each seed's scenario stays as it was.
+  s.release_ratio = std::vector<double>{0.5, 0.75, 0.25, 1}[pick(4)];
   return s;
 }
 
 std::string Describe(const WScenario& s) {
-  std::string out = absl::StrCat(
-      "scenario ", s.seed, ": throttle(", s.max_tokens, ", ", s.ratio,
-      ", interval ", s.interval.count(), " ms, probes ", s.probes, "), cancel ",
-      s.cancel_inline ? "inline" : "deferred", "; outages");
+  std::string out =
+      absl::StrCat("scenario ", s.seed, ": throttle(", s.max_tokens, ", ",
+                   s.ratio, ", interval ", s.interval.count(), " ms, probes ",
+                   s.probes, ", release_ratio ", s.release_ratio, "), cancel ",
+                   s.cancel_inline ? "inline" : "deferred", "; outages");
   for (const auto& [from, to] : s.outages) {
     absl::StrAppend(&out, " [", from.count(), ", ", to.count(), ") ms");
   }
@@ -166,6 +170,7 @@ class Runner {
     RetryThrottle::WaitForRecovery waiting;
     waiting.probe_interval = s.interval;
     waiting.probes = s.probes;
+    waiting.release_ratio = s.release_ratio;
     throttle_ = std::make_shared<RetryThrottle>(s.max_tokens, s.ratio, waiting);
     t0_ = sched_->Now();
     logs_.resize(s.calls.size());
@@ -384,7 +389,8 @@ class Runner {
                          : absl::StrCat("waited, then ", ToString(reason))];
       }
     }
-    waiting_model::Params p{s_.max_tokens, s_.interval, s_.probes};
+    waiting_model::Params p{s_.max_tokens, s_.interval, s_.probes,
+                            s_.release_ratio};
     if (std::string e = waiting_model::CheckProbes(p, admissions); !e.empty()) {
       v.push_back(e);
     }

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <limits>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -40,9 +41,11 @@ RetryThrottle::WaitForRecovery Waiting(nanoseconds interval, int probes) {
 
 // A throttle already down: its bucket refuses retries.
 std::shared_ptr<RetryThrottle> DownThrottle(nanoseconds interval, int probes,
-                                            double max_tokens = 4) {
-  auto throttle = std::make_shared<RetryThrottle>(max_tokens, 0.5,
-                                                  Waiting(interval, probes));
+                                            double max_tokens = 4,
+                                            double release_ratio = 0.5) {
+  RetryThrottle::WaitForRecovery waiting = Waiting(interval, probes);
+  waiting.release_ratio = release_ratio;
+  auto throttle = std::make_shared<RetryThrottle>(max_tokens, 0.5, waiting);
   while (throttle->OnRetryableFailure()) {
   }
   return throttle;
@@ -63,6 +66,14 @@ TEST(ThrottleWaitingRules, InvalidParametersAreReported) {
   EXPECT_THAT(
       RetryThrottle(10, 0.1, Waiting(seconds(1), 1001)).status().message(),
       HasSubstr("probes"));
+  for (double ratio :
+       {0.0, -0.5, 1.5, std::numeric_limits<double>::quiet_NaN()}) {
+    RetryThrottle::WaitForRecovery w = Waiting(seconds(1), 1);
+    w.release_ratio = ratio;
+    EXPECT_THAT(RetryThrottle(10, 0.1, w).status().message(),
+                HasSubstr("release_ratio must be in (0, 1]"))
+        << ratio;
+  }
   // The bucket's own checks come first.
   EXPECT_THAT(RetryThrottle(0, 0.1, Waiting(seconds(1), 1)).status().message(),
               HasSubstr("max_tokens"));
@@ -135,65 +146,91 @@ TEST(ThrottleWaitingRules, AtMostProbesPerIntervalWhileDown) {
   EXPECT_EQ(throttle->waiters(), 20);
 }
 
-TEST(ThrottleWaitingRules, ReleasePacedBySuccessesOfCallsThatDidNotWait) {
-  auto throttle = DownThrottle(seconds(10), 1, /*max_tokens=*/8);
-  for (int i = 0; i < 100; ++i) throttle->BeginWait();
+// Polls `polls` times every 10 ms over [from, to) and counts admissions;
+// `success_every` > 0: a call that did not wait succeeds every that many
+// ticks (before the polls of its tick).
+int PollFor(RetryThrottle& throttle, time_point from, time_point to, int polls,
+            int success_every = 0,
+            std::vector<time_point>* admitted = nullptr) {
+  int released = 0;
+  int tick = 0;
+  for (time_point now = from; now < to; now += milliseconds(10), ++tick) {
+    if (success_every > 0 && tick % success_every == success_every / 2) {
+      throttle.OnSuccess();
+    }
+    for (int w = 0; w < polls; ++w) {
+      if (throttle.TryAdmit(now)) {
+        ++released;
+        if (admitted != nullptr) admitted->push_back(now);
+      }
+    }
+  }
+  return released;
+}
+
+TEST(ThrottleWaitingRules, ReleasePacedByTheRateOfNewSuccesses) {
+  auto throttle = DownThrottle(seconds(1), 1, /*max_tokens=*/8,
+                               /*release_ratio=*/0.5);
+  for (int i = 0; i < 1000; ++i) throttle->BeginWait();
   const time_point t0 = FakeClock().Now();
-  // The probe pace first: one admission, then none until 10 s later.
+  // The probe pace first: one admission, then none until 1 s later.
   EXPECT_TRUE(throttle->TryAdmit(t0));
-  EXPECT_FALSE(throttle->TryAdmit(t0));
-  // A success: recovered. A waited call's success earns no credit.
+  EXPECT_FALSE(throttle->TryAdmit(t0 + milliseconds(500)));
+  // A success: recovered. A waited call's success does not count in R.
   throttle->OnWaitedSuccess();
   EXPECT_FALSE(throttle->down());
-  EXPECT_FALSE(throttle->TryAdmit(t0 + seconds(1)));
-  // Each success of a call that did not wait releases one waiter.
-  for (int i = 0; i < 5; ++i) throttle->OnSuccess();
-  int released = 0;
-  for (int i = 0; i < 100; ++i) released += throttle->TryAdmit(t0 + seconds(1));
-  EXPECT_EQ(released, 5);
-  // At most max_tokens credits are banked: the largest burst.
-  for (int i = 0; i < 50; ++i) throttle->OnSuccess();
-  released = 0;
-  for (int i = 0; i < 100; ++i) released += throttle->TryAdmit(t0 + seconds(2));
-  EXPECT_EQ(released, 8);
-  // A refused retry makes it down again and drops the credits (the
-  // successes refilled the bucket: it takes a few failures to refuse).
-  for (int i = 0; i < 3; ++i) throttle->OnSuccess();
+  // New calls succeed 10 times a second: R ramps up over the first
+  // second, then waiting calls go at release_ratio (0.5) * 10/s, one every
+  // 200 ms, never two at once.
+  const int ramp = PollFor(*throttle, t0 + seconds(1), t0 + seconds(3), 20, 10);
+  EXPECT_GE(ramp, 5);
+  EXPECT_LE(ramp, 10);
+  std::vector<time_point> admitted;
+  EXPECT_EQ(
+      PollFor(*throttle, t0 + seconds(3), t0 + seconds(13), 20, 10, &admitted),
+      50);
+  for (size_t i = 1; i < admitted.size(); ++i) {
+    EXPECT_GE(admitted[i] - admitted[i - 1], milliseconds(200));
+  }
+  // R is the highest rate since the recovery: when the new load stops, the
+  // backlog drains on at the same pace.
+  EXPECT_EQ(PollFor(*throttle, t0 + seconds(13), t0 + seconds(23), 20), 50);
+  // A refused retry makes it down again and drops R (the successes refilled
+  // the bucket: it takes a few failures to refuse).
   while (throttle->OnRetryableFailure()) {
   }
   EXPECT_TRUE(throttle->down());
-  EXPECT_FALSE(throttle->TryAdmit(t0 + seconds(3)));
-  // The probe pace goes on: the floor when no credits come.
-  EXPECT_TRUE(throttle->TryAdmit(t0 + seconds(10)));
-  EXPECT_EQ(throttle->waiters(), 100 - 1 - 5 - 8 - 1);
+  EXPECT_EQ(PollFor(*throttle, t0 + seconds(23), t0 + seconds(33), 20), 10);
+  // Recovered by a waited call alone: the probe pace is the floor.
+  throttle->OnWaitedSuccess();
+  EXPECT_EQ(PollFor(*throttle, t0 + seconds(33), t0 + seconds(43), 20), 10);
+  EXPECT_EQ(throttle->waiters(), 1000 - 1 - ramp - 50 - 50 - 10 - 10);
 }
 
-TEST(ThrottleWaitingRules,
-     ReleasesFollowNewSuccessesAndTheProbePaceOnlyWithout) {
-  auto throttle = DownThrottle(seconds(1), 1, /*max_tokens=*/10);
+TEST(ThrottleWaitingRules, NoBurstAfterABurstOfNewSuccesses) {
+  auto throttle = DownThrottle(seconds(1), 1, /*max_tokens=*/10,
+                               /*release_ratio=*/0.5);
   for (int i = 0; i < 1000; ++i) throttle->BeginWait();
   const time_point t0 = FakeClock().Now();
-  throttle->OnSuccess();  // recovered; the first credit
-  // 10 s of new calls succeeding every 100 ms, waiters polling every 10 ms:
-  // one release per success, none from the probe pace.
-  int released = 0, successes = 1;
-  for (int tick = 0; tick < 1000; ++tick) {
-    const time_point now = t0 + milliseconds(10) * tick;
-    if (tick % 10 == 5) {
-      throttle->OnSuccess();
-      ++successes;
-    }
-    for (int w = 0; w < 20; ++w) released += throttle->TryAdmit(now);
+  throttle->OnSuccess();                // recovered
+  EXPECT_TRUE(throttle->TryAdmit(t0));  // opens the measuring window
+  // 100 new calls succeed at once: R counts them over a whole interval
+  // (100/s), so waiting calls go at 0.5 * 100/s, one every 20 ms, not at
+  // once.
+  for (int i = 0; i < 100; ++i) throttle->OnSuccess();
+  int released = 0;
+  for (int i = 0; i < 1000; ++i) {
+    released += throttle->TryAdmit(t0 + milliseconds(1));
   }
-  EXPECT_EQ(released, successes);
-  // No new successes: the probe pace, one per second.
-  released = 0;
-  for (int tick = 1000; tick < 2000; ++tick) {
-    const time_point now = t0 + milliseconds(10) * tick;
-    for (int w = 0; w < 20; ++w) released += throttle->TryAdmit(now);
+  EXPECT_EQ(released, 0);  // 1 ms after the last admission
+  std::vector<time_point> admitted;
+  released = PollFor(*throttle, t0 + milliseconds(20), t0 + seconds(2), 100, 0,
+                     &admitted);
+  EXPECT_GE(released, 95);
+  EXPECT_LE(released, 100);
+  for (size_t i = 1; i < admitted.size(); ++i) {
+    EXPECT_GE(admitted[i] - admitted[i - 1], milliseconds(20));
   }
-  EXPECT_GE(released, 9);
-  EXPECT_LE(released, 10);
 }
 
 TEST(ThrottleWaitingRules, PollDelaysAreJitteredWithinTheInterval) {
