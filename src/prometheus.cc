@@ -5,6 +5,8 @@
 #include <prometheus/client_metric.h>
 #include <prometheus/metric_type.h>
 
+#include <array>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <utility>
@@ -45,6 +47,30 @@ prometheus::MetricFamily Family(std::string name, std::string help,
   return family;
 }
 
+// A histogram of `buckets` (counts per kLatencyBucketBoundsMs bucket, the
+// last one above every bound) and their sum in milliseconds, in seconds.
+prometheus::ClientMetric Histogram(
+    prometheus::ClientMetric::Label method,
+    const std::array<int64_t, kLatencyBucketBoundsMs.size() + 1>& buckets,
+    double sum_ms) {
+  prometheus::ClientMetric histogram;
+  histogram.label = {std::move(method)};
+  uint64_t cumulative = 0;
+  for (size_t i = 0; i < buckets.size(); ++i) {
+    cumulative += static_cast<uint64_t>(buckets[i]);
+    // The last bucket is the one above every bound: +Inf.
+    double bound = i < kLatencyBucketBoundsMs.size()
+                       ? kLatencyBucketBoundsMs[i] / 1000
+                       : std::numeric_limits<double>::infinity();
+    histogram.histogram.bucket.push_back({cumulative, bound});
+  }
+  // The count is the buckets' total, so that it matches the +Inf bucket
+  // even when a call is recorded while the snapshot is taken.
+  histogram.histogram.sample_count = cumulative;
+  histogram.histogram.sample_sum = sum_ms / 1000;
+  return histogram;
+}
+
 }  // namespace
 
 std::vector<prometheus::MetricFamily> ToPrometheus(
@@ -77,22 +103,8 @@ std::vector<prometheus::MetricFamily> ToPrometheus(
       calls.metric.push_back(std::move(stop));
     }
 
-    prometheus::ClientMetric histogram;
-    histogram.label = {method};
-    uint64_t cumulative = 0;
-    for (size_t i = 0; i < m.latency_buckets.size(); ++i) {
-      cumulative += static_cast<uint64_t>(m.latency_buckets[i]);
-      // The last bucket is the one above every bound: +Inf.
-      double bound = i < kLatencyBucketBoundsMs.size()
-                         ? kLatencyBucketBoundsMs[i] / 1000
-                         : std::numeric_limits<double>::infinity();
-      histogram.histogram.bucket.push_back({cumulative, bound});
-    }
-    // The count is the buckets' total, so that it matches the +Inf bucket
-    // even when a call is recorded while the snapshot is taken.
-    histogram.histogram.sample_count = cumulative;
-    histogram.histogram.sample_sum = m.latency_sum_ms / 1000;
-    duration.metric.push_back(std::move(histogram));
+    duration.metric.push_back(
+        Histogram(method, m.latency_buckets, m.latency_sum_ms));
   }
   return {std::move(retries), std::move(calls), std::move(duration)};
 }
