@@ -76,8 +76,17 @@ prometheus::ClientMetric Histogram(
 std::vector<prometheus::MetricFamily> ToPrometheus(
     const std::vector<MethodMetrics>& snapshot) {
   auto retries = Family("grpc_client_call_retries_total",
-                        "Attempts after the first, summed over calls.",
+                        "Attempts sent after an earlier one failed, summed "
+                        "over calls.",
                         prometheus::MetricType::Counter);
+  auto hedges = Family("grpc_client_call_hedges_total",
+                       "Attempts a hedged call sent beside its first, summed "
+                       "over calls.",
+                       prometheus::MetricType::Counter);
+  auto retry_delay = Family("grpc_client_call_retry_delay_seconds",
+                            "Per call that retried, the total time it waited "
+                            "between attempts.",
+                            prometheus::MetricType::Histogram);
   auto calls = Family("stubkit_client_calls_total",
                       "Finished calls by method and stop reason.",
                       prometheus::MetricType::Counter);
@@ -91,6 +100,14 @@ std::vector<prometheus::MetricFamily> ToPrometheus(
     retry.label = {method};
     retry.counter.value = static_cast<double>(m.retries);
     retries.metric.push_back(std::move(retry));
+
+    prometheus::ClientMetric hedge;
+    hedge.label = {method};
+    hedge.counter.value = static_cast<double>(m.hedges);
+    hedges.metric.push_back(std::move(hedge));
+
+    retry_delay.metric.push_back(
+        Histogram(method, m.retry_delay_buckets, m.retry_delay_sum_ms));
 
     // Every reason, zeros included, so that rate() sees a series from its
     // first scrape.
@@ -106,7 +123,8 @@ std::vector<prometheus::MetricFamily> ToPrometheus(
     duration.metric.push_back(
         Histogram(method, m.latency_buckets, m.latency_sum_ms));
   }
-  return {std::move(retries), std::move(calls), std::move(duration)};
+  return {std::move(retries), std::move(calls), std::move(duration),
+          std::move(hedges), std::move(retry_delay)};
 }
 
 }  // namespace stubkit
