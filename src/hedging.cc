@@ -49,6 +49,7 @@ HedgedOperationBase::HedgedOperationBase(const MethodInfo& method, Options call,
       policy_(view_.get<HedgingPolicyOption>()),
       sleeper_owner_(view_.get<AsyncSleeperOption>()),
       state_(method, view_) {
+  state_.MarkHedged();
   sleeper_ =
       sleeper_owner_ != nullptr ? sleeper_owner_.get() : &DefaultAsyncSleeper();
 }

@@ -6,6 +6,16 @@
 #include <cstdint>
 
 namespace stubkit {
+namespace {
+
+size_t BucketOf(std::chrono::nanoseconds value) {
+  const double ms = std::chrono::duration<double, std::milli>(value).count();
+  return std::lower_bound(kLatencyBucketBoundsMs.begin(),
+                          kLatencyBucketBoundsMs.end(), ms) -
+         kLatencyBucketBoundsMs.begin();
+}
+
+}  // namespace
 
 MetricsCollector::Entry& MetricsCollector::EntryFor(absl::string_view method) {
   std::atomic<Entry*>& slot =
@@ -26,20 +36,26 @@ MetricsCollector::Entry& MetricsCollector::FindOrAdd(absl::string_view method) {
 
 void MetricsCollector::RecordCall(absl::string_view method, int attempts,
                                   StopReason reason,
-                                  std::chrono::nanoseconds latency) {
+                                  std::chrono::nanoseconds latency, int hedges,
+                                  std::chrono::nanoseconds retry_delay) {
   Entry& entry = EntryFor(method);
   entry.calls.fetch_add(1, std::memory_order_relaxed);
   entry.attempts.fetch_add(attempts, std::memory_order_relaxed);
-  // Attempts after the first; a call refused before sending made none.
-  if (attempts > 1) {
-    entry.retries.fetch_add(attempts - 1, std::memory_order_relaxed);
+  // Attempts after the first are hedges or retries; a call refused before
+  // sending made none.
+  const int retries = attempts > 1 ? attempts - 1 - hedges : 0;
+  if (retries > 0) {
+    entry.retries.fetch_add(retries, std::memory_order_relaxed);
+    // As A96 does for the retry count, a call that never retried reports
+    // no delay (not a zero): the histogram describes the calls that waited.
+    entry.retry_delay_buckets[BucketOf(retry_delay)].fetch_add(
+        1, std::memory_order_relaxed);
+    entry.retry_delay_sum_ns.fetch_add(retry_delay.count(),
+                                       std::memory_order_relaxed);
   }
+  if (hedges > 0) entry.hedges.fetch_add(hedges, std::memory_order_relaxed);
   entry.stops[static_cast<int>(reason)].fetch_add(1, std::memory_order_relaxed);
-  const double ms = std::chrono::duration<double, std::milli>(latency).count();
-  const size_t bucket = std::lower_bound(kLatencyBucketBoundsMs.begin(),
-                                         kLatencyBucketBoundsMs.end(), ms) -
-                        kLatencyBucketBoundsMs.begin();
-  entry.buckets[bucket].fetch_add(1, std::memory_order_relaxed);
+  entry.buckets[BucketOf(latency)].fetch_add(1, std::memory_order_relaxed);
   entry.latency_sum_ns.fetch_add(latency.count(), std::memory_order_relaxed);
 }
 
@@ -52,6 +68,7 @@ std::vector<MethodMetrics> MetricsCollector::Snapshot() const {
     m.calls = entry->calls.load(std::memory_order_relaxed);
     m.attempts = entry->attempts.load(std::memory_order_relaxed);
     m.retries = entry->retries.load(std::memory_order_relaxed);
+    m.hedges = entry->hedges.load(std::memory_order_relaxed);
     for (int i = 0; i < kStopReasonCount; ++i) {
       m.stops[i] = entry->stops[i].load(std::memory_order_relaxed);
     }
@@ -60,6 +77,12 @@ std::vector<MethodMetrics> MetricsCollector::Snapshot() const {
     }
     m.latency_sum_ms =
         entry->latency_sum_ns.load(std::memory_order_relaxed) / 1e6;
+    for (size_t i = 0; i < m.retry_delay_buckets.size(); ++i) {
+      m.retry_delay_buckets[i] =
+          entry->retry_delay_buckets[i].load(std::memory_order_relaxed);
+    }
+    m.retry_delay_sum_ms =
+        entry->retry_delay_sum_ns.load(std::memory_order_relaxed) / 1e6;
     result.push_back(std::move(m));
   }
   std::sort(result.begin(), result.end(),

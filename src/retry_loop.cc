@@ -246,6 +246,7 @@ void RetryLoopState::LogPayload(
 
 bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context,
                                     std::string* deferred_log) {
+  delay_pending_ = nanoseconds::zero();  // the wait, if any, is over
   const time_point now = Now();
   // An attempt past the call's end (a deadline already in the past, say)
   // could only fail: stop before sending it.
@@ -326,6 +327,13 @@ absl::Status RetryLoopState::GiveUp(const absl::Status& status,
 }
 
 absl::Status RetryLoopState::Cancelled() {
+  if (delay_pending_ > nanoseconds::zero()) {
+    // Cancelled during a wait: only the part waited counts.
+    const nanoseconds waited = std::clamp<nanoseconds>(
+        Now() - delay_began_, nanoseconds::zero(), delay_pending_);
+    retry_delay_ -= delay_pending_ - waited;
+    delay_pending_ = nanoseconds::zero();
+  }
   if (waiting_for_throttle_) {
     throttle_->EndWait();
     LeaveThrottleWait(Now());
@@ -398,7 +406,8 @@ void RetryLoopState::OnSuccess() {
          StopReason::kSuccess);
   if (metrics_ != nullptr) {
     metrics_->RecordCall(method_.full_name, attempts_, StopReason::kSuccess,
-                         now - start_);
+                         now - start_, hedged_ ? attempts_ - 1 : 0,
+                         retry_delay_);
   }
   // The line is built only when it will be written: formatting it costs an
   // allocation on every call.
@@ -423,7 +432,9 @@ bool RetryLoopState::Stop(const absl::Status& status, StopReason reason,
   *final_status = WithRetrySummary(status, summary, explanation);
   Notify(status, now, true, Wait{nanoseconds(0), WaitReason::kNone}, reason);
   if (metrics_ != nullptr) {
-    metrics_->RecordCall(method_.full_name, attempts_, reason, now - start_);
+    metrics_->RecordCall(method_.full_name, attempts_, reason, now - start_,
+                         hedged_ && attempts_ > 1 ? attempts_ - 1 : 0,
+                         retry_delay_);
   }
   // A single failed attempt that was never going to be retried is the
   // caller's business; a call that retried and gave up is worth a line.
@@ -564,6 +575,7 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
     if (throttle_wait_enabled_ && throttle_->waiting()) {
       // Waiting mode: sit out the outage within the call's own limits.
       *wait = BeginThrottleWait(status, now);
+      BeginDelay(now, *wait);
       Notify(status, now, false, Wait{*wait, WaitReason::kThrottle},
              StopReason::kSuccess);
       if (log_sink_ != nullptr && log_level_ >= LogLevel::kRetries) {
@@ -603,7 +615,14 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
                      ToString(chosen.reason), ")"));
   }
   *wait = chosen.delay;
+  BeginDelay(now, chosen.delay);
   return true;
+}
+
+void RetryLoopState::BeginDelay(time_point now, nanoseconds wait) {
+  retry_delay_ += wait;
+  delay_pending_ = wait;
+  delay_began_ = now;
 }
 
 void RetryLoopState::UseStreamAttemptDeadline() {
@@ -652,6 +671,7 @@ void RetryLoopState::LeaveThrottleWait(time_point now) {
 
 RetryLoopState::ThrottleStep RetryLoopState::AfterThrottleWait(
     absl::Status* final_status, nanoseconds* wait) {
+  delay_pending_ = nanoseconds::zero();  // the loop waited it out
   const time_point now = Now();
   if (cancel_ != nullptr && cancel_->cancelled()) {
     *final_status = Cancelled();
@@ -675,6 +695,7 @@ RetryLoopState::ThrottleStep RetryLoopState::AfterThrottleWait(
     return ThrottleStep::kAttempt;
   }
   *wait = std::min<nanoseconds>(throttle_->PollDelay(), end_ - now);
+  BeginDelay(now, *wait);
   return ThrottleStep::kWait;
 }
 

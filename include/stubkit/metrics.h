@@ -49,12 +49,22 @@ struct MethodMetrics {
   std::string method;
   int64_t calls = 0;
   int64_t attempts = 0;
-  int64_t retries = 0;  // attempts after the first
+  // gRPC A96's names: retries are attempts sent after an earlier one
+  // failed; hedges are attempts a hedged call sent beside the first (a
+  // hedged call makes no retries). attempts = calls that sent anything +
+  // retries + hedges.
+  int64_t retries = 0;
+  int64_t hedges = 0;
   // Calls by how they ended, indexed by `static_cast<int>(StopReason)`.
   std::array<int64_t, kStopReasonCount> stops{};
   // Whole-call latency: counts per bucket (see kLatencyBucketBoundsMs).
   std::array<int64_t, kLatencyBucketBoundsMs.size() + 1> latency_buckets{};
   double latency_sum_ms = 0;
+  // A96's grpc.client.call.retry_delay: per call that retried, the total
+  // time it waited between attempts (backoff, server pushback, the
+  // throttle's waiting mode); same bucket bounds as the latency.
+  std::array<int64_t, kLatencyBucketBoundsMs.size() + 1> retry_delay_buckets{};
+  double retry_delay_sum_ms = 0;
 
   int64_t stopped(StopReason reason) const {
     return stops[static_cast<int>(reason)];
@@ -67,9 +77,14 @@ class MetricsCollector {
   MetricsCollector(const MetricsCollector&) = delete;
   MetricsCollector& operator=(const MetricsCollector&) = delete;
 
-  // Records one finished call. Called by the retry loop.
-  void RecordCall(absl::string_view method, int attempts, StopReason reason,
-                  std::chrono::nanoseconds latency);
+  // Records one finished call. Called by the retry loop. Of `attempts`,
+  // `hedges` were hedges (the rest after the first were retries);
+  // `retry_delay` is the time spent waiting between attempts, observed for
+  // calls that retried.
+  void RecordCall(
+      absl::string_view method, int attempts, StopReason reason,
+      std::chrono::nanoseconds latency, int hedges = 0,
+      std::chrono::nanoseconds retry_delay = std::chrono::nanoseconds::zero());
 
   // A consistent-enough copy of every method's figures, sorted by name.
   std::vector<MethodMetrics> Snapshot() const;
@@ -81,10 +96,14 @@ class MetricsCollector {
     std::atomic<int64_t> calls{0};
     std::atomic<int64_t> attempts{0};
     std::atomic<int64_t> retries{0};
+    std::atomic<int64_t> hedges{0};
     std::array<std::atomic<int64_t>, kStopReasonCount> stops{};
     std::array<std::atomic<int64_t>, kLatencyBucketBoundsMs.size() + 1>
         buckets{};
     std::atomic<int64_t> latency_sum_ns{0};
+    std::array<std::atomic<int64_t>, kLatencyBucketBoundsMs.size() + 1>
+        retry_delay_buckets{};
+    std::atomic<int64_t> retry_delay_sum_ns{0};
   };
   // Lock-free on a hit: see kCacheSlots.
   Entry& EntryFor(absl::string_view method);

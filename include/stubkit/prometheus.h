@@ -20,11 +20,23 @@
 // collectable is registered where a Registry is (Exposer, Gateway), not in
 // one. Families, each labelled by `method` (the full gRPC method name):
 //
-//   grpc_client_call_retries_total      counter: attempts after the first,
-//                                       summed over calls (the sum of gRPC
-//                                       A96's grpc.client.call.retries; the
-//                                       collector keeps no per-call
-//                                       distribution)
+//   grpc_client_call_retries_total      counter: attempts sent after an
+//                                       earlier one failed, summed over
+//                                       calls (the sum of gRPC A96's
+//                                       grpc.client.call.retries histogram;
+//                                       the collector keeps no per-call
+//                                       distribution of counts)
+//   grpc_client_call_hedges_total       counter: attempts hedged calls sent
+//                                       beside their first (the sum of A96's
+//                                       grpc.client.call.hedges; a hedged
+//                                       call makes no retries)
+//   grpc_client_call_retry_delay_seconds
+//                                       histogram of A96's
+//                                       grpc.client.call.retry_delay: per
+//                                       call that retried, the total time it
+//                                       waited between attempts (backoff,
+//                                       server hints, the throttle's waiting
+//                                       mode), buckets kLatencyBucketBoundsMs
 //   stubkit_client_calls_total          counter, also labelled `stop_reason`
 //                                       (success, permanent_error,
 //                                       non_idempotent, exhausted, deadline,
@@ -33,10 +45,6 @@
 //   stubkit_client_call_duration_seconds
 //                                       histogram of whole-call latency,
 //                                       buckets kLatencyBucketBoundsMs
-//
-// A96's grpc.client.call.hedges and grpc.client.call.retry_delay are not
-// exported: the collector records neither hedged attempts apart from
-// retries nor backoff delays.
 
 #ifndef STUBKIT_PROMETHEUS_H_
 #define STUBKIT_PROMETHEUS_H_

@@ -186,6 +186,9 @@ class RetryLoopState {
                   const google::protobuf::Message& message) const;
 
   int attempts() const { return attempts_; }
+  // For hedging: attempts after the first are hedges, not retries (gRPC
+  // A96), in the metrics.
+  void MarkHedged() { hedged_ = true; }
   bool idempotent() const { return idempotent_; }
   time_point start() const { return start_; }
   // The call's end: the earliest of the policy time limit, the total
@@ -215,6 +218,8 @@ class RetryLoopState {
   std::chrono::nanoseconds BeginThrottleWait(const absl::Status& status,
                                              time_point now);
   void LeaveThrottleWait(time_point now);
+  // Counts `wait`, handed to the loop at `now`, in the call's retry delay.
+  void BeginDelay(time_point now, std::chrono::nanoseconds wait);
 
   // A copy: the caller's MethodInfo may be a local that an async call or a
   // stream outlives.
@@ -258,6 +263,13 @@ class RetryLoopState {
   absl::Status waiting_status_;  // the failure the call waits after
   time_point wait_start_;
   std::chrono::nanoseconds waited_{0};  // in the throttle's wait, in all
+  bool hedged_ = false;
+  // A96's retry delay: the waits handed to the loop, summed. The last one,
+  // until the loop comes back (`delay_pending_` > 0), may yet be cut short
+  // by a cancel; then only its elapsed part counts.
+  std::chrono::nanoseconds retry_delay_{0};
+  std::chrono::nanoseconds delay_pending_{0};
+  time_point delay_began_;
 };
 
 template <typename T>

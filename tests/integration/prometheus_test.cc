@@ -22,15 +22,18 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "stubkit/hedging.h"
 #include "stubkit/metrics.h"
 #include "stubkit/retry_loop.h"
 #include "stubkit/retry_policy.h"
 #include "stubkit/testing/echo.grpc.pb.h"
+#include "stubkit/unary_call.h"
 #include "tests/testing/flaky_echo_service.h"
 
 namespace stubkit {
 namespace {
 
+using std::chrono::milliseconds;
 using std::chrono::nanoseconds;
 using ::stubkit::testing::EchoRequest;
 using ::stubkit::testing::EchoResponse;
@@ -130,6 +133,29 @@ class PrometheusTest : public ::testing::Test {
         .status();
   }
 
+  // A sync Echo hedged with up to 3 attempts; the hedging delay never
+  // passes, so each further attempt goes out after a non-fatal failure.
+  absl::Status HedgedEcho(const std::string& message, int fail_first) {
+    EchoRequest request;
+    request.set_message(message);
+    request.set_fail_first(fail_first);
+    request.set_fail_code(grpc::StatusCode::UNAVAILABLE);
+    const Options call = Options{}.set<HedgingPolicyOption>(
+        HedgingPolicy(3, std::chrono::minutes(10)));
+    return internal::RunUnary<EchoResponse>(
+               kEcho, OptionsView(call, client_options_), request,
+               [&](grpc::ClientContext& context)
+                   -> absl::StatusOr<EchoResponse> {
+                 EchoResponse response;
+                 grpc::Status status =
+                     stub_->Echo(&context, request, &response);
+                 if (!status.ok()) return FromGrpcStatus(status);
+                 return response;
+               },
+               [] {})
+        .status();
+  }
+
   std::shared_ptr<MetricsCollector> metrics_ =
       std::make_shared<MetricsCollector>();
   FlakyEchoService service_;
@@ -202,6 +228,51 @@ TEST_F(PrometheusTest, ScrapeShowsRetriesStopReasonsAndLatency) {
   EXPECT_EQ(Sample(body, Calls("Echo", "success")), 4);
 }
 
+TEST_F(PrometheusTest, ScrapeShowsHedgesAndRetryDelay) {
+  prometheus::Exposer exposer("127.0.0.1:0");
+  std::vector<int> ports = exposer.GetListeningPorts();
+  ASSERT_EQ(ports.size(), 1u);
+  auto collectable = std::make_shared<PrometheusCollectable>(metrics_);
+  exposer.RegisterCollectable(collectable);
+  // Waits of exactly 100 ms, then 200 ms (chosen, not slept).
+  client_options_.set<BackoffPolicyOption>(ExponentialBackoffPolicy(
+      milliseconds(100), milliseconds(1000), 2.0, Jitter::None()));
+
+  const auto kUnavailable = grpc::StatusCode::UNAVAILABLE;
+  EXPECT_TRUE(Call(kEcho, "two-failures", 2, kUnavailable).ok());
+  EXPECT_TRUE(Call(kEcho, "one-failure", 1, kUnavailable).ok());
+  EXPECT_TRUE(Call(kEcho, "no-failure", 0, kUnavailable).ok());
+  EXPECT_TRUE(HedgedEcho("hedged-once", 1).ok());
+  EXPECT_TRUE(HedgedEcho("hedged-twice", 2).ok());
+  ASSERT_EQ(service_.attempts("two-failures"), 3);
+  ASSERT_EQ(service_.attempts("hedged-once"), 2);
+  ASSERT_EQ(service_.attempts("hedged-twice"), 3);
+
+  std::string response = HttpGet(ports[0], "/metrics");
+  ASSERT_THAT(response, HasSubstr(" 200 OK"));
+  const std::string body = response.substr(response.find("\r\n\r\n") + 4);
+  EXPECT_THAT(body, HasSubstr("# TYPE grpc_client_call_hedges_total counter"));
+  EXPECT_THAT(body, HasSubstr("# TYPE grpc_client_call_retry_delay_seconds "
+                              "histogram"));
+  const std::string echo = "{method=\"stubkit.testing.EchoService.Echo\"}";
+  // A96: a hedged call's further attempts are hedges, never retries.
+  EXPECT_EQ(Sample(body, "grpc_client_call_retries_total" + echo), 2 + 1);
+  EXPECT_EQ(Sample(body, "grpc_client_call_hedges_total" + echo), 1 + 2);
+  // Observed for the two calls that retried: 100 + 200 ms and 100 ms.
+  const std::string delay = "grpc_client_call_retry_delay_seconds";
+  EXPECT_EQ(Sample(body, delay + "_count" + echo), 2);
+  std::optional<double> sum = Sample(body, delay + "_sum" + echo);
+  ASSERT_TRUE(sum.has_value());
+  EXPECT_DOUBLE_EQ(*sum, 0.4);
+  const std::string bucket =
+      delay + "_bucket{method=\"stubkit.testing.EchoService.Echo\",le=";
+  EXPECT_EQ(Sample(body, bucket + "\"0.05\"}"), 0);
+  EXPECT_EQ(Sample(body, bucket + "\"0.1\"}"), 1);
+  EXPECT_EQ(Sample(body, bucket + "\"0.2\"}"), 1);
+  EXPECT_EQ(Sample(body, bucket + "\"0.5\"}"), 2);
+  EXPECT_EQ(Sample(body, bucket + "\"+Inf\"}"), 2);
+}
+
 TEST(PrometheusFamiliesTest, HistogramBucketsAreCumulativeInSeconds) {
   MethodMetrics m;
   m.method = "pkg.Service.Method";
@@ -209,8 +280,11 @@ TEST(PrometheusFamiliesTest, HistogramBucketsAreCumulativeInSeconds) {
   m.latency_buckets[4] = 1;      // (5 ms, 10 ms]
   m.latency_buckets.back() = 1;  // above every bound
   m.latency_sum_ms = 2500;
+  m.hedges = 4;
+  m.retry_delay_buckets[6] = 3;  // (20 ms, 50 ms]
+  m.retry_delay_sum_ms = 120;
   std::vector<prometheus::MetricFamily> families = ToPrometheus({m});
-  ASSERT_EQ(families.size(), 3u);
+  ASSERT_EQ(families.size(), 5u);
   const prometheus::ClientMetric::Histogram& h =
       families[2].metric.at(0).histogram;
   ASSERT_EQ(h.bucket.size(), kLatencyBucketBoundsMs.size() + 1);
@@ -224,6 +298,19 @@ TEST(PrometheusFamiliesTest, HistogramBucketsAreCumulativeInSeconds) {
   EXPECT_EQ(h.sample_sum, 2.5);
   // One calls series per stop reason, zeros included.
   EXPECT_EQ(families[1].metric.size(), static_cast<size_t>(kStopReasonCount));
+
+  EXPECT_EQ(families[3].name, "grpc_client_call_hedges_total");
+  EXPECT_EQ(families[3].metric.at(0).counter.value, 4);
+  EXPECT_EQ(families[4].name, "grpc_client_call_retry_delay_seconds");
+  const prometheus::ClientMetric::Histogram& delay =
+      families[4].metric.at(0).histogram;
+  ASSERT_EQ(delay.bucket.size(), kLatencyBucketBoundsMs.size() + 1);
+  EXPECT_EQ(delay.bucket[5].cumulative_count, 0u);
+  EXPECT_EQ(delay.bucket[6].upper_bound, 0.050);
+  EXPECT_EQ(delay.bucket[6].cumulative_count, 3u);
+  EXPECT_EQ(delay.bucket.back().cumulative_count, 3u);
+  EXPECT_EQ(delay.sample_count, 3u);
+  EXPECT_EQ(delay.sample_sum, 0.12);
 }
 
 }  // namespace

@@ -46,13 +46,18 @@ struct Expected {
   int attempts;
   StopReason reason;
   double latency_ms;
+  // The total of the waits between attempts (observed only with retries).
+  double retry_delay_ms = 0;
+  int hedges = 0;  // of `attempts`; the others after the first are retries
 };
 
 void ExpectOneCall(const MethodMetrics& m, const Expected& e) {
   SCOPED_TRACE(m.method);
   EXPECT_EQ(m.calls, 1);
   EXPECT_EQ(m.attempts, e.attempts);
-  EXPECT_EQ(m.retries, std::max(0, e.attempts - 1));
+  const int retries = std::max(0, e.attempts - 1 - e.hedges);
+  EXPECT_EQ(m.retries, retries);
+  EXPECT_EQ(m.hedges, e.hedges);
   for (int r = 0; r < kStopReasonCount; ++r) {
     EXPECT_EQ(m.stops[r], r == static_cast<int>(e.reason) ? 1 : 0)
         << "stop reason " << ToString(static_cast<StopReason>(r));
@@ -61,6 +66,14 @@ void ExpectOneCall(const MethodMetrics& m, const Expected& e) {
   const size_t bucket = BucketOf(e.latency_ms);
   for (size_t b = 0; b < m.latency_buckets.size(); ++b) {
     EXPECT_EQ(m.latency_buckets[b], b == bucket ? 1 : 0) << "bucket " << b;
+  }
+  // A call without retries observes no retry delay at all.
+  EXPECT_DOUBLE_EQ(m.retry_delay_sum_ms, e.retry_delay_ms);
+  const size_t delay_bucket = BucketOf(e.retry_delay_ms);
+  for (size_t b = 0; b < m.retry_delay_buckets.size(); ++b) {
+    EXPECT_EQ(m.retry_delay_buckets[b],
+              retries > 0 && b == delay_bucket ? 1 : 0)
+        << "retry delay bucket " << b;
   }
 }
 
@@ -167,8 +180,8 @@ TEST_F(MetricsTest, EveryStopReasonLatencyAndBucketOfSyncCalls) {
   ExpectOneCall(m[0], {1, StopReason::kSuccess, 3});
   ExpectOneCall(m[1], {1, StopReason::kPermanentError, 7});
   ExpectOneCall(m[2], {1, StopReason::kNonIdempotent, 1});
-  ExpectOneCall(m[3], {3, StopReason::kExhausted, 330});
-  ExpectOneCall(m[4], {3, StopReason::kDeadline, 830});
+  ExpectOneCall(m[3], {3, StopReason::kExhausted, 330, 100 + 200});
+  ExpectOneCall(m[4], {3, StopReason::kDeadline, 830, 400 + 400});
   ExpectOneCall(m[5], {1, StopReason::kThrottled, 5});
   ExpectOneCall(m[6], {1, StopReason::kCancelled, 15});
   // Nothing was sent: no attempt, and no retry either.
@@ -194,6 +207,61 @@ TEST_F(MetricsTest, CallsOfOneMethodAddUp) {
   std::array<int64_t, kLatencyBucketBoundsMs.size() + 1> buckets{};
   for (double ms : {2.0, 40.0, 40.0, 3000.0, 203.0}) ++buckets[BucketOf(ms)];
   EXPECT_EQ(m[0].latency_buckets, buckets);
+  // Only the call that retried observes a delay: 100 + 100 ms.
+  EXPECT_EQ(m[0].hedges, 0);
+  EXPECT_DOUBLE_EQ(m[0].retry_delay_sum_ms, 200);
+  std::array<int64_t, kLatencyBucketBoundsMs.size() + 1> delay_buckets{};
+  ++delay_buckets[BucketOf(200)];
+  EXPECT_EQ(m[0].retry_delay_buckets, delay_buckets);
+}
+
+// Sleeps like the fake clock, but the `cancel_at`-th wait (from 1) passes
+// only `part` of its length and then cancels the call.
+class CancellingSleeper : public Sleeper {
+ public:
+  CancellingSleeper(std::shared_ptr<FakeClock> clock,
+                    std::shared_ptr<CancellationToken> token, int cancel_at,
+                    nanoseconds part)
+      : clock_(std::move(clock)),
+        token_(std::move(token)),
+        cancel_at_(cancel_at),
+        part_(part) {}
+  void SleepFor(nanoseconds duration) override {
+    if (++waits_ < cancel_at_) return clock_->Advance(duration);
+    clock_->Advance(part_);
+    token_->Cancel();
+  }
+
+ private:
+  std::shared_ptr<FakeClock> clock_;
+  std::shared_ptr<CancellationToken> token_;
+  const int cancel_at_;
+  const nanoseconds part_;
+  int waits_ = 0;
+};
+
+TEST_F(MetricsTest, RetryDelayIsTheSumOfTheWaitsChosen) {
+  const absl::Status unavailable = absl::UnavailableError("down");
+  // Backoff 100, 200, 400, 800 ms between five attempts of 1 ms.
+  RunSync(
+      "d.1.Waits", Idempotency::kIdempotent,
+      FixedBackoff(100, 1000).set<RetryPolicyOption>(
+          LimitedErrorCountRetryPolicy(4)),
+      [&](int n) { return Took(1, n == 5 ? absl::OkStatus() : unavailable); });
+  // A cancel 30 ms into the second wait (100 ms): only what passed counts.
+  auto token = std::make_shared<CancellationToken>();
+  RunSync(
+      "d.2.CancelledWait", Idempotency::kIdempotent,
+      FixedBackoff(100, 100).set<CancellationOption>(token).set<SleeperOption>(
+          std::make_shared<CancellingSleeper>(clock_, token, 2,
+                                              milliseconds(30))),
+      [&](int) { return Took(10, unavailable); });
+  std::vector<MethodMetrics> m = Snapshot();
+  ASSERT_EQ(m.size(), 2u);
+  ExpectOneCall(m[0], {5, StopReason::kSuccess, 5 + 100 + 200 + 400 + 800,
+                       100 + 200 + 400 + 800});
+  ExpectOneCall(m[1],
+                {2, StopReason::kCancelled, 10 + 100 + 10 + 30, 100 + 30});
 }
 
 TEST_F(MetricsTest, AsyncCalls) {
@@ -218,8 +286,8 @@ TEST_F(MetricsTest, AsyncCalls) {
 
   std::vector<MethodMetrics> m = Snapshot();
   ASSERT_EQ(m.size(), 5u);
-  ExpectOneCall(m[0], {2, StopReason::kSuccess, 58});
-  ExpectOneCall(m[1], {2, StopReason::kExhausted, 120});
+  ExpectOneCall(m[0], {2, StopReason::kSuccess, 58, 50});
+  ExpectOneCall(m[1], {2, StopReason::kExhausted, 120, 100});
   ExpectOneCall(m[2], {1, StopReason::kPermanentError, 2});
   ExpectOneCall(m[3], {1, StopReason::kCancelled, 6});
   ExpectOneCall(m[4], {0, StopReason::kInvalidArgument, 0});
@@ -259,7 +327,9 @@ TEST_F(MetricsTest, HedgedCalls) {
   EXPECT_EQ(*r, 2);
   std::vector<MethodMetrics> m = Snapshot();
   ASSERT_EQ(m.size(), 1u);
-  ExpectOneCall(m[0], {2, StopReason::kSuccess, 50});
+  // A96: the second attempt is a hedge, not a retry, and the call never
+  // waited without an attempt in flight (no retry delay observed).
+  ExpectOneCall(m[0], {2, StopReason::kSuccess, 50, 0, /*hedges=*/1});
 }
 
 // The collector caches entries by the address of the method's name; names
