@@ -182,11 +182,15 @@ class AsyncRetryOperation final : public AsyncRetryOperationBase,
   using Attempt = AttemptFn;
   using Done = DoneFn;
 
+  // `attempt` and `done` are forwarded into place: the attempt holds a copy
+  // of the request, and each move of a protobuf message costs a swap and
+  // the moved-from message's destructor.
+  template <typename A, typename D>
   AsyncRetryOperation(const MethodInfo& method, Options call, Options client,
-                      Attempt attempt, Done done)
+                      A&& attempt, D&& done)
       : AsyncRetryOperationBase(method, std::move(call), std::move(client)),
-        attempt_(std::move(attempt)),
-        done_(std::move(done)) {
+        attempt_(std::forward<A>(attempt)),
+        done_(std::forward<D>(done)) {
     // Unary calls may wait out an outage in the throttle's waiting mode.
     state().EnableThrottleWait();
   }
@@ -290,6 +294,19 @@ void StartAsyncUnary(Start&& start, AsyncCallback<Response> done) {
   });
 }
 
+// `AsyncRetryLoop` with `attempt` and `done` forwarded straight into the
+// operation (generated code passes a temporary attempt holding a copy of the
+// request: it is moved once, into place).
+template <typename Response, typename Attempt, typename Done>
+void StartAsyncRetryLoop(const MethodInfo& method, Options call, Options client,
+                         Attempt&& attempt, Done&& done) {
+  auto operation = std::make_shared<
+      AsyncRetryOperation<Response, std::decay_t<Attempt>, std::decay_t<Done>>>(
+      method, std::move(call), std::move(client),
+      std::forward<Attempt>(attempt), std::forward<Done>(done));
+  operation->Start();
+}
+
 }  // namespace internal
 
 // Runs one call asynchronously; `done` receives its result exactly once, on
@@ -300,11 +317,9 @@ template <typename Response, typename Attempt = AsyncAttempt<Response>,
           typename Done = AsyncCallback<Response>>
 void AsyncRetryLoop(const MethodInfo& method, Options call, Options client,
                     Attempt attempt, Done done) {
-  auto operation = std::make_shared<internal::AsyncRetryOperation<
-      Response, std::decay_t<Attempt>, std::decay_t<Done>>>(
-      method, std::move(call), std::move(client), std::move(attempt),
-      std::move(done));
-  operation->Start();
+  internal::StartAsyncRetryLoop<Response>(method, std::move(call),
+                                          std::move(client), std::move(attempt),
+                                          std::move(done));
 }
 
 // As above, returning a future of the result.

@@ -71,8 +71,9 @@ void RunAsyncUnary(const MethodInfo& method, const OptionsView& options,
         std::move(done));
     return;
   }
-  AsyncRetryLoop<Response>(method, options.call(), CopyLowerLayers(options),
-                           std::forward<Attempt>(attempt), std::move(done));
+  StartAsyncRetryLoop<Response>(
+      method, options.call(), CopyLowerLayers(options),
+      std::forward<Attempt>(attempt), std::move(done));
 }
 
 }  // namespace internal
