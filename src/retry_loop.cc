@@ -620,7 +620,12 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
 }
 
 void RetryLoopState::BeginDelay(time_point now, nanoseconds wait) {
-  retry_delay_ += wait;
+  // Saturates: a wait may be nanoseconds::max() (the options fuzzer found
+  // the overflow), and a sum of large waits must not wrap.
+  wait = std::max(wait, nanoseconds::zero());
+  retry_delay_ = wait > nanoseconds::max() - retry_delay_
+                     ? nanoseconds::max()
+                     : retry_delay_ + wait;
   delay_pending_ = wait;
   delay_began_ = now;
 }
