@@ -95,6 +95,17 @@ absl::Status FromParseError(absl::string_view message) {
     if (close != absl::string_view::npos) {
       std::string path = JsonPath(message.substr(0, close));
       absl::string_view rest = message.substr(close + 3);
+      // A key given twice, where the mirror proto has an optional field:
+      // "oneof field '_x' is already set. Cannot set 'x'" (the fuzzer
+      // found it).
+      const size_t cannot_set = rest.find("Cannot set '");
+      if (rest.find("is already set") != absl::string_view::npos &&
+          cannot_set != absl::string_view::npos) {
+        absl::string_view field = rest.substr(cannot_set + 12);
+        field = field.substr(0, field.find('\''));
+        return Bad(absl::StrCat(path, path.empty() ? "" : ".", JsonPath(field)),
+                   "given more than once");
+      }
       absl::string_view type;
       const size_t for_type = rest.rfind(" for type ");
       if (for_type != absl::string_view::npos) {

@@ -204,3 +204,4 @@ config_seed("duplicate_name", method_config(entry('"timeout": "1s"'), entry('"ti
 config_seed("retry_and_hedging", method_config(entry(RETRY + ', "hedgingPolicy": {"maxAttempts": 2}')))
 config_seed("empty_name", method_config('{"name": []}'))
 config_seed("bad_throttle", '{"retryThrottling": {"maxTokens": 0, "tokenRatio": 0.1}}')
+config_seed("duplicate_key", '{"retryThrottling": {"maxTokens": 5, "tokenRatio": 0., "tokenRatio": 0.}}')

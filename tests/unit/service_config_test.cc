@@ -515,6 +515,14 @@ TEST(ServiceConfigBadInputTest, DuplicateNames) {
             "at methodConfig[0].name[0]");
 }
 
+// A key given twice where the mirror proto has an optional field (the
+// service_config fuzzer found the garbled message this once gave).
+TEST(ServiceConfigBadInputTest, KeyGivenTwice) {
+  EXPECT_EQ(ErrorOf(R"({"retryThrottling": {"maxTokens": 5, "tokenRatio": 0.5,
+                                            "tokenRatio": 0.5}})"),
+            "retryThrottling.tokenRatio: given more than once");
+}
+
 TEST(ServiceConfigBadInputTest, BothRetryAndHedgingPolicy) {
   EXPECT_EQ(ErrorOf(Default(Retry("1s", "1s") +
                             R"(, "hedgingPolicy": {"maxAttempts": 2})")),
