@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -95,6 +96,15 @@ absl::Status FromParseError(absl::string_view message) {
     if (close != absl::string_view::npos) {
       std::string path = JsonPath(message.substr(0, close));
       absl::string_view rest = message.substr(close + 3);
+      if (path.empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("invalid service config JSON: ", Printable(rest)));
+      }
+      // protobuf names the object, not the field, here.
+      if (absl::StrContains(rest, "on a scalar field")) {
+        return Bad(path, "a field of it takes a single value, got an object "
+                         "or a list");
+      }
       // A key given twice, where the mirror proto has an optional field:
       // "oneof field '_x' is already set. Cannot set 'x'" (the fuzzer
       // found it).
