@@ -215,19 +215,8 @@ void PrintConnectionHeader(Printer& w, const FileModel& file,
                  "Runs each $service_full_name$ call under the stubkit retry "
                  "rules. Mock it ($mocks$::Mock$Service$Connection) to test "
                  "code that uses $Service$Client.");
-  w.Print(vars,
-          "class $Service$Connection {\n"
-          " public:\n"
-          "  virtual ~$Service$Connection() = default;\n");
-  for (const MethodModel& method : service.methods) {
-    const Printer::Vars mv = MethodVars(file, service, method);
-    w.Print("\n");
-    for (const Signature* signature :
-         SignaturesFor(Layer::kConnection, method.kind)) {
-      PrintDeclaration(w, mv, *signature, "virtual ", " = 0;");
-    }
-  }
-  w.Print("};\n\n");
+  PrintInterface(w, file, service, vars.at("Service") + "Connection",
+                 Layer::kConnection);
   w.PrintComment(vars,
                  "The default connection over `channel`. The decorators in "
                  "`options` ($Service$Client::DecoratorsOption) are applied "

@@ -120,6 +120,25 @@ void PrintCall(Printer& w, const Printer::Vars& vars, int depth,
   for (int i = 0; i < depth; ++i) w.Outdent();
 }
 
+void PrintInterface(Printer& w, const FileModel& file,
+                    const ServiceModel& service, const std::string& class_name,
+                    Layer layer) {
+  Printer::Vars vars = ServiceVars(file, service);
+  vars["interface"] = class_name;
+  w.Print(vars,
+          "class $interface$ {\n"
+          " public:\n"
+          "  virtual ~$interface$() = default;\n");
+  for (const MethodModel& method : service.methods) {
+    const Printer::Vars mv = MethodVars(file, service, method);
+    w.Print("\n");
+    for (const Signature* signature : SignaturesFor(layer, method.kind)) {
+      PrintDeclaration(w, mv, *signature, "virtual ", " = 0;");
+    }
+  }
+  w.Print("};\n\n");
+}
+
 void PrintDeprecated(Printer& w, const Printer::Vars& vars,
                      const MethodModel& method) {
   if (!method.deprecated) return;

@@ -62,6 +62,13 @@ void PrintCall(Printer& w, const Printer::Vars& vars, int depth,
                const std::string& head, const std::vector<std::string>& args,
                const std::string& tail);
 
+// The abstract interface of one layer (`Layer::kStub`: SStub,
+// `Layer::kConnection`: SConnection): `class_name` with a virtual
+// destructor and every method of `layer` as pure virtual.
+void PrintInterface(Printer& w, const FileModel& file,
+                    const ServiceModel& service, const std::string& class_name,
+                    Layer layer);
+
 // "[[deprecated(...)]]\n" before a member of a deprecated method.
 void PrintDeprecated(Printer& w, const Printer::Vars& vars,
                      const MethodModel& method);

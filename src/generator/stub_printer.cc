@@ -181,19 +181,7 @@ void PrintStubHeader(Printer& w, const FileModel& file,
                  "One attempt of each $service_full_name$ RPC. Implemented "
                  "by $Service$GrpcStub (the wire) and by decorators; derive "
                  "from $Service$StubDecorator to add a layer.");
-  w.Print(vars,
-          "class $Service$Stub {\n"
-          " public:\n"
-          "  virtual ~$Service$Stub() = default;\n");
-  for (const MethodModel& method : service.methods) {
-    const Printer::Vars mv = MethodVars(file, service, method);
-    w.Print("\n");
-    for (const Signature* signature :
-         SignaturesFor(Layer::kStub, method.kind)) {
-      PrintDeclaration(w, mv, *signature, "virtual ", " = 0;");
-    }
-  }
-  w.Print("};\n\n");
+  PrintInterface(w, file, service, vars.at("Service") + "Stub", Layer::kStub);
 
   // The forwarding base.
   w.Print(vars,
