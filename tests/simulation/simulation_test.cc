@@ -783,6 +783,8 @@ void Runner::CheckRetryLoop(const CallRun& run, std::vector<std::string>* out) {
                static_cast<absl::StatusCode>(a.status.error_code()))
         fail(absl::StrCat("unresumable break should return its status, got ",
                           Short(st)));
+      else if (!GetRetrySummary(st).has_value())
+        fail("an unresumable break must carry the retry summary");
       return;
     }
     if (data) {
