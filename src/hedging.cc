@@ -106,6 +106,7 @@ void HedgedOperationBase::LaunchLocked(Step& step) {
     EndLocked(step, Outcome::kCancelledOrEnded);
     return;
   }
+  starts_[index] = state_.attempt_start();
   deadlines_[index] = state_.attempt_deadline();
   ++outstanding_;
   step.next = Next{index, contexts_[index].get(), false};
@@ -291,7 +292,8 @@ HedgedOperationBase::Next HedgedOperationBase::OnAttemptFailed(
     if (finished_) return Next{};
     CancellationToken* token = state_.cancellation();
     using Expiry = RetryLoopState::Expiry;
-    const Expiry expiry = state_.ClassifyExpiry(status, deadlines_[index]);
+    const Expiry expiry = state_.ClassifyExpiry(status, starts_[index],
+                                                 deadlines_[index]);
     const bool non_fatal = expiry == Expiry::kAttemptTimeout ||
                            policy_.non_fatal_codes().contains(status.code());
     if (token != nullptr && token->cancelled()) {

@@ -21,9 +21,23 @@ namespace {
 using std::chrono::nanoseconds;
 using time_point = Clock::time_point;
 
-// gRPC reports DEADLINE_EXCEEDED when its own timer fires, which may be read
-// a hair before our clock reaches the same instant.
-constexpr std::chrono::milliseconds kDeadlineTolerance{2};
+// Whether a DEADLINE_EXCEEDED seen at `now` is the expiry of the deadline an
+// attempt started at `start` was given. gRPC's timer may be read a hair
+// before our clock reaches the same instant, and the server enforces the
+// deadline we send (grpc-timeout) from its own cached clock, so on a loaded
+// machine its verdict can come several milliseconds early (seen in CI under
+// ASan). So one that arrives within a tenth of the attempt's budget of its
+// deadline (at least 2 ms, at most 50 ms) counts as that deadline's: a
+// server's own DEADLINE_EXCEEDED that close to ours is treated as ours, and
+// the call stops or retries as it would a moment later anyway.
+bool ReachedDeadline(time_point now, time_point start, time_point deadline) {
+  if (deadline == time_point::max()) return false;
+  const nanoseconds tolerance =
+      std::clamp<nanoseconds>((deadline - start) / 10,
+                              std::chrono::milliseconds(2),
+                              std::chrono::milliseconds(50));
+  return now + tolerance >= deadline;
+}
 
 time_point AddSaturating(time_point base, nanoseconds delta) {
   if (delta >= time_point::max() - base) return time_point::max();
@@ -353,13 +367,13 @@ absl::Status RetryLoopState::Cancelled() {
 }
 
 RetryLoopState::Expiry RetryLoopState::ClassifyExpiry(
-    const absl::Status& status, time_point its_deadline) const {
-  if (status.code() != absl::StatusCode::kDeadlineExceeded ||
-      its_deadline == time_point::max()) {
+    const absl::Status& status, time_point its_start,
+    time_point its_deadline) const {
+  if (status.code() != absl::StatusCode::kDeadlineExceeded) {
     return Expiry::kNone;
   }
   const time_point now = Now();
-  if (now + kDeadlineTolerance < its_deadline) return Expiry::kNone;
+  if (!ReachedDeadline(now, its_start, its_deadline)) return Expiry::kNone;
   return its_deadline == end_ || now >= end_ ? Expiry::kCallEnd
                                              : Expiry::kAttemptTimeout;
 }
@@ -504,8 +518,7 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
   const time_point now = Now();
   const bool deadline_exceeded =
       status.code() == absl::StatusCode::kDeadlineExceeded &&
-      attempt_deadline_ != time_point::max() &&
-      now + kDeadlineTolerance >= attempt_deadline_;
+      ReachedDeadline(now, attempt_start_, attempt_deadline_);
   const absl::string_view end_what = end_reason_ == StopReason::kDeadline
                                          ? "the call's deadline"
                                          : "the retry policy's time limit";

@@ -192,6 +192,8 @@ class HedgedOperationBase
   std::array<std::unique_ptr<grpc::ClientContext>,
              HedgingPolicy::kMaxAttemptsLimit>
       contexts_;
+  std::array<Clock::time_point, HedgingPolicy::kMaxAttemptsLimit> starts_
+      ABSL_GUARDED_BY(mu_);
   std::array<Clock::time_point, HedgingPolicy::kMaxAttemptsLimit> deadlines_
       ABSL_GUARDED_BY(mu_);
   std::array<bool, HedgingPolicy::kMaxAttemptsLimit> done_

@@ -165,14 +165,16 @@ class RetryLoopState {
   RetryThrottle* throttle() const { return throttle_; }
   time_point now() const { return Now(); }
 
-  // For loops that run attempts side by side (hedging): the deadline the
-  // last `PrepareAttempt` gave its attempt (time_point::max() for none).
+  // For loops that run attempts side by side (hedging): when the last
+  // `PrepareAttempt` started its attempt, and the deadline it gave it
+  // (time_point::max() for none).
+  time_point attempt_start() const { return attempt_start_; }
   time_point attempt_deadline() const { return attempt_deadline_; }
   // Whether `status` is an attempt running out of `its_deadline` (with the
   // tolerance `OnFailure` uses): its own attempt timeout, or the call's end
   // (after which the call is over).
   enum class Expiry { kNone, kAttemptTimeout, kCallEnd };
-  Expiry ClassifyExpiry(const absl::Status& status,
+  Expiry ClassifyExpiry(const absl::Status& status, time_point its_start,
                         time_point its_deadline) const;
   // Ends the call because its end was reached: `status` with the end's stop
   // reason (deadline or retry policy).

@@ -179,11 +179,15 @@ inline Decision Decide(const Inputs& in) {
   };
 
   // A server's DEADLINE_EXCEEDED that arrives within the loop's tolerance
-  // (2 ms) of the attempt's deadline is indistinguishable from the
-  // deadline itself: anything goes.
+  // of the attempt's deadline (a tenth of the attempt's budget, clamped to
+  // 2..50 ms; retry_loop.cc, ReachedDeadline) is indistinguishable from the
+  // deadline itself: anything goes. The model's attempt start is the fake
+  // clock's; 1 ms more covers the loop reading it a moment apart.
   if (code == grpc::StatusCode::DEADLINE_EXCEEDED && !a.by_deadline &&
       a.deadline != TimePoint::max() &&
-      AddSat(now, milliseconds(2)) >= a.deadline) {
+      AddSat(now, std::clamp<nanoseconds>((a.deadline - a.start) / 10,
+                                          milliseconds(2), milliseconds(50)) +
+                      milliseconds(1)) >= a.deadline) {
     d.may_continue = true;
     for (StopReason r : {StopReason::kPermanentError,
                          StopReason::kNonIdempotent, StopReason::kExhausted,

@@ -394,6 +394,48 @@ TEST_F(RetryLoopTest, ServerDeadlineExceededIsPermanent) {
             StopReason::kPermanentError);
 }
 
+// The server enforces the deadline stubkit sends from its own clock and can
+// report it a little early (CI saw it under ASan): within a tenth of the
+// attempt's budget (2..50 ms) of the deadline, DEADLINE_EXCEEDED is the
+// deadline's expiry; earlier, it is the server's own verdict.
+TEST_F(RetryLoopTest, DeadlineExceededJustBeforeTheCallsEndIsTheDeadline) {
+  auto call = Options{}.set<TotalTimeoutOption>(milliseconds(300));
+  absl::StatusOr<int> result =
+      Run(kIdempotentMethod, {absl::StatusCode::kDeadlineExceeded}, call,
+          milliseconds(275));  // 25 ms early: within 30 ms
+  EXPECT_EQ(attempts_, 1);
+  EXPECT_EQ(GetRetrySummary(result.status())->stop_reason,
+            StopReason::kDeadline);
+}
+
+TEST_F(RetryLoopTest, DeadlineExceededWellBeforeTheCallsEndIsTheServers) {
+  auto call = Options{}.set<TotalTimeoutOption>(milliseconds(300));
+  absl::StatusOr<int> result =
+      Run(kIdempotentMethod, {absl::StatusCode::kDeadlineExceeded}, call,
+          milliseconds(265));  // 35 ms early: beyond 30 ms
+  EXPECT_EQ(attempts_, 1);
+  EXPECT_EQ(GetRetrySummary(result.status())->stop_reason,
+            StopReason::kPermanentError);
+}
+
+TEST_F(RetryLoopTest, DeadlineExceededToleranceIsAtMost50Ms) {
+  auto call = Options{}.set<AttemptTimeoutOption>(seconds(2));
+  // 60 ms before a 2 s attempt timeout: the server's, not retried.
+  absl::StatusOr<int> early =
+      Run(kIdempotentMethod, {absl::StatusCode::kDeadlineExceeded}, call,
+          milliseconds(1940));
+  EXPECT_EQ(attempts_, 1);
+  EXPECT_EQ(GetRetrySummary(early.status())->stop_reason,
+            StopReason::kPermanentError);
+  // 40 ms before it: the attempt timed out, and is retried.
+  absl::StatusOr<int> late =
+      Run(kIdempotentMethod,
+          {absl::StatusCode::kDeadlineExceeded, absl::StatusCode::kOk}, call,
+          milliseconds(1960));
+  ASSERT_TRUE(late.ok()) << late.status();
+  EXPECT_EQ(attempts_, 2);
+}
+
 TEST_F(RetryLoopTest, TotalTimeoutStopsTheCallWithDeadlineReason) {
   auto call = Options{}
                   .set<TotalTimeoutOption>(seconds(5))
