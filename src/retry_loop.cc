@@ -32,10 +32,9 @@ using time_point = Clock::time_point;
 // the call stops or retries as it would a moment later anyway.
 bool ReachedDeadline(time_point now, time_point start, time_point deadline) {
   if (deadline == time_point::max()) return false;
-  const nanoseconds tolerance =
-      std::clamp<nanoseconds>((deadline - start) / 10,
-                              std::chrono::milliseconds(2),
-                              std::chrono::milliseconds(50));
+  const nanoseconds tolerance = std::clamp<nanoseconds>(
+      (deadline - start) / 10, std::chrono::milliseconds(2),
+      std::chrono::milliseconds(50));
   return now + tolerance >= deadline;
 }
 
@@ -233,9 +232,8 @@ void RetryLoopState::Setup(const OptionsView& options) {
     time_point deadline_end =
         deadline <= wall_now
             ? start_
-            : AddSaturating(start_,
-                            std::chrono::duration_cast<nanoseconds>(
-                                deadline - wall_now));
+            : AddSaturating(start_, std::chrono::duration_cast<nanoseconds>(
+                                        deadline - wall_now));
     call_end_ = std::min(call_end_, deadline_end);
     if (deadline_end < end_) {
       end_ = deadline_end;
@@ -379,8 +377,9 @@ RetryLoopState::Expiry RetryLoopState::ClassifyExpiry(
 }
 
 absl::Status RetryLoopState::GiveUpAtEnd(const absl::Status& status) {
-  return GiveUp(status, end_reason_,
-                absl::StrCat("gave up: ", EndWhat(end_reason_), " was reached"));
+  return GiveUp(
+      status, end_reason_,
+      absl::StrCat("gave up: ", EndWhat(end_reason_), " was reached"));
 }
 
 void RetryLoopState::Notify(const absl::Status& status, time_point now,
@@ -454,11 +453,10 @@ bool RetryLoopState::Stop(const absl::Status& status, StopReason reason,
   // caller's business; a call that retried and gave up is worth a line.
   const LogLevel level = attempts_ > 1 ? LogLevel::kRetries : LogLevel::kRpc;
   if (log_sink_ != nullptr && log_level_ >= level) {
-    Log(level,
-        absl::StrCat("stubkit: ", method_.full_name, " attempt ", attempts_,
-                     " failed with ", Describe(status), "; ", explanation,
-                     " after ", attempts_,
-                     attempts_ == 1 ? " attempt" : " attempts"));
+    Log(level, absl::StrCat("stubkit: ", method_.full_name, " attempt ",
+                            attempts_, " failed with ", Describe(status), "; ",
+                            explanation, " after ", attempts_,
+                            attempts_ == 1 ? " attempt" : " attempts"));
   }
   return false;
 }
@@ -501,11 +499,10 @@ bool RetryLoopState::ChooseWait(const absl::Status& status,
   if (!hint.has_value()) return true;
   const nanoseconds ceiling = options_.get<ServerHintCeilingOption>();
   if (hint->delay > ceiling) {
-    *refusal = absl::StrCat("the server asked to wait ",
-                            FormatDuration(hint->delay), " (",
-                            ToString(hint->reason), "), longer than ",
-                            FormatDuration(ceiling),
-                            " (ServerHintCeilingOption)");
+    *refusal =
+        absl::StrCat("the server asked to wait ", FormatDuration(hint->delay),
+                     " (", ToString(hint->reason), "), longer than ",
+                     FormatDuration(ceiling), " (ServerHintCeilingOption)");
     return false;
   }
   *wait = *hint;
@@ -636,9 +633,8 @@ void RetryLoopState::BeginDelay(time_point now, nanoseconds wait) {
   // Saturates: a wait may be nanoseconds::max() (the options fuzzer found
   // the overflow), and a sum of large waits must not wrap.
   wait = std::max(wait, nanoseconds::zero());
-  retry_delay_ = wait > nanoseconds::max() - retry_delay_
-                     ? nanoseconds::max()
-                     : retry_delay_ + wait;
+  retry_delay_ = wait > nanoseconds::max() - retry_delay_ ? nanoseconds::max()
+                                                          : retry_delay_ + wait;
   delay_pending_ = wait;
   delay_began_ = now;
 }
