@@ -98,6 +98,11 @@ struct CallSpec {
   CancelKind cancel = CancelKind::kNone;
   milliseconds cancel_at{0};
   std::vector<AttemptScript> scripts;
+  // Where each option goes among the call's, the method's, the service's and
+  // the client's layers, with decoys below it that it must override
+  // (simulation_test.cc, Place). Derived from the scenario's seed without
+  // drawing from its generator, so that older seeds keep their scenarios.
+  uint64_t layer_seed = 0;
 
   bool idempotent() const {
     if (idempotency_option == 1) return true;
@@ -146,6 +151,7 @@ class Generator {
               : Pick<CallKind>({CallKind::kAsync, CallKind::kHedgedAsync,
                                 CallKind::kAsyncStream});
       s.calls.push_back(MakeCall(i, kind, s.throttle));
+      s.calls.back().layer_seed = seed * 0x9E3779B97F4A7C15ull + i + 1;
     }
     // An outage: every call fails alike at first, at the same moments, and
     // drains a small shared throttle together.
@@ -322,7 +328,7 @@ inline std::string Describe(const CallSpec& c) {
                     " hook=", c.resume_hook, " refuses=", c.hook_refuses);
   }
   absl::StrAppend(&out, " cancel=", static_cast<int>(c.cancel), "@",
-                  c.cancel_at.count(), "ms\n");
+                  c.cancel_at.count(), "ms layers=", c.layer_seed, "\n");
   for (size_t i = 0; i < c.scripts.size(); ++i) {
     const AttemptScript& s = c.scripts[i];
     absl::StrAppend(&out, "    attempt ", i + 1, ": ",

@@ -115,8 +115,19 @@ struct CallRun {
   CallSpec spec;
   const MethodInfo* method = nullptr;
   Options call;
+  // The per-method and per-service layers a generated client resolves from
+  // MethodOptionsOption (OptionsView's middle layers); unused when null.
+  Options method_layer;
+  Options service_layer;
+  bool has_method_layer = false;
+  bool has_service_layer = false;
   Options client;
   TimePoint start;
+  // The call's effective options, as a generated client would see them.
+  OptionsView View() const {
+    return OptionsView(call, has_method_layer ? &method_layer : nullptr,
+                       has_service_layer ? &service_layer : nullptr, client);
+  }
   bool started = false;
   int deliveries = 0;
   absl::Status final_status;
@@ -194,41 +205,79 @@ class Runner {
   std::string Trace() const;
 
  private:
+  // Sets option `T` to `value` in one of the call's four layers, picked by
+  // the call's layer seed, and, sometimes, `decoy` in a layer below it: the
+  // effective options stay the spec's, so the model needs no change, and a
+  // layer that fails to win over the ones below shows as a model mismatch.
+  template <typename T>
+  void Place(CallRun& run, std::mt19937_64& rng, typename T::Type value,
+             typename T::Type decoy) {
+    auto pick = [&rng](int n) {
+      return std::uniform_int_distribution<int>(0, n - 1)(rng);
+    };
+    Options* layers[] = {&run.call, &run.method_layer, &run.service_layer,
+                         &run.client};
+    const int at = pick(4);
+    layers[at]->set<T>(std::move(value));
+    if (at == 1) run.has_method_layer = true;
+    if (at == 2) run.has_service_layer = true;
+    if (at < 3 && pick(2) == 0) {
+      const int below = at + 1 + pick(3 - at);
+      layers[below]->set<T>(std::move(decoy));
+      if (below == 1) run.has_method_layer = true;
+      if (below == 2) run.has_service_layer = true;
+    }
+  }
+
   void Configure(CallRun& run) {
     const CallSpec& c = run.spec;
+    std::mt19937_64 layer_rng(c.layer_seed);
     StatusCodeSet codes;
     for (auto code : c.retryable) codes.insert(code);
+    // Decoys differ visibly from any spec: no retries, a 7 ms fixed backoff,
+    // 1 ms timeouts, the opposite idempotency and hints.
+    const RetryPolicy decoy_policy = LimitedErrorCountRetryPolicy(0);
     if (c.count_policy) {
-      run.call.set<RetryPolicyOption>(
-          LimitedErrorCountRetryPolicy(c.max_retries)
-              .WithRetryableCodes(codes));
+      Place<RetryPolicyOption>(
+          run, layer_rng,
+          LimitedErrorCountRetryPolicy(c.max_retries).WithRetryableCodes(codes),
+          decoy_policy);
     } else {
-      run.call.set<RetryPolicyOption>(
-          LimitedTimeRetryPolicy(c.max_time).WithRetryableCodes(codes));
+      Place<RetryPolicyOption>(
+          run, layer_rng,
+          LimitedTimeRetryPolicy(c.max_time).WithRetryableCodes(codes),
+          decoy_policy);
     }
     Jitter jitter = c.jitter == Jitter::Kind::kDefault ? Jitter::Default()
                     : c.jitter == Jitter::Kind::kFull  ? Jitter::Full()
                     : c.jitter == Jitter::Kind::kNone
                         ? Jitter::None()
                         : Jitter::Proportional(c.fraction);
-    run.call.set<BackoffPolicyOption>(
-        ExponentialBackoffPolicy(c.initial, c.maximum, c.multiplier, jitter));
+    Place<BackoffPolicyOption>(
+        run, layer_rng,
+        ExponentialBackoffPolicy(c.initial, c.maximum, c.multiplier, jitter),
+        ExponentialBackoffPolicy(milliseconds(7), milliseconds(7), 1.0,
+                                 Jitter::None()));
     if (c.attempt_timeout.count() > 0) {
-      run.call.set<AttemptTimeoutOption>(c.attempt_timeout);
+      Place<AttemptTimeoutOption>(run, layer_rng, c.attempt_timeout,
+                                  milliseconds(1));
     }
     if (c.total_timeout.count() > 0) {
-      run.call.set<TotalTimeoutOption>(c.total_timeout);
+      Place<TotalTimeoutOption>(run, layer_rng, c.total_timeout,
+                                milliseconds(1));
     }
     if (c.deadline) {
       run.call.set<DeadlineOption>(std::chrono::system_clock::now() +
                                    c.deadline_in);
     }
     if (c.idempotency_option != 0) {
-      run.call.set<IdempotencyOption>(c.idempotency_option == 1
-                                          ? Idempotency::kIdempotent
-                                          : Idempotency::kNonIdempotent);
+      const bool idempotent = c.idempotency_option == 1;
+      Place<IdempotencyOption>(
+          run, layer_rng,
+          idempotent ? Idempotency::kIdempotent : Idempotency::kNonIdempotent,
+          idempotent ? Idempotency::kNonIdempotent : Idempotency::kIdempotent);
     }
-    run.call.set<ServerHintsOption>(c.hints);
+    Place<ServerHintsOption>(run, layer_rng, c.hints, !c.hints);
     if (c.use_throttle && throttle_)
       run.call.set<RetryThrottleOption>(throttle_);
     // The clock, sleepers and timer go in the client's options, as a client
@@ -332,7 +381,7 @@ class Runner {
     const int id = run.spec.id;
     CallRun* r = &run;
     SimTransport* t = transport_.get();
-    OptionsView view(run.call, run.client);
+    const OptionsView view = run.View();
     auto async_attempt = [t, id](grpc::ClientContext& context,
                                  const OptionsView&, AsyncCallback<Msg> done) {
       t->StartAsync(id, context, std::move(done));
@@ -350,8 +399,10 @@ class Runner {
         break;
       }
       case CallKind::kAsync:
-        AsyncRetryLoop<Msg>(*run.method, run.call, run.client, async_attempt,
-                            async_done);
+        // As a generated client does (unary_call.h, RunAsyncUnary).
+        internal::StartAsyncRetryLoop<Msg>(*run.method, view.call(),
+                                           internal::CopyLowerLayers(view),
+                                           async_attempt, async_done);
         break;
       case CallKind::kHedgedAsync:
         internal::RunAsyncUnary<Msg>(*run.method, view, async_attempt,
@@ -394,7 +445,7 @@ class Runner {
     const int id = run.spec.id;
     SimTransport* t = transport_.get();
     Msg request;
-    OptionsView view(run.call, run.client);
+    const OptionsView view = run.View();
     StreamReader<Msg> reader =
         internal::OpenServerStream<SimResumeOption, Msg, Msg>(
             *run.method, view, request,
@@ -439,7 +490,7 @@ class Runner {
     // AbandonCaller) however long it blocks.
     caller_ = std::thread([state, r, t, id, async_attempt] {
       Msg request;
-      OptionsView view(r->call, r->client);
+      const OptionsView view = r->View();
       absl::Status status;
       std::string error;
       try {
