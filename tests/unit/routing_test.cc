@@ -54,7 +54,8 @@ TEST(RoutingTest, ParamsJoinEncodeAndTheLastMatchWins) {
   RequestParams params;
   params.Match("table_location", "projects/p/instances/i/tables/t",
                "{table_location=projects/*/instances/*}/**");
-  params.Set("app_profile_id", "");  // empty: left out
+  params.Set("app_profile_id", "");     // empty: left out
+  params.Set("zero", std::int64_t{0});  // proto3's unset: left out
   params.Set("shard", std::int64_t{42});
   params.Match("table_location", "projects/p/instances/j/tables/t",
                "projects/*/{table_location=instances/*}/tables/*");

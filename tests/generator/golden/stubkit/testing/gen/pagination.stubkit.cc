@@ -8,6 +8,7 @@
 
 #include "stubkit/internal/metadata.h"
 #include "stubkit/internal/page_range.h"
+#include "stubkit/internal/routing.h"
 #include "stubkit/retry_loop.h"
 #include "stubkit/unary_call.h"
 
@@ -86,13 +87,18 @@ void PagesStubDecorator::AsyncListBooks(
 }
 
 void PagesGrpcStub::AsyncListBooks(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::pages::v1::ListBooksRequest& request,
     ::stubkit::AsyncCallback<::pages::v1::ListBooksResponse> done) {
   auto* async = grpc_stub_->async();
   if (async == nullptr) {
     done(::stubkit::internal::NoAsyncStubError("pages.v1.Pages.ListBooks"));
     return;
+  }
+  if (options.get<::stubkit::RoutingHeaderOption>()) {
+    ::stubkit::internal::RequestParams params;
+    params.Set("parent", request.parent());
+    params.Apply(context);
   }
   if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
           context, "pages.v1.Pages.ListBooks");
@@ -224,8 +230,13 @@ void PagesGrpcStub::AsyncListAll(
 }
 
 ::absl::StatusOr<::pages::v1::ListBooksResponse> PagesGrpcStub::ListBooks(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::pages::v1::ListBooksRequest& request) {
+  if (options.get<::stubkit::RoutingHeaderOption>()) {
+    ::stubkit::internal::RequestParams params;
+    params.Set("parent", request.parent());
+    params.Apply(context);
+  }
   if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
           context, "pages.v1.Pages.ListBooks");
       !refused.ok()) {

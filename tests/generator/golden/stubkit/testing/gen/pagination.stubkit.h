@@ -18,6 +18,7 @@
 #include "stubkit/method.h"
 #include "stubkit/options.h"
 #include "stubkit/page_range.h"
+#include "stubkit/routing.h"
 #include "stubkit/streaming.h"
 #include "stubkit/testing/gen/pagination.grpc.pb.h"
 #include "stubkit/testing/gen/pagination.pb.h"
@@ -30,7 +31,7 @@ namespace v1 {
 struct PagesMethods {
   static constexpr ::stubkit::MethodInfo kListBooks{
       "pages.v1.Pages.ListBooks", ::stubkit::RpcKind::kUnary,
-      ::stubkit::Idempotency::kNonIdempotent};
+      ::stubkit::Idempotency::kIdempotent};
   static constexpr ::stubkit::MethodInfo kListShelves{
       "pages.v1.Pages.ListShelves", ::stubkit::RpcKind::kUnary,
       ::stubkit::Idempotency::kNonIdempotent};
@@ -320,6 +321,8 @@ class PagesClient {
   explicit PagesClient(::std::shared_ptr<PagesConnection> connection,
                        ::stubkit::Options options = {});
 
+  // A GET, as AIP-158 lists are: idempotent, so its pages are retried; and
+  // routed by `parent`.
   ::absl::StatusOr<::pages::v1::ListBooksResponse> ListBooks(
       const ::pages::v1::ListBooksRequest& request,
       const ::stubkit::Options& call = {});
