@@ -185,6 +185,12 @@ void PrintPaginationDefinitions(Printer& w, const FileModel& file,
     if (!method.pagination.paginated) continue;
     const Printer::Vars vars = RangeVars(file, service, method);
     w.Print("\n");
+    // MRange of a deprecated M calls M: no warning for the generated code.
+    if (method.deprecated) {
+      w.Print(
+          "#pragma GCC diagnostic push\n"
+          "#pragma GCC diagnostic ignored \"-Wdeprecated-declarations\"\n");
+    }
     PrintDefinition(w, vars, RangeSignature(), "$Service$Client", " {");
     PrintTypeMember(w, vars, "using Item = $Item$", ";");
     w.Print(vars,
@@ -196,6 +202,7 @@ void PrintPaginationDefinitions(Printer& w, const FileModel& file,
             "      [](auto& response) { return "
             "response.mutable_$items_field$(); });\n"
             "}\n");
+    if (method.deprecated) w.Print("#pragma GCC diagnostic pop\n");
   }
 }
 
