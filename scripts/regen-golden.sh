@@ -21,5 +21,7 @@ protoc -Istubkit/testing/gen/third_party -I. \
   --plugin=protoc-gen-stubkit="${plugin}" --stubkit_out="${out}" \
   stubkit/testing/streams.proto \
   stubkit/testing/gen/googleapi.proto \
-  stubkit/testing/gen/no_package.proto
+  stubkit/testing/gen/no_package.proto \
+  stubkit/testing/gen/pagination.proto \
+  stubkit/testing/gen/routing.proto
 echo "regenerated: $(cd "${out}" && find . -type f | sort | tr '\n' ' ')"

@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "src/generator/pagination.h"
 #include "src/generator/printers.h"
 
 namespace stubkit {
@@ -152,6 +153,7 @@ void PrintClientHeader(Printer& w, const FileModel& file,
       PrintDeclaration(w, mv, *signature, "", ";");
     }
   }
+  PrintPaginationDeclarations(w, file, service);
   w.Print(vars,
           "\n"
           " private:\n"
@@ -224,6 +226,7 @@ void PrintClientSource(Printer& w, const FileModel& file,
       w.Print("}\n");
     }
   }
+  PrintPaginationDefinitions(w, file, service);
 }
 
 }  // namespace generator

@@ -173,6 +173,7 @@ MethodModel BuildMethodModel(const MethodDescriptor* method) {
   model.request = QualifiedMessageName(method->input_type());
   model.response = QualifiedMessageName(method->output_type());
   model.comment = LeadingComment(method, "");
+  model.pagination = DetectPagination(method);
   return model;
 }
 
@@ -227,9 +228,14 @@ bool BuildServiceModel(const ServiceDescriptor* service,
     *error = CheckMethod(service, service->method(m), class_members);
     if (!error->empty()) return false;
     model->methods.push_back(BuildMethodModel(service->method(m)));
+    if (!BuildRoutingModel(service->method(m), &model->methods.back().routing,
+                           error)) {
+      return false;
+    }
   }
   *error = CheckClientMembers(service, *model);
   if (error->empty()) *error = CheckGrpcPrivateMembers(service);
+  if (error->empty()) *error = CheckPaginationNames(service, *model);
   return error->empty();
 }
 

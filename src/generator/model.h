@@ -15,6 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "src/generator/pagination.h"
+#include "src/generator/routing.h"
+
 namespace stubkit {
 namespace generator {
 
@@ -29,6 +32,9 @@ struct MethodModel {
   std::string request;   // "::pkg::Req"
   std::string response;  // "::pkg::Resp"
   std::string comment;   // "// ...\n" lines, possibly empty
+  // API conventions (AIP-158, AIP-4222): pagination.h, routing.h.
+  PaginationModel pagination;
+  RoutingModel routing;
 };
 
 struct ServiceModel {

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "src/generator/printers.h"
+#include "src/generator/routing.h"
 
 namespace stubkit {
 namespace generator {
@@ -17,6 +18,12 @@ namespace {
 
 // The gRPC stub ignores the options: the layers above applied them.
 const Unnamed& kUnusedOptions = *new Unnamed{"options"};
+
+// The gRPC stub reads the options only for the routing header (routing.h).
+const Unnamed& UnusedOptions(const MethodModel& method) {
+  static const Unnamed& kNone = *new Unnamed{};
+  return method.routing.params.empty() ? kUnusedOptions : kNone;
+}
 
 // The parameter names of `signature`, as the arguments of a forwarding call.
 std::string Arguments(const Signature& signature) {
@@ -60,13 +67,14 @@ void PrintAsyncStreamDefinitions(Printer& w, const Printer::Vars& mv,
   PrintDefinition(w, mv, async, decorator, " {");
   w.Print(mv, absl::StrCat("  return child_->Async$Method$(", Arguments(async),
                            ");\n}\n\n"));
-  PrintDefinition(w, mv, async, grpc_stub, " {", kUnusedOptions);
+  PrintDefinition(w, mv, async, grpc_stub, " {", UnusedOptions(method));
   w.Print(mv,
           "  auto* async = grpc_stub_->async();\n"
           "  if (async == nullptr) {\n");
   PrintCall(w, mv, 2, "return ::stubkit::internal::NoAsyncStubError(",
             {"\"$method_full_name$\""}, ");");
   w.Print("  }\n");
+  PrintRoutingHeader(w, method);
   PrintCheckMetadata(w, mv);
   w.Print(mv,
           "    return refused;\n"
@@ -88,7 +96,7 @@ void PrintAsyncUnaryDefinitions(Printer& w, const Printer::Vars& mv,
           "  child_->Async$Method$(context, options, request, "
           "::std::move(done));\n"
           "}\n\n");
-  PrintDefinition(w, mv, async, grpc_stub, " {", kUnusedOptions);
+  PrintDefinition(w, mv, async, grpc_stub, " {", UnusedOptions(method));
   w.Print(mv,
           "  auto* async = grpc_stub_->async();\n"
           "  if (async == nullptr) {\n");
@@ -97,6 +105,7 @@ void PrintAsyncUnaryDefinitions(Printer& w, const Printer::Vars& mv,
   w.Print(
       "    return;\n"
       "  }\n");
+  PrintRoutingHeader(w, method);
   PrintCheckMetadata(w, mv);
   w.Print(mv,
           "    done(::std::move(refused));\n"
@@ -117,7 +126,8 @@ void PrintGrpcStubDefinition(Printer& w, const Printer::Vars& mv,
                              const std::string& grpc_stub) {
   const Signature& sync =
       *FindSignature(Layer::kStub, method.kind, Variant::kSync);
-  PrintDefinition(w, mv, sync, grpc_stub, " {", kUnusedOptions);
+  PrintDefinition(w, mv, sync, grpc_stub, " {", UnusedOptions(method));
+  PrintRoutingHeader(w, method);
   PrintCheckMetadata(w, mv);
   switch (method.kind) {
     case Kind::kUnary:

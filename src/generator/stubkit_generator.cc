@@ -13,8 +13,10 @@
 #include "absl/strings/str_cat.h"
 #include "src/generator/model.h"
 #include "src/generator/names.h"
+#include "src/generator/pagination.h"
 #include "src/generator/printer.h"
 #include "src/generator/printers.h"
+#include "src/generator/routing.h"
 
 namespace stubkit {
 namespace generator {
@@ -83,13 +85,17 @@ void FileGenerator::Header(Printer& w) const {
           "#ifndef $guard$\n"
           "#define $guard$\n"
           "\n");
-  PrintIncludes(
-      w, {"grpcpp/client_context.h", "grpcpp/support/sync_stream.h"},
-      {"future", "memory", "utility"},
-      {"absl/status/statusor.h", file_.stem + ".grpc.pb.h",
-       file_.stem + ".pb.h", "stubkit/async_retry_loop.h",
-       "stubkit/async_streaming.h", "stubkit/client_support.h",
-       "stubkit/method.h", "stubkit/options.h", "stubkit/streaming.h"});
+  std::vector<std::string> project = {
+      "absl/status/statusor.h",    file_.stem + ".grpc.pb.h",
+      file_.stem + ".pb.h",        "stubkit/async_retry_loop.h",
+      "stubkit/async_streaming.h", "stubkit/client_support.h",
+      "stubkit/method.h",          "stubkit/options.h",
+      "stubkit/streaming.h"};
+  if (HasPagination(file_)) project.push_back("stubkit/page_range.h");
+  // RoutingHeaderOption, for users of a client that sends the header.
+  if (HasRouting(file_)) project.push_back("stubkit/routing.h");
+  PrintIncludes(w, {"grpcpp/client_context.h", "grpcpp/support/sync_stream.h"},
+                {"future", "memory", "utility"}, std::move(project));
   OpenNamespace(w);
   for (const ServiceModel& service : file_.services) {
     PrintStubHeader(w, file_, service);
@@ -112,9 +118,16 @@ void FileGenerator::Source(Printer& w) const {
           "\n"
           "#include \"$stem$.stubkit.h\"\n"
           "\n");
-  PrintIncludes(w, {}, {"memory", "utility"},
-                {"stubkit/internal/metadata.h", "stubkit/retry_loop.h",
-                 "stubkit/unary_call.h"});
+  std::vector<std::string> project = {"stubkit/internal/metadata.h",
+                                      "stubkit/retry_loop.h",
+                                      "stubkit/unary_call.h"};
+  if (HasPagination(file_)) {
+    project.push_back("stubkit/internal/page_range.h");
+  }
+  if (HasRouting(file_)) {
+    project.push_back("stubkit/internal/routing.h");
+  }
+  PrintIncludes(w, {}, {"memory", "utility"}, std::move(project));
   OpenNamespace(w);
   for (size_t i = 0; i < file_.services.size(); ++i) {
     PrintStubSource(w, file_, file_.services[i]);

@@ -80,12 +80,15 @@ TEST(GoldenTest, OutputMatchesCheckedInFiles) {
   RunResult run = RunCommand(Protoc(out,
                                     "stubkit/testing/streams.proto "
                                     "stubkit/testing/gen/googleapi.proto "
-                                    "stubkit/testing/gen/no_package.proto"));
+                                    "stubkit/testing/gen/no_package.proto "
+                                    "stubkit/testing/gen/pagination.proto "
+                                    "stubkit/testing/gen/routing.proto"));
   ASSERT_EQ(run.exit_code, 0) << run.output;
 
-  const std::vector<std::string> stems = {"stubkit/testing/streams",
-                                          "stubkit/testing/gen/googleapi",
-                                          "stubkit/testing/gen/no_package"};
+  const std::vector<std::string> stems = {
+      "stubkit/testing/streams", "stubkit/testing/gen/googleapi",
+      "stubkit/testing/gen/no_package", "stubkit/testing/gen/pagination",
+      "stubkit/testing/gen/routing"};
   int compared = 0;
   for (const std::string& stem : stems) {
     for (const char* suffix :
@@ -101,7 +104,7 @@ TEST(GoldenTest, OutputMatchesCheckedInFiles) {
       ++compared;
     }
   }
-  EXPECT_EQ(compared, 9);
+  EXPECT_EQ(compared, 15);
   RunCommand("rm -rf " + out);
 }
 
@@ -171,7 +174,19 @@ INSTANTIATE_TEST_SUITE_P(
                  "Get"},
         BadProto{"stubkit/testing/gen/bad/mock_namespace_clash.proto", "",
                  "namespace 'stubkit_mocks', which clashes with message "
-                 "stubkit.testing.gen.bad.stubkit_mocks"}));
+                 "stubkit.testing.gen.bad.stubkit_mocks"},
+        // API conventions (pagination.h, routing.h).
+        BadProto{"stubkit/testing/gen/bad/range_clash.proto", "ListRange",
+                 "stubkit generates 'ListRange' in BadClient for the "
+                 "paginated rpc List"},
+        BadProto{"stubkit/testing/gen/bad/routing_field.proto", "Get",
+                 "its google.api.routing parameter names field 'id', which "
+                 "is not a singular string field"},
+        BadProto{"stubkit/testing/gen/bad/routing_template.proto", "Get",
+                 "must have exactly one named variable"},
+        BadProto{"stubkit/testing/gen/bad/http_field.proto", "Get",
+                 "its google.api.http path names 'parent', which is not a "
+                 "singular field"}));
 
 TEST(PluginTest, RejectsUnknownParameter) {
   const std::string out = MakeTempDir();

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "stubkit/internal/metadata.h"
+#include "stubkit/internal/routing.h"
 #include "stubkit/retry_loop.h"
 #include "stubkit/unary_call.h"
 
@@ -64,7 +65,7 @@ void LibraryStubDecorator::AsyncGetBook(
 }
 
 void LibraryGrpcStub::AsyncGetBook(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) {
   auto* async = grpc_stub_->async();
@@ -72,6 +73,11 @@ void LibraryGrpcStub::AsyncGetBook(
     done(::stubkit::internal::NoAsyncStubError(
         "stubkit.testing.gen.library.v1.Library.GetBook"));
     return;
+  }
+  if (options.get<::stubkit::RoutingHeaderOption>()) {
+    ::stubkit::internal::RequestParams params;
+    params.Set("name", request.name());
+    params.Apply(context);
   }
   if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
           context, "stubkit.testing.gen.library.v1.Library.GetBook");
@@ -94,7 +100,7 @@ void LibraryStubDecorator::AsyncPutBook(
 }
 
 void LibraryGrpcStub::AsyncPutBook(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
     ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) {
   auto* async = grpc_stub_->async();
@@ -102,6 +108,11 @@ void LibraryGrpcStub::AsyncPutBook(
     done(::stubkit::internal::NoAsyncStubError(
         "stubkit.testing.gen.library.v1.Library.PutBook"));
     return;
+  }
+  if (options.get<::stubkit::RoutingHeaderOption>()) {
+    ::stubkit::internal::RequestParams params;
+    params.Set("book.name", request.book().name());
+    params.Apply(context);
   }
   if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
           context, "stubkit.testing.gen.library.v1.Library.PutBook");
@@ -124,7 +135,7 @@ void LibraryStubDecorator::AsyncCreateBook(
 }
 
 void LibraryGrpcStub::AsyncCreateBook(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
     ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) {
   auto* async = grpc_stub_->async();
@@ -132,6 +143,11 @@ void LibraryGrpcStub::AsyncCreateBook(
     done(::stubkit::internal::NoAsyncStubError(
         "stubkit.testing.gen.library.v1.Library.CreateBook"));
     return;
+  }
+  if (options.get<::stubkit::RoutingHeaderOption>()) {
+    ::stubkit::internal::RequestParams params;
+    params.Set("parent", request.parent());
+    params.Apply(context);
   }
   if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
           context, "stubkit.testing.gen.library.v1.Library.CreateBook");
@@ -154,7 +170,7 @@ void LibraryStubDecorator::AsyncDeleteBook(
 }
 
 void LibraryGrpcStub::AsyncDeleteBook(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
     ::stubkit::AsyncCallback<::google::protobuf::Empty> done) {
   auto* async = grpc_stub_->async();
@@ -162,6 +178,11 @@ void LibraryGrpcStub::AsyncDeleteBook(
     done(::stubkit::internal::NoAsyncStubError(
         "stubkit.testing.gen.library.v1.Library.DeleteBook"));
     return;
+  }
+  if (options.get<::stubkit::RoutingHeaderOption>()) {
+    ::stubkit::internal::RequestParams params;
+    params.Set("name", request.name());
+    params.Apply(context);
   }
   if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
           context, "stubkit.testing.gen.library.v1.Library.DeleteBook");
@@ -184,7 +205,7 @@ void LibraryStubDecorator::AsyncTouchBook(
 }
 
 void LibraryGrpcStub::AsyncTouchBook(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     ::stubkit::AsyncCallback<::google::protobuf::Empty> done) {
   auto* async = grpc_stub_->async();
@@ -192,6 +213,11 @@ void LibraryGrpcStub::AsyncTouchBook(
     done(::stubkit::internal::NoAsyncStubError(
         "stubkit.testing.gen.library.v1.Library.TouchBook"));
     return;
+  }
+  if (options.get<::stubkit::RoutingHeaderOption>()) {
+    ::stubkit::internal::RequestParams params;
+    params.Set("name", request.name());
+    params.Apply(context);
   }
   if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
           context, "stubkit.testing.gen.library.v1.Library.TouchBook");
@@ -214,7 +240,7 @@ void LibraryStubDecorator::AsyncArchiveBooks(
 }
 
 void LibraryGrpcStub::AsyncArchiveBooks(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     ::stubkit::AsyncCallback<::google::longrunning::Operation> done) {
   auto* async = grpc_stub_->async();
@@ -222,6 +248,11 @@ void LibraryGrpcStub::AsyncArchiveBooks(
     done(::stubkit::internal::NoAsyncStubError(
         "stubkit.testing.gen.library.v1.Library.ArchiveBooks"));
     return;
+  }
+  if (options.get<::stubkit::RoutingHeaderOption>()) {
+    ::stubkit::internal::RequestParams params;
+    params.Set("name", request.name());
+    params.Apply(context);
   }
   if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
           context, "stubkit.testing.gen.library.v1.Library.ArchiveBooks");
@@ -238,8 +269,13 @@ void LibraryGrpcStub::AsyncArchiveBooks(
 
 ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
 LibraryGrpcStub::GetBook(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request) {
+  if (options.get<::stubkit::RoutingHeaderOption>()) {
+    ::stubkit::internal::RequestParams params;
+    params.Set("name", request.name());
+    params.Apply(context);
+  }
   if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
           context, "stubkit.testing.gen.library.v1.Library.GetBook");
       !refused.ok()) {
@@ -252,8 +288,13 @@ LibraryGrpcStub::GetBook(
 
 ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
 LibraryGrpcStub::PutBook(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::library::v1::PutBookRequest& request) {
+  if (options.get<::stubkit::RoutingHeaderOption>()) {
+    ::stubkit::internal::RequestParams params;
+    params.Set("book.name", request.book().name());
+    params.Apply(context);
+  }
   if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
           context, "stubkit.testing.gen.library.v1.Library.PutBook");
       !refused.ok()) {
@@ -266,8 +307,13 @@ LibraryGrpcStub::PutBook(
 
 ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
 LibraryGrpcStub::CreateBook(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::library::v1::CreateBookRequest& request) {
+  if (options.get<::stubkit::RoutingHeaderOption>()) {
+    ::stubkit::internal::RequestParams params;
+    params.Set("parent", request.parent());
+    params.Apply(context);
+  }
   if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
           context, "stubkit.testing.gen.library.v1.Library.CreateBook");
       !refused.ok()) {
@@ -280,8 +326,13 @@ LibraryGrpcStub::CreateBook(
 }
 
 ::absl::StatusOr<::google::protobuf::Empty> LibraryGrpcStub::DeleteBook(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request) {
+  if (options.get<::stubkit::RoutingHeaderOption>()) {
+    ::stubkit::internal::RequestParams params;
+    params.Set("name", request.name());
+    params.Apply(context);
+  }
   if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
           context, "stubkit.testing.gen.library.v1.Library.DeleteBook");
       !refused.ok()) {
@@ -294,8 +345,13 @@ LibraryGrpcStub::CreateBook(
 }
 
 ::absl::StatusOr<::google::protobuf::Empty> LibraryGrpcStub::TouchBook(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request) {
+  if (options.get<::stubkit::RoutingHeaderOption>()) {
+    ::stubkit::internal::RequestParams params;
+    params.Set("name", request.name());
+    params.Apply(context);
+  }
   if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
           context, "stubkit.testing.gen.library.v1.Library.TouchBook");
       !refused.ok()) {
@@ -309,8 +365,13 @@ LibraryGrpcStub::CreateBook(
 
 ::absl::StatusOr<::google::longrunning::Operation>
 LibraryGrpcStub::ArchiveBooks(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request) {
+  if (options.get<::stubkit::RoutingHeaderOption>()) {
+    ::stubkit::internal::RequestParams params;
+    params.Set("name", request.name());
+    params.Apply(context);
+  }
   if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
           context, "stubkit.testing.gen.library.v1.Library.ArchiveBooks");
       !refused.ok()) {

@@ -17,6 +17,7 @@
 #include "stubkit/client_support.h"
 #include "stubkit/method.h"
 #include "stubkit/options.h"
+#include "stubkit/routing.h"
 #include "stubkit/streaming.h"
 #include "stubkit/testing/gen/googleapi.grpc.pb.h"
 #include "stubkit/testing/gen/googleapi.pb.h"

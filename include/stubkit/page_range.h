@@ -1,0 +1,171 @@
+// Copyright 2026 The stubkit Authors.
+//
+// PageRange<T>: the items of a paginated list method (AIP-158) as one input
+// range of `absl::StatusOr<T>`. A generated client has, for each
+// paginated method ListFoos (docs/api-conventions.md says which are),
+//
+//   stubkit::PageRange<Foo> ListFoosRange(ListFoosRequest request,
+//                                         const stubkit::Options& call = {});
+//
+//   for (const absl::StatusOr<Foo>& foo : client.ListFoosRange(request)) {
+//     if (!foo.ok()) return foo.status();  // the last element
+//     Use(*foo);
+//   }
+//
+// - Pages are fetched lazily: the first when the range is first compared
+//   with its end or dereferenced, the next one when the items of the
+//   current page are used up. Each fetch is one call of ListFoos through the
+//   client, so it runs under the normal retry rules with the call's options.
+// - Every item is delivered once, in the server's order. A page with no
+//   items but a `next_page_token` does not end the range; only an empty
+//   `next_page_token` does.
+// - An error ends the range: the failed fetch's status is its last element.
+// - `next_page_token()` is the page token of the page after the last one
+//   fetched: a listing resumed from it (a request with that `page_token`)
+//   continues after every item of the pages fetched so far. `page_token()`
+//   is the token that fetched the current page: resumed from it, a listing
+//   repeats the current page, so nothing is lost when the caller stopped in
+//   the middle of a page. Before the first fetch both are the request's
+//   page_token; after a failed fetch, next_page_token() is still the token
+//   of the page that failed.
+//
+// A range is a single pass over the listing: `begin()` returns an iterator
+// at the current position, not at the start. It is movable, not copyable,
+// and not safe to use from several threads at once. The range owns what
+// its fetches need (a copy of the client and of the call's options), so it
+// may outlive the client it came from.
+
+#ifndef STUBKIT_PAGE_RANGE_H_
+#define STUBKIT_PAGE_RANGE_H_
+
+#include <cstddef>
+#include <functional>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/optional.h"
+
+namespace stubkit {
+
+template <typename T>
+class PageRange {
+ public:
+  // One page as the fetcher returns it.
+  struct Page {
+    std::vector<T> items;
+    std::string next_page_token;
+  };
+  // Fetches the page `page_token` names ("" for the first).
+  using Fetcher = std::function<absl::StatusOr<Page>(const std::string&)>;
+
+  PageRange(std::string page_token, Fetcher fetch)
+      : state_(std::make_unique<State>()) {
+    state_->page_token = page_token;
+    state_->next_page_token = std::move(page_token);
+    state_->fetch = std::move(fetch);
+  }
+
+  class iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = absl::StatusOr<T>;
+    using difference_type = std::ptrdiff_t;
+    using pointer = value_type*;
+    using reference = value_type&;
+
+    iterator() = default;
+
+    // Fetches when the current item is not there yet.
+    reference operator*() const { return *state_->Current(); }
+    pointer operator->() const { return state_->Current(); }
+    iterator& operator++() {
+      state_->Advance();
+      return *this;
+    }
+    // Input iterators need only `it++` to work; the old position is gone.
+    void operator++(int) { state_->Advance(); }
+
+    // An iterator is at the end when its range has no more items (which
+    // may need a fetch to tell).
+    friend bool operator==(const iterator& a, const iterator& b) {
+      return a.AtEnd() == b.AtEnd();
+    }
+    friend bool operator!=(const iterator& a, const iterator& b) {
+      return !(a == b);
+    }
+
+   private:
+    friend class PageRange;
+    explicit iterator(typename PageRange::State* state) : state_(state) {}
+    bool AtEnd() const {
+      return state_ == nullptr || state_->Current() == nullptr;
+    }
+
+    typename PageRange::State* state_ = nullptr;
+  };
+
+  iterator begin() { return iterator(state_.get()); }
+  iterator end() { return iterator(); }
+
+  // See the top of this file.
+  const std::string& page_token() const { return state_->page_token; }
+  const std::string& next_page_token() const { return state_->next_page_token; }
+
+ private:
+  struct State {
+    // The current item, fetching pages until there is one; nullptr at the
+    // end.
+    absl::StatusOr<T>* Current() {
+      while (!current.has_value()) {
+        if (done) return nullptr;
+        if (position < items.size()) {
+          current.emplace(std::move(items[position++]));
+          break;
+        }
+        if (fetched_any && next_page_token.empty()) {
+          done = true;
+          return nullptr;
+        }
+        absl::StatusOr<Page> page = fetch(next_page_token);
+        if (!page.ok()) {
+          // The error is the last element: the range ends after it.
+          current.emplace(std::move(page).status());
+          done = true;
+          break;
+        }
+        fetched_any = true;
+        page_token = std::move(next_page_token);
+        next_page_token = std::move(page->next_page_token);
+        items = std::move(page->items);
+        position = 0;
+      }
+      return &*current;
+    }
+
+    void Advance() {
+      // Past an item not looked at yet: it has to be there to be skipped.
+      if (!current.has_value()) Current();
+      current.reset();
+    }
+
+    Fetcher fetch;
+    std::string page_token;
+    std::string next_page_token;
+    std::vector<T> items;
+    std::size_t position = 0;
+    absl::optional<absl::StatusOr<T>> current;
+    bool fetched_any = false;
+    bool done = false;
+  };
+
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace stubkit
+
+#endif  // STUBKIT_PAGE_RANGE_H_

@@ -1,0 +1,77 @@
+// Copyright 2026 The stubkit Authors.
+//
+// The x-goog-request-params value: encoding, path templates, "last one
+// wins", and what is left out.
+
+#include "stubkit/internal/routing.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+
+#include "stubkit/internal/metadata.h"
+
+namespace stubkit {
+namespace internal {
+namespace {
+
+TEST(RoutingTest, UrlEncodeKeepsOnlyUnreservedCharacters) {
+  EXPECT_EQ(UrlEncode("projects/p/topics/t"), "projects%2Fp%2Ftopics%2Ft");
+  EXPECT_EQ(UrlEncode("aZ09-._~"), "aZ09-._~");
+  EXPECT_EQ(UrlEncode("a b&c=d%"), "a%20b%26c%3Dd%25");
+  EXPECT_EQ(UrlEncode("\xC3\xA9"), "%C3%A9");
+}
+
+TEST(RoutingTest, MatchPathTemplate) {
+  auto match = [](absl::string_view value, absl::string_view path_template) {
+    auto matched = MatchPathTemplate(value, path_template);
+    return matched.has_value() ? std::string(*matched) : "<no match>";
+  };
+  EXPECT_EQ(match("projects/p/instances/i/tables/t",
+                  "{table_location=projects/*/instances/*}/**"),
+            "projects/p/instances/i");
+  EXPECT_EQ(match("projects/p/instances/i",
+                  "{table_location=projects/*/instances/*}/**"),
+            "projects/p/instances/i");
+  EXPECT_EQ(match("projects/p/instances/i/tables/t",
+                  "projects/*/{table_location=instances/*}/tables/*"),
+            "instances/i");
+  EXPECT_EQ(match("projects/p/instances/i/tables/t/extra",
+                  "projects/*/{table_location=instances/*}/tables/*"),
+            "<no match>");
+  EXPECT_EQ(match("profiles/x", "{routing_id}"), "<no match>");
+  EXPECT_EQ(match("x", "{routing_id}"), "x");
+  EXPECT_EQ(match("a/b/c", "{name=**}"), "a/b/c");
+  EXPECT_EQ(match("projects//x", "{p=projects/*}/**"), "<no match>");
+  EXPECT_EQ(match("", "{p=projects/*}"), "<no match>");
+  // Not exactly one variable: never matches.
+  EXPECT_EQ(match("a/b", "{x=a}/{y=b}"), "<no match>");
+  EXPECT_EQ(match("a/b", "a/b"), "<no match>");
+}
+
+TEST(RoutingTest, ParamsJoinEncodeAndTheLastMatchWins) {
+  RequestParams params;
+  params.Match("table_location", "projects/p/instances/i/tables/t",
+               "{table_location=projects/*/instances/*}/**");
+  params.Set("app_profile_id", "");     // empty: left out
+  params.Set("zero", std::int64_t{0});  // proto3's unset: left out
+  params.Set("shard", std::int64_t{42});
+  params.Match("table_location", "projects/p/instances/j/tables/t",
+               "projects/*/{table_location=instances/*}/tables/*");
+  params.Match("table_location", "nothing to match",
+               "projects/*/{table_location=instances/*}/tables/*");
+  EXPECT_EQ(params.Value(), "table_location=instances%2Fj&shard=42");
+  EXPECT_TRUE(ValidateMetadata(kRequestParamsHeader, params.Value()).ok());
+}
+
+TEST(RoutingTest, NothingSetIsAnEmptyValue) {
+  RequestParams params;
+  params.Set("name", "");
+  params.Match("p", "x", "{p=projects/*}");
+  EXPECT_EQ(params.Value(), "");
+}
+
+}  // namespace
+}  // namespace internal
+}  // namespace stubkit
