@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "src/generator/lro.h"
+
 namespace stubkit {
 namespace generator {
 
@@ -29,6 +31,7 @@ struct MethodModel {
   std::string request;   // "::pkg::Req"
   std::string response;  // "::pkg::Resp"
   std::string comment;   // "// ...\n" lines, possibly empty
+  LroInfo lro;           // long-running operations (lro.h)
 };
 
 struct ServiceModel {
