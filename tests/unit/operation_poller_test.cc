@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -73,6 +74,7 @@ class FakeOperationsClient {
   absl::StatusOr<FakeOperation> GetOperation(const FakeGetRequest&,
                                              const Options&) {
     polls.push_back(clock_->Now());
+    if (on_poll) on_poll();
     if (script.empty()) return FakeOperation{};
     absl::StatusOr<FakeOperation> next = script.front();
     script.pop_front();
@@ -94,6 +96,7 @@ class FakeOperationsClient {
   }
 
   std::deque<absl::StatusOr<FakeOperation>> script;
+  std::function<void()> on_poll;
   std::vector<Clock::time_point> polls;
   int cancels = 0;
 
@@ -265,6 +268,26 @@ TEST_F(OperationPollerTest, AnAlreadyCancelledTokenStopsBeforeWaiting) {
       EXPECT_EQ(clock_->Now(), start);
       EXPECT_EQ(client_.cancels, cancel_operation ? 1 : 0);
     }
+  }
+}
+
+// A poll in flight when the token is cancelled fails with CANCELLED; the
+// operation is then cancelled as if a wait had been.
+TEST_F(OperationPollerTest, ACancelledPollStillCancelsTheOperation) {
+  for (bool async : {false, true}) {
+    SCOPED_TRACE(async ? "async" : "sync");
+    client_.cancels = 0;
+    auto token = std::make_shared<CancellationToken>();
+    client_.on_poll = [token] { token->Cancel(); };
+    client_.script = {absl::CancelledError("attempt cancelled")};
+    call_ = Options{}
+                .set<CancellationOption>(token)
+                .set<CancelOperationOnCancelOption>(true);
+    absl::StatusOr<StringValue> result = Await<StringValue>(Running(), async);
+    EXPECT_EQ(result.status().code(), absl::StatusCode::kCancelled);
+    EXPECT_THAT(result.status().message(),
+                HasSubstr("CancelOperation was sent"));
+    EXPECT_EQ(client_.cancels, 1);
   }
 }
 

@@ -156,6 +156,8 @@ absl::StatusOr<Response> PollOperation(
     typename Traits::GetRequest request;
     request.set_name(op.name());
     auto next = client.GetOperation(request, poll_call);
+    // A poll cancelled by the token ends as a cancelled wait does (above).
+    if (!next.ok() && token != nullptr && token->cancelled()) continue;
     if (!next.ok()) return WithOperationName(next.status(), op.name());
     if (next->name().empty()) next->set_name(op.name());
     op = *std::move(next);
@@ -235,8 +237,13 @@ class AsyncOperationPoller : public std::enable_shared_from_this<
   }
 
   void OnPolled(absl::StatusOr<Operation> op) {
-    if (!op.ok())
+    // A poll cancelled by the token ends as a cancelled wait does.
+    if (!op.ok() && token_ != nullptr && token_->cancelled()) {
+      return Cancelled();
+    }
+    if (!op.ok()) {
       return Finish(WithOperationName(std::move(op).status(), name_));
+    }
     if (op->name().empty()) op->set_name(name_);
     OnOperation(*std::move(op));
   }
