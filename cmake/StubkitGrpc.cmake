@@ -14,9 +14,34 @@
 #   target_link_libraries(app PRIVATE echo_grpc)   // #include "echo.stubkit.h"
 #
 # NO_STUBKIT skips the stubkit plugin (plain messages and gRPC stubs only).
+#
+# Long-running operations (docs/long-running-operations.md): when a proto in
+# PROTOS imports "google/longrunning/operations.proto" and does not list it,
+# the library links the code generated from it (messages, gRPC stub and the
+# stubkit OperationsClient the awaiters poll with):
+#   - LONGRUNNING_TARGET <target>: the user's library holding that code,
+#     e.g. one made by this function over googleapis' copy (which is then
+#     in IMPORT_DIRS);
+#   - otherwise stubkit_longrunning_protos, made once per build over the
+#     wire-compatible copy stubkit ships (google/longrunning/operations.proto
+#     and google/rpc/status.proto), whose directory joins the import path.
+#     An IMPORT_DIRS entry holding its own google/longrunning/operations.proto
+#     is then an error: protoc would compile against it, the program would
+#     link stubkit's.
+
+# Where stubkit's copies of the googleapis protos are: the source tree, or
+# (set by stubkit-config.cmake) the installed share/stubkit/protos.
+if(NOT DEFINED STUBKIT_GOOGLEAPIS_PROTO_DIR)
+  get_filename_component(STUBKIT_GOOGLEAPIS_PROTO_DIR
+    "${CMAKE_CURRENT_LIST_DIR}/../protos/third_party/googleapis" ABSOLUTE)
+endif()
+# A global property: functions run in their caller's scope.
+set_property(GLOBAL PROPERTY STUBKIT_GOOGLEAPIS_PROTO_DIR
+  "${STUBKIT_GOOGLEAPIS_PROTO_DIR}")
 
 function(stubkit_add_grpc_library name)
-  cmake_parse_arguments(ARG "NO_STUBKIT" "" "PROTOS;IMPORT_DIRS" ${ARGN})
+  cmake_parse_arguments(ARG "NO_STUBKIT" "LONGRUNNING_TARGET"
+    "PROTOS;IMPORT_DIRS" ${ARGN})
   if(NOT ARG_PROTOS)
     message(FATAL_ERROR "stubkit_add_grpc_library(${name}): PROTOS is empty")
   endif()
@@ -31,6 +56,49 @@ function(stubkit_add_grpc_library name)
   if(NOT import_dirs)
     list(APPEND import_dirs "${CMAKE_CURRENT_SOURCE_DIR}")
   endif()
+
+  # Long-running operations: a proto that imports operations.proto without
+  # this library compiling it gets it from another library (see above).
+  set(longrunning_rel "google/longrunning/operations.proto")
+  set(imports_longrunning FALSE)
+  set(lists_longrunning FALSE)
+  foreach(proto IN LISTS ARG_PROTOS)
+    get_filename_component(proto_abs "${proto}" ABSOLUTE)
+    if(proto_abs MATCHES "/${longrunning_rel}$")
+      set(lists_longrunning TRUE)
+    endif()
+    file(STRINGS "${proto_abs}" lines
+      REGEX "^[ \t]*import[ \t]+(public[ \t]+)?\"${longrunning_rel}\"")
+    if(lines)
+      set(imports_longrunning TRUE)
+    endif()
+  endforeach()
+  set(longrunning_link)
+  if(imports_longrunning AND NOT lists_longrunning)
+    if(ARG_LONGRUNNING_TARGET)
+      set(longrunning_link "${ARG_LONGRUNNING_TARGET}")
+    else()
+      foreach(dir IN LISTS import_dirs)
+        if(EXISTS "${dir}/${longrunning_rel}")
+          message(FATAL_ERROR "stubkit_add_grpc_library(${name}): "
+            "${dir}/${longrunning_rel} would be compiled against but not "
+            "linked; list it (and what it imports) in PROTOS of a library "
+            "and pass that library as LONGRUNNING_TARGET")
+        endif()
+      endforeach()
+      get_property(googleapis_dir GLOBAL PROPERTY STUBKIT_GOOGLEAPIS_PROTO_DIR)
+      if(NOT TARGET stubkit_longrunning_protos)
+        stubkit_add_grpc_library(stubkit_longrunning_protos
+          PROTOS
+            "${googleapis_dir}/google/rpc/status.proto"
+            "${googleapis_dir}/${longrunning_rel}"
+          IMPORT_DIRS "${googleapis_dir}")
+      endif()
+      set(longrunning_link stubkit_longrunning_protos)
+      list(APPEND import_dirs "${googleapis_dir}")
+    endif()
+  endif()
+
   set(include_flags)
   foreach(dir IN LISTS import_dirs)
     list(APPEND include_flags "-I${dir}")
@@ -112,5 +180,8 @@ function(stubkit_add_grpc_library name)
   target_link_libraries(${name} PUBLIC protobuf::libprotobuf gRPC::grpc++)
   if(NOT ARG_NO_STUBKIT)
     target_link_libraries(${name} PUBLIC stubkit::stubkit)
+  endif()
+  if(longrunning_link)
+    target_link_libraries(${name} PUBLIC ${longrunning_link})
   endif()
 endfunction()

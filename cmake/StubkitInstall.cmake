@@ -48,6 +48,13 @@ else()
   set(STUBKIT_HAS_PLUGIN FALSE)
 endif()
 
+# stubkit's copies of google/longrunning/operations.proto and
+# google/rpc/status.proto, for stubkit_add_grpc_library.
+set(STUBKIT_INSTALL_PROTODIR "${CMAKE_INSTALL_DATADIR}/stubkit/protos")
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/protos/third_party/googleapis/"
+  DESTINATION "${STUBKIT_INSTALL_PROTODIR}"
+  FILES_MATCHING PATTERN "*.proto")
+
 install(EXPORT stubkit-targets
   NAMESPACE stubkit::
   FILE stubkit-targets.cmake
@@ -57,7 +64,7 @@ configure_package_config_file(
   "${PROJECT_SOURCE_DIR}/cmake/stubkit-config.cmake.in"
   "${PROJECT_BINARY_DIR}/stubkit-config.cmake"
   INSTALL_DESTINATION "${STUBKIT_INSTALL_CMAKEDIR}"
-  PATH_VARS CMAKE_INSTALL_BINDIR)
+  PATH_VARS CMAKE_INSTALL_BINDIR STUBKIT_INSTALL_PROTODIR)
 # 0.x releases: only a matching minor version is compatible.
 write_basic_package_version_file(
   "${PROJECT_BINARY_DIR}/stubkit-config-version.cmake"

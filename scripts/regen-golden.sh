@@ -17,10 +17,11 @@ out="${root}/tests/generator/golden"
 rm -rf "${out}"
 mkdir -p "${out}"
 cd "${root}/protos"
-protoc -Istubkit/testing/gen/third_party -I. \
+protoc -Istubkit/testing/gen/third_party -Ithird_party/googleapis -I. \
   --plugin=protoc-gen-stubkit="${plugin}" --stubkit_out="${out}" \
   stubkit/testing/streams.proto \
   stubkit/testing/gen/googleapi.proto \
+  stubkit/testing/gen/lro.proto \
   stubkit/testing/gen/no_package.proto \
   stubkit/testing/gen/pagination.proto \
   stubkit/testing/gen/routing.proto

@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "src/generator/lro.h"
 #include "src/generator/pagination.h"
 #include "src/generator/printers.h"
 
@@ -118,6 +119,7 @@ void PrintClientHeader(Printer& w, const FileModel& file,
             "    static Type Default() { return nullptr; }\n"
             "  };\n");
   }
+  PrintLroClientOptions(w, file, service);  // lro.h
   w.Print("\n");
   PrintConstructor(w, vars, "$Service$Client",
                    {"::std::shared_ptr<::grpc::ChannelInterface> channel",
@@ -152,6 +154,7 @@ void PrintClientHeader(Printer& w, const FileModel& file,
       PrintDeprecated(w, mv, method);
       PrintDeclaration(w, mv, *signature, "", ";");
     }
+    PrintLroClientDeclarations(w, file, service, method);  // lro.h
   }
   PrintPaginationDeclarations(w, file, service);
   w.Print(vars,
@@ -160,8 +163,9 @@ void PrintClientHeader(Printer& w, const FileModel& file,
           "  ::stubkit::Options options_;\n"
           "  // Its MethodOptionsOption entries, resolved once.\n"
           "  ::stubkit::internal::MethodOptionsTable method_options_;\n"
-          "  ::std::shared_ptr<$Service$Connection> connection_;\n"
-          "};\n\n");
+          "  ::std::shared_ptr<$Service$Connection> connection_;\n");
+  PrintLroClientMembers(w, service);  // lro.h
+  w.Print("};\n\n");
 }
 
 void PrintClientSource(Printer& w, const FileModel& file,
@@ -175,20 +179,26 @@ void PrintClientSource(Printer& w, const FileModel& file,
     method_names.push_back(absl::StrCat("\"", method.name, "\""));
   }
   vars["method_names"] = absl::StrJoin(method_names, ", ");
+  // The constructor over a channel still needs it for the operations
+  // client (lro.h).
+  vars["channel_arg"] =
+      ServiceHasLro(service) ? "channel" : "::std::move(channel)";
+  w.Print(vars,
+          "$Service$Client::$Service$Client(\n"
+          "    ::std::shared_ptr<::grpc::ChannelInterface> channel,\n"
+          "    ::stubkit::Options options)\n"
+          "    : options_(::std::move(options)),\n"
+          "      method_options_(options_, \"$service_full_name$\",\n"
+          "                      {$method_names$}),\n"
+          "      connection_(Make$Service$Connection($channel_arg$, "
+          "options_)) {\n"
+          "  if (!method_options_.status().ok()) {\n"
+          "    connection_ = ::std::make_shared<$Service$RefusingConnection>(\n"
+          "        method_options_.status());\n"
+          "  }\n");
+  PrintLroConstructorTail(w, service, /*from_channel=*/true);  // lro.h
   w.Print(
       vars,
-      "$Service$Client::$Service$Client(\n"
-      "    ::std::shared_ptr<::grpc::ChannelInterface> channel,\n"
-      "    ::stubkit::Options options)\n"
-      "    : options_(::std::move(options)),\n"
-      "      method_options_(options_, \"$service_full_name$\",\n"
-      "                      {$method_names$}),\n"
-      "      connection_(Make$Service$Connection(::std::move(channel), "
-      "options_)) {\n"
-      "  if (!method_options_.status().ok()) {\n"
-      "    connection_ = ::std::make_shared<$Service$RefusingConnection>(\n"
-      "        method_options_.status());\n"
-      "  }\n"
       "}\n\n"
       "$Service$Client::$Service$Client(\n"
       "    ::std::shared_ptr<$Service$Connection> connection,\n"
@@ -211,13 +221,14 @@ void PrintClientSource(Printer& w, const FileModel& file,
       "  } else if (!method_options_.status().ok()) {\n"
       "    connection_ = ::std::make_shared<$Service$RefusingConnection>(\n"
       "        method_options_.status());\n"
-      "  }\n"
-      "}\n");
+      "  }\n");
+  PrintLroConstructorTail(w, service, /*from_channel=*/false);  // lro.h
+  w.Print("}\n");
   // The calls.
   int method_index = 0;
   for (const MethodModel& method : service.methods) {
     Printer::Vars mv = MethodVars(file, service, method);
-    mv["method_index"] = absl::StrCat(method_index++);
+    mv["method_index"] = absl::StrCat(method_index);
     for (const Signature* signature :
          SignaturesFor(Layer::kClient, method.kind)) {
       w.Print("\n");
@@ -225,6 +236,8 @@ void PrintClientSource(Printer& w, const FileModel& file,
       PrintClientBody(w, mv, *signature);
       w.Print("}\n");
     }
+    PrintLroClientDefinitions(w, file, service, method, method_index);
+    ++method_index;
   }
   PrintPaginationDefinitions(w, file, service);
 }

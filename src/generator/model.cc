@@ -232,6 +232,13 @@ bool BuildServiceModel(const ServiceDescriptor* service,
                            error)) {
       return false;
     }
+    // Long-running operations (lro.h).
+    std::string lro =
+        BuildLroInfo(service->method(m), &model->methods.back().lro);
+    if (!lro.empty()) {
+      *error = Fail(service, service->method(m), lro);
+      return false;
+    }
   }
   *error = CheckClientMembers(service, *model);
   if (error->empty()) *error = CheckGrpcPrivateMembers(service);
@@ -326,6 +333,20 @@ std::string CheckClientMembers(const ServiceDescriptor* service,
     if (m.kind == Kind::kServerStreaming) {
       members.push_back({m.name + "ResumeOption", false, "", index,
                          absl::StrCat("the resume option of rpc ", m.name)});
+    }
+    // Long-running operations (lro.h): AwaitM and the rest.
+    if (m.lro.present) {
+      for (const Signature* signature : LroClientSignatures()) {
+        members.push_back({expand(signature->name), true,
+                           expand(ParamTypes(*signature)), index,
+                           absl::StrCat("the awaiter of rpc ", m.name)});
+      }
+    }
+  }
+  if (ServiceHasLro(model)) {
+    for (const char* name : {"OperationsConnectionOption", "operations_"}) {
+      members.push_back(
+          {name, false, "", -1, "a member of clients with long-running rpcs"});
     }
   }
   std::map<std::string, std::vector<const ClientMember*>> by_name;

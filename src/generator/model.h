@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "src/generator/lro.h"
 #include "src/generator/pagination.h"
 #include "src/generator/routing.h"
 
@@ -35,6 +36,7 @@ struct MethodModel {
   // API conventions (AIP-158, AIP-4222): pagination.h, routing.h.
   PaginationModel pagination;
   RoutingModel routing;
+  LroInfo lro;           // long-running operations (lro.h)
 };
 
 struct ServiceModel {

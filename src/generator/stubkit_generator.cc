@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "src/generator/lro.h"
 #include "src/generator/model.h"
 #include "src/generator/names.h"
 #include "src/generator/pagination.h"
@@ -85,6 +86,7 @@ void FileGenerator::Header(Printer& w) const {
           "#ifndef $guard$\n"
           "#define $guard$\n"
           "\n");
+  std::vector<std::string> standard = {"future", "memory", "utility"};
   std::vector<std::string> project = {
       "absl/status/statusor.h",    file_.stem + ".grpc.pb.h",
       file_.stem + ".pb.h",        "stubkit/async_retry_loop.h",
@@ -94,8 +96,20 @@ void FileGenerator::Header(Printer& w) const {
   if (HasPagination(file_)) project.push_back("stubkit/page_range.h");
   // RoutingHeaderOption, for users of a client that sends the header.
   if (HasRouting(file_)) project.push_back("stubkit/routing.h");
+  // Long-running operations (lro.h) poll through the stubkit client of
+  // google/longrunning/operations.proto.
+  bool lro = false;
+  for (const ServiceModel& service : file_.services) {
+    lro = lro || ServiceHasLro(service);
+  }
+  if (lro) {
+    standard = {"future", "memory", "string", "utility"};
+    project.push_back("google/longrunning/operations.stubkit.h");
+    project.push_back("stubkit/internal/operation_poller.h");
+    project.push_back("stubkit/operation.h");
+  }
   PrintIncludes(w, {"grpcpp/client_context.h", "grpcpp/support/sync_stream.h"},
-                {"future", "memory", "utility"}, std::move(project));
+                standard, project);
   OpenNamespace(w);
   for (const ServiceModel& service : file_.services) {
     PrintStubHeader(w, file_, service);

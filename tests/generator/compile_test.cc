@@ -18,6 +18,7 @@
 #include "google/longrunning/operations.stubkit.h"
 #include "stubkit/testing/gen/googleapi.stubkit_mock.h"
 #include "stubkit/testing/gen/kitchen_sink.stubkit_mock.h"
+#include "stubkit/testing/gen/lro.stubkit_mock.h"
 #include "stubkit/testing/gen/no_package.stubkit_mock.h"
 #include "stubkit/testing/gen/proto2.stubkit_mock.h"
 
@@ -26,6 +27,7 @@ namespace {
 namespace lib = ::stubkit::testing::gen::library::v1;
 namespace sink = ::stubkit::testing::gen::deeply::nested::pkg;
 namespace legacy = ::stubkit::testing::gen::legacy;
+namespace lro = ::stubkit::testing::gen::lro::v1;
 using ::stubkit::Idempotency;
 using ::stubkit::RpcKind;
 
@@ -46,6 +48,48 @@ static_assert(lib::LibraryMethods::kArchiveBooks.default_idempotency ==
 static_assert(std::is_same_v<decltype(std::declval<lib::LibraryClient&>()
                                           .ArchiveBooks(lib::GetBookRequest{})),
                              absl::StatusOr<google::longrunning::Operation>>);
+// ... and its awaiters (AIP-151): operation_info says google.protobuf.Empty.
+static_assert(
+    std::is_same_v<decltype(std::declval<lib::LibraryClient&>()
+                                .AwaitArchiveBooks(lib::GetBookRequest{})),
+                   absl::StatusOr<google::protobuf::Empty>>);
+
+// operation_info types resolved as protoc resolves names: unqualified (in
+// the package), partly qualified from an enclosing package, absolute.
+template <typename T>
+using Awaited = absl::StatusOr<T>;
+static_assert(
+    std::is_same_v<decltype(std::declval<lro::JobsClient&>().AwaitStartJob({})),
+                   Awaited<lro::Job>>);
+static_assert(
+    std::is_same_v<decltype(std::declval<lro::JobsClient&>().AsyncAwaitStartJob(
+                       lro::StartJobRequest{})),
+                   std::future<Awaited<lro::Job>>>);
+static_assert(std::is_same_v<
+              decltype(std::declval<lro::JobsClient&>().AwaitExportJob({})),
+              Awaited<stubkit::testing::gen::common::Entry>>);
+static_assert(std::is_same_v<decltype(std::declval<lro::JobsClient&>()
+                                          .AwaitDeleteJob(lro::Job{})),
+                             Awaited<google::protobuf::Empty>>);
+static_assert(
+    std::is_same_v<decltype(std::declval<lro::JobsClient&>()
+                                .AwaitDeleteJobByName("operations/1")),
+                   Awaited<google::protobuf::Empty>>);
+static_assert(
+    std::is_same_v<decltype(std::declval<lro::JobsClient&>()
+                                .AsyncAwaitDeleteJobByName("operations/1")),
+                   std::future<Awaited<google::protobuf::Empty>>>);
+// An Operation without operation_info stays a plain unary method.
+template <typename C, typename = void>
+struct HasAwaitPeekJob : std::false_type {};
+template <typename C>
+struct HasAwaitPeekJob<
+    C, std::void_t<decltype(std::declval<C&>().AwaitPeekJob(lro::Job{}))>>
+    : std::true_type {};
+static_assert(!HasAwaitPeekJob<lro::JobsClient>::value);
+static_assert(std::is_same_v<
+              decltype(std::declval<lro::JobsClient&>().PeekJob(lro::Job{})),
+              Awaited<google::longrunning::Operation>>);
 
 // idempotency_level.
 static_assert(sink::MixedMethods::kGet.default_idempotency ==
@@ -120,6 +164,7 @@ TEST(CompileTest, EveryServiceCanBeBuilt) {
   NoPackageClient no_package(Nowhere());
   sink::NearMissesClient near_misses(Nowhere());
   google::longrunning::OperationsClient operations(Nowhere());
+  lro::JobsClient jobs(Nowhere());
   // Copyable value types.
   sink::MixedClient copy = mixed;
   (void)copy;

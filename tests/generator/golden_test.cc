@@ -47,7 +47,8 @@ std::string ReadFile(const std::string& path) {
 
 std::string Protoc(const std::string& out_dir, const std::string& protos) {
   return std::string("cd ") + STUBKIT_SOURCE_DIR + "/protos && " +
-         STUBKIT_PROTOC + " -Istubkit/testing/gen/third_party -I. " +
+         STUBKIT_PROTOC +
+         " -Istubkit/testing/gen/third_party -Ithird_party/googleapis -I. " +
          "--plugin=protoc-gen-stubkit=" + STUBKIT_PLUGIN +
          " --stubkit_out=" + out_dir + " " + protos;
 }
@@ -80,6 +81,7 @@ TEST(GoldenTest, OutputMatchesCheckedInFiles) {
   RunResult run = RunCommand(Protoc(out,
                                     "stubkit/testing/streams.proto "
                                     "stubkit/testing/gen/googleapi.proto "
+                                    "stubkit/testing/gen/lro.proto "
                                     "stubkit/testing/gen/no_package.proto "
                                     "stubkit/testing/gen/pagination.proto "
                                     "stubkit/testing/gen/routing.proto"));
@@ -87,8 +89,8 @@ TEST(GoldenTest, OutputMatchesCheckedInFiles) {
 
   const std::vector<std::string> stems = {
       "stubkit/testing/streams", "stubkit/testing/gen/googleapi",
-      "stubkit/testing/gen/no_package", "stubkit/testing/gen/pagination",
-      "stubkit/testing/gen/routing"};
+      "stubkit/testing/gen/lro", "stubkit/testing/gen/no_package",
+      "stubkit/testing/gen/pagination", "stubkit/testing/gen/routing"};
   int compared = 0;
   for (const std::string& stem : stems) {
     for (const char* suffix :
@@ -104,7 +106,7 @@ TEST(GoldenTest, OutputMatchesCheckedInFiles) {
       ++compared;
     }
   }
-  EXPECT_EQ(compared, 15);
+  EXPECT_EQ(compared, 18);
   RunCommand("rm -rf " + out);
 }
 
@@ -172,6 +174,14 @@ INSTANTIATE_TEST_SUITE_P(
                  "rpcmethod_Get_",
                  "collides with a member grpc_cpp_plugin generates for rpc "
                  "Get"},
+        // Long-running operations.
+        BadProto{"stubkit/testing/gen/bad/lro_unknown_type.proto", "Foo",
+                 "operation_info response_type 'Missing' names no message in "
+                 "package 'stubkit.testing.gen.bad'"},
+        BadProto{"stubkit/testing/gen/bad/lro_await_clash.proto", "AwaitFoo",
+                 "'AsyncAwaitFoo' in BadClient both as the asynchronous "
+                 "variant of rpc AwaitFoo and as the awaiter of rpc Foo, with "
+                 "the same parameters"},
         BadProto{"stubkit/testing/gen/bad/mock_namespace_clash.proto", "",
                  "namespace 'stubkit_mocks', which clashes with message "
                  "stubkit.testing.gen.bad.stubkit_mocks"},

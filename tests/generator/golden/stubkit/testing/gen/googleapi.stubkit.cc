@@ -680,10 +680,17 @@ LibraryClient::LibraryClient(
     : options_(::std::move(options)),
       method_options_(options_, "stubkit.testing.gen.library.v1.Library",
                       {"GetBook", "PutBook", "CreateBook", "DeleteBook", "TouchBook", "ArchiveBooks"}),
-      connection_(MakeLibraryConnection(::std::move(channel), options_)) {
+      connection_(MakeLibraryConnection(channel, options_)) {
   if (!method_options_.status().ok()) {
     connection_ = ::std::make_shared<LibraryRefusingConnection>(
         method_options_.status());
+  }
+  if (options_.get<OperationsConnectionOption>() != nullptr) {
+    operations_ = ::std::make_shared<::google::longrunning::OperationsClient>(
+        options_.get<OperationsConnectionOption>(), options_);
+  } else {
+    operations_ = ::std::make_shared<::google::longrunning::OperationsClient>(
+        ::std::move(channel), options_);
   }
 }
 
@@ -706,6 +713,10 @@ LibraryClient::LibraryClient(
   } else if (!method_options_.status().ok()) {
     connection_ = ::std::make_shared<LibraryRefusingConnection>(
         method_options_.status());
+  }
+  if (options_.get<OperationsConnectionOption>() != nullptr) {
+    operations_ = ::std::make_shared<::google::longrunning::OperationsClient>(
+        options_.get<OperationsConnectionOption>(), options_);
   }
 }
 
@@ -867,6 +878,52 @@ void LibraryClient::AsyncArchiveBooks(
   connection_->AsyncArchiveBooks(
       method_options_.View(5, call, options_, request), request,
       ::std::move(done));
+}
+
+::absl::StatusOr<::google::protobuf::Empty> LibraryClient::AwaitArchiveBooks(
+    const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+    const ::stubkit::Options& call) {
+  using Response = ::google::protobuf::Empty;
+  if (operations_ == nullptr) {
+    return ::stubkit::internal::NoOperationsClient(
+        "stubkit.testing.gen.library.v1.Library.ArchiveBooks");
+  }
+  return ::stubkit::internal::PollOperation<Response>(
+      *operations_, method_options_.View(5, call, options_, request), call,
+      "stubkit.testing.gen.library.v1.Library.ArchiveBooks",
+      ArchiveBooks(request, call));
+}
+
+::std::future<::absl::StatusOr<::google::protobuf::Empty>>
+LibraryClient::AsyncAwaitArchiveBooks(
+    const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+    const ::stubkit::Options& call) {
+  using Response = ::google::protobuf::Empty;
+  auto [future, started] = ::stubkit::internal::AsyncAwaitOperation<Response>(
+      operations_, method_options_.View(5, call, options_, request), call,
+      "stubkit.testing.gen.library.v1.Library.ArchiveBooks");
+  if (started != nullptr) {
+    AsyncArchiveBooks(request, ::std::move(started), call);
+  }
+  return ::std::move(future);
+}
+
+::absl::StatusOr<::google::protobuf::Empty>
+LibraryClient::AwaitArchiveBooksByName(const ::std::string& operation_name,
+                                       const ::stubkit::Options& call) {
+  using Response = ::google::protobuf::Empty;
+  return ::stubkit::internal::AwaitOperationByName<Response>(
+      operations_.get(), method_options_.View(5, call, options_), call,
+      "stubkit.testing.gen.library.v1.Library.ArchiveBooks", operation_name);
+}
+
+::std::future<::absl::StatusOr<::google::protobuf::Empty>>
+LibraryClient::AsyncAwaitArchiveBooksByName(const ::std::string& operation_name,
+                                            const ::stubkit::Options& call) {
+  using Response = ::google::protobuf::Empty;
+  return ::stubkit::internal::AsyncAwaitOperationByName<Response>(
+      operations_, method_options_.View(5, call, options_), call,
+      "stubkit.testing.gen.library.v1.Library.ArchiveBooks", operation_name);
 }
 
 }  // namespace v1

@@ -9,13 +9,17 @@
 
 #include <future>
 #include <memory>
+#include <string>
 #include <utility>
 
 #include "absl/status/statusor.h"
+#include "google/longrunning/operations.stubkit.h"
 #include "stubkit/async_retry_loop.h"
 #include "stubkit/async_streaming.h"
 #include "stubkit/client_support.h"
+#include "stubkit/internal/operation_poller.h"
 #include "stubkit/method.h"
+#include "stubkit/operation.h"
 #include "stubkit/options.h"
 #include "stubkit/routing.h"
 #include "stubkit/streaming.h"
@@ -334,6 +338,14 @@ class LibraryClient {
   // User decorators of LibraryStub, applied when the connection is made: by
   // MakeLibraryConnection, or by the constructor that takes a channel.
   using DecoratorsOption = ::stubkit::DecoratorsOptionFor<LibraryStub>;
+  // The google.longrunning.Operations connection the Await methods poll on.
+  // Unset: one over the client's channel. A client built from a connection has
+  // none unless this is set; its Await methods then fail with
+  // FAILED_PRECONDITION.
+  struct OperationsConnectionOption {
+    using Type = ::std::shared_ptr<::google::longrunning::OperationsConnection>;
+    static Type Default() { return nullptr; }
+  };
 
   explicit LibraryClient(::std::shared_ptr<::grpc::ChannelInterface> channel,
                          ::stubkit::Options options = {});
@@ -424,12 +436,32 @@ class LibraryClient {
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
       ::stubkit::AsyncCallback<::google::longrunning::Operation> done,
       const ::stubkit::Options& call = {});
+  // Starts ArchiveBooks, then polls the operation it returns until it is done
+  // (stubkit/operation.h): its google.protobuf.Empty, or its error.
+  ::absl::StatusOr<::google::protobuf::Empty> AwaitArchiveBooks(
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+      const ::stubkit::Options& call = {});
+  // AwaitArchiveBooks without blocking: waits between polls on a timer.
+  ::std::future<::absl::StatusOr<::google::protobuf::Empty>>
+  AsyncAwaitArchiveBooks(
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+      const ::stubkit::Options& call = {});
+  // Polls an operation ArchiveBooks started, by its name: e.g. after
+  // AwaitArchiveBooks ran out of polling time (stubkit::GetOperationName).
+  ::absl::StatusOr<::google::protobuf::Empty> AwaitArchiveBooksByName(
+      const ::std::string& operation_name, const ::stubkit::Options& call = {});
+  ::std::future<::absl::StatusOr<::google::protobuf::Empty>>
+  AsyncAwaitArchiveBooksByName(const ::std::string& operation_name,
+                               const ::stubkit::Options& call = {});
 
  private:
   ::stubkit::Options options_;
   // Its MethodOptionsOption entries, resolved once.
   ::stubkit::internal::MethodOptionsTable method_options_;
   ::std::shared_ptr<LibraryConnection> connection_;
+  // Polls operations; null when built from a connection without
+  // OperationsConnectionOption.
+  ::std::shared_ptr<::google::longrunning::OperationsClient> operations_;
 };
 
 }  // namespace v1

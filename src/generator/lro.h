@@ -1,0 +1,97 @@
+// Copyright 2026 The stubkit Authors.
+//
+// Long-running operations (AIP-151) in protoc-gen-stubkit: a unary method
+// that returns google.longrunning.Operation and declares
+// `google.longrunning.operation_info` gets, in SClient,
+//
+//   AwaitM(request, call)           -> absl::StatusOr<Response>
+//   AsyncAwaitM(request, call)      -> std::future<absl::StatusOr<Response>>
+//   AwaitMByName(name, call)        -> absl::StatusOr<Response>
+//   AsyncAwaitMByName(name, call)   -> std::future<...>
+//
+// and the client holds a google::longrunning::OperationsClient on the same
+// channel (SClient::OperationsConnectionOption for a client built from a
+// connection). The runtime side is stubkit/internal/operation_poller.h.
+//
+// The printers call the Print* hooks below; model.cc calls BuildLroInfo and
+// adds LroClientMembers to its collision check.
+
+#ifndef STUBKIT_SRC_GENERATOR_LRO_H_
+#define STUBKIT_SRC_GENERATOR_LRO_H_
+
+#include <google/protobuf/descriptor.h>
+
+#include <string>
+#include <vector>
+
+namespace stubkit {
+namespace generator {
+
+struct FileModel;
+struct ServiceModel;
+struct MethodModel;
+class Printer;
+struct Signature;
+
+// What a method's operation_info resolved to.
+struct LroInfo {
+  bool present = false;
+  std::string response;            // "::pkg::Resp"
+  std::string response_full_name;  // "pkg.Resp"
+  std::string metadata_full_name;  // "pkg.Meta", or "" when not given
+};
+
+// google/longrunning/operations.proto: `extend MethodOptions {
+// OperationInfo operation_info = 1049; }`, OperationInfo response_type = 1,
+// metadata_type = 2. Read from the raw option bytes, as the http rule is.
+constexpr int kOperationInfoExtensionNumber = 1049;
+constexpr int kOperationInfoResponseType = 1;
+constexpr int kOperationInfoMetadataType = 2;
+inline constexpr char kOperationFullName[] = "google.longrunning.Operation";
+
+// Fills `*info` for `method`; "" or the reason (without the service and
+// method, which the caller adds) why its operation_info cannot be used.
+// `present` stays false for a method without operation_info, or one that
+// is not a unary method returning google.longrunning.Operation.
+std::string BuildLroInfo(const google::protobuf::MethodDescriptor* method,
+                         LroInfo* info);
+
+// Resolves a type name from operation_info as protoc resolves a type name
+// written in `package`: a leading '.' makes it absolute; otherwise the
+// first component is looked up in `package`, then each enclosing package
+// out to the root, and the innermost scope that defines it must hold the
+// whole name. Null with `*error` when it names no message.
+const google::protobuf::Descriptor* ResolveMessageName(
+    const google::protobuf::DescriptorPool* pool, const std::string& package,
+    const std::string& name, std::string* error);
+
+// The client's LRO signatures (Layer::kClient, unary). $LroResponse$ in
+// their return types; their parameters use $Request$ only.
+std::vector<const Signature*> LroClientSignatures();
+
+bool ServiceHasLro(const ServiceModel& service);
+
+// Hooks of client_printer.cc.
+// In SClient's public section, before the constructors.
+void PrintLroClientOptions(Printer& w, const FileModel& file,
+                           const ServiceModel& service);
+// After the declarations of `method`.
+void PrintLroClientDeclarations(Printer& w, const FileModel& file,
+                                const ServiceModel& service,
+                                const MethodModel& method);
+// In SClient's private section.
+void PrintLroClientMembers(Printer& w, const ServiceModel& service);
+// At the end of a constructor's body (`from_channel`: the one over a
+// channel, whose `channel` parameter is still valid there).
+void PrintLroConstructorTail(Printer& w, const ServiceModel& service,
+                             bool from_channel);
+// After the definitions of `method`; `method_index` as the client numbers
+// its methods.
+void PrintLroClientDefinitions(Printer& w, const FileModel& file,
+                               const ServiceModel& service,
+                               const MethodModel& method, int method_index);
+
+}  // namespace generator
+}  // namespace stubkit
+
+#endif  // STUBKIT_SRC_GENERATOR_LRO_H_
