@@ -83,13 +83,13 @@ void FileGenerator::Header(Printer& w) const {
           "#ifndef $guard$\n"
           "#define $guard$\n"
           "\n");
-  PrintIncludes(
-      w, {"grpcpp/client_context.h", "grpcpp/support/sync_stream.h"},
-      {"future", "memory", "utility"},
-      {"absl/status/statusor.h", file_.stem + ".grpc.pb.h",
-       file_.stem + ".pb.h", "stubkit/async_retry_loop.h",
-       "stubkit/async_streaming.h", "stubkit/client_support.h",
-       "stubkit/method.h", "stubkit/options.h", "stubkit/streaming.h"});
+  PrintIncludes(w, {"grpcpp/client_context.h", "grpcpp/support/sync_stream.h"},
+                {"future", "memory", "utility"},
+                {"absl/status/statusor.h", file_.stem + ".grpc.pb.h",
+                 file_.stem + ".pb.h", "stubkit/async_callback.h",
+                 "stubkit/async_streaming.h", "stubkit/client_support.h",
+                 "stubkit/internal/method_options.h", "stubkit/method.h",
+                 "stubkit/options.h", "stubkit/streaming.h"});
   OpenNamespace(w);
   for (const ServiceModel& service : file_.services) {
     PrintStubHeader(w, file_, service);
@@ -112,9 +112,12 @@ void FileGenerator::Source(Printer& w) const {
           "\n"
           "#include \"$stem$.stubkit.h\"\n"
           "\n");
-  PrintIncludes(w, {}, {"memory", "utility"},
-                {"stubkit/internal/metadata.h", "stubkit/retry_loop.h",
-                 "stubkit/unary_call.h"});
+  PrintIncludes(
+      w, {}, {"memory", "utility"},
+      {"stubkit/internal/async_retry_loop.h",
+       "stubkit/internal/async_streaming.h",
+       "stubkit/internal/client_support.h", "stubkit/internal/metadata.h",
+       "stubkit/internal/streaming.h", "stubkit/internal/unary_call.h"});
   OpenNamespace(w);
   for (size_t i = 0; i < file_.services.size(); ++i) {
     PrintStubSource(w, file_, file_.services[i]);

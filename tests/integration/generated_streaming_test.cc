@@ -20,6 +20,7 @@
 
 #include "absl/strings/match.h"
 #include "stubkit/cancellation.h"
+#include "stubkit/clock.h"
 #include "stubkit/retry_observer.h"
 #include "stubkit/testing/streams.stubkit.h"
 #include "tests/testing/flaky_echo_service.h"

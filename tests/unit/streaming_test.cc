@@ -24,6 +24,7 @@
 #include "gtest/gtest.h"
 #include "stubkit/cancellation.h"
 #include "stubkit/clock.h"
+#include "stubkit/internal/streaming.h"
 #include "stubkit/retry_observer.h"
 
 namespace stubkit {

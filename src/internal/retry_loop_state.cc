@@ -1,6 +1,6 @@
 // Copyright 2026 The stubkit Authors.
 
-#include "stubkit/retry_loop.h"
+#include "stubkit/internal/retry_loop_state.h"
 
 #include <algorithm>
 #include <optional>
@@ -12,7 +12,8 @@
 #include "absl/strings/str_cat.h"
 #include "src/internal/format.h"
 #include "stubkit/internal/metadata.h"
-#include "stubkit/method_options.h"
+#include "stubkit/internal/method_options.h"
+#include "stubkit/internal/server_hints.h"
 
 namespace stubkit {
 namespace internal {

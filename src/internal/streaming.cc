@@ -1,6 +1,6 @@
 // Copyright 2026 The stubkit Authors.
 
-#include "stubkit/streaming.h"
+#include "stubkit/internal/streaming.h"
 
 #include <algorithm>
 
@@ -64,9 +64,9 @@ absl::Status ApplyStreamOptions(grpc::ClientContext& context,
     // gRPC would abort the process on it when the stream starts.
     absl::Status invalid = ValidateMetadata(*metadata);
     if (!invalid.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(method.full_name, ": MetadataOption: ",
-                       invalid.message(), "; nothing was sent"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          method.full_name, ": MetadataOption: ", invalid.message(),
+          "; nothing was sent"));
     }
   }
   SetStreamAttemptDeadline(context, StreamCallDeadline(options), options);
