@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "src/internal/format.h"
+#include "stubkit/internal/deadline.h"
 #include "stubkit/internal/metadata.h"
 #include "stubkit/internal/method_options.h"
 #include "stubkit/internal/server_hints.h"
@@ -37,11 +38,6 @@ bool ReachedDeadline(time_point now, time_point start, time_point deadline) {
       (deadline - start) / 10, std::chrono::milliseconds(2),
       std::chrono::milliseconds(50));
   return now + tolerance >= deadline;
-}
-
-time_point AddSaturating(time_point base, nanoseconds delta) {
-  if (delta >= time_point::max() - base) return time_point::max();
-  return base + std::chrono::duration_cast<time_point::duration>(delta);
 }
 
 }  // namespace
@@ -216,30 +212,10 @@ void RetryLoopState::Setup(const OptionsView& options) {
     end_ = AddSaturating(start_, retry_policy_.max_time());
     end_reason_ = StopReason::kExhausted;
   }
-  nanoseconds total_timeout = options.get<TotalTimeoutOption>();
-  if (total_timeout > nanoseconds::zero()) {
-    time_point total_end = AddSaturating(start_, total_timeout);
-    call_end_ = std::min(call_end_, total_end);
-    if (total_end < end_) {
-      end_ = total_end;
-      end_reason_ = StopReason::kDeadline;
-    }
-  }
-  const auto& deadline = options.get<DeadlineOption>();
-  if (deadline != std::chrono::system_clock::time_point::max()) {
-    // Map the wall-clock deadline onto the steady clock once, at the start.
-    // Compare before subtracting: `time_point::min() - now` overflows.
-    const auto wall_now = std::chrono::system_clock::now();
-    time_point deadline_end =
-        deadline <= wall_now
-            ? start_
-            : AddSaturating(start_, std::chrono::duration_cast<nanoseconds>(
-                                        deadline - wall_now));
-    call_end_ = std::min(call_end_, deadline_end);
-    if (deadline_end < end_) {
-      end_ = deadline_end;
-      end_reason_ = StopReason::kDeadline;
-    }
+  call_end_ = CallEnd(options, start_);
+  if (call_end_ < end_) {
+    end_ = call_end_;
+    end_reason_ = StopReason::kDeadline;
   }
 }
 
@@ -271,23 +247,12 @@ bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context,
   if (cancel_ != nullptr && !cancel_->Attach(&context)) return false;
   ++attempts_;
   attempt_start_ = now;
-  attempt_deadline_ = end_;
-  nanoseconds attempt_timeout = options_.get<AttemptTimeoutOption>();
-  if (attempt_timeout > nanoseconds::zero()) {
-    attempt_deadline_ = std::min(end_, AddSaturating(now, attempt_timeout));
-  }
+  attempt_deadline_ =
+      AttemptEnd(now, end_, options_.get<AttemptTimeoutOption>());
   if (attempt_deadline_ != time_point::max()) {
-    // gRPC wants a wall-clock deadline; carry over the remaining time,
-    // saturating: a limit of a few centuries would overflow the wall clock
-    // and wrap into the past (every attempt then fails at once).
-    using wall = std::chrono::system_clock;
-    const wall::time_point wall_now = wall::now();
-    const nanoseconds remaining =
-        std::max(attempt_deadline_ - now, time_point::duration::zero());
-    context.set_deadline(
-        remaining >= wall::time_point::max() - wall_now
-            ? wall::time_point::max()  // gRPC: no deadline
-            : wall_now + std::chrono::duration_cast<wall::duration>(remaining));
+    // gRPC wants a wall-clock deadline: the remaining time, carried over.
+    context.set_deadline(ToWallDeadline(now, attempt_deadline_,
+                                        std::chrono::system_clock::now()));
   }
   const auto* metadata = options_.find<MetadataOption>();
   if (metadata != nullptr) {
@@ -641,12 +606,8 @@ void RetryLoopState::BeginDelay(time_point now, nanoseconds wait) {
 }
 
 void RetryLoopState::UseStreamAttemptDeadline() {
-  attempt_deadline_ = call_end_;
-  const nanoseconds attempt_timeout = options_.get<AttemptTimeoutOption>();
-  if (attempt_timeout > nanoseconds::zero()) {
-    attempt_deadline_ =
-        std::min(call_end_, AddSaturating(attempt_start_, attempt_timeout));
-  }
+  attempt_deadline_ = AttemptEnd(attempt_start_, call_end_,
+                                 options_.get<AttemptTimeoutOption>());
 }
 
 void RetryLoopState::RestartPolicy() {

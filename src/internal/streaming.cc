@@ -5,23 +5,15 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "stubkit/internal/deadline.h"
 #include "stubkit/internal/metadata.h"
 #include "stubkit/retry_options.h"
 
 namespace stubkit {
 namespace internal {
-namespace {
 
 using std::chrono::nanoseconds;
 using WallTime = std::chrono::system_clock::time_point;
-
-WallTime AddSaturating(WallTime base, nanoseconds delta) {
-  auto step = std::chrono::duration_cast<WallTime::duration>(delta);
-  if (step >= WallTime::max() - base) return WallTime::max();
-  return base + step;
-}
-
-}  // namespace
 
 WallTime StreamCallDeadline(const OptionsView& options) {
   WallTime end = options.get<DeadlineOption>();
@@ -34,15 +26,10 @@ WallTime StreamCallDeadline(const OptionsView& options) {
 
 void SetStreamAttemptDeadline(grpc::ClientContext& context, WallTime call_end,
                               const OptionsView& options) {
-  WallTime end = call_end;
-  nanoseconds attempt = options.get<AttemptTimeoutOption>();
-  if (attempt > nanoseconds::zero()) {
-    end =
-        std::min(end, AddSaturating(std::chrono::system_clock::now(), attempt));
-  }
   // Overrides whatever the retry loop set: gRPC reads the deadline only when
   // the call starts, and max() means "none".
-  context.set_deadline(end);
+  context.set_deadline(AttemptEnd(std::chrono::system_clock::now(), call_end,
+                                  options.get<AttemptTimeoutOption>()));
 }
 
 absl::Status ApplyStreamOptions(grpc::ClientContext& context,
