@@ -29,9 +29,17 @@ std::chrono::system_clock::time_point ToWallDeadline(
     std::chrono::system_clock::time_point wall_now) {
   using Wall = std::chrono::system_clock::time_point;
   if (deadline == Clock::time_point::max()) return Wall::max();
-  const std::chrono::nanoseconds remaining =
-      std::max(deadline - now, Clock::time_point::duration::zero());
-  return AddSaturating(wall_now, remaining);
+  // Expired: a time gRPC sees as past whatever its cached clock reads (a
+  // "now" could still be a few microseconds ahead of it, and be sent).
+  if (deadline <= now) return Wall();
+  return AddSaturating(wall_now, deadline - now);
+}
+
+void SetAttemptDeadline(grpc::ClientContext& context, Clock::time_point now,
+                        Clock::time_point deadline) {
+  if (deadline == Clock::time_point::max()) return;  // a fresh context's
+  context.set_deadline(
+      ToWallDeadline(now, deadline, std::chrono::system_clock::now()));
 }
 
 }  // namespace internal

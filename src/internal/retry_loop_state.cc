@@ -247,13 +247,9 @@ bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context,
   if (cancel_ != nullptr && !cancel_->Attach(&context)) return false;
   ++attempts_;
   attempt_start_ = now;
-  attempt_deadline_ =
-      AttemptEnd(now, end_, options_.get<AttemptTimeoutOption>());
-  if (attempt_deadline_ != time_point::max()) {
-    // gRPC wants a wall-clock deadline: the remaining time, carried over.
-    context.set_deadline(ToWallDeadline(now, attempt_deadline_,
-                                        std::chrono::system_clock::now()));
-  }
+  attempt_deadline_ = AttemptEnd(now, stream_deadlines_ ? call_end_ : end_,
+                                 options_.get<AttemptTimeoutOption>());
+  SetAttemptDeadline(context, now, attempt_deadline_);
   const auto* metadata = options_.find<MetadataOption>();
   if (metadata != nullptr) {
     for (const auto& [key, value] : *metadata) context.AddMetadata(key, value);
@@ -496,7 +492,7 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
                 absl::StrCat("gave up: ", end_what, " was reached"), now,
                 final_status);
   }
-  // A stream's attempt ran out of the call's end (UseStreamAttemptDeadline).
+  // A stream's attempt ran out of the call's end (UseStreamDeadlines).
   if (deadline_exceeded && attempt_deadline_ >= call_end_) {
     return Stop(status, StopReason::kDeadline,
                 "gave up: the call's deadline was reached", now, final_status);
@@ -603,11 +599,6 @@ void RetryLoopState::BeginDelay(time_point now, nanoseconds wait) {
                                                           : retry_delay_ + wait;
   delay_pending_ = wait;
   delay_began_ = now;
-}
-
-void RetryLoopState::UseStreamAttemptDeadline() {
-  attempt_deadline_ = AttemptEnd(attempt_start_, call_end_,
-                                 options_.get<AttemptTimeoutOption>());
 }
 
 void RetryLoopState::RestartPolicy() {

@@ -2,8 +2,6 @@
 
 #include "stubkit/internal/streaming.h"
 
-#include <algorithm>
-
 #include "absl/strings/str_cat.h"
 #include "stubkit/internal/deadline.h"
 #include "stubkit/internal/metadata.h"
@@ -13,24 +11,6 @@ namespace stubkit {
 namespace internal {
 
 using std::chrono::nanoseconds;
-using WallTime = std::chrono::system_clock::time_point;
-
-WallTime StreamCallDeadline(const OptionsView& options) {
-  WallTime end = options.get<DeadlineOption>();
-  nanoseconds total = options.get<TotalTimeoutOption>();
-  if (total > nanoseconds::zero()) {
-    end = std::min(end, AddSaturating(std::chrono::system_clock::now(), total));
-  }
-  return end;
-}
-
-void SetStreamAttemptDeadline(grpc::ClientContext& context, WallTime call_end,
-                              const OptionsView& options) {
-  // Overrides whatever the retry loop set: gRPC reads the deadline only when
-  // the call starts, and max() means "none".
-  context.set_deadline(AttemptEnd(std::chrono::system_clock::now(), call_end,
-                                  options.get<AttemptTimeoutOption>()));
-}
 
 absl::Status ApplyStreamOptions(grpc::ClientContext& context,
                                 const OptionsView& options,
@@ -56,7 +36,14 @@ absl::Status ApplyStreamOptions(grpc::ClientContext& context,
           "; nothing was sent"));
     }
   }
-  SetStreamAttemptDeadline(context, StreamCallDeadline(options), options);
+  // As for every attempt: min(the call's end, now + attempt timeout), on the
+  // injected clock if any (stubkit/internal/deadline.h).
+  const Clock* clock = options.get<ClockOption>().get();
+  const Clock::time_point now =
+      clock != nullptr ? clock->Now() : std::chrono::steady_clock::now();
+  SetAttemptDeadline(context, now,
+                     AttemptEnd(now, CallEnd(options, now),
+                                options.get<AttemptTimeoutOption>()));
   if (metadata != nullptr) {
     for (const auto& [key, value] : *metadata) context.AddMetadata(key, value);
   }

@@ -43,8 +43,9 @@ class AsyncServerStreamOperation final : public AsyncRetryOperationBase {
         request_(request),
         open_(std::move(open)),
         on_message_(std::move(on_message)),
-        on_done_(std::move(on_done)),
-        call_end_(StreamCallDeadline(options())) {}
+        on_done_(std::move(on_done)) {
+    state().UseStreamDeadlines();
+  }
 
  private:
   // One attempt's reactor. gRPC calls OnDone last; it deletes itself then.
@@ -72,11 +73,7 @@ class AsyncServerStreamOperation final : public AsyncRetryOperationBase {
     Response message_;
   };
 
-  void ConfigureAttempt(grpc::ClientContext& context) override {
-    // A stream may outlive the retry policy's time limit; only the call's
-    // own deadline and the attempt timeout bound it.
-    state().UseStreamAttemptDeadline();
-    SetStreamAttemptDeadline(context, call_end_, options());
+  void ConfigureAttempt(grpc::ClientContext& /*context*/) override {
     received_in_attempt_ = false;
   }
 
@@ -131,7 +128,6 @@ class AsyncServerStreamOperation final : public AsyncRetryOperationBase {
   AsyncStreamOpener<Request, Response> open_;
   MessageCallback<Response> on_message_;
   DoneCallback on_done_;
-  const std::chrono::system_clock::time_point call_end_;
   Response last_;
   bool received_in_attempt_ = false;
 };

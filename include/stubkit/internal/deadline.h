@@ -53,10 +53,17 @@ TimePoint AttemptEnd(TimePoint start, TimePoint end,
 
 // The wall-clock value for `grpc::ClientContext::set_deadline` of a
 // deadline on the steady (or injected) clock: the time remaining from
-// `now`, carried over onto `wall_now`, saturating at `max()` (gRPC: none).
+// `now`, carried over onto `wall_now`, saturating at `max()` (gRPC: none);
+// the epoch when `deadline` has passed.
 std::chrono::system_clock::time_point ToWallDeadline(
     Clock::time_point now, Clock::time_point deadline,
     std::chrono::system_clock::time_point wall_now);
+
+// Sets `deadline` (on the clock `now` was read from) as `context`'s
+// deadline, through `ToWallDeadline`; nothing for `max()`. Every attempt's
+// deadline reaches gRPC here.
+void SetAttemptDeadline(grpc::ClientContext& context, Clock::time_point now,
+                        Clock::time_point deadline);
 
 }  // namespace internal
 }  // namespace stubkit

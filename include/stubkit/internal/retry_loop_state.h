@@ -84,14 +84,14 @@ class RetryLoopState {
   bool OnFailure(const absl::Status& status, const grpc::ClientContext& context,
                  absl::Status* final_status, std::chrono::nanoseconds* wait);
 
-  // For streams, right after `PrepareAttempt`: a stream's attempt is not
-  // bounded by the retry policy's time limit, so its context gets
-  // min(the call's own end, attempt start + AttemptTimeoutOption) instead
-  // (see `SetStreamAttemptDeadline` in stubkit/internal/streaming.h). Records
-  // that deadline, so that `OnFailure` classifies DEADLINE_EXCEEDED against the
-  // deadline the attempt really had: the call's end stops with kDeadline,
-  // the attempt timeout is retried as in unary calls.
-  void UseStreamAttemptDeadline();
+  // For streams, before the first `PrepareAttempt`: a stream's attempt is
+  // not bounded by the retry policy's time limit (the policy bounds how long
+  // stubkit keeps reopening it), so each attempt's deadline is min(the
+  // call's own end, attempt start + AttemptTimeoutOption), on this state's
+  // clock like every other (stubkit/internal/deadline.h). `OnFailure`
+  // classifies DEADLINE_EXCEEDED against it: the call's end stops with
+  // kDeadline, the attempt timeout is retried as in unary calls.
+  void UseStreamDeadlines() { stream_deadlines_ = true; }
 
   // For resumable streams, after a resume that delivered messages: the
   // retry policy (time limit and error count) and the backoff start again
@@ -238,6 +238,7 @@ class RetryLoopState {
   time_point wait_start_;
   std::chrono::nanoseconds waited_{0};  // in the throttle's wait, in all
   bool hedged_ = false;
+  bool stream_deadlines_ = false;
   // A96's retry delay: the waits handed to the loop, summed. The last one,
   // until the loop comes back (`delay_pending_` > 0), may yet be cut short
   // by a cancel; then only its elapsed part counts.

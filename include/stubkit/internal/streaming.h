@@ -49,19 +49,6 @@ absl::Status ApplyStreamOptions(grpc::ClientContext& context,
                                 const OptionsView& options,
                                 const MethodInfo& method);
 
-// The absolute end of a stream call (DeadlineOption, TotalTimeoutOption), or
-// time_point::max().
-std::chrono::system_clock::time_point StreamCallDeadline(
-    const OptionsView& options);
-
-// Sets a stream attempt's deadline: min(call_deadline, now + attempt
-// timeout). A stream lives as long as it is read, so unlike a unary attempt
-// it is not bounded by the retry policy's time limit: that limit bounds how
-// long stubkit keeps reopening it.
-void SetStreamAttemptDeadline(grpc::ClientContext& context,
-                              std::chrono::system_clock::time_point call_end,
-                              const OptionsView& options);
-
 absl::Status NullStreamError(const MethodInfo& method);
 absl::Status EarlyFinishError(const MethodInfo& method);
 absl::Status UnreadFinishError(const MethodInfo& method);
@@ -114,9 +101,9 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
         state_(method_, view_),
         request_(request),
         open_(std::move(open)),
-        call_end_(StreamCallDeadline(view_)),
         has_sleeper_(view_.get<SleeperOption>() != nullptr),
         cancel_(std::make_shared<StreamCancelState>()) {
+    state_.UseStreamDeadlines();
     final_status_ = state_.setup_status();
     done_ = !final_status_.ok();
     if (CancellationToken* token = state_.cancellation()) {
@@ -196,8 +183,6 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
       cancel_->Release();
       return Stop(state_.Cancelled());
     }
-    state_.UseStreamAttemptDeadline();
-    SetStreamAttemptDeadline(*context_, call_end_, view_);
     state_.RunContextSetup(*context_);  // last: it may override the deadline
     received_in_attempt_ = false;
     stream_ = open_(*context_, static_cast<const OptionsView&>(view_),
@@ -271,7 +256,6 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
   RetryLoopState state_;
   Request request_;
   Open open_;
-  const std::chrono::system_clock::time_point call_end_;
   const bool has_sleeper_;
   const std::shared_ptr<StreamCancelState> cancel_;
   uint64_t token_callback_ = 0;
