@@ -3,6 +3,7 @@
 #include "stubkit/internal/streaming.h"
 
 #include "absl/strings/str_cat.h"
+#include "src/internal/format.h"
 #include "stubkit/internal/deadline.h"
 #include "stubkit/internal/metadata.h"
 #include "stubkit/retry_options.h"
@@ -15,14 +16,20 @@ using std::chrono::nanoseconds;
 absl::Status ApplyStreamOptions(grpc::ClientContext& context,
                                 const OptionsView& options,
                                 const MethodInfo& method) {
-  if (options.get<AttemptTimeoutOption>() < nanoseconds::zero() ||
-      options.get<TotalTimeoutOption>() < nanoseconds::zero()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(method.full_name,
-                     ": AttemptTimeoutOption and TotalTimeoutOption must not "
-                     "be negative; nothing was sent"));
+  // In the order, and with the messages, of a unary call's checks.
+  absl::Status invalid = ValidateCallOptions(options);
+  if (invalid.ok() &&
+      options.get<AttemptTimeoutOption>() < nanoseconds::zero()) {
+    invalid = absl::InvalidArgumentError(
+        absl::StrCat("AttemptTimeoutOption must not be negative, got ",
+                     FormatDuration(options.get<AttemptTimeoutOption>())));
   }
-  if (absl::Status invalid = ValidateCallOptions(options); !invalid.ok()) {
+  if (invalid.ok() && options.get<TotalTimeoutOption>() < nanoseconds::zero()) {
+    invalid = absl::InvalidArgumentError(
+        absl::StrCat("TotalTimeoutOption must not be negative, got ",
+                     FormatDuration(options.get<TotalTimeoutOption>())));
+  }
+  if (!invalid.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
         method.full_name, ": ", invalid.message(), "; nothing was sent"));
   }

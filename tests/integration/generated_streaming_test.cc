@@ -518,6 +518,26 @@ TEST_F(GeneratedStreamingTest, InvalidOptionsFailTheStreamUnsent) {
   EXPECT_EQ(service_.sum_calls(), 0);
 }
 
+TEST_F(GeneratedStreamingTest,
+       AClientStreamsInvalidTimeoutIsNamedAsInAUnaryCall) {
+  ASSERT_TRUE(server_.ok());
+  StreamServiceClient client(server_.Channel(), ClientOptions());
+
+  auto writer =
+      client.Sum(Options{}.set<TotalTimeoutOption>(std::chrono::seconds(-1)));
+  EXPECT_THAT(
+      std::string(writer.Finish().status().message()),
+      ::testing::HasSubstr("TotalTimeoutOption must not be negative, got -1s; "
+                           "nothing was sent"));
+  auto stream = client.Double(
+      Options{}.set<AttemptTimeoutOption>(std::chrono::seconds(-2)));
+  EXPECT_THAT(std::string(stream.Finish().message()),
+              ::testing::HasSubstr(
+                  "AttemptTimeoutOption must not be negative, got -2s; "
+                  "nothing was sent"));
+  EXPECT_EQ(service_.sum_calls(), 0);
+}
+
 TEST_F(GeneratedStreamingTest, UnaryMethodNextToStreams) {
   ASSERT_TRUE(server_.ok());
   StreamServiceClient client(server_.Channel(), ClientOptions());
