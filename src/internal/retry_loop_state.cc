@@ -15,6 +15,7 @@
 #include "stubkit/internal/metadata.h"
 #include "stubkit/internal/method_options.h"
 #include "stubkit/internal/server_hints.h"
+#include "stubkit/internal/validate_options.h"
 
 namespace stubkit {
 namespace internal {
@@ -65,90 +66,6 @@ bool IsIdempotent(const MethodInfo& method, const OptionsView& options) {
 
 namespace {
 
-bool IsValid(Idempotency idempotency) {
-  return idempotency == Idempotency::kIdempotent ||
-         idempotency == Idempotency::kNonIdempotent;
-}
-
-absl::Status ValidateOptions(const OptionsView& options,
-                             const RetryPolicy& retry_policy,
-                             const ExponentialBackoffPolicy& backoff_policy) {
-  // A generated client's refusal (a request-aware idempotency predicate for
-  // another request type); only ever in the call's own layer.
-  if (const auto* refusal = options.call().find<CallRefusalOption>()) {
-    if (!refusal->ok()) return *refusal;
-  }
-  if (!retry_policy.status().ok()) return retry_policy.status();
-  if (!backoff_policy.status().ok()) return backoff_policy.status();
-  if (absl::Status status = ValidateCallOptions(options); !status.ok()) {
-    return status;
-  }
-  nanoseconds attempt_timeout = options.get<AttemptTimeoutOption>();
-  if (attempt_timeout < nanoseconds::zero()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("AttemptTimeoutOption must not be negative, got ",
-                     FormatDuration(attempt_timeout)));
-  }
-  nanoseconds total_timeout = options.get<TotalTimeoutOption>();
-  if (total_timeout < nanoseconds::zero()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("TotalTimeoutOption must not be negative, got ",
-                     FormatDuration(total_timeout)));
-  }
-  if (const auto* throttle = options.find<RetryThrottleOption>()) {
-    if (*throttle != nullptr && !(*throttle)->status().ok()) {
-      return (*throttle)->status();
-    }
-  }
-  if (const auto* ceiling = options.find<ServerHintCeilingOption>()) {
-    if (*ceiling <= nanoseconds::zero()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "ServerHintCeilingOption must be positive, got ",
-          FormatDuration(*ceiling),
-          "; to ignore server hints set ServerHintsOption to false"));
-    }
-  }
-  if (const Idempotency* forced = options.find<IdempotencyOption>()) {
-    if (!IsValid(*forced)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("IdempotencyOption: not an Idempotency value (",
-                       static_cast<int>(*forced), ")"));
-    }
-  }
-  if (const auto* by_name = options.find<IdempotencyMapOption>()) {
-    for (const auto& [name, idempotency] : *by_name) {
-      if (name.empty()) {
-        return absl::InvalidArgumentError(
-            "IdempotencyMapOption: a method name is empty; keys are full "
-            "proto names, \"package.Service.Method\"");
-      }
-      if (!IsValid(idempotency)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "IdempotencyMapOption: \"", name, "\" maps to ",
-            static_cast<int>(idempotency), ", not an Idempotency value"));
-      }
-    }
-  }
-  if (const LogLevel* level = options.find<LogLevelOption>()) {
-    if (*level != LogLevel::kOff && *level != LogLevel::kRetries &&
-        *level != LogLevel::kRpc) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("LogLevelOption: not a LogLevel value (",
-                       static_cast<int>(*level), ")"));
-    }
-  }
-  // gRPC 1.51 aborts the process on an illegal key or value when the call
-  // starts; refuse it here instead, naming the key.
-  if (const auto* metadata = options.find<MetadataOption>()) {
-    absl::Status status = ValidateMetadata(*metadata);
-    if (!status.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("MetadataOption: ", status.message()));
-    }
-  }
-  return absl::OkStatus();
-}
-
 // What ended a call that reached its end (see `RetryLoopState::end()`).
 absl::string_view EndWhat(StopReason end_reason) {
   return end_reason == StopReason::kDeadline ? "the call's deadline"
@@ -171,7 +88,7 @@ RetryLoopState::RetryLoopState(const MethodInfo& method,
       clock_(options.get<ClockOption>().get()),
       sleeper_(options.get<SleeperOption>().get()) {
   start_ = Now();
-  setup_status_ = ValidateOptions(options, retry_policy_, backoff_policy_);
+  setup_status_ = ValidateOptions(options, &retry_policy_, &backoff_policy_);
   if (!setup_status_.ok()) {
     RetrySummary summary{StopReason::kInvalidArgument, 0, nanoseconds(0)};
     setup_status_ = WithRetrySummary(setup_status_, summary,

@@ -3,9 +3,9 @@
 #include "stubkit/internal/streaming.h"
 
 #include "absl/strings/str_cat.h"
-#include "src/internal/format.h"
 #include "stubkit/internal/deadline.h"
 #include "stubkit/internal/metadata.h"
+#include "stubkit/internal/validate_options.h"
 #include "stubkit/retry_options.h"
 
 namespace stubkit {
@@ -16,33 +16,12 @@ using std::chrono::nanoseconds;
 absl::Status ApplyStreamOptions(grpc::ClientContext& context,
                                 const OptionsView& options,
                                 const MethodInfo& method) {
-  // In the order, and with the messages, of a unary call's checks.
-  absl::Status invalid = ValidateCallOptions(options);
-  if (invalid.ok() &&
-      options.get<AttemptTimeoutOption>() < nanoseconds::zero()) {
-    invalid = absl::InvalidArgumentError(
-        absl::StrCat("AttemptTimeoutOption must not be negative, got ",
-                     FormatDuration(options.get<AttemptTimeoutOption>())));
-  }
-  if (invalid.ok() && options.get<TotalTimeoutOption>() < nanoseconds::zero()) {
-    invalid = absl::InvalidArgumentError(
-        absl::StrCat("TotalTimeoutOption must not be negative, got ",
-                     FormatDuration(options.get<TotalTimeoutOption>())));
-  }
+  absl::Status invalid = ValidateOptions(options, nullptr, nullptr);
   if (!invalid.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
         method.full_name, ": ", invalid.message(), "; nothing was sent"));
   }
   const auto* metadata = options.find<MetadataOption>();
-  if (metadata != nullptr) {
-    // gRPC would abort the process on it when the stream starts.
-    absl::Status invalid = ValidateMetadata(*metadata);
-    if (!invalid.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          method.full_name, ": MetadataOption: ", invalid.message(),
-          "; nothing was sent"));
-    }
-  }
   // As for every attempt: min(the call's end, now + attempt timeout), on the
   // injected clock if any (stubkit/internal/deadline.h).
   const Clock* clock = options.get<ClockOption>().get();
