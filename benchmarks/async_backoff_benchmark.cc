@@ -20,6 +20,7 @@
 // included) and the bytes live through the global operator new (C++
 // objects only). Threads come from /proc/self/status.
 
+#include <grpcpp/grpcpp.h>
 #include <malloc.h>
 
 #include <atomic>
@@ -33,20 +34,19 @@
 #include <thread>
 #include <vector>
 
-#include <grpcpp/grpcpp.h>
-
 #include "benchmarks/alloc_counter.h"
 #include "stubkit/retry_observer.h"
+#include "stubkit/retry_options.h"
 #include "stubkit/testing/echo.stubkit.h"
 
 namespace stubkit {
 namespace {
 
+using std::chrono::milliseconds;
 using ::stubkit::testing::EchoRequest;
 using ::stubkit::testing::EchoResponse;
 using ::stubkit::testing::EchoService;
 using ::stubkit::testing::EchoServiceClient;
-using std::chrono::milliseconds;
 
 // Fails every call at once, on gRPC's callback threads.
 class FailingEcho final : public EchoService::CallbackService {
@@ -126,12 +126,11 @@ int Run(int calls) {
 
   // Warm up: the connection, gRPC's threads and the timer thread.
   {
-    EchoServiceClient warm(channel,
-                           Options{}
-                               .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
-                                   milliseconds(1), milliseconds(1), 1.0))
-                               .set<RetryPolicyOption>(
-                                   LimitedErrorCountRetryPolicy(2)));
+    EchoServiceClient warm(
+        channel, Options{}
+                     .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
+                         milliseconds(1), milliseconds(1), 1.0))
+                     .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(2)));
     for (int i = 0; i < 20; ++i) (void)warm.AsyncEcho(request).get();
   }
 
@@ -157,10 +156,11 @@ int Run(int calls) {
         double(raw_held.malloc_bytes - vectors.malloc_bytes) / calls;
     const double new_per_call =
         double(raw_held.new_bytes - vectors.new_bytes) / calls;
-    std::printf("raw:     %d finished calls held: %8.0f B/call heap (malloc), "
-                "%6.0f B/call through operator new; threads %d -> %d\n",
-                calls, malloc_per_call, new_per_call, raw_before.threads,
-                raw_held.threads);
+    std::printf(
+        "raw:     %d finished calls held: %8.0f B/call heap (malloc), "
+        "%6.0f B/call through operator new; threads %d -> %d\n",
+        calls, malloc_per_call, new_per_call, raw_before.threads,
+        raw_held.threads);
     std::printf("RESULT raw_held_bytes_per_call=%.0f\n", malloc_per_call);
   }
 
@@ -181,10 +181,10 @@ int Run(int calls) {
       double(during.malloc_bytes - before.malloc_bytes) / calls;
   const double new_per_call =
       double(during.new_bytes - before.new_bytes) / calls;
-  std::printf("stubkit: %d calls in backoff:    %8.0f B/call heap (malloc), "
-              "%6.0f B/call through operator new; threads %d -> %d\n",
-              calls, malloc_per_call, new_per_call, before.threads,
-              during.threads);
+  std::printf(
+      "stubkit: %d calls in backoff:    %8.0f B/call heap (malloc), "
+      "%6.0f B/call through operator new; threads %d -> %d\n",
+      calls, malloc_per_call, new_per_call, before.threads, during.threads);
   std::printf("RESULT stubkit_waiting_bytes_per_call=%.0f\n", malloc_per_call);
   std::printf("RESULT threads_before=%d threads_during=%d\n", before.threads,
               during.threads);
@@ -192,8 +192,8 @@ int Run(int calls) {
               static_cast<long long>(service.attempts.load()),
               static_cast<long long>(finished.load()));
 
-  bool sane = malloc_per_call > 0 && new_per_call > 0 &&
-              finished.load() == 0 && during.threads > 0 &&
+  bool sane = malloc_per_call > 0 && new_per_call > 0 && finished.load() == 0 &&
+              during.threads > 0 &&
               // No thread per call: a handful at most, whatever N is.
               during.threads - before.threads < 16;
   if (!sane) std::fprintf(stderr, "insane figures\n");

@@ -37,21 +37,22 @@
 // attempts the server saw, how many of them were retries, calls that ended
 // OK or failed) and <out>/storm_summary.md, and prints the summary.
 
+#include <grpcpp/grpcpp.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cmath>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include <grpcpp/grpcpp.h>
-
 #include "absl/synchronization/mutex.h"
+#include "stubkit/retry_options.h"
 #include "stubkit/retry_throttle.h"
 #include "stubkit/testing/echo.stubkit.h"
 
@@ -65,13 +66,13 @@ using ::stubkit::testing::EchoServiceClient;
 using Steady = std::chrono::steady_clock;
 
 struct Scenario {
-  double scale = 10;          // simulated seconds per real second
+  double scale = 10;  // simulated seconds per real second
   int clients = 20;
-  double rate = 40;           // offered calls per simulated second, in all
-  double outage_start = 10;   // simulated seconds
-  double hang = 3;            // the first part of the outage: calls hang
+  double rate = 40;          // offered calls per simulated second, in all
+  double outage_start = 10;  // simulated seconds
+  double hang = 3;           // the first part of the outage: calls hang
   double outage_end = 50;
-  double end = 90;            // calls are offered until here
+  double end = 90;  // calls are offered until here
 };
 
 // The server: answers, hangs or fails by the simulated time, and counts
@@ -93,8 +94,8 @@ class StormService final : public EchoService::CallbackService {
       reactor->Finish(grpc::Status::OK);
       return reactor;
     }
-    const size_t bin = std::min(static_cast<size_t>(std::max(now, 0.0)),
-                                attempts_.size() - 1);
+    const size_t bin =
+        std::min(static_cast<size_t>(std::max(now, 0.0)), attempts_.size() - 1);
     attempts_[bin].fetch_add(1, std::memory_order_relaxed);
     if (context->client_metadata().count(kRetryAttemptHeader) > 0) {
       retries_[bin].fetch_add(1, std::memory_order_relaxed);
@@ -209,9 +210,8 @@ Summary RunStrategy(const Strategy& strategy, const Scenario& s, FILE* csv) {
     grpc::ChannelArguments args;
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);  // own connection
     auto options =
-        Options{}
-            .set<BackoffPolicyOption>(backoff)
-            .set<RetryPolicyOption>(LimitedTimeRetryPolicy(
+        Options{}.set<BackoffPolicyOption>(backoff).set<RetryPolicyOption>(
+            LimitedTimeRetryPolicy(
                 std::chrono::duration_cast<std::chrono::nanoseconds>(
                     Sim(strategy.policy_seconds, s))));
     if (strategy.waiting) {

@@ -6,7 +6,8 @@
 //
 //   success_path_benchmark                 # full run, prints ratio tables
 //   success_path_benchmark --smoke         # seconds-long sanity run (CI)
-//   success_path_benchmark --benchmark_filter=tcp/   # any Google Benchmark flag
+//   success_path_benchmark --benchmark_filter=tcp/   # any Google Benchmark
+//   flag
 //
 // Wall and CPU time are noisy on a shared machine. For a deterministic
 // measure, count instructions under callgrind (benchmarks/run --instructions):
@@ -46,10 +47,14 @@
 // new calls per call. The tables at the end give each stubkit variant's
 // ratio to the raw stub measured in the same run.
 
+#include <benchmark/benchmark.h>
+#include <grpcpp/grpcpp.h>
+#include <valgrind/callgrind.h>
+
 #include <cmath>
 #include <condition_variable>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -58,11 +63,8 @@
 #include <string>
 #include <vector>
 
-#include <benchmark/benchmark.h>
-#include <grpcpp/grpcpp.h>
-#include <valgrind/callgrind.h>
-
 #include "benchmarks/alloc_counter.h"
+#include "stubkit/internal/retry_loop_state.h"
 #include "stubkit/logging.h"
 #include "stubkit/metrics.h"
 #include "stubkit/retry_loop.h"
@@ -80,8 +82,8 @@ using ::stubkit::testing::EchoServiceClient;
 using ::stubkit::testing::EchoServiceStub;
 using ::stubkit::testing::EchoServiceStubDecorator;
 
-constexpr MethodInfo kEcho{"stubkit.testing.EchoService.Echo",
-                           RpcKind::kUnary, Idempotency::kIdempotent};
+constexpr MethodInfo kEcho{"stubkit.testing.EchoService.Echo", RpcKind::kUnary,
+                           Idempotency::kIdempotent};
 
 // gRPC's own retries, configured as a user of raw gRPC would.
 constexpr char kRetryServiceConfig[] = R"json({
@@ -200,9 +202,9 @@ Fixture& GetFixture() {
 }
 
 void ReportAllocations(benchmark::State& state, uint64_t before) {
-  state.counters["allocs_per_call"] = benchmark::Counter(
-      static_cast<double>(bench::Allocations() - before) /
-      static_cast<double>(state.iterations()));
+  state.counters["allocs_per_call"] =
+      benchmark::Counter(static_cast<double>(bench::Allocations() - before) /
+                         static_cast<double>(state.iterations()));
 }
 
 std::chrono::system_clock::time_point ThirtyMinutes() {
@@ -240,10 +242,9 @@ void BM_Stubkit(benchmark::State& state, ChannelKind kind, Client which,
   const uint64_t before = bench::Allocations();
   for (auto _ : state) {
     absl::StatusOr<EchoResponse> response =
-        call_options
-            ? client.Echo(request, Options{}.set<AttemptTimeoutOption>(
-                                       std::chrono::seconds(20)))
-            : client.Echo(request);
+        call_options ? client.Echo(request, Options{}.set<AttemptTimeoutOption>(
+                                                std::chrono::seconds(20)))
+                     : client.Echo(request);
     if (!response.ok()) state.SkipWithError("call failed");
     benchmark::DoNotOptimize(response);
   }
@@ -432,8 +433,8 @@ void RegisterAll() {
     auto call = [](benchmark::internal::Benchmark* b) {
       b->UseRealTime()->MeasureProcessCPUTime();
     };
-    call(benchmark::RegisterBenchmark((p + "raw").c_str(), BM_Raw, kind,
-                                      false, false));
+    call(benchmark::RegisterBenchmark((p + "raw").c_str(), BM_Raw, kind, false,
+                                      false));
     call(benchmark::RegisterBenchmark((p + "raw_deadline").c_str(), BM_Raw,
                                       kind, true, false));
     call(benchmark::RegisterBenchmark((p + "grpc_retries").c_str(), BM_Raw,
@@ -511,7 +512,8 @@ bool CountInstructions(int calls) {
                                      std::chrono::seconds(20)))
                .ok();
          }},
-        {"stubkit_decorated", [&] { return c.decorated->Echo(f.request).ok(); }},
+        {"stubkit_decorated",
+         [&] { return c.decorated->Echo(f.request).ok(); }},
         {"stubkit_no_deadline",
          [&] { return c.no_deadline->Echo(f.request).ok(); }},
         {"async_raw_deadline",
@@ -535,11 +537,11 @@ bool CountInstructions(int calls) {
          [&] {
            bool result = false;
            Completion done;
-           c.client->AsyncEcho(f.request,
-                               [&result, &done](absl::StatusOr<EchoResponse> r) {
-                                 result = r.ok();
-                                 done.Notify();
-                               });
+           c.client->AsyncEcho(
+               f.request, [&result, &done](absl::StatusOr<EchoResponse> r) {
+                 result = r.ok();
+                 done.Notify();
+               });
            done.Wait();
            return result;
          }},
@@ -619,8 +621,8 @@ class RatioReporter : public benchmark::ConsoleReporter {
       std::printf("| %-22s | %8s | %11s | %9s | %9s | %11s | %10s |\n",
                   "variant", "latency", "vs raw", "vs same", "CPU/call",
                   "allocs/call", "vs same");
-      std::printf("| %-22s | %8s | %11s | %9s | %9s | %11s | %10s |\n",
-                  "---", "---:", "---:", "---:", "---:", "---:", "---:");
+      std::printf("| %-22s | %8s | %11s | %9s | %9s | %11s | %10s |\n", "---",
+                  "---:", "---:", "---:", "---:", "---:", "---:");
       for (const auto& [variant, baseline] : kRows) {
         const Figures* v = Find(p + variant);
         const Figures* b = Find(p + baseline);
@@ -651,8 +653,8 @@ class RatioReporter : public benchmark::ConsoleReporter {
     std::printf("| %-34s | %8s | %11s |\n", "---", "---:", "---:");
     for (const auto& [name, f] : figures_) {
       if (name.rfind("micro/", 0) != 0) continue;
-      std::printf("| %-34s | %6.1fns | %11.2f |\n", name.c_str() + 6,
-                  f.cpu_ns, f.allocs);
+      std::printf("| %-34s | %6.1fns | %11.2f |\n", name.c_str() + 6, f.cpu_ns,
+                  f.allocs);
       if (!std::isfinite(f.cpu_ns) || f.cpu_ns <= 0) sane = false;
     }
     if (Find("inproc/raw") == nullptr && Find("tcp/raw") == nullptr &&

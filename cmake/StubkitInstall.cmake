@@ -1,5 +1,6 @@
 # Install rules: `cmake --install <build> --prefix <dir>` puts
 #   include/stubkit/*.h                      the runtime's public headers
+#   include/stubkit/internal/*.h             what generated code needs, not API
 #   lib/libstubkit.a (or .so)                the runtime
 #   lib/libstubkit_prometheus.a (or .so)     stubkit::prometheus, when built
 #   bin/protoc-gen-stubkit                   the protoc plugin (when built)

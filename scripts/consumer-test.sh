@@ -41,7 +41,8 @@ cmake --build "${build_dir}" -j "${jobs}" --target "${targets[@]}"
 
 echo "== consumer-test: installing into ${prefix}"
 cmake --install "${build_dir}" --prefix "${prefix}" >/dev/null
-for file in include/stubkit/retry_loop.h bin/protoc-gen-stubkit \
+for file in include/stubkit/retry_loop.h \
+    include/stubkit/internal/retry_loop_state.h bin/protoc-gen-stubkit \
     lib/cmake/stubkit/stubkit-config.cmake lib/pkgconfig/stubkit.pc; do
   if [[ ! -e "${prefix}/${file}" ]]; then
     echo "consumer-test: ${file} was not installed" >&2

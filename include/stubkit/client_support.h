@@ -33,8 +33,6 @@
 // decorator that must see every attempt overrides both. The attempts of a
 // hedged sync call run on several threads at once, so a decorator's sync
 // methods must be thread-safe, as in the example.
-//
-// Everything in `stubkit::internal` is called by generated code only.
 
 #ifndef STUBKIT_CLIENT_SUPPORT_H_
 #define STUBKIT_CLIENT_SUPPORT_H_
@@ -66,32 +64,6 @@ struct DecoratorsOptionFor {
   static Type Default() { return {}; }
 };
 
-namespace internal {
-
-// Turns the result of a grpc_cpp_plugin unary call into a `StatusOr`.
-template <typename Response>
-absl::StatusOr<Response> ToStatusOr(const grpc::Status& status,
-                                    Response&& response) {
-  if (!status.ok()) return FromGrpcStatus(status);
-  return absl::StatusOr<Response>(std::move(response));
-}
-
-// Builds the stack once, when a connection is made. A factory that returns
-// null is skipped (the stack below it is kept), so a conditional decorator
-// can decline without breaking the chain.
-template <typename Stub>
-std::shared_ptr<Stub> ApplyDecorators(
-    std::shared_ptr<Stub> stub,
-    const std::vector<StubDecoratorFactory<Stub>>& decorators) {
-  for (const auto& decorate : decorators) {
-    if (!decorate) continue;
-    std::shared_ptr<Stub> wrapped = decorate(stub);
-    if (wrapped != nullptr) stub = std::move(wrapped);
-  }
-  return stub;
-}
-
-}  // namespace internal
 }  // namespace stubkit
 
 #endif  // STUBKIT_CLIENT_SUPPORT_H_

@@ -29,20 +29,11 @@
 // protobuf wire format, so no `google.rpc` type is registered in the global
 // descriptor pool and a program that also links Google's API protos has no
 // conflicts.
-//
-//   stubkit::internal::Pushback p = stubkit::internal::ParsePushback("250");
-//   // p.kind == kWait, p.delay == 250ms
-//   stubkit::internal::RetryInfoHint h =
-//       stubkit::internal::ParseRetryInfoDelay(status_details_bytes);
-//   // h.kind == kDelay when a RetryInfo with a valid retry_delay is there
 
 #ifndef STUBKIT_SERVER_HINTS_H_
 #define STUBKIT_SERVER_HINTS_H_
 
 #include <chrono>
-#include <optional>
-
-#include "absl/strings/string_view.h"
 
 namespace stubkit {
 
@@ -63,36 +54,6 @@ struct ServerHintCeilingOption {
 
 inline constexpr char kRetryPushbackHeader[] = "grpc-retry-pushback-ms";
 
-namespace internal {
-
-// Larger status details are ignored without being decoded.
-inline constexpr size_t kMaxStatusDetailsBytes = 64 * 1024;
-
-struct Pushback {
-  enum class Kind { kWait, kDoNotRetry };
-  Kind kind;
-  std::chrono::nanoseconds delay{0};
-};
-
-// Parses a `grpc-retry-pushback-ms` value. A non-negative decimal integer
-// (ASCII whitespace around it is ignored), of any length, is a wait in
-// milliseconds, saturating at nanoseconds::max(); anything else means do not
-// retry.
-Pushback ParsePushback(absl::string_view value);
-
-struct RetryInfoHint {
-  enum class Kind { kAbsent, kMalformed, kDelay };
-  Kind kind;
-  std::chrono::nanoseconds delay{0};
-};
-
-// The `retry_delay` of the first `google.rpc.RetryInfo` in a serialized
-// `google.rpc.Status`. Bytes that are malformed, larger than
-// `kMaxStatusDetailsBytes`, or hold a negative or out-of-range delay give
-// kMalformed.
-RetryInfoHint ParseRetryInfoDelay(absl::string_view status_details);
-
-}  // namespace internal
 }  // namespace stubkit
 
 #endif  // STUBKIT_SERVER_HINTS_H_

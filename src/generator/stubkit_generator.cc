@@ -89,10 +89,10 @@ void FileGenerator::Header(Printer& w) const {
   std::vector<std::string> standard = {"future", "memory", "utility"};
   std::vector<std::string> project = {
       "absl/status/statusor.h",    file_.stem + ".grpc.pb.h",
-      file_.stem + ".pb.h",        "stubkit/async_retry_loop.h",
+      file_.stem + ".pb.h",        "stubkit/async_callback.h",
       "stubkit/async_streaming.h", "stubkit/client_support.h",
-      "stubkit/method.h",          "stubkit/options.h",
-      "stubkit/streaming.h"};
+      "stubkit/internal/method_options.h", "stubkit/method.h",
+      "stubkit/options.h",         "stubkit/streaming.h"};
   if (HasPagination(file_)) project.push_back("stubkit/page_range.h");
   // RoutingHeaderOption, for users of a client that sends the header.
   if (HasRouting(file_)) project.push_back("stubkit/routing.h");
@@ -132,9 +132,11 @@ void FileGenerator::Source(Printer& w) const {
           "\n"
           "#include \"$stem$.stubkit.h\"\n"
           "\n");
-  std::vector<std::string> project = {"stubkit/internal/metadata.h",
-                                      "stubkit/retry_loop.h",
-                                      "stubkit/unary_call.h"};
+  std::vector<std::string> project = {
+      "stubkit/internal/async_retry_loop.h",
+      "stubkit/internal/async_streaming.h",
+      "stubkit/internal/client_support.h", "stubkit/internal/metadata.h",
+      "stubkit/internal/streaming.h", "stubkit/internal/unary_call.h"};
   if (HasPagination(file_)) {
     project.push_back("stubkit/internal/page_range.h");
   }

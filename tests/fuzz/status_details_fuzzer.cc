@@ -9,12 +9,12 @@
 // well-formed Status/Any/RetryInfo envelope so the fuzzer reaches the inner
 // Duration decoder quickly.
 
+#include <grpcpp/support/status.h>
+
 #include <cstdint>
 #include <string>
 
-#include <grpcpp/support/status.h>
-
-#include "stubkit/server_hints.h"
+#include "stubkit/internal/server_hints.h"
 #include "stubkit/status.h"
 #include "tests/fuzz/fuzz_support.h"
 #include "tests/testing/status_details.h"
@@ -64,8 +64,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (mode % 4 == 3 && hint.kind != RetryInfoHint::Kind::kMalformed) {
     // A well-formed unrelated Any before the RetryInfo must not hide it.
     FUZZ_CHECK(hint.kind == RetryInfoHint::Kind::kDelay);
-    FUZZ_CHECK(hint.delay == std::chrono::seconds(1) +
-                                 std::chrono::nanoseconds(5));
+    FUZZ_CHECK(hint.delay ==
+               std::chrono::seconds(1) + std::chrono::nanoseconds(5));
   }
 
   // The details survive grpc::Status -> absl::Status -> grpc::Status.

@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "stubkit/async_retry_loop.h"
 #include "stubkit/channel.h"
+#include "stubkit/retry_loop.h"
 #include "stubkit/testing/echo.grpc.pb.h"
 #include "tests/testing/flaky_echo_service.h"
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "stubkit/cancellation.h"
+#include "stubkit/clock.h"
 #include "stubkit/testing/echo.stubkit.h"
 #include "tests/testing/flaky_echo_service.h"
 

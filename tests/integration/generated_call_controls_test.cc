@@ -25,6 +25,7 @@
 #include "absl/synchronization/mutex.h"
 #include "stubkit/call_options.h"
 #include "stubkit/hedging.h"
+#include "stubkit/retry_observer.h"
 #include "stubkit/testing/echo.stubkit.h"
 #include "stubkit/testing/streams.stubkit.h"
 #include "tests/testing/flaky_echo_service.h"

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "stubkit/cancellation.h"
 #include "stubkit/hedging.h"
 #include "stubkit/retry_throttle.h"
 #include "stubkit/testing/echo.stubkit.h"

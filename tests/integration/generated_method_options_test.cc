@@ -19,6 +19,7 @@
 #include "absl/strings/match.h"
 #include "absl/synchronization/mutex.h"
 #include "stubkit/call_options.h"
+#include "stubkit/clock.h"
 #include "stubkit/hedging.h"
 #include "stubkit/method_options.h"
 #include "stubkit/retry_observer.h"

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "stubkit/clock.h"
 #include "stubkit/testing/echo.stubkit_mock.h"
 #include "stubkit/testing/streams.stubkit_mock.h"
 

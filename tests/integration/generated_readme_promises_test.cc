@@ -32,8 +32,11 @@
 
 #include "stubkit/cancellation.h"
 #include "stubkit/channel.h"
+#include "stubkit/clock.h"
 #include "stubkit/hedging.h"
+#include "stubkit/retry_observer.h"
 #include "stubkit/retry_throttle.h"
+#include "stubkit/server_hints.h"
 #include "stubkit/testing/echo.stubkit.h"
 #include "stubkit/testing/streams.stubkit.h"
 #include "tests/testing/flaky_echo_service.h"

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "stubkit/clock.h"
 #include "stubkit/service_config.h"
 #include "stubkit/testing/echo.stubkit.h"
 #include "tests/testing/flaky_echo_service.h"

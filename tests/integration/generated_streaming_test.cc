@@ -20,6 +20,7 @@
 
 #include "absl/strings/match.h"
 #include "stubkit/cancellation.h"
+#include "stubkit/clock.h"
 #include "stubkit/retry_observer.h"
 #include "stubkit/testing/streams.stubkit.h"
 #include "tests/testing/flaky_echo_service.h"
@@ -514,6 +515,26 @@ TEST_F(GeneratedStreamingTest, InvalidOptionsFailTheStreamUnsent) {
   EXPECT_FALSE(writer.Write(item));
   EXPECT_EQ(writer.Finish().status().code(),
             absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(service_.sum_calls(), 0);
+}
+
+TEST_F(GeneratedStreamingTest,
+       AClientStreamsInvalidTimeoutIsNamedAsInAUnaryCall) {
+  ASSERT_TRUE(server_.ok());
+  StreamServiceClient client(server_.Channel(), ClientOptions());
+
+  auto writer =
+      client.Sum(Options{}.set<TotalTimeoutOption>(std::chrono::seconds(-1)));
+  EXPECT_THAT(
+      std::string(writer.Finish().status().message()),
+      ::testing::HasSubstr("TotalTimeoutOption must not be negative, got -1s; "
+                           "nothing was sent"));
+  auto stream = client.Double(
+      Options{}.set<AttemptTimeoutOption>(std::chrono::seconds(-2)));
+  EXPECT_THAT(std::string(stream.Finish().message()),
+              ::testing::HasSubstr(
+                  "AttemptTimeoutOption must not be negative, got -2s; "
+                  "nothing was sent"));
   EXPECT_EQ(service_.sum_calls(), 0);
 }
 

@@ -23,11 +23,11 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "stubkit/hedging.h"
+#include "stubkit/internal/unary_call.h"
 #include "stubkit/metrics.h"
 #include "stubkit/retry_loop.h"
 #include "stubkit/retry_policy.h"
 #include "stubkit/testing/echo.grpc.pb.h"
-#include "stubkit/unary_call.h"
 #include "tests/testing/flaky_echo_service.h"
 
 namespace stubkit {

@@ -12,6 +12,9 @@
 //   - a server that closes mid-stream (proxy reset, and a killed server);
 //   - an unknown method.
 
+#include <grpcpp/grpcpp.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -20,13 +23,11 @@
 #include <thread>
 #include <vector>
 
-#include <grpcpp/grpcpp.h>
-#include <unistd.h>
-
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "stubkit/channel.h"
 #include "stubkit/reliability/ledger.stubkit.h"
+#include "stubkit/retry_throttle.h"
 #include "stubkit/testing/echo.stubkit.h"
 #include "tests/reliability/server_process.h"
 #include "tests/reliability/tcp_proxy.h"
@@ -35,7 +36,6 @@
 namespace stubkit {
 namespace {
 
-using ::testing::HasSubstr;
 using reliability::LedgerClient;
 using reliability::WatchEvent;
 using reliability::WatchRequest;
@@ -44,6 +44,7 @@ using std::chrono::seconds;
 using testing::EchoRequest;
 using testing::EchoServiceClient;
 using testing::FlakyEchoService;
+using ::testing::HasSubstr;
 using testing::TestServer;
 
 void Report(const std::string& input, const absl::Status& status,
@@ -52,10 +53,11 @@ void Report(const std::string& input, const absl::Status& status,
   std::printf("BADINPUT | %s | %s: %s%s%s\n", input.c_str(),
               absl::StatusCodeToString(status.code()).c_str(),
               std::string(status.message()).c_str(),
-              summary ? (" (stop: " + std::string(ToString(summary->stop_reason)) +
-                         ", attempts " + std::to_string(summary->attempts) + ")")
-                            .c_str()
-                      : "",
+              summary
+                  ? (" (stop: " + std::string(ToString(summary->stop_reason)) +
+                     ", attempts " + std::to_string(summary->attempts) + ")")
+                        .c_str()
+                  : "",
               extra.c_str());
 }
 
@@ -96,9 +98,8 @@ TEST_F(BadInputTest, InvalidOptionsFailBeforeSending) {
            seconds(1), std::chrono::minutes(5), std::nan(""))),
        "multiplier must be a finite number >= 1"},
       {"`Jitter::Proportional(2)`",
-       Options{}.set<BackoffPolicyOption>(
-           ExponentialBackoffPolicy(seconds(1), std::chrono::minutes(5), 2.0,
-                                    Jitter::Proportional(2))),
+       Options{}.set<BackoffPolicyOption>(ExponentialBackoffPolicy(
+           seconds(1), std::chrono::minutes(5), 2.0, Jitter::Proportional(2))),
        "jitter fraction must be in (0, 1]"},
       {"`AttemptTimeoutOption(-5ms)`",
        Options{}.set<AttemptTimeoutOption>(milliseconds(-5)),
@@ -111,7 +112,8 @@ TEST_F(BadInputTest, InvalidOptionsFailBeforeSending) {
   for (const Case& c : cases) {
     EchoRequest request;
     request.set_message("invalid");
-    absl::StatusOr<testing::EchoResponse> sync = client.Echo(request, c.options);
+    absl::StatusOr<testing::EchoResponse> sync =
+        client.Echo(request, c.options);
     absl::StatusOr<testing::EchoResponse> async =
         client.AsyncEcho(request, c.options).get();
     ASSERT_FALSE(sync.ok()) << c.input;
@@ -190,9 +192,10 @@ TEST_F(BadInputTest, HugeStatusDetails) {
     std::string input = "status details of " + std::to_string(size / 1024) +
                         " KiB on a retryable failure";
     if (r.ok()) {
-      std::printf("BADINPUT | %s | ignored (not a google.rpc.Status); "
-                  "retried; OK on attempt %d\n",
-                  input.c_str(), r->attempt());
+      std::printf(
+          "BADINPUT | %s | ignored (not a google.rpc.Status); "
+          "retried; OK on attempt %d\n",
+          input.c_str(), r->attempt());
     } else {
       Report(input, r.status(),
              "; server saw " + std::to_string(attempts) + " attempt(s)");
@@ -242,8 +245,8 @@ TEST_F(BadInputTest, UnknownMethod) {
 class MidStreamTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ledger_ = ::testing::TempDir() + "/stubkit_midstream_" +
-              std::to_string(getpid());
+    ledger_ =
+        ::testing::TempDir() + "/stubkit_midstream_" + std::to_string(getpid());
     port_ = reliability::PickFreePort();
     server_ = std::make_unique<reliability::ServerProcess>(
         STUBKIT_LEDGER_SERVER, port_, ledger_);
@@ -314,8 +317,8 @@ TEST_F(MidStreamTest, KilledServerIsResumedExactlyOnceByTheHook) {
       Channel(),
       Options{}
           .set<RetryPolicyOption>(LimitedTimeRetryPolicy(seconds(20)))
-          .set<BackoffPolicyOption>(
-              ExponentialBackoffPolicy(milliseconds(20), milliseconds(200), 2.0))
+          .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
+              milliseconds(20), milliseconds(200), 2.0))
           .set<LedgerClient::WatchResumeOption>(
               [&resumes](const WatchEvent& last, WatchRequest& request) {
                 ++resumes;

@@ -8,6 +8,8 @@
 // "BADINPUT | input | outcome" line for the bad-input table in
 // docs/reliability.md.
 
+#include <grpcpp/grpcpp.h>
+
 #include <chrono>
 #include <climits>
 #include <cstdio>
@@ -18,12 +20,18 @@
 #include <utility>
 #include <vector>
 
-#include <grpcpp/grpcpp.h>
-
 #include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "stubkit/call_options.h"
+#include "stubkit/cancellation.h"
+#include "stubkit/clock.h"
 #include "stubkit/hedging.h"
+#include "stubkit/logging.h"
+#include "stubkit/metrics.h"
+#include "stubkit/retry_observer.h"
+#include "stubkit/retry_throttle.h"
+#include "stubkit/server_hints.h"
 #include "stubkit/testing/echo.stubkit.h"
 #include "stubkit/testing/streams.stubkit.h"
 #include "tests/testing/flaky_echo_service.h"
@@ -31,7 +39,6 @@
 namespace stubkit {
 namespace {
 
-using ::testing::HasSubstr;
 using std::chrono::milliseconds;
 using std::chrono::nanoseconds;
 using std::chrono::seconds;
@@ -39,6 +46,7 @@ using testing::EchoRequest;
 using testing::EchoResponse;
 using testing::EchoServiceClient;
 using testing::FlakyEchoService;
+using ::testing::HasSubstr;
 using testing::Item;
 using testing::RangeRequest;
 using testing::StreamService;
@@ -142,10 +150,9 @@ TEST_F(BadOptionsTest, UppercaseMetadataKey) {
 }
 
 TEST_F(BadOptionsTest, NewlineInMetadataValue) {
-  ExpectRefusedEverywhere(
-      "`MetadataOption({{\"x-note\", \"a\\nb\"}})`",
-      Options{}.set<MetadataOption>({{"x-note", "a\nb"}}),
-      "metadata key 'x-note': its value holds byte 0x0a");
+  ExpectRefusedEverywhere("`MetadataOption({{\"x-note\", \"a\\nb\"}})`",
+                          Options{}.set<MetadataOption>({{"x-note", "a\nb"}}),
+                          "metadata key 'x-note': its value holds byte 0x0a");
 }
 
 TEST_F(BadOptionsTest, ReservedAndEmptyMetadataKeys) {
@@ -251,8 +258,8 @@ TEST_F(BadOptionsTest, NegativeTotalTimeout) {
 TEST_F(BadOptionsTest, BackoffOutOfShape) {
   ExpectRefusedEverywhere(
       "`ExponentialBackoffPolicy(0s, 5min, 2.0)`",
-      Options{}.set<BackoffPolicyOption>(ExponentialBackoffPolicy(
-          seconds(0), std::chrono::minutes(5), 2.0)),
+      Options{}.set<BackoffPolicyOption>(
+          ExponentialBackoffPolicy(seconds(0), std::chrono::minutes(5), 2.0)),
       "initial_delay must be positive");
   ExpectRefusedEverywhere(
       "`ExponentialBackoffPolicy(2s, 1s, 2.0)`",
@@ -262,15 +269,14 @@ TEST_F(BadOptionsTest, BackoffOutOfShape) {
 }
 
 TEST_F(BadOptionsTest, AbsurdCounts) {
-  ExpectRefusedEverywhere(
-      "`RetryThrottle(1e9, 0.1)`",
-      Options{}.set<RetryThrottleOption>(
-          std::make_shared<RetryThrottle>(1e9, 0.1)),
-      "max_tokens must be in (0, 1000]");
-  ExpectRefusedEverywhere(
-      "`RetryThrottle(10, 0)`",
-      Options{}.set<RetryThrottleOption>(std::make_shared<RetryThrottle>(10, 0)),
-      "token_ratio must be in (0, max_tokens]");
+  ExpectRefusedEverywhere("`RetryThrottle(1e9, 0.1)`",
+                          Options{}.set<RetryThrottleOption>(
+                              std::make_shared<RetryThrottle>(1e9, 0.1)),
+                          "max_tokens must be in (0, 1000]");
+  ExpectRefusedEverywhere("`RetryThrottle(10, 0)`",
+                          Options{}.set<RetryThrottleOption>(
+                              std::make_shared<RetryThrottle>(10, 0)),
+                          "token_ratio must be in (0, max_tokens]");
 }
 
 TEST_F(BadOptionsTest, HedgingPolicyOutOfRange) {
@@ -363,8 +369,9 @@ TEST_F(BadOptionsTest, NullPointersAndFunctionsMeanUnset) {
   while (reader.Read(&item)) ++read;
   EXPECT_EQ(read, 3);
   EXPECT_TRUE(reader.Finish().ok());
-  Report("a null `MResumeOption` hook", "no resume hook: a break after the "
-                                        "first message is reported");
+  Report("a null `MResumeOption` hook",
+         "no resume hook: a break after the "
+         "first message is reported");
 }
 
 TEST_F(BadOptionsTest, ZeroAndHugeDurationsMeanNoLimit) {
@@ -400,16 +407,18 @@ TEST_F(BadOptionsTest, ZeroAndHugeDurationsMeanNoLimit) {
   }
   Report("`AttemptTimeoutOption(0)`, `TotalTimeoutOption(0)`",
          "no limit of that kind (the retry policy still bounds the call)");
-  Report("`nanoseconds::max()` as a timeout, time limit or hint ceiling; "
-         "`time_point::max()` as the deadline; `INT_MAX` failures",
-         "saturates: no limit of that kind, never an overflow into the past");
+  Report(
+      "`nanoseconds::max()` as a timeout, time limit or hint ceiling; "
+      "`time_point::max()` as the deadline; `INT_MAX` failures",
+      "saturates: no limit of that kind, never an overflow into the past");
 }
 
 TEST_F(BadOptionsTest, HedgingANonIdempotentCallMakesOneAttempt) {
   EchoServiceClient echo(echo_server_.Channel());
-  auto options = Options{}
-                     .set<HedgingPolicyOption>(HedgingPolicy(3, milliseconds(1)))
-                     .set<IdempotencyOption>(Idempotency::kNonIdempotent);
+  auto options =
+      Options{}
+          .set<HedgingPolicyOption>(HedgingPolicy(3, milliseconds(1)))
+          .set<IdempotencyOption>(Idempotency::kNonIdempotent);
   EchoRequest request;
   request.set_message("not hedged");
   request.set_fail_first(1);
@@ -432,9 +441,9 @@ TEST_F(BadOptionsTest, UnknownMethodInTheIdempotencyMapMatchesNothing) {
   request.set_fail_code(grpc::StatusCode::UNAVAILABLE);
   // Append is not idempotent by its proto; the entry names no real method.
   absl::StatusOr<EchoResponse> r = echo.Append(
-      request, Options{}.set<IdempotencyMapOption>(
-                   {{"stubkit.testing.EchoService.Apend",
-                     Idempotency::kIdempotent}}));
+      request,
+      Options{}.set<IdempotencyMapOption>(
+          {{"stubkit.testing.EchoService.Apend", Idempotency::kIdempotent}}));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(echo_service_.attempts("unknown map entry"), 1);
   Report("`IdempotencyMapOption` naming a method the client does not have",

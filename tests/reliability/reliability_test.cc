@@ -17,6 +17,9 @@
 //
 // Each test prints its figures as "RELIABILITY ..." lines.
 
+#include <grpcpp/grpcpp.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -28,15 +31,13 @@
 #include <thread>
 #include <vector>
 
-#include <grpcpp/grpcpp.h>
-#include <unistd.h>
-
 #include "absl/strings/match.h"
 #include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "stubkit/channel.h"
 #include "stubkit/reliability/ledger.stubkit.h"
+#include "stubkit/retry_observer.h"
 #include "tests/reliability/server_process.h"
 #include "tests/reliability/tcp_proxy.h"
 
@@ -94,9 +95,7 @@ class Chaos {
 
  private:
   void Run() {
-    auto pause = [](int ms) {
-      std::this_thread::sleep_for(milliseconds(ms));
-    };
+    auto pause = [](int ms) { std::this_thread::sleep_for(milliseconds(ms)); };
     for (int round = 0; round < rounds_; ++round) {
       pause(150);
       proxy_->DropAll();
@@ -133,8 +132,8 @@ class ReliabilityTest : public ::testing::Test {
         ::testing::UnitTest::GetInstance()->current_test_info()->name());
     port_ = PickFreePort();
     ASSERT_GT(port_, 0);
-    server_ = std::make_unique<ServerProcess>(STUBKIT_LEDGER_SERVER, port_,
-                                              ledger_);
+    server_ =
+        std::make_unique<ServerProcess>(STUBKIT_LEDGER_SERVER, port_, ledger_);
     ASSERT_TRUE(server_->Start()) << "ledger_server did not start";
     proxy_ = std::make_unique<TcpProxy>(port_);
     ASSERT_TRUE(proxy_->ok());
@@ -159,8 +158,8 @@ TEST_F(ReliabilityTest, IdempotentCallsAreNeverLost) {
       MakeChannel(proxy_->address()),
       Options{}
           .set<RetryPolicyOption>(LimitedTimeRetryPolicy(seconds(30)))
-          .set<BackoffPolicyOption>(
-              ExponentialBackoffPolicy(milliseconds(20), milliseconds(250), 2.0))
+          .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
+              milliseconds(20), milliseconds(250), 2.0))
           .set<AttemptTimeoutOption>(seconds(2))
           .set<RetryObserverOption>(
               [&attempts](const AttemptEvent&) { ++attempts; }));
@@ -228,8 +227,8 @@ TEST_F(ReliabilityTest, IdempotentCallsOutlastedByAnOutageSayWhy) {
   std::vector<Case> cases = {
       {"time", Options{}.set<RetryPolicyOption>(
                    LimitedTimeRetryPolicy(milliseconds(400)))},
-      {"count", Options{}.set<RetryPolicyOption>(
-                    LimitedErrorCountRetryPolicy(4))},
+      {"count",
+       Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(4))},
       {"total", Options{}.set<TotalTimeoutOption>(milliseconds(400))},
   };
   for (const Case& c : cases) {
@@ -283,8 +282,9 @@ TEST_F(ReliabilityTest, IdempotentCallsOutlastedByAnOutageSayWhy) {
   PutRequest request;
   request.set_key("after");
   request.set_value("y");
-  EXPECT_TRUE(client.Put(request, Options{}.set<RetryPolicyOption>(
-                                      LimitedTimeRetryPolicy(seconds(10))))
+  EXPECT_TRUE(client
+                  .Put(request, Options{}.set<RetryPolicyOption>(
+                                    LimitedTimeRetryPolicy(seconds(10))))
                   .ok());
 }
 
@@ -357,8 +357,8 @@ TEST_F(ReliabilityTest, NonIdempotentCallsAreNeverAppliedTwice) {
       "failed_unreported=%d retried=%d server_kills=%d proxy_drops=%d "
       "refused=%d ledger_appends=%d\n  stop reasons:%s\n",
       outcomes.size(), ok, failed, applied_twice, ok_missing, ambiguous,
-      unreported, retried, server_->kills(), proxy_->drops(),
-      proxy_->refused(), ledger.total_appends, reason_text.c_str());
+      unreported, retried, server_->kills(), proxy_->drops(), proxy_->refused(),
+      ledger.total_appends, reason_text.c_str());
   EXPECT_EQ(applied_twice, 0);
   EXPECT_EQ(ok_missing, 0);
   EXPECT_EQ(unreported, 0);
@@ -373,12 +373,11 @@ TEST_F(ReliabilityTest, NonIdempotentCallsAreNeverAppliedTwice) {
 // or deadline: every call ends by its deadline plus a small margin.
 TEST_F(ReliabilityTest, DeadlinesHoldAgainstASlowServer) {
   proxy_->SetLatency(milliseconds(10));
-  LedgerClient client(
-      MakeChannel(proxy_->address()),
-      Options{}
-          .set<AttemptTimeoutOption>(milliseconds(100))
-          .set<BackoffPolicyOption>(
-              ExponentialBackoffPolicy(milliseconds(10), milliseconds(40), 2.0)));
+  LedgerClient client(MakeChannel(proxy_->address()),
+                      Options{}
+                          .set<AttemptTimeoutOption>(milliseconds(100))
+                          .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
+                              milliseconds(10), milliseconds(40), 2.0)));
   // Warm the connection up so the first call does not pay for connecting.
   SlowRequest quick;
   quick.set_sleep_ms(0);
@@ -410,7 +409,8 @@ TEST_F(ReliabilityTest, DeadlinesHoldAgainstASlowServer) {
             r.ok() ? std::nullopt : GetRetrySummary(r.status());
         absl::MutexLock lock(&mu);
         overruns_ms.push_back(Ms(took - kBudget));
-        if (r.ok() || r.status().code() != absl::StatusCode::kDeadlineExceeded ||
+        if (r.ok() ||
+            r.status().code() != absl::StatusCode::kDeadlineExceeded ||
             !summary.has_value() ||
             summary->stop_reason != StopReason::kDeadline) {
           wrong.push_back(r.status().ToString());
@@ -425,9 +425,11 @@ TEST_F(ReliabilityTest, DeadlinesHoldAgainstASlowServer) {
   const double median = overruns_ms[overruns_ms.size() / 2];
   const double worst = overruns_ms.back();
   const int max_attempts =
-      attempts.empty() ? 0 : *std::max_element(attempts.begin(), attempts.end());
+      attempts.empty() ? 0
+                       : *std::max_element(attempts.begin(), attempts.end());
   const int min_attempts =
-      attempts.empty() ? 0 : *std::min_element(attempts.begin(), attempts.end());
+      attempts.empty() ? 0
+                       : *std::min_element(attempts.begin(), attempts.end());
   std::printf(
       "RELIABILITY deadlines: calls=%zu budget=%lldms overrun median=%.2fms "
       "max=%.2fms min=%.2fms attempts per call %d..%d (attempt timeout 100ms, "

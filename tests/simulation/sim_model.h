@@ -138,10 +138,9 @@ struct Inputs {
   std::vector<End> ends;  // policy time (window, kExhausted), total, deadline
   bool throttle_refuses;  // see ThrottleRefuses
   // A stream attempt is not bounded by the retry policy's time limit
-  // (streaming.h, SetStreamAttemptDeadline: "unlike a unary attempt it is
-  // not bounded by the retry policy's time limit: that limit bounds how
-  // long stubkit keeps reopening it"); its deadline is min(total timeout,
-  // deadline, attempt timeout).
+  // (RetryLoopState::UseStreamDeadlines: the policy bounds how long stubkit
+  // keeps reopening it); its deadline is min(total timeout, deadline,
+  // attempt timeout).
   bool stream;
 };
 

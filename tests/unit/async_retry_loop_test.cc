@@ -15,6 +15,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "stubkit/retry_loop.h"
 #include "tests/testing/default_policy_spec.h"
 
 namespace stubkit {

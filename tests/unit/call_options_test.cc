@@ -22,8 +22,8 @@
 #include "stubkit/async_retry_loop.h"
 #include "stubkit/hedging.h"
 #include "stubkit/internal/metadata.h"
+#include "stubkit/internal/unary_call.h"
 #include "stubkit/retry_loop.h"
-#include "stubkit/unary_call.h"
 
 namespace stubkit {
 namespace {

@@ -26,7 +26,7 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "stubkit/unary_call.h"
+#include "stubkit/internal/unary_call.h"
 
 namespace stubkit {
 namespace {
@@ -209,8 +209,8 @@ class HedgingTest : public ::testing::Test {
   }
 
   void StartAsync(const Options& call, Outcome& outcome) {
-    AsyncHedgedCall<std::string>(kGet, call, client_, transport_.Attempt(),
-                                 outcome.Callback());
+    internal::AsyncHedgedCall<std::string>(
+        kGet, call, client_, transport_.Attempt(), outcome.Callback());
   }
 
   std::shared_ptr<FakeClock> clock_;
@@ -577,7 +577,7 @@ TEST_F(HedgingTest, DeadlineInThePastStopsBeforeSendingSync) {
 TEST_F(HedgingTest, NoAsyncStubErrorIsNeitherHedgedNorRetried) {
   Outcome outcome;
   // Even when the user made FAILED_PRECONDITION non-fatal.
-  AsyncHedgedCall<std::string>(
+  internal::AsyncHedgedCall<std::string>(
       kGet,
       Options{}.set<HedgingPolicyOption>(HedgingPolicy(
           3, seconds(1), {grpc::StatusCode::FAILED_PRECONDITION})),
@@ -622,8 +622,8 @@ TEST_F(HedgingTest, RandomInterleavingsCompleteExactlyOnce) {
     Options client;
     client.set<ClockOption>(clock).set<AsyncSleeperOption>(sleeper);
     Outcome outcome;
-    AsyncHedgedCall<std::string>(kGet, call, client, transport.Attempt(),
-                                 outcome.Callback());
+    internal::AsyncHedgedCall<std::string>(
+        kGet, call, client, transport.Attempt(), outcome.Callback());
     for (int step = 0; step < 100; ++step) {
       std::vector<int> pending = transport.pending();
       const int timers = sleeper->pending();
@@ -693,7 +693,7 @@ TEST(HedgingStressTest, AsyncCallsCompleteExactlyOnce) {
                            1 + i % 4, std::chrono::microseconds(100 * (i % 5))))
                        .set<CancellationOption>(tokens.back())
                        .set<RetryThrottleOption>(throttle);
-    AsyncHedgedCall<std::string>(
+    internal::AsyncHedgedCall<std::string>(
         kGet, call, Options{},
         [seed](grpc::ClientContext&, const OptionsView&,
                AsyncCallback<std::string> done) {

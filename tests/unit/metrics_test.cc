@@ -23,6 +23,7 @@
 #include "stubkit/async_retry_loop.h"
 #include "stubkit/cancellation.h"
 #include "stubkit/hedging.h"
+#include "stubkit/internal/hedging.h"
 #include "stubkit/retry_loop.h"
 #include "stubkit/retry_throttle.h"
 
@@ -304,7 +305,7 @@ TEST_F(MetricsTest, HedgedCalls) {
   auto clock = clock_;
   // Shared: the callback may still be inside set_value() when get() returns.
   auto result = std::make_shared<std::promise<absl::StatusOr<int>>>();
-  AsyncHedgedCall<int>(
+  internal::AsyncHedgedCall<int>(
       method,
       Options{}.set<HedgingPolicyOption>(
           HedgingPolicy(3, std::chrono::minutes(10))),

@@ -24,6 +24,7 @@
 #include "gtest/gtest.h"
 #include "stubkit/cancellation.h"
 #include "stubkit/clock.h"
+#include "stubkit/internal/streaming.h"
 #include "stubkit/retry_observer.h"
 
 namespace stubkit {
@@ -480,6 +481,24 @@ TEST_F(StreamingTest, TheStreamsCallDeadlineStopsWithDeadline) {
   ASSERT_EQ(server_.deadlines().size(), 1u);
   EXPECT_GT(server_.deadlines()[0] - std::chrono::system_clock::now(),
             minutes(50));
+}
+
+TEST_F(StreamingTest, AReopenedStreamsDeadlineIsWhatIsLeftOfTheCallsEnd) {
+  // The first attempt runs 20 minutes (fake time) and breaks before any
+  // message; the reopened one may only have what is left of the hour. Both
+  // deadlines come from the loop's one clock (here the fake one), not from
+  // a wall-clock end fixed when the stream was opened.
+  server_.Add(Script{{}, Unavailable(), minutes(20)});
+  server_.Add(Script{{0}, grpc::Status::OK});
+  StreamReader<int> reader =
+      Open(FakeTimeOptions().set<TotalTimeoutOption>(minutes(60)));
+  EXPECT_THAT(ReadAll(reader), ElementsAre(0));
+  EXPECT_TRUE(reader.Finish().ok());
+  const auto deadlines = server_.deadlines();
+  ASSERT_EQ(deadlines.size(), 2u);
+  // 20 minutes of reading and a 1 s backoff apart, give or take real time.
+  EXPECT_GT(deadlines[0] - deadlines[1], minutes(19));
+  EXPECT_LT(deadlines[0] - deadlines[1], minutes(21));
 }
 
 TEST_F(StreamingTest, AServersDeadlineExceededPastThePolicyTimeIsPermanent) {

@@ -64,8 +64,7 @@ grpc::Status ToGrpcStatus(const absl::Status& status);
 // Stream stand-ins for an attempt refused before it was sent: reading yields
 // nothing, writing fails, `Finish()` returns `status`.
 template <typename Response>
-class RefusedClientReader final
-    : public grpc::ClientReaderInterface<Response> {
+class RefusedClientReader final : public grpc::ClientReaderInterface<Response> {
  public:
   explicit RefusedClientReader(grpc::Status status)
       : status_(std::move(status)) {}

@@ -14,9 +14,10 @@
 
 #include "absl/status/statusor.h"
 #include "google/longrunning/operations.stubkit.h"
-#include "stubkit/async_retry_loop.h"
+#include "stubkit/async_callback.h"
 #include "stubkit/async_streaming.h"
 #include "stubkit/client_support.h"
+#include "stubkit/internal/method_options.h"
 #include "stubkit/internal/operation_poller.h"
 #include "stubkit/method.h"
 #include "stubkit/operation.h"

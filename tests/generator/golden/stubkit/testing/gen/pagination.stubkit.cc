@@ -6,11 +6,14 @@
 #include <memory>
 #include <utility>
 
+#include "stubkit/internal/async_retry_loop.h"
+#include "stubkit/internal/async_streaming.h"
+#include "stubkit/internal/client_support.h"
 #include "stubkit/internal/metadata.h"
 #include "stubkit/internal/page_range.h"
 #include "stubkit/internal/routing.h"
-#include "stubkit/retry_loop.h"
-#include "stubkit/unary_call.h"
+#include "stubkit/internal/streaming.h"
+#include "stubkit/internal/unary_call.h"
 
 namespace pages {
 namespace v1 {

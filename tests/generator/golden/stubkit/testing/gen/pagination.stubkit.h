@@ -12,9 +12,10 @@
 #include <utility>
 
 #include "absl/status/statusor.h"
-#include "stubkit/async_retry_loop.h"
+#include "stubkit/async_callback.h"
 #include "stubkit/async_streaming.h"
 #include "stubkit/client_support.h"
+#include "stubkit/internal/method_options.h"
 #include "stubkit/method.h"
 #include "stubkit/options.h"
 #include "stubkit/page_range.h"

@@ -1,6 +1,6 @@
 // Copyright 2026 The stubkit Authors.
 
-#include "stubkit/retry_loop.h"
+#include "stubkit/internal/retry_loop_state.h"
 
 #include <algorithm>
 #include <optional>
@@ -11,8 +11,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "src/internal/format.h"
+#include "stubkit/internal/deadline.h"
 #include "stubkit/internal/metadata.h"
-#include "stubkit/method_options.h"
+#include "stubkit/internal/method_options.h"
+#include "stubkit/internal/server_hints.h"
+#include "stubkit/internal/validate_options.h"
 
 namespace stubkit {
 namespace internal {
@@ -36,11 +39,6 @@ bool ReachedDeadline(time_point now, time_point start, time_point deadline) {
       (deadline - start) / 10, std::chrono::milliseconds(2),
       std::chrono::milliseconds(50));
   return now + tolerance >= deadline;
-}
-
-time_point AddSaturating(time_point base, nanoseconds delta) {
-  if (delta >= time_point::max() - base) return time_point::max();
-  return base + std::chrono::duration_cast<time_point::duration>(delta);
 }
 
 }  // namespace
@@ -68,90 +66,6 @@ bool IsIdempotent(const MethodInfo& method, const OptionsView& options) {
 
 namespace {
 
-bool IsValid(Idempotency idempotency) {
-  return idempotency == Idempotency::kIdempotent ||
-         idempotency == Idempotency::kNonIdempotent;
-}
-
-absl::Status ValidateOptions(const OptionsView& options,
-                             const RetryPolicy& retry_policy,
-                             const ExponentialBackoffPolicy& backoff_policy) {
-  // A generated client's refusal (a request-aware idempotency predicate for
-  // another request type); only ever in the call's own layer.
-  if (const auto* refusal = options.call().find<CallRefusalOption>()) {
-    if (!refusal->ok()) return *refusal;
-  }
-  if (!retry_policy.status().ok()) return retry_policy.status();
-  if (!backoff_policy.status().ok()) return backoff_policy.status();
-  if (absl::Status status = ValidateCallOptions(options); !status.ok()) {
-    return status;
-  }
-  nanoseconds attempt_timeout = options.get<AttemptTimeoutOption>();
-  if (attempt_timeout < nanoseconds::zero()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("AttemptTimeoutOption must not be negative, got ",
-                     FormatDuration(attempt_timeout)));
-  }
-  nanoseconds total_timeout = options.get<TotalTimeoutOption>();
-  if (total_timeout < nanoseconds::zero()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("TotalTimeoutOption must not be negative, got ",
-                     FormatDuration(total_timeout)));
-  }
-  if (const auto* throttle = options.find<RetryThrottleOption>()) {
-    if (*throttle != nullptr && !(*throttle)->status().ok()) {
-      return (*throttle)->status();
-    }
-  }
-  if (const auto* ceiling = options.find<ServerHintCeilingOption>()) {
-    if (*ceiling <= nanoseconds::zero()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "ServerHintCeilingOption must be positive, got ",
-          FormatDuration(*ceiling),
-          "; to ignore server hints set ServerHintsOption to false"));
-    }
-  }
-  if (const Idempotency* forced = options.find<IdempotencyOption>()) {
-    if (!IsValid(*forced)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("IdempotencyOption: not an Idempotency value (",
-                       static_cast<int>(*forced), ")"));
-    }
-  }
-  if (const auto* by_name = options.find<IdempotencyMapOption>()) {
-    for (const auto& [name, idempotency] : *by_name) {
-      if (name.empty()) {
-        return absl::InvalidArgumentError(
-            "IdempotencyMapOption: a method name is empty; keys are full "
-            "proto names, \"package.Service.Method\"");
-      }
-      if (!IsValid(idempotency)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "IdempotencyMapOption: \"", name, "\" maps to ",
-            static_cast<int>(idempotency), ", not an Idempotency value"));
-      }
-    }
-  }
-  if (const LogLevel* level = options.find<LogLevelOption>()) {
-    if (*level != LogLevel::kOff && *level != LogLevel::kRetries &&
-        *level != LogLevel::kRpc) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("LogLevelOption: not a LogLevel value (",
-                       static_cast<int>(*level), ")"));
-    }
-  }
-  // gRPC 1.51 aborts the process on an illegal key or value when the call
-  // starts; refuse it here instead, naming the key.
-  if (const auto* metadata = options.find<MetadataOption>()) {
-    absl::Status status = ValidateMetadata(*metadata);
-    if (!status.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("MetadataOption: ", status.message()));
-    }
-  }
-  return absl::OkStatus();
-}
-
 // What ended a call that reached its end (see `RetryLoopState::end()`).
 absl::string_view EndWhat(StopReason end_reason) {
   return end_reason == StopReason::kDeadline ? "the call's deadline"
@@ -174,7 +88,7 @@ RetryLoopState::RetryLoopState(const MethodInfo& method,
       clock_(options.get<ClockOption>().get()),
       sleeper_(options.get<SleeperOption>().get()) {
   start_ = Now();
-  setup_status_ = ValidateOptions(options, retry_policy_, backoff_policy_);
+  setup_status_ = ValidateOptions(options, &retry_policy_, &backoff_policy_);
   if (!setup_status_.ok()) {
     RetrySummary summary{StopReason::kInvalidArgument, 0, nanoseconds(0)};
     setup_status_ = WithRetrySummary(setup_status_, summary,
@@ -215,30 +129,10 @@ void RetryLoopState::Setup(const OptionsView& options) {
     end_ = AddSaturating(start_, retry_policy_.max_time());
     end_reason_ = StopReason::kExhausted;
   }
-  nanoseconds total_timeout = options.get<TotalTimeoutOption>();
-  if (total_timeout > nanoseconds::zero()) {
-    time_point total_end = AddSaturating(start_, total_timeout);
-    call_end_ = std::min(call_end_, total_end);
-    if (total_end < end_) {
-      end_ = total_end;
-      end_reason_ = StopReason::kDeadline;
-    }
-  }
-  const auto& deadline = options.get<DeadlineOption>();
-  if (deadline != std::chrono::system_clock::time_point::max()) {
-    // Map the wall-clock deadline onto the steady clock once, at the start.
-    // Compare before subtracting: `time_point::min() - now` overflows.
-    const auto wall_now = std::chrono::system_clock::now();
-    time_point deadline_end =
-        deadline <= wall_now
-            ? start_
-            : AddSaturating(start_, std::chrono::duration_cast<nanoseconds>(
-                                        deadline - wall_now));
-    call_end_ = std::min(call_end_, deadline_end);
-    if (deadline_end < end_) {
-      end_ = deadline_end;
-      end_reason_ = StopReason::kDeadline;
-    }
+  call_end_ = CallEnd(options, start_);
+  if (call_end_ < end_) {
+    end_ = call_end_;
+    end_reason_ = StopReason::kDeadline;
   }
 }
 
@@ -270,24 +164,9 @@ bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context,
   if (cancel_ != nullptr && !cancel_->Attach(&context)) return false;
   ++attempts_;
   attempt_start_ = now;
-  attempt_deadline_ = end_;
-  nanoseconds attempt_timeout = options_.get<AttemptTimeoutOption>();
-  if (attempt_timeout > nanoseconds::zero()) {
-    attempt_deadline_ = std::min(end_, AddSaturating(now, attempt_timeout));
-  }
-  if (attempt_deadline_ != time_point::max()) {
-    // gRPC wants a wall-clock deadline; carry over the remaining time,
-    // saturating: a limit of a few centuries would overflow the wall clock
-    // and wrap into the past (every attempt then fails at once).
-    using wall = std::chrono::system_clock;
-    const wall::time_point wall_now = wall::now();
-    const nanoseconds remaining =
-        std::max(attempt_deadline_ - now, time_point::duration::zero());
-    context.set_deadline(
-        remaining >= wall::time_point::max() - wall_now
-            ? wall::time_point::max()  // gRPC: no deadline
-            : wall_now + std::chrono::duration_cast<wall::duration>(remaining));
-  }
+  attempt_deadline_ = AttemptEnd(now, stream_deadlines_ ? call_end_ : end_,
+                                 options_.get<AttemptTimeoutOption>());
+  SetAttemptDeadline(context, now, attempt_deadline_);
   const auto* metadata = options_.find<MetadataOption>();
   if (metadata != nullptr) {
     for (const auto& [key, value] : *metadata) context.AddMetadata(key, value);
@@ -530,7 +409,7 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
                 absl::StrCat("gave up: ", end_what, " was reached"), now,
                 final_status);
   }
-  // A stream's attempt ran out of the call's end (UseStreamAttemptDeadline).
+  // A stream's attempt ran out of the call's end (UseStreamDeadlines).
   if (deadline_exceeded && attempt_deadline_ >= call_end_) {
     return Stop(status, StopReason::kDeadline,
                 "gave up: the call's deadline was reached", now, final_status);
@@ -637,15 +516,6 @@ void RetryLoopState::BeginDelay(time_point now, nanoseconds wait) {
                                                           : retry_delay_ + wait;
   delay_pending_ = wait;
   delay_began_ = now;
-}
-
-void RetryLoopState::UseStreamAttemptDeadline() {
-  attempt_deadline_ = call_end_;
-  const nanoseconds attempt_timeout = options_.get<AttemptTimeoutOption>();
-  if (attempt_timeout > nanoseconds::zero()) {
-    attempt_deadline_ =
-        std::min(call_end_, AddSaturating(attempt_start_, attempt_timeout));
-  }
 }
 
 void RetryLoopState::RestartPolicy() {

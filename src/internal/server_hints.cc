@@ -1,9 +1,10 @@
 // Copyright 2026 The stubkit Authors.
 
-#include "stubkit/server_hints.h"
+#include "stubkit/internal/server_hints.h"
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"

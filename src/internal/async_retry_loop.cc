@@ -1,6 +1,6 @@
 // Copyright 2026 The stubkit Authors.
 
-#include "stubkit/async_retry_loop.h"
+#include "stubkit/internal/async_retry_loop.h"
 
 #include <grpc/grpc.h>
 #include <grpcpp/create_channel.h>

@@ -19,10 +19,10 @@
 // a thread of its own (see `internal::SyncHedgedOperation`), so the attempt
 // must be safe to call from several threads at once.
 //
-// Not for direct use; see `stubkit/retry_loop.h` and `stubkit/hedging.h`.
+// Not API; see `stubkit/retry_loop.h` and `stubkit/hedging.h`.
 
-#ifndef STUBKIT_UNARY_CALL_H_
-#define STUBKIT_UNARY_CALL_H_
+#ifndef STUBKIT_INTERNAL_UNARY_CALL_H_
+#define STUBKIT_INTERNAL_UNARY_CALL_H_
 
 #include <future>
 #include <memory>
@@ -30,16 +30,15 @@
 #include <utility>
 
 #include "absl/status/statusor.h"
-#include "stubkit/async_retry_loop.h"
-#include "stubkit/hedging.h"
+#include "stubkit/async_callback.h"
+#include "stubkit/internal/async_retry_loop.h"
+#include "stubkit/internal/hedging.h"
+#include "stubkit/method.h"
+#include "stubkit/options.h"
 #include "stubkit/retry_loop.h"
 
 namespace stubkit {
 namespace internal {
-
-// True when the call should be hedged (or its hedging policy is invalid and
-// the hedged path must report that).
-bool ShouldHedge(const MethodInfo& method, const OptionsView& options);
 
 // `make_async_attempt` is no longer used: sync hedging runs `attempt`.
 template <typename Response, typename Request, typename Attempt,
@@ -79,4 +78,4 @@ void RunAsyncUnary(const MethodInfo& method, const OptionsView& options,
 }  // namespace internal
 }  // namespace stubkit
 
-#endif  // STUBKIT_UNARY_CALL_H_
+#endif  // STUBKIT_INTERNAL_UNARY_CALL_H_

@@ -1,75 +1,35 @@
 // Copyright 2026 The stubkit Authors.
 
-#include "stubkit/streaming.h"
-
-#include <algorithm>
+#include "stubkit/internal/streaming.h"
 
 #include "absl/strings/str_cat.h"
+#include "stubkit/internal/deadline.h"
 #include "stubkit/internal/metadata.h"
+#include "stubkit/internal/validate_options.h"
 #include "stubkit/retry_options.h"
 
 namespace stubkit {
 namespace internal {
-namespace {
 
 using std::chrono::nanoseconds;
-using WallTime = std::chrono::system_clock::time_point;
-
-WallTime AddSaturating(WallTime base, nanoseconds delta) {
-  auto step = std::chrono::duration_cast<WallTime::duration>(delta);
-  if (step >= WallTime::max() - base) return WallTime::max();
-  return base + step;
-}
-
-}  // namespace
-
-WallTime StreamCallDeadline(const OptionsView& options) {
-  WallTime end = options.get<DeadlineOption>();
-  nanoseconds total = options.get<TotalTimeoutOption>();
-  if (total > nanoseconds::zero()) {
-    end = std::min(end, AddSaturating(std::chrono::system_clock::now(), total));
-  }
-  return end;
-}
-
-void SetStreamAttemptDeadline(grpc::ClientContext& context, WallTime call_end,
-                              const OptionsView& options) {
-  WallTime end = call_end;
-  nanoseconds attempt = options.get<AttemptTimeoutOption>();
-  if (attempt > nanoseconds::zero()) {
-    end =
-        std::min(end, AddSaturating(std::chrono::system_clock::now(), attempt));
-  }
-  // Overrides whatever the retry loop set: gRPC reads the deadline only when
-  // the call starts, and max() means "none".
-  context.set_deadline(end);
-}
 
 absl::Status ApplyStreamOptions(grpc::ClientContext& context,
                                 const OptionsView& options,
                                 const MethodInfo& method) {
-  if (options.get<AttemptTimeoutOption>() < nanoseconds::zero() ||
-      options.get<TotalTimeoutOption>() < nanoseconds::zero()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(method.full_name,
-                     ": AttemptTimeoutOption and TotalTimeoutOption must not "
-                     "be negative; nothing was sent"));
-  }
-  if (absl::Status invalid = ValidateCallOptions(options); !invalid.ok()) {
+  absl::Status invalid = ValidateOptions(options, nullptr, nullptr);
+  if (!invalid.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
         method.full_name, ": ", invalid.message(), "; nothing was sent"));
   }
   const auto* metadata = options.find<MetadataOption>();
-  if (metadata != nullptr) {
-    // gRPC would abort the process on it when the stream starts.
-    absl::Status invalid = ValidateMetadata(*metadata);
-    if (!invalid.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(method.full_name, ": MetadataOption: ",
-                       invalid.message(), "; nothing was sent"));
-    }
-  }
-  SetStreamAttemptDeadline(context, StreamCallDeadline(options), options);
+  // As for every attempt: min(the call's end, now + attempt timeout), on the
+  // injected clock if any (stubkit/internal/deadline.h).
+  const Clock* clock = options.get<ClockOption>().get();
+  const Clock::time_point now =
+      clock != nullptr ? clock->Now() : std::chrono::steady_clock::now();
+  SetAttemptDeadline(context, now,
+                     AttemptEnd(now, CallEnd(options, now),
+                                options.get<AttemptTimeoutOption>()));
   if (metadata != nullptr) {
     for (const auto& [key, value] : *metadata) context.AddMetadata(key, value);
   }

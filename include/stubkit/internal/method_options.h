@@ -1,0 +1,123 @@
+// Copyright 2026 The stubkit Authors.
+//
+// A generated client's per-method option layers (`MethodOptionsTable`),
+// resolved once when the client is built, and the effective options of one
+// call (`MethodCallOptions`). Not API: see stubkit/method_options.h.
+
+#ifndef STUBKIT_INTERNAL_METHOD_OPTIONS_H_
+#define STUBKIT_INTERNAL_METHOD_OPTIONS_H_
+
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "stubkit/method_options.h"
+#include "stubkit/options.h"
+#include "stubkit/retry_options.h"
+
+namespace stubkit {
+namespace internal {
+
+// Set by a generated client in a call's own layer when the call must be
+// refused before anything is sent; the loops return it as INVALID_ARGUMENT.
+struct CallRefusalOption {
+  using Type = absl::Status;
+  static Type Default() { return absl::OkStatus(); }
+};
+
+// The effective options of one call of a generated client: converts to the
+// `OptionsView` the connection takes. Holds a copy of the call's options
+// only when a request-aware predicate decided (or refused) the call.
+// Lives for the full expression that calls the connection.
+class MethodCallOptions {
+ public:
+  explicit MethodCallOptions(const OptionsView& view) : view_(view) {}
+  MethodCallOptions(const OptionsView& view, Options call)
+      : call_(std::move(call)),
+        view_(*call_, view.method(), view.service(), view.client()) {}
+  MethodCallOptions(const MethodCallOptions&) = delete;
+  MethodCallOptions& operator=(const MethodCallOptions&) = delete;
+
+  operator const OptionsView&() const { return view_; }  // NOLINT
+
+ private:
+  std::optional<Options> call_;
+  OptionsView view_;
+};
+
+// A generated client's per-method and per-service layers, resolved once
+// when the client is built: pointers into the client's `MethodOptionsOption`
+// value, which its `Options` keeps alive and never changes.
+class MethodOptionsTable {
+ public:
+  // `service`: its full name; `methods`: its method names, in the order the
+  // generated code numbers them. Both must be literals (they are kept as
+  // views).
+  MethodOptionsTable(const Options& client, absl::string_view service,
+                     std::initializer_list<absl::string_view> methods);
+
+  // Non-OK when the client's `MethodOptionsOption` names a method this
+  // service does not have, or nests one: every call must fail with it.
+  const absl::Status& status() const { return status_; }
+
+  // For client and bidi streams.
+  MethodCallOptions View(int method, const Options& call,
+                         const Options& client) const {
+    return MethodCallOptions(Layered(method, call, client));
+  }
+
+  // For methods with a request: applies the request-aware predicate, if
+  // any, unless the call sets `IdempotencyOption`.
+  template <typename Request>
+  MethodCallOptions View(int method, const Options& call, const Options& client,
+                         const Request& request) const {
+    OptionsView view = Layered(method, call, client);
+    const auto* predicate = view.find<IdempotencyPredicateOption>();
+    if (predicate == nullptr || !*predicate || call.has<IdempotencyOption>()) {
+      return MethodCallOptions(view);
+    }
+    std::optional<bool> idempotent = predicate->Evaluate(request);
+    if (!idempotent.has_value()) {
+      return MethodCallOptions(
+          view, Options(call).set<CallRefusalOption>(
+                    Mismatch(method, *predicate, TypeNameOf<Request>())));
+    }
+    return MethodCallOptions(view,
+                             Options(call).set<IdempotencyOption>(
+                                 *idempotent ? Idempotency::kIdempotent
+                                             : Idempotency::kNonIdempotent));
+  }
+
+ private:
+  struct Layers {
+    const Options* method = nullptr;
+    const Options* service = nullptr;
+  };
+
+  OptionsView Layered(int method, const Options& call,
+                      const Options& client) const {
+    if (layers_.empty()) return OptionsView(call, client);
+    const Layers& layers = layers_[method];
+    return OptionsView(call, layers.method, layers.service, client);
+  }
+  absl::Status Mismatch(int method, const IdempotencyPredicate& predicate,
+                        const std::string& request_type) const;
+
+  // The method names are needed only to name a mismatch; `methods_` keeps
+  // the views (of literals), which costs one allocation per client.
+
+  absl::string_view service_;
+  std::vector<absl::string_view> methods_;
+  // Empty when no entry concerns this service: the common case.
+  std::vector<Layers> layers_;
+  absl::Status status_;
+};
+
+}  // namespace internal
+}  // namespace stubkit
+
+#endif  // STUBKIT_INTERNAL_METHOD_OPTIONS_H_

@@ -1,0 +1,289 @@
+// Copyright 2026 The stubkit Authors.
+//
+// The decision state of one call (`RetryLoopState`), shared by the sync,
+// async, hedged and stream loops, and the sync loop's body. Not API: see
+// stubkit/retry_loop.h.
+
+#ifndef STUBKIT_INTERNAL_RETRY_LOOP_STATE_H_
+#define STUBKIT_INTERNAL_RETRY_LOOP_STATE_H_
+
+#include <google/protobuf/message.h>
+#include <grpcpp/client_context.h>
+
+#include <chrono>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "stubkit/backoff_policy.h"
+#include "stubkit/call_options.h"
+#include "stubkit/cancellation.h"
+#include "stubkit/clock.h"
+#include "stubkit/logging.h"
+#include "stubkit/method.h"
+#include "stubkit/metrics.h"
+#include "stubkit/options.h"
+#include "stubkit/retry_observer.h"
+#include "stubkit/retry_options.h"
+#include "stubkit/retry_policy.h"
+#include "stubkit/retry_throttle.h"
+#include "stubkit/server_hints.h"
+#include "stubkit/status.h"
+
+namespace stubkit {
+namespace internal {
+
+// Whether a call of `method` with `options` may be repeated: the call's
+// `IdempotencyOption` (where a generated client also puts what a request-aware
+// predicate decided, see stubkit/method_options.h), else the client's
+// `IdempotencyMapOption`, else the proto's.
+bool IsIdempotent(const MethodInfo& method, const OptionsView& options);
+
+// The decision state of one call: shared by every loop flavour, so the
+// decision table exists once.
+class RetryLoopState {
+ public:
+  using time_point = Clock::time_point;
+
+  RetryLoopState(const MethodInfo& method, const OptionsView& options);
+  // Leaves the throttle's wait, if the call is still in it.
+  ~RetryLoopState();
+  RetryLoopState(const RetryLoopState&) = delete;
+  RetryLoopState& operator=(const RetryLoopState&) = delete;
+
+  // Non-OK when the options are invalid; the call must return it unsent.
+  const absl::Status& setup_status() const { return setup_status_; }
+
+  // Starts the next attempt: sets `context`'s deadline, metadata and the
+  // settings of stubkit/call_options.h but for the setup hook. Returns
+  // false when the call was cancelled or its end (deadline, total timeout,
+  // policy time limit) already passed, so the attempt would be doomed; the
+  // call must then return `Cancelled()`. With `deferred_log` the attempt's
+  // log line is stored there instead of written (for a caller holding a
+  // lock: it writes it with `WriteLog` after unlocking).
+  bool PrepareAttempt(grpc::ClientContext& context,
+                      std::string* deferred_log = nullptr);
+  // Runs the `ContextSetupOption` hook on a prepared `context`: last, after
+  // any adjustment of the caller's own (a stream's deadline), unlocked,
+  // right before the attempt starts. Reads only the options: any thread.
+  void RunContextSetup(grpc::ClientContext& context) const {
+    internal::RunContextSetup(context, options_);
+  }
+  // Ends the attempt started with `context`, after its call is over and
+  // before `context` is destroyed. With `record_metadata` it fills the
+  // `ResponseMetadataOption`, if set: the last attempt finished wins.
+  void FinishAttempt(grpc::ClientContext& context, bool record_metadata = true);
+
+  // Records a successful attempt; the call is over.
+  void OnSuccess();
+
+  // Decides after a failed attempt. Returns true to retry after `*wait`;
+  // false to stop, with the status to return in `*final_status`.
+  bool OnFailure(const absl::Status& status, const grpc::ClientContext& context,
+                 absl::Status* final_status, std::chrono::nanoseconds* wait);
+
+  // For streams, before the first `PrepareAttempt`: a stream's attempt is
+  // not bounded by the retry policy's time limit (the policy bounds how long
+  // stubkit keeps reopening it), so each attempt's deadline is min(the
+  // call's own end, attempt start + AttemptTimeoutOption), on this state's
+  // clock like every other (stubkit/internal/deadline.h). `OnFailure`
+  // classifies DEADLINE_EXCEEDED against it: the call's end stops with
+  // kDeadline, the attempt timeout is retried as in unary calls.
+  void UseStreamDeadlines() { stream_deadlines_ = true; }
+
+  // For resumable streams, after a resume that delivered messages: the
+  // retry policy (time limit and error count) and the backoff start again
+  // from now, so a stream open for hours can still resume. The call's own
+  // end (TotalTimeoutOption, DeadlineOption, counted from the call's start)
+  // stays: it bounds the whole life of the stream.
+  void RestartPolicy();
+
+  // For streams that delivered messages in the failed attempt and may not
+  // resume (no resume hook, or it declined): reopening would repeat them,
+  // so the next `OnFailure` stops as for a non-idempotent call, with
+  // `why` (a string literal) in the summary. Set before that `OnFailure`.
+  void ForbidRepeat(absl::string_view why) { repeat_forbidden_ = why; }
+
+  // Waits through the configured sleeper. Returns false when the call was
+  // cancelled; it must then return `Cancelled()`.
+  bool Sleep(std::chrono::nanoseconds wait);
+
+  // The throttle's waiting mode (stubkit/retry_throttle.h), for loops that
+  // support it (sync and async unary) and call this before the first
+  // attempt. Then `OnFailure` may return true with the call in the
+  // throttle's wait (`waiting_for_throttle()`): after each wait the loop
+  // calls `AfterThrottleWait`, which says whether to attempt now, wait
+  // `*wait` more, or stop with `*final_status`. A cancelled wait returns
+  // `Cancelled()` as any other, which also leaves the throttle's wait.
+  void EnableThrottleWait() { throttle_wait_enabled_ = true; }
+  bool waiting_for_throttle() const { return waiting_for_throttle_; }
+  enum class ThrottleStep { kAttempt, kWait, kStop };
+  ThrottleStep AfterThrottleWait(absl::Status* final_status,
+                                 std::chrono::nanoseconds* wait);
+
+  // The status of a call cancelled through its `CancellationOption`; or,
+  // after `PrepareAttempt` refused because the call's end had passed,
+  // DEADLINE_EXCEEDED with the end's stop reason (nothing more was sent).
+  absl::Status Cancelled();
+  CancellationToken* cancellation() const { return cancel_; }
+
+  // Ends the call with `status` for `reason` (observer, metrics and logs
+  // see it as the final attempt) and returns the status to hand back. For
+  // loops with decisions of their own, such as hedging.
+  absl::Status GiveUp(const absl::Status& status, StopReason reason,
+                      absl::string_view explanation);
+  RetryThrottle* throttle() const { return throttle_; }
+  time_point now() const { return Now(); }
+
+  // For loops that run attempts side by side (hedging): when the last
+  // `PrepareAttempt` started its attempt, and the deadline it gave it
+  // (time_point::max() for none).
+  time_point attempt_start() const { return attempt_start_; }
+  time_point attempt_deadline() const { return attempt_deadline_; }
+  // Whether `status` is an attempt running out of `its_deadline` (with the
+  // tolerance `OnFailure` uses): its own attempt timeout, or the call's end
+  // (after which the call is over).
+  enum class Expiry { kNone, kAttemptTimeout, kCallEnd };
+  Expiry ClassifyExpiry(const absl::Status& status, time_point its_start,
+                        time_point its_deadline) const;
+  // Ends the call because its end was reached: `status` with the end's stop
+  // reason (deadline or retry policy).
+  absl::Status GiveUpAtEnd(const absl::Status& status);
+  // Writes a line `PrepareAttempt` deferred.
+  void WriteLog(absl::string_view line) const { Log(LogLevel::kRpc, line); }
+
+  // Payload logging, only when the level is kRpc and payloads were asked for.
+  bool log_payloads() const { return log_payloads_; }
+  void LogPayload(absl::string_view what,
+                  const google::protobuf::Message& message) const;
+
+  int attempts() const { return attempts_; }
+  // For hedging: attempts after the first are hedges, not retries (gRPC
+  // A96), in the metrics.
+  void MarkHedged() { hedged_ = true; }
+  bool idempotent() const { return idempotent_; }
+  time_point start() const { return start_; }
+  // The call's end: the earliest of the policy time limit, the total
+  // timeout and the deadline, or time_point::max().
+  time_point end() const { return end_; }
+
+ private:
+  struct Wait {
+    std::chrono::nanoseconds delay;
+    WaitReason reason;
+  };
+
+  time_point Now() const;
+  void Setup(const OptionsView& options);
+  // Chooses the wait from backoff and server hints; false: the server said
+  // not to retry.
+  bool ChooseWait(const absl::Status& status,
+                  const grpc::ClientContext& context, Wait* wait,
+                  std::string* refusal);
+  bool Stop(const absl::Status& status, StopReason reason,
+            absl::string_view explanation, time_point now,
+            absl::Status* final_status);
+  void Notify(const absl::Status& status, time_point now, bool final, Wait wait,
+              StopReason reason);
+  void Log(LogLevel level, absl::string_view line) const;
+  // Enters the throttle's wait after `status`; returns the first poll delay.
+  std::chrono::nanoseconds BeginThrottleWait(const absl::Status& status,
+                                             time_point now);
+  void LeaveThrottleWait(time_point now);
+  // Counts `wait`, handed to the loop at `now`, in the call's retry delay.
+  void BeginDelay(time_point now, std::chrono::nanoseconds wait);
+
+  // A copy: the caller's MethodInfo may be a local that an async call or a
+  // stream outlives.
+  const MethodInfo method_;
+  const RetryPolicy& retry_policy_;
+  const ExponentialBackoffPolicy& backoff_policy_;
+  const OptionsView& options_;
+  const Clock* clock_;  // null: std::chrono::steady_clock
+  Sleeper* sleeper_;    // null: std::this_thread::sleep_for
+  const RetryObserverOption::Type* observer_ = nullptr;
+  RetryThrottle* throttle_ = nullptr;
+  MetricsCollector* metrics_ = nullptr;
+  CancellationToken* cancel_ = nullptr;
+  ResponseMetadata* response_metadata_ = nullptr;
+  // With an observer: the context of the attempt `FinishAttempt` ended, for
+  // the next event only (cleared once notified and when an attempt starts).
+  const grpc::ClientContext* finished_context_ = nullptr;
+  LogSink* log_sink_ = nullptr;
+  LogLevel log_level_ = LogLevel::kOff;
+  bool log_payloads_ = false;
+  bool use_hints_ = true;
+  absl::Status setup_status_;
+  bool idempotent_ = false;
+  absl::string_view repeat_forbidden_;  // empty: repeating is allowed
+  time_point start_;
+  time_point end_ = time_point::max();
+  StopReason end_reason_ = StopReason::kExhausted;
+  // The call's own end (total timeout, deadline), without the policy's.
+  time_point call_end_ = time_point::max();
+  time_point attempt_start_;
+  time_point attempt_deadline_ = time_point::max();
+  int attempts_ = 0;
+  int failures_ = 0;
+  // PrepareAttempt refused: the call's end had passed.
+  bool ended_before_attempt_ = false;
+  // The throttle's waiting mode.
+  bool throttle_wait_enabled_ = false;
+  bool waiting_for_throttle_ = false;
+  bool waited_for_throttle_ =
+      false;                     // at least once: its success earns no credit
+  absl::Status waiting_status_;  // the failure the call waits after
+  time_point wait_start_;
+  std::chrono::nanoseconds waited_{0};  // in the throttle's wait, in all
+  bool hedged_ = false;
+  bool stream_deadlines_ = false;
+  // A96's retry delay: the waits handed to the loop, summed. The last one,
+  // until the loop comes back (`delay_pending_` > 0), may yet be cut short
+  // by a cancel; then only its elapsed part counts.
+  std::chrono::nanoseconds retry_delay_{0};
+  std::chrono::nanoseconds delay_pending_{0};
+  time_point delay_began_;
+};
+
+template <typename T>
+void MaybeLogPayload(const RetryLoopState& state, absl::string_view what,
+                     const T& value) {
+  if constexpr (std::is_base_of_v<google::protobuf::Message, T>) {
+    if (state.log_payloads()) state.LogPayload(what, value);
+  }
+}
+
+template <typename Response, typename Attempt>
+absl::StatusOr<Response> RunRetryLoop(RetryLoopState& state, Attempt& attempt) {
+  for (;;) {
+    grpc::ClientContext context;
+    if (!state.PrepareAttempt(context)) return state.Cancelled();
+    state.RunContextSetup(context);
+    absl::StatusOr<Response> result = attempt(context);
+    state.FinishAttempt(context);
+    if (result.ok()) {
+      state.OnSuccess();
+      MaybeLogPayload(state, "response", *result);
+      return result;
+    }
+    absl::Status final_status;
+    std::chrono::nanoseconds wait;
+    if (!state.OnFailure(result.status(), context, &final_status, &wait)) {
+      return final_status;
+    }
+    for (;;) {
+      if (!state.Sleep(wait)) return state.Cancelled();
+      if (!state.waiting_for_throttle()) break;
+      const auto step = state.AfterThrottleWait(&final_status, &wait);
+      if (step == RetryLoopState::ThrottleStep::kAttempt) break;
+      if (step == RetryLoopState::ThrottleStep::kStop) return final_status;
+    }
+  }
+}
+
+}  // namespace internal
+}  // namespace stubkit
+
+#endif  // STUBKIT_INTERNAL_RETRY_LOOP_STATE_H_

@@ -1,0 +1,458 @@
+// Copyright 2026 The stubkit Authors.
+//
+// The machinery behind the stream handles of stubkit/streaming.h: option
+// and deadline set-up, `RetryingStreamReader` (retried opening, resume),
+// the gRPC-backed writer and reader-writer, and the `Open*Stream` entry
+// points of generated connections. Not API.
+
+#ifndef STUBKIT_INTERNAL_STREAMING_H_
+#define STUBKIT_INTERNAL_STREAMING_H_
+
+#include <grpcpp/client_context.h>
+#include <grpcpp/support/sync_stream.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "stubkit/cancellation.h"
+#include "stubkit/clock.h"
+#include "stubkit/internal/client_support.h"
+#include "stubkit/internal/retry_loop_state.h"
+#include "stubkit/method.h"
+#include "stubkit/options.h"
+#include "stubkit/status.h"
+#include "stubkit/streaming.h"
+
+namespace stubkit {
+namespace internal {
+
+// Why a server stream that broke after delivering messages was not resumed
+// (`RetryLoopState::ForbidRepeat`), for the retry summary.
+inline constexpr char kNoResumeHook[] =
+    "already delivered messages and has no resume hook";
+inline constexpr char kResumeDeclined[] =
+    "already delivered messages and its resume hook declined";
+
+// Applies the call's options to a stream's context: metadata, the
+// deadline min(DeadlineOption, now + TotalTimeoutOption, now +
+// AttemptTimeoutOption), the settings of stubkit/call_options.h, and last
+// the setup hook. Returns InvalidArgument for invalid options.
+absl::Status ApplyStreamOptions(grpc::ClientContext& context,
+                                const OptionsView& options,
+                                const MethodInfo& method);
+
+absl::Status NullStreamError(const MethodInfo& method);
+absl::Status EarlyFinishError(const MethodInfo& method);
+absl::Status UnreadFinishError(const MethodInfo& method);
+
+// What a reader's `Cancel()` (and its CancellationOption token) shares with
+// the reading thread: a sticky flag, the context of the attempt in flight,
+// and the backoff wait that a cancel interrupts. Shared, because a token's
+// callback may run after the reader is gone. Thread-safe.
+class StreamCancelState {
+ public:
+  // Sets the flag, cancels the installed context, ends a wait. Idempotent.
+  void Cancel();
+  bool cancelled() const;
+  // Makes `context` the one `Cancel()` cancels; false (and nothing
+  // installed) when already cancelled.
+  bool Install(grpc::ClientContext* context);
+  // Forgets the installed context; call before destroying it. Waits for a
+  // `Cancel()` that is cancelling it right now.
+  void Release();
+  // Waits `duration` on the steady clock; false when cancelled first (or
+  // already).
+  bool WaitFor(std::chrono::nanoseconds duration);
+
+ private:
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool cancelled_ = false;
+  bool cancelling_ = false;  // a Cancel() uses context_ without the lock
+  grpc::ClientContext* context_ = nullptr;
+};
+
+// Server streaming with retried opening and hook-driven resume. Owns copies
+// of the call's options (cheap: the values are shared) because the reader
+// outlives the client call that made it.
+//
+// Threads: one thread reads (Read, Finish, the destructor); `Cancel()` may
+// come from any thread at any time, and so may the CancellationOption
+// token's `Cancel()`. Both go through `cancel_`, never through `context_`,
+// which the reading thread replaces on each attempt.
+template <typename ResumeTag, typename Request, typename Response,
+          typename Open>
+class RetryingStreamReader : public StreamReaderImpl<Response> {
+ public:
+  RetryingStreamReader(const MethodInfo& method, const OptionsView& options,
+                       const Request& request, Open open)
+      : method_(method),
+        call_options_(options.call()),
+        client_options_(CopyLowerLayers(options)),
+        view_(call_options_, client_options_),
+        state_(method_, view_),
+        request_(request),
+        open_(std::move(open)),
+        has_sleeper_(view_.get<SleeperOption>() != nullptr),
+        cancel_(std::make_shared<StreamCancelState>()) {
+    state_.UseStreamDeadlines();
+    final_status_ = state_.setup_status();
+    done_ = !final_status_.ok();
+    if (CancellationToken* token = state_.cancellation()) {
+      // Wakes a backoff wait; the token cancels attempts itself.
+      token_callback_ =
+          token->AddCallback([cancel = cancel_] { cancel->Cancel(); });
+    }
+  }
+
+  ~RetryingStreamReader() override {
+    Abandon();
+    if (token_callback_ != 0)
+      state_.cancellation()->RemoveCallback(token_callback_);
+  }
+
+  bool Read(Response* response) override {
+    while (!done_) {
+      if (stream_ == nullptr && !OpenStream()) return false;
+      if (stream_->Read(response)) {
+        received_in_attempt_ = true;
+        if (hook() != nullptr) last_ = *response;
+        return true;
+      }
+      absl::Status status = FromGrpcStatus(stream_->Finish());
+      stream_.reset();
+      EndAttempt();
+      if (status.ok()) {
+        state_.OnSuccess();
+        return Stop(absl::OkStatus());
+      }
+      // Whatever the attempt's status says, a cancel is final (even when
+      // CANCELLED is a retryable code).
+      if (Cancelled()) return Stop(state_.Cancelled());
+      if (!DecideRetry(status)) return false;
+    }
+    return false;
+  }
+
+  absl::Status Finish() override {
+    if (!done_) {
+      Abandon();
+      Stop(Cancelled() ? state_.Cancelled() : EarlyFinishError(method_));
+    }
+    return final_status_;
+  }
+
+  void Cancel() override { cancel_->Cancel(); }
+
+  int attempts() const override { return state_.attempts(); }
+
+ private:
+  const ResumeHook<Request, Response>* hook() const {
+    const auto* hook = view_.template find<ResumeTag>();
+    return hook != nullptr && *hook ? hook : nullptr;
+  }
+
+  bool Cancelled() const {
+    if (cancel_->cancelled()) return true;
+    // The token cancels attempts before it runs its callbacks.
+    CancellationToken* token = state_.cancellation();
+    return token != nullptr && token->cancelled();
+  }
+
+  bool Stop(absl::Status status) {
+    final_status_ = std::move(status);
+    done_ = true;
+    return false;
+  }
+
+  bool OpenStream() {
+    // The previous attempt's context was released; it may go now.
+    context_ = std::make_unique<grpc::ClientContext>();
+    // Installed before the attempt starts, so a cancel from now on reaches
+    // it (gRPC cancels a call whose context was cancelled before it began).
+    if (!cancel_->Install(context_.get())) return Stop(state_.Cancelled());
+    if (!state_.PrepareAttempt(*context_)) {
+      cancel_->Release();
+      return Stop(state_.Cancelled());
+    }
+    state_.RunContextSetup(*context_);  // last: it may override the deadline
+    received_in_attempt_ = false;
+    stream_ = open_(*context_, static_cast<const OptionsView&>(view_),
+                    static_cast<const Request&>(request_));
+    if (stream_ == nullptr) {
+      EndAttempt();
+      return Stop(NullStreamError(method_));
+    }
+    return true;
+  }
+
+  // After an attempt's stream is finished; the context stays readable (its
+  // trailers hold server hints) until the next attempt replaces it.
+  void EndAttempt() {
+    state_.FinishAttempt(*context_);
+    cancel_->Release();
+  }
+
+  // After a failed attempt: true to go on with a fresh stream.
+  bool DecideRetry(const absl::Status& status) {
+    if (received_in_attempt_) {
+      // Data already reached the reader: reopening the same request would
+      // repeat it, so only the hook may resume.
+      // Not resumed still goes through OnFailure, for the retry summary,
+      // the observer and the metrics.
+      const ResumeHook<Request, Response>* resume = hook();
+      if (resume == nullptr) {
+        state_.ForbidRepeat(kNoResumeHook);
+      } else if (!(*resume)(last_, request_)) {
+        state_.ForbidRepeat(kResumeDeclined);
+      } else {
+        // The stream made progress: the policy and backoff start again.
+        state_.RestartPolicy();
+      }
+    }
+    absl::Status final_status;
+    std::chrono::nanoseconds wait;
+    if (!state_.OnFailure(status, *context_, &final_status, &wait)) {
+      return Stop(std::move(final_status));
+    }
+    if (!WaitBackoff(wait)) return Stop(state_.Cancelled());
+    return true;
+  }
+
+  // False when cancelled before or during the wait.
+  bool WaitBackoff(std::chrono::nanoseconds wait) {
+    if (Cancelled()) return false;
+    // An injected sleeper (a test's) cannot be interrupted: the cancel is
+    // seen when it returns.
+    if (has_sleeper_) return state_.Sleep(wait) && !Cancelled();
+    return cancel_->WaitFor(wait) && !Cancelled();
+  }
+
+  // Ends an open stream the reader no longer wants.
+  void Abandon() {
+    if (stream_ == nullptr) return;
+    context_->TryCancel();
+    Response discard;
+    while (stream_->Read(&discard)) {
+    }
+    stream_->Finish();
+    stream_.reset();
+    EndAttempt();
+  }
+
+  // A copy: the caller's description need not outlive the reader.
+  const MethodInfo method_;
+  const Options call_options_;
+  const Options client_options_;
+  const OptionsView view_;
+  RetryLoopState state_;
+  Request request_;
+  Open open_;
+  const bool has_sleeper_;
+  const std::shared_ptr<StreamCancelState> cancel_;
+  uint64_t token_callback_ = 0;
+  std::unique_ptr<grpc::ClientContext> context_;
+  std::unique_ptr<grpc::ClientReaderInterface<Response>> stream_;
+  Response last_;
+  bool received_in_attempt_ = false;
+  bool done_ = false;
+  absl::Status final_status_;
+};
+
+template <typename Request, typename Response>
+class GrpcStreamWriter : public StreamWriterImpl<Request, Response> {
+ public:
+  GrpcStreamWriter() : context_(std::make_unique<grpc::ClientContext>()) {}
+  ~GrpcStreamWriter() override {
+    if (stream_ != nullptr) {
+      context_->TryCancel();
+      stream_->Finish();
+    }
+  }
+
+  grpc::ClientContext& context() { return *context_; }
+  Response* response() { return &response_; }
+  // Filled at `Finish` (see `ResponseMetadataOption`); null: not asked for.
+  void set_response_metadata(std::shared_ptr<ResponseMetadata> metadata) {
+    response_metadata_ = std::move(metadata);
+  }
+  void Start(std::unique_ptr<grpc::ClientWriterInterface<Request>> stream,
+             absl::Status status) {
+    stream_ = std::move(stream);
+    if (status.ok() && stream_ == nullptr) {
+      status = absl::InternalError("the stub returned no stream");
+    }
+    if (!status.ok()) result_ = std::move(status);
+  }
+
+  bool Write(const Request& request) override {
+    return stream_ != nullptr && !writes_done_ && stream_->Write(request);
+  }
+  bool WritesDone() override {
+    if (stream_ == nullptr || writes_done_) return false;
+    writes_done_ = true;
+    return stream_->WritesDone();
+  }
+  absl::StatusOr<Response> Finish() override {
+    if (stream_ != nullptr) {
+      if (!writes_done_) WritesDone();
+      grpc::Status status = stream_->Finish();
+      stream_.reset();
+      if (response_metadata_ != nullptr) {
+        CopyResponseMetadata(*context_, response_metadata_.get());
+      }
+      result_ = ToStatusOr(status, std::move(response_));
+    }
+    return result_;
+  }
+  void Cancel() override { context_->TryCancel(); }
+
+ private:
+  std::unique_ptr<grpc::ClientContext> context_;
+  std::shared_ptr<ResponseMetadata> response_metadata_;
+  Response response_;
+  std::unique_ptr<grpc::ClientWriterInterface<Request>> stream_;
+  bool writes_done_ = false;
+  absl::StatusOr<Response> result_ =
+      absl::FailedPreconditionError("Finish() was already called");
+};
+
+template <typename Request, typename Response>
+class GrpcStreamReaderWriter
+    : public StreamReaderWriterImpl<Request, Response> {
+ public:
+  explicit GrpcStreamReaderWriter(const MethodInfo& method)
+      : method_(method), context_(std::make_unique<grpc::ClientContext>()) {}
+  ~GrpcStreamReaderWriter() override {
+    if (stream_ != nullptr) {
+      context_->TryCancel();
+      Response discard;
+      while (stream_->Read(&discard)) {
+      }
+      stream_->Finish();
+    }
+  }
+
+  grpc::ClientContext& context() { return *context_; }
+  // Filled at `Finish` (see `ResponseMetadataOption`); null: not asked for.
+  void set_response_metadata(std::shared_ptr<ResponseMetadata> metadata) {
+    response_metadata_ = std::move(metadata);
+  }
+  void Start(
+      std::unique_ptr<grpc::ClientReaderWriterInterface<Request, Response>>
+          stream,
+      absl::Status status) {
+    stream_ = std::move(stream);
+    if (status.ok() && stream_ == nullptr) {
+      status = absl::InternalError("the stub returned no stream");
+    }
+    result_ = std::move(status);
+  }
+
+  bool Read(Response* response) override {
+    if (stream_ == nullptr || reads_done_) return false;
+    if (stream_->Read(response)) return true;
+    reads_done_ = true;
+    return false;
+  }
+  bool Write(const Request& request) override {
+    return stream_ != nullptr && !writes_done_ && stream_->Write(request);
+  }
+  bool WritesDone() override {
+    if (stream_ == nullptr || writes_done_) return false;
+    writes_done_ = true;
+    return stream_->WritesDone();
+  }
+  absl::Status Finish() override {
+    if (stream_ == nullptr) return result_;
+    if (!writes_done_) WritesDone();
+    // gRPC's Finish() waits until every response was read: with responses
+    // unread, or a server that keeps streaming, it would block. So look
+    // for one more: if the stream has ended, the server's status follows;
+    // if a response comes, the caller left it unread and the call is
+    // cancelled instead.
+    Response unread;
+    if (!reads_done_ && stream_->Read(&unread)) {
+      context_->TryCancel();
+      while (stream_->Read(&unread)) {
+      }
+      stream_->Finish();
+      result_ = UnreadFinishError(method_);
+    } else {
+      result_ = FromGrpcStatus(stream_->Finish());
+    }
+    reads_done_ = true;
+    stream_.reset();
+    if (response_metadata_ != nullptr) {
+      CopyResponseMetadata(*context_, response_metadata_.get());
+    }
+    return result_;
+  }
+  void Cancel() override { context_->TryCancel(); }
+
+ private:
+  const MethodInfo method_;
+  std::unique_ptr<grpc::ClientContext> context_;
+  std::shared_ptr<ResponseMetadata> response_metadata_;
+  std::unique_ptr<grpc::ClientReaderWriterInterface<Request, Response>> stream_;
+  bool writes_done_ = false;
+  bool reads_done_ = false;
+  absl::Status result_;
+};
+
+// Entry points for generated connections. `open` is called at once (client
+// and bidi) or once per attempt (server streaming).
+template <typename ResumeTag, typename Request, typename Response,
+          typename Open>
+StreamReader<Response> OpenServerStream(const MethodInfo& method,
+                                        const OptionsView& options,
+                                        const Request& request, Open open) {
+  return StreamReader<Response>(
+      std::make_unique<
+          RetryingStreamReader<ResumeTag, Request, Response, Open>>(
+          method, options, request, std::move(open)));
+}
+
+template <typename Request, typename Response, typename Open>
+StreamWriter<Request, Response> OpenClientStream(const MethodInfo& method,
+                                                 const OptionsView& options,
+                                                 Open&& open) {
+  auto impl = std::make_unique<GrpcStreamWriter<Request, Response>>();
+  absl::Status status = ApplyStreamOptions(impl->context(), options, method);
+  std::unique_ptr<grpc::ClientWriterInterface<Request>> stream;
+  if (status.ok()) {
+    impl->set_response_metadata(options.get<ResponseMetadataOption>());
+    stream = open(impl->context(), impl->response());
+  }
+  impl->Start(std::move(stream), std::move(status));
+  return StreamWriter<Request, Response>(std::move(impl));
+}
+
+template <typename Request, typename Response, typename Open>
+StreamReaderWriter<Request, Response> OpenBidiStream(const MethodInfo& method,
+                                                     const OptionsView& options,
+                                                     Open&& open) {
+  auto impl =
+      std::make_unique<GrpcStreamReaderWriter<Request, Response>>(method);
+  absl::Status status = ApplyStreamOptions(impl->context(), options, method);
+  std::unique_ptr<grpc::ClientReaderWriterInterface<Request, Response>> stream;
+  if (status.ok()) {
+    impl->set_response_metadata(options.get<ResponseMetadataOption>());
+    stream = open(impl->context());
+  }
+  impl->Start(std::move(stream), std::move(status));
+  return StreamReaderWriter<Request, Response>(std::move(impl));
+}
+
+}  // namespace internal
+}  // namespace stubkit
+
+#endif  // STUBKIT_INTERNAL_STREAMING_H_

@@ -1,0 +1,316 @@
+// Copyright 2026 The stubkit Authors.
+
+#include "stubkit/internal/hedging.h"
+
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "src/internal/format.h"
+
+namespace stubkit {
+
+namespace internal {
+
+bool ShouldHedge(const MethodInfo& method, const OptionsView& options) {
+  const HedgingPolicy* policy = options.find<HedgingPolicyOption>();
+  if (policy == nullptr) return false;
+  if (!policy->status().ok()) return true;
+  return policy->enabled() && IsIdempotent(method, options);
+}
+
+HedgedOperationBase::HedgedOperationBase(const MethodInfo& method, Options call,
+                                         Options client)
+    : call_((KeepGrpcInitialised(), std::move(call))),
+      client_(std::move(client)),
+      view_(call_, client_),
+      policy_(view_.get<HedgingPolicyOption>()),
+      sleeper_owner_(view_.get<AsyncSleeperOption>()),
+      state_(method, view_) {
+  state_.MarkHedged();
+  sleeper_ =
+      sleeper_owner_ != nullptr ? sleeper_owner_.get() : &DefaultAsyncSleeper();
+}
+
+HedgedOperationBase::~HedgedOperationBase() = default;
+
+HedgedOperationBase::Next HedgedOperationBase::Begin() {
+  // Nothing else runs yet: no lock needed to end the call here.
+  absl::Status invalid = state_.setup_status();
+  if (invalid.ok() && !policy_.status().ok()) {
+    invalid = state_.GiveUp(policy_.status(), StopReason::kInvalidArgument,
+                            "invalid options, nothing was sent");
+  }
+  if (!invalid.ok()) {
+    {
+      absl::MutexLock lock(&mu_);
+      finished_ = true;
+    }
+    Complete(std::move(invalid));
+    return Next{};
+  }
+  if (CancellationToken* token = state_.cancellation()) {
+    std::weak_ptr<HedgedOperationBase> weak = weak_from_this();
+    // Runs inline when the token is already cancelled.
+    uint64_t id = token->AddCallback([weak] {
+      if (auto self = weak.lock()) self->OnCancel();
+    });
+    absl::MutexLock lock(&mu_);
+    cancel_callback_ = id;
+  }
+  Step step;
+  {
+    absl::MutexLock lock(&mu_);
+    LaunchLocked(step);
+  }
+  return Perform(step);
+}
+
+void HedgedOperationBase::LaunchLocked(Step& step) {
+  if (finished_) return;
+  const int index = launched_;
+  if (index >= policy_.max_attempts()) return;
+  // A drained retry bucket stops further hedges, as it stops retries.
+  RetryThrottle* throttle = state_.throttle();
+  if (index > 0 && throttle != nullptr && !throttle->RetryAllowed()) {
+    throttled_ = true;
+    return;
+  }
+  contexts_[index] = std::make_unique<grpc::ClientContext>();
+  ++launched_;
+  if (!state_.PrepareAttempt(*contexts_[index], &step.attempt_log)) {
+    // Cancelled, or the call's end passed: nothing more may be sent.
+    done_[index] = true;
+    EndLocked(step, Outcome::kCancelledOrEnded);
+    return;
+  }
+  starts_[index] = state_.attempt_start();
+  deadlines_[index] = state_.attempt_deadline();
+  ++outstanding_;
+  step.next = Next{index, contexts_[index].get(), false};
+  // Arm the hedge timer unless it is armed or no hedge is left. No hedge is
+  // started past the call's end.
+  if (timer_ == TimerState::kIdle && launched_ < policy_.max_attempts()) {
+    const Clock::time_point end = state_.end();
+    if (end == Clock::time_point::max() ||
+        policy_.hedging_delay() < end - state_.now()) {
+      timer_ = TimerState::kArming;
+      ++timer_generation_;
+      step.next.arm_timer = true;
+    }
+  }
+}
+
+void HedgedOperationBase::SettleLocked(Step& step) {
+  if (finished_ || outstanding_ > 0 || step.next.index >= 0) return;
+  // Nothing in flight and nothing could be launched: a pending hedge timer
+  // would find the same, so end now rather than never.
+  step.status = last_failure_.ok()
+                    ? absl::UnavailableError("no hedged attempt could be sent")
+                    : last_failure_;
+  if (throttled_) {
+    step.reason = StopReason::kThrottled;
+    step.explanation = "gave up: retry throttled, no more hedges";
+  } else {
+    step.reason = StopReason::kExhausted;
+    step.explanation =
+        absl::StrCat("gave up: all ", launched_, " hedged attempts failed");
+  }
+  EndLocked(step, Outcome::kGiveUp);
+}
+
+void HedgedOperationBase::EndLocked(Step& step, Outcome outcome) {
+  finished_ = true;
+  step.outcome = outcome;
+  step.launched = launched_;
+  ResetTimerLocked(step);
+}
+
+void HedgedOperationBase::ResetTimerLocked(Step& step) {
+  if (timer_ == TimerState::kScheduled) step.cancel_timer = timer_id_;
+  // A callback of the old arming (or an arming under way) is now stale.
+  if (timer_ != TimerState::kIdle) ++timer_generation_;
+  timer_ = TimerState::kIdle;
+}
+
+void HedgedOperationBase::AttemptDoneLocked(int index) {
+  done_[index] = true;
+  --outstanding_;
+  // Only attempts that end before the call does: a loser cancelled after
+  // the winner must not replace its metadata (nor write after delivery).
+  state_.FinishAttempt(*contexts_[index], /*record_metadata=*/!finished_);
+}
+
+HedgedOperationBase::Next HedgedOperationBase::Perform(Step& step) {
+  if (!step.attempt_log.empty()) state_.WriteLog(step.attempt_log);
+  if (step.outcome != Outcome::kNone) {
+    absl::Status final_status = Conclude(step);
+    Complete(std::move(final_status));
+  } else if (step.cancel_timer != 0) {
+    sleeper_->Cancel(step.cancel_timer);
+  }
+  return step.next;
+}
+
+absl::Status HedgedOperationBase::Conclude(Step& step) {
+  // Launched contexts stay put and live as long as the operation; one
+  // whose call already ended ignores TryCancel.
+  for (int i = 0; i < step.launched; ++i) {
+    if (i != step.winner) contexts_[i]->TryCancel();
+  }
+  if (step.cancel_timer != 0) sleeper_->Cancel(step.cancel_timer);
+  uint64_t callback = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    callback = cancel_callback_;
+    cancel_callback_ = 0;
+  }
+  if (callback != 0) state_.cancellation()->RemoveCallback(callback);
+  // Only this thread ended the call, and no attempt starts any more: the
+  // state is ours, and its observer, metrics and log sink run unlocked.
+  switch (step.outcome) {
+    case Outcome::kSuccess:
+      state_.OnSuccess();
+      return absl::OkStatus();
+    case Outcome::kCancelledOrEnded:
+      return state_.Cancelled();
+    case Outcome::kAtEnd:
+      return state_.GiveUpAtEnd(step.status);
+    case Outcome::kGiveUp:
+    case Outcome::kNone:
+      break;
+  }
+  return state_.GiveUp(step.status, step.reason, step.explanation);
+}
+
+void HedgedOperationBase::Complete(absl::Status status) {
+  Deliver(std::move(status));
+  absl::MutexLock lock(&mu_);
+  delivered_ = true;
+}
+
+void HedgedOperationBase::AwaitIdle() {
+  absl::MutexLock lock(&mu_);
+  auto idle = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return delivered_ && outstanding_ == 0;
+  };
+  mu_.Await(absl::Condition(&idle));
+}
+
+void HedgedOperationBase::ArmHedgeTimer() {
+  uint64_t generation = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    if (timer_ != TimerState::kArming) return;  // the call ended meanwhile
+    generation = timer_generation_;
+  }
+  std::shared_ptr<HedgedOperationBase> self = shared_from_this();
+  uint64_t id = sleeper_->Schedule(policy_.hedging_delay(),
+                                   [self, generation](bool fired) {
+                                     self->OnHedgeTimer(generation, fired);
+                                   });
+  bool stale = false;
+  {
+    absl::MutexLock lock(&mu_);
+    if (generation != timer_generation_) {
+      stale = true;  // ended (or fired inline) while scheduling
+    } else if (timer_ == TimerState::kArming) {
+      timer_ = TimerState::kScheduled;
+      timer_id_ = id;
+    }
+  }
+  // A no-op when it already fired.
+  if (stale) sleeper_->Cancel(id);
+}
+
+void HedgedOperationBase::OnHedgeTimer(uint64_t generation, bool fired) {
+  Step step;
+  {
+    absl::MutexLock lock(&mu_);
+    // Only our own Cancel() cancels, and it made the generation stale.
+    if (!fired || generation != timer_generation_ || finished_) return;
+    timer_ = TimerState::kIdle;
+    ++timer_generation_;
+    LaunchLocked(step);
+    SettleLocked(step);
+  }
+  Next next = Perform(step);
+  if (next.index >= 0) StartHedge(next);
+}
+
+void HedgedOperationBase::OnCancel() {
+  Step step;
+  {
+    absl::MutexLock lock(&mu_);
+    if (finished_) return;
+    EndLocked(step, Outcome::kCancelledOrEnded);
+  }
+  Perform(step);
+}
+
+bool HedgedOperationBase::OnAttemptSucceeded(int index) {
+  Step step;
+  {
+    absl::MutexLock lock(&mu_);
+    AttemptDoneLocked(index);
+    if (finished_) return false;
+    step.winner = index;
+    EndLocked(step, Outcome::kSuccess);
+  }
+  Conclude(step).IgnoreError();  // OK: the caller completes with the response
+  return true;
+}
+
+HedgedOperationBase::Next HedgedOperationBase::OnAttemptFailed(
+    int index, const absl::Status& status) {
+  Step step;
+  {
+    absl::MutexLock lock(&mu_);
+    AttemptDoneLocked(index);
+    if (finished_) return Next{};
+    CancellationToken* token = state_.cancellation();
+    using Expiry = RetryLoopState::Expiry;
+    const Expiry expiry =
+        state_.ClassifyExpiry(status, starts_[index], deadlines_[index]);
+    const bool non_fatal = expiry == Expiry::kAttemptTimeout ||
+                           policy_.non_fatal_codes().contains(status.code());
+    if (token != nullptr && token->cancelled()) {
+      EndLocked(step, Outcome::kCancelledOrEnded);
+    } else if (IsNoAsyncStubError(status)) {
+      step.status = status;
+      step.explanation = "not hedged: the stub cannot make async calls";
+      EndLocked(step, Outcome::kGiveUp);
+    } else if (expiry == Expiry::kCallEnd ||
+               (non_fatal && state_.now() >= state_.end())) {
+      // The call's own end: final, whatever hedges are still running.
+      step.status = status;
+      EndLocked(step, Outcome::kAtEnd);
+    } else if (!non_fatal) {
+      step.status = status;
+      step.explanation = absl::StrCat(
+          "hedged attempt ", index + 1, " failed with ",
+          StatusCodeName(static_cast<int>(status.code())),
+          ", which is fatal (non-fatal: ", policy_.non_fatal_codes().ToString(),
+          ")");
+      EndLocked(step, Outcome::kGiveUp);
+    } else {
+      // Non-fatal, or the attempt ran out of its own attempt timeout (the
+      // next attempt may be faster, as in the retry loop): send the next
+      // hedge at once, unless the throttle says no.
+      last_failure_ = status;
+      RetryThrottle* throttle = state_.throttle();
+      if (throttle == nullptr || throttle->OnRetryableFailure()) {
+        // The hedge after this one waits a full delay from this launch.
+        ResetTimerLocked(step);
+        LaunchLocked(step);
+      } else {
+        throttled_ = true;
+      }
+      SettleLocked(step);
+    }
+  }
+  return Perform(step);
+}
+
+}  // namespace internal
+}  // namespace stubkit
