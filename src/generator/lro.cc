@@ -118,8 +118,10 @@ std::string BuildLroInfo(const MethodDescriptor* method, LroInfo* info) {
   // unary method.
   if (!found) return "";
   if (response_type.empty()) {
-    return "google.longrunning.operation_info has no response_type; stubkit "
-           "cannot tell what the operation returns. Set response_type";
+    info->not_generated =
+        "its google.longrunning.operation_info has no response_type, so "
+        "stubkit cannot tell what the operation returns";
+    return "";
   }
   const DescriptorPool* pool = method->file()->pool();
   const std::string& package = method->file()->package();
@@ -127,19 +129,15 @@ std::string BuildLroInfo(const MethodDescriptor* method, LroInfo* info) {
   const Descriptor* response =
       ResolveMessageName(pool, package, response_type, &why);
   if (response == nullptr) {
-    return absl::StrCat("google.longrunning.operation_info response_type '",
-                        response_type, "' ", why);
+    info->not_generated =
+        absl::StrCat("its google.longrunning.operation_info response_type '",
+                     response_type, "' ", why);
+    return "";
   }
   std::string problem = CheckMessageType(response);
-  if (!problem.empty()) return problem;
-  if (!metadata_type.empty()) {
-    const Descriptor* metadata =
-        ResolveMessageName(pool, package, metadata_type, &why);
-    if (metadata == nullptr) {
-      return absl::StrCat("google.longrunning.operation_info metadata_type '",
-                          metadata_type, "' ", why);
-    }
-    info->metadata_full_name = metadata->full_name();
+  if (!problem.empty()) {
+    info->not_generated = absl::StrCat("its response_type's ", problem);
+    return "";
   }
   info->present = true;
   info->response = QualifiedMessageName(response);
@@ -237,6 +235,14 @@ void PrintLroClientOptions(Printer& w, const FileModel& file,
 void PrintLroClientDeclarations(Printer& w, const FileModel& file,
                                 const ServiceModel& service,
                                 const MethodModel& method) {
+  if (!method.lro.not_generated.empty()) {
+    w.Indent();
+    w.PrintComment(MethodVars(file, service, method),
+                   absl::StrCat("No Await$Method$: ", method.lro.not_generated,
+                                ". $Method$ is a plain unary method."));
+    w.Outdent();
+    return;
+  }
   if (!method.lro.present) return;
   const Printer::Vars vars = LroVars(file, service, method);
   const std::vector<const Signature*> signatures = LroClientSignatures();

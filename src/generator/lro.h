@@ -38,7 +38,10 @@ struct LroInfo {
   bool present = false;
   std::string response;            // "::pkg::Resp"
   std::string response_full_name;  // "pkg.Resp"
-  std::string metadata_full_name;  // "pkg.Meta", or "" when not given
+  // Why a method with operation_info gets no awaiters (its response_type is
+  // missing, or names no message this file can see); printed as a comment
+  // where they would be. "" otherwise.
+  std::string not_generated;
 };
 
 // google/longrunning/operations.proto: `extend MethodOptions {
@@ -49,10 +52,16 @@ constexpr int kOperationInfoResponseType = 1;
 constexpr int kOperationInfoMetadataType = 2;
 inline constexpr char kOperationFullName[] = "google.longrunning.Operation";
 
-// Fills `*info` for `method`; "" or the reason (without the service and
-// method, which the caller adds) why its operation_info cannot be used.
-// `present` stays false for a method without operation_info, or one that
-// is not a unary method returning google.longrunning.Operation.
+// Fills `*info` for `method`. `present` stays false for a method without
+// operation_info, or one that is not a unary method returning
+// google.longrunning.Operation; and for one whose response_type is missing
+// or resolves to no usable message, with the reason in `not_generated`.
+// Real protos do that (googleapis names types defined in files it does not
+// import: operation_info is only strings to protoc), and such a method was
+// a plain unary method before awaiters existed, so it stays one instead of
+// failing the whole file. metadata_type is not used (the awaiters return
+// the response only), so it is not resolved. Returns "" (kept for callers
+// that add the service and method to a reason).
 std::string BuildLroInfo(const google::protobuf::MethodDescriptor* method,
                          LroInfo* info);
 

@@ -90,6 +90,29 @@ static_assert(!HasAwaitPeekJob<lro::JobsClient>::value);
 static_assert(std::is_same_v<
               decltype(std::declval<lro::JobsClient&>().PeekJob(lro::Job{})),
               Awaited<google::longrunning::Operation>>);
+// So does one whose operation_info names a response type the file cannot
+// see, or none; a metadata type it cannot see does not matter.
+template <typename C, typename = void>
+struct HasAwaitArchiveJob : std::false_type {};
+template <typename C>
+struct HasAwaitArchiveJob<
+    C, std::void_t<decltype(std::declval<C&>().AwaitArchiveJob(lro::Job{}))>>
+    : std::true_type {};
+static_assert(!HasAwaitArchiveJob<lro::JobsClient>::value);
+template <typename C, typename = void>
+struct HasAwaitTouchJob : std::false_type {};
+template <typename C>
+struct HasAwaitTouchJob<
+    C, std::void_t<decltype(std::declval<C&>().AwaitTouchJob(lro::Job{}))>>
+    : std::true_type {};
+static_assert(!HasAwaitTouchJob<lro::JobsClient>::value);
+static_assert(std::is_same_v<
+              decltype(std::declval<lro::JobsClient&>().ArchiveJob(lro::Job{})),
+              Awaited<google::longrunning::Operation>>);
+static_assert(
+    std::is_same_v<
+        decltype(std::declval<lro::JobsClient&>().AwaitRestoreJob(lro::Job{})),
+        Awaited<lro::Job>>);
 
 // idempotency_level.
 static_assert(sink::MixedMethods::kGet.default_idempotency ==

@@ -175,9 +175,6 @@ INSTANTIATE_TEST_SUITE_P(
                  "collides with a member grpc_cpp_plugin generates for rpc "
                  "Get"},
         // Long-running operations.
-        BadProto{"stubkit/testing/gen/bad/lro_unknown_type.proto", "Foo",
-                 "operation_info response_type 'Missing' names no message in "
-                 "package 'stubkit.testing.gen.bad'"},
         BadProto{"stubkit/testing/gen/bad/lro_await_clash.proto", "AwaitFoo",
                  "'AsyncAwaitFoo' in BadClient both as the asynchronous "
                  "variant of rpc AwaitFoo and as the awaiter of rpc Foo, with "

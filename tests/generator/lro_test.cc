@@ -89,8 +89,9 @@ class LroTest : public ::testing::Test {
     std::string error;
     if (!BuildFileModel(file, &model, &error)) return "refused: " + error;
     const LroInfo& lro = model.services[0].methods[0].lro;
-    return lro.present ? lro.response + " / " + lro.metadata_full_name
-                       : "no awaiter";
+    if (lro.present) return lro.response;
+    return lro.not_generated.empty() ? "no awaiter"
+                                     : "no awaiter: " + lro.not_generated;
   }
 
   DescriptorPool pool_;
@@ -130,10 +131,10 @@ TEST_F(LroTest, AbsoluteNamesAndErrors) {
 TEST_F(LroTest, OperationInfoIsReadFromTheRawOptionBytes) {
   EXPECT_EQ(Model("option (google.longrunning.operation_info) = {"
                   "response_type: 'Foo' metadata_type: 'Bar' };"),
-            "::a::v1::Foo / a.v1.Bar");
+            "::a::v1::Foo");
   EXPECT_EQ(Model("option (google.longrunning.operation_info) = {"
                   "response_type: '.a.Foo' };"),
-            "::a::Foo / ");
+            "::a::Foo");
   // No operation_info, or not an Operation: a plain unary method.
   EXPECT_EQ(Model(""), "no awaiter");
   EXPECT_EQ(Model("option (google.longrunning.operation_info) = {"
@@ -142,18 +143,23 @@ TEST_F(LroTest, OperationInfoIsReadFromTheRawOptionBytes) {
             "no awaiter");
 }
 
-TEST_F(LroTest, UnusableOperationInfoIsRefusedNamingTheMethod) {
-  EXPECT_THAT(Model("option (google.longrunning.operation_info) = {"
-                    "metadata_type: 'Bar' };"),
-              HasSubstr("method M: google.longrunning.operation_info has no "
-                        "response_type"));
+// Real protos name types in files they do not import (operation_info is
+// only strings to protoc): such a method keeps its plain unary form, and
+// the header says why it has no awaiters.
+TEST_F(LroTest, UnusableOperationInfoLeavesAPlainMethod) {
+  EXPECT_EQ(Model("option (google.longrunning.operation_info) = {"
+                  "metadata_type: 'Bar' };"),
+            "no awaiter: its google.longrunning.operation_info has no "
+            "response_type, so stubkit cannot tell what the operation "
+            "returns");
   EXPECT_THAT(Model("option (google.longrunning.operation_info) = {"
                     "response_type: 'Nope' metadata_type: 'Bar' };"),
-              HasSubstr("method M: google.longrunning.operation_info "
+              HasSubstr("no awaiter: its google.longrunning.operation_info "
                         "response_type 'Nope' names no message"));
-  EXPECT_THAT(Model("option (google.longrunning.operation_info) = {"
-                    "response_type: 'Foo' metadata_type: 'Nope' };"),
-              HasSubstr("metadata_type 'Nope' names no message"));
+  // The metadata type is not used: one that resolves to nothing is fine.
+  EXPECT_EQ(Model("option (google.longrunning.operation_info) = {"
+                  "response_type: 'Foo' metadata_type: 'Nope' };"),
+            "::a::v1::Foo");
 }
 
 }  // namespace

@@ -43,6 +43,26 @@ namespace v1 {
   return child_->PeekJob(context, options, request);
 }
 
+::absl::StatusOr<::google::longrunning::Operation>
+JobsStubDecorator::ArchiveJob(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+    const ::stubkit::testing::gen::lro::v1::Job& request) {
+  return child_->ArchiveJob(context, options, request);
+}
+
+::absl::StatusOr<::google::longrunning::Operation>
+JobsStubDecorator::RestoreJob(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+    const ::stubkit::testing::gen::lro::v1::Job& request) {
+  return child_->RestoreJob(context, options, request);
+}
+
+::absl::StatusOr<::google::longrunning::Operation> JobsStubDecorator::TouchJob(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+    const ::stubkit::testing::gen::lro::v1::Job& request) {
+  return child_->TouchJob(context, options, request);
+}
+
 void JobsStubDecorator::AsyncStartJob(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::lro::v1::StartJobRequest& request,
@@ -163,6 +183,96 @@ void JobsGrpcStub::AsyncPeekJob(
       ::std::move(done));
 }
 
+void JobsStubDecorator::AsyncArchiveJob(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+    const ::stubkit::testing::gen::lro::v1::Job& request,
+    ::stubkit::AsyncCallback<::google::longrunning::Operation> done) {
+  child_->AsyncArchiveJob(context, options, request, ::std::move(done));
+}
+
+void JobsGrpcStub::AsyncArchiveJob(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
+    const ::stubkit::testing::gen::lro::v1::Job& request,
+    ::stubkit::AsyncCallback<::google::longrunning::Operation> done) {
+  auto* async = grpc_stub_->async();
+  if (async == nullptr) {
+    done(::stubkit::internal::NoAsyncStubError(
+        "stubkit.testing.gen.lro.v1.Jobs.ArchiveJob"));
+    return;
+  }
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.gen.lro.v1.Jobs.ArchiveJob");
+      !refused.ok()) {
+    done(::std::move(refused));
+    return;
+  }
+  ::stubkit::internal::StartAsyncUnary<::google::longrunning::Operation>(
+      [&](auto* response, auto on_done) {
+        async->ArchiveJob(&context, &request, response, ::std::move(on_done));
+      },
+      ::std::move(done));
+}
+
+void JobsStubDecorator::AsyncRestoreJob(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+    const ::stubkit::testing::gen::lro::v1::Job& request,
+    ::stubkit::AsyncCallback<::google::longrunning::Operation> done) {
+  child_->AsyncRestoreJob(context, options, request, ::std::move(done));
+}
+
+void JobsGrpcStub::AsyncRestoreJob(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
+    const ::stubkit::testing::gen::lro::v1::Job& request,
+    ::stubkit::AsyncCallback<::google::longrunning::Operation> done) {
+  auto* async = grpc_stub_->async();
+  if (async == nullptr) {
+    done(::stubkit::internal::NoAsyncStubError(
+        "stubkit.testing.gen.lro.v1.Jobs.RestoreJob"));
+    return;
+  }
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.gen.lro.v1.Jobs.RestoreJob");
+      !refused.ok()) {
+    done(::std::move(refused));
+    return;
+  }
+  ::stubkit::internal::StartAsyncUnary<::google::longrunning::Operation>(
+      [&](auto* response, auto on_done) {
+        async->RestoreJob(&context, &request, response, ::std::move(on_done));
+      },
+      ::std::move(done));
+}
+
+void JobsStubDecorator::AsyncTouchJob(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+    const ::stubkit::testing::gen::lro::v1::Job& request,
+    ::stubkit::AsyncCallback<::google::longrunning::Operation> done) {
+  child_->AsyncTouchJob(context, options, request, ::std::move(done));
+}
+
+void JobsGrpcStub::AsyncTouchJob(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
+    const ::stubkit::testing::gen::lro::v1::Job& request,
+    ::stubkit::AsyncCallback<::google::longrunning::Operation> done) {
+  auto* async = grpc_stub_->async();
+  if (async == nullptr) {
+    done(::stubkit::internal::NoAsyncStubError(
+        "stubkit.testing.gen.lro.v1.Jobs.TouchJob"));
+    return;
+  }
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.gen.lro.v1.Jobs.TouchJob");
+      !refused.ok()) {
+    done(::std::move(refused));
+    return;
+  }
+  ::stubkit::internal::StartAsyncUnary<::google::longrunning::Operation>(
+      [&](auto* response, auto on_done) {
+        async->TouchJob(&context, &request, response, ::std::move(on_done));
+      },
+      ::std::move(done));
+}
+
 ::absl::StatusOr<::google::longrunning::Operation> JobsGrpcStub::StartJob(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::lro::v1::StartJobRequest& request) {
@@ -216,6 +326,48 @@ void JobsGrpcStub::AsyncPeekJob(
   ::google::longrunning::Operation response;
   return ::stubkit::internal::ToStatusOr(
       grpc_stub_->PeekJob(&context, request, &response), ::std::move(response));
+}
+
+::absl::StatusOr<::google::longrunning::Operation> JobsGrpcStub::ArchiveJob(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
+    const ::stubkit::testing::gen::lro::v1::Job& request) {
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.gen.lro.v1.Jobs.ArchiveJob");
+      !refused.ok()) {
+    return refused;
+  }
+  ::google::longrunning::Operation response;
+  return ::stubkit::internal::ToStatusOr(
+      grpc_stub_->ArchiveJob(&context, request, &response),
+      ::std::move(response));
+}
+
+::absl::StatusOr<::google::longrunning::Operation> JobsGrpcStub::RestoreJob(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
+    const ::stubkit::testing::gen::lro::v1::Job& request) {
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.gen.lro.v1.Jobs.RestoreJob");
+      !refused.ok()) {
+    return refused;
+  }
+  ::google::longrunning::Operation response;
+  return ::stubkit::internal::ToStatusOr(
+      grpc_stub_->RestoreJob(&context, request, &response),
+      ::std::move(response));
+}
+
+::absl::StatusOr<::google::longrunning::Operation> JobsGrpcStub::TouchJob(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
+    const ::stubkit::testing::gen::lro::v1::Job& request) {
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.gen.lro.v1.Jobs.TouchJob");
+      !refused.ok()) {
+    return refused;
+  }
+  ::google::longrunning::Operation response;
+  return ::stubkit::internal::ToStatusOr(
+      grpc_stub_->TouchJob(&context, request, &response),
+      ::std::move(response));
 }
 
 namespace {
@@ -309,6 +461,68 @@ class JobsConnectionImpl : public JobsConnection {
         ::std::move(done));
   }
 
+  ::absl::StatusOr<::google::longrunning::Operation> ArchiveJob(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request) override {
+    return ::stubkit::internal::RunUnary<::google::longrunning::Operation>(
+        JobsMethods::kArchiveJob, options, request,
+        [&](::grpc::ClientContext& context) {
+          return stub_->ArchiveJob(context, options, request);
+        },
+        [&] { return AsyncArchiveJobAttempt(request); });
+  }
+
+  void AsyncArchiveJob(const ::stubkit::OptionsView& options,
+                       const ::stubkit::testing::gen::lro::v1::Job& request,
+                       ::stubkit::AsyncCallback<
+                           ::google::longrunning::Operation>
+                           done) override {
+    ::stubkit::internal::RunAsyncUnary<::google::longrunning::Operation>(
+        JobsMethods::kArchiveJob, options, AsyncArchiveJobAttempt(request),
+        ::std::move(done));
+  }
+
+  ::absl::StatusOr<::google::longrunning::Operation> RestoreJob(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request) override {
+    return ::stubkit::internal::RunUnary<::google::longrunning::Operation>(
+        JobsMethods::kRestoreJob, options, request,
+        [&](::grpc::ClientContext& context) {
+          return stub_->RestoreJob(context, options, request);
+        },
+        [&] { return AsyncRestoreJobAttempt(request); });
+  }
+
+  void AsyncRestoreJob(const ::stubkit::OptionsView& options,
+                       const ::stubkit::testing::gen::lro::v1::Job& request,
+                       ::stubkit::AsyncCallback<
+                           ::google::longrunning::Operation>
+                           done) override {
+    ::stubkit::internal::RunAsyncUnary<::google::longrunning::Operation>(
+        JobsMethods::kRestoreJob, options, AsyncRestoreJobAttempt(request),
+        ::std::move(done));
+  }
+
+  ::absl::StatusOr<::google::longrunning::Operation> TouchJob(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request) override {
+    return ::stubkit::internal::RunUnary<::google::longrunning::Operation>(
+        JobsMethods::kTouchJob, options, request,
+        [&](::grpc::ClientContext& context) {
+          return stub_->TouchJob(context, options, request);
+        },
+        [&] { return AsyncTouchJobAttempt(request); });
+  }
+
+  void AsyncTouchJob(const ::stubkit::OptionsView& options,
+                     const ::stubkit::testing::gen::lro::v1::Job& request,
+                     ::stubkit::AsyncCallback<::google::longrunning::Operation>
+                         done) override {
+    ::stubkit::internal::RunAsyncUnary<::google::longrunning::Operation>(
+        JobsMethods::kTouchJob, options, AsyncTouchJobAttempt(request),
+        ::std::move(done));
+  }
+
  private:
   ::stubkit::internal::AsyncUnaryAttempt<JobsStub, ::stubkit::testing::gen::lro::v1::StartJobRequest,
       ::google::longrunning::Operation, &JobsStub::AsyncStartJob>
@@ -331,6 +545,24 @@ class JobsConnectionImpl : public JobsConnection {
   ::stubkit::internal::AsyncUnaryAttempt<JobsStub, ::stubkit::testing::gen::lro::v1::Job,
       ::google::longrunning::Operation, &JobsStub::AsyncPeekJob>
   AsyncPeekJobAttempt(const ::stubkit::testing::gen::lro::v1::Job& request) const {
+    return {stub_, request};
+  }
+
+  ::stubkit::internal::AsyncUnaryAttempt<JobsStub, ::stubkit::testing::gen::lro::v1::Job,
+      ::google::longrunning::Operation, &JobsStub::AsyncArchiveJob>
+  AsyncArchiveJobAttempt(const ::stubkit::testing::gen::lro::v1::Job& request) const {
+    return {stub_, request};
+  }
+
+  ::stubkit::internal::AsyncUnaryAttempt<JobsStub, ::stubkit::testing::gen::lro::v1::Job,
+      ::google::longrunning::Operation, &JobsStub::AsyncRestoreJob>
+  AsyncRestoreJobAttempt(const ::stubkit::testing::gen::lro::v1::Job& request) const {
+    return {stub_, request};
+  }
+
+  ::stubkit::internal::AsyncUnaryAttempt<JobsStub, ::stubkit::testing::gen::lro::v1::Job,
+      ::google::longrunning::Operation, &JobsStub::AsyncTouchJob>
+  AsyncTouchJobAttempt(const ::stubkit::testing::gen::lro::v1::Job& request) const {
     return {stub_, request};
   }
 
@@ -396,6 +628,44 @@ class JobsRefusingConnection : public JobsConnection {
     done(refusal_);
   }
 
+  ::absl::StatusOr<::google::longrunning::Operation> ArchiveJob(
+      const ::stubkit::OptionsView& /*options*/,
+      const ::stubkit::testing::gen::lro::v1::Job& /*request*/) override {
+    return refusal_;
+  }
+  void AsyncArchiveJob(const ::stubkit::OptionsView& /*options*/,
+                       const ::stubkit::testing::gen::lro::v1::Job& /*request*/,
+                       ::stubkit::AsyncCallback<
+                           ::google::longrunning::Operation>
+                           done) override {
+    done(refusal_);
+  }
+
+  ::absl::StatusOr<::google::longrunning::Operation> RestoreJob(
+      const ::stubkit::OptionsView& /*options*/,
+      const ::stubkit::testing::gen::lro::v1::Job& /*request*/) override {
+    return refusal_;
+  }
+  void AsyncRestoreJob(const ::stubkit::OptionsView& /*options*/,
+                       const ::stubkit::testing::gen::lro::v1::Job& /*request*/,
+                       ::stubkit::AsyncCallback<
+                           ::google::longrunning::Operation>
+                           done) override {
+    done(refusal_);
+  }
+
+  ::absl::StatusOr<::google::longrunning::Operation> TouchJob(
+      const ::stubkit::OptionsView& /*options*/,
+      const ::stubkit::testing::gen::lro::v1::Job& /*request*/) override {
+    return refusal_;
+  }
+  void AsyncTouchJob(const ::stubkit::OptionsView& /*options*/,
+                     const ::stubkit::testing::gen::lro::v1::Job& /*request*/,
+                     ::stubkit::AsyncCallback<::google::longrunning::Operation>
+                         done) override {
+    done(refusal_);
+  }
+
  private:
   ::absl::Status refusal_;
 };
@@ -424,7 +694,7 @@ JobsClient::JobsClient(
     ::stubkit::Options options)
     : options_(::std::move(options)),
       method_options_(options_, "stubkit.testing.gen.lro.v1.Jobs",
-                      {"StartJob", "ExportJob", "DeleteJob", "PeekJob"}),
+                      {"StartJob", "ExportJob", "DeleteJob", "PeekJob", "ArchiveJob", "RestoreJob", "TouchJob"}),
       connection_(MakeJobsConnection(channel, options_)) {
   if (!method_options_.status().ok()) {
     connection_ = ::std::make_shared<JobsRefusingConnection>(
@@ -444,7 +714,7 @@ JobsClient::JobsClient(
     ::stubkit::Options options)
     : options_(::std::move(options)),
       method_options_(options_, "stubkit.testing.gen.lro.v1.Jobs",
-                      {"StartJob", "ExportJob", "DeleteJob", "PeekJob"}),
+                      {"StartJob", "ExportJob", "DeleteJob", "PeekJob", "ArchiveJob", "RestoreJob", "TouchJob"}),
       connection_(::std::move(connection)) {
   const auto* decorators = options_.find<DecoratorsOption>();
   if (decorators != nullptr && !decorators->empty()) {
@@ -701,6 +971,129 @@ void JobsClient::AsyncPeekJob(
     const ::stubkit::Options& call) {
   connection_->AsyncPeekJob(method_options_.View(3, call, options_, request),
                             request, ::std::move(done));
+}
+
+::absl::StatusOr<::google::longrunning::Operation> JobsClient::ArchiveJob(
+    const ::stubkit::testing::gen::lro::v1::Job& request,
+    const ::stubkit::Options& call) {
+  return connection_->ArchiveJob(
+      method_options_.View(4, call, options_, request), request);
+}
+
+::std::future<::absl::StatusOr<::google::longrunning::Operation>>
+JobsClient::AsyncArchiveJob(
+    const ::stubkit::testing::gen::lro::v1::Job& request,
+    const ::stubkit::Options& call) {
+  auto [future, fulfil] =
+      ::stubkit::internal::FulfilPromise<::google::longrunning::Operation>::Make();
+  connection_->AsyncArchiveJob(method_options_.View(4, call, options_, request),
+                               request, fulfil);
+  return ::std::move(future);
+}
+
+void JobsClient::AsyncArchiveJob(
+    const ::stubkit::testing::gen::lro::v1::Job& request,
+    ::stubkit::AsyncCallback<::google::longrunning::Operation> done,
+    const ::stubkit::Options& call) {
+  connection_->AsyncArchiveJob(method_options_.View(4, call, options_, request),
+                               request, ::std::move(done));
+}
+
+::absl::StatusOr<::google::longrunning::Operation> JobsClient::RestoreJob(
+    const ::stubkit::testing::gen::lro::v1::Job& request,
+    const ::stubkit::Options& call) {
+  return connection_->RestoreJob(
+      method_options_.View(5, call, options_, request), request);
+}
+
+::std::future<::absl::StatusOr<::google::longrunning::Operation>>
+JobsClient::AsyncRestoreJob(
+    const ::stubkit::testing::gen::lro::v1::Job& request,
+    const ::stubkit::Options& call) {
+  auto [future, fulfil] =
+      ::stubkit::internal::FulfilPromise<::google::longrunning::Operation>::Make();
+  connection_->AsyncRestoreJob(method_options_.View(5, call, options_, request),
+                               request, fulfil);
+  return ::std::move(future);
+}
+
+void JobsClient::AsyncRestoreJob(
+    const ::stubkit::testing::gen::lro::v1::Job& request,
+    ::stubkit::AsyncCallback<::google::longrunning::Operation> done,
+    const ::stubkit::Options& call) {
+  connection_->AsyncRestoreJob(method_options_.View(5, call, options_, request),
+                               request, ::std::move(done));
+}
+
+::absl::StatusOr<::stubkit::testing::gen::lro::v1::Job>
+JobsClient::AwaitRestoreJob(
+    const ::stubkit::testing::gen::lro::v1::Job& request,
+    const ::stubkit::Options& call) {
+  using Response = ::stubkit::testing::gen::lro::v1::Job;
+  if (operations_ == nullptr) {
+    return ::stubkit::internal::NoOperationsClient(
+        "stubkit.testing.gen.lro.v1.Jobs.RestoreJob");
+  }
+  return ::stubkit::internal::PollOperation<Response>(
+      *operations_, method_options_.View(5, call, options_, request), call,
+      "stubkit.testing.gen.lro.v1.Jobs.RestoreJob", RestoreJob(request, call));
+}
+
+::std::future<::absl::StatusOr<::stubkit::testing::gen::lro::v1::Job>>
+JobsClient::AsyncAwaitRestoreJob(
+    const ::stubkit::testing::gen::lro::v1::Job& request,
+    const ::stubkit::Options& call) {
+  using Response = ::stubkit::testing::gen::lro::v1::Job;
+  auto [future, started] = ::stubkit::internal::AsyncAwaitOperation<Response>(
+      operations_, method_options_.View(5, call, options_, request), call,
+      "stubkit.testing.gen.lro.v1.Jobs.RestoreJob");
+  if (started != nullptr) {
+    AsyncRestoreJob(request, ::std::move(started), call);
+  }
+  return ::std::move(future);
+}
+
+::absl::StatusOr<::stubkit::testing::gen::lro::v1::Job>
+JobsClient::AwaitRestoreJobByName(const ::std::string& operation_name,
+                                  const ::stubkit::Options& call) {
+  using Response = ::stubkit::testing::gen::lro::v1::Job;
+  return ::stubkit::internal::AwaitOperationByName<Response>(
+      operations_.get(), method_options_.View(5, call, options_), call,
+      "stubkit.testing.gen.lro.v1.Jobs.RestoreJob", operation_name);
+}
+
+::std::future<::absl::StatusOr<::stubkit::testing::gen::lro::v1::Job>>
+JobsClient::AsyncAwaitRestoreJobByName(const ::std::string& operation_name,
+                                       const ::stubkit::Options& call) {
+  using Response = ::stubkit::testing::gen::lro::v1::Job;
+  return ::stubkit::internal::AsyncAwaitOperationByName<Response>(
+      operations_, method_options_.View(5, call, options_), call,
+      "stubkit.testing.gen.lro.v1.Jobs.RestoreJob", operation_name);
+}
+
+::absl::StatusOr<::google::longrunning::Operation> JobsClient::TouchJob(
+    const ::stubkit::testing::gen::lro::v1::Job& request,
+    const ::stubkit::Options& call) {
+  return connection_->TouchJob(method_options_.View(6, call, options_, request),
+                               request);
+}
+
+::std::future<::absl::StatusOr<::google::longrunning::Operation>>
+JobsClient::AsyncTouchJob(const ::stubkit::testing::gen::lro::v1::Job& request,
+                          const ::stubkit::Options& call) {
+  auto [future, fulfil] =
+      ::stubkit::internal::FulfilPromise<::google::longrunning::Operation>::Make();
+  connection_->AsyncTouchJob(method_options_.View(6, call, options_, request),
+                             request, fulfil);
+  return ::std::move(future);
+}
+
+void JobsClient::AsyncTouchJob(
+    const ::stubkit::testing::gen::lro::v1::Job& request,
+    ::stubkit::AsyncCallback<::google::longrunning::Operation> done,
+    const ::stubkit::Options& call) {
+  connection_->AsyncTouchJob(method_options_.View(6, call, options_, request),
+                             request, ::std::move(done));
 }
 
 }  // namespace v1

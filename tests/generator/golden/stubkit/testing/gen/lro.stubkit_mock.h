@@ -60,6 +60,33 @@ class MockJobsStub : public ::stubkit::testing::gen::lro::v1::JobsStub {
                const ::stubkit::testing::gen::lro::v1::Job&,
                ::stubkit::AsyncCallback<::google::longrunning::Operation>),
               (override));
+  MOCK_METHOD((::absl::StatusOr<::google::longrunning::Operation>), ArchiveJob,
+              (::grpc::ClientContext&, const ::stubkit::OptionsView&,
+               const ::stubkit::testing::gen::lro::v1::Job&),
+              (override));
+  MOCK_METHOD((void), AsyncArchiveJob,
+              (::grpc::ClientContext&, const ::stubkit::OptionsView&,
+               const ::stubkit::testing::gen::lro::v1::Job&,
+               ::stubkit::AsyncCallback<::google::longrunning::Operation>),
+              (override));
+  MOCK_METHOD((::absl::StatusOr<::google::longrunning::Operation>), RestoreJob,
+              (::grpc::ClientContext&, const ::stubkit::OptionsView&,
+               const ::stubkit::testing::gen::lro::v1::Job&),
+              (override));
+  MOCK_METHOD((void), AsyncRestoreJob,
+              (::grpc::ClientContext&, const ::stubkit::OptionsView&,
+               const ::stubkit::testing::gen::lro::v1::Job&,
+               ::stubkit::AsyncCallback<::google::longrunning::Operation>),
+              (override));
+  MOCK_METHOD((::absl::StatusOr<::google::longrunning::Operation>), TouchJob,
+              (::grpc::ClientContext&, const ::stubkit::OptionsView&,
+               const ::stubkit::testing::gen::lro::v1::Job&),
+              (override));
+  MOCK_METHOD((void), AsyncTouchJob,
+              (::grpc::ClientContext&, const ::stubkit::OptionsView&,
+               const ::stubkit::testing::gen::lro::v1::Job&,
+               ::stubkit::AsyncCallback<::google::longrunning::Operation>),
+              (override));
 };
 
 class MockJobsConnection
@@ -97,6 +124,33 @@ class MockJobsConnection
                const ::stubkit::testing::gen::lro::v1::Job&),
               (override));
   MOCK_METHOD((void), AsyncPeekJob,
+              (const ::stubkit::OptionsView&,
+               const ::stubkit::testing::gen::lro::v1::Job&,
+               ::stubkit::AsyncCallback<::google::longrunning::Operation>),
+              (override));
+  MOCK_METHOD((::absl::StatusOr<::google::longrunning::Operation>), ArchiveJob,
+              (const ::stubkit::OptionsView&,
+               const ::stubkit::testing::gen::lro::v1::Job&),
+              (override));
+  MOCK_METHOD((void), AsyncArchiveJob,
+              (const ::stubkit::OptionsView&,
+               const ::stubkit::testing::gen::lro::v1::Job&,
+               ::stubkit::AsyncCallback<::google::longrunning::Operation>),
+              (override));
+  MOCK_METHOD((::absl::StatusOr<::google::longrunning::Operation>), RestoreJob,
+              (const ::stubkit::OptionsView&,
+               const ::stubkit::testing::gen::lro::v1::Job&),
+              (override));
+  MOCK_METHOD((void), AsyncRestoreJob,
+              (const ::stubkit::OptionsView&,
+               const ::stubkit::testing::gen::lro::v1::Job&,
+               ::stubkit::AsyncCallback<::google::longrunning::Operation>),
+              (override));
+  MOCK_METHOD((::absl::StatusOr<::google::longrunning::Operation>), TouchJob,
+              (const ::stubkit::OptionsView&,
+               const ::stubkit::testing::gen::lro::v1::Job&),
+              (override));
+  MOCK_METHOD((void), AsyncTouchJob,
               (const ::stubkit::OptionsView&,
                const ::stubkit::testing::gen::lro::v1::Job&,
                ::stubkit::AsyncCallback<::google::longrunning::Operation>),
