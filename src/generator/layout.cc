@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 
 namespace stubkit {
 namespace generator {
@@ -32,9 +33,41 @@ std::vector<std::string> LayoutLongType(const std::string& type, int indent,
 // whatever precedes it); the others are, relative to `indent`.
 struct Packed {
   std::vector<std::string> lines;
-  bool split = false;  // an item was broken before its last word
-  bool fits = true;    // every line within the limit
+  bool split = false;        // an item was broken, or the suffix moved down
+  bool param_split = false;  // an item was broken before its last word
+  bool braced = false;       // a braced list was broken inside its braces
+  bool fits = true;          // every line within the limit
 };
+
+// The top-level elements of a braced list "{a, b(c, d), "e, f"}", or
+// nullopt when `item` is not one.
+std::optional<std::vector<std::string>> BracedElements(
+    const std::string& item) {
+  if (item.size() < 2 || item.front() != '{' || item.back() != '}') {
+    return std::nullopt;
+  }
+  std::vector<std::string> elements;
+  int depth = 0;
+  bool quoted = false;
+  size_t start = 1;
+  for (size_t i = 1; i + 1 < item.size(); ++i) {
+    const char c = item[i];
+    if (quoted) {
+      if (c == '\\') ++i;
+      if (c == '"') quoted = false;
+      continue;
+    }
+    if (c == '"') quoted = true;
+    if (c == '(' || c == '{' || c == '<' || c == '[') ++depth;
+    if (c == ')' || c == '}' || c == '>' || c == ']') --depth;
+    if (c == ',' && depth == 0) {
+      elements.push_back(item.substr(start, i - start));
+      start = i + 2;  // ", "
+    }
+  }
+  elements.push_back(item.substr(start, item.size() - 1 - start));
+  return elements;
+}
 
 Packed Pack(const std::vector<std::string>& items, int column, int indent,
             const std::string& last, bool allow_split,
@@ -64,6 +97,22 @@ Packed Pack(const std::vector<std::string>& items, int column, int indent,
       packed.split = true;
       continue;
     }
+    // A braced list too long for its line: its elements bin-packed after
+    // its '{', on a line of its own.
+    if (allow_split && !Fits(column, text)) {
+      if (auto elements = BracedElements(items[i])) {
+        packed.braced = true;
+        const std::string rest = text.substr(items[i].size());
+        Packed inner = Pack(*elements, column + 1, indent, "}" + rest, false);
+        if (!inner.fits) packed.fits = false;
+        for (size_t k = 0; k < inner.lines.size(); ++k) {
+          line = k == 0 ? "{" + inner.lines[k]
+                        : inner.lines[k].substr(column - indent);
+          flush();
+        }
+        continue;
+      }
+    }
     const size_t space = items[i].rfind(' ');
     if (Fits(column, text) || !allow_split || space == std::string::npos) {
       line = text;
@@ -72,6 +121,7 @@ Packed Pack(const std::vector<std::string>& items, int column, int indent,
     // "const Type&\n    name": the name indented by 4 more; the type broken
     // in its template arguments if it is still too long.
     packed.split = true;
+    packed.param_split = true;
     const std::string type = items[i].substr(0, space);
     for (const std::string& type_line : Fits(column, type)
                                             ? std::vector<std::string>{type}
@@ -179,19 +229,52 @@ std::vector<std::string> LayoutCall(const std::string& head,
   const std::string one_line =
       absl::StrCat(head, absl::StrJoin(params, ", "), tail);
   if (Fits(indent, one_line)) return {one_line};
+  // "lhs = f(args)": broken after the '=' when the rest fits on one line.
+  const size_t equals = head.find(" = ");
+  if (equals != std::string::npos && equals < head.find('(') &&
+      Fits(indent + kContinuation, one_line.substr(equals + 3))) {
+    return {head.substr(0, equals + 2),
+            std::string(kContinuation, ' ') + one_line.substr(equals + 3)};
+  }
+  if (!Fits(indent, head) && head.size() > 2 &&
+      head.compare(head.size() - 2, 2, ">(") == 0) {
+    // "f<args>(" too long itself: broken in its template arguments, the
+    // call's arguments on the next lines, 4 columns in.
+    std::vector<std::string> lines =
+        LayoutLongType(head.substr(0, head.size() - 1), indent, "(");
+    for (const std::string& line : lines) *fits = *fits && Fits(indent, line);
+    Packed args = Pack(params, indent + kContinuation, indent, tail, true);
+    if (!args.fits) *fits = false;
+    for (size_t i = 0; i < args.lines.size(); ++i) {
+      lines.push_back(i == 0 ? std::string(kContinuation, ' ') + args.lines[i]
+                             : args.lines[i]);
+    }
+    return lines;
+  }
   if (!Fits(indent, head)) *fits = false;
-  // clang-format breaks before "override", not before "= 0".
+  // clang-format breaks before "override" and "const", not before "= 0".
   std::string suffix;
-  if (tail.rfind(") override", 0) == 0) suffix = tail.substr(2);
+  if (tail.rfind(") override", 0) == 0 || tail.rfind(") const", 0) == 0) {
+    suffix = tail.substr(2);
+  }
   Packed aligned = Pack(params, indent + static_cast<int>(head.size()), indent,
                         tail, true, ")", suffix);
-  if (aligned.fits && !aligned.split) return Join(head, aligned);
+  if (aligned.fits && !aligned.split && !aligned.braced) {
+    return Join(head, aligned);
+  }
   Packed broken =
       Pack(params, indent + kContinuation, indent, tail, true, ")", suffix);
   const std::vector<std::string> broken_lines = Below(head, broken);
-  if (broken.fits && !broken.split) return broken_lines;
-  if (aligned.fits &&
-      (!broken.fits || aligned.lines.size() <= broken_lines.size())) {
+  if (broken.fits && !broken.split && !broken.braced) return broken_lines;
+  // Moving " override" down below the head beats breaking a parameter
+  // after '('.
+  if (broken.fits && !broken.param_split && !broken.braced &&
+      aligned.param_split) {
+    return broken_lines;
+  }
+  // Of two broken braced lists, the one below the head on a tie.
+  const size_t aligned_lines = aligned.lines.size() + (aligned.braced ? 1 : 0);
+  if (aligned.fits && (!broken.fits || aligned_lines <= broken_lines.size())) {
     return Join(head, aligned);
   }
   if (!broken.fits) *fits = false;
@@ -210,7 +293,29 @@ std::string LayoutList(const std::string& head,
 std::string LayoutType(const std::string& type, const std::string& suffix,
                        int indent) {
   if (Fits(indent, type + suffix)) return type + suffix;
-  return absl::StrJoin(LayoutLongType(type, indent, suffix), "\n");
+  // "lhs = rhs<...>": the break goes after the '=' when that puts the rest
+  // on one line; else in the template arguments; failing both, after the
+  // '=' again, the rest laid out 4 columns in.
+  const size_t equals = type.find(" = ");
+  const bool assignment =
+      equals != std::string::npos && equals < type.find('<');
+  const std::string pad(kContinuation, ' ');
+  auto after_equals = [&] {
+    return absl::StrCat(
+        type.substr(0, equals + 2), "\n", pad,
+        absl::StrReplaceAll(
+            LayoutType(type.substr(equals + 3), suffix, indent + kContinuation),
+            {{"\n", "\n" + pad}}));
+  };
+  if (assignment &&
+      Fits(indent + kContinuation, type.substr(equals + 3) + suffix)) {
+    return after_equals();
+  }
+  std::vector<std::string> lines = LayoutLongType(type, indent, suffix);
+  bool fits = true;
+  for (const std::string& line : lines) fits = fits && Fits(indent, line);
+  if (!fits && assignment) return after_equals();
+  return absl::StrJoin(lines, "\n");
 }
 
 std::string LayoutVariable(const std::string& type, const std::string& name,

@@ -110,8 +110,9 @@ void PrintAsyncUnaryDefinitions(Printer& w, const Printer::Vars& mv,
   w.Print(mv,
           "    done(::std::move(refused));\n"
           "    return;\n"
-          "  }\n"
-          "  ::stubkit::internal::StartAsyncUnary<$Response$>(\n"
+          "  }\n");
+  PrintType(w, mv, 1, "::stubkit::internal::StartAsyncUnary<$Response$>", "(");
+  w.Print(mv,
           "      [&](auto* response, auto on_done) {\n"
           "        async->$Method$(&context, &request, response, "
           "::std::move(on_done));\n"
@@ -141,26 +142,32 @@ void PrintGrpcStubDefinition(Printer& w, const Printer::Vars& mv,
                 ");");
       break;
     case Kind::kServerStreaming:
+      PrintType(w, mv, 2,
+                "return ::std::make_unique<"
+                "::stubkit::internal::RefusedClientReader<$Response$>>",
+                "(");
       w.Print(mv,
-              "    return ::std::make_unique<\n"
-              "        ::stubkit::internal::RefusedClientReader<$Response$>>(\n"
               "        ::stubkit::internal::ToGrpcStatus(refused));\n"
               "  }\n"
               "  return grpc_stub_->$Method$(&context, request);\n");
       break;
     case Kind::kClientStreaming:
+      PrintType(w, mv, 2,
+                "return ::std::make_unique<"
+                "::stubkit::internal::RefusedClientWriter<$Request$>>",
+                "(");
       w.Print(mv,
-              "    return ::std::make_unique<\n"
-              "        ::stubkit::internal::RefusedClientWriter<$Request$>>(\n"
               "        ::stubkit::internal::ToGrpcStatus(refused));\n"
               "  }\n"
               "  return grpc_stub_->$Method$(&context, response);\n");
       break;
     case Kind::kBidi:
+      PrintType(w, mv, 2,
+                "return ::std::make_unique<"
+                "::stubkit::internal::RefusedClientReaderWriter<$Request$, "
+                "$Response$>>",
+                "(");
       w.Print(mv,
-              "    return ::std::make_unique<\n"
-              "        ::stubkit::internal::RefusedClientReaderWriter<\n"
-              "            $Request$, $Response$>>(\n"
               "        ::stubkit::internal::ToGrpcStatus(refused));\n"
               "  }\n"
               "  return grpc_stub_->$Method$(&context);\n");

@@ -140,6 +140,111 @@ TEST(LayoutTest, ClassHeads) {
       "    : public ::stubkit::testing::gen::library::v1::LibraryStub {");
 }
 
+TEST(LayoutTest, CallHeadTooLongBreaksInItsTemplateArguments) {
+  EXPECT_EQ(
+      LayoutList("return ::stubkit::internal::RunUnary<::a::very::long_package"
+                 "::name::v1::Book>(",
+                 {"Methods::kGet", "options", "request"}, ");", 4),
+      "return ::stubkit::internal::RunUnary<\n"
+      "    ::a::very::long_package::name::v1::Book>(\n"
+      "    Methods::kGet, options, request);");
+  // Aligned after '<' when the arguments fit there.
+  EXPECT_EQ(LayoutType("return ::stubkit::internal::OpenBidiStream<"
+                       "::stubkit::testing::Item, ::stubkit::testing::Item>",
+                       "(", 4),
+            "return ::stubkit::internal::OpenBidiStream<::stubkit::testing::"
+            "Item,\n"
+            "                                           ::stubkit::testing::"
+            "Item>(");
+}
+
+TEST(LayoutTest, TypeBreaksInTheInnerArgumentsOfItsOnlyArgument) {
+  EXPECT_EQ(
+      LayoutType("auto writer = ::std::make_unique<::stubkit::internal::"
+                 "GrpcStreamWriter<::stubkit::testing::Item, "
+                 "::stubkit::testing::SumResponse>>",
+                 "();", 4),
+      "auto writer = ::std::make_unique<::stubkit::internal::GrpcStreamWriter<"
+      "\n"
+      "    ::stubkit::testing::Item, ::stubkit::testing::SumResponse>>();");
+  EXPECT_EQ(LayoutType("auto [future, fulfil] = ::stubkit::internal::"
+                       "FulfilPromise<::google::longrunning::Operation>",
+                       "::Make();", 2),
+            "auto [future, fulfil] = ::stubkit::internal::FulfilPromise<\n"
+            "    ::google::longrunning::Operation>::Make();");
+}
+
+TEST(LayoutTest, TypeBreaksAfterTheEqualsWhenItsArgumentsCannot) {
+  EXPECT_EQ(
+      LayoutType("auto stream = ::std::make_unique<::stubkit::internal::"
+                 "GrpcStreamReaderWriter<::stubkit::testing::Item, "
+                 "::stubkit::testing::Item>>",
+                 "(", 4),
+      "auto stream =\n"
+      "    ::std::make_unique<::stubkit::internal::GrpcStreamReaderWriter<\n"
+      "        ::stubkit::testing::Item, ::stubkit::testing::Item>>(");
+}
+
+TEST(LayoutTest, ConstGoesToItsOwnLineLikeOverride) {
+  EXPECT_EQ(
+      LayoutFunctionHead({"",
+                          "::stubkit::internal::AsyncUnaryAttempt<LibraryStub, "
+                          "::a::b::GetBookRequest, ::a::b::Book, "
+                          "&LibraryStub::AsyncGetBook>",
+                          "AsyncGetBookAttempt",
+                          {"const ::stubkit::testing::gen::library::v1::"
+                           "GetBookRequest& request"},
+                          " const {"},
+                         2),
+      "::stubkit::internal::AsyncUnaryAttempt<LibraryStub, "
+      "::a::b::GetBookRequest,\n"
+      "                                       ::a::b::Book,\n"
+      "                                       &LibraryStub::AsyncGetBook>\n"
+      "AsyncGetBookAttempt(\n"
+      "    const ::stubkit::testing::gen::library::v1::GetBookRequest& "
+      "request)\n"
+      "    const {");
+}
+
+TEST(LayoutTest, AssignmentBreaksAfterTheEqualsWhenTheRestFitsOnALine) {
+  EXPECT_EQ(LayoutType("auto [future, fulfil] = ::stubkit::internal::"
+                       "FulfilPromise<::google::protobuf::Empty>",
+                       "::Make();", 2),
+            "auto [future, fulfil] =\n"
+            "    ::stubkit::internal::FulfilPromise<::google::protobuf::Empty>"
+            "::Make();");
+  EXPECT_EQ(LayoutList("connection_ = ::std::make_shared<"
+                       "JobsRefusingConnection>(",
+                       {"method_options_.status()"}, ");", 4),
+            "connection_ =\n"
+            "    ::std::make_shared<JobsRefusingConnection>("
+            "method_options_.status());");
+}
+
+TEST(LayoutTest, BracedListBrokenAfterItsBraceOnALineOfItsOwn) {
+  // Aligned after '(' on a tie of lines...
+  EXPECT_EQ(LayoutList("method_options_(",
+                       {"options_", "\"x.Y\"",
+                        "{\"ReadRowsAndMore\", \"PingPong\", "
+                        "\"GetTableOfContents\", \"StreamRows\", "
+                        "\"WriteRows\", \"Plain\"}"},
+                       "),", 6),
+            "method_options_(options_, \"x.Y\",\n"
+            "                {\"ReadRowsAndMore\", \"PingPong\", "
+            "\"GetTableOfContents\",\n"
+            "                 \"StreamRows\", \"WriteRows\", \"Plain\"}),");
+  // ...below the head when the list then fits on one line.
+  EXPECT_EQ(LayoutList("method_options_(",
+                       {"options_", "\"routing.v1.Routed\"",
+                        "{\"ReadRows\", \"Ping\", \"GetTable\", "
+                        "\"StreamRows\", \"WriteRows\", \"Plain\"}"},
+                       "),", 6),
+            "method_options_(\n"
+            "    options_, \"routing.v1.Routed\",\n"
+            "    {\"ReadRows\", \"Ping\", \"GetTable\", \"StreamRows\", "
+            "\"WriteRows\", \"Plain\"}),");
+}
+
 }  // namespace
 }  // namespace generator
 }  // namespace stubkit

@@ -234,11 +234,11 @@ class JobsConnectionImpl : public JobsConnection {
         [&] { return AsyncStartJobAttempt(request); });
   }
 
-  void AsyncStartJob(const ::stubkit::OptionsView& options,
-                     const ::stubkit::testing::gen::lro::v1::StartJobRequest&
-                         request,
-                     ::stubkit::AsyncCallback<::google::longrunning::Operation>
-                         done) override {
+  void AsyncStartJob(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::StartJobRequest& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done)
+      override {
     ::stubkit::internal::RunAsyncUnary<::google::longrunning::Operation>(
         JobsMethods::kStartJob, options, AsyncStartJobAttempt(request),
         ::std::move(done));
@@ -256,11 +256,11 @@ class JobsConnectionImpl : public JobsConnection {
         [&] { return AsyncExportJobAttempt(request); });
   }
 
-  void AsyncExportJob(const ::stubkit::OptionsView& options,
-                      const ::stubkit::testing::gen::lro::v1::StartJobRequest&
-                          request,
-                      ::stubkit::AsyncCallback<::google::longrunning::Operation>
-                          done) override {
+  void AsyncExportJob(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::StartJobRequest& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done)
+      override {
     ::stubkit::internal::RunAsyncUnary<::google::longrunning::Operation>(
         JobsMethods::kExportJob, options, AsyncExportJobAttempt(request),
         ::std::move(done));
@@ -277,10 +277,11 @@ class JobsConnectionImpl : public JobsConnection {
         [&] { return AsyncDeleteJobAttempt(request); });
   }
 
-  void AsyncDeleteJob(const ::stubkit::OptionsView& options,
-                      const ::stubkit::testing::gen::lro::v1::Job& request,
-                      ::stubkit::AsyncCallback<::google::longrunning::Operation>
-                          done) override {
+  void AsyncDeleteJob(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done)
+      override {
     ::stubkit::internal::RunAsyncUnary<::google::longrunning::Operation>(
         JobsMethods::kDeleteJob, options, AsyncDeleteJobAttempt(request),
         ::std::move(done));
@@ -297,37 +298,46 @@ class JobsConnectionImpl : public JobsConnection {
         [&] { return AsyncPeekJobAttempt(request); });
   }
 
-  void AsyncPeekJob(const ::stubkit::OptionsView& options,
-                    const ::stubkit::testing::gen::lro::v1::Job& request,
-                    ::stubkit::AsyncCallback<::google::longrunning::Operation>
-                        done) override {
+  void AsyncPeekJob(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done)
+      override {
     ::stubkit::internal::RunAsyncUnary<::google::longrunning::Operation>(
         JobsMethods::kPeekJob, options, AsyncPeekJobAttempt(request),
         ::std::move(done));
   }
 
  private:
-  ::stubkit::internal::AsyncUnaryAttempt<JobsStub, ::stubkit::testing::gen::lro::v1::StartJobRequest,
+  ::stubkit::internal::AsyncUnaryAttempt<
+      JobsStub, ::stubkit::testing::gen::lro::v1::StartJobRequest,
       ::google::longrunning::Operation, &JobsStub::AsyncStartJob>
-  AsyncStartJobAttempt(const ::stubkit::testing::gen::lro::v1::StartJobRequest& request) const {
+  AsyncStartJobAttempt(
+      const ::stubkit::testing::gen::lro::v1::StartJobRequest& request) const {
     return {stub_, request};
   }
 
-  ::stubkit::internal::AsyncUnaryAttempt<JobsStub, ::stubkit::testing::gen::lro::v1::StartJobRequest,
+  ::stubkit::internal::AsyncUnaryAttempt<
+      JobsStub, ::stubkit::testing::gen::lro::v1::StartJobRequest,
       ::google::longrunning::Operation, &JobsStub::AsyncExportJob>
-  AsyncExportJobAttempt(const ::stubkit::testing::gen::lro::v1::StartJobRequest& request) const {
+  AsyncExportJobAttempt(
+      const ::stubkit::testing::gen::lro::v1::StartJobRequest& request) const {
     return {stub_, request};
   }
 
-  ::stubkit::internal::AsyncUnaryAttempt<JobsStub, ::stubkit::testing::gen::lro::v1::Job,
+  ::stubkit::internal::AsyncUnaryAttempt<
+      JobsStub, ::stubkit::testing::gen::lro::v1::Job,
       ::google::longrunning::Operation, &JobsStub::AsyncDeleteJob>
-  AsyncDeleteJobAttempt(const ::stubkit::testing::gen::lro::v1::Job& request) const {
+  AsyncDeleteJobAttempt(
+      const ::stubkit::testing::gen::lro::v1::Job& request) const {
     return {stub_, request};
   }
 
-  ::stubkit::internal::AsyncUnaryAttempt<JobsStub, ::stubkit::testing::gen::lro::v1::Job,
+  ::stubkit::internal::AsyncUnaryAttempt<
+      JobsStub, ::stubkit::testing::gen::lro::v1::Job,
       ::google::longrunning::Operation, &JobsStub::AsyncPeekJob>
-  AsyncPeekJobAttempt(const ::stubkit::testing::gen::lro::v1::Job& request) const {
+  AsyncPeekJobAttempt(
+      const ::stubkit::testing::gen::lro::v1::Job& request) const {
     return {stub_, request};
   }
 
@@ -347,11 +357,11 @@ class JobsRefusingConnection : public JobsConnection {
       override {
     return refusal_;
   }
-  void AsyncStartJob(const ::stubkit::OptionsView& /*options*/,
-                     const ::stubkit::testing::gen::lro::v1::StartJobRequest&
-                         /*request*/,
-                     ::stubkit::AsyncCallback<::google::longrunning::Operation>
-                         done) override {
+  void AsyncStartJob(
+      const ::stubkit::OptionsView& /*options*/,
+      const ::stubkit::testing::gen::lro::v1::StartJobRequest& /*request*/,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done)
+      override {
     done(refusal_);
   }
 
@@ -361,11 +371,11 @@ class JobsRefusingConnection : public JobsConnection {
       override {
     return refusal_;
   }
-  void AsyncExportJob(const ::stubkit::OptionsView& /*options*/,
-                      const ::stubkit::testing::gen::lro::v1::StartJobRequest&
-                          /*request*/,
-                      ::stubkit::AsyncCallback<::google::longrunning::Operation>
-                          done) override {
+  void AsyncExportJob(
+      const ::stubkit::OptionsView& /*options*/,
+      const ::stubkit::testing::gen::lro::v1::StartJobRequest& /*request*/,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done)
+      override {
     done(refusal_);
   }
 
@@ -374,10 +384,11 @@ class JobsRefusingConnection : public JobsConnection {
       const ::stubkit::testing::gen::lro::v1::Job& /*request*/) override {
     return refusal_;
   }
-  void AsyncDeleteJob(const ::stubkit::OptionsView& /*options*/,
-                      const ::stubkit::testing::gen::lro::v1::Job& /*request*/,
-                      ::stubkit::AsyncCallback<::google::longrunning::Operation>
-                          done) override {
+  void AsyncDeleteJob(
+      const ::stubkit::OptionsView& /*options*/,
+      const ::stubkit::testing::gen::lro::v1::Job& /*request*/,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done)
+      override {
     done(refusal_);
   }
 
@@ -386,10 +397,11 @@ class JobsRefusingConnection : public JobsConnection {
       const ::stubkit::testing::gen::lro::v1::Job& /*request*/) override {
     return refusal_;
   }
-  void AsyncPeekJob(const ::stubkit::OptionsView& /*options*/,
-                    const ::stubkit::testing::gen::lro::v1::Job& /*request*/,
-                    ::stubkit::AsyncCallback<::google::longrunning::Operation>
-                        done) override {
+  void AsyncPeekJob(
+      const ::stubkit::OptionsView& /*options*/,
+      const ::stubkit::testing::gen::lro::v1::Job& /*request*/,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done)
+      override {
     done(refusal_);
   }
 
@@ -403,29 +415,27 @@ class JobsRefusingConnection : public JobsConnection {
     ::std::shared_ptr<::grpc::ChannelInterface> channel,
     const ::stubkit::Options& options) {
   return MakeJobsConnection(
-      ::std::make_shared<JobsGrpcStub>(::stubkit::testing::gen::lro::v1::Jobs::NewStub(channel)),
+      ::std::make_shared<JobsGrpcStub>(
+          ::stubkit::testing::gen::lro::v1::Jobs::NewStub(channel)),
       options);
 }
 
 ::std::shared_ptr<JobsConnection> MakeJobsConnection(
-    ::std::shared_ptr<JobsStub> stub,
-    const ::stubkit::Options& options) {
+    ::std::shared_ptr<JobsStub> stub, const ::stubkit::Options& options) {
   return ::std::make_shared<JobsConnectionImpl>(
       ::stubkit::internal::ApplyDecorators(
-          ::std::move(stub),
-          options.get<JobsClient::DecoratorsOption>()));
+          ::std::move(stub), options.get<JobsClient::DecoratorsOption>()));
 }
 
-JobsClient::JobsClient(
-    ::std::shared_ptr<::grpc::ChannelInterface> channel,
-    ::stubkit::Options options)
+JobsClient::JobsClient(::std::shared_ptr<::grpc::ChannelInterface> channel,
+                       ::stubkit::Options options)
     : options_(::std::move(options)),
       method_options_(options_, "stubkit.testing.gen.lro.v1.Jobs",
                       {"StartJob", "ExportJob", "DeleteJob", "PeekJob"}),
       connection_(MakeJobsConnection(channel, options_)) {
   if (!method_options_.status().ok()) {
-    connection_ = ::std::make_shared<JobsRefusingConnection>(
-        method_options_.status());
+    connection_ =
+        ::std::make_shared<JobsRefusingConnection>(method_options_.status());
   }
   if (options_.get<OperationsConnectionOption>() != nullptr) {
     operations_ = ::std::make_shared<::google::longrunning::OperationsClient>(
@@ -436,9 +446,8 @@ JobsClient::JobsClient(
   }
 }
 
-JobsClient::JobsClient(
-    ::std::shared_ptr<JobsConnection> connection,
-    ::stubkit::Options options)
+JobsClient::JobsClient(::std::shared_ptr<JobsConnection> connection,
+                       ::stubkit::Options options)
     : options_(::std::move(options)),
       method_options_(options_, "stubkit.testing.gen.lro.v1.Jobs",
                       {"StartJob", "ExportJob", "DeleteJob", "PeekJob"}),
@@ -453,8 +462,8 @@ JobsClient::JobsClient(
             "built from a connection, which cannot apply them, so "
             "the call was not sent"));
   } else if (!method_options_.status().ok()) {
-    connection_ = ::std::make_shared<JobsRefusingConnection>(
-        method_options_.status());
+    connection_ =
+        ::std::make_shared<JobsRefusingConnection>(method_options_.status());
   }
   if (options_.get<OperationsConnectionOption>() != nullptr) {
     operations_ = ::std::make_shared<::google::longrunning::OperationsClient>(
@@ -473,8 +482,8 @@ JobsClient::JobsClient(
 JobsClient::AsyncStartJob(
     const ::stubkit::testing::gen::lro::v1::StartJobRequest& request,
     const ::stubkit::Options& call) {
-  auto [future, fulfil] =
-      ::stubkit::internal::FulfilPromise<::google::longrunning::Operation>::Make();
+  auto [future, fulfil] = ::stubkit::internal::FulfilPromise<
+      ::google::longrunning::Operation>::Make();
   connection_->AsyncStartJob(method_options_.View(0, call, options_, request),
                              request, fulfil);
   return ::std::move(future);
@@ -545,8 +554,8 @@ JobsClient::AsyncAwaitStartJobByName(const ::std::string& operation_name,
 JobsClient::AsyncExportJob(
     const ::stubkit::testing::gen::lro::v1::StartJobRequest& request,
     const ::stubkit::Options& call) {
-  auto [future, fulfil] =
-      ::stubkit::internal::FulfilPromise<::google::longrunning::Operation>::Make();
+  auto [future, fulfil] = ::stubkit::internal::FulfilPromise<
+      ::google::longrunning::Operation>::Make();
   connection_->AsyncExportJob(method_options_.View(1, call, options_, request),
                               request, fulfil);
   return ::std::move(future);
@@ -616,8 +625,8 @@ JobsClient::AsyncAwaitExportJobByName(const ::std::string& operation_name,
 ::std::future<::absl::StatusOr<::google::longrunning::Operation>>
 JobsClient::AsyncDeleteJob(const ::stubkit::testing::gen::lro::v1::Job& request,
                            const ::stubkit::Options& call) {
-  auto [future, fulfil] =
-      ::stubkit::internal::FulfilPromise<::google::longrunning::Operation>::Make();
+  auto [future, fulfil] = ::stubkit::internal::FulfilPromise<
+      ::google::longrunning::Operation>::Make();
   connection_->AsyncDeleteJob(method_options_.View(2, call, options_, request),
                               request, fulfil);
   return ::std::move(future);
@@ -685,8 +694,8 @@ JobsClient::AsyncAwaitDeleteJobByName(const ::std::string& operation_name,
 ::std::future<::absl::StatusOr<::google::longrunning::Operation>>
 JobsClient::AsyncPeekJob(const ::stubkit::testing::gen::lro::v1::Job& request,
                          const ::stubkit::Options& call) {
-  auto [future, fulfil] =
-      ::stubkit::internal::FulfilPromise<::google::longrunning::Operation>::Make();
+  auto [future, fulfil] = ::stubkit::internal::FulfilPromise<
+      ::google::longrunning::Operation>::Make();
   connection_->AsyncPeekJob(method_options_.View(3, call, options_, request),
                             request, fulfil);
   return ::std::move(future);
