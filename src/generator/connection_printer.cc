@@ -203,14 +203,12 @@ void PrintRefusingConnection(Printer& w, const FileModel& file,
         w.Print("        ::std::move(writer));\n");
         break;
       case Kind::kBidi:
-        PrintType(w, mv, 2,
+        PrintCall(w, mv, 2,
                   "auto stream = ::std::make_unique<"
                   "::stubkit::internal::GrpcStreamReaderWriter<$Request$, "
-                  "$Response$>>",
-                  "(");
-        w.Print(mv,
-                "        $Service$Methods::k$Method$);\n"
-                "    stream->Start(nullptr, refusal_);\n");
+                  "$Response$>>(",
+                  {"$Service$Methods::k$Method$"}, ");");
+        w.Print("    stream->Start(nullptr, refusal_);\n");
         PrintType(w, mv, 2,
                   "return ::stubkit::StreamReaderWriter<$Request$, "
                   "$Response$>",

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 
 namespace stubkit {
 namespace generator {
@@ -21,6 +22,13 @@ constexpr int kContinuation = 4;
 bool Fits(int column, const std::string& text) {
   return column + static_cast<int>(text.size()) <= kColumnLimit;
 }
+
+}  // namespace
+
+std::string LayoutType(const std::string& type, const std::string& suffix,
+                       int indent);
+
+namespace {
 
 // `items` separated by ", ", starting at column `column` on every line,
 std::vector<std::string> LayoutLongType(const std::string& type, int indent,
@@ -129,7 +137,11 @@ Packed Pack(const std::vector<std::string>& items, int column, int indent,
       line = type_line;
       flush();
     }
-    line = std::string(kContinuation, ' ') + text.substr(space + 1);
+    // A comment in place of the name is not indented: clang-format does
+    // not treat it as a continuation.
+    const std::string name = text.substr(space + 1);
+    line = name.rfind("/*", 0) == 0 ? name
+                                    : std::string(kContinuation, ' ') + name;
     flush();
   }
   if (!line.empty()) flush();
@@ -230,8 +242,10 @@ std::vector<std::string> LayoutCall(const std::string& head,
       absl::StrCat(head, absl::StrJoin(params, ", "), tail);
   if (Fits(indent, one_line)) return {one_line};
   // "lhs = f(args)": broken after the '=' when the rest fits on one line.
+  // Not the '=' of a lambda's capture.
   const size_t equals = head.find(" = ");
   if (equals != std::string::npos && equals < head.find('(') &&
+      head.rfind(']', equals) == head.rfind('[', equals) &&
       Fits(indent + kContinuation, one_line.substr(equals + 3))) {
     return {head.substr(0, equals + 2),
             std::string(kContinuation, ' ') + one_line.substr(equals + 3)};
@@ -240,13 +254,20 @@ std::vector<std::string> LayoutCall(const std::string& head,
       head.compare(head.size() - 2, 2, ">(") == 0) {
     // "f<args>(" too long itself: broken in its template arguments, the
     // call's arguments on the next lines, 4 columns in.
-    std::vector<std::string> lines =
-        LayoutLongType(head.substr(0, head.size() - 1), indent, "(");
+    std::vector<std::string> lines = absl::StrSplit(
+        LayoutType(head.substr(0, head.size() - 1), "(", indent), '\n');
     for (const std::string& line : lines) *fits = *fits && Fits(indent, line);
-    Packed args = Pack(params, indent + kContinuation, indent, tail, true);
+    // 4 columns past the start of the call: 8 after a break after '='.
+    const int column =
+        indent + kContinuation +
+        (lines[0].size() > 2 &&
+                 lines[0].compare(lines[0].size() - 2, 2, " =") == 0
+             ? kContinuation
+             : 0);
+    Packed args = Pack(params, column, indent, tail, true);
     if (!args.fits) *fits = false;
     for (size_t i = 0; i < args.lines.size(); ++i) {
-      lines.push_back(i == 0 ? std::string(kContinuation, ' ') + args.lines[i]
+      lines.push_back(i == 0 ? std::string(column - indent, ' ') + args.lines[i]
                              : args.lines[i]);
     }
     return lines;
@@ -267,9 +288,9 @@ std::vector<std::string> LayoutCall(const std::string& head,
   const std::vector<std::string> broken_lines = Below(head, broken);
   if (broken.fits && !broken.split && !broken.braced) return broken_lines;
   // Moving " override" down below the head beats breaking a parameter
-  // after '('.
+  // before its name after '(', unless it takes more lines.
   if (broken.fits && !broken.param_split && !broken.braced &&
-      aligned.param_split) {
+      aligned.param_split && broken_lines.size() <= aligned.lines.size()) {
     return broken_lines;
   }
   // Of two broken braced lists, the one below the head on a tie.

@@ -245,6 +245,95 @@ TEST(LayoutTest, BracedListBrokenAfterItsBraceOnALineOfItsOwn) {
             "\"WriteRows\", \"Plain\"}),");
 }
 
+TEST(LayoutTest, OverrideMovedDownBeatsAParameterSplitOnATie) {
+  const std::vector<std::string> params = {
+      "const ::stubkit::OptionsView& options",
+      "const ::stubkit::testing::gen::lro::v1::StartJobRequest& request",
+      "::stubkit::AsyncCallback<::google::longrunning::Operation> done"};
+  EXPECT_EQ(
+      LayoutFunctionHead({"", "void", "AsyncStartJob", params, " override {"},
+                         2),
+      "void AsyncStartJob(\n"
+      "    const ::stubkit::OptionsView& options,\n"
+      "    const ::stubkit::testing::gen::lro::v1::StartJobRequest& request,\n"
+      "    ::stubkit::AsyncCallback<::google::longrunning::Operation> done)\n"
+      "    override {");
+  // One split parameter takes fewer lines than the moved " override".
+  EXPECT_EQ(LayoutFunctionHead({"",
+                                "void",
+                                "AsyncPeekJob",
+                                {"const ::stubkit::OptionsView& options",
+                                 "const ::stubkit::testing::gen::lro::v1::Job& "
+                                 "request",
+                                 params[2]},
+                                " override {"},
+                               2),
+            "void AsyncPeekJob(const ::stubkit::OptionsView& options,\n"
+            "                  const ::stubkit::testing::gen::lro::v1::Job& "
+            "request,\n"
+            "                  ::stubkit::AsyncCallback<::google::longrunning::"
+            "Operation>\n"
+            "                      done) override {");
+}
+
+TEST(LayoutTest, CommentInPlaceOfANameIsNotIndented) {
+  EXPECT_EQ(LayoutFunctionHead(
+                {"",
+                 "::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>",
+                 "CreateBook",
+                 {"const ::stubkit::OptionsView& /*options*/",
+                  "const ::stubkit::testing::gen::library::v1::"
+                  "CreateBookRequest& /*request*/"},
+                 " override {"},
+                2),
+            "::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> "
+            "CreateBook(\n"
+            "    const ::stubkit::OptionsView& /*options*/,\n"
+            "    const ::stubkit::testing::gen::library::v1::"
+            "CreateBookRequest&\n"
+            "    /*request*/) override {");
+}
+
+TEST(LayoutTest, CallBrokenAfterTheEqualsTakesItsArguments8ColumnsIn) {
+  EXPECT_EQ(
+      LayoutList("auto stream = ::std::make_unique<::stubkit::internal::"
+                 "GrpcStreamReaderWriter<::stubkit::testing::Item, "
+                 "::stubkit::testing::Item>>(",
+                 {"StreamServiceMethods::kDouble"}, ");", 4),
+      "auto stream =\n"
+      "    ::std::make_unique<::stubkit::internal::GrpcStreamReaderWriter<\n"
+      "        ::stubkit::testing::Item, ::stubkit::testing::Item>>(\n"
+      "        StreamServiceMethods::kDouble);");
+}
+
+TEST(LayoutTest, LambdaHeadAlignedOrBrokenLikeAFunctionHead) {
+  EXPECT_EQ(
+      LayoutFunctionHead({"",
+                          "",
+                          "[stub = stub_]",
+                          {"::grpc::ClientContext& context",
+                           "const ::stubkit::OptionsView& attempt_options",
+                           "const ::NoPackageRequest& attempt_request",
+                           "::grpc::ClientReadReactor<::NoPackageResponse>"
+                           "* reactor"},
+                          " {"},
+                         8),
+      "[stub = stub_](\n"
+      "    ::grpc::ClientContext& context,\n"
+      "    const ::stubkit::OptionsView& attempt_options,\n"
+      "    const ::NoPackageRequest& attempt_request,\n"
+      "    ::grpc::ClientReadReactor<::NoPackageResponse>* reactor) {");
+  EXPECT_EQ(LayoutFunctionHead({"",
+                                "",
+                                "[&]",
+                                {"::grpc::ClientContext& context",
+                                 "::routing::v1::ReadResponse* response"},
+                                " {"},
+                               8),
+            "[&](::grpc::ClientContext& context,\n"
+            "    ::routing::v1::ReadResponse* response) {");
+}
+
 }  // namespace
 }  // namespace generator
 }  // namespace stubkit

@@ -284,7 +284,7 @@ class StreamServiceRefusingConnection : public StreamServiceConnection {
     auto stream =
         ::std::make_unique<::stubkit::internal::GrpcStreamReaderWriter<
             ::stubkit::testing::Item, ::stubkit::testing::Item>>(
-        StreamServiceMethods::kDouble);
+            StreamServiceMethods::kDouble);
     stream->Start(nullptr, refusal_);
     return ::stubkit::StreamReaderWriter<::stubkit::testing::Item,
                                          ::stubkit::testing::Item>(

@@ -625,13 +625,13 @@ class LibraryRefusingConnection : public LibraryConnection {
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> CreateBook(
       const ::stubkit::OptionsView& /*options*/,
       const ::stubkit::testing::gen::library::v1::CreateBookRequest&
-          /*request*/) override {
+      /*request*/) override {
     return refusal_;
   }
   void AsyncCreateBook(
       const ::stubkit::OptionsView& /*options*/,
       const ::stubkit::testing::gen::library::v1::CreateBookRequest&
-          /*request*/,
+      /*request*/,
       ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
       override {
     done(refusal_);
@@ -640,13 +640,13 @@ class LibraryRefusingConnection : public LibraryConnection {
   ::absl::StatusOr<::google::protobuf::Empty> DeleteBook(
       const ::stubkit::OptionsView& /*options*/,
       const ::stubkit::testing::gen::library::v1::DeleteBookRequest&
-          /*request*/) override {
+      /*request*/) override {
     return refusal_;
   }
   void AsyncDeleteBook(
       const ::stubkit::OptionsView& /*options*/,
       const ::stubkit::testing::gen::library::v1::DeleteBookRequest&
-          /*request*/,
+      /*request*/,
       ::stubkit::AsyncCallback<::google::protobuf::Empty> done) override {
     done(refusal_);
   }

@@ -277,11 +277,10 @@ class JobsConnectionImpl : public JobsConnection {
         [&] { return AsyncDeleteJobAttempt(request); });
   }
 
-  void AsyncDeleteJob(
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done)
-      override {
+  void AsyncDeleteJob(const ::stubkit::OptionsView& options,
+                      const ::stubkit::testing::gen::lro::v1::Job& request,
+                      ::stubkit::AsyncCallback<::google::longrunning::Operation>
+                          done) override {
     ::stubkit::internal::RunAsyncUnary<::google::longrunning::Operation>(
         JobsMethods::kDeleteJob, options, AsyncDeleteJobAttempt(request),
         ::std::move(done));
@@ -298,11 +297,10 @@ class JobsConnectionImpl : public JobsConnection {
         [&] { return AsyncPeekJobAttempt(request); });
   }
 
-  void AsyncPeekJob(
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done)
-      override {
+  void AsyncPeekJob(const ::stubkit::OptionsView& options,
+                    const ::stubkit::testing::gen::lro::v1::Job& request,
+                    ::stubkit::AsyncCallback<::google::longrunning::Operation>
+                        done) override {
     ::stubkit::internal::RunAsyncUnary<::google::longrunning::Operation>(
         JobsMethods::kPeekJob, options, AsyncPeekJobAttempt(request),
         ::std::move(done));
@@ -384,11 +382,10 @@ class JobsRefusingConnection : public JobsConnection {
       const ::stubkit::testing::gen::lro::v1::Job& /*request*/) override {
     return refusal_;
   }
-  void AsyncDeleteJob(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::gen::lro::v1::Job& /*request*/,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done)
-      override {
+  void AsyncDeleteJob(const ::stubkit::OptionsView& /*options*/,
+                      const ::stubkit::testing::gen::lro::v1::Job& /*request*/,
+                      ::stubkit::AsyncCallback<::google::longrunning::Operation>
+                          done) override {
     done(refusal_);
   }
 
@@ -397,11 +394,10 @@ class JobsRefusingConnection : public JobsConnection {
       const ::stubkit::testing::gen::lro::v1::Job& /*request*/) override {
     return refusal_;
   }
-  void AsyncPeekJob(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::gen::lro::v1::Job& /*request*/,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done)
-      override {
+  void AsyncPeekJob(const ::stubkit::OptionsView& /*options*/,
+                    const ::stubkit::testing::gen::lro::v1::Job& /*request*/,
+                    ::stubkit::AsyncCallback<::google::longrunning::Operation>
+                        done) override {
     done(refusal_);
   }
 
