@@ -211,21 +211,36 @@ void PrintClientSource(Printer& w, const FileModel& file,
   w.Print("}\n\n");
   PrintConstructorHead(w, vars,
                        "::std::shared_ptr<$Service$Connection> connection");
-  w.Print(
-      vars,
-      "      connection_(::std::move(connection)) {\n"
-      "  const auto* decorators = options_.find<DecoratorsOption>();\n"
-      "  if (decorators != nullptr && !decorators->empty()) {\n"
-      "    connection_ = ::std::make_shared<$Service$RefusingConnection>(\n"
-      "        ::absl::InvalidArgumentError(\n"
-      "            \"$service_full_name$: DecoratorsOption must be given "
-      "to \"\n"
-      "            \"Make$Service$Connection (or to the $Service$Client \"\n"
-      "            \"constructor that takes a channel); the client was \"\n"
-      "            \"built from a connection, which cannot apply them, so "
-      "\"\n"
-      "            \"the call was not sent\"));\n"
-      "  } else if (!method_options_.status().ok()) {\n");
+  w.Print(vars,
+          "      connection_(::std::move(connection)) {\n"
+          "  const auto* decorators = options_.find<DecoratorsOption>();\n"
+          "  if (decorators != nullptr && !decorators->empty()) {\n");
+  int args_offset = 0;
+  w.Indent();
+  w.Indent();
+  w.PrintRaw(
+      LayoutNestedCallHead(
+          "connection_",
+          w.Expand(vars, "::std::make_shared<$Service$RefusingConnection>("),
+          "::absl::InvalidArgumentError(", w.indent(), &args_offset) +
+      "\n");
+  w.Outdent();
+  w.Outdent();
+  std::vector<std::string> message;
+  for (const char* piece :
+       {"$service_full_name$: DecoratorsOption must be given to ",
+        "Make$Service$Connection (or to the $Service$Client ",
+        "constructor that takes a channel); the client was ",
+        "built from a connection, which cannot apply them, so ",
+        "the call was not sent"}) {
+    message.push_back(w.Expand(vars, piece));
+  }
+  // Indent() moves by 2 columns.
+  const int depth = 2 + args_offset / 2;
+  for (int i = 0; i < depth; ++i) w.Indent();
+  w.PrintRaw(LayoutStringLiterals(message, "));", w.indent()) + "\n");
+  for (int i = 0; i < depth; ++i) w.Outdent();
+  w.Print("  } else if (!method_options_.status().ok()) {\n");
   PrintCall(w, vars, 2,
             "connection_ = ::std::make_shared<$Service$RefusingConnection>(",
             {"method_options_.status()"}, ");");

@@ -273,12 +273,12 @@ void PrintConnectionSource(Printer& w, const FileModel& file,
   PrintMakeConnectionHead(w, vars,
                           "::std::shared_ptr<::grpc::ChannelInterface> channel",
                           /*declaration=*/false);
-  w.Print(vars, "  return Make$Service$Connection(\n");
-  PrintCall(w, vars, 3, "::std::make_shared<$Service$GrpcStub>(",
-            {"$grpc_class$::NewStub(channel)"}, "),");
-  w.Print(
-      "      options);\n"
-      "}\n\n");
+  PrintCall(w, vars, 1, "return Make$Service$Connection(",
+            {"::std::make_shared<$Service$GrpcStub>("
+             "$grpc_class$::NewStub(channel))",
+             "options"},
+            ");");
+  w.Print("}\n\n");
   PrintMakeConnectionHead(w, vars, "::std::shared_ptr<$Service$Stub> stub",
                           /*declaration=*/false);
   w.Print(vars, "  return ::std::make_shared<$Service$ConnectionImpl>(\n");

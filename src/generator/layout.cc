@@ -77,9 +77,17 @@ std::optional<std::vector<std::string>> BracedElements(
   return elements;
 }
 
+std::vector<std::string> LayoutCall(const std::string& head,
+                                    const std::vector<std::string>& params,
+                                    const std::string& tail, int indent,
+                                    bool* fits, bool nested_calls = false);
+
+// With `nested_calls`, an item "f(a, b)" too long for its line is laid
+// out as a call (arguments of a call, not parameters of a function).
 Packed Pack(const std::vector<std::string>& items, int column, int indent,
             const std::string& last, bool allow_split,
-            const std::string& closing = "", const std::string& suffix = "") {
+            const std::string& closing = "", const std::string& suffix = "",
+            bool nested_calls = false) {
   Packed packed;
   const std::string pad(column - indent, ' ');
   std::string line;
@@ -116,6 +124,29 @@ Packed Pack(const std::vector<std::string>& items, int column, int indent,
         for (size_t k = 0; k < inner.lines.size(); ++k) {
           line = k == 0 ? "{" + inner.lines[k]
                         : inner.lines[k].substr(column - indent);
+          flush();
+        }
+        continue;
+      }
+      // A call "f(args)" too long for its line: laid out as a call from
+      // its column, its arguments aligned after its '(' or 4 columns in.
+      const size_t open = items[i].find('(');
+      if (!nested_calls || items[i].back() != ')' ||
+          open == std::string::npos || items[i].find(' ') < open) {
+        // Not a call: a parameter, split below.
+      } else if (auto args = BracedElements(
+                     "{" +
+                     items[i].substr(open + 1, items[i].size() - open - 2) +
+                     "}")) {
+        packed.braced = true;
+        if (!line.empty()) flush();
+        bool fits = true;
+        const std::vector<std::string> call =
+            LayoutCall(items[i].substr(0, open + 1), *args,
+                       ")" + text.substr(items[i].size()), column, &fits);
+        if (!fits) packed.fits = false;
+        for (size_t k = 0; k < call.size(); ++k) {
+          line = call[k];
           flush();
         }
         continue;
@@ -236,7 +267,7 @@ std::vector<std::string> LayoutLongType(const std::string& type, int indent,
 std::vector<std::string> LayoutCall(const std::string& head,
                                     const std::vector<std::string>& params,
                                     const std::string& tail, int indent,
-                                    bool* fits) {
+                                    bool* fits, bool nested_calls) {
   *fits = true;
   const std::string one_line =
       absl::StrCat(head, absl::StrJoin(params, ", "), tail);
@@ -279,12 +310,12 @@ std::vector<std::string> LayoutCall(const std::string& head,
     suffix = tail.substr(2);
   }
   Packed aligned = Pack(params, indent + static_cast<int>(head.size()), indent,
-                        tail, true, ")", suffix);
+                        tail, true, ")", suffix, nested_calls);
   if (aligned.fits && !aligned.split && !aligned.braced) {
     return Join(head, aligned);
   }
-  Packed broken =
-      Pack(params, indent + kContinuation, indent, tail, true, ")", suffix);
+  Packed broken = Pack(params, indent + kContinuation, indent, tail, true, ")",
+                       suffix, nested_calls);
   const std::vector<std::string> broken_lines = Below(head, broken);
   if (broken.fits && !broken.split && !broken.braced) return broken_lines;
   // Moving " override" down below the head beats breaking a parameter
@@ -308,7 +339,45 @@ std::string LayoutList(const std::string& head,
                        const std::vector<std::string>& items,
                        const std::string& tail, int indent) {
   bool fits;
-  return absl::StrJoin(LayoutCall(head, items, tail, indent, &fits), "\n");
+  return absl::StrJoin(
+      LayoutCall(head, items, tail, indent, &fits, /*nested_calls=*/true),
+      "\n");
+}
+
+std::string LayoutNestedCallHead(const std::string& lhs,
+                                 const std::string& outer,
+                                 const std::string& inner, int indent,
+                                 int* args_offset) {
+  const std::string pad(kContinuation, ' ');
+  const std::string one_line = absl::StrCat(lhs, " = ", outer, inner);
+  if (Fits(indent, one_line)) {
+    *args_offset = kContinuation;
+    return one_line;
+  }
+  *args_offset = 2 * kContinuation;
+  if (Fits(indent + kContinuation, outer + inner)) {
+    return absl::StrCat(lhs, " =\n", pad, outer, inner);
+  }
+  return absl::StrCat(lhs, " = ", outer, "\n", pad, inner);
+}
+
+std::string LayoutStringLiterals(const std::vector<std::string>& pieces,
+                                 const std::string& tail, int indent) {
+  std::vector<std::string> lines;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const std::string end = i + 1 == pieces.size() ? "\"" + tail : "\"";
+    std::string rest = pieces[i];
+    // Too long: broken after the last space that leaves the first part
+    // within the limit, the space ending that part.
+    while (!Fits(indent, "\"" + rest + end)) {
+      size_t space = rest.rfind(' ', kColumnLimit - indent - 3);
+      if (space == std::string::npos || space + 1 == rest.size()) break;
+      lines.push_back("\"" + rest.substr(0, space + 1) + "\"");
+      rest = rest.substr(space + 1);
+    }
+    lines.push_back("\"" + rest + end);
+  }
+  return absl::StrJoin(lines, "\n");
 }
 
 std::string LayoutType(const std::string& type, const std::string& suffix,

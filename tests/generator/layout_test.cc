@@ -334,6 +334,61 @@ TEST(LayoutTest, LambdaHeadAlignedOrBrokenLikeAFunctionHead) {
             "    ::routing::v1::ReadResponse* response) {");
 }
 
+TEST(LayoutTest, NestedCallArgumentLaidOutAsACallFromItsColumn) {
+  // Aligned after '(' when the inner call's arguments fit there...
+  EXPECT_EQ(LayoutList("return MakeRoutedConnection(",
+                       {"::std::make_shared<RoutedGrpcStub>(::routing::v1::"
+                        "Routed::NewStub(channel))",
+                        "options"},
+                       ");", 2),
+            "return MakeRoutedConnection(::std::make_shared<RoutedGrpcStub>(\n"
+            "                                ::routing::v1::Routed::NewStub("
+            "channel)),\n"
+            "                            options);");
+  // ...else 4 columns in.
+  EXPECT_EQ(LayoutList("return MakeLibraryConnection(",
+                       {"::std::make_shared<LibraryGrpcStub>(::stubkit::testing"
+                        "::gen::library::v1::Library::NewStub(channel))",
+                        "options"},
+                       ");", 2),
+            "return MakeLibraryConnection(\n"
+            "    ::std::make_shared<LibraryGrpcStub>(\n"
+            "        ::stubkit::testing::gen::library::v1::Library::NewStub("
+            "channel)),\n"
+            "    options);");
+}
+
+TEST(LayoutTest, NestedCallHeadOfAnAssignment) {
+  int offset = 0;
+  EXPECT_EQ(LayoutNestedCallHead("connection_",
+                                 "::std::make_shared<JobsRefusingConnection>(",
+                                 "::absl::InvalidArgumentError(", 4, &offset),
+            "connection_ =\n"
+            "    ::std::make_shared<JobsRefusingConnection>(::absl::"
+            "InvalidArgumentError(");
+  EXPECT_EQ(offset, 8);
+  EXPECT_EQ(LayoutNestedCallHead(
+                "connection_", "::std::make_shared<LibraryRefusingConnection>(",
+                "::absl::InvalidArgumentError(", 4, &offset),
+            "connection_ = ::std::make_shared<LibraryRefusingConnection>(\n"
+            "    ::absl::InvalidArgumentError(");
+  EXPECT_EQ(offset, 8);
+  EXPECT_EQ(LayoutNestedCallHead("x", "f(", "g(", 4, &offset), "x = f(g(");
+  EXPECT_EQ(offset, 4);
+}
+
+TEST(LayoutTest, StringLiteralTooLongBrokenAfterASpace) {
+  EXPECT_EQ(LayoutStringLiterals(
+                {"stubkit.testing.gen.library.v1.Library: DecoratorsOption "
+                 "must be given to ",
+                 "the call was not sent"},
+                "));", 12),
+            "\"stubkit.testing.gen.library.v1.Library: DecoratorsOption must "
+            "be \"\n"
+            "\"given to \"\n"
+            "\"the call was not sent\"));");
+}
+
 }  // namespace
 }  // namespace generator
 }  // namespace stubkit

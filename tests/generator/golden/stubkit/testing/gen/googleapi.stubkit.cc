@@ -732,7 +732,8 @@ LibraryClient::LibraryClient(::std::shared_ptr<LibraryConnection> connection,
   if (decorators != nullptr && !decorators->empty()) {
     connection_ = ::std::make_shared<LibraryRefusingConnection>(
         ::absl::InvalidArgumentError(
-            "stubkit.testing.gen.library.v1.Library: DecoratorsOption must be given to "
+            "stubkit.testing.gen.library.v1.Library: DecoratorsOption must be "
+            "given to "
             "MakeLibraryConnection (or to the LibraryClient "
             "constructor that takes a channel); the client was "
             "built from a connection, which cannot apply them, so "

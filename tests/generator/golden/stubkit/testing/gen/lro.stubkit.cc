@@ -450,9 +450,10 @@ JobsClient::JobsClient(::std::shared_ptr<JobsConnection> connection,
       connection_(::std::move(connection)) {
   const auto* decorators = options_.find<DecoratorsOption>();
   if (decorators != nullptr && !decorators->empty()) {
-    connection_ = ::std::make_shared<JobsRefusingConnection>(
-        ::absl::InvalidArgumentError(
-            "stubkit.testing.gen.lro.v1.Jobs: DecoratorsOption must be given to "
+    connection_ =
+        ::std::make_shared<JobsRefusingConnection>(::absl::InvalidArgumentError(
+            "stubkit.testing.gen.lro.v1.Jobs: DecoratorsOption must be given "
+            "to "
             "MakeJobsConnection (or to the JobsClient "
             "constructor that takes a channel); the client was "
             "built from a connection, which cannot apply them, so "

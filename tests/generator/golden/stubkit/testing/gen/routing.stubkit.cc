@@ -570,10 +570,9 @@ class RoutedRefusingConnection : public RoutedConnection {
 ::std::shared_ptr<RoutedConnection> MakeRoutedConnection(
     ::std::shared_ptr<::grpc::ChannelInterface> channel,
     const ::stubkit::Options& options) {
-  return MakeRoutedConnection(
-      ::std::make_shared<RoutedGrpcStub>(
-          ::routing::v1::Routed::NewStub(channel)),
-      options);
+  return MakeRoutedConnection(::std::make_shared<RoutedGrpcStub>(
+                                  ::routing::v1::Routed::NewStub(channel)),
+                              options);
 }
 
 ::std::shared_ptr<RoutedConnection> MakeRoutedConnection(
