@@ -441,9 +441,12 @@ std::string LayoutMockMethod(const std::string& ret, const std::string& name,
   // The arguments from `column`, bin-packed; the parameter list goes to a
   // line of its own unless it fits whole, is aligned after its '(' when it
   // does not fit on one line, and then nothing follows it on its last line.
-  auto pack = [&](int column, bool* fits, bool* split) {
+  // `*depth`: how many template argument lists are open where the return
+  // type breaks.
+  auto pack = [&](int column, bool* fits, bool* split, int* depth) {
     *fits = true;
     *split = false;
+    *depth = 0;
     const std::string pad(column - indent, ' ');
     std::vector<std::string> lines;
     std::string line;
@@ -467,6 +470,7 @@ std::string LayoutMockMethod(const std::string& ret, const std::string& name,
         const std::vector<std::string> type_lines =
             LayoutLongType(ret, column + 1, "),", column + kContinuation,
                            column + 1 + kContinuation);
+        for (char c : type_lines[0]) *depth += c == '<' ? 1 : c == '>' ? -1 : 0;
         for (size_t k = 0; k < type_lines.size(); ++k) {
           line = (k == 0 ? "(" : " ") + type_lines[k];
           flush();
@@ -488,12 +492,19 @@ std::string LayoutMockMethod(const std::string& ret, const std::string& name,
     return lines;
   };
   // Aligned after "MOCK_METHOD(" or on the next line; whichever does not
-  // break the return type, aligned first.
+  // break the return type, aligned first; when both do, whichever breaks it
+  // in fewer nested template argument lists, aligned first.
   bool aligned_fits, aligned_split, broken_fits, broken_split;
-  std::vector<std::string> aligned = pack(
-      indent + static_cast<int>(head.size()), &aligned_fits, &aligned_split);
+  int aligned_depth, broken_depth;
+  std::vector<std::string> aligned =
+      pack(indent + static_cast<int>(head.size()), &aligned_fits,
+           &aligned_split, &aligned_depth);
   std::vector<std::string> broken =
-      pack(indent + kContinuation, &broken_fits, &broken_split);
+      pack(indent + kContinuation, &broken_fits, &broken_split, &broken_depth);
+  if (aligned_fits && aligned_split && broken_fits && broken_split &&
+      broken_depth < aligned_depth) {
+    aligned_fits = false;
+  }
   if (aligned_fits && (!aligned_split || !broken_fits || broken_split)) {
     aligned[0] = head + aligned[0];
     return absl::StrJoin(aligned, "\n");

@@ -389,6 +389,26 @@ TEST(LayoutTest, StringLiteralTooLongBrokenAfterASpace) {
             "\"the call was not sent\"));");
 }
 
+TEST(LayoutTest, MockReturnTypeBrokenInTheFewestNestedArgumentLists) {
+  // Both layouts break the return type: on the next line it breaks in the
+  // outer arguments, aligned in the inner ones; the outer break wins.
+  EXPECT_EQ(LayoutMockMethod(
+                "::std::unique_ptr<::grpc::ClientReaderInterface<"
+                "::pages::v1::ListBooksResponse>>",
+                "StreamBooks",
+                {"::grpc::ClientContext&", "const ::stubkit::OptionsView&",
+                 "const ::pages::v1::ListBooksRequest&"},
+                2),
+            "MOCK_METHOD(\n"
+            "    (::std::unique_ptr<\n"
+            "        ::grpc::ClientReaderInterface<::pages::v1::"
+            "ListBooksResponse>>),\n"
+            "    StreamBooks,\n"
+            "    (::grpc::ClientContext&, const ::stubkit::OptionsView&,\n"
+            "     const ::pages::v1::ListBooksRequest&),\n"
+            "    (override));");
+}
+
 }  // namespace
 }  // namespace generator
 }  // namespace stubkit
