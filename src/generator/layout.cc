@@ -43,8 +43,10 @@ struct Packed {
   std::vector<std::string> lines;
   bool split = false;        // an item was broken, or the suffix moved down
   bool param_split = false;  // an item was broken before its last word
-  bool braced = false;       // a braced list was broken inside its braces
-  bool fits = true;          // every line within the limit
+  // Such breaks, breaks in their types and a suffix moved down.
+  int breaks_in_params = 0;
+  bool braced = false;  // a braced list was broken inside its braces
+  bool fits = true;     // every line within the limit
 };
 
 // The top-level elements of a braced list "{a, b(c, d), "e, f"}", or
@@ -111,6 +113,7 @@ Packed Pack(const std::vector<std::string>& items, int column, int indent,
       flush();
       packed.lines.push_back(std::string(kContinuation, ' ') + suffix);
       packed.split = true;
+      ++packed.breaks_in_params;
       continue;
     }
     // A braced list too long for its line: its elements bin-packed after
@@ -162,6 +165,7 @@ Packed Pack(const std::vector<std::string>& items, int column, int indent,
     packed.split = true;
     packed.param_split = true;
     const std::string type = items[i].substr(0, space);
+    packed.breaks_in_params += Fits(column, type) ? 1 : 2;
     for (const std::string& type_line : Fits(column, type)
                                             ? std::vector<std::string>{type}
                                             : LayoutLongType(type, column)) {
@@ -318,15 +322,14 @@ std::vector<std::string> LayoutCall(const std::string& head,
                        suffix, nested_calls);
   const std::vector<std::string> broken_lines = Below(head, broken);
   if (broken.fits && !broken.split && !broken.braced) return broken_lines;
-  // Moving " override" down below the head beats breaking a parameter
-  // before its name after '(', unless it takes more lines.
-  if (broken.fits && !broken.param_split && !broken.braced &&
-      aligned.param_split && broken_lines.size() <= aligned.lines.size()) {
-    return broken_lines;
-  }
-  // Of two broken braced lists, the one below the head on a tie.
-  const size_t aligned_lines = aligned.lines.size() + (aligned.braced ? 1 : 0);
-  if (aligned.fits && (!broken.fits || aligned_lines <= broken_lines.size())) {
+  // The fewest lines win; on a tie, the fewest breaks inside parameters
+  // (a braced list broken counting as one when aligned); then aligned.
+  const int aligned_breaks =
+      aligned.breaks_in_params + (aligned.braced ? 1 : 0);
+  if (aligned.fits &&
+      (!broken.fits || aligned.lines.size() < broken_lines.size() ||
+       (aligned.lines.size() == broken_lines.size() &&
+        aligned_breaks <= broken.breaks_in_params))) {
     return Join(head, aligned);
   }
   if (!broken.fits) *fits = false;

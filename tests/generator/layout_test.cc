@@ -409,6 +409,60 @@ TEST(LayoutTest, MockReturnTypeBrokenInTheFewestNestedArgumentLists) {
             "    (override));");
 }
 
+TEST(LayoutTest, OnATieOfLinesTheFewestBreaksInsideParametersWin) {
+  // Aligned breaks two parameters, below the head one: below wins.
+  EXPECT_EQ(LayoutFunctionHead(
+                {"",
+                 "void",
+                 "AsyncClient",
+                 {"const ::stubkit::testing::gen::deeply::nested::pkg::"
+                  "Options& request",
+                  "::stubkit::AsyncCallback<::stubkit::testing::gen::deeply::"
+                  "nested::pkg::Status> done",
+                  "const ::stubkit::Options& call = {}"},
+                 ";"},
+                2),
+            "void AsyncClient(\n"
+            "    const ::stubkit::testing::gen::deeply::nested::pkg::Options& "
+            "request,\n"
+            "    ::stubkit::AsyncCallback<\n"
+            "        ::stubkit::testing::gen::deeply::nested::pkg::Status>\n"
+            "        done,\n"
+            "    const ::stubkit::Options& call = {});");
+  // A type broken in its template arguments counts as a break too.
+  EXPECT_EQ(LayoutFunctionHead({"explicit ",
+                                "",
+                                "BuilderGrpcStub",
+                                {"::std::unique_ptr<::stubkit::testing::lro::"
+                                 "Builder::StubInterface> grpc_stub"},
+                                ""},
+                               2),
+            "explicit BuilderGrpcStub(\n"
+            "    ::std::unique_ptr<::stubkit::testing::lro::Builder::"
+            "StubInterface>\n"
+            "        grpc_stub)");
+  // One break each (a parameter, " override" moved down): aligned.
+  EXPECT_EQ(
+      LayoutFunctionHead(
+          {"",
+           "void",
+           "AsyncGet",
+           {"::grpc::ClientContext& context",
+            "const ::stubkit::OptionsView& options",
+            "const ::stubkit::testing::gen::common::Entry_Ref& request",
+            "::stubkit::AsyncCallback<::stubkit::testing::gen::common::Entry> "
+            "done"},
+           " override;"},
+          2),
+      "void AsyncGet(::grpc::ClientContext& context,\n"
+      "              const ::stubkit::OptionsView& options,\n"
+      "              const ::stubkit::testing::gen::common::Entry_Ref& "
+      "request,\n"
+      "              ::stubkit::AsyncCallback<::stubkit::testing::gen::common::"
+      "Entry>\n"
+      "                  done) override;");
+}
+
 }  // namespace
 }  // namespace generator
 }  // namespace stubkit
