@@ -89,7 +89,7 @@ std::vector<std::string> LayoutCall(const std::string& head,
 Packed Pack(const std::vector<std::string>& items, int column, int indent,
             const std::string& last, bool allow_split,
             const std::string& closing = "", const std::string& suffix = "",
-            bool nested_calls = false) {
+            bool nested_calls = false, bool split_types = false) {
   Packed packed;
   const std::string pad(column - indent, ' ');
   std::string line;
@@ -154,6 +154,17 @@ Packed Pack(const std::vector<std::string>& items, int column, int indent,
         }
         continue;
       }
+    }
+    // A type too long for its line (the parameter types of MOCK_METHOD):
+    // broken in its template arguments.
+    if (split_types && !Fits(column, text) && items[i].back() == '>') {
+      packed.split = true;
+      for (const std::string& type_line :
+           LayoutLongType(items[i], column, text.substr(items[i].size()))) {
+        line = type_line;
+        flush();
+      }
+      continue;
     }
     const size_t space = items[i].rfind(' ');
     if (Fits(column, text) || !allow_split || space == std::string::npos) {
@@ -315,12 +326,16 @@ std::vector<std::string> LayoutCall(const std::string& head,
   }
   Packed aligned = Pack(params, indent + static_cast<int>(head.size()), indent,
                         tail, true, ")", suffix, nested_calls);
-  if (aligned.fits && !aligned.split && !aligned.braced) {
-    return Join(head, aligned);
-  }
   Packed broken = Pack(params, indent + kContinuation, indent, tail, true, ")",
                        suffix, nested_calls);
   const std::vector<std::string> broken_lines = Below(head, broken);
+  // A call's arguments (not a function's parameters) go below the head
+  // when aligned they would take more lines.
+  if (aligned.fits && !aligned.split && !aligned.braced &&
+      !(nested_calls && broken.fits && !broken.split && !broken.braced &&
+        broken_lines.size() < aligned.lines.size())) {
+    return Join(head, aligned);
+  }
   if (broken.fits && !broken.split && !broken.braced) return broken_lines;
   // The fewest lines win; on a tie, the fewest breaks inside parameters
   // (a braced list broken counting as one when aligned); then aligned.
@@ -484,8 +499,10 @@ std::string LayoutMockMethod(const std::string& ret, const std::string& name,
         line = text;
         continue;
       }
-      Packed packed = Pack(params, column + 1, column, "),", false);
+      Packed packed = Pack(params, column + 1, column, "),", false, "", "",
+                           false, /*split_types=*/true);
       if (!packed.fits) *fits = false;
+      if (packed.split) *split = true;
       for (size_t k = 0; k < packed.lines.size(); ++k) {
         line = k == 0 ? "(" + packed.lines[k] : packed.lines[k];
         flush();

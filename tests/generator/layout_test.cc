@@ -463,6 +463,54 @@ TEST(LayoutTest, OnATieOfLinesTheFewestBreaksInsideParametersWin) {
       "                  done) override;");
 }
 
+TEST(LayoutTest, CallArgumentsBelowTheHeadWhenAlignedTakesMoreLines) {
+  EXPECT_EQ(LayoutList("::stubkit::internal::RunAsyncUnary<::demo::Entry>(",
+                       {"KeyValueMethods::kGet", "options",
+                        "AsyncGetAttempt(request)", "::std::move(done)"},
+                       ");", 4),
+            "::stubkit::internal::RunAsyncUnary<::demo::Entry>(\n"
+            "    KeyValueMethods::kGet, options, AsyncGetAttempt(request),\n"
+            "    ::std::move(done));");
+}
+
+TEST(LayoutTest, MockParameterTypeBrokenInItsTemplateArguments) {
+  // Too long on either layout: aligned, the type broken.
+  EXPECT_EQ(
+      LayoutMockMethod(
+          "void", "AsyncClient",
+          {"::grpc::ClientContext&", "const ::stubkit::OptionsView&",
+           "const ::stubkit::testing::gen::deeply::nested::pkg::"
+           "Options&",
+           "::stubkit::AsyncCallback<::stubkit::testing::gen::"
+           "deeply::nested::pkg::Status>"},
+          2),
+      "MOCK_METHOD((void), AsyncClient,\n"
+      "            (::grpc::ClientContext&, const ::stubkit::OptionsView&,\n"
+      "             const ::stubkit::testing::gen::deeply::nested::pkg::"
+      "Options&,\n"
+      "             ::stubkit::AsyncCallback<\n"
+      "                 ::stubkit::testing::gen::deeply::nested::pkg::Status>),"
+      "\n"
+      "            (override));");
+  // Whole on the next line: that rather than break it.
+  EXPECT_EQ(
+      LayoutMockMethod(
+          "void", "AsyncGetBook",
+          {"::grpc::ClientContext&", "const ::stubkit::OptionsView&",
+           "const ::stubkit::testing::gen::library::v1::"
+           "GetBookRequest&",
+           "::stubkit::AsyncCallback<::stubkit::testing::gen::"
+           "library::v1::Book>"},
+          2),
+      "MOCK_METHOD(\n"
+      "    (void), AsyncGetBook,\n"
+      "    (::grpc::ClientContext&, const ::stubkit::OptionsView&,\n"
+      "     const ::stubkit::testing::gen::library::v1::GetBookRequest&,\n"
+      "     ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::"
+      "Book>),\n"
+      "    (override));");
+}
+
 }  // namespace
 }  // namespace generator
 }  // namespace stubkit
