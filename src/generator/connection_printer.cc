@@ -182,9 +182,9 @@ void PrintRefusingConnection(Printer& w, const FileModel& file,
         w.Print("    done(refusal_);\n");
         break;
       case Kind::kServerStreaming:
-        w.Print(mv,
-                "    return ::stubkit::StreamReader<$Response$>(refusal_);\n"
-                "  }\n");
+        PrintCall(w, mv, 2, "return ::stubkit::StreamReader<$Response$>(",
+                  {"refusal_"}, ");");
+        w.Print("  }\n");
         PrintOverrideHead(
             w, mv,
             *FindSignature(Layer::kConnection, method.kind, Variant::kAsync),

@@ -146,7 +146,8 @@ Packed Pack(const std::vector<std::string>& items, int column, int indent,
         bool fits = true;
         const std::vector<std::string> call =
             LayoutCall(items[i].substr(0, open + 1), *args,
-                       ")" + text.substr(items[i].size()), column, &fits);
+                       ")" + text.substr(items[i].size()), column, &fits,
+                       /*nested_calls=*/true);
         if (!fits) packed.fits = false;
         for (size_t k = 0; k < call.size(); ++k) {
           line = call[k];
@@ -177,15 +178,19 @@ Packed Pack(const std::vector<std::string>& items, int column, int indent,
     packed.param_split = true;
     const std::string type = items[i].substr(0, space);
     packed.breaks_in_params += Fits(column, type) ? 1 : 2;
-    for (const std::string& type_line : Fits(column, type)
-                                            ? std::vector<std::string>{type}
-                                            : LayoutLongType(type, column)) {
+    // "a<b>*": the '*' or '&' follows the template arguments.
+    const size_t core = type.find_last_not_of("*&") + 1;
+    const std::vector<std::string> type_lines =
+        Fits(column, type)
+            ? std::vector<std::string>{type}
+            : LayoutLongType(type.substr(0, core), column, type.substr(core));
+    const std::string name = text.substr(space + 1);
+    for (const std::string& type_line : type_lines) {
       line = type_line;
       flush();
     }
     // A comment in place of the name is not indented: clang-format does
     // not treat it as a continuation.
-    const std::string name = text.substr(space + 1);
     line = name.rfind("/*", 0) == 0 ? name
                                     : std::string(kContinuation, ' ') + name;
     flush();
@@ -303,6 +308,12 @@ std::vector<std::string> LayoutCall(const std::string& head,
     std::vector<std::string> lines = absl::StrSplit(
         LayoutType(head.substr(0, head.size() - 1), "(", indent), '\n');
     for (const std::string& line : lines) *fits = *fits && Fits(indent, line);
+    // The arguments after the last line of the head if they fit there.
+    const std::string rest = absl::StrJoin(params, ", ") + tail;
+    if (lines.size() > 1 && Fits(indent, lines.back() + rest)) {
+      lines.back() += rest;
+      return lines;
+    }
     // 4 columns past the start of the call: 8 after a break after '='.
     const int column =
         indent + kContinuation +

@@ -50,11 +50,11 @@ void PrintStubOverrides(Printer& w, const FileModel& file,
 // decorator left it) gRPC would abort the process on; the caller completes
 // the block. Allocates nothing when the metadata is legal.
 void PrintCheckMetadata(Printer& w, const Printer::Vars& vars) {
-  w.Print(vars,
-          "  if (::absl::Status refused = "
-          "::stubkit::internal::ValidateOutgoingMetadata(\n"
-          "          context, \"$method_full_name$\");\n"
-          "      !refused.ok()) {\n");
+  w.Print(
+      "  if (::absl::Status refused = "
+      "::stubkit::internal::ValidateOutgoingMetadata(\n");
+  PrintCall(w, vars, 5, "", {"context", "\"$method_full_name$\""}, ");");
+  w.Print("      !refused.ok()) {\n");
 }
 
 // The decorator's and the gRPC stub's AsyncM of a server-streaming M.
@@ -112,13 +112,13 @@ void PrintAsyncUnaryDefinitions(Printer& w, const Printer::Vars& mv,
           "    return;\n"
           "  }\n");
   PrintType(w, mv, 1, "::stubkit::internal::StartAsyncUnary<$Response$>", "(");
-  w.Print(mv,
-          "      [&](auto* response, auto on_done) {\n"
-          "        async->$Method$(&context, &request, response, "
-          "::std::move(on_done));\n"
-          "      },\n"
-          "      ::std::move(done));\n"
-          "}\n\n");
+  w.Print("      [&](auto* response, auto on_done) {\n");
+  PrintCall(w, mv, 4, "async->$Method$(",
+            {"&context", "&request", "response", "::std::move(on_done)"}, ");");
+  w.Print(
+      "      },\n"
+      "      ::std::move(done));\n"
+      "}\n\n");
 }
 
 // The gRPC stub's M: refuse illegal metadata, then call grpc_cpp_plugin's.

@@ -511,6 +511,31 @@ TEST(LayoutTest, MockParameterTypeBrokenInItsTemplateArguments) {
       "    (override));");
 }
 
+TEST(LayoutTest, ArgumentsFollowABrokenCallHeadWhenTheyFit) {
+  EXPECT_EQ(
+      LayoutList("return ::stubkit::StreamReaderWriter<::stubkit::testing"
+                 "::gen::common::Entry, ::stubkit::testing::gen::common::"
+                 "Entry>(",
+                 {"::std::move(stream)"}, ");", 4),
+      "return ::stubkit::StreamReaderWriter<\n"
+      "    ::stubkit::testing::gen::common::Entry,\n"
+      "    ::stubkit::testing::gen::common::Entry>(::std::move(stream));");
+}
+
+TEST(LayoutTest, CallInACallInACallBrokenAtEachLevel) {
+  EXPECT_EQ(LayoutList("return MakeEmptyConnection(",
+                       {"::std::make_shared<EmptyGrpcStub>(::stubkit::testing::"
+                        "gen::deeply::nested::pkg::Empty::NewStub(channel))",
+                        "options"},
+                       ");", 2),
+            "return MakeEmptyConnection(\n"
+            "    ::std::make_shared<EmptyGrpcStub>(\n"
+            "        ::stubkit::testing::gen::deeply::nested::pkg::Empty::"
+            "NewStub(\n"
+            "            channel)),\n"
+            "    options);");
+}
+
 }  // namespace
 }  // namespace generator
 }  // namespace stubkit
