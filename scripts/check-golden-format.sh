@@ -5,11 +5,8 @@
 #
 #   scripts/check-golden-format.sh [budget]    # default budget: 0
 #
-# Fails when there are more violations than `budget`. The goldens are not
-# clean yet (the generator lays out signatures and calls whatever the length
-# of the names in them), so ctest passes today's count; it may only go
-# down. At 0 this is exactly the -Werror check. CLANG_FORMAT overrides the
-# binary.
+# Fails when there are more violations than `budget`. ctest passes 0, which
+# is exactly the -Werror check. CLANG_FORMAT overrides the binary.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"

@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "src/generator/layout.h"
 #include "src/generator/lro.h"
 #include "src/generator/pagination.h"
 #include "src/generator/printers.h"
@@ -58,9 +59,10 @@ void PrintClientBody(Printer& w, const Printer::Vars& vars,
                      const Signature& signature) {
   if (signature.variant == Variant::kFuture) {
     // The promise, its shared state and the callback in one allocation.
-    w.Print(vars,
-            "  auto [future, fulfil] =\n"
-            "      ::stubkit::internal::FulfilPromise<$Response$>::Make();\n");
+    PrintType(w, vars, 1,
+              "auto [future, fulfil] = "
+              "::stubkit::internal::FulfilPromise<$Response$>",
+              "::Make();");
     PrintCall(w, vars, 1, "connection_->Async$Method$(",
               {ViewOf(signature.kind), "request", "fulfil"}, ");");
     w.Print("  return ::std::move(future);\n");
@@ -76,6 +78,19 @@ void PrintClientBody(Printer& w, const Printer::Vars& vars,
             absl::StrCat(signature.variant == Variant::kSync ? "return " : "",
                          "connection_->", connection.name, "("),
             args, ");");
+}
+
+// "SClient::SClient(`first`, ::stubkit::Options options)" and the
+// initializers of options_ and method_options_.
+void PrintConstructorHead(Printer& w, const Printer::Vars& vars,
+                          const std::string& first) {
+  FunctionHead head;
+  head.name = w.Expand(vars, "$Service$Client::$Service$Client");
+  head.params = {w.Expand(vars, first), "::stubkit::Options options"};
+  w.PrintRaw(LayoutFunctionHead(head, w.indent()) + "\n");
+  w.Print("    : options_(::std::move(options)),\n");
+  PrintCall(w, vars, 3, "method_options_(",
+            {"options_", "\"$service_full_name$\"", "{$method_names$}"}, "),");
 }
 
 }  // namespace
@@ -183,45 +198,53 @@ void PrintClientSource(Printer& w, const FileModel& file,
   // client (lro.h).
   vars["channel_arg"] =
       ServiceHasLro(service) ? "channel" : "::std::move(channel)";
-  w.Print(vars,
-          "$Service$Client::$Service$Client(\n"
-          "    ::std::shared_ptr<::grpc::ChannelInterface> channel,\n"
-          "    ::stubkit::Options options)\n"
-          "    : options_(::std::move(options)),\n"
-          "      method_options_(options_, \"$service_full_name$\",\n"
-          "                      {$method_names$}),\n"
-          "      connection_(Make$Service$Connection($channel_arg$, "
-          "options_)) {\n"
-          "  if (!method_options_.status().ok()) {\n"
-          "    connection_ = ::std::make_shared<$Service$RefusingConnection>(\n"
-          "        method_options_.status());\n"
-          "  }\n");
+  PrintConstructorHead(w, vars,
+                       "::std::shared_ptr<::grpc::ChannelInterface> channel");
+  PrintCall(w, vars, 3, "connection_(Make$Service$Connection(",
+            {"$channel_arg$", "options_"}, ")) {");
+  w.Print("  if (!method_options_.status().ok()) {\n");
+  PrintCall(w, vars, 2,
+            "connection_ = ::std::make_shared<$Service$RefusingConnection>(",
+            {"method_options_.status()"}, ");");
+  w.Print("  }\n");
   PrintLroConstructorTail(w, service, /*from_channel=*/true);  // lro.h
-  w.Print(
-      vars,
-      "}\n\n"
-      "$Service$Client::$Service$Client(\n"
-      "    ::std::shared_ptr<$Service$Connection> connection,\n"
-      "    ::stubkit::Options options)\n"
-      "    : options_(::std::move(options)),\n"
-      "      method_options_(options_, \"$service_full_name$\",\n"
-      "                      {$method_names$}),\n"
-      "      connection_(::std::move(connection)) {\n"
-      "  const auto* decorators = options_.find<DecoratorsOption>();\n"
-      "  if (decorators != nullptr && !decorators->empty()) {\n"
-      "    connection_ = ::std::make_shared<$Service$RefusingConnection>(\n"
-      "        ::absl::InvalidArgumentError(\n"
-      "            \"$service_full_name$: DecoratorsOption must be given "
-      "to \"\n"
-      "            \"Make$Service$Connection (or to the $Service$Client \"\n"
-      "            \"constructor that takes a channel); the client was \"\n"
-      "            \"built from a connection, which cannot apply them, so "
-      "\"\n"
-      "            \"the call was not sent\"));\n"
-      "  } else if (!method_options_.status().ok()) {\n"
-      "    connection_ = ::std::make_shared<$Service$RefusingConnection>(\n"
-      "        method_options_.status());\n"
-      "  }\n");
+  w.Print("}\n\n");
+  PrintConstructorHead(w, vars,
+                       "::std::shared_ptr<$Service$Connection> connection");
+  w.Print(vars,
+          "      connection_(::std::move(connection)) {\n"
+          "  const auto* decorators = options_.find<DecoratorsOption>();\n"
+          "  if (decorators != nullptr && !decorators->empty()) {\n");
+  int args_offset = 0;
+  w.Indent();
+  w.Indent();
+  w.PrintRaw(
+      LayoutNestedCallHead(
+          "connection_",
+          w.Expand(vars, "::std::make_shared<$Service$RefusingConnection>("),
+          "::absl::InvalidArgumentError(", w.indent(), &args_offset) +
+      "\n");
+  w.Outdent();
+  w.Outdent();
+  std::vector<std::string> message;
+  for (const char* piece :
+       {"$service_full_name$: DecoratorsOption must be given to ",
+        "Make$Service$Connection (or to the $Service$Client ",
+        "constructor that takes a channel); the client was ",
+        "built from a connection, which cannot apply them, so ",
+        "the call was not sent"}) {
+    message.push_back(w.Expand(vars, piece));
+  }
+  // Indent() moves by 2 columns.
+  const int depth = 2 + args_offset / 2;
+  for (int i = 0; i < depth; ++i) w.Indent();
+  w.PrintRaw(LayoutStringLiterals(message, "));", w.indent()) + "\n");
+  for (int i = 0; i < depth; ++i) w.Outdent();
+  w.Print("  } else if (!method_options_.status().ok()) {\n");
+  PrintCall(w, vars, 2,
+            "connection_ = ::std::make_shared<$Service$RefusingConnection>(",
+            {"method_options_.status()"}, ");");
+  w.Print("  }\n");
   PrintLroConstructorTail(w, service, /*from_channel=*/false);  // lro.h
   w.Print("}\n");
   // The calls.

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "src/generator/layout.h"
 #include "src/generator/printers.h"
 
 namespace stubkit {
@@ -30,8 +31,9 @@ void PrintConnectionImplMethod(Printer& w, const Printer::Vars& mv,
       w, mv, *FindSignature(Layer::kConnection, method.kind, Variant::kSync));
   switch (method.kind) {
     case Kind::kUnary:
+      PrintType(w, mv, 2, "return ::stubkit::internal::RunUnary<$Response$>",
+                "(");
       w.Print(mv,
-              "    return ::stubkit::internal::RunUnary<$Response$>(\n"
               "        $Service$Methods::k$Method$, options, request,\n"
               "        [&](::grpc::ClientContext& context) {\n"
               "          return stub_->$Method$(context, options, request);\n"
@@ -48,54 +50,60 @@ void PrintConnectionImplMethod(Printer& w, const Printer::Vars& mv,
       break;
     case Kind::kServerStreaming:
       // The reader outlives this call, so the lambda owns the stub.
-      w.Print(mv,
-              "    return ::stubkit::internal::OpenServerStream<\n"
-              "        $Service$Client::$Method$ResumeOption, $Request$, "
-              "$Response$>(\n"
-              "        $Service$Methods::k$Method$, options, request,\n"
-              "        [stub = stub_](::grpc::ClientContext& context,\n"
-              "                       const ::stubkit::OptionsView& "
-              "attempt_options,\n"
-              "                       const $Request$& attempt_request) {\n"
-              "          return stub->$Method$(context, attempt_options, "
-              "attempt_request);\n"
-              "        });\n"
-              "  }\n\n");
+      PrintType(w, mv, 2,
+                "return ::stubkit::internal::OpenServerStream<"
+                "$Service$Client::$Method$ResumeOption, $Request$, $Response$>",
+                "(");
+      w.Print(mv, "        $Service$Methods::k$Method$, options, request,\n");
+      PrintLambdaHead(w, mv, 4, "[stub = stub_]",
+                      {"::grpc::ClientContext& context",
+                       "const ::stubkit::OptionsView& attempt_options",
+                       "const $Request$& attempt_request"});
+      PrintCall(w, mv, 5, "return stub->$Method$(",
+                {"context", "attempt_options", "attempt_request"}, ");");
+      w.Print(
+          "        });\n"
+          "  }\n\n");
       PrintOverrideHead(
           w, mv,
           *FindSignature(Layer::kConnection, method.kind, Variant::kAsync));
+      PrintType(w, mv, 2,
+                "::stubkit::internal::StartAsyncServerStream<"
+                "$Service$Client::$Method$ResumeOption, $Request$, $Response$>",
+                "(");
+      w.Print(mv, "        $Service$Methods::k$Method$, options, request,\n");
+      PrintLambdaHead(w, mv, 4, "[stub = stub_]",
+                      {"::grpc::ClientContext& context",
+                       "const ::stubkit::OptionsView& attempt_options",
+                       "const $Request$& attempt_request",
+                       "::grpc::ClientReadReactor<$Response$>* reactor"});
+      PrintCall(w, mv, 5, "return stub->Async$Method$(",
+                {"context", "attempt_options", "attempt_request", "reactor"},
+                ");");
       w.Print(
-          mv,
-          "    ::stubkit::internal::StartAsyncServerStream<\n"
-          "        $Service$Client::$Method$ResumeOption, $Request$, "
-          "$Response$>(\n"
-          "        $Service$Methods::k$Method$, options, request,\n"
-          "        [stub = stub_](::grpc::ClientContext& context,\n"
-          "                       const ::stubkit::OptionsView& "
-          "attempt_options,\n"
-          "                       const $Request$& attempt_request,\n"
-          "                       ::grpc::ClientReadReactor<$Response$>* "
-          "reactor) {\n"
-          "          return stub->Async$Method$(context, attempt_options,\n"
-          "                                     attempt_request, reactor);\n"
           "        },\n"
           "        ::std::move(on_message), ::std::move(on_done));\n");
       break;
     case Kind::kClientStreaming:
+      PrintType(w, mv, 2,
+                "return ::stubkit::internal::OpenClientStream<$Request$, "
+                "$Response$>",
+                "(");
+      w.Print(mv, "        $Service$Methods::k$Method$, options,\n");
+      PrintLambdaHead(
+          w, mv, 4, "[&]",
+          {"::grpc::ClientContext& context", "$Response$* response"});
       w.Print(mv,
-              "    return ::stubkit::internal::OpenClientStream<$Request$, "
-              "$Response$>(\n"
-              "        $Service$Methods::k$Method$, options,\n"
-              "        [&](::grpc::ClientContext& context, $Response$* "
-              "response) {\n"
               "          return stub_->$Method$(context, options, "
               "response);\n"
               "        });\n");
       break;
     case Kind::kBidi:
+      PrintType(w, mv, 2,
+                "return ::stubkit::internal::OpenBidiStream<$Request$, "
+                "$Response$>",
+                "(");
       w.Print(mv,
-              "    return ::stubkit::internal::OpenBidiStream<$Request$, "
-              "$Response$>(\n"
               "        $Service$Methods::k$Method$, options,\n"
               "        [&](::grpc::ClientContext& context) {\n"
               "          return stub_->$Method$(context, options);\n"
@@ -122,11 +130,19 @@ void PrintConnectionImpl(Printer& w, const FileModel& file,
     // An attempt that owns the stub and a copy of the request: async and
     // hedged attempts may outlive the call that started them. Not a
     // std::function: the async loop stores it in the call's one allocation.
+    const Printer::Vars mv = MethodVars(file, service, method);
+    FunctionHead head;
+    head.return_type = w.Expand(
+        mv,
+        "::stubkit::internal::AsyncUnaryAttempt<$Service$Stub, $Request$, "
+        "$Response$, &$Service$Stub::Async$Method$>");
+    head.name = w.Expand(mv, "Async$Method$Attempt");
+    head.params = {w.Expand(mv, "const $Request$& request")};
+    head.suffix = " const {";
+    w.Indent();
+    w.PrintRaw(LayoutFunctionHead(head, w.indent()) + "\n");
+    w.Outdent();
     w.Print(
-        MethodVars(file, service, method),
-        "  ::stubkit::internal::AsyncUnaryAttempt<$Service$Stub, $Request$,\n"
-        "      $Response$, &$Service$Stub::Async$Method$>\n"
-        "  Async$Method$Attempt(const $Request$& request) const {\n"
         "    return {stub_, request};\n"
         "  }\n\n");
   }
@@ -166,9 +182,9 @@ void PrintRefusingConnection(Printer& w, const FileModel& file,
         w.Print("    done(refusal_);\n");
         break;
       case Kind::kServerStreaming:
-        w.Print(mv,
-                "    return ::stubkit::StreamReader<$Response$>(refusal_);\n"
-                "  }\n");
+        PrintCall(w, mv, 2, "return ::stubkit::StreamReader<$Response$>(",
+                  {"refusal_"}, ");");
+        w.Print("  }\n");
         PrintOverrideHead(
             w, mv,
             *FindSignature(Layer::kConnection, method.kind, Variant::kAsync),
@@ -176,25 +192,28 @@ void PrintRefusingConnection(Printer& w, const FileModel& file,
         w.Print("    on_done(refusal_);\n");
         break;
       case Kind::kClientStreaming:
-        w.Print(mv,
-                "    auto writer = ::std::make_unique<\n"
-                "        ::stubkit::internal::GrpcStreamWriter<$Request$, "
-                "$Response$>>();\n"
-                "    writer->Start(nullptr, refusal_);\n"
-                "    return ::stubkit::StreamWriter<$Request$, $Response$>(\n"
-                "        ::std::move(writer));\n");
+        PrintType(w, mv, 2,
+                  "auto writer = ::std::make_unique<"
+                  "::stubkit::internal::GrpcStreamWriter<$Request$, "
+                  "$Response$>>",
+                  "();");
+        w.Print("    writer->Start(nullptr, refusal_);\n");
+        PrintType(w, mv, 2,
+                  "return ::stubkit::StreamWriter<$Request$, $Response$>", "(");
+        w.Print("        ::std::move(writer));\n");
         break;
       case Kind::kBidi:
-        w.Print(
-            mv,
-            "    auto stream = ::std::make_unique<\n"
-            "        ::stubkit::internal::GrpcStreamReaderWriter<$Request$, "
-            "$Response$>>(\n"
-            "        $Service$Methods::k$Method$);\n"
-            "    stream->Start(nullptr, refusal_);\n"
-            "    return ::stubkit::StreamReaderWriter<$Request$, "
-            "$Response$>(\n"
-            "        ::std::move(stream));\n");
+        PrintCall(w, mv, 2,
+                  "auto stream = ::std::make_unique<"
+                  "::stubkit::internal::GrpcStreamReaderWriter<$Request$, "
+                  "$Response$>>(",
+                  {"$Service$Methods::k$Method$"}, ");");
+        w.Print("    stream->Start(nullptr, refusal_);\n");
+        PrintType(w, mv, 2,
+                  "return ::stubkit::StreamReaderWriter<$Request$, "
+                  "$Response$>",
+                  "(");
+        w.Print("        ::std::move(stream));\n");
         break;
     }
     w.Print("  }\n");
@@ -204,6 +223,20 @@ void PrintRefusingConnection(Printer& w, const FileModel& file,
       " private:\n"
       "  ::absl::Status refusal_;\n"
       "};\n\n");
+}
+
+// "::std::shared_ptr<SConnection> MakeSConnection(`first`, const
+// ::stubkit::Options& options)": declared (with " = {}") or defined.
+void PrintMakeConnectionHead(Printer& w, const Printer::Vars& vars,
+                             const std::string& first, bool declaration) {
+  FunctionHead head;
+  head.return_type = w.Expand(vars, "::std::shared_ptr<$Service$Connection>");
+  head.name = w.Expand(vars, "Make$Service$Connection");
+  head.params = {w.Expand(vars, first),
+                 declaration ? "const ::stubkit::Options& options = {}"
+                             : "const ::stubkit::Options& options"};
+  head.suffix = declaration ? ";" : " {";
+  w.PrintRaw(LayoutFunctionHead(head, w.indent()) + "\n");
 }
 
 }  // namespace
@@ -221,14 +254,13 @@ void PrintConnectionHeader(Printer& w, const FileModel& file,
                  "The default connection over `channel`. The decorators in "
                  "`options` ($Service$Client::DecoratorsOption) are applied "
                  "here, once.");
-  w.Print(vars,
-          "::std::shared_ptr<$Service$Connection> Make$Service$Connection(\n"
-          "    ::std::shared_ptr<::grpc::ChannelInterface> channel,\n"
-          "    const ::stubkit::Options& options = {});\n"
-          "// The default connection over any stub stack, e.g. a mock.\n"
-          "::std::shared_ptr<$Service$Connection> Make$Service$Connection(\n"
-          "    ::std::shared_ptr<$Service$Stub> stub,\n"
-          "    const ::stubkit::Options& options = {});\n\n");
+  PrintMakeConnectionHead(w, vars,
+                          "::std::shared_ptr<::grpc::ChannelInterface> channel",
+                          /*declaration=*/true);
+  w.Print("// The default connection over any stub stack, e.g. a mock.\n");
+  PrintMakeConnectionHead(w, vars, "::std::shared_ptr<$Service$Stub> stub",
+                          /*declaration=*/true);
+  w.Print("\n");
 }
 
 void PrintConnectionSource(Printer& w, const FileModel& file,
@@ -236,24 +268,25 @@ void PrintConnectionSource(Printer& w, const FileModel& file,
   w.Print("namespace {\n\n");
   PrintConnectionImpl(w, file, service);
   PrintRefusingConnection(w, file, service);
-  w.Print(ServiceVars(file, service),
-          "}  // namespace\n\n"
-          "::std::shared_ptr<$Service$Connection> Make$Service$Connection(\n"
-          "    ::std::shared_ptr<::grpc::ChannelInterface> channel,\n"
-          "    const ::stubkit::Options& options) {\n"
-          "  return Make$Service$Connection(\n"
-          "      ::std::make_shared<$Service$GrpcStub>("
-          "$grpc_class$::NewStub(channel)),\n"
-          "      options);\n"
-          "}\n\n"
-          "::std::shared_ptr<$Service$Connection> Make$Service$Connection(\n"
-          "    ::std::shared_ptr<$Service$Stub> stub,\n"
-          "    const ::stubkit::Options& options) {\n"
-          "  return ::std::make_shared<$Service$ConnectionImpl>(\n"
-          "      ::stubkit::internal::ApplyDecorators(\n"
-          "          ::std::move(stub),\n"
-          "          options.get<$Service$Client::DecoratorsOption>()));\n"
-          "}\n\n");
+  const Printer::Vars vars = ServiceVars(file, service);
+  w.Print("}  // namespace\n\n");
+  PrintMakeConnectionHead(w, vars,
+                          "::std::shared_ptr<::grpc::ChannelInterface> channel",
+                          /*declaration=*/false);
+  PrintCall(w, vars, 1, "return Make$Service$Connection(",
+            {"::std::make_shared<$Service$GrpcStub>("
+             "$grpc_class$::NewStub(channel))",
+             "options"},
+            ");");
+  w.Print("}\n\n");
+  PrintMakeConnectionHead(w, vars, "::std::shared_ptr<$Service$Stub> stub",
+                          /*declaration=*/false);
+  w.Print(vars, "  return ::std::make_shared<$Service$ConnectionImpl>(\n");
+  PrintCall(
+      w, vars, 3, "::stubkit::internal::ApplyDecorators(",
+      {"::std::move(stub)", "options.get<$Service$Client::DecoratorsOption>()"},
+      "));");
+  w.Print("}\n\n");
 }
 
 }  // namespace generator

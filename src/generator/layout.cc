@@ -9,6 +9,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 
 namespace stubkit {
 namespace generator {
@@ -21,6 +23,13 @@ bool Fits(int column, const std::string& text) {
   return column + static_cast<int>(text.size()) <= kColumnLimit;
 }
 
+}  // namespace
+
+std::string LayoutType(const std::string& type, const std::string& suffix,
+                       int indent);
+
+namespace {
+
 // `items` separated by ", ", starting at column `column` on every line,
 std::vector<std::string> LayoutLongType(const std::string& type, int indent,
                                         const std::string& suffix = "",
@@ -32,13 +41,55 @@ std::vector<std::string> LayoutLongType(const std::string& type, int indent,
 // whatever precedes it); the others are, relative to `indent`.
 struct Packed {
   std::vector<std::string> lines;
-  bool split = false;  // an item was broken before its last word
-  bool fits = true;    // every line within the limit
+  bool split = false;        // an item was broken, or the suffix moved down
+  bool param_split = false;  // an item was broken before its last word
+  // Such breaks, breaks in their types and a suffix moved down.
+  int breaks_in_params = 0;
+  bool braced = false;  // a braced list was broken inside its braces
+  bool fits = true;     // every line within the limit
 };
 
+// The top-level elements of a braced list "{a, b(c, d), "e, f"}", or
+// nullopt when `item` is not one.
+std::optional<std::vector<std::string>> BracedElements(
+    const std::string& item) {
+  if (item.size() < 2 || item.front() != '{' || item.back() != '}') {
+    return std::nullopt;
+  }
+  std::vector<std::string> elements;
+  int depth = 0;
+  bool quoted = false;
+  size_t start = 1;
+  for (size_t i = 1; i + 1 < item.size(); ++i) {
+    const char c = item[i];
+    if (quoted) {
+      if (c == '\\') ++i;
+      if (c == '"') quoted = false;
+      continue;
+    }
+    if (c == '"') quoted = true;
+    if (c == '(' || c == '{' || c == '<' || c == '[') ++depth;
+    if (c == ')' || c == '}' || c == '>' || c == ']') --depth;
+    if (c == ',' && depth == 0) {
+      elements.push_back(item.substr(start, i - start));
+      start = i + 2;  // ", "
+    }
+  }
+  elements.push_back(item.substr(start, item.size() - 1 - start));
+  return elements;
+}
+
+std::vector<std::string> LayoutCall(const std::string& head,
+                                    const std::vector<std::string>& params,
+                                    const std::string& tail, int indent,
+                                    bool* fits, bool nested_calls = false);
+
+// With `nested_calls`, an item "f(a, b)" too long for its line is laid
+// out as a call (arguments of a call, not parameters of a function).
 Packed Pack(const std::vector<std::string>& items, int column, int indent,
             const std::string& last, bool allow_split,
-            const std::string& closing = "", const std::string& suffix = "") {
+            const std::string& closing = "", const std::string& suffix = "",
+            bool nested_calls = false, bool split_types = false) {
   Packed packed;
   const std::string pad(column - indent, ' ');
   std::string line;
@@ -62,6 +113,58 @@ Packed Pack(const std::vector<std::string>& items, int column, int indent,
       flush();
       packed.lines.push_back(std::string(kContinuation, ' ') + suffix);
       packed.split = true;
+      ++packed.breaks_in_params;
+      continue;
+    }
+    // A braced list too long for its line: its elements bin-packed after
+    // its '{', on a line of its own.
+    if (allow_split && !Fits(column, text)) {
+      if (auto elements = BracedElements(items[i])) {
+        packed.braced = true;
+        const std::string rest = text.substr(items[i].size());
+        Packed inner = Pack(*elements, column + 1, indent, "}" + rest, false);
+        if (!inner.fits) packed.fits = false;
+        for (size_t k = 0; k < inner.lines.size(); ++k) {
+          line = k == 0 ? "{" + inner.lines[k]
+                        : inner.lines[k].substr(column - indent);
+          flush();
+        }
+        continue;
+      }
+      // A call "f(args)" too long for its line: laid out as a call from
+      // its column, its arguments aligned after its '(' or 4 columns in.
+      const size_t open = items[i].find('(');
+      if (!nested_calls || items[i].back() != ')' ||
+          open == std::string::npos || items[i].find(' ') < open) {
+        // Not a call: a parameter, split below.
+      } else if (auto args = BracedElements(
+                     "{" +
+                     items[i].substr(open + 1, items[i].size() - open - 2) +
+                     "}")) {
+        packed.braced = true;
+        if (!line.empty()) flush();
+        bool fits = true;
+        const std::vector<std::string> call =
+            LayoutCall(items[i].substr(0, open + 1), *args,
+                       ")" + text.substr(items[i].size()), column, &fits,
+                       /*nested_calls=*/true);
+        if (!fits) packed.fits = false;
+        for (size_t k = 0; k < call.size(); ++k) {
+          line = call[k];
+          flush();
+        }
+        continue;
+      }
+    }
+    // A type too long for its line (the parameter types of MOCK_METHOD):
+    // broken in its template arguments.
+    if (split_types && !Fits(column, text) && items[i].back() == '>') {
+      packed.split = true;
+      for (const std::string& type_line :
+           LayoutLongType(items[i], column, text.substr(items[i].size()))) {
+        line = type_line;
+        flush();
+      }
       continue;
     }
     const size_t space = items[i].rfind(' ');
@@ -72,14 +175,24 @@ Packed Pack(const std::vector<std::string>& items, int column, int indent,
     // "const Type&\n    name": the name indented by 4 more; the type broken
     // in its template arguments if it is still too long.
     packed.split = true;
+    packed.param_split = true;
     const std::string type = items[i].substr(0, space);
-    for (const std::string& type_line : Fits(column, type)
-                                            ? std::vector<std::string>{type}
-                                            : LayoutLongType(type, column)) {
+    packed.breaks_in_params += Fits(column, type) ? 1 : 2;
+    // "a<b>*": the '*' or '&' follows the template arguments.
+    const size_t core = type.find_last_not_of("*&") + 1;
+    const std::vector<std::string> type_lines =
+        Fits(column, type)
+            ? std::vector<std::string>{type}
+            : LayoutLongType(type.substr(0, core), column, type.substr(core));
+    const std::string name = text.substr(space + 1);
+    for (const std::string& type_line : type_lines) {
       line = type_line;
       flush();
     }
-    line = std::string(kContinuation, ' ') + text.substr(space + 1);
+    // A comment in place of the name is not indented: clang-format does
+    // not treat it as a continuation.
+    line = name.rfind("/*", 0) == 0 ? name
+                                    : std::string(kContinuation, ' ') + name;
     flush();
   }
   if (!line.empty()) flush();
@@ -174,24 +287,75 @@ std::vector<std::string> LayoutLongType(const std::string& type, int indent,
 std::vector<std::string> LayoutCall(const std::string& head,
                                     const std::vector<std::string>& params,
                                     const std::string& tail, int indent,
-                                    bool* fits) {
+                                    bool* fits, bool nested_calls) {
   *fits = true;
   const std::string one_line =
       absl::StrCat(head, absl::StrJoin(params, ", "), tail);
   if (Fits(indent, one_line)) return {one_line};
+  // "lhs = f(args)": broken after the '=' when the rest fits on one line.
+  // Not the '=' of a lambda's capture.
+  const size_t equals = head.find(" = ");
+  if (equals != std::string::npos && equals < head.find('(') &&
+      head.rfind(']', equals) == head.rfind('[', equals) &&
+      Fits(indent + kContinuation, one_line.substr(equals + 3))) {
+    return {head.substr(0, equals + 2),
+            std::string(kContinuation, ' ') + one_line.substr(equals + 3)};
+  }
+  if (!Fits(indent, head) && head.size() > 2 &&
+      head.compare(head.size() - 2, 2, ">(") == 0) {
+    // "f<args>(" too long itself: broken in its template arguments, the
+    // call's arguments on the next lines, 4 columns in.
+    std::vector<std::string> lines = absl::StrSplit(
+        LayoutType(head.substr(0, head.size() - 1), "(", indent), '\n');
+    for (const std::string& line : lines) *fits = *fits && Fits(indent, line);
+    // The arguments after the last line of the head if they fit there.
+    const std::string rest = absl::StrJoin(params, ", ") + tail;
+    if (lines.size() > 1 && Fits(indent, lines.back() + rest)) {
+      lines.back() += rest;
+      return lines;
+    }
+    // 4 columns past the start of the call: 8 after a break after '='.
+    const int column =
+        indent + kContinuation +
+        (lines[0].size() > 2 &&
+                 lines[0].compare(lines[0].size() - 2, 2, " =") == 0
+             ? kContinuation
+             : 0);
+    Packed args = Pack(params, column, indent, tail, true);
+    if (!args.fits) *fits = false;
+    for (size_t i = 0; i < args.lines.size(); ++i) {
+      lines.push_back(i == 0 ? std::string(column - indent, ' ') + args.lines[i]
+                             : args.lines[i]);
+    }
+    return lines;
+  }
   if (!Fits(indent, head)) *fits = false;
-  // clang-format breaks before "override", not before "= 0".
+  // clang-format breaks before "override" and "const", not before "= 0".
   std::string suffix;
-  if (tail.rfind(") override", 0) == 0) suffix = tail.substr(2);
+  if (tail.rfind(") override", 0) == 0 || tail.rfind(") const", 0) == 0) {
+    suffix = tail.substr(2);
+  }
   Packed aligned = Pack(params, indent + static_cast<int>(head.size()), indent,
-                        tail, true, ")", suffix);
-  if (aligned.fits && !aligned.split) return Join(head, aligned);
-  Packed broken =
-      Pack(params, indent + kContinuation, indent, tail, true, ")", suffix);
+                        tail, true, ")", suffix, nested_calls);
+  Packed broken = Pack(params, indent + kContinuation, indent, tail, true, ")",
+                       suffix, nested_calls);
   const std::vector<std::string> broken_lines = Below(head, broken);
-  if (broken.fits && !broken.split) return broken_lines;
+  // A call's arguments (not a function's parameters) go below the head
+  // when aligned they would take more lines.
+  if (aligned.fits && !aligned.split && !aligned.braced &&
+      !(nested_calls && broken.fits && !broken.split && !broken.braced &&
+        broken_lines.size() < aligned.lines.size())) {
+    return Join(head, aligned);
+  }
+  if (broken.fits && !broken.split && !broken.braced) return broken_lines;
+  // The fewest lines win; on a tie, the fewest breaks inside parameters
+  // (a braced list broken counting as one when aligned); then aligned.
+  const int aligned_breaks =
+      aligned.breaks_in_params + (aligned.braced ? 1 : 0);
   if (aligned.fits &&
-      (!broken.fits || aligned.lines.size() <= broken_lines.size())) {
+      (!broken.fits || aligned.lines.size() < broken_lines.size() ||
+       (aligned.lines.size() == broken_lines.size() &&
+        aligned_breaks <= broken.breaks_in_params))) {
     return Join(head, aligned);
   }
   if (!broken.fits) *fits = false;
@@ -204,13 +368,73 @@ std::string LayoutList(const std::string& head,
                        const std::vector<std::string>& items,
                        const std::string& tail, int indent) {
   bool fits;
-  return absl::StrJoin(LayoutCall(head, items, tail, indent, &fits), "\n");
+  return absl::StrJoin(
+      LayoutCall(head, items, tail, indent, &fits, /*nested_calls=*/true),
+      "\n");
+}
+
+std::string LayoutNestedCallHead(const std::string& lhs,
+                                 const std::string& outer,
+                                 const std::string& inner, int indent,
+                                 int* args_offset) {
+  const std::string pad(kContinuation, ' ');
+  const std::string one_line = absl::StrCat(lhs, " = ", outer, inner);
+  if (Fits(indent, one_line)) {
+    *args_offset = kContinuation;
+    return one_line;
+  }
+  *args_offset = 2 * kContinuation;
+  if (Fits(indent + kContinuation, outer + inner)) {
+    return absl::StrCat(lhs, " =\n", pad, outer, inner);
+  }
+  return absl::StrCat(lhs, " = ", outer, "\n", pad, inner);
+}
+
+std::string LayoutStringLiterals(const std::vector<std::string>& pieces,
+                                 const std::string& tail, int indent) {
+  std::vector<std::string> lines;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const std::string end = i + 1 == pieces.size() ? "\"" + tail : "\"";
+    std::string rest = pieces[i];
+    // Too long: broken after the last space that leaves the first part
+    // within the limit, the space ending that part.
+    while (!Fits(indent, "\"" + rest + end)) {
+      size_t space = rest.rfind(' ', kColumnLimit - indent - 3);
+      if (space == std::string::npos || space + 1 == rest.size()) break;
+      lines.push_back("\"" + rest.substr(0, space + 1) + "\"");
+      rest = rest.substr(space + 1);
+    }
+    lines.push_back("\"" + rest + end);
+  }
+  return absl::StrJoin(lines, "\n");
 }
 
 std::string LayoutType(const std::string& type, const std::string& suffix,
                        int indent) {
   if (Fits(indent, type + suffix)) return type + suffix;
-  return absl::StrJoin(LayoutLongType(type, indent, suffix), "\n");
+  // "lhs = rhs<...>": the break goes after the '=' when that puts the rest
+  // on one line; else in the template arguments; failing both, after the
+  // '=' again, the rest laid out 4 columns in.
+  const size_t equals = type.find(" = ");
+  const bool assignment =
+      equals != std::string::npos && equals < type.find('<');
+  const std::string pad(kContinuation, ' ');
+  auto after_equals = [&] {
+    return absl::StrCat(
+        type.substr(0, equals + 2), "\n", pad,
+        absl::StrReplaceAll(
+            LayoutType(type.substr(equals + 3), suffix, indent + kContinuation),
+            {{"\n", "\n" + pad}}));
+  };
+  if (assignment &&
+      Fits(indent + kContinuation, type.substr(equals + 3) + suffix)) {
+    return after_equals();
+  }
+  std::vector<std::string> lines = LayoutLongType(type, indent, suffix);
+  bool fits = true;
+  for (const std::string& line : lines) fits = fits && Fits(indent, line);
+  if (!fits && assignment) return after_equals();
+  return absl::StrJoin(lines, "\n");
 }
 
 std::string LayoutVariable(const std::string& type, const std::string& name,
@@ -246,9 +470,12 @@ std::string LayoutMockMethod(const std::string& ret, const std::string& name,
   // The arguments from `column`, bin-packed; the parameter list goes to a
   // line of its own unless it fits whole, is aligned after its '(' when it
   // does not fit on one line, and then nothing follows it on its last line.
-  auto pack = [&](int column, bool* fits, bool* split) {
+  // `*depth`: how many template argument lists are open where the return
+  // type breaks.
+  auto pack = [&](int column, bool* fits, bool* split, int* depth) {
     *fits = true;
     *split = false;
+    *depth = 0;
     const std::string pad(column - indent, ' ');
     std::vector<std::string> lines;
     std::string line;
@@ -272,6 +499,7 @@ std::string LayoutMockMethod(const std::string& ret, const std::string& name,
         const std::vector<std::string> type_lines =
             LayoutLongType(ret, column + 1, "),", column + kContinuation,
                            column + 1 + kContinuation);
+        for (char c : type_lines[0]) *depth += c == '<' ? 1 : c == '>' ? -1 : 0;
         for (size_t k = 0; k < type_lines.size(); ++k) {
           line = (k == 0 ? "(" : " ") + type_lines[k];
           flush();
@@ -282,8 +510,10 @@ std::string LayoutMockMethod(const std::string& ret, const std::string& name,
         line = text;
         continue;
       }
-      Packed packed = Pack(params, column + 1, column, "),", false);
+      Packed packed = Pack(params, column + 1, column, "),", false, "", "",
+                           false, /*split_types=*/true);
       if (!packed.fits) *fits = false;
+      if (packed.split) *split = true;
       for (size_t k = 0; k < packed.lines.size(); ++k) {
         line = k == 0 ? "(" + packed.lines[k] : packed.lines[k];
         flush();
@@ -293,12 +523,19 @@ std::string LayoutMockMethod(const std::string& ret, const std::string& name,
     return lines;
   };
   // Aligned after "MOCK_METHOD(" or on the next line; whichever does not
-  // break the return type, aligned first.
+  // break the return type, aligned first; when both do, whichever breaks it
+  // in fewer nested template argument lists, aligned first.
   bool aligned_fits, aligned_split, broken_fits, broken_split;
-  std::vector<std::string> aligned = pack(
-      indent + static_cast<int>(head.size()), &aligned_fits, &aligned_split);
+  int aligned_depth, broken_depth;
+  std::vector<std::string> aligned =
+      pack(indent + static_cast<int>(head.size()), &aligned_fits,
+           &aligned_split, &aligned_depth);
   std::vector<std::string> broken =
-      pack(indent + kContinuation, &broken_fits, &broken_split);
+      pack(indent + kContinuation, &broken_fits, &broken_split, &broken_depth);
+  if (aligned_fits && aligned_split && broken_fits && broken_split &&
+      broken_depth < aligned_depth) {
+    aligned_fits = false;
+  }
   if (aligned_fits && (!aligned_split || !broken_fits || broken_split)) {
     aligned[0] = head + aligned[0];
     return absl::StrJoin(aligned, "\n");

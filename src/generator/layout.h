@@ -39,6 +39,22 @@ std::string LayoutList(const std::string& head,
                        const std::vector<std::string>& items,
                        const std::string& tail, int indent);
 
+// "`lhs` = `outer``inner`", the head of an assignment of a call whose
+// only argument is a call ("x = f(g("), as clang-format breaks it: on one
+// line; else after the '=', "f(g(" together; else after "f(" as well.
+// Sets `*args_offset` to the column of g's arguments, relative to
+// `indent`.
+std::string LayoutNestedCallHead(const std::string& lhs,
+                                 const std::string& outer,
+                                 const std::string& inner, int indent,
+                                 int* args_offset);
+
+// The string literals "piece" on consecutive lines at column `indent`,
+// `tail` after the last; a literal too long for its line is broken after
+// a space, as clang-format breaks it.
+std::string LayoutStringLiterals(const std::vector<std::string>& pieces,
+                                 const std::string& tail, int indent);
+
 // `type` + `suffix` ("using T = a<b, c>" + ";"), broken in its template
 // arguments if it does not fit.
 std::string LayoutType(const std::string& type, const std::string& suffix,

@@ -108,6 +108,27 @@ void PrintTypeMember(Printer& w, const Printer::Vars& vars,
   w.Outdent();
 }
 
+void PrintType(Printer& w, const Printer::Vars& vars, int depth,
+               const std::string& type, const std::string& suffix) {
+  for (int i = 0; i < depth; ++i) w.Indent();
+  w.PrintRaw(LayoutType(w.Expand(vars, type), suffix, w.indent()) + "\n");
+  for (int i = 0; i < depth; ++i) w.Outdent();
+}
+
+void PrintLambdaHead(Printer& w, const Printer::Vars& vars, int depth,
+                     const std::string& capture,
+                     const std::vector<std::string>& params) {
+  FunctionHead head;
+  head.name = capture;
+  for (const std::string& param : params) {
+    head.params.push_back(w.Expand(vars, param));
+  }
+  head.suffix = " {";
+  for (int i = 0; i < depth; ++i) w.Indent();
+  w.PrintRaw(LayoutFunctionHead(head, w.indent()) + "\n");
+  for (int i = 0; i < depth; ++i) w.Outdent();
+}
+
 void PrintCall(Printer& w, const Printer::Vars& vars, int depth,
                const std::string& head, const std::vector<std::string>& args,
                const std::string& tail) {

@@ -55,6 +55,19 @@ void PrintVariableMember(Printer& w, const Printer::Vars& vars,
 void PrintTypeMember(Printer& w, const Printer::Vars& vars,
                      const std::string& type, const std::string& suffix);
 
+// `type``suffix` in a function body, `depth` levels deeper than the
+// printer's indentation, broken in its template arguments (or after its
+// '=') when it does not fit: the head of a statement such as
+// "return f<A, B>(" whose arguments the template prints on the next lines.
+void PrintType(Printer& w, const Printer::Vars& vars, int depth,
+               const std::string& type, const std::string& suffix);
+
+// "`capture`(`params`) {", a lambda's head, `depth` levels deeper than
+// the printer's indentation, its parameters laid out as a function's.
+void PrintLambdaHead(Printer& w, const Printer::Vars& vars, int depth,
+                     const std::string& capture,
+                     const std::vector<std::string>& params);
+
 // A statement `head``args, ...``tail` in a function body, `depth` levels
 // (of 2 columns) deeper than the printer's indentation, laid out as
 // clang-format would lay out the call.

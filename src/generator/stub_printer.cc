@@ -50,11 +50,11 @@ void PrintStubOverrides(Printer& w, const FileModel& file,
 // decorator left it) gRPC would abort the process on; the caller completes
 // the block. Allocates nothing when the metadata is legal.
 void PrintCheckMetadata(Printer& w, const Printer::Vars& vars) {
-  w.Print(vars,
-          "  if (::absl::Status refused = "
-          "::stubkit::internal::ValidateOutgoingMetadata(\n"
-          "          context, \"$method_full_name$\");\n"
-          "      !refused.ok()) {\n");
+  w.Print(
+      "  if (::absl::Status refused = "
+      "::stubkit::internal::ValidateOutgoingMetadata(\n");
+  PrintCall(w, vars, 5, "", {"context", "\"$method_full_name$\""}, ");");
+  w.Print("      !refused.ok()) {\n");
 }
 
 // The decorator's and the gRPC stub's AsyncM of a server-streaming M.
@@ -110,14 +110,15 @@ void PrintAsyncUnaryDefinitions(Printer& w, const Printer::Vars& mv,
   w.Print(mv,
           "    done(::std::move(refused));\n"
           "    return;\n"
-          "  }\n"
-          "  ::stubkit::internal::StartAsyncUnary<$Response$>(\n"
-          "      [&](auto* response, auto on_done) {\n"
-          "        async->$Method$(&context, &request, response, "
-          "::std::move(on_done));\n"
-          "      },\n"
-          "      ::std::move(done));\n"
-          "}\n\n");
+          "  }\n");
+  PrintType(w, mv, 1, "::stubkit::internal::StartAsyncUnary<$Response$>", "(");
+  w.Print("      [&](auto* response, auto on_done) {\n");
+  PrintCall(w, mv, 4, "async->$Method$(",
+            {"&context", "&request", "response", "::std::move(on_done)"}, ");");
+  w.Print(
+      "      },\n"
+      "      ::std::move(done));\n"
+      "}\n\n");
 }
 
 // The gRPC stub's M: refuse illegal metadata, then call grpc_cpp_plugin's.
@@ -141,26 +142,32 @@ void PrintGrpcStubDefinition(Printer& w, const Printer::Vars& mv,
                 ");");
       break;
     case Kind::kServerStreaming:
+      PrintType(w, mv, 2,
+                "return ::std::make_unique<"
+                "::stubkit::internal::RefusedClientReader<$Response$>>",
+                "(");
       w.Print(mv,
-              "    return ::std::make_unique<\n"
-              "        ::stubkit::internal::RefusedClientReader<$Response$>>(\n"
               "        ::stubkit::internal::ToGrpcStatus(refused));\n"
               "  }\n"
               "  return grpc_stub_->$Method$(&context, request);\n");
       break;
     case Kind::kClientStreaming:
+      PrintType(w, mv, 2,
+                "return ::std::make_unique<"
+                "::stubkit::internal::RefusedClientWriter<$Request$>>",
+                "(");
       w.Print(mv,
-              "    return ::std::make_unique<\n"
-              "        ::stubkit::internal::RefusedClientWriter<$Request$>>(\n"
               "        ::stubkit::internal::ToGrpcStatus(refused));\n"
               "  }\n"
               "  return grpc_stub_->$Method$(&context, response);\n");
       break;
     case Kind::kBidi:
+      PrintType(w, mv, 2,
+                "return ::std::make_unique<"
+                "::stubkit::internal::RefusedClientReaderWriter<$Request$, "
+                "$Response$>>",
+                "(");
       w.Print(mv,
-              "    return ::std::make_unique<\n"
-              "        ::stubkit::internal::RefusedClientReaderWriter<\n"
-              "            $Request$, $Response$>>(\n"
               "        ::stubkit::internal::ToGrpcStatus(refused));\n"
               "  }\n"
               "  return grpc_stub_->$Method$(&context);\n");

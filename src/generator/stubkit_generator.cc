@@ -36,23 +36,31 @@ class FileGenerator {
   void Mock(Printer& w) const;
 
  private:
-  void OpenNamespace(Printer& w) const;
-  void CloseNamespace(Printer& w) const;
+  // `empty`: no services, the innermost namespace on one line.
+  void OpenNamespace(Printer& w, bool empty) const;
+  void CloseNamespace(Printer& w, bool empty) const;
 
   const FileModel& file_;
 };
 
-void FileGenerator::OpenNamespace(Printer& w) const {
-  for (const std::string& part : PackageParts(file_.package)) {
+// A file without services has empty namespaces: clang-format puts the
+// innermost on one line ("namespace c {}  // namespace c"), so the header
+// and the source open all but that one and close it at once.
+void FileGenerator::OpenNamespace(Printer& w, bool empty) const {
+  std::vector<std::string> parts = PackageParts(file_.package);
+  if (empty && !parts.empty()) parts.pop_back();
+  for (const std::string& part : parts) {
     w.Print({{"ns", part}}, "namespace $ns$ {\n");
   }
-  if (!file_.package.empty()) w.Print("\n");
+  if (!file_.package.empty() && !empty) w.Print("\n");
 }
 
-void FileGenerator::CloseNamespace(Printer& w) const {
+void FileGenerator::CloseNamespace(Printer& w, bool empty) const {
   std::vector<std::string> parts = PackageParts(file_.package);
   for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
-    w.Print({{"ns", *it}}, "}  // namespace $ns$\n");
+    w.Print({{"ns", *it}}, empty && it == parts.rbegin()
+                               ? "namespace $ns$ {}  // namespace $ns$\n"
+                               : "}  // namespace $ns$\n");
   }
 }
 
@@ -110,13 +118,13 @@ void FileGenerator::Header(Printer& w) const {
   }
   PrintIncludes(w, {"grpcpp/client_context.h", "grpcpp/support/sync_stream.h"},
                 standard, project);
-  OpenNamespace(w);
+  OpenNamespace(w, file_.services.empty());
   for (const ServiceModel& service : file_.services) {
     PrintStubHeader(w, file_, service);
     PrintConnectionHeader(w, file_, service);
     PrintClientHeader(w, file_, service);
   }
-  CloseNamespace(w);
+  CloseNamespace(w, file_.services.empty());
   // The last class ends with a blank line; with a package, so do the
   // namespaces.
   w.Print(vars, file_.package.empty() ? "#endif  // $guard$\n"
@@ -144,7 +152,7 @@ void FileGenerator::Source(Printer& w) const {
     project.push_back("stubkit/internal/routing.h");
   }
   PrintIncludes(w, {}, {"memory", "utility"}, std::move(project));
-  OpenNamespace(w);
+  OpenNamespace(w, file_.services.empty());
   for (size_t i = 0; i < file_.services.size(); ++i) {
     PrintStubSource(w, file_, file_.services[i]);
     PrintConnectionSource(w, file_, file_.services[i]);
@@ -154,7 +162,7 @@ void FileGenerator::Source(Printer& w) const {
       w.Print("\n");
     }
   }
-  CloseNamespace(w);
+  CloseNamespace(w, file_.services.empty());
 }
 
 void FileGenerator::Mock(Printer& w) const {
@@ -176,13 +184,17 @@ void FileGenerator::Mock(Printer& w) const {
           "#define $guard$\n"
           "\n");
   PrintIncludes(w, {"gmock/gmock.h"}, {"memory"}, {file_.stem + ".stubkit.h"});
-  OpenNamespace(w);
-  w.Print(vars, "namespace $mocks$ {\n\n");
-  for (const ServiceModel& service : file_.services) {
-    PrintMockHeader(w, file_, service);
+  OpenNamespace(w, /*empty=*/false);
+  if (file_.services.empty()) {
+    w.Print(vars, "namespace $mocks$ {}  // namespace $mocks$\n");
+  } else {
+    w.Print(vars, "namespace $mocks$ {\n\n");
+    for (const ServiceModel& service : file_.services) {
+      PrintMockHeader(w, file_, service);
+    }
+    w.Print(vars, "}  // namespace $mocks$\n");
   }
-  w.Print(vars, "}  // namespace $mocks$\n");
-  CloseNamespace(w);
+  CloseNamespace(w, /*empty=*/false);
   w.Print(vars, "\n#endif  // $guard$\n");
 }
 

@@ -133,9 +133,8 @@ StreamServiceGrpcStub::Double(::grpc::ClientContext& context,
   if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
           context, "stubkit.testing.StreamService.Double");
       !refused.ok()) {
-    return ::std::make_unique<
-        ::stubkit::internal::RefusedClientReaderWriter<
-            ::stubkit::testing::Item, ::stubkit::testing::Item>>(
+    return ::std::make_unique<::stubkit::internal::RefusedClientReaderWriter<
+        ::stubkit::testing::Item, ::stubkit::testing::Item>>(
         ::stubkit::internal::ToGrpcStatus(refused));
   }
   return grpc_stub_->Double(&context);
@@ -166,11 +165,13 @@ class StreamServiceConnectionImpl : public StreamServiceConnection {
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::RangeRequest& request) override {
     return ::stubkit::internal::OpenServerStream<
-        StreamServiceClient::RangeResumeOption, ::stubkit::testing::RangeRequest, ::stubkit::testing::Item>(
+        StreamServiceClient::RangeResumeOption,
+        ::stubkit::testing::RangeRequest, ::stubkit::testing::Item>(
         StreamServiceMethods::kRange, options, request,
-        [stub = stub_](::grpc::ClientContext& context,
-                       const ::stubkit::OptionsView& attempt_options,
-                       const ::stubkit::testing::RangeRequest& attempt_request) {
+        [stub = stub_](
+            ::grpc::ClientContext& context,
+            const ::stubkit::OptionsView& attempt_options,
+            const ::stubkit::testing::RangeRequest& attempt_request) {
           return stub->Range(context, attempt_options, attempt_request);
         });
   }
@@ -181,14 +182,16 @@ class StreamServiceConnectionImpl : public StreamServiceConnection {
       ::stubkit::MessageCallback<::stubkit::testing::Item> on_message,
       ::stubkit::DoneCallback on_done) override {
     ::stubkit::internal::StartAsyncServerStream<
-        StreamServiceClient::RangeResumeOption, ::stubkit::testing::RangeRequest, ::stubkit::testing::Item>(
+        StreamServiceClient::RangeResumeOption,
+        ::stubkit::testing::RangeRequest, ::stubkit::testing::Item>(
         StreamServiceMethods::kRange, options, request,
-        [stub = stub_](::grpc::ClientContext& context,
-                       const ::stubkit::OptionsView& attempt_options,
-                       const ::stubkit::testing::RangeRequest& attempt_request,
-                       ::grpc::ClientReadReactor<::stubkit::testing::Item>* reactor) {
-          return stub->AsyncRange(context, attempt_options,
-                                     attempt_request, reactor);
+        [stub = stub_](
+            ::grpc::ClientContext& context,
+            const ::stubkit::OptionsView& attempt_options,
+            const ::stubkit::testing::RangeRequest& attempt_request,
+            ::grpc::ClientReadReactor<::stubkit::testing::Item>* reactor) {
+          return stub->AsyncRange(context, attempt_options, attempt_request,
+                                  reactor);
         },
         ::std::move(on_message), ::std::move(on_done));
   }
@@ -196,9 +199,11 @@ class StreamServiceConnectionImpl : public StreamServiceConnection {
   ::stubkit::StreamWriter<::stubkit::testing::Item,
                           ::stubkit::testing::SumResponse>
   Sum(const ::stubkit::OptionsView& options) override {
-    return ::stubkit::internal::OpenClientStream<::stubkit::testing::Item, ::stubkit::testing::SumResponse>(
+    return ::stubkit::internal::OpenClientStream<
+        ::stubkit::testing::Item, ::stubkit::testing::SumResponse>(
         StreamServiceMethods::kSum, options,
-        [&](::grpc::ClientContext& context, ::stubkit::testing::SumResponse* response) {
+        [&](::grpc::ClientContext& context,
+            ::stubkit::testing::SumResponse* response) {
           return stub_->Sum(context, options, response);
         });
   }
@@ -206,7 +211,8 @@ class StreamServiceConnectionImpl : public StreamServiceConnection {
   ::stubkit::StreamReaderWriter<::stubkit::testing::Item,
                                 ::stubkit::testing::Item>
   Double(const ::stubkit::OptionsView& options) override {
-    return ::stubkit::internal::OpenBidiStream<::stubkit::testing::Item, ::stubkit::testing::Item>(
+    return ::stubkit::internal::OpenBidiStream<::stubkit::testing::Item,
+                                               ::stubkit::testing::Item>(
         StreamServiceMethods::kDouble, options,
         [&](::grpc::ClientContext& context) {
           return stub_->Double(context, options);
@@ -234,7 +240,8 @@ class StreamServiceConnectionImpl : public StreamServiceConnection {
   }
 
  private:
-  ::stubkit::internal::AsyncUnaryAttempt<StreamServiceStub, ::stubkit::testing::RangeRequest,
+  ::stubkit::internal::AsyncUnaryAttempt<
+      StreamServiceStub, ::stubkit::testing::RangeRequest,
       ::stubkit::testing::Item, &StreamServiceStub::AsyncGet>
   AsyncGetAttempt(const ::stubkit::testing::RangeRequest& request) const {
     return {stub_, request};
@@ -266,21 +273,24 @@ class StreamServiceRefusingConnection : public StreamServiceConnection {
   ::stubkit::StreamWriter<::stubkit::testing::Item,
                           ::stubkit::testing::SumResponse>
   Sum(const ::stubkit::OptionsView& /*options*/) override {
-    auto writer = ::std::make_unique<
-        ::stubkit::internal::GrpcStreamWriter<::stubkit::testing::Item, ::stubkit::testing::SumResponse>>();
+    auto writer = ::std::make_unique<::stubkit::internal::GrpcStreamWriter<
+        ::stubkit::testing::Item, ::stubkit::testing::SumResponse>>();
     writer->Start(nullptr, refusal_);
-    return ::stubkit::StreamWriter<::stubkit::testing::Item, ::stubkit::testing::SumResponse>(
+    return ::stubkit::StreamWriter<::stubkit::testing::Item,
+                                   ::stubkit::testing::SumResponse>(
         ::std::move(writer));
   }
 
   ::stubkit::StreamReaderWriter<::stubkit::testing::Item,
                                 ::stubkit::testing::Item>
   Double(const ::stubkit::OptionsView& /*options*/) override {
-    auto stream = ::std::make_unique<
-        ::stubkit::internal::GrpcStreamReaderWriter<::stubkit::testing::Item, ::stubkit::testing::Item>>(
-        StreamServiceMethods::kDouble);
+    auto stream =
+        ::std::make_unique<::stubkit::internal::GrpcStreamReaderWriter<
+            ::stubkit::testing::Item, ::stubkit::testing::Item>>(
+            StreamServiceMethods::kDouble);
     stream->Start(nullptr, refusal_);
-    return ::stubkit::StreamReaderWriter<::stubkit::testing::Item, ::stubkit::testing::Item>(
+    return ::stubkit::StreamReaderWriter<::stubkit::testing::Item,
+                                         ::stubkit::testing::Item>(
         ::std::move(stream));
   }
 
@@ -306,7 +316,8 @@ class StreamServiceRefusingConnection : public StreamServiceConnection {
     ::std::shared_ptr<::grpc::ChannelInterface> channel,
     const ::stubkit::Options& options) {
   return MakeStreamServiceConnection(
-      ::std::make_shared<StreamServiceGrpcStub>(::stubkit::testing::StreamService::NewStub(channel)),
+      ::std::make_shared<StreamServiceGrpcStub>(
+          ::stubkit::testing::StreamService::NewStub(channel)),
       options);
 }
 

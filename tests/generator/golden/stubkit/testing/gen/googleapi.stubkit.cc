@@ -88,7 +88,8 @@ void LibraryGrpcStub::AsyncGetBook(
     done(::std::move(refused));
     return;
   }
-  ::stubkit::internal::StartAsyncUnary<::stubkit::testing::gen::library::v1::Book>(
+  ::stubkit::internal::StartAsyncUnary<
+      ::stubkit::testing::gen::library::v1::Book>(
       [&](auto* response, auto on_done) {
         async->GetBook(&context, &request, response, ::std::move(on_done));
       },
@@ -123,7 +124,8 @@ void LibraryGrpcStub::AsyncPutBook(
     done(::std::move(refused));
     return;
   }
-  ::stubkit::internal::StartAsyncUnary<::stubkit::testing::gen::library::v1::Book>(
+  ::stubkit::internal::StartAsyncUnary<
+      ::stubkit::testing::gen::library::v1::Book>(
       [&](auto* response, auto on_done) {
         async->PutBook(&context, &request, response, ::std::move(on_done));
       },
@@ -158,7 +160,8 @@ void LibraryGrpcStub::AsyncCreateBook(
     done(::std::move(refused));
     return;
   }
-  ::stubkit::internal::StartAsyncUnary<::stubkit::testing::gen::library::v1::Book>(
+  ::stubkit::internal::StartAsyncUnary<
+      ::stubkit::testing::gen::library::v1::Book>(
       [&](auto* response, auto on_done) {
         async->CreateBook(&context, &request, response, ::std::move(on_done));
       },
@@ -397,7 +400,8 @@ class LibraryConnectionImpl : public LibraryConnection {
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request)
       override {
-    return ::stubkit::internal::RunUnary<::stubkit::testing::gen::library::v1::Book>(
+    return ::stubkit::internal::RunUnary<
+        ::stubkit::testing::gen::library::v1::Book>(
         LibraryMethods::kGetBook, options, request,
         [&](::grpc::ClientContext& context) {
           return stub_->GetBook(context, options, request);
@@ -410,7 +414,8 @@ class LibraryConnectionImpl : public LibraryConnection {
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
       ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
       override {
-    ::stubkit::internal::RunAsyncUnary<::stubkit::testing::gen::library::v1::Book>(
+    ::stubkit::internal::RunAsyncUnary<
+        ::stubkit::testing::gen::library::v1::Book>(
         LibraryMethods::kGetBook, options, AsyncGetBookAttempt(request),
         ::std::move(done));
   }
@@ -419,7 +424,8 @@ class LibraryConnectionImpl : public LibraryConnection {
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::PutBookRequest& request)
       override {
-    return ::stubkit::internal::RunUnary<::stubkit::testing::gen::library::v1::Book>(
+    return ::stubkit::internal::RunUnary<
+        ::stubkit::testing::gen::library::v1::Book>(
         LibraryMethods::kPutBook, options, request,
         [&](::grpc::ClientContext& context) {
           return stub_->PutBook(context, options, request);
@@ -432,7 +438,8 @@ class LibraryConnectionImpl : public LibraryConnection {
       const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
       ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
       override {
-    ::stubkit::internal::RunAsyncUnary<::stubkit::testing::gen::library::v1::Book>(
+    ::stubkit::internal::RunAsyncUnary<
+        ::stubkit::testing::gen::library::v1::Book>(
         LibraryMethods::kPutBook, options, AsyncPutBookAttempt(request),
         ::std::move(done));
   }
@@ -441,7 +448,8 @@ class LibraryConnectionImpl : public LibraryConnection {
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::gen::library::v1::CreateBookRequest& request)
       override {
-    return ::stubkit::internal::RunUnary<::stubkit::testing::gen::library::v1::Book>(
+    return ::stubkit::internal::RunUnary<
+        ::stubkit::testing::gen::library::v1::Book>(
         LibraryMethods::kCreateBook, options, request,
         [&](::grpc::ClientContext& context) {
           return stub_->CreateBook(context, options, request);
@@ -454,7 +462,8 @@ class LibraryConnectionImpl : public LibraryConnection {
       const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
       ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
       override {
-    ::stubkit::internal::RunAsyncUnary<::stubkit::testing::gen::library::v1::Book>(
+    ::stubkit::internal::RunAsyncUnary<
+        ::stubkit::testing::gen::library::v1::Book>(
         LibraryMethods::kCreateBook, options, AsyncCreateBookAttempt(request),
         ::std::move(done));
   }
@@ -524,39 +533,57 @@ class LibraryConnectionImpl : public LibraryConnection {
   }
 
  private:
-  ::stubkit::internal::AsyncUnaryAttempt<LibraryStub, ::stubkit::testing::gen::library::v1::GetBookRequest,
+  ::stubkit::internal::AsyncUnaryAttempt<
+      LibraryStub, ::stubkit::testing::gen::library::v1::GetBookRequest,
       ::stubkit::testing::gen::library::v1::Book, &LibraryStub::AsyncGetBook>
-  AsyncGetBookAttempt(const ::stubkit::testing::gen::library::v1::GetBookRequest& request) const {
+  AsyncGetBookAttempt(
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request)
+      const {
     return {stub_, request};
   }
 
-  ::stubkit::internal::AsyncUnaryAttempt<LibraryStub, ::stubkit::testing::gen::library::v1::PutBookRequest,
+  ::stubkit::internal::AsyncUnaryAttempt<
+      LibraryStub, ::stubkit::testing::gen::library::v1::PutBookRequest,
       ::stubkit::testing::gen::library::v1::Book, &LibraryStub::AsyncPutBook>
-  AsyncPutBookAttempt(const ::stubkit::testing::gen::library::v1::PutBookRequest& request) const {
+  AsyncPutBookAttempt(
+      const ::stubkit::testing::gen::library::v1::PutBookRequest& request)
+      const {
     return {stub_, request};
   }
 
-  ::stubkit::internal::AsyncUnaryAttempt<LibraryStub, ::stubkit::testing::gen::library::v1::CreateBookRequest,
+  ::stubkit::internal::AsyncUnaryAttempt<
+      LibraryStub, ::stubkit::testing::gen::library::v1::CreateBookRequest,
       ::stubkit::testing::gen::library::v1::Book, &LibraryStub::AsyncCreateBook>
-  AsyncCreateBookAttempt(const ::stubkit::testing::gen::library::v1::CreateBookRequest& request) const {
+  AsyncCreateBookAttempt(
+      const ::stubkit::testing::gen::library::v1::CreateBookRequest& request)
+      const {
     return {stub_, request};
   }
 
-  ::stubkit::internal::AsyncUnaryAttempt<LibraryStub, ::stubkit::testing::gen::library::v1::DeleteBookRequest,
+  ::stubkit::internal::AsyncUnaryAttempt<
+      LibraryStub, ::stubkit::testing::gen::library::v1::DeleteBookRequest,
       ::google::protobuf::Empty, &LibraryStub::AsyncDeleteBook>
-  AsyncDeleteBookAttempt(const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request) const {
+  AsyncDeleteBookAttempt(
+      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request)
+      const {
     return {stub_, request};
   }
 
-  ::stubkit::internal::AsyncUnaryAttempt<LibraryStub, ::stubkit::testing::gen::library::v1::GetBookRequest,
+  ::stubkit::internal::AsyncUnaryAttempt<
+      LibraryStub, ::stubkit::testing::gen::library::v1::GetBookRequest,
       ::google::protobuf::Empty, &LibraryStub::AsyncTouchBook>
-  AsyncTouchBookAttempt(const ::stubkit::testing::gen::library::v1::GetBookRequest& request) const {
+  AsyncTouchBookAttempt(
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request)
+      const {
     return {stub_, request};
   }
 
-  ::stubkit::internal::AsyncUnaryAttempt<LibraryStub, ::stubkit::testing::gen::library::v1::GetBookRequest,
+  ::stubkit::internal::AsyncUnaryAttempt<
+      LibraryStub, ::stubkit::testing::gen::library::v1::GetBookRequest,
       ::google::longrunning::Operation, &LibraryStub::AsyncArchiveBooks>
-  AsyncArchiveBooksAttempt(const ::stubkit::testing::gen::library::v1::GetBookRequest& request) const {
+  AsyncArchiveBooksAttempt(
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request)
+      const {
     return {stub_, request};
   }
 
@@ -601,13 +628,13 @@ class LibraryRefusingConnection : public LibraryConnection {
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> CreateBook(
       const ::stubkit::OptionsView& /*options*/,
       const ::stubkit::testing::gen::library::v1::CreateBookRequest&
-          /*request*/) override {
+      /*request*/) override {
     return refusal_;
   }
   void AsyncCreateBook(
       const ::stubkit::OptionsView& /*options*/,
       const ::stubkit::testing::gen::library::v1::CreateBookRequest&
-          /*request*/,
+      /*request*/,
       ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
       override {
     done(refusal_);
@@ -616,13 +643,13 @@ class LibraryRefusingConnection : public LibraryConnection {
   ::absl::StatusOr<::google::protobuf::Empty> DeleteBook(
       const ::stubkit::OptionsView& /*options*/,
       const ::stubkit::testing::gen::library::v1::DeleteBookRequest&
-          /*request*/) override {
+      /*request*/) override {
     return refusal_;
   }
   void AsyncDeleteBook(
       const ::stubkit::OptionsView& /*options*/,
       const ::stubkit::testing::gen::library::v1::DeleteBookRequest&
-          /*request*/,
+      /*request*/,
       ::stubkit::AsyncCallback<::google::protobuf::Empty> done) override {
     done(refusal_);
   }
@@ -664,17 +691,16 @@ class LibraryRefusingConnection : public LibraryConnection {
     ::std::shared_ptr<::grpc::ChannelInterface> channel,
     const ::stubkit::Options& options) {
   return MakeLibraryConnection(
-      ::std::make_shared<LibraryGrpcStub>(::stubkit::testing::gen::library::v1::Library::NewStub(channel)),
+      ::std::make_shared<LibraryGrpcStub>(
+          ::stubkit::testing::gen::library::v1::Library::NewStub(channel)),
       options);
 }
 
 ::std::shared_ptr<LibraryConnection> MakeLibraryConnection(
-    ::std::shared_ptr<LibraryStub> stub,
-    const ::stubkit::Options& options) {
+    ::std::shared_ptr<LibraryStub> stub, const ::stubkit::Options& options) {
   return ::std::make_shared<LibraryConnectionImpl>(
       ::stubkit::internal::ApplyDecorators(
-          ::std::move(stub),
-          options.get<LibraryClient::DecoratorsOption>()));
+          ::std::move(stub), options.get<LibraryClient::DecoratorsOption>()));
 }
 
 LibraryClient::LibraryClient(
@@ -682,11 +708,12 @@ LibraryClient::LibraryClient(
     ::stubkit::Options options)
     : options_(::std::move(options)),
       method_options_(options_, "stubkit.testing.gen.library.v1.Library",
-                      {"GetBook", "PutBook", "CreateBook", "DeleteBook", "TouchBook", "ArchiveBooks"}),
+                      {"GetBook", "PutBook", "CreateBook", "DeleteBook",
+                       "TouchBook", "ArchiveBooks"}),
       connection_(MakeLibraryConnection(channel, options_)) {
   if (!method_options_.status().ok()) {
-    connection_ = ::std::make_shared<LibraryRefusingConnection>(
-        method_options_.status());
+    connection_ =
+        ::std::make_shared<LibraryRefusingConnection>(method_options_.status());
   }
   if (options_.get<OperationsConnectionOption>() != nullptr) {
     operations_ = ::std::make_shared<::google::longrunning::OperationsClient>(
@@ -697,25 +724,26 @@ LibraryClient::LibraryClient(
   }
 }
 
-LibraryClient::LibraryClient(
-    ::std::shared_ptr<LibraryConnection> connection,
-    ::stubkit::Options options)
+LibraryClient::LibraryClient(::std::shared_ptr<LibraryConnection> connection,
+                             ::stubkit::Options options)
     : options_(::std::move(options)),
       method_options_(options_, "stubkit.testing.gen.library.v1.Library",
-                      {"GetBook", "PutBook", "CreateBook", "DeleteBook", "TouchBook", "ArchiveBooks"}),
+                      {"GetBook", "PutBook", "CreateBook", "DeleteBook",
+                       "TouchBook", "ArchiveBooks"}),
       connection_(::std::move(connection)) {
   const auto* decorators = options_.find<DecoratorsOption>();
   if (decorators != nullptr && !decorators->empty()) {
     connection_ = ::std::make_shared<LibraryRefusingConnection>(
         ::absl::InvalidArgumentError(
-            "stubkit.testing.gen.library.v1.Library: DecoratorsOption must be given to "
+            "stubkit.testing.gen.library.v1.Library: DecoratorsOption must be "
+            "given to "
             "MakeLibraryConnection (or to the LibraryClient "
             "constructor that takes a channel); the client was "
             "built from a connection, which cannot apply them, so "
             "the call was not sent"));
   } else if (!method_options_.status().ok()) {
-    connection_ = ::std::make_shared<LibraryRefusingConnection>(
-        method_options_.status());
+    connection_ =
+        ::std::make_shared<LibraryRefusingConnection>(method_options_.status());
   }
   if (options_.get<OperationsConnectionOption>() != nullptr) {
     operations_ = ::std::make_shared<::google::longrunning::OperationsClient>(
@@ -735,8 +763,8 @@ LibraryClient::GetBook(
 LibraryClient::AsyncGetBook(
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     const ::stubkit::Options& call) {
-  auto [future, fulfil] =
-      ::stubkit::internal::FulfilPromise<::stubkit::testing::gen::library::v1::Book>::Make();
+  auto [future, fulfil] = ::stubkit::internal::FulfilPromise<
+      ::stubkit::testing::gen::library::v1::Book>::Make();
   connection_->AsyncGetBook(method_options_.View(0, call, options_, request),
                             request, fulfil);
   return ::std::move(future);
@@ -762,8 +790,8 @@ LibraryClient::PutBook(
 LibraryClient::AsyncPutBook(
     const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
     const ::stubkit::Options& call) {
-  auto [future, fulfil] =
-      ::stubkit::internal::FulfilPromise<::stubkit::testing::gen::library::v1::Book>::Make();
+  auto [future, fulfil] = ::stubkit::internal::FulfilPromise<
+      ::stubkit::testing::gen::library::v1::Book>::Make();
   connection_->AsyncPutBook(method_options_.View(1, call, options_, request),
                             request, fulfil);
   return ::std::move(future);
@@ -789,8 +817,8 @@ LibraryClient::CreateBook(
 LibraryClient::AsyncCreateBook(
     const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
     const ::stubkit::Options& call) {
-  auto [future, fulfil] =
-      ::stubkit::internal::FulfilPromise<::stubkit::testing::gen::library::v1::Book>::Make();
+  auto [future, fulfil] = ::stubkit::internal::FulfilPromise<
+      ::stubkit::testing::gen::library::v1::Book>::Make();
   connection_->AsyncCreateBook(method_options_.View(2, call, options_, request),
                                request, fulfil);
   return ::std::move(future);
@@ -867,8 +895,8 @@ void LibraryClient::AsyncTouchBook(
 LibraryClient::AsyncArchiveBooks(
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     const ::stubkit::Options& call) {
-  auto [future, fulfil] =
-      ::stubkit::internal::FulfilPromise<::google::longrunning::Operation>::Make();
+  auto [future, fulfil] = ::stubkit::internal::FulfilPromise<
+      ::google::longrunning::Operation>::Make();
   connection_->AsyncArchiveBooks(
       method_options_.View(5, call, options_, request), request, fulfil);
   return ::std::move(future);

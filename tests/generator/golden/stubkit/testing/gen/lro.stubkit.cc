@@ -389,11 +389,11 @@ class JobsConnectionImpl : public JobsConnection {
         [&] { return AsyncStartJobAttempt(request); });
   }
 
-  void AsyncStartJob(const ::stubkit::OptionsView& options,
-                     const ::stubkit::testing::gen::lro::v1::StartJobRequest&
-                         request,
-                     ::stubkit::AsyncCallback<::google::longrunning::Operation>
-                         done) override {
+  void AsyncStartJob(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::StartJobRequest& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done)
+      override {
     ::stubkit::internal::RunAsyncUnary<::google::longrunning::Operation>(
         JobsMethods::kStartJob, options, AsyncStartJobAttempt(request),
         ::std::move(done));
@@ -411,11 +411,11 @@ class JobsConnectionImpl : public JobsConnection {
         [&] { return AsyncExportJobAttempt(request); });
   }
 
-  void AsyncExportJob(const ::stubkit::OptionsView& options,
-                      const ::stubkit::testing::gen::lro::v1::StartJobRequest&
-                          request,
-                      ::stubkit::AsyncCallback<::google::longrunning::Operation>
-                          done) override {
+  void AsyncExportJob(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::StartJobRequest& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done)
+      override {
     ::stubkit::internal::RunAsyncUnary<::google::longrunning::Operation>(
         JobsMethods::kExportJob, options, AsyncExportJobAttempt(request),
         ::std::move(done));
@@ -472,11 +472,11 @@ class JobsConnectionImpl : public JobsConnection {
         [&] { return AsyncArchiveJobAttempt(request); });
   }
 
-  void AsyncArchiveJob(const ::stubkit::OptionsView& options,
-                       const ::stubkit::testing::gen::lro::v1::Job& request,
-                       ::stubkit::AsyncCallback<
-                           ::google::longrunning::Operation>
-                           done) override {
+  void AsyncArchiveJob(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done)
+      override {
     ::stubkit::internal::RunAsyncUnary<::google::longrunning::Operation>(
         JobsMethods::kArchiveJob, options, AsyncArchiveJobAttempt(request),
         ::std::move(done));
@@ -493,11 +493,11 @@ class JobsConnectionImpl : public JobsConnection {
         [&] { return AsyncRestoreJobAttempt(request); });
   }
 
-  void AsyncRestoreJob(const ::stubkit::OptionsView& options,
-                       const ::stubkit::testing::gen::lro::v1::Job& request,
-                       ::stubkit::AsyncCallback<
-                           ::google::longrunning::Operation>
-                           done) override {
+  void AsyncRestoreJob(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done)
+      override {
     ::stubkit::internal::RunAsyncUnary<::google::longrunning::Operation>(
         JobsMethods::kRestoreJob, options, AsyncRestoreJobAttempt(request),
         ::std::move(done));
@@ -524,45 +524,59 @@ class JobsConnectionImpl : public JobsConnection {
   }
 
  private:
-  ::stubkit::internal::AsyncUnaryAttempt<JobsStub, ::stubkit::testing::gen::lro::v1::StartJobRequest,
+  ::stubkit::internal::AsyncUnaryAttempt<
+      JobsStub, ::stubkit::testing::gen::lro::v1::StartJobRequest,
       ::google::longrunning::Operation, &JobsStub::AsyncStartJob>
-  AsyncStartJobAttempt(const ::stubkit::testing::gen::lro::v1::StartJobRequest& request) const {
+  AsyncStartJobAttempt(
+      const ::stubkit::testing::gen::lro::v1::StartJobRequest& request) const {
     return {stub_, request};
   }
 
-  ::stubkit::internal::AsyncUnaryAttempt<JobsStub, ::stubkit::testing::gen::lro::v1::StartJobRequest,
+  ::stubkit::internal::AsyncUnaryAttempt<
+      JobsStub, ::stubkit::testing::gen::lro::v1::StartJobRequest,
       ::google::longrunning::Operation, &JobsStub::AsyncExportJob>
-  AsyncExportJobAttempt(const ::stubkit::testing::gen::lro::v1::StartJobRequest& request) const {
+  AsyncExportJobAttempt(
+      const ::stubkit::testing::gen::lro::v1::StartJobRequest& request) const {
     return {stub_, request};
   }
 
-  ::stubkit::internal::AsyncUnaryAttempt<JobsStub, ::stubkit::testing::gen::lro::v1::Job,
+  ::stubkit::internal::AsyncUnaryAttempt<
+      JobsStub, ::stubkit::testing::gen::lro::v1::Job,
       ::google::longrunning::Operation, &JobsStub::AsyncDeleteJob>
-  AsyncDeleteJobAttempt(const ::stubkit::testing::gen::lro::v1::Job& request) const {
+  AsyncDeleteJobAttempt(
+      const ::stubkit::testing::gen::lro::v1::Job& request) const {
     return {stub_, request};
   }
 
-  ::stubkit::internal::AsyncUnaryAttempt<JobsStub, ::stubkit::testing::gen::lro::v1::Job,
+  ::stubkit::internal::AsyncUnaryAttempt<
+      JobsStub, ::stubkit::testing::gen::lro::v1::Job,
       ::google::longrunning::Operation, &JobsStub::AsyncPeekJob>
-  AsyncPeekJobAttempt(const ::stubkit::testing::gen::lro::v1::Job& request) const {
+  AsyncPeekJobAttempt(
+      const ::stubkit::testing::gen::lro::v1::Job& request) const {
     return {stub_, request};
   }
 
-  ::stubkit::internal::AsyncUnaryAttempt<JobsStub, ::stubkit::testing::gen::lro::v1::Job,
+  ::stubkit::internal::AsyncUnaryAttempt<
+      JobsStub, ::stubkit::testing::gen::lro::v1::Job,
       ::google::longrunning::Operation, &JobsStub::AsyncArchiveJob>
-  AsyncArchiveJobAttempt(const ::stubkit::testing::gen::lro::v1::Job& request) const {
+  AsyncArchiveJobAttempt(
+      const ::stubkit::testing::gen::lro::v1::Job& request) const {
     return {stub_, request};
   }
 
-  ::stubkit::internal::AsyncUnaryAttempt<JobsStub, ::stubkit::testing::gen::lro::v1::Job,
+  ::stubkit::internal::AsyncUnaryAttempt<
+      JobsStub, ::stubkit::testing::gen::lro::v1::Job,
       ::google::longrunning::Operation, &JobsStub::AsyncRestoreJob>
-  AsyncRestoreJobAttempt(const ::stubkit::testing::gen::lro::v1::Job& request) const {
+  AsyncRestoreJobAttempt(
+      const ::stubkit::testing::gen::lro::v1::Job& request) const {
     return {stub_, request};
   }
 
-  ::stubkit::internal::AsyncUnaryAttempt<JobsStub, ::stubkit::testing::gen::lro::v1::Job,
+  ::stubkit::internal::AsyncUnaryAttempt<
+      JobsStub, ::stubkit::testing::gen::lro::v1::Job,
       ::google::longrunning::Operation, &JobsStub::AsyncTouchJob>
-  AsyncTouchJobAttempt(const ::stubkit::testing::gen::lro::v1::Job& request) const {
+  AsyncTouchJobAttempt(
+      const ::stubkit::testing::gen::lro::v1::Job& request) const {
     return {stub_, request};
   }
 
@@ -582,11 +596,11 @@ class JobsRefusingConnection : public JobsConnection {
       override {
     return refusal_;
   }
-  void AsyncStartJob(const ::stubkit::OptionsView& /*options*/,
-                     const ::stubkit::testing::gen::lro::v1::StartJobRequest&
-                         /*request*/,
-                     ::stubkit::AsyncCallback<::google::longrunning::Operation>
-                         done) override {
+  void AsyncStartJob(
+      const ::stubkit::OptionsView& /*options*/,
+      const ::stubkit::testing::gen::lro::v1::StartJobRequest& /*request*/,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done)
+      override {
     done(refusal_);
   }
 
@@ -596,11 +610,11 @@ class JobsRefusingConnection : public JobsConnection {
       override {
     return refusal_;
   }
-  void AsyncExportJob(const ::stubkit::OptionsView& /*options*/,
-                      const ::stubkit::testing::gen::lro::v1::StartJobRequest&
-                          /*request*/,
-                      ::stubkit::AsyncCallback<::google::longrunning::Operation>
-                          done) override {
+  void AsyncExportJob(
+      const ::stubkit::OptionsView& /*options*/,
+      const ::stubkit::testing::gen::lro::v1::StartJobRequest& /*request*/,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done)
+      override {
     done(refusal_);
   }
 
@@ -633,11 +647,11 @@ class JobsRefusingConnection : public JobsConnection {
       const ::stubkit::testing::gen::lro::v1::Job& /*request*/) override {
     return refusal_;
   }
-  void AsyncArchiveJob(const ::stubkit::OptionsView& /*options*/,
-                       const ::stubkit::testing::gen::lro::v1::Job& /*request*/,
-                       ::stubkit::AsyncCallback<
-                           ::google::longrunning::Operation>
-                           done) override {
+  void AsyncArchiveJob(
+      const ::stubkit::OptionsView& /*options*/,
+      const ::stubkit::testing::gen::lro::v1::Job& /*request*/,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done)
+      override {
     done(refusal_);
   }
 
@@ -646,11 +660,11 @@ class JobsRefusingConnection : public JobsConnection {
       const ::stubkit::testing::gen::lro::v1::Job& /*request*/) override {
     return refusal_;
   }
-  void AsyncRestoreJob(const ::stubkit::OptionsView& /*options*/,
-                       const ::stubkit::testing::gen::lro::v1::Job& /*request*/,
-                       ::stubkit::AsyncCallback<
-                           ::google::longrunning::Operation>
-                           done) override {
+  void AsyncRestoreJob(
+      const ::stubkit::OptionsView& /*options*/,
+      const ::stubkit::testing::gen::lro::v1::Job& /*request*/,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done)
+      override {
     done(refusal_);
   }
 
@@ -676,29 +690,28 @@ class JobsRefusingConnection : public JobsConnection {
     ::std::shared_ptr<::grpc::ChannelInterface> channel,
     const ::stubkit::Options& options) {
   return MakeJobsConnection(
-      ::std::make_shared<JobsGrpcStub>(::stubkit::testing::gen::lro::v1::Jobs::NewStub(channel)),
+      ::std::make_shared<JobsGrpcStub>(
+          ::stubkit::testing::gen::lro::v1::Jobs::NewStub(channel)),
       options);
 }
 
 ::std::shared_ptr<JobsConnection> MakeJobsConnection(
-    ::std::shared_ptr<JobsStub> stub,
-    const ::stubkit::Options& options) {
+    ::std::shared_ptr<JobsStub> stub, const ::stubkit::Options& options) {
   return ::std::make_shared<JobsConnectionImpl>(
       ::stubkit::internal::ApplyDecorators(
-          ::std::move(stub),
-          options.get<JobsClient::DecoratorsOption>()));
+          ::std::move(stub), options.get<JobsClient::DecoratorsOption>()));
 }
 
-JobsClient::JobsClient(
-    ::std::shared_ptr<::grpc::ChannelInterface> channel,
-    ::stubkit::Options options)
+JobsClient::JobsClient(::std::shared_ptr<::grpc::ChannelInterface> channel,
+                       ::stubkit::Options options)
     : options_(::std::move(options)),
       method_options_(options_, "stubkit.testing.gen.lro.v1.Jobs",
-                      {"StartJob", "ExportJob", "DeleteJob", "PeekJob", "ArchiveJob", "RestoreJob", "TouchJob"}),
+                      {"StartJob", "ExportJob", "DeleteJob", "PeekJob",
+                       "ArchiveJob", "RestoreJob", "TouchJob"}),
       connection_(MakeJobsConnection(channel, options_)) {
   if (!method_options_.status().ok()) {
-    connection_ = ::std::make_shared<JobsRefusingConnection>(
-        method_options_.status());
+    connection_ =
+        ::std::make_shared<JobsRefusingConnection>(method_options_.status());
   }
   if (options_.get<OperationsConnectionOption>() != nullptr) {
     operations_ = ::std::make_shared<::google::longrunning::OperationsClient>(
@@ -709,25 +722,26 @@ JobsClient::JobsClient(
   }
 }
 
-JobsClient::JobsClient(
-    ::std::shared_ptr<JobsConnection> connection,
-    ::stubkit::Options options)
+JobsClient::JobsClient(::std::shared_ptr<JobsConnection> connection,
+                       ::stubkit::Options options)
     : options_(::std::move(options)),
       method_options_(options_, "stubkit.testing.gen.lro.v1.Jobs",
-                      {"StartJob", "ExportJob", "DeleteJob", "PeekJob", "ArchiveJob", "RestoreJob", "TouchJob"}),
+                      {"StartJob", "ExportJob", "DeleteJob", "PeekJob",
+                       "ArchiveJob", "RestoreJob", "TouchJob"}),
       connection_(::std::move(connection)) {
   const auto* decorators = options_.find<DecoratorsOption>();
   if (decorators != nullptr && !decorators->empty()) {
-    connection_ = ::std::make_shared<JobsRefusingConnection>(
-        ::absl::InvalidArgumentError(
-            "stubkit.testing.gen.lro.v1.Jobs: DecoratorsOption must be given to "
+    connection_ =
+        ::std::make_shared<JobsRefusingConnection>(::absl::InvalidArgumentError(
+            "stubkit.testing.gen.lro.v1.Jobs: DecoratorsOption must be given "
+            "to "
             "MakeJobsConnection (or to the JobsClient "
             "constructor that takes a channel); the client was "
             "built from a connection, which cannot apply them, so "
             "the call was not sent"));
   } else if (!method_options_.status().ok()) {
-    connection_ = ::std::make_shared<JobsRefusingConnection>(
-        method_options_.status());
+    connection_ =
+        ::std::make_shared<JobsRefusingConnection>(method_options_.status());
   }
   if (options_.get<OperationsConnectionOption>() != nullptr) {
     operations_ = ::std::make_shared<::google::longrunning::OperationsClient>(
@@ -746,8 +760,8 @@ JobsClient::JobsClient(
 JobsClient::AsyncStartJob(
     const ::stubkit::testing::gen::lro::v1::StartJobRequest& request,
     const ::stubkit::Options& call) {
-  auto [future, fulfil] =
-      ::stubkit::internal::FulfilPromise<::google::longrunning::Operation>::Make();
+  auto [future, fulfil] = ::stubkit::internal::FulfilPromise<
+      ::google::longrunning::Operation>::Make();
   connection_->AsyncStartJob(method_options_.View(0, call, options_, request),
                              request, fulfil);
   return ::std::move(future);
@@ -818,8 +832,8 @@ JobsClient::AsyncAwaitStartJobByName(const ::std::string& operation_name,
 JobsClient::AsyncExportJob(
     const ::stubkit::testing::gen::lro::v1::StartJobRequest& request,
     const ::stubkit::Options& call) {
-  auto [future, fulfil] =
-      ::stubkit::internal::FulfilPromise<::google::longrunning::Operation>::Make();
+  auto [future, fulfil] = ::stubkit::internal::FulfilPromise<
+      ::google::longrunning::Operation>::Make();
   connection_->AsyncExportJob(method_options_.View(1, call, options_, request),
                               request, fulfil);
   return ::std::move(future);
@@ -889,8 +903,8 @@ JobsClient::AsyncAwaitExportJobByName(const ::std::string& operation_name,
 ::std::future<::absl::StatusOr<::google::longrunning::Operation>>
 JobsClient::AsyncDeleteJob(const ::stubkit::testing::gen::lro::v1::Job& request,
                            const ::stubkit::Options& call) {
-  auto [future, fulfil] =
-      ::stubkit::internal::FulfilPromise<::google::longrunning::Operation>::Make();
+  auto [future, fulfil] = ::stubkit::internal::FulfilPromise<
+      ::google::longrunning::Operation>::Make();
   connection_->AsyncDeleteJob(method_options_.View(2, call, options_, request),
                               request, fulfil);
   return ::std::move(future);
@@ -958,8 +972,8 @@ JobsClient::AsyncAwaitDeleteJobByName(const ::std::string& operation_name,
 ::std::future<::absl::StatusOr<::google::longrunning::Operation>>
 JobsClient::AsyncPeekJob(const ::stubkit::testing::gen::lro::v1::Job& request,
                          const ::stubkit::Options& call) {
-  auto [future, fulfil] =
-      ::stubkit::internal::FulfilPromise<::google::longrunning::Operation>::Make();
+  auto [future, fulfil] = ::stubkit::internal::FulfilPromise<
+      ::google::longrunning::Operation>::Make();
   connection_->AsyncPeekJob(method_options_.View(3, call, options_, request),
                             request, fulfil);
   return ::std::move(future);
@@ -984,8 +998,8 @@ void JobsClient::AsyncPeekJob(
 JobsClient::AsyncArchiveJob(
     const ::stubkit::testing::gen::lro::v1::Job& request,
     const ::stubkit::Options& call) {
-  auto [future, fulfil] =
-      ::stubkit::internal::FulfilPromise<::google::longrunning::Operation>::Make();
+  auto [future, fulfil] = ::stubkit::internal::FulfilPromise<
+      ::google::longrunning::Operation>::Make();
   connection_->AsyncArchiveJob(method_options_.View(4, call, options_, request),
                                request, fulfil);
   return ::std::move(future);
@@ -1010,8 +1024,8 @@ void JobsClient::AsyncArchiveJob(
 JobsClient::AsyncRestoreJob(
     const ::stubkit::testing::gen::lro::v1::Job& request,
     const ::stubkit::Options& call) {
-  auto [future, fulfil] =
-      ::stubkit::internal::FulfilPromise<::google::longrunning::Operation>::Make();
+  auto [future, fulfil] = ::stubkit::internal::FulfilPromise<
+      ::google::longrunning::Operation>::Make();
   connection_->AsyncRestoreJob(method_options_.View(5, call, options_, request),
                                request, fulfil);
   return ::std::move(future);
@@ -1081,8 +1095,8 @@ JobsClient::AsyncAwaitRestoreJobByName(const ::std::string& operation_name,
 ::std::future<::absl::StatusOr<::google::longrunning::Operation>>
 JobsClient::AsyncTouchJob(const ::stubkit::testing::gen::lro::v1::Job& request,
                           const ::stubkit::Options& call) {
-  auto [future, fulfil] =
-      ::stubkit::internal::FulfilPromise<::google::longrunning::Operation>::Make();
+  auto [future, fulfil] = ::stubkit::internal::FulfilPromise<
+      ::google::longrunning::Operation>::Make();
   connection_->AsyncTouchJob(method_options_.View(6, call, options_, request),
                              request, fulfil);
   return ::std::move(future);

@@ -335,8 +335,7 @@ class JobsConnection {
     const ::stubkit::Options& options = {});
 // The default connection over any stub stack, e.g. a mock.
 ::std::shared_ptr<JobsConnection> MakeJobsConnection(
-    ::std::shared_ptr<JobsStub> stub,
-    const ::stubkit::Options& options = {});
+    ::std::shared_ptr<JobsStub> stub, const ::stubkit::Options& options = {});
 
 // A stubkit.testing.gen.lro.v1.Jobs client: cheap to copy, safe to share
 // between threads. Every call takes per-call options that override the

@@ -136,7 +136,8 @@ class NoPackageConnectionImpl : public NoPackageConnection {
       const ::stubkit::OptionsView& options,
       const ::NoPackageRequest& request) override {
     return ::stubkit::internal::OpenServerStream<
-        NoPackageClient::WatchResumeOption, ::NoPackageRequest, ::NoPackageResponse>(
+        NoPackageClient::WatchResumeOption, ::NoPackageRequest,
+        ::NoPackageResponse>(
         NoPackageMethods::kWatch, options, request,
         [stub = stub_](::grpc::ClientContext& context,
                        const ::stubkit::OptionsView& attempt_options,
@@ -150,21 +151,24 @@ class NoPackageConnectionImpl : public NoPackageConnection {
                   ::stubkit::MessageCallback<::NoPackageResponse> on_message,
                   ::stubkit::DoneCallback on_done) override {
     ::stubkit::internal::StartAsyncServerStream<
-        NoPackageClient::WatchResumeOption, ::NoPackageRequest, ::NoPackageResponse>(
+        NoPackageClient::WatchResumeOption, ::NoPackageRequest,
+        ::NoPackageResponse>(
         NoPackageMethods::kWatch, options, request,
-        [stub = stub_](::grpc::ClientContext& context,
-                       const ::stubkit::OptionsView& attempt_options,
-                       const ::NoPackageRequest& attempt_request,
-                       ::grpc::ClientReadReactor<::NoPackageResponse>* reactor) {
-          return stub->AsyncWatch(context, attempt_options,
-                                     attempt_request, reactor);
+        [stub = stub_](
+            ::grpc::ClientContext& context,
+            const ::stubkit::OptionsView& attempt_options,
+            const ::NoPackageRequest& attempt_request,
+            ::grpc::ClientReadReactor<::NoPackageResponse>* reactor) {
+          return stub->AsyncWatch(context, attempt_options, attempt_request,
+                                  reactor);
         },
         ::std::move(on_message), ::std::move(on_done));
   }
 
  private:
   ::stubkit::internal::AsyncUnaryAttempt<NoPackageStub, ::NoPackageRequest,
-      ::NoPackageResponse, &NoPackageStub::AsyncLookup>
+                                         ::NoPackageResponse,
+                                         &NoPackageStub::AsyncLookup>
   AsyncLookupAttempt(const ::NoPackageRequest& request) const {
     return {stub_, request};
   }
@@ -219,20 +223,17 @@ class NoPackageRefusingConnection : public NoPackageConnection {
 }
 
 ::std::shared_ptr<NoPackageConnection> MakeNoPackageConnection(
-    ::std::shared_ptr<NoPackageStub> stub,
-    const ::stubkit::Options& options) {
+    ::std::shared_ptr<NoPackageStub> stub, const ::stubkit::Options& options) {
   return ::std::make_shared<NoPackageConnectionImpl>(
       ::stubkit::internal::ApplyDecorators(
-          ::std::move(stub),
-          options.get<NoPackageClient::DecoratorsOption>()));
+          ::std::move(stub), options.get<NoPackageClient::DecoratorsOption>()));
 }
 
 NoPackageClient::NoPackageClient(
     ::std::shared_ptr<::grpc::ChannelInterface> channel,
     ::stubkit::Options options)
     : options_(::std::move(options)),
-      method_options_(options_, "NoPackage",
-                      {"Lookup", "Watch"}),
+      method_options_(options_, "NoPackage", {"Lookup", "Watch"}),
       connection_(MakeNoPackageConnection(::std::move(channel), options_)) {
   if (!method_options_.status().ok()) {
     connection_ = ::std::make_shared<NoPackageRefusingConnection>(
@@ -244,8 +245,7 @@ NoPackageClient::NoPackageClient(
     ::std::shared_ptr<NoPackageConnection> connection,
     ::stubkit::Options options)
     : options_(::std::move(options)),
-      method_options_(options_, "NoPackage",
-                      {"Lookup", "Watch"}),
+      method_options_(options_, "NoPackage", {"Lookup", "Watch"}),
       connection_(::std::move(connection)) {
   const auto* decorators = options_.find<DecoratorsOption>();
   if (decorators != nullptr && !decorators->empty()) {

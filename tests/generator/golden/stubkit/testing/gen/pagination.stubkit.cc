@@ -313,8 +313,8 @@ PagesGrpcStub::StreamBooks(::grpc::ClientContext& context,
   if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
           context, "pages.v1.Pages.StreamBooks");
       !refused.ok()) {
-    return ::std::make_unique<
-        ::stubkit::internal::RefusedClientReader<::pages::v1::ListBooksResponse>>(
+    return ::std::make_unique<::stubkit::internal::RefusedClientReader<
+        ::pages::v1::ListBooksResponse>>(
         ::stubkit::internal::ToGrpcStatus(refused));
   }
   return grpc_stub_->StreamBooks(&context, request);
@@ -358,11 +358,11 @@ class PagesConnectionImpl : public PagesConnection {
         [&] { return AsyncListShelvesAttempt(request); });
   }
 
-  void AsyncListShelves(const ::stubkit::OptionsView& options,
-                        const ::pages::v1::ListBooksRequest& request,
-                        ::stubkit::AsyncCallback<
-                            ::pages::v1::ListShelvesResponse>
-                            done) override {
+  void AsyncListShelves(
+      const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListBooksRequest& request,
+      ::stubkit::AsyncCallback<::pages::v1::ListShelvesResponse> done)
+      override {
     ::stubkit::internal::RunAsyncUnary<::pages::v1::ListShelvesResponse>(
         PagesMethods::kListShelves, options, AsyncListShelvesAttempt(request),
         ::std::move(done));
@@ -432,7 +432,8 @@ class PagesConnectionImpl : public PagesConnection {
       const ::stubkit::OptionsView& options,
       const ::pages::v1::ListBooksRequest& request) override {
     return ::stubkit::internal::OpenServerStream<
-        PagesClient::StreamBooksResumeOption, ::pages::v1::ListBooksRequest, ::pages::v1::ListBooksResponse>(
+        PagesClient::StreamBooksResumeOption, ::pages::v1::ListBooksRequest,
+        ::pages::v1::ListBooksResponse>(
         PagesMethods::kStreamBooks, options, request,
         [stub = stub_](::grpc::ClientContext& context,
                        const ::stubkit::OptionsView& attempt_options,
@@ -447,45 +448,53 @@ class PagesConnectionImpl : public PagesConnection {
       ::stubkit::MessageCallback<::pages::v1::ListBooksResponse> on_message,
       ::stubkit::DoneCallback on_done) override {
     ::stubkit::internal::StartAsyncServerStream<
-        PagesClient::StreamBooksResumeOption, ::pages::v1::ListBooksRequest, ::pages::v1::ListBooksResponse>(
+        PagesClient::StreamBooksResumeOption, ::pages::v1::ListBooksRequest,
+        ::pages::v1::ListBooksResponse>(
         PagesMethods::kStreamBooks, options, request,
-        [stub = stub_](::grpc::ClientContext& context,
-                       const ::stubkit::OptionsView& attempt_options,
-                       const ::pages::v1::ListBooksRequest& attempt_request,
-                       ::grpc::ClientReadReactor<::pages::v1::ListBooksResponse>* reactor) {
+        [stub = stub_](
+            ::grpc::ClientContext& context,
+            const ::stubkit::OptionsView& attempt_options,
+            const ::pages::v1::ListBooksRequest& attempt_request,
+            ::grpc::ClientReadReactor<::pages::v1::ListBooksResponse>*
+                reactor) {
           return stub->AsyncStreamBooks(context, attempt_options,
-                                     attempt_request, reactor);
+                                        attempt_request, reactor);
         },
         ::std::move(on_message), ::std::move(on_done));
   }
 
  private:
-  ::stubkit::internal::AsyncUnaryAttempt<PagesStub, ::pages::v1::ListBooksRequest,
-      ::pages::v1::ListBooksResponse, &PagesStub::AsyncListBooks>
+  ::stubkit::internal::AsyncUnaryAttempt<
+      PagesStub, ::pages::v1::ListBooksRequest, ::pages::v1::ListBooksResponse,
+      &PagesStub::AsyncListBooks>
   AsyncListBooksAttempt(const ::pages::v1::ListBooksRequest& request) const {
     return {stub_, request};
   }
 
-  ::stubkit::internal::AsyncUnaryAttempt<PagesStub, ::pages::v1::ListBooksRequest,
+  ::stubkit::internal::AsyncUnaryAttempt<
+      PagesStub, ::pages::v1::ListBooksRequest,
       ::pages::v1::ListShelvesResponse, &PagesStub::AsyncListShelves>
   AsyncListShelvesAttempt(const ::pages::v1::ListBooksRequest& request) const {
     return {stub_, request};
   }
 
-  ::stubkit::internal::AsyncUnaryAttempt<PagesStub, ::pages::v1::ListLabelsRequest,
+  ::stubkit::internal::AsyncUnaryAttempt<
+      PagesStub, ::pages::v1::ListLabelsRequest,
       ::pages::v1::ListLabelsResponse, &PagesStub::AsyncListLabels>
   AsyncListLabelsAttempt(const ::pages::v1::ListLabelsRequest& request) const {
     return {stub_, request};
   }
 
-  ::stubkit::internal::AsyncUnaryAttempt<PagesStub, ::pages::v1::ListBooksRequest,
-      ::pages::v1::ListStatesResponse, &PagesStub::AsyncListStates>
+  ::stubkit::internal::AsyncUnaryAttempt<
+      PagesStub, ::pages::v1::ListBooksRequest, ::pages::v1::ListStatesResponse,
+      &PagesStub::AsyncListStates>
   AsyncListStatesAttempt(const ::pages::v1::ListBooksRequest& request) const {
     return {stub_, request};
   }
 
-  ::stubkit::internal::AsyncUnaryAttempt<PagesStub, ::pages::v1::ListBooksRequest,
-      ::pages::v1::ListAllResponse, &PagesStub::AsyncListAll>
+  ::stubkit::internal::AsyncUnaryAttempt<
+      PagesStub, ::pages::v1::ListBooksRequest, ::pages::v1::ListAllResponse,
+      &PagesStub::AsyncListAll>
   AsyncListAllAttempt(const ::pages::v1::ListBooksRequest& request) const {
     return {stub_, request};
   }
@@ -517,11 +526,11 @@ class PagesRefusingConnection : public PagesConnection {
       const ::pages::v1::ListBooksRequest& /*request*/) override {
     return refusal_;
   }
-  void AsyncListShelves(const ::stubkit::OptionsView& /*options*/,
-                        const ::pages::v1::ListBooksRequest& /*request*/,
-                        ::stubkit::AsyncCallback<
-                            ::pages::v1::ListShelvesResponse>
-                            done) override {
+  void AsyncListShelves(
+      const ::stubkit::OptionsView& /*options*/,
+      const ::pages::v1::ListBooksRequest& /*request*/,
+      ::stubkit::AsyncCallback<::pages::v1::ListShelvesResponse> done)
+      override {
     done(refusal_);
   }
 
@@ -589,33 +598,31 @@ class PagesRefusingConnection : public PagesConnection {
 }
 
 ::std::shared_ptr<PagesConnection> MakePagesConnection(
-    ::std::shared_ptr<PagesStub> stub,
-    const ::stubkit::Options& options) {
+    ::std::shared_ptr<PagesStub> stub, const ::stubkit::Options& options) {
   return ::std::make_shared<PagesConnectionImpl>(
       ::stubkit::internal::ApplyDecorators(
-          ::std::move(stub),
-          options.get<PagesClient::DecoratorsOption>()));
+          ::std::move(stub), options.get<PagesClient::DecoratorsOption>()));
 }
 
-PagesClient::PagesClient(
-    ::std::shared_ptr<::grpc::ChannelInterface> channel,
-    ::stubkit::Options options)
+PagesClient::PagesClient(::std::shared_ptr<::grpc::ChannelInterface> channel,
+                         ::stubkit::Options options)
     : options_(::std::move(options)),
       method_options_(options_, "pages.v1.Pages",
-                      {"ListBooks", "ListShelves", "ListLabels", "ListStates", "ListAll", "StreamBooks"}),
+                      {"ListBooks", "ListShelves", "ListLabels", "ListStates",
+                       "ListAll", "StreamBooks"}),
       connection_(MakePagesConnection(::std::move(channel), options_)) {
   if (!method_options_.status().ok()) {
-    connection_ = ::std::make_shared<PagesRefusingConnection>(
-        method_options_.status());
+    connection_ =
+        ::std::make_shared<PagesRefusingConnection>(method_options_.status());
   }
 }
 
-PagesClient::PagesClient(
-    ::std::shared_ptr<PagesConnection> connection,
-    ::stubkit::Options options)
+PagesClient::PagesClient(::std::shared_ptr<PagesConnection> connection,
+                         ::stubkit::Options options)
     : options_(::std::move(options)),
       method_options_(options_, "pages.v1.Pages",
-                      {"ListBooks", "ListShelves", "ListLabels", "ListStates", "ListAll", "StreamBooks"}),
+                      {"ListBooks", "ListShelves", "ListLabels", "ListStates",
+                       "ListAll", "StreamBooks"}),
       connection_(::std::move(connection)) {
   const auto* decorators = options_.find<DecoratorsOption>();
   if (decorators != nullptr && !decorators->empty()) {
@@ -627,8 +634,8 @@ PagesClient::PagesClient(
             "built from a connection, which cannot apply them, so "
             "the call was not sent"));
   } else if (!method_options_.status().ok()) {
-    connection_ = ::std::make_shared<PagesRefusingConnection>(
-        method_options_.status());
+    connection_ =
+        ::std::make_shared<PagesRefusingConnection>(method_options_.status());
   }
 }
 
@@ -642,8 +649,8 @@ PagesClient::PagesClient(
 ::std::future<::absl::StatusOr<::pages::v1::ListBooksResponse>>
 PagesClient::AsyncListBooks(const ::pages::v1::ListBooksRequest& request,
                             const ::stubkit::Options& call) {
-  auto [future, fulfil] =
-      ::stubkit::internal::FulfilPromise<::pages::v1::ListBooksResponse>::Make();
+  auto [future, fulfil] = ::stubkit::internal::FulfilPromise<
+      ::pages::v1::ListBooksResponse>::Make();
   connection_->AsyncListBooks(method_options_.View(0, call, options_, request),
                               request, fulfil);
   return ::std::move(future);
@@ -667,8 +674,8 @@ void PagesClient::AsyncListBooks(
 ::std::future<::absl::StatusOr<::pages::v1::ListShelvesResponse>>
 PagesClient::AsyncListShelves(const ::pages::v1::ListBooksRequest& request,
                               const ::stubkit::Options& call) {
-  auto [future, fulfil] =
-      ::stubkit::internal::FulfilPromise<::pages::v1::ListShelvesResponse>::Make();
+  auto [future, fulfil] = ::stubkit::internal::FulfilPromise<
+      ::pages::v1::ListShelvesResponse>::Make();
   connection_->AsyncListShelves(
       method_options_.View(1, call, options_, request), request, fulfil);
   return ::std::move(future);
@@ -693,8 +700,8 @@ void PagesClient::AsyncListShelves(
 ::std::future<::absl::StatusOr<::pages::v1::ListLabelsResponse>>
 PagesClient::AsyncListLabels(const ::pages::v1::ListLabelsRequest& request,
                              const ::stubkit::Options& call) {
-  auto [future, fulfil] =
-      ::stubkit::internal::FulfilPromise<::pages::v1::ListLabelsResponse>::Make();
+  auto [future, fulfil] = ::stubkit::internal::FulfilPromise<
+      ::pages::v1::ListLabelsResponse>::Make();
   connection_->AsyncListLabels(method_options_.View(2, call, options_, request),
                                request, fulfil);
   return ::std::move(future);
@@ -718,8 +725,8 @@ void PagesClient::AsyncListLabels(
 ::std::future<::absl::StatusOr<::pages::v1::ListStatesResponse>>
 PagesClient::AsyncListStates(const ::pages::v1::ListBooksRequest& request,
                              const ::stubkit::Options& call) {
-  auto [future, fulfil] =
-      ::stubkit::internal::FulfilPromise<::pages::v1::ListStatesResponse>::Make();
+  auto [future, fulfil] = ::stubkit::internal::FulfilPromise<
+      ::pages::v1::ListStatesResponse>::Make();
   connection_->AsyncListStates(method_options_.View(3, call, options_, request),
                                request, fulfil);
   return ::std::move(future);

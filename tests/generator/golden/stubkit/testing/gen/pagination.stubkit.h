@@ -296,8 +296,7 @@ class PagesConnection {
     const ::stubkit::Options& options = {});
 // The default connection over any stub stack, e.g. a mock.
 ::std::shared_ptr<PagesConnection> MakePagesConnection(
-    ::std::shared_ptr<PagesStub> stub,
-    const ::stubkit::Options& options = {});
+    ::std::shared_ptr<PagesStub> stub, const ::stubkit::Options& options = {});
 
 // A pages.v1.Pages client: cheap to copy, safe to share between threads. Every
 // call takes per-call options that override the client's.

@@ -67,12 +67,13 @@ class MockPagesStub : public ::pages::v1::PagesStub {
                const ::pages::v1::ListBooksRequest&,
                ::stubkit::AsyncCallback<::pages::v1::ListAllResponse>),
               (override));
-  MOCK_METHOD((::std::unique_ptr<::grpc::ClientReaderInterface<
-                   ::pages::v1::ListBooksResponse>>),
-              StreamBooks,
-              (::grpc::ClientContext&, const ::stubkit::OptionsView&,
-               const ::pages::v1::ListBooksRequest&),
-              (override));
+  MOCK_METHOD(
+      (::std::unique_ptr<
+          ::grpc::ClientReaderInterface<::pages::v1::ListBooksResponse>>),
+      StreamBooks,
+      (::grpc::ClientContext&, const ::stubkit::OptionsView&,
+       const ::pages::v1::ListBooksRequest&),
+      (override));
   MOCK_METHOD((::absl::Status), AsyncStreamBooks,
               (::grpc::ClientContext&, const ::stubkit::OptionsView&,
                const ::pages::v1::ListBooksRequest&,

@@ -391,7 +391,8 @@ class RoutedConnectionImpl : public RoutedConnection {
       const ::stubkit::OptionsView& options,
       const ::routing::v1::ReadRequest& request) override {
     return ::stubkit::internal::OpenServerStream<
-        RoutedClient::StreamRowsResumeOption, ::routing::v1::ReadRequest, ::routing::v1::ReadResponse>(
+        RoutedClient::StreamRowsResumeOption, ::routing::v1::ReadRequest,
+        ::routing::v1::ReadResponse>(
         RoutedMethods::kStreamRows, options, request,
         [stub = stub_](::grpc::ClientContext& context,
                        const ::stubkit::OptionsView& attempt_options,
@@ -406,14 +407,16 @@ class RoutedConnectionImpl : public RoutedConnection {
       ::stubkit::MessageCallback<::routing::v1::ReadResponse> on_message,
       ::stubkit::DoneCallback on_done) override {
     ::stubkit::internal::StartAsyncServerStream<
-        RoutedClient::StreamRowsResumeOption, ::routing::v1::ReadRequest, ::routing::v1::ReadResponse>(
+        RoutedClient::StreamRowsResumeOption, ::routing::v1::ReadRequest,
+        ::routing::v1::ReadResponse>(
         RoutedMethods::kStreamRows, options, request,
-        [stub = stub_](::grpc::ClientContext& context,
-                       const ::stubkit::OptionsView& attempt_options,
-                       const ::routing::v1::ReadRequest& attempt_request,
-                       ::grpc::ClientReadReactor<::routing::v1::ReadResponse>* reactor) {
+        [stub = stub_](
+            ::grpc::ClientContext& context,
+            const ::stubkit::OptionsView& attempt_options,
+            const ::routing::v1::ReadRequest& attempt_request,
+            ::grpc::ClientReadReactor<::routing::v1::ReadResponse>* reactor) {
           return stub->AsyncStreamRows(context, attempt_options,
-                                     attempt_request, reactor);
+                                       attempt_request, reactor);
         },
         ::std::move(on_message), ::std::move(on_done));
   }
@@ -421,9 +424,11 @@ class RoutedConnectionImpl : public RoutedConnection {
   ::stubkit::StreamWriter<::routing::v1::ReadRequest,
                           ::routing::v1::ReadResponse>
   WriteRows(const ::stubkit::OptionsView& options) override {
-    return ::stubkit::internal::OpenClientStream<::routing::v1::ReadRequest, ::routing::v1::ReadResponse>(
+    return ::stubkit::internal::OpenClientStream<::routing::v1::ReadRequest,
+                                                 ::routing::v1::ReadResponse>(
         RoutedMethods::kWriteRows, options,
-        [&](::grpc::ClientContext& context, ::routing::v1::ReadResponse* response) {
+        [&](::grpc::ClientContext& context,
+            ::routing::v1::ReadResponse* response) {
           return stub_->WriteRows(context, options, response);
         });
   }
@@ -450,25 +455,29 @@ class RoutedConnectionImpl : public RoutedConnection {
 
  private:
   ::stubkit::internal::AsyncUnaryAttempt<RoutedStub, ::routing::v1::ReadRequest,
-      ::routing::v1::ReadResponse, &RoutedStub::AsyncReadRows>
+                                         ::routing::v1::ReadResponse,
+                                         &RoutedStub::AsyncReadRows>
   AsyncReadRowsAttempt(const ::routing::v1::ReadRequest& request) const {
     return {stub_, request};
   }
 
   ::stubkit::internal::AsyncUnaryAttempt<RoutedStub, ::routing::v1::ReadRequest,
-      ::routing::v1::ReadResponse, &RoutedStub::AsyncPing>
+                                         ::routing::v1::ReadResponse,
+                                         &RoutedStub::AsyncPing>
   AsyncPingAttempt(const ::routing::v1::ReadRequest& request) const {
     return {stub_, request};
   }
 
   ::stubkit::internal::AsyncUnaryAttempt<RoutedStub, ::routing::v1::ReadRequest,
-      ::routing::v1::Table, &RoutedStub::AsyncGetTable>
+                                         ::routing::v1::Table,
+                                         &RoutedStub::AsyncGetTable>
   AsyncGetTableAttempt(const ::routing::v1::ReadRequest& request) const {
     return {stub_, request};
   }
 
   ::stubkit::internal::AsyncUnaryAttempt<RoutedStub, ::routing::v1::ReadRequest,
-      ::routing::v1::ReadResponse, &RoutedStub::AsyncPlain>
+                                         ::routing::v1::ReadResponse,
+                                         &RoutedStub::AsyncPlain>
   AsyncPlainAttempt(const ::routing::v1::ReadRequest& request) const {
     return {stub_, request};
   }
@@ -535,10 +544,11 @@ class RoutedRefusingConnection : public RoutedConnection {
   ::stubkit::StreamWriter<::routing::v1::ReadRequest,
                           ::routing::v1::ReadResponse>
   WriteRows(const ::stubkit::OptionsView& /*options*/) override {
-    auto writer = ::std::make_unique<
-        ::stubkit::internal::GrpcStreamWriter<::routing::v1::ReadRequest, ::routing::v1::ReadResponse>>();
+    auto writer = ::std::make_unique<::stubkit::internal::GrpcStreamWriter<
+        ::routing::v1::ReadRequest, ::routing::v1::ReadResponse>>();
     writer->Start(nullptr, refusal_);
-    return ::stubkit::StreamWriter<::routing::v1::ReadRequest, ::routing::v1::ReadResponse>(
+    return ::stubkit::StreamWriter<::routing::v1::ReadRequest,
+                                   ::routing::v1::ReadResponse>(
         ::std::move(writer));
   }
 
@@ -563,39 +573,37 @@ class RoutedRefusingConnection : public RoutedConnection {
 ::std::shared_ptr<RoutedConnection> MakeRoutedConnection(
     ::std::shared_ptr<::grpc::ChannelInterface> channel,
     const ::stubkit::Options& options) {
-  return MakeRoutedConnection(
-      ::std::make_shared<RoutedGrpcStub>(::routing::v1::Routed::NewStub(channel)),
-      options);
+  return MakeRoutedConnection(::std::make_shared<RoutedGrpcStub>(
+                                  ::routing::v1::Routed::NewStub(channel)),
+                              options);
 }
 
 ::std::shared_ptr<RoutedConnection> MakeRoutedConnection(
-    ::std::shared_ptr<RoutedStub> stub,
-    const ::stubkit::Options& options) {
+    ::std::shared_ptr<RoutedStub> stub, const ::stubkit::Options& options) {
   return ::std::make_shared<RoutedConnectionImpl>(
       ::stubkit::internal::ApplyDecorators(
-          ::std::move(stub),
-          options.get<RoutedClient::DecoratorsOption>()));
+          ::std::move(stub), options.get<RoutedClient::DecoratorsOption>()));
 }
 
-RoutedClient::RoutedClient(
-    ::std::shared_ptr<::grpc::ChannelInterface> channel,
-    ::stubkit::Options options)
+RoutedClient::RoutedClient(::std::shared_ptr<::grpc::ChannelInterface> channel,
+                           ::stubkit::Options options)
     : options_(::std::move(options)),
-      method_options_(options_, "routing.v1.Routed",
-                      {"ReadRows", "Ping", "GetTable", "StreamRows", "WriteRows", "Plain"}),
+      method_options_(
+          options_, "routing.v1.Routed",
+          {"ReadRows", "Ping", "GetTable", "StreamRows", "WriteRows", "Plain"}),
       connection_(MakeRoutedConnection(::std::move(channel), options_)) {
   if (!method_options_.status().ok()) {
-    connection_ = ::std::make_shared<RoutedRefusingConnection>(
-        method_options_.status());
+    connection_ =
+        ::std::make_shared<RoutedRefusingConnection>(method_options_.status());
   }
 }
 
-RoutedClient::RoutedClient(
-    ::std::shared_ptr<RoutedConnection> connection,
-    ::stubkit::Options options)
+RoutedClient::RoutedClient(::std::shared_ptr<RoutedConnection> connection,
+                           ::stubkit::Options options)
     : options_(::std::move(options)),
-      method_options_(options_, "routing.v1.Routed",
-                      {"ReadRows", "Ping", "GetTable", "StreamRows", "WriteRows", "Plain"}),
+      method_options_(
+          options_, "routing.v1.Routed",
+          {"ReadRows", "Ping", "GetTable", "StreamRows", "WriteRows", "Plain"}),
       connection_(::std::move(connection)) {
   const auto* decorators = options_.find<DecoratorsOption>();
   if (decorators != nullptr && !decorators->empty()) {
@@ -607,8 +615,8 @@ RoutedClient::RoutedClient(
             "built from a connection, which cannot apply them, so "
             "the call was not sent"));
   } else if (!method_options_.status().ok()) {
-    connection_ = ::std::make_shared<RoutedRefusingConnection>(
-        method_options_.status());
+    connection_ =
+        ::std::make_shared<RoutedRefusingConnection>(method_options_.status());
   }
 }
 

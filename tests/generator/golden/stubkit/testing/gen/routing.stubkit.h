@@ -279,8 +279,7 @@ class RoutedConnection {
     const ::stubkit::Options& options = {});
 // The default connection over any stub stack, e.g. a mock.
 ::std::shared_ptr<RoutedConnection> MakeRoutedConnection(
-    ::std::shared_ptr<RoutedStub> stub,
-    const ::stubkit::Options& options = {});
+    ::std::shared_ptr<RoutedStub> stub, const ::stubkit::Options& options = {});
 
 // A routing.v1.Routed client: cheap to copy, safe to share between threads.
 // Every call takes per-call options that override the client's.
