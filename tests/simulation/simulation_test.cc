@@ -202,11 +202,11 @@ class Runner {
     for (auto code : c.retryable) codes.insert(code);
     if (c.count_policy) {
       run.call.set<RetryPolicyOption>(
-          LimitedErrorCountRetryPolicy(c.max_retries)
+          RetryPolicy::LimitedErrorCount(c.max_retries)
               .WithRetryableCodes(codes));
     } else {
       run.call.set<RetryPolicyOption>(
-          LimitedTimeRetryPolicy(c.max_time).WithRetryableCodes(codes));
+          RetryPolicy::LimitedTime(c.max_time).WithRetryableCodes(codes));
     }
     Jitter jitter = c.jitter == Jitter::Kind::kDefault ? Jitter::Default()
                     : c.jitter == Jitter::Kind::kFull  ? Jitter::Full()
