@@ -127,10 +127,11 @@ int Run(int calls) {
   // Warm up: the connection, gRPC's threads and the timer thread.
   {
     EchoServiceClient warm(
-        channel, Options{}
-                     .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
-                         milliseconds(1), milliseconds(1), 1.0))
-                     .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(2)));
+        channel,
+        Options{}
+            .set<BackoffPolicyOption>(
+                ExponentialBackoffPolicy(milliseconds(1), milliseconds(1), 1.0))
+            .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(2)));
     for (int i = 0; i < 20; ++i) (void)warm.AsyncEcho(request).get();
   }
 

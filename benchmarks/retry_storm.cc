@@ -211,7 +211,7 @@ Summary RunStrategy(const Strategy& strategy, const Scenario& s, FILE* csv) {
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);  // own connection
     auto options =
         Options{}.set<BackoffPolicyOption>(backoff).set<RetryPolicyOption>(
-            LimitedTimeRetryPolicy(
+            RetryPolicy::LimitedTime(
                 std::chrono::duration_cast<std::chrono::nanoseconds>(
                     Sim(strategy.policy_seconds, s))));
     if (strategy.waiting) {

@@ -185,7 +185,7 @@ struct Fixture {
       // the raw stub without one.
       c.no_deadline = std::make_unique<EchoServiceClient>(
           c.channel,
-          Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(5)));
+          Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(5)));
     }
     request.set_message("hello");
   }
@@ -361,7 +361,7 @@ void BM_OptionLookup_FromClient(benchmark::State& state) {
   const auto client =
       Options{}
           .set<AttemptTimeoutOption>(std::chrono::seconds(1))
-          .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(2));
+          .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(2));
   const auto call = Options{}.set<TotalTimeoutOption>(std::chrono::seconds(5));
   OptionsView view(call, client);
   for (auto _ : state) {
@@ -373,9 +373,9 @@ void BM_OptionLookup_CallOverClient(benchmark::State& state) {
   const auto client =
       Options{}
           .set<AttemptTimeoutOption>(std::chrono::seconds(1))
-          .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(2));
+          .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(2));
   const auto call =
-      Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(3));
+      Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(3));
   OptionsView view(call, client);
   for (auto _ : state) {
     benchmark::DoNotOptimize(&view.get<RetryPolicyOption>());

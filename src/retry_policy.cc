@@ -101,16 +101,18 @@ std::string RetryPolicy::ToString() const {
                       retryable_if_ ? " or RetryableIf" : "", ")");
 }
 
-LimitedTimeRetryPolicy::LimitedTimeRetryPolicy(
-    std::chrono::nanoseconds maximum_duration)
-    : RetryPolicy(Limit::kTime, maximum_duration, kUnlimitedRetries) {
-  Validate();
+RetryPolicy RetryPolicy::LimitedTime(
+    std::chrono::nanoseconds maximum_duration) {
+  RetryPolicy policy(Limit::kTime, maximum_duration, kUnlimitedRetries);
+  policy.Validate();
+  return policy;
 }
 
-LimitedErrorCountRetryPolicy::LimitedErrorCountRetryPolicy(int maximum_failures)
-    : RetryPolicy(Limit::kErrorCount, std::chrono::nanoseconds::zero(),
-                  maximum_failures) {
-  Validate();
+RetryPolicy RetryPolicy::LimitedErrorCount(int maximum_failures) {
+  RetryPolicy policy(Limit::kErrorCount, std::chrono::nanoseconds::zero(),
+                     maximum_failures);
+  policy.Validate();
+  return policy;
 }
 
 }  // namespace stubkit

@@ -102,8 +102,9 @@ absl::Status FromParseError(absl::string_view message) {
       }
       // protobuf names the object, not the field, here.
       if (absl::StrContains(rest, "on a scalar field")) {
-        return Bad(path, "a field of it takes a single value, got an object "
-                         "or a list");
+        return Bad(path,
+                   "a field of it takes a single value, got an object "
+                   "or a list");
       }
       // A key given twice, where the mirror proto has an optional field:
       // "oneof field '_x' is already set. Cannot set 'x'" (the fuzzer
@@ -266,12 +267,12 @@ absl::Status ParseRetryPolicy(const json::MethodConfig::RetryPolicy& in,
         MaxAttempts(in.max_attempts(), std::numeric_limits<int>::max(),
                     absl::StrCat(path, ".maxAttempts"));
     if (!attempts.ok()) return attempts.status();
-    rules.retry = LimitedErrorCountRetryPolicy(*attempts - 1);
+    rules.retry = RetryPolicy::LimitedErrorCount(*attempts - 1);
   } else if (timeout.has_value()) {
     // As GAPIC clients read googleapis' files: bounded by the timeout.
-    rules.retry = LimitedTimeRetryPolicy(*timeout);
+    rules.retry = RetryPolicy::LimitedTime(*timeout);
   } else {
-    rules.retry = LimitedTimeRetryPolicy();
+    rules.retry = RetryPolicy::LimitedTime();
   }
   rules.retry->WithRetryableCodes(*codes);
   // Full jitter: gRFC A6 draws each wait from U[0, capped exponential].
@@ -354,8 +355,8 @@ Options ToOptionsOf(const Rules& rules,
                     const std::vector<const Rules*>& outer) {
   Options options;
   // Every entry decides how its methods retry: its policy, or none.
-  options.set<RetryPolicyOption>(rules.retry ? *rules.retry
-                                             : LimitedErrorCountRetryPolicy(0));
+  options.set<RetryPolicyOption>(
+      rules.retry ? *rules.retry : RetryPolicy::LimitedErrorCount(0));
   options.set<HedgingPolicyOption>(rules.hedging ? *rules.hedging
                                                  : HedgingPolicy());
   bool outer_timeout = false;

@@ -59,7 +59,7 @@ int main() {
   greeter::GreeterClient client(
       channel, stubkit::Options{}
                    .set<stubkit::RetryPolicyOption>(
-                       stubkit::LimitedErrorCountRetryPolicy(3))
+                       stubkit::RetryPolicy::LimitedErrorCount(3))
                    .set<stubkit::BackoffPolicyOption>(
                        stubkit::ExponentialBackoffPolicy(10ms, 100ms, 2.0)));
 

@@ -557,7 +557,7 @@ int main(int argc, char** argv) {
         [&] {
           return get("apples",
                      stubkit::Options{}.set<stubkit::RetryPolicyOption>(
-                         stubkit::LimitedErrorCountRetryPolicy(0)));
+                         stubkit::RetryPolicy::LimitedErrorCount(0)));
         },
         &status);
     retry = stubkit::GetRetrySummary(status);

@@ -11,7 +11,7 @@
 //   };
 //
 //   auto options = stubkit::Options{}
-//       .set<stubkit::RetryPolicyOption>(stubkit::LimitedErrorCountRetryPolicy(3))
+//       .set<stubkit::RetryPolicyOption>(stubkit::RetryPolicy::LimitedErrorCount(3))
 //       .set<stubkit::AttemptTimeoutOption>(2s);
 //   options.has<stubkit::AttemptTimeoutOption>();  // true
 //   options.get<stubkit::BackoffPolicyOption>();   // unset: the default

@@ -7,7 +7,7 @@
 //
 //   using namespace std::chrono_literals;
 //   auto client_options = stubkit::Options{}
-//       .set<stubkit::RetryPolicyOption>(stubkit::LimitedTimeRetryPolicy(10min))
+//       .set<stubkit::RetryPolicyOption>(stubkit::RetryPolicy::LimitedTime(10min))
 //       .set<stubkit::BackoffPolicyOption>(
 //           stubkit::ExponentialBackoffPolicy(200ms, 45s, 2.0))
 //       .set<stubkit::IdempotencyMapOption>(
@@ -18,7 +18,7 @@
 //
 // | option                   | default                                    |
 // | ------------------------ | ------------------------------------------ |
-// | RetryPolicyOption        | LimitedTimeRetryPolicy(30min), UNAVAILABLE |
+// | RetryPolicyOption        | RetryPolicy::LimitedTime(30min), UNAVAILABLE |
 // | BackoffPolicyOption      | ExponentialBackoffPolicy(1s, 5min, 2.0)    |
 // | IdempotencyOption        | unset: the method's (map, then proto)      |
 // | IdempotencyMapOption     | empty                                      |
@@ -45,7 +45,7 @@ namespace stubkit {
 
 struct RetryPolicyOption {
   using Type = RetryPolicy;
-  static Type Default() { return LimitedTimeRetryPolicy(); }
+  static Type Default() { return RetryPolicy::LimitedTime(); }
 };
 
 struct BackoffPolicyOption {

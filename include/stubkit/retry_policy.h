@@ -76,6 +76,16 @@ class RetryPolicy {
  public:
   // Where `max_retries()` means "no limit on the count".
   static constexpr int kUnlimitedRetries = -1;
+  // The time limit of `LimitedTime()`.
+  static constexpr std::chrono::minutes kDefaultMaximumDuration{30};
+
+  // Retries until `maximum_duration` (positive) has passed since the call's
+  // start.
+  static RetryPolicy LimitedTime(
+      std::chrono::nanoseconds maximum_duration = kDefaultMaximumDuration);
+  // Tolerates `maximum_failures` (not negative) retryable failures: at most
+  // `maximum_failures + 1` attempts. `LimitedErrorCount(0)`: no retries.
+  static RetryPolicy LimitedErrorCount(int maximum_failures);
 
   // The status codes worth another attempt. `UNAVAILABLE` by default.
   const StatusCodeSet& retryable_codes() const { return retryable_codes_; }
@@ -136,22 +146,21 @@ class RetryPolicy {
 
 // Stops a call once `maximum_duration` has passed since it started. Waits
 // never cross that moment: a wait that would end after it is not started.
+// The spellings before `RetryPolicy::LimitedTime` and
+// `RetryPolicy::LimitedErrorCount`, kept compiling. They add nothing to a
+// `RetryPolicy` (an option holds a plain `RetryPolicy`); prefer the
+// factories.
 class LimitedTimeRetryPolicy : public RetryPolicy {
  public:
-  // 30 minutes.
-  static constexpr std::chrono::minutes kDefaultMaximumDuration{30};
-
-  LimitedTimeRetryPolicy() : LimitedTimeRetryPolicy(kDefaultMaximumDuration) {}
-  // `maximum_duration` must be positive.
-  explicit LimitedTimeRetryPolicy(std::chrono::nanoseconds maximum_duration);
+  LimitedTimeRetryPolicy() : RetryPolicy(LimitedTime()) {}
+  explicit LimitedTimeRetryPolicy(std::chrono::nanoseconds maximum_duration)
+      : RetryPolicy(LimitedTime(maximum_duration)) {}
 };
 
-// Stops a call after `maximum_failures` retryable failures have been retried,
-// so a call makes at most `maximum_failures + 1` attempts. Zero disables
-// retries. Negative is invalid.
 class LimitedErrorCountRetryPolicy : public RetryPolicy {
  public:
-  explicit LimitedErrorCountRetryPolicy(int maximum_failures);
+  explicit LimitedErrorCountRetryPolicy(int maximum_failures)
+      : RetryPolicy(LimitedErrorCount(maximum_failures)) {}
 };
 
 }  // namespace stubkit

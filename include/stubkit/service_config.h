@@ -37,13 +37,13 @@
 // | name {service}              | every method of the service              |
 // | name {} (or both empty)     | every method: the client's options       |
 // | timeout                     | TotalTimeoutOption (whole call)          |
-// | retryPolicy.maxAttempts n   | LimitedErrorCountRetryPolicy(n - 1)      |
-// | retryPolicy, no maxAttempts | LimitedTimeRetryPolicy(timeout), or the  |
+// | retryPolicy.maxAttempts n   | RetryPolicy::LimitedErrorCount(n - 1)      |
+// | retryPolicy, no maxAttempts | RetryPolicy::LimitedTime(timeout), or the  |
 // |                             | default 30 minutes without a timeout     |
 // | retryableStatusCodes        | the policy's codes (names or numbers)    |
 // | initialBackoff, maxBackoff, | ExponentialBackoffPolicy(initial, max,   |
 // | backoffMultiplier           | multiplier, Jitter::Full())              |
-// | no retryPolicy              | LimitedErrorCountRetryPolicy(0): none    |
+// | no retryPolicy              | RetryPolicy::LimitedErrorCount(0): none    |
 // | hedgingPolicy               | HedgingPolicyOption(maxAttempts,         |
 // |                             | hedgingDelay, nonFatalStatusCodes)       |
 // | waitForReady                | WaitForReadyOption                       |

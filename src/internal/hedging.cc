@@ -21,25 +21,19 @@ bool ShouldHedge(const MethodInfo& method, const OptionsView& options) {
 
 HedgedOperationBase::HedgedOperationBase(const MethodInfo& method, Options call,
                                          Options client)
-    : call_((KeepGrpcInitialised(), std::move(call))),
-      client_(std::move(client)),
-      view_(call_, client_),
-      policy_(view_.get<HedgingPolicyOption>()),
-      sleeper_owner_(view_.get<AsyncSleeperOption>()),
-      state_(method, view_) {
-  state_.MarkHedged();
-  sleeper_ =
-      sleeper_owner_ != nullptr ? sleeper_owner_.get() : &DefaultAsyncSleeper();
+    : AsyncCallBase(method, std::move(call), std::move(client)),
+      policy_(options().get<HedgingPolicyOption>()) {
+  state().MarkHedged();
 }
 
 HedgedOperationBase::~HedgedOperationBase() = default;
 
 HedgedOperationBase::Next HedgedOperationBase::Begin() {
   // Nothing else runs yet: no lock needed to end the call here.
-  absl::Status invalid = state_.setup_status();
+  absl::Status invalid = state().setup_status();
   if (invalid.ok() && !policy_.status().ok()) {
-    invalid = state_.GiveUp(policy_.status(), StopReason::kInvalidArgument,
-                            "invalid options, nothing was sent");
+    invalid = state().GiveUp(policy_.status(), StopReason::kInvalidArgument,
+                             "invalid options, nothing was sent");
   }
   if (!invalid.ok()) {
     {
@@ -49,12 +43,8 @@ HedgedOperationBase::Next HedgedOperationBase::Begin() {
     Complete(std::move(invalid));
     return Next{};
   }
-  if (CancellationToken* token = state_.cancellation()) {
-    std::weak_ptr<HedgedOperationBase> weak = weak_from_this();
-    // Runs inline when the token is already cancelled.
-    uint64_t id = token->AddCallback([weak] {
-      if (auto self = weak.lock()) self->OnCancel();
-    });
+  // Runs OnCancel inline when the token is already cancelled.
+  if (const uint64_t id = WatchCancellation(); id != 0) {
     absl::MutexLock lock(&mu_);
     cancel_callback_ = id;
   }
@@ -71,29 +61,29 @@ void HedgedOperationBase::LaunchLocked(Step& step) {
   const int index = launched_;
   if (index >= policy_.max_attempts()) return;
   // A drained retry bucket stops further hedges, as it stops retries.
-  RetryThrottle* throttle = state_.throttle();
+  RetryThrottle* throttle = state().throttle();
   if (index > 0 && throttle != nullptr && !throttle->RetryAllowed()) {
     throttled_ = true;
     return;
   }
   contexts_[index] = std::make_unique<grpc::ClientContext>();
   ++launched_;
-  if (!state_.PrepareAttempt(*contexts_[index], &step.attempt_log)) {
+  if (!state().PrepareAttempt(*contexts_[index], &step.attempt_log)) {
     // Cancelled, or the call's end passed: nothing more may be sent.
     done_[index] = true;
     EndLocked(step, Outcome::kCancelledOrEnded);
     return;
   }
-  starts_[index] = state_.attempt_start();
-  deadlines_[index] = state_.attempt_deadline();
+  starts_[index] = state().attempt_start();
+  deadlines_[index] = state().attempt_deadline();
   ++outstanding_;
   step.next = Next{index, contexts_[index].get(), false};
   // Arm the hedge timer unless it is armed or no hedge is left. No hedge is
   // started past the call's end.
   if (timer_ == TimerState::kIdle && launched_ < policy_.max_attempts()) {
-    const Clock::time_point end = state_.end();
+    const Clock::time_point end = state().end();
     if (end == Clock::time_point::max() ||
-        policy_.hedging_delay() < end - state_.now()) {
+        policy_.hedging_delay() < end - state().now()) {
       timer_ = TimerState::kArming;
       ++timer_generation_;
       step.next.arm_timer = true;
@@ -138,16 +128,16 @@ void HedgedOperationBase::AttemptDoneLocked(int index) {
   --outstanding_;
   // Only attempts that end before the call does: a loser cancelled after
   // the winner must not replace its metadata (nor write after delivery).
-  state_.FinishAttempt(*contexts_[index], /*record_metadata=*/!finished_);
+  state().FinishAttempt(*contexts_[index], /*record_metadata=*/!finished_);
 }
 
 HedgedOperationBase::Next HedgedOperationBase::Perform(Step& step) {
-  if (!step.attempt_log.empty()) state_.WriteLog(step.attempt_log);
+  if (!step.attempt_log.empty()) state().WriteLog(step.attempt_log);
   if (step.outcome != Outcome::kNone) {
     absl::Status final_status = Conclude(step);
     Complete(std::move(final_status));
   } else if (step.cancel_timer != 0) {
-    sleeper_->Cancel(step.cancel_timer);
+    sleeper().Cancel(step.cancel_timer);
   }
   return step.next;
 }
@@ -158,29 +148,29 @@ absl::Status HedgedOperationBase::Conclude(Step& step) {
   for (int i = 0; i < step.launched; ++i) {
     if (i != step.winner) contexts_[i]->TryCancel();
   }
-  if (step.cancel_timer != 0) sleeper_->Cancel(step.cancel_timer);
+  if (step.cancel_timer != 0) sleeper().Cancel(step.cancel_timer);
   uint64_t callback = 0;
   {
     absl::MutexLock lock(&mu_);
     callback = cancel_callback_;
     cancel_callback_ = 0;
   }
-  if (callback != 0) state_.cancellation()->RemoveCallback(callback);
+  UnwatchCancellation(callback);
   // Only this thread ended the call, and no attempt starts any more: the
   // state is ours, and its observer, metrics and log sink run unlocked.
   switch (step.outcome) {
     case Outcome::kSuccess:
-      state_.OnSuccess();
+      state().OnSuccess();
       return absl::OkStatus();
     case Outcome::kCancelledOrEnded:
-      return state_.Cancelled();
+      return state().Cancelled();
     case Outcome::kAtEnd:
-      return state_.GiveUpAtEnd(step.status);
+      return state().GiveUpAtEnd(step.status);
     case Outcome::kGiveUp:
     case Outcome::kNone:
       break;
   }
-  return state_.GiveUp(step.status, step.reason, step.explanation);
+  return state().GiveUp(step.status, step.reason, step.explanation);
 }
 
 void HedgedOperationBase::Complete(absl::Status status) {
@@ -204,8 +194,8 @@ void HedgedOperationBase::ArmHedgeTimer() {
     if (timer_ != TimerState::kArming) return;  // the call ended meanwhile
     generation = timer_generation_;
   }
-  std::shared_ptr<HedgedOperationBase> self = shared_from_this();
-  uint64_t id = sleeper_->Schedule(policy_.hedging_delay(),
+  auto self = std::static_pointer_cast<HedgedOperationBase>(shared_from_this());
+  uint64_t id = sleeper().Schedule(policy_.hedging_delay(),
                                    [self, generation](bool fired) {
                                      self->OnHedgeTimer(generation, fired);
                                    });
@@ -220,7 +210,7 @@ void HedgedOperationBase::ArmHedgeTimer() {
     }
   }
   // A no-op when it already fired.
-  if (stale) sleeper_->Cancel(id);
+  if (stale) sleeper().Cancel(id);
 }
 
 void HedgedOperationBase::OnHedgeTimer(uint64_t generation, bool fired) {
@@ -268,10 +258,10 @@ HedgedOperationBase::Next HedgedOperationBase::OnAttemptFailed(
     absl::MutexLock lock(&mu_);
     AttemptDoneLocked(index);
     if (finished_) return Next{};
-    CancellationToken* token = state_.cancellation();
+    CancellationToken* token = state().cancellation();
     using Expiry = RetryLoopState::Expiry;
     const Expiry expiry =
-        state_.ClassifyExpiry(status, starts_[index], deadlines_[index]);
+        state().ClassifyExpiry(status, starts_[index], deadlines_[index]);
     const bool non_fatal = expiry == Expiry::kAttemptTimeout ||
                            policy_.non_fatal_codes().contains(status.code());
     if (token != nullptr && token->cancelled()) {
@@ -281,7 +271,7 @@ HedgedOperationBase::Next HedgedOperationBase::OnAttemptFailed(
       step.explanation = "not hedged: the stub cannot make async calls";
       EndLocked(step, Outcome::kGiveUp);
     } else if (expiry == Expiry::kCallEnd ||
-               (non_fatal && state_.now() >= state_.end())) {
+               (non_fatal && state().now() >= state().end())) {
       // The call's own end: final, whatever hedges are still running.
       step.status = status;
       EndLocked(step, Outcome::kAtEnd);
@@ -298,7 +288,7 @@ HedgedOperationBase::Next HedgedOperationBase::OnAttemptFailed(
       // next attempt may be faster, as in the retry loop): send the next
       // hedge at once, unless the throttle says no.
       last_failure_ = status;
-      RetryThrottle* throttle = state_.throttle();
+      RetryThrottle* throttle = state().throttle();
       if (throttle == nullptr || throttle->OnRetryableFailure()) {
         // The hedge after this one waits a full delay from this launch.
         ResetTimerLocked(step);

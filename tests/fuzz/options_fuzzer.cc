@@ -96,9 +96,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int max_failures = static_cast<int8_t>(in.Byte());
   stubkit::RetryPolicy policy =
       count_policy ? static_cast<stubkit::RetryPolicy>(
-                         stubkit::LimitedErrorCountRetryPolicy(max_failures))
+                         stubkit::RetryPolicy::LimitedErrorCount(max_failures))
                    : static_cast<stubkit::RetryPolicy>(
-                         stubkit::LimitedTimeRetryPolicy(Duration(in)));
+                         stubkit::RetryPolicy::LimitedTime(Duration(in)));
   if (policy_kind & 2) {
     uint32_t bits = in.Integral<uint32_t>();
     stubkit::StatusCodeSet codes;
@@ -113,11 +113,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const double multiplier = in.Double();
   const uint8_t jitter_kind = in.Byte() % 4;
   const double fraction = in.Double();
-  stubkit::Jitter jitter =
-      jitter_kind == 0   ? stubkit::Jitter::Default()
-      : jitter_kind == 1 ? stubkit::Jitter::Full()
-      : jitter_kind == 2 ? stubkit::Jitter::Proportional(fraction)
-                         : stubkit::Jitter::None();
+  stubkit::Jitter jitter = jitter_kind == 0   ? stubkit::Jitter::Default()
+                           : jitter_kind == 1 ? stubkit::Jitter::Full()
+                           : jitter_kind == 2
+                               ? stubkit::Jitter::Proportional(fraction)
+                               : stubkit::Jitter::None();
   stubkit::ExponentialBackoffPolicy backoff(initial, maximum, multiplier,
                                             jitter);
   if (backoff.status().ok()) {
@@ -129,8 +129,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
     }
   } else {
-    FUZZ_CHECK(backoff.status().code() ==
-               absl::StatusCode::kInvalidArgument);
+    FUZZ_CHECK(backoff.status().code() == absl::StatusCode::kInvalidArgument);
   }
   (void)backoff.ToString();
   (void)policy.ToString();
@@ -155,8 +154,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   const bool options_valid =
       policy.status().ok() && backoff.status().ok() &&
-      (!(flags & 4) || call.get<stubkit::AttemptTimeoutOption>() >=
-                           nanoseconds::zero()) &&
+      (!(flags & 4) ||
+       call.get<stubkit::AttemptTimeoutOption>() >= nanoseconds::zero()) &&
       (!(flags & 8) ||
        call.get<stubkit::TotalTimeoutOption>() >= nanoseconds::zero()) &&
       (throttle == nullptr || throttle->status().ok());
@@ -180,8 +179,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           last = absl::OkStatus();
           return attempts;
         }
-        last = absl::Status(static_cast<absl::StatusCode>(code),
-                            in.String(64));
+        last = absl::Status(static_cast<absl::StatusCode>(code), in.String(64));
         const uint8_t details_kind = in.Byte() % 3;
         if (details_kind == 1) {
           last.SetPayload(stubkit::kErrorDetailsPayloadKey,

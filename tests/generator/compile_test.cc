@@ -200,7 +200,7 @@ TEST(CompileTest, ProtoTwoCallFailsCleanlyWithoutServer) {
       Nowhere(),
       stubkit::Options{}
           .set<stubkit::RetryPolicyOption>(
-              stubkit::LimitedErrorCountRetryPolicy(0))
+              stubkit::RetryPolicy::LimitedErrorCount(0))
           .set<stubkit::TotalTimeoutOption>(std::chrono::milliseconds(200)));
   legacy::Outer_Inner request;
   request.set_id(7);

@@ -86,7 +86,7 @@ TEST_F(GeneratedAsyncTest, CallbackOverloadAndSyncDecisions) {
   absl::StatusOr<EchoResponse> once =
       client
           .AsyncEcho(Request("once", 5), Options{}.set<RetryPolicyOption>(
-                                             LimitedErrorCountRetryPolicy(0)))
+                                             RetryPolicy::LimitedErrorCount(0)))
           .get();
   EXPECT_FALSE(once.ok());
   EXPECT_EQ(service_.attempts("once"), 1);

@@ -206,7 +206,7 @@ class Server {
 
 Options FastRetries() {
   return Options{}
-      .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(3))
+      .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(3))
       .set<BackoffPolicyOption>(
           ExponentialBackoffPolicy(milliseconds(1), milliseconds(5), 2.0));
 }
@@ -469,7 +469,7 @@ TEST_F(CallControlsTest, ResponseMetadataOfTheFinalAttempt) {
 TEST_F(CallControlsTest, RetryPredicateRetriesAChosenInternal) {
   EchoServiceClient echo(Channel());
   std::atomic<int> predicate_calls{0};
-  auto policy = LimitedErrorCountRetryPolicy(3).WithRetryableIf(
+  auto policy = RetryPolicy::LimitedErrorCount(3).WithRetryableIf(
       [&predicate_calls](const absl::Status& status) {
         ++predicate_calls;
         return status.code() == absl::StatusCode::kInternal &&
@@ -498,7 +498,7 @@ TEST_F(CallControlsTest, RetryPredicateRetriesAChosenInternal) {
   request.set_fail_code(grpc::StatusCode::INTERNAL);
   absl::StatusOr<EchoResponse> response = echo.Echo(
       request, Options{}
-                   .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(3))
+                   .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(3))
                    .set<BackoffPolicyOption>(fast));
   EXPECT_EQ(response.status().code(), absl::StatusCode::kInternal);
   EXPECT_EQ(GetRetrySummary(response.status())->attempts, 1);
@@ -605,7 +605,7 @@ TEST(WaitForReadyTest, WithoutItTheFirstAttemptFailsFast) {
   request.set_message("fail fast");
   absl::StatusOr<EchoResponse> response = echo.Echo(
       request, Options{}
-                   .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(0))
+                   .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(0))
                    .set<TotalTimeoutOption>(seconds(60)));
   EXPECT_EQ(response.status().code(), absl::StatusCode::kUnavailable);
 }

@@ -280,7 +280,7 @@ TEST_F(GeneratedHedgingTest, StubWithoutCallbackApiFailsAsyncCallsUnsent) {
   for (const Options& call :
        {Options{}, Hedged(3, milliseconds(30)),
         Options{}.set<RetryPolicyOption>(
-            LimitedErrorCountRetryPolicy(5).WithRetryableCodes(
+            RetryPolicy::LimitedErrorCount(5).WithRetryableCodes(
                 {grpc::StatusCode::FAILED_PRECONDITION}))}) {
     absl::StatusOr<EchoResponse> response =
         client.AsyncEcho(Request("async-only"), call).get();

@@ -121,7 +121,7 @@ class GeneratedMethodOptionsTest : public ::testing::Test {
         .set<ClockOption>(clock_)
         .set<SleeperOption>(clock_)
         .set<AsyncSleeperOption>(clock_)
-        .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(5))
+        .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(5))
         .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
             std::chrono::milliseconds(100), std::chrono::seconds(1), 2.0,
             Jitter::None()));
@@ -183,9 +183,9 @@ TEST_F(GeneratedMethodOptionsTest, MethodLayerDecidesRetries) {
       echo_server_.Channel(),
       Base().set<MethodOptionsOption>({
           {kEcho,
-           Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(1))},
+           Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(1))},
           {std::string(kEcho) + ".Echo",
-           Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(3))},
+           Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(3))},
           {std::string(kEcho) + ".Append",
            Options{}.set<IdempotencyOption>(Idempotency::kIdempotent)},
       }));
@@ -201,7 +201,7 @@ TEST_F(GeneratedMethodOptionsTest, MethodLayerDecidesRetries) {
   // The call's own policy beats the method's.
   auto call = client.Echo(
       Request("call", 3),
-      Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(0)));
+      Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(0)));
   EXPECT_EQ(call.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(echo_service_.attempts("call"), 1);
 }

@@ -106,7 +106,7 @@ TEST(GeneratedMockTest, MockStubUnderTheRealRetryLoop) {
       Options{}
           .set<ClockOption>(clock)
           .set<SleeperOption>(clock)
-          .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(3));
+          .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(3));
   EchoServiceClient client(MakeEchoServiceConnection(stub, options), options);
 
   absl::StatusOr<EchoResponse> response = client.Echo(EchoRequest{});

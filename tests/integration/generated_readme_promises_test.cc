@@ -113,7 +113,7 @@ class EchoPromisesTest : public ::testing::Test {
     return Options{}
         .set<SleeperOption>(clock_)
         .set<AsyncSleeperOption>(clock_)
-        .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(5))
+        .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(5))
         .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
             seconds(1), seconds(10), 2.0, Jitter::None()));
   }
@@ -210,7 +210,7 @@ TEST_F(EchoPromisesTest, CreateChannelStopsGrpcsOwnRetries) {
   EchoServiceClient plain(
       grpc::CreateCustomChannel(server_.address(),
                                 grpc::InsecureChannelCredentials(), args),
-      FastRetries().set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(0)));
+      FastRetries().set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(0)));
   EXPECT_FALSE(plain.Echo(Request("plain", 100)).ok());
   EXPECT_EQ(service_.attempts("plain"), 4);
 
@@ -218,7 +218,7 @@ TEST_F(EchoPromisesTest, CreateChannelStopsGrpcsOwnRetries) {
   EchoServiceClient client(
       stubkit::CreateChannel(server_.address(),
                              grpc::InsecureChannelCredentials(), args),
-      FastRetries().set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(2)));
+      FastRetries().set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(2)));
   absl::StatusOr<EchoResponse> r = client.Echo(Request("stubkit", 100));
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(GetRetrySummary(r.status())->attempts, 3);
@@ -246,14 +246,14 @@ TEST_F(EchoPromisesTest, CreateChannelOverridesCallersEnableRetries) {
   EchoServiceClient plain(
       grpc::CreateCustomChannel(server_.address(),
                                 grpc::InsecureChannelCredentials(), args),
-      FastRetries().set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(0)));
+      FastRetries().set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(0)));
   EXPECT_FALSE(plain.Echo(Request("enabled-plain", 100)).ok());
   EXPECT_EQ(service_.attempts("enabled-plain"), 4);
 
   EchoServiceClient client(
       stubkit::CreateChannel(server_.address(),
                              grpc::InsecureChannelCredentials(), args),
-      FastRetries().set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(0)));
+      FastRetries().set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(0)));
   EXPECT_FALSE(client.Echo(Request("enabled-stubkit", 100)).ok());
   EXPECT_EQ(service_.attempts("enabled-stubkit"), 1);
   EXPECT_THAT(service_.headers("enabled-stubkit", "grpc-previous-rpc-attempts"),
@@ -534,7 +534,7 @@ class StreamPromisesTest : public ::testing::Test {
         .set<ClockOption>(clock_)
         .set<SleeperOption>(clock_)
         .set<AsyncSleeperOption>(clock_)
-        .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(5))
+        .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(5))
         .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
             seconds(1), seconds(10), 2.0, Jitter::None()));
   }
@@ -705,7 +705,7 @@ TEST_F(StreamPromisesTest, AsyncResumptionsConsumeTheRetryPolicy) {
   StreamServiceClient client(
       server_.Channel(),
       ClientOptions()
-          .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(2))
+          .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(2))
           .set<StreamServiceClient::RangeResumeOption>(
               [&hook_calls](const Item& last, RangeRequest& request) {
                 return ResumeAfter(&hook_calls, last, request);

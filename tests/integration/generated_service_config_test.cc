@@ -169,7 +169,7 @@ TEST_F(GeneratedServiceConfigTest, PerCallOptionsBeatTheConfig) {
                            ClientOptions(kServiceRetries, kEcho));
   absl::StatusOr<EchoResponse> response = client.Echo(
       Request("override", 100),
-      Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(1)));
+      Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(1)));
   EXPECT_EQ(response.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(service_.attempts("override"), 2);
   EXPECT_EQ(GetRetrySummary(response.status())->stop_reason,
@@ -289,7 +289,7 @@ TEST_F(GeneratedServiceConfigTest, ToOptionsResolvesPerMethodEntries) {
   // A per-call option still wins over the method's entry.
   absl::StatusOr<EchoResponse> call = client.Echo(
       Request("call", 100),
-      Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(0)));
+      Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(0)));
   EXPECT_EQ(service_.attempts("call"), 1);
 }
 

@@ -162,7 +162,7 @@ class GeneratedStreamingTest : public ::testing::Test {
     return Options{}
         .set<ClockOption>(clock_)
         .set<SleeperOption>(clock_)
-        .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(5))
+        .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(5))
         .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
             std::chrono::seconds(1), std::chrono::seconds(10), 2.0,
             Jitter::None()));
@@ -274,7 +274,7 @@ TEST_F(GeneratedStreamingTest, ResumptionsAfterProgressRestartTheRetryPolicy) {
   StreamServiceClient client(
       server_.Channel(),
       ClientOptions()
-          .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(2))
+          .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(2))
           .set<StreamServiceClient::RangeResumeOption>(
               [&hook_calls](const Item& last, RangeRequest& request) {
                 return ResumeAfter(&hook_calls, last, request);
@@ -296,7 +296,7 @@ TEST_F(GeneratedStreamingTest, AStreamThatBreaksAfterThePolicyTimeResumes) {
   StreamServiceClient client(
       server_.Channel(),
       ClientOptions()
-          .set<RetryPolicyOption>(LimitedTimeRetryPolicy())
+          .set<RetryPolicyOption>(RetryPolicy::LimitedTime())
           .set<StreamServiceClient::RangeResumeOption>(
               [&hook_calls](const Item& last, RangeRequest& request) {
                 return ResumeAfter(&hook_calls, last, request);
@@ -556,7 +556,7 @@ TEST_F(GeneratedStreamingTest, TheStreamsTotalTimeoutEndsItWithDeadline) {
       Range(0, 3),
       Options{}
           .set<RetryPolicyOption>(
-              LimitedTimeRetryPolicy(std::chrono::milliseconds(50)))
+              RetryPolicy::LimitedTime(std::chrono::milliseconds(50)))
           .set<TotalTimeoutOption>(std::chrono::milliseconds(300)));
   EXPECT_THAT(ReadAll(reader), ElementsAre());
   absl::Status status = reader.Finish();
@@ -607,7 +607,7 @@ TEST_F(GeneratedStreamingTest, CancelFromAnotherThreadEndsABlockedRead) {
       server_.Channel(),
       ClientOptions()
           .set<RetryPolicyOption>(
-              LimitedErrorCountRetryPolicy(5).WithRetryableCodes(
+              RetryPolicy::LimitedErrorCount(5).WithRetryableCodes(
                   {grpc::StatusCode::UNAVAILABLE, grpc::StatusCode::CANCELLED}))
           .set<StreamServiceClient::RangeResumeOption>(
               [&hook_calls](const Item& last, RangeRequest& request) {
@@ -824,7 +824,7 @@ TEST_F(GeneratedStreamingTest, AsyncStreamThatBreaksAfterThePolicyTimeResumes) {
       server_.Channel(),
       ClientOptions()
           .set<AsyncSleeperOption>(clock_)
-          .set<RetryPolicyOption>(LimitedTimeRetryPolicy())
+          .set<RetryPolicyOption>(RetryPolicy::LimitedTime())
           .set<StreamServiceClient::RangeResumeOption>(
               [&hook_calls](const Item& last, RangeRequest& request) {
                 int calls = 0;
@@ -847,7 +847,7 @@ TEST_F(GeneratedStreamingTest, AsyncLongStreamWithoutAHookReportsTheBreak) {
   StreamServiceClient client(
       server_.Channel(),
       ClientOptions().set<AsyncSleeperOption>(clock_).set<RetryPolicyOption>(
-          LimitedTimeRetryPolicy()));
+          RetryPolicy::LimitedTime()));
   AsyncResult result = ReadAllAsyncAdvancing(client, Range(0, 10), clock_, 3,
                                              std::chrono::minutes(31));
   ExpectNotResumed(result.status, "has no resume hook");
@@ -863,7 +863,7 @@ TEST_F(GeneratedStreamingTest, AsyncStreamPastItsTotalTimeoutDoesNotResume) {
       server_.Channel(),
       ClientOptions()
           .set<AsyncSleeperOption>(clock_)
-          .set<RetryPolicyOption>(LimitedTimeRetryPolicy())
+          .set<RetryPolicyOption>(RetryPolicy::LimitedTime())
           .set<TotalTimeoutOption>(std::chrono::minutes(40))
           .set<StreamServiceClient::RangeResumeOption>(
               [&hook_calls](const Item& last, RangeRequest& request) {

@@ -38,7 +38,7 @@ class GeneratedUnaryTest : public ::testing::Test {
     return Options{}
         .set<ClockOption>(clock_)
         .set<SleeperOption>(clock_)
-        .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(5))
+        .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(5))
         .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
             std::chrono::seconds(1), std::chrono::seconds(10), 2.0,
             Jitter::None()));
@@ -127,7 +127,7 @@ TEST_F(GeneratedUnaryTest, PerCallOptionOverridesTheClients) {
   // This call alone allows no retries.
   absl::StatusOr<EchoResponse> once = client.Echo(
       Request(1),
-      Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(0)));
+      Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(0)));
   ASSERT_FALSE(once.ok());
   EXPECT_EQ(once.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(service_.attempts("hello"), 1);

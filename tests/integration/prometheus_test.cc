@@ -108,7 +108,7 @@ class PrometheusTest : public ::testing::Test {
     client_options_.set<SleeperOption>(std::make_shared<SkippingSleeper>());
     client_options_.set<MetricsOption>(metrics_);
     // Three attempts at most: a call that keeps failing stops as exhausted.
-    client_options_.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(2));
+    client_options_.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(2));
   }
   void TearDown() override { server_->Shutdown(); }
 

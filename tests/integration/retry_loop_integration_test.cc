@@ -150,7 +150,8 @@ TEST_F(RetryLoopIntegrationTest, NonIdempotentMethodMakesOneAttempt) {
 }
 
 TEST_F(RetryLoopIntegrationTest, ExhaustedPolicyReportsAttempts) {
-  auto call = Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(2));
+  auto call =
+      Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(2));
   absl::StatusOr<EchoResponse> response =
       Call(kEcho, Request("down", 100, grpc::StatusCode::UNAVAILABLE), call);
   ASSERT_FALSE(response.ok());
@@ -170,7 +171,8 @@ TEST_F(RetryLoopIntegrationTest, SlowAttemptTimesOutAndIsRetried) {
 
 TEST_F(RetryLoopIntegrationTest, UnreachableServerIsRetriedAsUnavailable) {
   server_->Shutdown();
-  auto call = Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(2));
+  auto call =
+      Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(2));
   absl::StatusOr<EchoResponse> response =
       Call(kEcho, Request("gone", 0, grpc::StatusCode::OK), call);
   ASSERT_FALSE(response.ok());

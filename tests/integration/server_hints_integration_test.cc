@@ -186,7 +186,7 @@ TEST_F(ServerHintsIntegrationTest, PushbackAboveTheCeilingStopsTheCall) {
   request.set_pushback_ms("999999999999999999");
   absl::StatusOr<EchoResponse> response =
       Call(request,
-           Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(3)));
+           Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(3)));
   ASSERT_FALSE(response.ok());
   EXPECT_EQ(service_.attempts("huge-pushback"), 1);
   EXPECT_EQ(response.status().code(), absl::StatusCode::kUnavailable);
@@ -214,7 +214,8 @@ TEST_F(ServerHintsIntegrationTest, HugeDetailsNeverCrashTheClient) {
   // the client gets an error rather than a crash or a hang.
   EchoRequest request = Failing("huge", 1);
   request.set_error_details(std::string(512 * 1024, '\x1a'));
-  auto call = Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(3));
+  auto call =
+      Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(3));
   absl::StatusOr<EchoResponse> response = Call(request, call);
   // The bad-input row of docs/reliability.md: RESOURCE_EXHAUSTED is not
   // retryable, so one attempt and a permanent error.
@@ -242,7 +243,8 @@ TEST_F(ServerHintsIntegrationTest, LargeDetailsWithRetryInfoStillWork) {
 TEST_F(ServerHintsIntegrationTest, ThrottleBoundsAttemptsDuringAnOutage) {
   service_.outage = true;
   constexpr int kCalls = 50;
-  auto call = Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(5));
+  auto call =
+      Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(5));
 
   // Without a throttle every call makes 6 attempts.
   for (int i = 0; i < kCalls; ++i) Call(Failing("plain", 0), call);

@@ -104,7 +104,7 @@ TEST(ThrottleWaitingIntegrationTest, OutageThenRecoveryUnderSteadyLoad) {
                              .set<RetryThrottleOption>(throttle)
                              .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
                                  milliseconds(20), milliseconds(200), 2))
-                             .set<RetryPolicyOption>(LimitedTimeRetryPolicy(
+                             .set<RetryPolicyOption>(RetryPolicy::LimitedTime(
                                  std::chrono::seconds(30)));
 
   const Steady::time_point t0 = Steady::now();

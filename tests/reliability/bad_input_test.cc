@@ -63,7 +63,7 @@ void Report(const std::string& input, const absl::Status& status,
 
 Options FastRetries() {
   return Options{}
-      .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(3))
+      .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(3))
       .set<BackoffPolicyOption>(
           ExponentialBackoffPolicy(milliseconds(5), milliseconds(20), 2.0));
 }
@@ -84,14 +84,14 @@ TEST_F(BadInputTest, InvalidOptionsFailBeforeSending) {
   };
   std::vector<Case> cases = {
       {"`LimitedTimeRetryPolicy(-1s)`",
-       Options{}.set<RetryPolicyOption>(LimitedTimeRetryPolicy(seconds(-1))),
+       Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedTime(seconds(-1))),
        "maximum_duration must be positive"},
       {"`LimitedErrorCountRetryPolicy(-1)`",
-       Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(-1)),
+       Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(-1)),
        "maximum_failures must not be negative"},
       {"`.WithRetryableCodes({})`",
        Options{}.set<RetryPolicyOption>(
-           LimitedErrorCountRetryPolicy(1).WithRetryableCodes({})),
+           RetryPolicy::LimitedErrorCount(1).WithRetryableCodes({})),
        "retryable_codes must not be empty"},
       {"`ExponentialBackoffPolicy(1s, 5min, NaN)`",
        Options{}.set<BackoffPolicyOption>(ExponentialBackoffPolicy(
@@ -316,7 +316,7 @@ TEST_F(MidStreamTest, KilledServerIsResumedExactlyOnceByTheHook) {
   LedgerClient client(
       Channel(),
       Options{}
-          .set<RetryPolicyOption>(LimitedTimeRetryPolicy(seconds(20)))
+          .set<RetryPolicyOption>(RetryPolicy::LimitedTime(seconds(20)))
           .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
               milliseconds(20), milliseconds(200), 2.0))
           .set<LedgerClient::WatchResumeOption>(

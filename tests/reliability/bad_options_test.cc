@@ -81,7 +81,7 @@ class CountingStreamService final : public StreamService::Service {
 
 Options Fast() {
   return Options{}
-      .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(3))
+      .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(3))
       .set<BackoffPolicyOption>(
           ExponentialBackoffPolicy(milliseconds(1), milliseconds(5), 2.0));
 }
@@ -391,7 +391,7 @@ TEST_F(BadOptionsTest, ZeroAndHugeDurationsMeanNoLimit) {
                 .set<TotalTimeoutOption>(nanoseconds::max())},
            {"`LimitedTimeRetryPolicy(nanoseconds::max())`",
             Options{}.set<RetryPolicyOption>(
-                LimitedTimeRetryPolicy(nanoseconds::max()))},
+                RetryPolicy::LimitedTime(nanoseconds::max()))},
            {"`DeadlineOption(system_clock::time_point::max())`",
             Options{}.set<DeadlineOption>(
                 std::chrono::system_clock::time_point::max())},
@@ -399,7 +399,7 @@ TEST_F(BadOptionsTest, ZeroAndHugeDurationsMeanNoLimit) {
             Options{}.set<ServerHintCeilingOption>(nanoseconds::max())},
            {"`LimitedErrorCountRetryPolicy(INT_MAX)`",
             Options{}.set<RetryPolicyOption>(
-                LimitedErrorCountRetryPolicy(INT_MAX))}}) {
+                RetryPolicy::LimitedErrorCount(INT_MAX))}}) {
     absl::StatusOr<EchoResponse> sync = echo.Echo(request, options);
     EXPECT_TRUE(sync.ok()) << input << ": " << sync.status();
     absl::StatusOr<EchoResponse> async = echo.AsyncEcho(request, options).get();

@@ -157,7 +157,7 @@ TEST_F(ReliabilityTest, IdempotentCallsAreNeverLost) {
   LedgerClient client(
       MakeChannel(proxy_->address()),
       Options{}
-          .set<RetryPolicyOption>(LimitedTimeRetryPolicy(seconds(30)))
+          .set<RetryPolicyOption>(RetryPolicy::LimitedTime(seconds(30)))
           .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
               milliseconds(20), milliseconds(250), 2.0))
           .set<AttemptTimeoutOption>(seconds(2))
@@ -226,9 +226,9 @@ TEST_F(ReliabilityTest, IdempotentCallsOutlastedByAnOutageSayWhy) {
   };
   std::vector<Case> cases = {
       {"time", Options{}.set<RetryPolicyOption>(
-                   LimitedTimeRetryPolicy(milliseconds(400)))},
+                   RetryPolicy::LimitedTime(milliseconds(400)))},
       {"count",
-       Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(4))},
+       Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(4))},
       {"total", Options{}.set<TotalTimeoutOption>(milliseconds(400))},
   };
   for (const Case& c : cases) {
@@ -284,7 +284,7 @@ TEST_F(ReliabilityTest, IdempotentCallsOutlastedByAnOutageSayWhy) {
   request.set_value("y");
   EXPECT_TRUE(client
                   .Put(request, Options{}.set<RetryPolicyOption>(
-                                    LimitedTimeRetryPolicy(seconds(10))))
+                                    RetryPolicy::LimitedTime(seconds(10))))
                   .ok());
 }
 

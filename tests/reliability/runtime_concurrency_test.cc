@@ -92,9 +92,10 @@ class FakeTransport {
 };
 
 TEST(RuntimeConcurrencyTest, SharedOptionsReadConcurrently) {
-  Options client = Options{}
-                       .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(3))
-                       .set<AttemptTimeoutOption>(milliseconds(5));
+  Options client =
+      Options{}
+          .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(3))
+          .set<AttemptTimeoutOption>(milliseconds(5));
   std::atomic<int> mismatches{0};
   RunThreads(kThreads, [&](int t) {
     for (int i = 0; i < 2000; ++i) {
@@ -234,7 +235,7 @@ TEST(RuntimeConcurrencyTest, SyncRetryLoopSharedClient) {
       Options{}
           .set<ClockOption>(clock)
           .set<SleeperOption>(clock)
-          .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(5))
+          .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(5))
           .set<RetryThrottleOption>(throttle)
           .set<MetricsOption>(metrics)
           .set<RetryObserverOption>([&](const AttemptEvent&) { ++observed; });
@@ -244,13 +245,14 @@ TEST(RuntimeConcurrencyTest, SyncRetryLoopSharedClient) {
     for (int i = 0; i < kCalls; ++i) {
       int failures_left = (i + t) % 3;  // 0, 1 or 2 failures, then OK
       Options call;
-      absl::StatusOr<int> r = RetryLoop<int>(
-          kIdempotent, OptionsView(call, client),
-          [&](grpc::ClientContext&) -> absl::StatusOr<int> {
-            ++attempts;
-            if (failures_left-- > 0) return absl::UnavailableError("flaky");
-            return 7;
-          });
+      absl::StatusOr<int> r =
+          RetryLoop<int>(kIdempotent, OptionsView(call, client),
+                         [&](grpc::ClientContext&) -> absl::StatusOr<int> {
+                           ++attempts;
+                           if (failures_left-- > 0)
+                             return absl::UnavailableError("flaky");
+                           return 7;
+                         });
       if (r.ok() && *r == 7) ++ok;
     }
   });
@@ -270,7 +272,7 @@ TEST(RuntimeConcurrencyTest, AsyncRetryLoopWithCancellation) {
   auto metrics = std::make_shared<MetricsCollector>();
   Options client =
       Options{}
-          .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(10))
+          .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(10))
           .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
               microseconds(100), microseconds(500), 2.0))
           .set<MetricsOption>(metrics);

@@ -238,16 +238,16 @@ class Runner {
     for (auto code : c.retryable) codes.insert(code);
     // Decoys differ visibly from any spec: no retries, a 7 ms fixed backoff,
     // 1 ms timeouts, the opposite idempotency and hints.
-    const RetryPolicy decoy_policy = LimitedErrorCountRetryPolicy(0);
+    const RetryPolicy decoy_policy = RetryPolicy::LimitedErrorCount(0);
     if (c.count_policy) {
-      Place<RetryPolicyOption>(
-          run, layer_rng,
-          LimitedErrorCountRetryPolicy(c.max_retries).WithRetryableCodes(codes),
-          decoy_policy);
+      Place<RetryPolicyOption>(run, layer_rng,
+                               RetryPolicy::LimitedErrorCount(c.max_retries)
+                                   .WithRetryableCodes(codes),
+                               decoy_policy);
     } else {
       Place<RetryPolicyOption>(
           run, layer_rng,
-          LimitedTimeRetryPolicy(c.max_time).WithRetryableCodes(codes),
+          RetryPolicy::LimitedTime(c.max_time).WithRetryableCodes(codes),
           decoy_policy);
     }
     Jitter jitter = c.jitter == Jitter::Kind::kDefault ? Jitter::Default()

@@ -228,9 +228,9 @@ class Runner {
         .set<BackoffPolicyOption>(
             ExponentialBackoffPolicy(c.initial, milliseconds(5000), 2.0));
     if (c.count_policy) {
-      o.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(c.max_retries));
+      o.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(c.max_retries));
     } else {
-      o.set<RetryPolicyOption>(LimitedTimeRetryPolicy(c.max_time));
+      o.set<RetryPolicyOption>(RetryPolicy::LimitedTime(c.max_time));
     }
     if (c.total_timeout.count() > 0) {
       o.set<TotalTimeoutOption>(c.total_timeout);

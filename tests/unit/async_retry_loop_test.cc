@@ -96,7 +96,7 @@ TEST_F(AsyncRetryLoopTest, SameDecisionsAsTheSyncLoop) {
   absl::StatusOr<std::string> exhausted =
       AsyncRetryLoop<std::string>(
           kGet,
-          Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(4)),
+          Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(4)),
           client_, ScriptedAttempt(attempts, {absl::StatusCode::kUnavailable}))
           .get();
   EXPECT_EQ(attempts->load(), 5);
@@ -181,7 +181,7 @@ TEST_F(AsyncRetryLoopTest, NoAsyncStubErrorIsNeverRetried) {
           kGet,
           // Even when FAILED_PRECONDITION is made retryable.
           Options{}.set<RetryPolicyOption>(
-              LimitedErrorCountRetryPolicy(5).WithRetryableCodes(
+              RetryPolicy::LimitedErrorCount(5).WithRetryableCodes(
                   {grpc::StatusCode::FAILED_PRECONDITION})),
           client_,
           [attempts](grpc::ClientContext&, const OptionsView&, Done done) {

@@ -40,7 +40,7 @@ absl::Status Unavailable() { return absl::UnavailableError("down"); }
 
 Options Fast() {
   return Options{}
-      .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(3))
+      .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(3))
       .set<BackoffPolicyOption>(
           ExponentialBackoffPolicy(milliseconds(1), milliseconds(2), 2.0));
 }
@@ -166,12 +166,12 @@ TEST(ResponseMetadataTest, TheFinalAttemptsMetadataOnSuccessAndFailure) {
   // A call whose only attempt never reached gRPC: empty, no assertion.
   attempts = 0;
   received->initial_metadata.emplace("stale", "1");
-  absl::StatusOr<int> failed = RetryLoop<int>(
-      kGet,
-      OptionsView(
-          Options(call).set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(0)),
-          client),
-      attempt);
+  absl::StatusOr<int> failed =
+      RetryLoop<int>(kGet,
+                     OptionsView(Options(call).set<RetryPolicyOption>(
+                                     RetryPolicy::LimitedErrorCount(0)),
+                                 client),
+                     attempt);
   EXPECT_EQ(failed.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_TRUE(received->initial_metadata.empty());
 }

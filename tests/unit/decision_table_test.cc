@@ -118,7 +118,7 @@ TEST_P(DecisionTableTest, NonRetryableCodeOnNonIdempotentCallIsPermanent) {
 TEST_P(DecisionTableTest, RetryableCodeOnNonIdempotentCallIsNonIdempotent) {
   Outcome o =
       Run(kNonIdempotent, absl::StatusCode::kUnavailable,
-          Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(0)));
+          Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(0)));
   EXPECT_EQ(o.status.code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(o.reason, StopReason::kNonIdempotent);
   EXPECT_EQ(o.attempts, 1);
@@ -130,7 +130,7 @@ TEST_P(DecisionTableTest, RetryableCodeOnNonIdempotentCallIsNonIdempotent) {
 TEST_P(DecisionTableTest, RetryableCodeWithNoRetriesLeftIsExhausted) {
   Outcome o =
       Run(kIdempotent, absl::StatusCode::kUnavailable,
-          Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(0)));
+          Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(0)));
   EXPECT_EQ(o.reason, StopReason::kExhausted);
   EXPECT_EQ(o.attempts, 1);
 }
@@ -141,7 +141,7 @@ TEST_P(DecisionTableTest, PolicyLimitShorterThanTotalTimeoutIsExhausted) {
   Outcome o =
       Run(kIdempotent, absl::StatusCode::kUnavailable,
           NoJitter()
-              .set<RetryPolicyOption>(LimitedTimeRetryPolicy(seconds(5)))
+              .set<RetryPolicyOption>(RetryPolicy::LimitedTime(seconds(5)))
               .set<TotalTimeoutOption>(seconds(60)));
   EXPECT_EQ(o.reason, StopReason::kExhausted);
   EXPECT_THAT(std::string(o.status.message()),
@@ -156,7 +156,7 @@ TEST_P(DecisionTableTest, PolicyLimitLongerThanTotalTimeoutIsDeadline) {
   Outcome o =
       Run(kIdempotent, absl::StatusCode::kUnavailable,
           NoJitter()
-              .set<RetryPolicyOption>(LimitedTimeRetryPolicy(seconds(60)))
+              .set<RetryPolicyOption>(RetryPolicy::LimitedTime(seconds(60)))
               .set<TotalTimeoutOption>(seconds(5)));
   EXPECT_EQ(o.reason, StopReason::kDeadline);
   EXPECT_THAT(std::string(o.status.message()),
@@ -170,7 +170,7 @@ TEST_P(DecisionTableTest, CountPolicyAndTotalTimeoutWhicheverIsFirst) {
   Outcome by_count =
       Run(kIdempotent, absl::StatusCode::kUnavailable,
           NoJitter()
-              .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(2))
+              .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(2))
               .set<TotalTimeoutOption>(seconds(60)));
   EXPECT_EQ(by_count.reason, StopReason::kExhausted);
   EXPECT_EQ(by_count.attempts, 3);
@@ -178,7 +178,7 @@ TEST_P(DecisionTableTest, CountPolicyAndTotalTimeoutWhicheverIsFirst) {
   Outcome by_time =
       Run(kIdempotent, absl::StatusCode::kUnavailable,
           NoJitter()
-              .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(100))
+              .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(100))
               .set<TotalTimeoutOption>(seconds(5)));
   EXPECT_EQ(by_time.reason, StopReason::kDeadline);
   EXPECT_EQ(by_time.attempts, 5);
@@ -194,7 +194,7 @@ TEST_P(DecisionTableTest, EarlierOfTotalTimeoutAndDeadlineWins) {
   Outcome deadline_first =
       Run(kIdempotent, absl::StatusCode::kUnavailable,
           NoJitter()
-              .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(100))
+              .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(100))
               .set<DeadlineOption>(in(milliseconds(2500)))
               .set<TotalTimeoutOption>(seconds(10)));
   EXPECT_EQ(deadline_first.reason, StopReason::kDeadline);
@@ -203,7 +203,7 @@ TEST_P(DecisionTableTest, EarlierOfTotalTimeoutAndDeadlineWins) {
   Outcome total_first =
       Run(kIdempotent, absl::StatusCode::kUnavailable,
           NoJitter()
-              .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(100))
+              .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(100))
               .set<DeadlineOption>(in(seconds(10)))
               .set<TotalTimeoutOption>(milliseconds(2500)));
   EXPECT_EQ(total_first.reason, StopReason::kDeadline);
@@ -213,7 +213,7 @@ TEST_P(DecisionTableTest, EarlierOfTotalTimeoutAndDeadlineWins) {
   Outcome policy_first = Run(
       kIdempotent, absl::StatusCode::kUnavailable,
       NoJitter()
-          .set<RetryPolicyOption>(LimitedTimeRetryPolicy(milliseconds(2500)))
+          .set<RetryPolicyOption>(RetryPolicy::LimitedTime(milliseconds(2500)))
           .set<DeadlineOption>(in(seconds(10)))
           .set<TotalTimeoutOption>(seconds(10)));
   EXPECT_EQ(policy_first.reason, StopReason::kExhausted);

@@ -325,7 +325,7 @@ TEST_F(HedgingTest, TheCallsOwnEndIsFinalWithItsStopReason) {
 TEST_F(HedgingTest, PolicyTimeLimitIsFinalWithItsStopReason) {
   Outcome outcome;
   StartAsync(Hedged(3, seconds(1))
-                 .set<RetryPolicyOption>(LimitedTimeRetryPolicy(seconds(5))),
+                 .set<RetryPolicyOption>(RetryPolicy::LimitedTime(seconds(5))),
              outcome);
   clock_->Advance(seconds(5));
   transport_.Complete(0, DeadlineExceeded());

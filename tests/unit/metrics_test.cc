@@ -154,7 +154,7 @@ TEST_F(MetricsTest, EveryStopReasonLatencyAndBucketOfSyncCalls) {
   // 10 + 100 + 10 + 200 + 10 ms.
   RunSync("m.4.Exhausted", Idempotency::kIdempotent,
           FixedBackoff(100, 1000).set<RetryPolicyOption>(
-              LimitedErrorCountRetryPolicy(2)),
+              RetryPolicy::LimitedErrorCount(2)),
           [&](int) { return Took(10, unavailable); });
   // 10 + 400 + 10 + 400 + 10 ms; the next 400 ms wait would pass 1 s.
   RunSync(
@@ -173,7 +173,7 @@ TEST_F(MetricsTest, EveryStopReasonLatencyAndBucketOfSyncCalls) {
             return Took(15, absl::CancelledError("cancelled"));
           });
   RunSync("m.8.Invalid", Idempotency::kIdempotent,
-          Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(-1)),
+          Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(-1)),
           [&](int) { return Took(1, absl::OkStatus()); });
 
   std::vector<MethodMetrics> m = Snapshot();
@@ -247,7 +247,7 @@ TEST_F(MetricsTest, RetryDelayIsTheSumOfTheWaitsChosen) {
   RunSync(
       "d.1.Waits", Idempotency::kIdempotent,
       FixedBackoff(100, 1000).set<RetryPolicyOption>(
-          LimitedErrorCountRetryPolicy(4)),
+          RetryPolicy::LimitedErrorCount(4)),
       [&](int n) { return Took(1, n == 5 ? absl::OkStatus() : unavailable); });
   // A cancel 30 ms into the second wait (100 ms): only what passed counts.
   auto token = std::make_shared<CancellationToken>();
@@ -272,7 +272,7 @@ TEST_F(MetricsTest, AsyncCalls) {
   });  // 4 + 50 + 4 ms
   RunAsync("a.2.Exhausted",
            FixedBackoff(100, 1000).set<RetryPolicyOption>(
-               LimitedErrorCountRetryPolicy(1)),
+               RetryPolicy::LimitedErrorCount(1)),
            [&](int) { return Took(10, unavailable); });  // 10 + 100 + 10 ms
   RunAsync("a.3.Permanent", {},
            [&](int) { return Took(2, absl::NotFoundError("no")); });
@@ -282,7 +282,7 @@ TEST_F(MetricsTest, AsyncCalls) {
     return Took(6, unavailable);
   });
   RunAsync("a.5.Invalid",
-           Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(-1)),
+           Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(-1)),
            [&](int) { return Took(1, absl::OkStatus()); });
 
   std::vector<MethodMetrics> m = Snapshot();

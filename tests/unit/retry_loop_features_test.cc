@@ -144,7 +144,8 @@ TEST_F(RetryLoopFeaturesTest, HintAboveTheCeilingStopsTheCall) {
   // A count-only policy with no deadline: without a ceiling this hint would
   // park the call for an hour (or, from a broken server, for centuries).
   std::string details = testing::StatusWithRetryInfo(3600, 0);
-  auto call = Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(5));
+  auto call =
+      Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(5));
   absl::StatusOr<std::string> result =
       Run(kGet, {Unavailable(details), absl::OkStatus()}, call);
   EXPECT_EQ(attempts_, 1);
@@ -171,7 +172,7 @@ TEST_F(RetryLoopFeaturesTest, TheCeilingIsAnOption) {
   auto call = Options{}
                   .set<ServerHintCeilingOption>(std::chrono::hours(2))
                   .set<RetryPolicyOption>(
-                      LimitedTimeRetryPolicy(std::chrono::hours(3)));
+                      RetryPolicy::LimitedTime(std::chrono::hours(3)));
   ASSERT_TRUE(Run(kGet, {Unavailable(details), absl::OkStatus()}, call).ok());
   EXPECT_EQ(events_[0].wait, std::chrono::hours(1));
 
@@ -250,7 +251,7 @@ TEST_F(RetryLoopFeaturesTest, MetricsCountCallsAttemptsAndStops) {
   Run(kGet, {absl::InternalError("bug")});
   Run(kCreate, {Unavailable()});
   Run(kGet, {Unavailable()},
-      Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(2)));
+      Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(2)));
   std::vector<MethodMetrics> snapshot = metrics->Snapshot();
   ASSERT_EQ(snapshot.size(), 2u);
   const MethodMetrics& create = snapshot[0];
@@ -302,7 +303,7 @@ TEST_F(RetryLoopFeaturesTest, RetriesLevelLogsOnlyRetriesAndGiveUps) {
   auto call = Options{}
                   .set<LogLevelOption>(LogLevel::kRetries)
                   .set<LogSinkOption>(sink)
-                  .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(1));
+                  .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(1));
   Run(kGet, {absl::OkStatus()}, call);
   EXPECT_TRUE(sink->lines().empty());
   Run(kGet, {Unavailable()}, call);
@@ -322,7 +323,7 @@ TEST_F(RetryLoopFeaturesTest, LoggingOffWritesNothing) {
 
 // RetryPolicy::WithRetryableIf: the INTERNAL of a reset stream is retried.
 RetryPolicy RetryResetStreams() {
-  return LimitedErrorCountRetryPolicy(3).WithRetryableIf(
+  return RetryPolicy::LimitedErrorCount(3).WithRetryableIf(
       [](const absl::Status& status) {
         return status.code() == absl::StatusCode::kInternal &&
                absl::StrContains(status.message(), "RST_STREAM");
@@ -374,7 +375,7 @@ TEST_F(RetryLoopFeaturesTest, PredicateNeverRetriesANonIdempotentCall) {
 TEST_F(RetryLoopFeaturesTest, WithoutThePredicateInternalIsPermanent) {
   absl::StatusOr<std::string> result =
       Run(kGet, {absl::InternalError("RST_STREAM"), absl::OkStatus()},
-          Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(3)));
+          Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(3)));
   EXPECT_EQ(result.status().code(), absl::StatusCode::kInternal);
   EXPECT_EQ(attempts_, 1);
   EXPECT_THAT(std::string(result.status().message()),

@@ -108,7 +108,7 @@ TEST_F(RetryLoopTest, OnlyUnavailableIsRetriedByDefault) {
   for (int raw = 1; raw <= 16; ++raw) {
     auto code = static_cast<absl::StatusCode>(raw);
     auto call =
-        Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(3));
+        Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(3));
     absl::StatusOr<int> result = Run(kIdempotentMethod, {code}, call);
     ASSERT_FALSE(result.ok());
     EXPECT_EQ(result.status().code(), code);
@@ -164,7 +164,7 @@ TEST_F(RetryLoopTest, DefaultPolicyGivesUpWithinThirtyMinutes) {
 
 TEST_F(RetryLoopTest, WaitThatWouldCrossTheLimitIsNotStarted) {
   auto call = Options{}
-                  .set<RetryPolicyOption>(LimitedTimeRetryPolicy(seconds(10)))
+                  .set<RetryPolicyOption>(RetryPolicy::LimitedTime(seconds(10)))
                   .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
                       seconds(1), minutes(1), 2.0, Jitter::None()));
   absl::StatusOr<int> result =
@@ -231,10 +231,10 @@ TEST_F(RetryLoopTest, ClientIdempotencyMapOverridesTheProto) {
 }
 
 TEST_F(RetryLoopTest, PerCallOptionsBeatTheClients) {
-  client_.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(5));
+  client_.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(5));
   absl::StatusOr<int> result =
       Run(kIdempotentMethod, {absl::StatusCode::kUnavailable},
-          Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(0)));
+          Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(0)));
   EXPECT_EQ(attempts_, 1);
   EXPECT_THAT(result.status().message(), HasSubstr("at most 0 retries"));
   // Without the per-call option the client's policy applies.
@@ -244,7 +244,7 @@ TEST_F(RetryLoopTest, PerCallOptionsBeatTheClients) {
 
 TEST_F(RetryLoopTest, ExtraRetryableCodesAreRetried) {
   auto call = Options{}.set<RetryPolicyOption>(
-      LimitedErrorCountRetryPolicy(5).WithRetryableCodes(
+      RetryPolicy::LimitedErrorCount(5).WithRetryableCodes(
           {grpc::StatusCode::UNAVAILABLE,
            grpc::StatusCode::RESOURCE_EXHAUSTED}));
   EXPECT_TRUE(Run(kIdempotentMethod,
@@ -261,12 +261,12 @@ TEST_F(RetryLoopTest, InvalidOptionsFailBeforeAnyAttempt) {
     const char* field;
   };
   Case cases[] = {
-      {Options{}.set<RetryPolicyOption>(LimitedTimeRetryPolicy(seconds(-5))),
+      {Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedTime(seconds(-5))),
        "maximum_duration"},
-      {Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(-1)),
+      {Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(-1)),
        "maximum_failures"},
       {Options{}.set<RetryPolicyOption>(
-           LimitedTimeRetryPolicy().WithRetryableCodes({})),
+           RetryPolicy::LimitedTime().WithRetryableCodes({})),
        "retryable_codes"},
       {Options{}.set<BackoffPolicyOption>(
            ExponentialBackoffPolicy(seconds(1), seconds(10), 0.5)),
@@ -305,7 +305,7 @@ TEST_F(RetryLoopTest, ServerErrorDetailsSurvive) {
   auto result = RetryLoop<int>(
       kIdempotentMethod,
       OptionsView(
-          Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(1)),
+          Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(1)),
           client_),
       [&](grpc::ClientContext&) -> absl::StatusOr<int> {
         return FromGrpcStatus(
@@ -327,7 +327,8 @@ TEST_F(RetryLoopTest, AttemptTimeoutSetsEachAttemptsDeadline) {
 }
 
 TEST_F(RetryLoopTest, CountPolicyWithoutTimeoutsSetsNoDeadline) {
-  auto call = Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(2));
+  auto call =
+      Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(2));
   Run(kIdempotentMethod, {absl::StatusCode::kOk}, call);
   ASSERT_EQ(contexts_deadlines_.size(), 1u);
   EXPECT_GT(contexts_deadlines_[0],
@@ -342,7 +343,7 @@ TEST_F(RetryLoopTest, CountPolicyWithoutTimeoutsSetsNoDeadline) {
 // this checks the outcome.
 TEST_F(RetryLoopTest, CenturiesLongLimitIsNoDeadlineRatherThanAPastOne) {
   auto call = Options{}.set<RetryPolicyOption>(
-      LimitedTimeRetryPolicy(std::chrono::hours(24 * 365 * 250)));
+      RetryPolicy::LimitedTime(std::chrono::hours(24 * 365 * 250)));
   Run(kIdempotentMethod, {absl::StatusCode::kOk}, call);
   ASSERT_EQ(contexts_deadlines_.size(), 1u);
   EXPECT_GT(contexts_deadlines_[0],
@@ -351,7 +352,7 @@ TEST_F(RetryLoopTest, CenturiesLongLimitIsNoDeadlineRatherThanAPastOne) {
 
 TEST_F(RetryLoopTest, LastAttemptDeadlineIsTruncatedToTheCallsEnd) {
   auto call = Options{}
-                  .set<RetryPolicyOption>(LimitedTimeRetryPolicy(seconds(30)))
+                  .set<RetryPolicyOption>(RetryPolicy::LimitedTime(seconds(30)))
                   .set<AttemptTimeoutOption>(minutes(10));
   const auto before = std::chrono::system_clock::now();
   Run(kIdempotentMethod, {absl::StatusCode::kOk}, call);
@@ -478,7 +479,7 @@ TEST_F(RetryLoopTest, DeadlineInThePastStopsBeforeSending) {
 
 TEST_F(RetryLoopTest, TimeLimitStartsWithTheCallNotThePolicy) {
   // A policy built long before the call still gives the call its full time.
-  client_.set<RetryPolicyOption>(LimitedTimeRetryPolicy(seconds(10)));
+  client_.set<RetryPolicyOption>(RetryPolicy::LimitedTime(seconds(10)));
   client_.set<BackoffPolicyOption>(
       ExponentialBackoffPolicy(seconds(1), seconds(1), 1.0, Jitter::None()));
   clock_->Advance(std::chrono::hours(5));

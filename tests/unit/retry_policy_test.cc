@@ -35,7 +35,7 @@ constexpr grpc::StatusCode kAllCodes[] = {
 };
 
 TEST(RetryPolicyTest, DefaultRetriesOnlyUnavailable) {
-  LimitedTimeRetryPolicy policy;
+  RetryPolicy policy = RetryPolicy::LimitedTime();
   ASSERT_TRUE(policy.status().ok());
   for (grpc::StatusCode code : kAllCodes) {
     EXPECT_EQ(policy.retryable_codes().contains(code),
@@ -46,7 +46,7 @@ TEST(RetryPolicyTest, DefaultRetriesOnlyUnavailable) {
 }
 
 TEST(RetryPolicyTest, RetryableCodesCanBeChanged) {
-  auto policy = LimitedErrorCountRetryPolicy(3).WithRetryableCodes(
+  auto policy = RetryPolicy::LimitedErrorCount(3).WithRetryableCodes(
       {grpc::StatusCode::UNAVAILABLE, grpc::StatusCode::RESOURCE_EXHAUSTED});
   ASSERT_TRUE(policy.status().ok());
   EXPECT_TRUE(
@@ -60,51 +60,51 @@ TEST(RetryPolicyTest, RetryableCodesCanBeChanged) {
 }
 
 TEST(RetryPolicyTest, ZeroFailuresIsValidAndMeansNoRetries) {
-  LimitedErrorCountRetryPolicy policy(0);
+  RetryPolicy policy = RetryPolicy::LimitedErrorCount(0);
   EXPECT_TRUE(policy.status().ok());
   EXPECT_EQ(policy.max_retries(), 0);
 }
 
 TEST(RetryPolicyTest, InvalidArgumentsNameTheField) {
-  LimitedTimeRetryPolicy negative(seconds(-1));
+  RetryPolicy negative = RetryPolicy::LimitedTime(seconds(-1));
   EXPECT_EQ(negative.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(negative.status().message(), HasSubstr("maximum_duration"));
 
-  LimitedTimeRetryPolicy zero(seconds(0));
+  RetryPolicy zero = RetryPolicy::LimitedTime(seconds(0));
   EXPECT_EQ(zero.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(zero.status().message(), HasSubstr("maximum_duration"));
 
-  LimitedErrorCountRetryPolicy count(-2);
+  RetryPolicy count = RetryPolicy::LimitedErrorCount(-2);
   EXPECT_EQ(count.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(count.status().message(), HasSubstr("maximum_failures"));
 
-  auto empty = LimitedTimeRetryPolicy().WithRetryableCodes(StatusCodeSet{});
+  auto empty = RetryPolicy::LimitedTime().WithRetryableCodes(StatusCodeSet{});
   EXPECT_EQ(empty.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(empty.status().message(), HasSubstr("retryable_codes"));
 
-  auto with_ok = LimitedTimeRetryPolicy().WithRetryableCodes(
+  auto with_ok = RetryPolicy::LimitedTime().WithRetryableCodes(
       {grpc::StatusCode::OK, grpc::StatusCode::UNAVAILABLE});
   EXPECT_EQ(with_ok.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(with_ok.status().message(), HasSubstr("retryable_codes"));
 
   // 20: past gRPC's last code (16) yet a valid value of the enum (0..31);
   // 42 was undefined behaviour to even form (UBSan: invalid enum load).
-  auto out_of_range = LimitedTimeRetryPolicy().WithRetryableCodes(
+  auto out_of_range = RetryPolicy::LimitedTime().WithRetryableCodes(
       {static_cast<grpc::StatusCode>(20)});
   EXPECT_EQ(out_of_range.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(RetryPolicyTest, ToStringDescribesThePolicy) {
-  EXPECT_EQ(LimitedTimeRetryPolicy(minutes(10)).ToString(),
+  EXPECT_EQ(RetryPolicy::LimitedTime(minutes(10)).ToString(),
             "LimitedTimeRetryPolicy(10m, retryable: UNAVAILABLE)");
-  EXPECT_EQ(LimitedErrorCountRetryPolicy(2).ToString(),
+  EXPECT_EQ(RetryPolicy::LimitedErrorCount(2).ToString(),
             "LimitedErrorCountRetryPolicy(2, retryable: UNAVAILABLE)");
 }
 
 // Negative durations in messages were rounded toward zero: "got -990ms" for
 // -1s (found while building the bad-input table in tests/reliability).
 TEST(RetryPolicyTest, RetryableIfWidensTheCodes) {
-  RetryPolicy policy = LimitedErrorCountRetryPolicy(2).WithRetryableIf(
+  RetryPolicy policy = RetryPolicy::LimitedErrorCount(2).WithRetryableIf(
       [](const absl::Status& status) {
         return status.message() == "transient";
       });
@@ -123,14 +123,25 @@ TEST(RetryPolicyTest, RetryableIfWidensTheCodes) {
 }
 
 TEST(RetryPolicyTest, NegativeDurationsAreQuotedExactly) {
-  EXPECT_THAT(LimitedTimeRetryPolicy(seconds(-1)).status().message(),
+  EXPECT_THAT(RetryPolicy::LimitedTime(seconds(-1)).status().message(),
               HasSubstr("got -1s"));
-  EXPECT_THAT(LimitedTimeRetryPolicy(std::chrono::milliseconds(-5))
+  EXPECT_THAT(RetryPolicy::LimitedTime(std::chrono::milliseconds(-5))
                   .status()
                   .message(),
               HasSubstr("got -5ms"));
-  EXPECT_THAT(LimitedTimeRetryPolicy(minutes(-90)).status().message(),
+  EXPECT_THAT(RetryPolicy::LimitedTime(minutes(-90)).status().message(),
               HasSubstr("got -1h30m"));
+}
+
+TEST(RetryPolicyTest, TheOldSpellingsBuildTheSamePolicies) {
+  const RetryPolicy by_time = LimitedTimeRetryPolicy(seconds(5));
+  EXPECT_EQ(by_time.ToString(),
+            RetryPolicy::LimitedTime(seconds(5)).ToString());
+  const RetryPolicy by_default = LimitedTimeRetryPolicy();
+  EXPECT_EQ(by_default.max_time(), RetryPolicy::kDefaultMaximumDuration);
+  const RetryPolicy by_count = LimitedErrorCountRetryPolicy(3);
+  EXPECT_EQ(by_count.max_retries(), 3);
+  EXPECT_FALSE(LimitedErrorCountRetryPolicy(-1).status().ok());
 }
 
 }  // namespace

@@ -120,7 +120,7 @@ TEST(ServiceConfigMappingTest, OmittedMaxAttemptsWithoutTimeoutIsTheDefault) {
       "initialBackoff": "1s", "maxBackoff": "2s", "backoffMultiplier": 2,
       "retryableStatusCodes": ["UNAVAILABLE"]})"));
   EXPECT_EQ(config.OptionsFor("a.B.C").get<RetryPolicyOption>().max_time(),
-            LimitedTimeRetryPolicy::kDefaultMaximumDuration);
+            RetryPolicy::kDefaultMaximumDuration);
 }
 
 TEST(ServiceConfigMappingTest, NoRetryPolicyMeansNoRetries) {

@@ -222,7 +222,7 @@ TEST_F(StreamingTest, CancelDuringABackoffIsNotLost) {
   // Three retries allowed, so a lost cancel shows as three waits.
   StreamReader<int> reader =
       Open(FakeTimeOptions().set<SleeperOption>(sleeper).set<RetryPolicyOption>(
-          LimitedErrorCountRetryPolicy(3)));
+          RetryPolicy::LimitedErrorCount(3)));
   sleeper->reader = &reader;
   // The first open fails with UNAVAILABLE; the reader is cancelled while it
   // waits, so no second stream is opened.
@@ -280,7 +280,7 @@ TEST_F(StreamingTest, CancelWhileTheReaderReopensEndsIt) {
   // replacing its context each time, while another thread cancels.
   StreamReader<int> reader =
       Open(FakeTimeOptions()
-               .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(1 << 30))
+               .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(1 << 30))
                .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
                    std::chrono::microseconds(1), std::chrono::microseconds(1),
                    1.0, Jitter::None())));
@@ -407,7 +407,7 @@ TEST_F(StreamingTest, TheErrorCountStartsAgainAfterProgress) {
   server_.Add(Script{{8}, grpc::Status::OK});
   StreamReader<int> reader =
       Open(FakeTimeOptions()
-               .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(1))
+               .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(1))
                .set<RangeResumeOption>(ResumeAfterLast()));
   EXPECT_THAT(ReadAll(reader), ElementsAre(0, 1, 2, 3, 4, 5, 6, 7, 8));
   EXPECT_TRUE(reader.Finish().ok());
@@ -420,7 +420,7 @@ TEST_F(StreamingTest, FailuresWithoutProgressStillExhaustThePolicy) {
   // (the break itself), the next exhausts the policy.
   StreamReader<int> reader =
       Open(FakeTimeOptions()
-               .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(1))
+               .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(1))
                .set<RangeResumeOption>(ResumeAfterLast()));
   EXPECT_THAT(ReadAll(reader), ElementsAre(0, 1));
   absl::Status status = reader.Finish();
@@ -469,7 +469,7 @@ TEST_F(StreamingTest, TheStreamsCallDeadlineStopsWithDeadline) {
   server_.Add(Script{{}, DeadlineExceeded(), minutes(60)});
   StreamReader<int> reader =
       Open(FakeTimeOptions()
-               .set<RetryPolicyOption>(LimitedTimeRetryPolicy(minutes(5)))
+               .set<RetryPolicyOption>(RetryPolicy::LimitedTime(minutes(5)))
                .set<TotalTimeoutOption>(minutes(60)));
   EXPECT_THAT(ReadAll(reader), ElementsAre());
   absl::Status status = reader.Finish();
@@ -506,7 +506,7 @@ TEST_F(StreamingTest, AServersDeadlineExceededPastThePolicyTimeIsPermanent) {
   // server's own, not a retryable attempt timeout nor the policy's end.
   server_.Add(Script{{}, DeadlineExceeded(), minutes(6)});
   StreamReader<int> reader = Open(FakeTimeOptions().set<RetryPolicyOption>(
-      LimitedTimeRetryPolicy(minutes(5))));
+      RetryPolicy::LimitedTime(minutes(5))));
   EXPECT_THAT(ReadAll(reader), ElementsAre());
   absl::Status status = reader.Finish();
   EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded);
@@ -521,7 +521,7 @@ TEST_F(StreamingTest, AnExpiredAttemptTimeoutIsResumed) {
   server_.Add(Script{{2}, grpc::Status::OK});
   StreamReader<int> reader =
       Open(FakeTimeOptions()
-               .set<RetryPolicyOption>(LimitedTimeRetryPolicy(minutes(1)))
+               .set<RetryPolicyOption>(RetryPolicy::LimitedTime(minutes(1)))
                .set<AttemptTimeoutOption>(minutes(2))
                .set<TotalTimeoutOption>(minutes(60))
                .set<RangeResumeOption>(ResumeAfterLast()));

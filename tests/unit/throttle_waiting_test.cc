@@ -292,7 +292,7 @@ TEST_F(ThrottleWaitingLoopTest, SyncCallWaitsForRecoveryWithFewProbes) {
 TEST_F(ThrottleWaitingLoopTest, SyncCallStopsAtItsPolicyEndNeverLater) {
   auto throttle = DownThrottle(seconds(1), 1);
   client_.set<RetryThrottleOption>(throttle).set<RetryPolicyOption>(
-      LimitedTimeRetryPolicy(seconds(30)));
+      RetryPolicy::LimitedTime(seconds(30)));
   const time_point start = clock_->Now();
   absl::StatusOr<int> r = RunSync(kGet, time_point::max());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable);
@@ -325,7 +325,7 @@ TEST_F(ThrottleWaitingLoopTest, TotalTimeoutAndCountPolicyEndTheWaitToo) {
   attempt_times_.clear();
   r = RunSync(
       kGet, time_point::max(),
-      Options{}.set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(3)));
+      Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(3)));
   EXPECT_EQ(GetRetrySummary(r.status())->stop_reason, StopReason::kExhausted);
   EXPECT_EQ(attempt_times_.size(), 4u);
   EXPECT_EQ(throttle->waiters(), 0);
@@ -414,7 +414,7 @@ TEST(ThrottleWaitingAsync, AsyncCallsWaitOnTheTimerAndAreReleasedGradually) {
           .set<ClockOption>(clock)
           .set<AsyncSleeperOption>(clock)
           .set<RetryThrottleOption>(throttle)
-          .set<RetryPolicyOption>(LimitedTimeRetryPolicy(minutes(5)));
+          .set<RetryPolicyOption>(RetryPolicy::LimitedTime(minutes(5)));
   const time_point recovery = clock->Now() + seconds(20);
   int attempts = 0, attempts_after_recovery = 0;
   auto attempt = [&](grpc::ClientContext&, const OptionsView&,

@@ -23,6 +23,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "stubkit/async_callback.h"
+#include "stubkit/internal/async_call.h"
 #include "stubkit/internal/retry_loop_state.h"
 #include "stubkit/method.h"
 #include "stubkit/options.h"
@@ -30,15 +31,6 @@
 
 namespace stubkit {
 namespace internal {
-
-// Async calls keep gRPC initialised for the life of the process: a callback
-// may still be inside gRPC when the application drops its last channel and
-// server, and gRPC 1.51 must not shut down under it. It also keeps gRPC's
-// shared callback queue referenced, so that an operation may drop the last
-// reference to a channel from inside that channel's callback (see
-// src/internal/async_retry_loop.cc for the evidence): operations are released
-// inline, on whatever thread they finish.
-void KeepGrpcInitialised();
 
 // Calls `done` once: with `response` when `status` is OK, else with
 // `status`. `done` is emptied first, so what it captured is released when
@@ -55,12 +47,11 @@ void DeliverOnce(AsyncCallback<Response>& done, absl::Status status,
 }
 
 // The response-independent part of one async call.
-class AsyncRetryOperationBase
-    : public std::enable_shared_from_this<AsyncRetryOperationBase> {
+class AsyncRetryOperationBase : public AsyncCallBase {
  public:
   AsyncRetryOperationBase(const MethodInfo& method, Options call,
                           Options client);
-  virtual ~AsyncRetryOperationBase();
+  ~AsyncRetryOperationBase() override;
 
   void Start();
 
@@ -68,15 +59,11 @@ class AsyncRetryOperationBase
   // Starts one attempt on `context`; the subclass calls `OnAttemptDone`.
   virtual void StartAttempt(grpc::ClientContext& context,
                             const OptionsView& options) = 0;
-  // Delivers the result (`status` is the error, or OK for the stored value).
-  virtual void Deliver(absl::Status status) = 0;
   // Adjusts each attempt's context after the retry loop prepared it.
   virtual void ConfigureAttempt(grpc::ClientContext& /*context*/) {}
   // After a failed attempt, before the retry decision: false stops the call
   // with `status` as it is (a stream that cannot be resumed, say).
   virtual bool MayRetry(const absl::Status& /*status*/) { return true; }
-  RetryLoopState& state() { return state_; }
-  const OptionsView& options() const { return view_; }
 
   // Called once per attempt by the subclass.
   void OnAttemptDone(const absl::Status& status);
@@ -87,14 +74,8 @@ class AsyncRetryOperationBase
   void ScheduleWait(std::chrono::nanoseconds wait);
   void OnWaitDone(bool fired);
   void Finish(absl::Status status);
-  void OnCancel();
+  void OnCancel() override;
 
-  Options call_;
-  Options client_;
-  OptionsView view_;
-  RetryLoopState state_;
-  AsyncSleeper* sleeper_;
-  std::shared_ptr<AsyncSleeper> sleeper_owner_;
   // The attempt's context, in place: one allocation less per attempt.
   std::optional<grpc::ClientContext> context_;
   uint64_t cancel_callback_ = 0;
@@ -173,7 +154,7 @@ class AsyncRetryOperation final : public AsyncRetryOperationBase,
   Response* response_slot() override { return &response_; }
 
   void OnGrpcDone(const grpc::Status& status) override {
-    std::shared_ptr<AsyncRetryOperationBase> self = std::move(in_flight_);
+    std::shared_ptr<AsyncCallBase> self = std::move(in_flight_);
     if (status.ok()) {
       MaybeLogPayload(state(), "response", response_);
       OnAttemptDone(absl::OkStatus());
@@ -183,7 +164,7 @@ class AsyncRetryOperation final : public AsyncRetryOperationBase,
   }
 
   void OnResult(absl::StatusOr<Response> result) override {
-    std::shared_ptr<AsyncRetryOperationBase> self = std::move(in_flight_);
+    std::shared_ptr<AsyncCallBase> self = std::move(in_flight_);
     if (result.ok()) {
       MaybeLogPayload(state(), "response", *result);
       response_ = *std::move(result);
@@ -205,7 +186,7 @@ class AsyncRetryOperation final : public AsyncRetryOperationBase,
   Attempt attempt_;
   Done done_;
   Response response_;
-  std::shared_ptr<AsyncRetryOperationBase> in_flight_;
+  std::shared_ptr<AsyncCallBase> in_flight_;
 };
 
 // A generated client's async attempt: the stub and a copy of the request

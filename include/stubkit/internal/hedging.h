@@ -23,6 +23,7 @@
 #include "absl/synchronization/mutex.h"
 #include "stubkit/async_callback.h"
 #include "stubkit/hedging.h"
+#include "stubkit/internal/async_call.h"
 #include "stubkit/internal/async_retry_loop.h"
 #include "stubkit/internal/retry_loop_state.h"
 #include "stubkit/method.h"
@@ -39,12 +40,15 @@ bool ShouldHedge(const MethodInfo& method, const OptionsView& options);
 // attempt to launch, when to arm the hedge timer, when and how the call ends.
 // Decisions are made under `mu_`; everything that may run user code (the
 // attempts, the observer, metrics, log sink, the result callback) runs after
-// unlocking, and only the one thread that ended the call finishes it.
-class HedgedOperationBase
-    : public std::enable_shared_from_this<HedgedOperationBase> {
+// unlocking, and only the one thread that ended the call finishes it. The
+// base's `state()` is guarded by `mu_` while the call runs; once
+// `finished_` is set, only the thread that set it uses it (others only
+// detach their contexts); payload logging uses it before `Begin` or from
+// the winner.
+class HedgedOperationBase : public AsyncCallBase {
  public:
   HedgedOperationBase(const MethodInfo& method, Options call, Options client);
-  virtual ~HedgedOperationBase();
+  ~HedgedOperationBase() override;
 
  protected:
   // An attempt the calling thread must start now (`index` -1: none), on
@@ -72,15 +76,9 @@ class HedgedOperationBase
   // Blocks until the result was delivered and no attempt is in flight.
   void AwaitIdle();
 
-  const OptionsView& view() const { return view_; }
-  // For payload logging only, before `Begin` or by the winner.
-  RetryLoopState& state() { return state_; }
-
   // The hedge timer launched attempt `next.index`: start it (on the timer
   // thread, which must not block) and arm the timer when asked.
   virtual void StartHedge(Next next) = 0;
-  // Receives the result: OK means the winner's stored response.
-  virtual void Deliver(absl::Status status) = 0;
 
  private:
   enum class Outcome { kNone, kSuccess, kCancelledOrEnded, kGiveUp, kAtEnd };
@@ -111,19 +109,11 @@ class HedgedOperationBase
   // Ends the call `step` decided to end, all but the delivery.
   absl::Status Conclude(Step& step);
   void OnHedgeTimer(uint64_t generation, bool fired);
-  void OnCancel();
+  void OnCancel() override;
 
-  Options call_;
-  Options client_;
-  OptionsView view_;
   const HedgingPolicy& policy_;
-  AsyncSleeper* sleeper_;
-  std::shared_ptr<AsyncSleeper> sleeper_owner_;
 
   absl::Mutex mu_;
-  // Guarded by `mu_` while the call runs; once `finished_` is set, only the
-  // thread that set it uses it (others only detach their contexts).
-  RetryLoopState state_;
   // Fixed size: contexts never move, so a launched one is used unlocked.
   std::array<std::unique_ptr<grpc::ClientContext>,
              HedgingPolicy::kMaxAttemptsLimit>
@@ -169,8 +159,8 @@ class HedgedOperation final : public HedgedOperationBase {
         std::static_pointer_cast<HedgedOperation>(shared_from_this());
     const int index = next.index;
     // Here, not in the locked launch: the hook is user code.
-    RunContextSetup(*next.context, view());
-    attempt_(*next.context, view(),
+    RunContextSetup(*next.context, options());
+    attempt_(*next.context, options(),
              [self, index](absl::StatusOr<Response> result) mutable {
                if (!result.ok()) {
                  self->Launch(self->OnAttemptFailed(index, result.status()));
@@ -231,7 +221,7 @@ class SyncHedgedOperation final : public HedgedOperationBase {
     while (next.index >= 0) {
       if (next.arm_timer) ArmHedgeTimer();
       // Here, not in the locked launch: the hook is user code.
-      RunContextSetup(*next.context, view());
+      RunContextSetup(*next.context, options());
       absl::StatusOr<Response> result = attempt_(*next.context);
       if (result.ok()) {
         if (OnAttemptSucceeded(next.index)) {
