@@ -59,13 +59,14 @@ RetryPolicy::RetryPolicy(Limit limit, std::chrono::nanoseconds max_time,
 void RetryPolicy::Validate() {
   if (limit_ == Limit::kTime && max_time_ <= std::chrono::nanoseconds::zero()) {
     status_ = absl::InvalidArgumentError(absl::StrCat(
-        "LimitedTimeRetryPolicy: maximum_duration must be positive, got ",
+        "RetryPolicy::LimitedTime: maximum_duration must be positive, got ",
         internal::FormatDuration(max_time_)));
   } else if (limit_ == Limit::kErrorCount && max_retries_ < 0) {
-    status_ = absl::InvalidArgumentError(absl::StrCat(
-        "LimitedErrorCountRetryPolicy: maximum_failures must not be negative, "
-        "got ",
-        max_retries_));
+    status_ = absl::InvalidArgumentError(
+        absl::StrCat("RetryPolicy::LimitedErrorCount: maximum_failures must "
+                     "not be negative, "
+                     "got ",
+                     max_retries_));
   } else if (retryable_codes_.has_invalid_code()) {
     status_ = absl::InvalidArgumentError(
         "RetryPolicy: retryable_codes holds OK or a value that is not a gRPC "
@@ -73,7 +74,7 @@ void RetryPolicy::Validate() {
   } else if (retryable_codes_.empty()) {
     status_ = absl::InvalidArgumentError(
         "RetryPolicy: retryable_codes must not be empty; to disable retries "
-        "use LimitedErrorCountRetryPolicy(0)");
+        "use RetryPolicy::LimitedErrorCount(0)");
   } else {
     status_ = absl::OkStatus();
   }
@@ -94,9 +95,9 @@ RetryPolicy& RetryPolicy::WithRetryableIf(
 std::string RetryPolicy::ToString() const {
   std::string limit =
       limit_ == Limit::kTime
-          ? absl::StrCat("LimitedTimeRetryPolicy(",
+          ? absl::StrCat("RetryPolicy::LimitedTime(",
                          internal::FormatDuration(max_time_))
-          : absl::StrCat("LimitedErrorCountRetryPolicy(", max_retries_);
+          : absl::StrCat("RetryPolicy::LimitedErrorCount(", max_retries_);
   return absl::StrCat(limit, ", retryable: ", retryable_codes_.ToString(),
                       retryable_if_ ? " or RetryableIf" : "", ")");
 }

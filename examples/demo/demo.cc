@@ -551,7 +551,7 @@ int main(int argc, char** argv) {
 
     service->Script({grpc::StatusCode::UNAVAILABLE});
     made = Track(
-        "\n3. Get with a per-call LimitedErrorCountRetryPolicy(0): the "
+        "\n3. Get with a per-call RetryPolicy::LimitedErrorCount(0): the "
         "client's policy is overridden for this call only",
         *attempts, summary,
         [&] {

@@ -10,15 +10,15 @@
 //
 //   using namespace std::chrono_literals;
 //   // Give up 10 minutes after the call started (UNAVAILABLE only).
-//   auto by_time = stubkit::LimitedTimeRetryPolicy(10min);
+//   auto by_time = stubkit::RetryPolicy::LimitedTime(10min);
 //   // Tolerate at most 3 retryable failures (4 attempts), and also retry
 //   // RESOURCE_EXHAUSTED.
 //   auto by_count =
-//   stubkit::LimitedErrorCountRetryPolicy(3).WithRetryableCodes(
+//   stubkit::RetryPolicy::LimitedErrorCount(3).WithRetryableCodes(
 //       {grpc::StatusCode::UNAVAILABLE, grpc::StatusCode::RESOURCE_EXHAUSTED});
 //   // Also retry the INTERNAL of a reset HTTP/2 stream, a transient failure.
 //   auto with_predicate =
-//       stubkit::LimitedTimeRetryPolicy(10min).WithRetryableIf(
+//       stubkit::RetryPolicy::LimitedTime(10min).WithRetryableIf(
 //           [](const absl::Status& s) {
 //             return s.code() == absl::StatusCode::kInternal &&
 //                    absl::StrContains(s.message(), "RST_STREAM");
@@ -71,7 +71,7 @@ class StatusCodeSet {
   bool invalid_ = false;
 };
 
-// Use `LimitedTimeRetryPolicy` or `LimitedErrorCountRetryPolicy` to make one.
+// Made by `RetryPolicy::LimitedTime` or `RetryPolicy::LimitedErrorCount`.
 class RetryPolicy {
  public:
   // Where `max_retries()` means "no limit on the count".

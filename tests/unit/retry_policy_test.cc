@@ -96,9 +96,9 @@ TEST(RetryPolicyTest, InvalidArgumentsNameTheField) {
 
 TEST(RetryPolicyTest, ToStringDescribesThePolicy) {
   EXPECT_EQ(RetryPolicy::LimitedTime(minutes(10)).ToString(),
-            "LimitedTimeRetryPolicy(10m, retryable: UNAVAILABLE)");
+            "RetryPolicy::LimitedTime(10m, retryable: UNAVAILABLE)");
   EXPECT_EQ(RetryPolicy::LimitedErrorCount(2).ToString(),
-            "LimitedErrorCountRetryPolicy(2, retryable: UNAVAILABLE)");
+            "RetryPolicy::LimitedErrorCount(2, retryable: UNAVAILABLE)");
 }
 
 // Negative durations in messages were rounded toward zero: "got -990ms" for
@@ -114,7 +114,7 @@ TEST(RetryPolicyTest, RetryableIfWidensTheCodes) {
   EXPECT_TRUE(policy.IsRetryable(absl::InternalError("transient")));
   EXPECT_FALSE(policy.IsRetryable(absl::InternalError("other")));
   EXPECT_EQ(policy.ToString(),
-            "LimitedErrorCountRetryPolicy(2, retryable: UNAVAILABLE or "
+            "RetryPolicy::LimitedErrorCount(2, retryable: UNAVAILABLE or "
             "RetryableIf)");
   // A null predicate removes it.
   policy.WithRetryableIf(nullptr);
