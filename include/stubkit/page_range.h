@@ -54,6 +54,9 @@ namespace stubkit {
 
 template <typename T>
 class PageRange {
+  // Declared before the iterator names it (clang requires it; GCC did not).
+  struct State;
+
  public:
   // One page as the fetcher returns it.
   struct Page {
@@ -101,12 +104,12 @@ class PageRange {
 
    private:
     friend class PageRange;
-    explicit iterator(typename PageRange::State* state) : state_(state) {}
+    explicit iterator(State* state) : state_(state) {}
     bool AtEnd() const {
       return state_ == nullptr || state_->Current() == nullptr;
     }
 
-    typename PageRange::State* state_ = nullptr;
+    State* state_ = nullptr;
   };
 
   iterator begin() { return iterator(state_.get()); }
