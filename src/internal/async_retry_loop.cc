@@ -68,16 +68,22 @@ void AsyncRetryOperationBase::OnAttemptDone(const absl::Status& status) {
 void AsyncRetryOperationBase::ScheduleWait(std::chrono::nanoseconds wait) {
   {
     std::lock_guard<std::mutex> lock(mu_);
+  uint64_t generation;
     if (finished_) return;
     waiting_ = true;
   }
   auto self =
+    timer_ = 0;
+    generation = ++wait_generation_;
       std::static_pointer_cast<AsyncRetryOperationBase>(shared_from_this());
   uint64_t timer =
       sleeper().Schedule(wait, [self](bool fired) { self->OnWaitDone(fired); });
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!waiting_) return;  // the wait ended inline already
+    // The wait may have ended inside `Schedule`, and the next attempt may
+    // have failed and begun a newer wait already: `timer` is then stale and
+    // must not replace the live wait's id, or a cancel would miss it.
+    if (!waiting_ || wait_generation_ != generation) return;
     timer_ = timer;
   }
   // A cancel that came before `timer_` was known could not stop the timer.

@@ -8,6 +8,8 @@
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <map>
+#include <mutex>
 #include <memory>
 #include <string>
 #include <thread>
@@ -192,6 +194,80 @@ TEST_F(AsyncRetryLoopTest, NoAsyncStubErrorIsNeverRetried) {
   EXPECT_EQ(result.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(result.status().message(), HasSubstr("no callback API"));
   EXPECT_EQ(attempts->load(), 1);
+}
+
+// A sleeper that runs its first wait inline, in `Schedule` (the contract
+// allows it), and keeps every later one pending until `Cancel` or `CancelAll`.
+class InlineThenPendingSleeper : public AsyncSleeper {
+ public:
+  uint64_t Schedule(std::chrono::nanoseconds,
+                    std::function<void(bool)> done) override {
+    uint64_t id;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      id = ++next_id_;
+      if (id > 1) {
+        pending_.emplace(id, std::move(done));
+        return id;
+      }
+    }
+    done(true);
+    return id;
+  }
+  void Cancel(uint64_t id) override {
+    std::function<void(bool)> done;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = pending_.find(id);
+      if (it == pending_.end()) return;
+      done = std::move(it->second);
+      pending_.erase(it);
+    }
+    done(false);
+  }
+  void CancelAll() {
+    std::map<uint64_t, std::function<void(bool)>> pending;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      pending.swap(pending_);
+    }
+    for (auto& [id, done] : pending) done(false);
+  }
+
+ private:
+  std::mutex mu_;
+  uint64_t next_id_ = 0;
+  std::map<uint64_t, std::function<void(bool)>> pending_;
+};
+
+// Issue 22, item 3: the first wait fires inside `Schedule`, the next attempt
+// fails inline and schedules a second wait before the first `Schedule` has
+// returned. The cancel must reach the second, live wait (it used to cancel
+// the first one's stale id, leaving the call in its wait).
+TEST(AsyncRetryLoopWaitTest, CancelReachesAWaitScheduledWhileAnotherFired) {
+  auto sleeper = std::make_shared<InlineThenPendingSleeper>();
+  auto token = std::make_shared<CancellationToken>();
+  std::atomic<int> attempts{0};
+  auto call = Options{}
+                  .set<CancellationOption>(token)
+                  .set<AsyncSleeperOption>(sleeper)
+                  .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(5));
+  auto future = AsyncRetryLoop<std::string>(
+      kGet, call, Options{},
+      [&attempts](grpc::ClientContext&, const OptionsView&, Done done) {
+        attempts.fetch_add(1);
+        done(absl::UnavailableError("inline"));
+      });
+  ASSERT_EQ(attempts.load(), 2);
+  ASSERT_EQ(future.wait_for(milliseconds(0)), std::future_status::timeout);
+  token->Cancel();
+  const bool ready =
+      future.wait_for(seconds(5)) == std::future_status::ready;
+  if (!ready) sleeper->CancelAll();  // lets the test end either way
+  absl::StatusOr<std::string> result = future.get();
+  EXPECT_TRUE(ready) << "the cancel missed the pending wait";
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(attempts.load(), 2);
 }
 
 // Real timer thread: a 10-minute backoff wait ends promptly on Cancel().

@@ -88,7 +88,8 @@ class AsyncRetryOperationBase : public AsyncCallBase {
   // Guarded by mu_.
   bool waiting_ = false;
   bool finished_ = false;
-  uint64_t timer_ = 0;
+  uint64_t timer_ = 0;  // the live wait's id; 0 while not known yet
+  uint64_t wait_generation_ = 0;  // counts waits, to tell a stale id
 };
 
 // The receiving end of an attempt of an async unary call.
