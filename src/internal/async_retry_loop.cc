@@ -2,6 +2,8 @@
 
 #include "stubkit/internal/async_retry_loop.h"
 
+#include <unistd.h>
+
 #include <utility>
 
 #include "absl/strings/cord.h"
@@ -66,15 +68,15 @@ void AsyncRetryOperationBase::OnAttemptDone(const absl::Status& status) {
 }
 
 void AsyncRetryOperationBase::ScheduleWait(std::chrono::nanoseconds wait) {
+  uint64_t generation;
   {
     std::lock_guard<std::mutex> lock(mu_);
-  uint64_t generation;
     if (finished_) return;
     waiting_ = true;
-  }
-  auto self =
     timer_ = 0;
     generation = ++wait_generation_;
+  }
+  auto self =
       std::static_pointer_cast<AsyncRetryOperationBase>(shared_from_this());
   uint64_t timer =
       sleeper().Schedule(wait, [self](bool fired) { self->OnWaitDone(fired); });
@@ -141,6 +143,23 @@ void AsyncRetryOperationBase::Finish(absl::Status status) {
   }
   UnwatchCancellation(cancel_callback_);
   Deliver(std::move(status));
+}
+
+absl::Status DroppedCallbackError() {
+  return absl::InternalError(
+      "stubkit: the async call's callback was destroyed without being called "
+      "(a connection or mock that never completes the call, such as a "
+      "mocked AsyncM with no action), so the call has no result");
+}
+
+void ReportSecondCall() {
+  static constexpr absl::string_view kLine =
+      "stubkit: an async call's callback was called a second time; the "
+      "second result is ignored (a connection or mock that completes a call "
+      "twice)\n";
+  // One write(2), no lock, no allocation: any thread, any time.
+  [[maybe_unused]] ssize_t written =
+      write(STDERR_FILENO, kLine.data(), kLine.size());
 }
 
 namespace {

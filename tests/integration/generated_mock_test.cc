@@ -8,6 +8,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <future>
 #include <memory>
 #include <string>
 
@@ -73,6 +75,21 @@ TEST(GeneratedMockTest, UserCodeWithMockConnection) {
       connection, Options{}.set<AttemptTimeoutOption>(std::chrono::seconds(1)));
   EXPECT_EQ(Greet(client, "ada"), "hello ada");
   EXPECT_EQ(Greet(client, "ada"), "hello (offline)");
+}
+
+// Issue 22, item 13: a mocked AsyncEcho with no action never calls its
+// callback; the future form must then fail the test, not hang it.
+TEST(GeneratedMockTest, AMockThatDropsTheCallbackFailsTheFuture) {
+  auto connection = std::make_shared<MockEchoServiceConnection>();
+  EXPECT_CALL(*connection, AsyncEcho(_, _, _)).Times(1);  // no action
+  EchoServiceClient client(connection);
+  auto future = client.AsyncEcho(EchoRequest());
+  ASSERT_EQ(future.wait_for(std::chrono::seconds(5)),
+            std::future_status::ready);
+  absl::StatusOr<EchoResponse> result = future.get();
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(std::string(result.status().message()),
+              ::testing::HasSubstr("destroyed without being called"));
 }
 
 TEST(GeneratedMockTest, UserCodeWithMockStreamingConnection) {

@@ -428,3 +428,51 @@ TEST(AsyncRetryLoopDefaultSleeperTest, BlockingCallbackDelaysNoOtherBackoff) {
 
 }  // namespace
 }  // namespace stubkit
+
+namespace stubkit {
+namespace {
+
+// Issue 22, item 13: the future forms' callback.
+TEST(FulfilPromiseTest, ADroppedCallbackMakesTheFutureReadyWithAnError) {
+  auto [future, fulfil] = internal::FulfilPromise<std::string>::Make();
+  {
+    AsyncCallback<std::string> callback = fulfil;  // as a connection gets it
+    AsyncCallback<std::string> copy = callback;
+  }
+  // The last copy is the local one.
+  { auto dropped = std::move(fulfil); }
+  ASSERT_EQ(future.wait_for(seconds(0)), std::future_status::ready);
+  absl::StatusOr<std::string> result = future.get();
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(result.status().message(), HasSubstr("without being called"));
+}
+
+TEST(FulfilPromiseTest, TheFirstCallWinsAndASecondIsIgnored) {
+  std::future<absl::StatusOr<std::string>> future;
+  {
+    auto [f, fulfil] = internal::FulfilPromise<std::string>::Make();
+    future = std::move(f);
+    AsyncCallback<std::string> callback = fulfil;
+    AsyncCallback<std::string> copy = callback;
+    callback(std::string("first"));
+    copy(std::string("second"));  // caught: no double set_value, no crash
+    callback(absl::UnavailableError("third"));
+  }
+  absl::StatusOr<std::string> result = future.get();
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(*result, "first");
+}
+
+TEST(FulfilPromiseTest, CalledFromAnotherThreadAfterTheCallerLetGo) {
+  auto [future, fulfil] = internal::FulfilPromise<std::string>::Make();
+  std::thread later([callback = AsyncCallback<std::string>(fulfil)] {
+    std::this_thread::sleep_for(milliseconds(1));
+    callback(std::string("late"));
+  });
+  { auto gone = std::move(fulfil); }
+  EXPECT_EQ(*future.get(), "late");
+  later.join();
+}
+
+}  // namespace
+}  // namespace stubkit

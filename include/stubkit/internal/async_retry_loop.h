@@ -273,12 +273,22 @@ class PromiseBlock {
     return p >= static_cast<const void*>(buffer_) &&
            p < static_cast<const void*>(buffer_ + sizeof(buffer_));
   }
+  void AddRef() { refs_.fetch_add(1, std::memory_order_relaxed); }
   void Release() {
     if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
   }
+  // The callbacks (`FulfilPromise` copies) that can still fulfil the
+  // promise, and whether one did: the first claim wins.
+  void AddHandle() { handles_.fetch_add(1, std::memory_order_relaxed); }
+  bool DropHandle() {
+    return handles_.fetch_sub(1, std::memory_order_acq_rel) == 1;
+  }
+  bool Claim() { return !claimed_.exchange(true, std::memory_order_acq_rel); }
 
  private:
   std::atomic<int> refs_{0};
+  std::atomic<int> handles_{0};
+  std::atomic<bool> claimed_{false};
   size_t used_ = 0;  // only while the promise is built, on one thread
   alignas(std::max_align_t) unsigned char buffer_
       [2 * sizeof(absl::StatusOr<Response>) + 256];
@@ -313,10 +323,18 @@ struct PromiseBlockAllocator {
   PromiseBlock<Response>* block;
 };
 
+// Non-template pieces (src/internal/async_retry_loop.cc).
+absl::Status DroppedCallbackError();
+void ReportSecondCall();
+
 // Fulfils a promise built by `Make` and destroys it: two pointers, so
-// std::function stores it in place. Called exactly once.
+// std::function stores it in place. The first call wins. When the last copy
+// goes without any call (a connection that dropped the callback, such as a
+// mocked `AsyncM` with no action), the future gets INTERNAL instead of
+// never becoming ready; a second call is reported on stderr and ignored.
 template <typename Response>
-struct FulfilPromise {
+class FulfilPromise {
+ public:
   using Promise = std::promise<absl::StatusOr<Response>>;
 
   // A future and the callback that fulfils it: one allocation.
@@ -326,17 +344,47 @@ struct FulfilPromise {
     void* place = block->Allocate(sizeof(Promise), alignof(Promise));
     Promise* promise = new (place) Promise(
         std::allocator_arg, PromiseBlockAllocator<char, Response>(block));
-    return {promise->get_future(), FulfilPromise{promise, block}};
+    return {promise->get_future(), FulfilPromise(promise, block)};
+  }
+
+  FulfilPromise(const FulfilPromise& other)
+      : promise_(other.promise_), block_(other.block_) {
+    block_->AddRef();
+    block_->AddHandle();
+  }
+  FulfilPromise(FulfilPromise&& other) noexcept
+      : promise_(std::exchange(other.promise_, nullptr)),
+        block_(std::exchange(other.block_, nullptr)) {}
+  FulfilPromise& operator=(const FulfilPromise&) = delete;
+  FulfilPromise& operator=(FulfilPromise&&) = delete;
+  ~FulfilPromise() {
+    if (block_ == nullptr) return;
+    if (block_->DropHandle() && block_->Claim()) Fulfil(DroppedCallbackError());
+    block_->Release();
   }
 
   void operator()(absl::StatusOr<Response> result) const {
-    promise->set_value(std::move(result));
-    promise->~Promise();
-    block->Release();
+    if (!block_->Claim()) {
+      ReportSecondCall();
+      return;
+    }
+    Fulfil(std::move(result));
   }
 
-  Promise* promise;
-  PromiseBlock<Response>* block;
+ private:
+  FulfilPromise(Promise* promise, PromiseBlock<Response>* block)
+      : promise_(promise), block_(block) {
+    block_->AddRef();
+    block_->AddHandle();
+  }
+  void Fulfil(absl::StatusOr<Response> result) const {
+    promise_->set_value(std::move(result));
+    promise_->~Promise();
+    block_->Release();  // the promise's own place
+  }
+
+  Promise* promise_;
+  PromiseBlock<Response>* block_;
 };
 
 }  // namespace internal
