@@ -42,12 +42,13 @@ class Sleeper {
 //
 // A sleeper runs each `done` exactly once, never while holding a lock of its
 // own, nor destroys what `done` captured under one. Threads:
-// - The default (one process-wide timer thread) runs every `done(true)` on
-//   that thread, in deadline order, and `done(false)` on the thread calling
-//   `Cancel`, before `Cancel` returns. A callback that blocks the timer
-//   thread delays every wait due after it (Schedule and Cancel still work
-//   meanwhile): callbacks, the async calls' completions among them, must be
-//   quick.
+// - The default (one process-wide timer thread) hands every `done(true)`, in
+//   deadline order, to a pool of stubkit threads that grows while every one
+//   is busy, up to 64: a callback that blocks delays no other wait until 64
+//   block at once (the 65th waits for one of them). When no thread can be
+//   made (a pids cgroup, RLIMIT_NPROC), callbacks wait for a pool thread, or
+//   with none left run on the timer thread. `done(false)` runs on the
+//   thread calling `Cancel`, before `Cancel` returns.
 // - `FakeClock` runs `done(true)` inline, in `Schedule`.
 // Another sleeper may run `done` on any thread, or inline in `Schedule`.
 class AsyncSleeper {

@@ -3,7 +3,8 @@
 #include "stubkit/internal/timer_queue.h"
 
 #include <algorithm>
-#include <deque>
+#include <new>
+#include <system_error>
 #include <utility>
 
 namespace stubkit {
@@ -113,59 +114,86 @@ void TimerQueue::Run() {
   }
 }
 
+CallbackRunner::CallbackRunner(size_t max_threads, ThreadStarter start_thread)
+    : max_threads_(max_threads == 0 ? 1 : max_threads),
+      start_thread_(start_thread) {}
+
+CallbackRunner::~CallbackRunner() {
+  std::unique_lock<std::mutex> lock(mu_);
+  stopping_ = true;
+  wake_.notify_all();
+  all_ended_.wait(lock, [this] { return threads_ == 0; });
+}
+
+void CallbackRunner::StartDetachedThread(std::function<void()> work) {
+  std::thread(std::move(work)).detach();
+}
+
+void CallbackRunner::Run(std::function<void(bool)> done) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ready_.push_back(std::move(done));
+    if (idle_ >= ready_.size()) {
+      wake_.notify_one();
+      return;
+    }
+    if (threads_ >= max_threads_) return;  // waits for a thread to free up
+    ++threads_;
+  }
+  try {
+    start_thread_([this] { Work(); });
+    return;
+  } catch (const std::system_error&) {
+  } catch (const std::bad_alloc&) {
+  }
+  // No thread: a running one takes the callback in turn; with none at all,
+  // it runs here, late but not lost.
+  std::function<void(bool)> inline_done;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    --threads_;
+    if (threads_ > 0) {
+      wake_.notify_one();  // an idle one, if any, takes it at once
+      return;
+    }
+    all_ended_.notify_all();
+    if (ready_.empty()) return;
+    inline_done = std::move(ready_.front());
+    ready_.pop_front();
+  }
+  inline_done(true);
+}
+
+size_t CallbackRunner::threads() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return threads_;
+}
+
+void CallbackRunner::Work() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    if (ready_.empty()) {
+      if (stopping_) break;
+      ++idle_;
+      const bool woken = wake_.wait_for(lock, kIdleExit, [this] {
+        return !ready_.empty() || stopping_;
+      });
+      --idle_;
+      if (!woken && threads_ > 1) break;
+      continue;
+    }
+    std::function<void(bool)> done = std::move(ready_.front());
+    ready_.pop_front();
+    lock.unlock();
+    done(true);
+    done = nullptr;  // what it captured is user code too
+    lock.lock();
+  }
+  --threads_;
+  if (threads_ == 0) all_ended_.notify_all();
+}
+
 namespace {
-
-// Runs fired callbacks on threads of their own, so that one that blocks (a
-// user's callback, a decorator, a hook) holds up neither the timer thread
-// nor the other callbacks: a callback finding every thread busy starts
-// another; threads idle for kIdleExit end, down to one.
-class CallbackRunner {
- public:
-  void Run(std::function<void(bool)> done) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      ready_.push_back(std::move(done));
-      if (idle_ < ready_.size()) {
-        ++threads_;
-        std::thread([this] { Work(); }).detach();
-        return;
-      }
-    }
-    wake_.notify_one();
-  }
-
- private:
-  static constexpr std::chrono::seconds kIdleExit{10};
-
-  void Work() {
-    std::unique_lock<std::mutex> lock(mu_);
-    for (;;) {
-      if (ready_.empty()) {
-        ++idle_;
-        const bool woken =
-            wake_.wait_for(lock, kIdleExit, [this] { return !ready_.empty(); });
-        --idle_;
-        if (!woken && threads_ > 1) {
-          --threads_;
-          return;
-        }
-        continue;
-      }
-      std::function<void(bool)> done = std::move(ready_.front());
-      ready_.pop_front();
-      lock.unlock();
-      done(true);
-      done = nullptr;  // what it captured is user code too
-      lock.lock();
-    }
-  }
-
-  std::mutex mu_;
-  std::condition_variable wake_;
-  std::deque<std::function<void(bool)>> ready_;  // guarded by mu_
-  size_t idle_ = 0;                              // guarded by mu_
-  int threads_ = 0;                              // guarded by mu_
-};
 
 // The timer queue, with fired callbacks handed to a CallbackRunner; a
 // cancelled wait's done(false) still runs on the cancelling thread.

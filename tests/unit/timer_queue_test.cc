@@ -8,11 +8,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -281,6 +283,117 @@ TEST(TimerQueueTest, NoQueueLockWhileCallbacksRunOrAreDestroyed) {
   EXPECT_EQ(seen->destroyed.load(), 3);
   EXPECT_EQ(seen->lock_free_in_callback.load(), 3);
   EXPECT_EQ(seen->lock_free_in_destructor.load(), 3);
+}
+
+}  // namespace
+}  // namespace internal
+}  // namespace stubkit
+
+namespace stubkit {
+namespace internal {
+namespace {
+
+// Issue 22, item 4: the pool behind the default sleeper is bounded, and a
+// thread that cannot be made neither terminates the process nor loses the
+// callback.
+void NeverStartsAThread(std::function<void()>) {
+  throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again));
+}
+
+std::atomic<int> threads_allowed{0};
+void StartsAllowedThreads(std::function<void()> work) {
+  if (threads_allowed.fetch_sub(1) <= 0) {
+    throw std::system_error(
+        std::make_error_code(std::errc::resource_unavailable_try_again));
+  }
+  std::thread(std::move(work)).detach();
+}
+
+// Blocks callbacks until released.
+class Gate {
+ public:
+  void Wait() {
+    std::unique_lock<std::mutex> lock(mu_);
+    ++waiting_;
+    changed_.notify_all();
+    changed_.wait(lock, [this] { return open_; });
+  }
+  void AwaitWaiting(int n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    changed_.wait(lock, [&] { return waiting_ >= n; });
+  }
+  int waiting() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return waiting_;
+  }
+  void Open() {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_ = true;
+    changed_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable changed_;
+  int waiting_ = 0;
+  bool open_ = false;
+};
+
+TEST(CallbackRunnerTest, NoThreadAtAllRunsTheCallbackOnTheCallingThread) {
+  CallbackRunner runner(4, &NeverStartsAThread);
+  std::thread::id ran_on;
+  bool fired = false;
+  runner.Run([&](bool f) {
+    fired = f;
+    ran_on = std::this_thread::get_id();
+  });
+  EXPECT_TRUE(fired);
+  EXPECT_EQ(ran_on, std::this_thread::get_id());
+  EXPECT_EQ(runner.threads(), 0u);
+}
+
+TEST(CallbackRunnerTest, AThreadThatCannotBeMadeLeavesTheCallbackInLine) {
+  threads_allowed = 1;
+  Gate gate;
+  std::atomic<int> ran{0};
+  std::atomic<bool> second_on_caller{false};
+  {
+    CallbackRunner runner(4, &StartsAllowedThreads);
+    runner.Run([&](bool) {
+      gate.Wait();
+      ran.fetch_add(1);
+    });
+    gate.AwaitWaiting(1);
+    const std::thread::id caller = std::this_thread::get_id();
+    runner.Run([&, caller](bool) {
+      second_on_caller = std::this_thread::get_id() == caller;
+      ran.fetch_add(1);
+    });
+    EXPECT_EQ(runner.threads(), 1u);
+    EXPECT_EQ(ran.load(), 0);  // queued behind the blocked one
+    gate.Open();
+  }  // the destructor waits for the queue to drain
+  EXPECT_EQ(ran.load(), 2);
+  EXPECT_FALSE(second_on_caller.load());
+}
+
+TEST(CallbackRunnerTest, ThePoolStopsGrowingAtItsBound) {
+  Gate gate;
+  std::atomic<int> ran{0};
+  {
+    CallbackRunner runner(2);
+    for (int i = 0; i < 5; ++i) {
+      runner.Run([&](bool) {
+        gate.Wait();
+        ran.fetch_add(1);
+      });
+    }
+    EXPECT_EQ(runner.threads(), 2u);
+    gate.AwaitWaiting(2);
+    EXPECT_EQ(gate.waiting(), 2);
+    gate.Open();
+  }
+  EXPECT_EQ(ran.load(), 5);
 }
 
 }  // namespace

@@ -7,9 +7,10 @@
 // Threads: done(true) on the queue's thread, done(false) on the thread
 // calling Cancel (or destroying the queue); never under the queue's lock. A
 // slow callback delays the waits due after it, so the process-wide sleeper
-// (`internal::DefaultAsyncSleeper()`) hands each fired callback to a pool of
-// threads that grows while every one is busy: a user callback that blocks
-// delays no other call's backoff.
+// (`internal::DefaultAsyncSleeper()`) hands each fired callback to a
+// `CallbackRunner`: a pool of threads that grows while every one is busy, up
+// to `CallbackRunner::kMaxThreads`, so that a user callback that blocks
+// delays no other call's backoff until that many block at once.
 //
 // A cancelled wait's callback is released at once; its heap entry (16 bytes)
 // is skipped when it reaches the top, and the heap is rebuilt without them
@@ -34,7 +35,9 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -58,6 +61,51 @@ inline std::chrono::steady_clock::time_point SteadyDeadline(
   }
   return now + std::chrono::duration_cast<Steady::duration>(duration);
 }
+
+// Runs callbacks on a pool of detached threads: a callback that finds every
+// thread busy starts another, up to `max_threads`; beyond that it waits in
+// line for the first thread to come free. Threads idle for `kIdleExit` end,
+// down to one. When no thread can be made (`start_thread` throws: a pids
+// cgroup, RLIMIT_NPROC, memory), the callback waits for a running thread,
+// or, when there is none, runs on the calling thread: late, never lost, and
+// never a `std::terminate`.
+class CallbackRunner {
+ public:
+  // Starts a detached thread running `work`; throws std::system_error (as
+  // std::thread does) when it cannot.
+  using ThreadStarter = void (*)(std::function<void()> work);
+  static void StartDetachedThread(std::function<void()> work);
+
+  static constexpr size_t kMaxThreads = 64;
+  static constexpr std::chrono::seconds kIdleExit{10};
+
+  explicit CallbackRunner(size_t max_threads = kMaxThreads,
+                          ThreadStarter start_thread = &StartDetachedThread);
+  // Waits for the threads to finish what is queued and end.
+  ~CallbackRunner();
+  CallbackRunner(const CallbackRunner&) = delete;
+  CallbackRunner& operator=(const CallbackRunner&) = delete;
+
+  // Runs `done(true)` on a pool thread (see above).
+  void Run(std::function<void(bool)> done);
+
+  // For tests: the threads running now.
+  size_t threads() const;
+
+ private:
+  void Work();
+
+  const size_t max_threads_;
+  const ThreadStarter start_thread_;
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  std::condition_variable all_ended_;
+  // All guarded by mu_.
+  std::deque<std::function<void(bool)>> ready_;
+  size_t idle_ = 0;
+  size_t threads_ = 0;
+  bool stopping_ = false;
+};
 
 class TimerQueue : public AsyncSleeper {
  public:
