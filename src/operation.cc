@@ -2,6 +2,7 @@
 
 #include "stubkit/operation.h"
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -146,6 +147,24 @@ Options CancelCallOptions(const Options& call) {
   Options cancel = PollCallOptions(call);
   cancel.set<CancellationOption>(nullptr);
   return cancel;
+}
+
+Options PollWithinLimit(const Options& poll_call,
+                        std::chrono::nanoseconds total_timeout,
+                        std::chrono::nanoseconds remaining) {
+  Options poll = poll_call;
+  if (remaining <= std::chrono::nanoseconds::zero()) {
+    poll.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(0));
+  } else if (total_timeout <= std::chrono::nanoseconds::zero() ||
+             remaining < total_timeout) {
+    poll.set<TotalTimeoutOption>(remaining);
+  }
+  return poll;
+}
+
+std::chrono::nanoseconds PollWait(const PollingPolicy& policy, int polls,
+                                  std::chrono::nanoseconds remaining) {
+  return std::min(policy.backoff().DelayFor(polls), remaining);
 }
 
 }  // namespace internal

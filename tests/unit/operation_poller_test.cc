@@ -72,8 +72,9 @@ class FakeOperationsClient {
       : clock_(std::move(clock)) {}
 
   absl::StatusOr<FakeOperation> GetOperation(const FakeGetRequest&,
-                                             const Options&) {
+                                             const Options& call) {
     polls.push_back(clock_->Now());
+    poll_calls.push_back(call);
     if (on_poll) on_poll();
     if (script.empty()) return FakeOperation{};
     absl::StatusOr<FakeOperation> next = script.front();
@@ -98,6 +99,7 @@ class FakeOperationsClient {
   std::deque<absl::StatusOr<FakeOperation>> script;
   std::function<void()> on_poll;
   std::vector<Clock::time_point> polls;
+  std::vector<Options> poll_calls;
   int cancels = 0;
 
  private:
@@ -176,22 +178,94 @@ TEST_F(OperationPollerTest, WaitsFollowTheBackoffBeforeEachPoll) {
   }
 }
 
-TEST_F(OperationPollerTest, StopsBeforeAWaitThatWouldEndPastTheLimit) {
+// Issue 22, item 7: the time limit is an upper bound, with a last poll at
+// the limit (the wait before it cut short), and every poll's retries end at
+// the limit.
+TEST_F(OperationPollerTest, TheLastPollComesAtTheLimit) {
   for (bool async : {false, true}) {
     SCOPED_TRACE(async ? "async" : "sync");
     client_.polls.clear();
+    client_.poll_calls.clear();
     client_.script.clear();  // never done
     const auto start = clock_->Now();
     absl::StatusOr<StringValue> result = Await<StringValue>(Running(), async);
     EXPECT_EQ(result.status().code(), absl::StatusCode::kDeadlineExceeded);
-    // Polls at 1, 3, 7, 11, 15, 19 s; the next wait (4 s) would end at 23.
-    EXPECT_EQ(client_.polls.size(), 6u);
-    EXPECT_EQ(clock_->Now() - start, std::chrono::seconds(19));
+    // Polls at 1, 3, 7, 11, 15, 19 s, and the last at the limit, 20 s.
+    ASSERT_EQ(client_.polls.size(), 7u);
+    EXPECT_EQ(client_.polls.back() - start, std::chrono::seconds(20));
+    EXPECT_EQ(clock_->Now() - start, std::chrono::seconds(20));
     EXPECT_THAT(result.status().message(),
                 HasSubstr("pkg.S.M: operation operations/7 is not done after "
-                          "6 polls"));
+                          "7 polls"));
     EXPECT_EQ(GetOperationName(result.status()), "operations/7");
+    // The poll at 19 s may retry for the 1 s left; the one at 20 s not at
+    // all.
+    EXPECT_EQ(client_.poll_calls[5].get<TotalTimeoutOption>(),
+              std::chrono::seconds(1));
+    EXPECT_EQ(client_.poll_calls[6].get<RetryPolicyOption>().max_retries(), 0);
   }
+}
+
+// A per-call total timeout shorter than what is left of the limit stays.
+TEST_F(OperationPollerTest, APollKeepsTheCallsShorterTotalTimeout) {
+  call_ = Options{}.set<TotalTimeoutOption>(std::chrono::seconds(2));
+  client_.poll_calls.clear();
+  client_.script = {Running(), DoneWith("ok")};
+  ASSERT_TRUE(Await<StringValue>(Running()).ok());
+  ASSERT_EQ(client_.poll_calls.size(), 2u);
+  EXPECT_EQ(client_.poll_calls[0].get<TotalTimeoutOption>(),
+            std::chrono::seconds(2));
+}
+
+// Issue 22, item 7: a backoff that reaches nanoseconds::max() (accepted by
+// validation) used to overflow `elapsed + wait`, so the awaiter slept for
+// centuries (sync) or scheduled a timer that never fired (async).
+TEST_F(OperationPollerTest, AnEndlessBackoffStillStopsAtTheLimit) {
+  client_options_.set<PollingPolicyOption>(PollingPolicy(
+      ExponentialBackoffPolicy(std::chrono::seconds(1),
+                               std::chrono::nanoseconds::max(), 2.0,
+                               Jitter::None()),
+      std::chrono::seconds(20)));
+  ASSERT_TRUE(client_options_.get<PollingPolicyOption>().status().ok());
+  for (bool async : {false, true}) {
+    SCOPED_TRACE(async ? "async" : "sync");
+    client_.polls.clear();
+    client_.script.clear();
+    const auto start = clock_->Now();
+    absl::StatusOr<StringValue> result = Await<StringValue>(Running(), async);
+    EXPECT_EQ(result.status().code(), absl::StatusCode::kDeadlineExceeded);
+    std::vector<std::chrono::nanoseconds> at;
+    for (auto poll : client_.polls) at.push_back(poll - start);
+    EXPECT_THAT(at, ::testing::ElementsAre(
+                        std::chrono::seconds(1), std::chrono::seconds(3),
+                        std::chrono::seconds(7), std::chrono::seconds(15),
+                        std::chrono::seconds(20)));
+  }
+}
+
+// Issue 22, item 7: an invalid polling policy is refused before the
+// starting call creates an operation that nobody would await.
+TEST_F(OperationPollerTest, AnInvalidPolicyIsRefusedBeforeTheStart) {
+  client_options_.set<PollingPolicyOption>(PollingPolicy(
+      ExponentialBackoffPolicy(), std::chrono::seconds(0)));
+  const OptionsView view(call_, client_options_);
+  int starts = 0;
+  absl::StatusOr<StringValue> sync = internal::PollOperation<StringValue>(
+      client_, view, call_, "pkg.S.M",
+      [&starts]() -> absl::StatusOr<FakeOperation> {
+        ++starts;
+        return Running();
+      });
+  EXPECT_EQ(sync.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(sync.status().message(), HasSubstr("time_limit"));
+  EXPECT_EQ(starts, 0);
+
+  auto shared = std::shared_ptr<FakeOperationsClient>(
+      &client_, [](FakeOperationsClient*) {});
+  auto [future, start] = internal::AsyncAwaitOperation<StringValue>(
+      shared, view, call_, "pkg.S.M");
+  EXPECT_EQ(start, nullptr);  // the generated code then starts nothing
+  EXPECT_EQ(future.get().status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(OperationPollerTest, DoneAtOnceNeedsNoPoll) {

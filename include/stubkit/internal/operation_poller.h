@@ -76,6 +76,19 @@ absl::Status WithOperationName(absl::Status status, const std::string& name);
 Options PollCallOptions(const Options& call);
 // ... and of CancelOperation: also without the cancelled token.
 Options CancelCallOptions(const Options& call);
+// The options of a poll made with `remaining` of the polling policy's time
+// limit left, so that the limit bounds the polls' retries too: the poll's
+// total timeout is `remaining` (or `total_timeout`, the call's own, when
+// set and shorter). At the limit (`remaining` not positive), the last poll
+// is one attempt, not retried.
+Options PollWithinLimit(const Options& poll_call,
+                        std::chrono::nanoseconds total_timeout,
+                        std::chrono::nanoseconds remaining);
+// The wait before the next poll, after `polls` polls: the policy's backoff,
+// cut to `remaining` (positive), so that the last poll comes at the limit.
+// No overflow, whatever the backoff (up to nanoseconds::max()).
+std::chrono::nanoseconds PollWait(const PollingPolicy& policy, int polls,
+                                  std::chrono::nanoseconds remaining);
 
 // The result of a done operation.
 template <typename Response, typename Operation>
@@ -106,35 +119,51 @@ inline Clock::time_point PollNow(const Clock* clock) {
   return clock != nullptr ? clock->Now() : std::chrono::steady_clock::now();
 }
 
-// AwaitFoo: polls the operation `started` (the result of the starting
-// call) until done, the policy runs out or the call is cancelled. `options`
-// are the starting call's effective options, `call` its per-call options.
-template <typename Response, typename Client>
-absl::StatusOr<Response> PollOperation(
-    Client& client, const OptionsView& options, const Options& call,
-    absl::string_view method,
-    absl::StatusOr<typename OperationsTraits<Client>::Operation> started) {
+// AwaitFoo: starts the operation (`start`, a callable returning the
+// starting call's result, or that result itself) and polls it until done,
+// the policy runs out or the call is cancelled. `options` are the starting
+// call's effective options, `call` its per-call options. An invalid polling
+// policy is refused before `start` runs, so that no operation is created
+// only to be abandoned.
+template <typename Response, typename Client, typename Start>
+absl::StatusOr<Response> PollOperation(Client& client,
+                                       const OptionsView& options,
+                                       const Options& call,
+                                       absl::string_view method,
+                                       Start&& start) {
   using Traits = OperationsTraits<Client>;
-  if (!started.ok()) return std::move(started).status();
-  typename Traits::Operation op = *std::move(started);
   const PollingPolicy& policy = options.get<PollingPolicyOption>();
-  if (!policy.status().ok()) {
-    return WithOperationName(InvalidPollingPolicy(method, policy), op.name());
+  absl::StatusOr<typename Traits::Operation> started;
+  if constexpr (std::is_invocable_v<Start>) {
+    if (!policy.status().ok()) return InvalidPollingPolicy(method, policy);
+    started = std::forward<Start>(start)();
+    if (!started.ok()) return std::move(started).status();
+  } else {
+    started = std::forward<Start>(start);
+    if (!started.ok()) return std::move(started).status();
+    if (!policy.status().ok()) {
+      return WithOperationName(InvalidPollingPolicy(method, policy),
+                               started->name());
+    }
   }
+  typename Traits::Operation op = *std::move(started);
   const Clock* clock = options.get<ClockOption>().get();
   Sleeper* sleeper = options.get<SleeperOption>().get();
   CancellationToken* token = options.get<CancellationOption>().get();
+  const std::chrono::nanoseconds total_timeout =
+      options.get<TotalTimeoutOption>();
   const Options poll_call = PollCallOptions(call);
-  const Clock::time_point start = PollNow(clock);
+  const Clock::time_point start_time = PollNow(clock);
   for (int polls = 0;; ++polls) {
     if (op.done()) return OperationResult<Response>(method, op);
     bool cancelled = token != nullptr && token->cancelled();
     if (!cancelled) {
-      const std::chrono::nanoseconds wait = policy.backoff().DelayFor(polls);
-      const std::chrono::nanoseconds elapsed = PollNow(clock) - start;
-      if (elapsed + wait > policy.time_limit()) {
+      const std::chrono::nanoseconds elapsed = PollNow(clock) - start_time;
+      if (elapsed >= policy.time_limit()) {
         return PollingTimedOut(method, op.name(), polls, elapsed, policy);
       }
+      const std::chrono::nanoseconds wait =
+          PollWait(policy, polls, policy.time_limit() - elapsed);
       if (sleeper != nullptr) {
         sleeper->SleepFor(wait);
       } else if (token != nullptr) {
@@ -155,7 +184,10 @@ absl::StatusOr<Response> PollOperation(
     }
     typename Traits::GetRequest request;
     request.set_name(op.name());
-    auto next = client.GetOperation(request, poll_call);
+    auto next = client.GetOperation(
+        request,
+        PollWithinLimit(poll_call, total_timeout,
+                        policy.time_limit() - (PollNow(clock) - start_time)));
     // A poll cancelled by the token ends as a cancelled wait does (above).
     if (!next.ok() && token != nullptr && token->cancelled()) continue;
     if (!next.ok()) return WithOperationName(next.status(), op.name());
@@ -202,6 +234,7 @@ class AsyncOperationPoller : public std::enable_shared_from_this<
                                            : &DefaultAsyncSleeper()),
         token_(options.get<CancellationOption>()),
         cancel_operation_(options.get<CancelOperationOnCancelOption>()),
+        total_timeout_(options.get<TotalTimeoutOption>()),
         call_(call),
         poll_call_(PollCallOptions(call)),
         method_(method),
@@ -251,11 +284,12 @@ class AsyncOperationPoller : public std::enable_shared_from_this<
   void OnOperation(Operation op) {
     if (op.done()) return Finish(OperationResult<Response>(method_, op));
     if (token_ != nullptr && token_->cancelled()) return Cancelled();
-    const std::chrono::nanoseconds wait = policy_.backoff().DelayFor(polls_);
     const std::chrono::nanoseconds elapsed = PollNow(clock_.get()) - start_;
-    if (elapsed + wait > policy_.time_limit()) {
+    if (elapsed >= policy_.time_limit()) {
       return Finish(PollingTimedOut(method_, name_, polls_, elapsed, policy_));
     }
+    const std::chrono::nanoseconds wait =
+        PollWait(policy_, polls_, policy_.time_limit() - elapsed);
     ++polls_;
     uint64_t round;
     {
@@ -293,7 +327,9 @@ class AsyncOperationPoller : public std::enable_shared_from_this<
     client_->AsyncGetOperation(
         request,
         [self](absl::StatusOr<Operation> op) { self->OnPolled(std::move(op)); },
-        poll_call_);
+        PollWithinLimit(
+            poll_call_, total_timeout_,
+            policy_.time_limit() - (PollNow(clock_.get()) - start_)));
   }
 
   // On the thread cancelling the token.
@@ -347,6 +383,7 @@ class AsyncOperationPoller : public std::enable_shared_from_this<
   AsyncSleeper* const sleeper_;
   const std::shared_ptr<CancellationToken> token_;
   const bool cancel_operation_;
+  const std::chrono::nanoseconds total_timeout_;
   const Options call_;
   const Options poll_call_;
   const std::string method_;
@@ -376,6 +413,12 @@ AsyncAwaitOperation(std::shared_ptr<Client> client, const OptionsView& options,
   auto [future, fulfil] = FulfilPromise<Response>::Make();
   if (client == nullptr) {
     fulfil(NoOperationsClient(method));
+    return {std::move(future), nullptr};
+  }
+  // Refused before the starting call (no callback: nothing is started).
+  const PollingPolicy& policy = options.get<PollingPolicyOption>();
+  if (!policy.status().ok()) {
+    fulfil(InvalidPollingPolicy(method, policy));
     return {std::move(future), nullptr};
   }
   auto poller = std::make_shared<AsyncOperationPoller<Response, Client>>(
