@@ -14,26 +14,7 @@
 namespace stubkit {
 
 absl::string_view PrometheusLabel(StopReason reason) {
-  // Label values stay stable identifiers, unlike ToString's prose.
-  switch (reason) {
-    case StopReason::kSuccess:
-      return "success";
-    case StopReason::kPermanentError:
-      return "permanent_error";
-    case StopReason::kNonIdempotent:
-      return "non_idempotent";
-    case StopReason::kExhausted:
-      return "exhausted";
-    case StopReason::kDeadline:
-      return "deadline";
-    case StopReason::kThrottled:
-      return "throttled";
-    case StopReason::kCancelled:
-      return "cancelled";
-    case StopReason::kInvalidArgument:
-      return "invalid_argument";
-  }
-  return "unknown";
+  return ToIdentifier(reason);
 }
 
 namespace {

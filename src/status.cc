@@ -57,6 +57,33 @@ absl::string_view ToString(StopReason reason) {
       return "cancelled";
     case StopReason::kInvalidArgument:
       return "invalid options";
+    case StopReason::kNotResumable:
+      return "stream not resumable";
+  }
+  return "unknown";
+}
+
+absl::string_view ToIdentifier(StopReason reason) {
+  // Stable identifiers, unlike ToString's prose.
+  switch (reason) {
+    case StopReason::kSuccess:
+      return "success";
+    case StopReason::kPermanentError:
+      return "permanent_error";
+    case StopReason::kNonIdempotent:
+      return "non_idempotent";
+    case StopReason::kExhausted:
+      return "exhausted";
+    case StopReason::kDeadline:
+      return "deadline";
+    case StopReason::kThrottled:
+      return "throttled";
+    case StopReason::kCancelled:
+      return "cancelled";
+    case StopReason::kInvalidArgument:
+      return "invalid_argument";
+    case StopReason::kNotResumable:
+      return "not_resumable";
   }
   return "unknown";
 }
@@ -73,7 +100,7 @@ std::optional<RetrySummary> GetRetrySummary(const absl::Status& status) {
   if (fields.size() != 3 || !absl::SimpleAtoi(fields[0], &reason) ||
       !absl::SimpleAtoi(fields[1], &attempts) ||
       !absl::SimpleAtoi(fields[2], &elapsed) || reason < 0 ||
-      reason > static_cast<int>(StopReason::kInvalidArgument)) {
+      reason > static_cast<int>(StopReason::kNotResumable)) {
     return std::nullopt;
   }
   RetrySummary summary;

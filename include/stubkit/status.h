@@ -55,9 +55,15 @@ enum class StopReason {
   kThrottled,        // the retry throttle refused another attempt
   kCancelled,        // the caller cancelled the call
   kInvalidArgument,  // the options were invalid; nothing was sent
+  kNotResumable,     // a stream broke after delivering messages and could
+                     // not resume: no resume hook, or the hook declined
 };
 
+// Prose for messages: "retry policy exhausted".
 absl::string_view ToString(StopReason reason);
+// A stable identifier, as in metric labels and the summary payload:
+// "exhausted", "non_idempotent", "not_resumable".
+absl::string_view ToIdentifier(StopReason reason);
 
 struct RetrySummary {
   StopReason stop_reason = StopReason::kSuccess;

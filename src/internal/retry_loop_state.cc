@@ -442,7 +442,7 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
         now, final_status);
   }
   if (!repeat_forbidden_.empty()) {
-    return Stop(status, StopReason::kNonIdempotent,
+    return Stop(status, StopReason::kNotResumable,
                 absl::StrCat("not resumed: the stream ", repeat_forbidden_),
                 now, final_status);
   }

@@ -10,6 +10,7 @@
 
 #include "absl/strings/cord.h"
 #include "absl/strings/match.h"
+#include "stubkit/metrics.h"
 #include "stubkit/status.h"
 #include "tests/fuzz/fuzz_support.h"
 
@@ -19,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string message = in.String(256);
   const int64_t attempts = in.Integral<int32_t>();
   const int64_t elapsed = in.Integral<int64_t>();
-  const int reason = in.Byte() % 8;
+  const int reason = in.Byte() % stubkit::kStopReasonCount;
   const std::string payload = in.Rest();
 
   absl::Status status(static_cast<absl::StatusCode>(code), message);
@@ -29,7 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (parsed.has_value()) {
     FUZZ_CHECK(static_cast<int>(parsed->stop_reason) >= 0 &&
                static_cast<int>(parsed->stop_reason) <=
-                   static_cast<int>(stubkit::StopReason::kInvalidArgument));
+                   static_cast<int>(stubkit::StopReason::kNotResumable));
     (void)stubkit::ToString(parsed->stop_reason);
   }
 

@@ -340,7 +340,7 @@ void ExpectNotResumed(const absl::Status& status, absl::string_view why) {
   EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr(why));
   std::optional<RetrySummary> summary = GetRetrySummary(status);
   ASSERT_TRUE(summary.has_value()) << status;
-  EXPECT_EQ(summary->stop_reason, StopReason::kNonIdempotent);
+  EXPECT_EQ(summary->stop_reason, StopReason::kNotResumable);
   EXPECT_EQ(summary->attempts, 1);
 }
 
@@ -359,7 +359,7 @@ TEST_F(GeneratedStreamingTest, WithoutAHookABreakAfterDataIsReported) {
   EXPECT_THAT(ReadAll(reader), ElementsAreArray(Iota(0, 4)));
   ExpectNotResumed(reader.Finish(), "has no resume hook");
   EXPECT_EQ(service_.range_calls(), 1);
-  EXPECT_THAT(final_events, ElementsAre(StopReason::kNonIdempotent));
+  EXPECT_THAT(final_events, ElementsAre(StopReason::kNotResumable));
 }
 
 TEST_F(GeneratedStreamingTest, AHookThatDeclinesReportsTheBreak) {

@@ -365,7 +365,9 @@ TEST_F(StreamingTest, WithoutAHookALongStreamReportsTheBreak) {
   absl::Status status = reader.Finish();
   EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
   EXPECT_TRUE(absl::StartsWith(status.message(), "stream broke")) << status;
-  EXPECT_EQ(StopReasonOf(status), StopReason::kNonIdempotent);
+  // Issue 22, item 10: a reason of its own, not kNonIdempotent (the method
+  // is idempotent).
+  EXPECT_EQ(StopReasonOf(status), StopReason::kNotResumable);
   EXPECT_EQ(server_.requests().size(), 1u);
 }
 
