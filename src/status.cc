@@ -2,13 +2,19 @@
 
 #include "stubkit/status.h"
 
+#include <chrono>
 #include <cstdint>
+#include <string>
 #include <vector>
 
+#include "absl/algorithm/container.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/cord.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "src/internal/format.h"
 
 namespace stubkit {
@@ -88,25 +94,77 @@ absl::string_view ToIdentifier(StopReason reason) {
   return "unknown";
 }
 
+namespace {
+
+// The summary payload reads as it prints in `absl::Status::ToString()`:
+// "stop=exhausted attempts=4 elapsed=0.840411377s" (elapsed exact, in
+// seconds with nine decimals).
+std::string FormatSummary(const RetrySummary& summary) {
+  const int64_t ns = summary.elapsed.count();
+  // |ns| without overflow for INT64_MIN.
+  const uint64_t magnitude =
+      ns < 0 ? ~static_cast<uint64_t>(ns) + 1 : static_cast<uint64_t>(ns);
+  return absl::StrFormat("stop=%s attempts=%d elapsed=%s%d.%09ds",
+                         ToIdentifier(summary.stop_reason), summary.attempts,
+                         ns < 0 ? "-" : "", magnitude / 1000000000,
+                         magnitude % 1000000000);
+}
+
+bool ParseStopReason(absl::string_view text, StopReason* reason) {
+  for (int i = 0; i <= static_cast<int>(StopReason::kNotResumable); ++i) {
+    if (ToIdentifier(static_cast<StopReason>(i)) == text) {
+      *reason = static_cast<StopReason>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+bool ParseElapsed(absl::string_view text, std::chrono::nanoseconds* elapsed) {
+  const bool negative = absl::ConsumePrefix(&text, "-");
+  if (!absl::ConsumeSuffix(&text, "s")) return false;
+  const size_t dot = text.find('.');
+  if (dot == absl::string_view::npos || text.size() - dot - 1 != 9) {
+    return false;
+  }
+  uint64_t seconds = 0;
+  uint64_t fraction = 0;
+  const absl::string_view whole = text.substr(0, dot);
+  const absl::string_view part = text.substr(dot + 1);
+  if (whole.empty() || !absl::c_all_of(whole, absl::ascii_isdigit) ||
+      !absl::c_all_of(part, absl::ascii_isdigit) ||
+      !absl::SimpleAtoi(whole, &seconds) || !absl::SimpleAtoi(part, &fraction)) {
+    return false;
+  }
+  // At most 2^63 ns (2^63 only when negative).
+  constexpr uint64_t kMaxSeconds = 9223372036;
+  if (seconds > kMaxSeconds) return false;
+  const uint64_t magnitude = seconds * 1000000000 + fraction;
+  const uint64_t limit = uint64_t{1} << 63;
+  if (magnitude > limit || (!negative && magnitude == limit)) return false;
+  *elapsed = std::chrono::nanoseconds(
+      negative ? static_cast<int64_t>(~magnitude + 1)
+               : static_cast<int64_t>(magnitude));
+  return true;
+}
+
+}  // namespace
+
 std::optional<RetrySummary> GetRetrySummary(const absl::Status& status) {
   auto payload = status.GetPayload(kRetrySummaryPayloadKey);
   if (!payload.has_value()) return std::nullopt;
-  // "<reason> <attempts> <elapsed nanoseconds>"; anything else is ignored.
+  // As FormatSummary writes it; anything else is ignored.
   std::string text(*payload);
   std::vector<absl::string_view> fields = absl::StrSplit(text, ' ');
-  int reason = 0;
-  int attempts = 0;
-  int64_t elapsed = 0;
-  if (fields.size() != 3 || !absl::SimpleAtoi(fields[0], &reason) ||
-      !absl::SimpleAtoi(fields[1], &attempts) ||
-      !absl::SimpleAtoi(fields[2], &elapsed) || reason < 0 ||
-      reason > static_cast<int>(StopReason::kNotResumable)) {
+  RetrySummary summary;
+  if (fields.size() != 3 || !absl::ConsumePrefix(&fields[0], "stop=") ||
+      !absl::ConsumePrefix(&fields[1], "attempts=") ||
+      !absl::ConsumePrefix(&fields[2], "elapsed=") ||
+      !ParseStopReason(fields[0], &summary.stop_reason) ||
+      !absl::SimpleAtoi(fields[1], &summary.attempts) ||
+      !ParseElapsed(fields[2], &summary.elapsed)) {
     return std::nullopt;
   }
-  RetrySummary summary;
-  summary.stop_reason = static_cast<StopReason>(reason);
-  summary.attempts = attempts;
-  summary.elapsed = std::chrono::nanoseconds(elapsed);
   return summary;
 }
 
@@ -125,10 +183,7 @@ absl::Status WithRetrySummary(const absl::Status& status,
       [&result](absl::string_view key, const absl::Cord& value) {
         result.SetPayload(key, value);
       });
-  result.SetPayload(
-      kRetrySummaryPayloadKey,
-      absl::Cord(absl::StrCat(static_cast<int>(summary.stop_reason), " ",
-                              summary.attempts, " ", summary.elapsed.count())));
+  result.SetPayload(kRetrySummaryPayloadKey, absl::Cord(FormatSummary(summary)));
   return result;
 }
 

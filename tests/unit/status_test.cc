@@ -2,6 +2,8 @@
 
 #include "stubkit/status.h"
 
+#include <cstdint>
+#include <limits>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -11,6 +13,9 @@ namespace stubkit {
 namespace {
 
 using ::testing::HasSubstr;
+
+constexpr int kStopReasonCountForTest =
+    static_cast<int>(StopReason::kNotResumable) + 1;
 
 TEST(StatusTest, OkConvertsToOk) {
   EXPECT_TRUE(FromGrpcStatus(grpc::Status::OK).ok());
@@ -66,8 +71,48 @@ TEST(StatusTest, RetrySummaryIsAddedNotSubstituted) {
   EXPECT_EQ(read->elapsed, std::chrono::milliseconds(7100));
 }
 
+// Issue 22, item 14: what a user prints reads as words, not "3 4 840411377".
+TEST(StatusTest, ToStringShowsAReadableSummary) {
+  absl::Status with = internal::WithRetrySummary(
+      absl::UnavailableError("down"),
+      RetrySummary{StopReason::kExhausted, 4,
+                   std::chrono::nanoseconds(840411377)},
+      "gave up: retry policy exhausted (at most 3 retries)");
+  EXPECT_EQ(with.ToString(),
+            "UNAVAILABLE: down [stubkit: gave up: retry policy exhausted (at "
+            "most 3 retries); 4 attempts over 840.4ms] "
+            "[stubkit/RetrySummary='stop=exhausted attempts=4 "
+            "elapsed=0.840411377s']");
+}
+
+TEST(StatusTest, EveryStopReasonAndExtremeElapsedRoundTrip) {
+  for (int reason = 0; reason < kStopReasonCountForTest; ++reason) {
+    for (int64_t ns : {int64_t{0}, int64_t{1}, int64_t{-1}, int64_t{999999999},
+                       std::numeric_limits<int64_t>::max(),
+                       std::numeric_limits<int64_t>::min()}) {
+      RetrySummary summary{static_cast<StopReason>(reason), 7,
+                           std::chrono::nanoseconds(ns)};
+      std::optional<RetrySummary> back = GetRetrySummary(
+          internal::WithRetrySummary(absl::UnavailableError("x"), summary, ""));
+      ASSERT_TRUE(back.has_value()) << reason << " " << ns;
+      EXPECT_EQ(back->stop_reason, summary.stop_reason);
+      EXPECT_EQ(back->attempts, 7);
+      EXPECT_EQ(back->elapsed.count(), ns);
+    }
+  }
+}
+
 TEST(StatusTest, MalformedSummaryPayloadIsIgnored) {
-  for (const char* bad : {"", "1 2", "x 1 2", "99 1 2", "1 2 3 4", "-1 2 3"}) {
+  for (const char* bad :
+       {"", "1 2", "x 1 2", "99 1 2", "1 2 3 4", "-1 2 3", "3 4 840411377",
+        "stop=exhausted attempts=4", "stop=bogus attempts=4 elapsed=1.000000000s",
+        "stop=exhausted attempts=x elapsed=1.000000000s",
+        "stop=exhausted attempts=4 elapsed=1.0s",
+        "stop=exhausted attempts=4 elapsed=1.000000000",
+        "stop=exhausted attempts=4 elapsed=9223372037.000000000s",
+        "stop=exhausted attempts=4 elapsed=9223372036.854775808s",
+        "stop=exhausted attempts=4 elapsed=.000000000s",
+        "stop=exhausted attempts=4 elapsed=+1.000000000s"}) {
     absl::Status status = absl::UnavailableError("x");
     status.SetPayload(kRetrySummaryPayloadKey, absl::Cord(bad));
     EXPECT_FALSE(GetRetrySummary(status).has_value()) << bad;
