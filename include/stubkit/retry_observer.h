@@ -17,7 +17,10 @@
 //       });
 //
 // The callback runs on the calling thread, between attempts; it must not
-// block for long. When the option is unset nothing is built or called.
+// block for long. When the option is unset nothing is built or called. A
+// hedged call reports all of its attempts when it ends, in launch order,
+// on the thread that ends it: the failed ones, then those cancelled as
+// losers (`hedge_loser`), then the final event.
 //
 // What the attempt received (the server's headers and trailers, the peer)
 // is read on demand: `ReceivedMetadata()` copies it from the attempt's
@@ -63,6 +66,9 @@ struct AttemptEvent {
   std::chrono::nanoseconds wait{0};     // before the next attempt
   WaitReason wait_reason = WaitReason::kNone;
   StopReason stop_reason = StopReason::kSuccess;  // when final
+  // A hedged attempt still running when another won or the call ended: it
+  // was cancelled, and `status` is CANCELLED.
+  bool hedge_loser = false;
   // The attempt's context, valid during the callback only; null for an
   // event no finished attempt is behind (a call cancelled during a backoff
   // wait, or refused before its first attempt). Prefer `ReceivedMetadata`:

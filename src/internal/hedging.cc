@@ -123,8 +123,14 @@ void HedgedOperationBase::ResetTimerLocked(Step& step) {
   timer_ = TimerState::kIdle;
 }
 
-void HedgedOperationBase::AttemptDoneLocked(int index) {
+void HedgedOperationBase::AttemptDoneLocked(int index,
+                                            const absl::Status& status) {
   done_[index] = true;
+  if (state().has_observer()) {
+    results_[index] = status;
+    ends_[index] = state().now();
+    late_[index] = finished_;
+  }
   --outstanding_;
   // Only attempts that end before the call does: a loser cancelled after
   // the winner must not replace its metadata (nor write after delivery).
@@ -158,6 +164,7 @@ absl::Status HedgedOperationBase::Conclude(Step& step) {
   UnwatchCancellation(callback);
   // Only this thread ended the call, and no attempt starts any more: the
   // state is ours, and its observer, metrics and log sink run unlocked.
+  if (state().has_observer()) ReportAttempts(step);
   switch (step.outcome) {
     case Outcome::kSuccess:
       state().OnSuccess();
@@ -171,6 +178,44 @@ absl::Status HedgedOperationBase::Conclude(Step& step) {
       break;
   }
   return state().GiveUp(step.status, step.reason, step.explanation);
+}
+
+void HedgedOperationBase::ReportAttempts(const Step& step) {
+  struct Seen {
+    bool done;
+    bool late;
+    absl::Status status;
+    Clock::time_point start, end;
+  };
+  std::array<Seen, HedgingPolicy::kMaxAttemptsLimit> seen;
+  {
+    absl::MutexLock lock(&mu_);
+    for (int i = 0; i < step.launched; ++i) {
+      seen[i] = Seen{done_[i], late_[i], results_[i], starts_[i], ends_[i]};
+    }
+  }
+  const Clock::time_point now = state().now();
+  for (int i = 0; i < step.launched; ++i) {
+    if (i == step.final_index) continue;
+    const Seen& attempt = seen[i];
+    if (attempt.done && !attempt.late) {
+      state().NotifyHedgedAttempt(i + 1, attempt.start, attempt.end,
+                                  attempt.status, false, contexts_[i].get());
+    } else {
+      // Cancelled above (TryCancel), whatever it answers later.
+      state().NotifyHedgedAttempt(
+          i + 1, attempt.start, now,
+          absl::CancelledError(absl::StrCat(
+              "hedged attempt ", i + 1, " cancelled: ",
+              step.winner >= 0
+                  ? absl::StrCat("attempt ", step.winner + 1, " won")
+                  : std::string("the call ended"))),
+          true, nullptr);
+    }
+  }
+  if (step.final_index >= 0) {
+    state().SetFinalAttempt(step.final_index + 1, seen[step.final_index].start);
+  }
 }
 
 void HedgedOperationBase::Complete(absl::Status status) {
@@ -242,9 +287,10 @@ bool HedgedOperationBase::OnAttemptSucceeded(int index) {
   Step step;
   {
     absl::MutexLock lock(&mu_);
-    AttemptDoneLocked(index);
+    AttemptDoneLocked(index, absl::OkStatus());
     if (finished_) return false;
     step.winner = index;
+    step.final_index = index;
     EndLocked(step, Outcome::kSuccess);
   }
   Conclude(step).IgnoreError();  // OK: the caller completes with the response
@@ -256,7 +302,7 @@ HedgedOperationBase::Next HedgedOperationBase::OnAttemptFailed(
   Step step;
   {
     absl::MutexLock lock(&mu_);
-    AttemptDoneLocked(index);
+    AttemptDoneLocked(index, status);
     if (finished_) return Next{};
     CancellationToken* token = state().cancellation();
     using Expiry = RetryLoopState::Expiry;
@@ -268,15 +314,18 @@ HedgedOperationBase::Next HedgedOperationBase::OnAttemptFailed(
       EndLocked(step, Outcome::kCancelledOrEnded);
     } else if (IsNoAsyncStubError(status)) {
       step.status = status;
+      step.final_index = index;
       step.explanation = "not hedged: the stub cannot make async calls";
       EndLocked(step, Outcome::kGiveUp);
     } else if (expiry == Expiry::kCallEnd ||
                (non_fatal && state().now() >= state().end())) {
       // The call's own end: final, whatever hedges are still running.
       step.status = status;
+      step.final_index = index;
       EndLocked(step, Outcome::kAtEnd);
     } else if (!non_fatal) {
       step.status = status;
+      step.final_index = index;
       step.explanation = absl::StrCat(
           "hedged attempt ", index + 1, " failed with ",
           StatusCodeName(static_cast<int>(status.code())),
@@ -288,6 +337,7 @@ HedgedOperationBase::Next HedgedOperationBase::OnAttemptFailed(
       // next attempt may be faster, as in the retry loop): send the next
       // hedge at once, unless the throttle says no.
       last_failure_ = status;
+      last_failure_index_ = index;
       RetryThrottle* throttle = state().throttle();
       if (throttle == nullptr || throttle->OnRetryableFailure()) {
         // The hedge after this one waits a full delay from this launch.

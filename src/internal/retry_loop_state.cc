@@ -266,7 +266,7 @@ void RetryLoopState::Notify(const absl::Status& status, time_point now,
   if (observer_ == nullptr) return;
   AttemptEvent event;
   event.method = method_.full_name;
-  event.attempt = attempts_;
+  event.attempt = final && final_attempt_ > 0 ? final_attempt_ : attempts_;
   event.status = status;
   event.attempt_duration = now - attempt_start_;
   event.elapsed = now - start_;
@@ -278,6 +278,23 @@ void RetryLoopState::Notify(const absl::Status& status, time_point now,
   // Only the event that follows the attempt gets it: the context may be
   // gone by the next one (a cancelled backoff wait).
   finished_context_ = nullptr;
+  (*observer_)(event);
+}
+
+void RetryLoopState::NotifyHedgedAttempt(int attempt, time_point its_start,
+                                         time_point its_end,
+                                         const absl::Status& status,
+                                         bool hedge_loser,
+                                         const grpc::ClientContext* context) {
+  if (observer_ == nullptr) return;
+  AttemptEvent event;
+  event.method = method_.full_name;
+  event.attempt = attempt;
+  event.status = status;
+  event.attempt_duration = its_end - its_start;
+  event.elapsed = its_end - start_;
+  event.hedge_loser = hedge_loser;
+  event.context = context;
   (*observer_)(event);
 }
 

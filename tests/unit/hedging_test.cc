@@ -235,6 +235,44 @@ TEST_F(HedgingTest, HedgeWinsAndTheTimerIsCancelled) {
   EXPECT_EQ(outcome.calls.load(), 1);
 }
 
+// Issue 22, item 11: every hedged attempt reaches the observer, the losers
+// marked as such, in launch order, before the final event.
+TEST_F(HedgingTest, EveryAttemptReachesTheObserverLosersMarked) {
+  struct Seen {
+    int attempt;
+    absl::StatusCode code;
+    bool final;
+    bool hedge_loser;
+  };
+  std::vector<Seen> events;
+  client_.set<RetryObserverOption>([&events](const AttemptEvent& e) {
+    events.push_back(Seen{e.attempt, e.status.code(), e.final, e.hedge_loser});
+  });
+  Outcome outcome;
+  StartAsync(Hedged(3, seconds(1)), outcome);
+  ASSERT_TRUE(transport_.Complete(0, Unavailable()));  // non-fatal: hedges
+  ASSERT_EQ(transport_.started(), 2);
+  ASSERT_TRUE(sleeper_->FireNext());
+  ASSERT_EQ(transport_.started(), 3);
+  ASSERT_TRUE(transport_.Complete(2, std::string("third")));
+  ASSERT_TRUE(outcome.ready());
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[0].attempt, 1);
+  EXPECT_EQ(events[0].code, absl::StatusCode::kUnavailable);
+  EXPECT_FALSE(events[0].final);
+  EXPECT_FALSE(events[0].hedge_loser);
+  EXPECT_EQ(events[1].attempt, 2);  // still running when the third won
+  EXPECT_EQ(events[1].code, absl::StatusCode::kCancelled);
+  EXPECT_FALSE(events[1].final);
+  EXPECT_TRUE(events[1].hedge_loser);
+  EXPECT_EQ(events[2].attempt, 3);
+  EXPECT_EQ(events[2].code, absl::StatusCode::kOk);
+  EXPECT_TRUE(events[2].final);
+  EXPECT_FALSE(events[2].hedge_loser);
+  transport_.Complete(1, std::string("late"));
+  EXPECT_EQ(events.size(), 3u);  // nothing after the final event
+}
+
 // Issue item 2: a throttle token taken in OnAttemptFailed, then the bucket
 // drained (by other calls) before the hedge is launched, left the call with
 // nothing in flight, no timer and no result: it never completed.
@@ -353,7 +391,8 @@ TEST_F(HedgingTest, ObserverMayCancelTheCall) {
   std::optional<Result> result = GetAndJoin(outcome, caller);
   ASSERT_TRUE(result.has_value()) << "deadlock: observer under a lock";
   EXPECT_TRUE(result->ok()) << result->status();
-  EXPECT_EQ(events.load(), 1);
+  // The loser (attempt 1, still running) and the winner's final event.
+  EXPECT_EQ(events.load(), 2);
   transport_.Complete(0, absl::CancelledError("cancelled"));
   EXPECT_EQ(outcome.calls.load(), 1);
 }

@@ -89,6 +89,9 @@ class HedgedOperationBase : public AsyncCallBase {
     std::string attempt_log;
     Outcome outcome = Outcome::kNone;
     int winner = -1;
+    // The attempt whose status ends the call (the winner, or the failure
+    // returned); -1 when none does (cancelled).
+    int final_index = -1;
     int launched = 0;
     absl::Status status;
     StopReason reason = StopReason::kPermanentError;
@@ -103,7 +106,11 @@ class HedgedOperationBase : public AsyncCallBase {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Disarms the hedge timer; `step` cancels it once unlocked.
   void ResetTimerLocked(Step& step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void AttemptDoneLocked(int index) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void AttemptDoneLocked(int index, const absl::Status& status)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Tells the observer of every attempt but the final one (unlocked, on the
+  // thread ending the call).
+  void ReportAttempts(const Step& step);
   // Carries out `step` unlocked; returns the attempt to start.
   Next Perform(Step& step);
   // Ends the call `step` decided to end, all but the delivery.
@@ -124,6 +131,15 @@ class HedgedOperationBase : public AsyncCallBase {
       ABSL_GUARDED_BY(mu_);
   std::array<bool, HedgingPolicy::kMaxAttemptsLimit> done_
       ABSL_GUARDED_BY(mu_) = {};
+  // For the observer: each attempt's status and end, and whether it ended
+  // after the call did (a loser).
+  std::array<absl::Status, HedgingPolicy::kMaxAttemptsLimit> results_
+      ABSL_GUARDED_BY(mu_);
+  std::array<Clock::time_point, HedgingPolicy::kMaxAttemptsLimit> ends_
+      ABSL_GUARDED_BY(mu_);
+  std::array<bool, HedgingPolicy::kMaxAttemptsLimit> late_
+      ABSL_GUARDED_BY(mu_) = {};
+  int last_failure_index_ ABSL_GUARDED_BY(mu_) = -1;
   int launched_ ABSL_GUARDED_BY(mu_) = 0;
   int outstanding_ ABSL_GUARDED_BY(mu_) = 0;
   bool finished_ ABSL_GUARDED_BY(mu_) = false;

@@ -163,6 +163,21 @@ class RetryLoopState {
   // For hedging: attempts after the first are hedges, not retries (gRPC
   // A96), in the metrics.
   void MarkHedged() { hedged_ = true; }
+  // For hedging, once the call has ended and before its final event: tells
+  // the observer, if any, of attempt `attempt` (from 1), which ran from
+  // `its_start` to `its_end` and is not the one the final event describes.
+  // `context` is null for a loser still running.
+  bool has_observer() const { return observer_ != nullptr; }
+  void NotifyHedgedAttempt(int attempt, time_point its_start,
+                           time_point its_end, const absl::Status& status,
+                           bool hedge_loser,
+                           const grpc::ClientContext* context);
+  // For hedging: the attempt the final event describes (by default the last
+  // one prepared).
+  void SetFinalAttempt(int attempt, time_point its_start) {
+    final_attempt_ = attempt;
+    attempt_start_ = its_start;
+  }
   bool idempotent() const { return idempotent_; }
   time_point start() const { return start_; }
   // The call's end: the earliest of the policy time limit, the total
@@ -226,6 +241,7 @@ class RetryLoopState {
   time_point attempt_start_;
   time_point attempt_deadline_ = time_point::max();
   int attempts_ = 0;
+  int final_attempt_ = 0;  // the final event's attempt; 0: attempts_
   int failures_ = 0;
   // PrepareAttempt refused: the call's end had passed.
   bool ended_before_attempt_ = false;
