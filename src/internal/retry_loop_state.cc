@@ -345,14 +345,26 @@ bool RetryLoopState::Stop(const absl::Status& status, StopReason reason,
                          hedged_ && attempts_ > 1 ? attempts_ - 1 : 0,
                          retry_delay_);
   }
-  // A single failed attempt that was never going to be retried is the
-  // caller's business; a call that retried and gave up is worth a line.
-  const LogLevel level = attempts_ > 1 ? LogLevel::kRetries : LogLevel::kRpc;
+  // Every call that gives up is worth a line at `retries`, whatever the
+  // reason (the non-idempotent case answers "why wasn't it retried?"); a
+  // permanent error or a cancel on the first attempt, never meant to be
+  // retried, is the caller's business.
+  const bool callers_business =
+      attempts_ <= 1 && (reason == StopReason::kPermanentError ||
+                         reason == StopReason::kCancelled);
+  const LogLevel level =
+      callers_business ? LogLevel::kRpc : LogLevel::kRetries;
   if (log_sink_ != nullptr && log_level_ >= level) {
-    Log(level, absl::StrCat("stubkit: ", method_.full_name, " attempt ",
-                            attempts_, " failed with ", Describe(status), "; ",
-                            explanation, " after ", attempts_,
-                            attempts_ == 1 ? " attempt" : " attempts"));
+    if (attempts_ == 0) {
+      Log(level, absl::StrCat("stubkit: ", method_.full_name,
+                              " stopped before any attempt: ",
+                              Describe(status), "; ", explanation));
+    } else {
+      Log(level, absl::StrCat("stubkit: ", method_.full_name, " attempt ",
+                              attempts_, " failed with ", Describe(status),
+                              "; ", explanation, " after ", attempts_,
+                              attempts_ == 1 ? " attempt" : " attempts"));
+    }
   }
   return false;
 }
@@ -469,7 +481,9 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
       failures_ > retry_policy_.max_retries()) {
     return Stop(status, StopReason::kExhausted,
                 absl::StrCat("gave up: retry policy exhausted (at most ",
-                             retry_policy_.max_retries(), " retries)"),
+                             retry_policy_.max_retries(),
+                             retry_policy_.max_retries() == 1 ? " retry)"
+                                                              : " retries)"),
                 now, final_status);
   }
   if (now >= end_) {
@@ -514,11 +528,20 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
   }
   Notify(status, now, false, chosen, StopReason::kSuccess);
   if (log_sink_ != nullptr && log_level_ >= LogLevel::kRetries) {
+    // Here a DEADLINE_EXCEEDED can only be the attempt's own timeout: the
+    // call's end stopped the call above.
     Log(LogLevel::kRetries,
-        absl::StrCat("stubkit: ", method_.full_name, " attempt ", attempts_,
-                     " failed with ", Describe(status), "; retrying in ",
-                     FormatDuration(chosen.delay), " (",
-                     ToString(chosen.reason), ")"));
+        absl::StrCat(
+            "stubkit: ", method_.full_name, " attempt ", attempts_,
+            " failed with ", Describe(status),
+            deadline_exceeded
+                ? absl::StrCat(" after its attempt timeout (",
+                               FormatDuration(
+                                   options_.get<AttemptTimeoutOption>()),
+                               ", AttemptTimeoutOption)")
+                : std::string(),
+            "; retrying in ", FormatDuration(chosen.delay), " (",
+            ToString(chosen.reason), ")"));
   }
   *wait = chosen.delay;
   BeginDelay(now, chosen.delay);

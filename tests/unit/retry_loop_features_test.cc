@@ -313,6 +313,81 @@ TEST_F(RetryLoopFeaturesTest, RetriesLevelLogsOnlyRetriesAndGiveUps) {
                                 HasSubstr("after 2 attempts"))));
 }
 
+// Issue 22, item 12: at the `retries` level every call that gives up says
+// why, whatever the reason; only a permanent error on the first attempt
+// (the caller's business) stays at `rpc`.
+TEST_F(RetryLoopFeaturesTest, RetriesLevelLogsEveryGiveUp) {
+  auto sink = std::make_shared<CapturingSink>();
+  auto logged = Options{}
+                    .set<LogLevelOption>(LogLevel::kRetries)
+                    .set<LogSinkOption>(sink);
+  // UNAVAILABLE on a non-idempotent method: "why wasn't it retried?"
+  Run(kCreate, {Unavailable()}, logged);
+  EXPECT_THAT(sink->all(), HasSubstr("not retried: test.Service.Create is not "
+                                     "idempotent after 1 attempt"));
+
+  // The attempt itself ran into the total timeout.
+  sink = std::make_shared<CapturingSink>();
+  logged.set<LogSinkOption>(sink);
+  Options timed = logged;
+  timed.set<TotalTimeoutOption>(seconds(5));
+  RetryLoop<std::string>(
+      kGet, OptionsView(timed, client_),
+      [&](grpc::ClientContext&) -> absl::StatusOr<std::string> {
+        clock_->Advance(seconds(5));
+        return absl::DeadlineExceededError("Deadline Exceeded");
+      });
+  EXPECT_THAT(sink->all(), HasSubstr("gave up: the call's deadline was "
+                                     "reached after 1 attempt"));
+
+  // A deadline already past: nothing sent, still a line.
+  sink = std::make_shared<CapturingSink>();
+  logged.set<LogSinkOption>(sink);
+  Options past = logged;
+  past.set<DeadlineOption>(std::chrono::system_clock::now() - seconds(1));
+  Run(kGet, {absl::OkStatus()}, past);
+  EXPECT_THAT(sink->all(),
+              AllOf(HasSubstr("before attempt 1 was sent"),
+                    HasSubstr("stopped before any attempt")));
+
+  // A permanent error on the first attempt stays the caller's business.
+  sink = std::make_shared<CapturingSink>();
+  logged.set<LogSinkOption>(sink);
+  Run(kGet, {absl::InvalidArgumentError("bad")}, logged);
+  EXPECT_TRUE(sink->lines().empty()) << sink->all();
+}
+
+TEST_F(RetryLoopFeaturesTest, AnAttemptTimeoutRetrySaysSo) {
+  auto sink = std::make_shared<CapturingSink>();
+  auto call = Options{}
+                  .set<LogLevelOption>(LogLevel::kRetries)
+                  .set<LogSinkOption>(sink)
+                  .set<AttemptTimeoutOption>(seconds(2));
+  int attempts = 0;
+  RetryLoop<std::string>(
+      kGet, OptionsView(call, client_),
+      [&](grpc::ClientContext&) -> absl::StatusOr<std::string> {
+        if (attempts++ > 0) return std::string("fine");
+        clock_->Advance(seconds(2));
+        return absl::DeadlineExceededError("Deadline Exceeded");
+      });
+  EXPECT_THAT(sink->all(),
+              AllOf(HasSubstr("attempt 1 failed with DEADLINE_EXCEEDED"),
+                    HasSubstr("its attempt timeout (2s, AttemptTimeoutOption)"),
+                    HasSubstr("retrying in 1s")));
+}
+
+TEST_F(RetryLoopFeaturesTest, OneRetryIsSingular) {
+  absl::StatusOr<std::string> result =
+      Run(kGet, {Unavailable()},
+          Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(1)));
+  EXPECT_THAT(result.status().message(), HasSubstr("(at most 1 retry)"));
+  result = Run(kGet, {Unavailable()},
+               Options{}.set<RetryPolicyOption>(
+                   RetryPolicy::LimitedErrorCount(2)));
+  EXPECT_THAT(result.status().message(), HasSubstr("(at most 2 retries)"));
+}
+
 TEST_F(RetryLoopFeaturesTest, LoggingOffWritesNothing) {
   auto sink = std::make_shared<CapturingSink>();
   auto call =
