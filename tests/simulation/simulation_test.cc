@@ -305,7 +305,11 @@ class Runner {
       if (e.final && r->final_event_order == 0) r->final_event_order = ++order_;
       if (r->spec.cancel == CancelKind::kObserver && r->cancel_order == 0) {
         r->cancel_order = ++order_;
-        r->cancel_in_final = e.final;
+        // A hedged call reports all of its events once it has ended: a
+        // cancel from any of them comes after the outcome, like one from
+        // the final event.
+        r->cancel_in_final = e.final || (IsHedgedKind(r->spec.kind) &&
+                                         r->spec.hedge_max_attempts > 1);
         r->cancel_in_event = true;
         if (world.owns_lock()) world.unlock();
         r->token->Cancel();  // re-enters the call from its own callback
@@ -716,10 +720,24 @@ void Runner::CheckCall(const CallRun& run, std::vector<std::string>* out) {
     fail(absl::StrCat("summary reports ", summary->attempts,
                       " attempts, the transport saw ", sent));
   }
+  const bool hedged = IsHedgedKind(run.spec.kind) && run.spec.hedge_max_attempts > 1;
+  if (hedged && sent > 0 && static_cast<int>(run.events.size()) != sent) {
+    // A hedged call reports every attempt it sent, once.
+    fail(absl::StrCat("the observer saw ", run.events.size(),
+                      " events, the transport ", sent, " attempts"));
+  }
   if (st.ok() && !run.events.empty()) {
     const AttemptEvent& last = run.events.back().event;
     if (!last.final || last.stop_reason != StopReason::kSuccess) {
       fail("succeeded, but the observer's last event is not a final success");
+    } else if (hedged) {
+      // The final event names the winner: an attempt that succeeded.
+      const auto& sent_attempts = transport_->attempts(run.spec.id);
+      if (last.attempt < 1 || last.attempt > sent ||
+          !sent_attempts[last.attempt - 1]->status.ok()) {
+        fail(absl::StrCat("observer names attempt ", last.attempt,
+                          " the winner, but it did not succeed"));
+      }
     } else if (last.attempt != sent) {
       fail(absl::StrCat("observer reports success at attempt ", last.attempt,
                         ", the transport saw ", sent));
