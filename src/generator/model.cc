@@ -163,7 +163,8 @@ std::string CheckMethod(const ServiceDescriptor* service,
   return "";
 }
 
-MethodModel BuildMethodModel(const MethodDescriptor* method) {
+MethodModel BuildMethodModel(const MethodDescriptor* method,
+                             int protoc_release) {
   MethodModel model;
   model.name = method->name();
   model.full_name = method->full_name();
@@ -173,14 +174,14 @@ MethodModel BuildMethodModel(const MethodDescriptor* method) {
   model.request = QualifiedMessageName(method->input_type());
   model.response = QualifiedMessageName(method->output_type());
   model.comment = LeadingComment(method, "");
-  model.pagination = DetectPagination(method);
+  model.pagination = DetectPagination(method, protoc_release);
   return model;
 }
 
 // Builds the model of `service`, or says why it cannot be generated.
 // `symbols` holds the names already taken in the package's namespace; the
 // service's generated names join them.
-bool BuildServiceModel(const ServiceDescriptor* service,
+bool BuildServiceModel(const ServiceDescriptor* service, int protoc_release,
                        std::map<std::string, std::string>* symbols,
                        ServiceModel* model, std::string* error) {
   if (IsCppKeyword(service->name())) {
@@ -227,9 +228,10 @@ bool BuildServiceModel(const ServiceDescriptor* service,
   for (int m = 0; m < service->method_count(); ++m) {
     *error = CheckMethod(service, service->method(m), class_members);
     if (!error->empty()) return false;
-    model->methods.push_back(BuildMethodModel(service->method(m)));
+    model->methods.push_back(
+        BuildMethodModel(service->method(m), protoc_release));
     if (!BuildRoutingModel(service->method(m), &model->methods.back().routing,
-                           error)) {
+                           error, protoc_release)) {
       return false;
     }
     // Long-running operations (lro.h).
@@ -249,7 +251,7 @@ bool BuildServiceModel(const ServiceDescriptor* service,
 }  // namespace
 
 bool BuildFileModel(const FileDescriptor* file, FileModel* model,
-                    std::string* error) {
+                    std::string* error, int protoc_release) {
   model->proto_name = file->name();
   model->stem = FileStem(file->name());
   model->package = file->package();
@@ -278,7 +280,8 @@ bool BuildFileModel(const FileDescriptor* file, FileModel* model,
   }
   for (int s = 0; s < file->service_count(); ++s) {
     ServiceModel service;
-    if (!BuildServiceModel(file->service(s), &symbols, &service, error)) {
+    if (!BuildServiceModel(file->service(s), protoc_release, &symbols, &service,
+                           error)) {
       return false;
     }
     model->services.push_back(std::move(service));

@@ -36,7 +36,7 @@ struct MethodModel {
   // API conventions (AIP-158, AIP-4222): pagination.h, routing.h.
   PaginationModel pagination;
   RoutingModel routing;
-  LroInfo lro;           // long-running operations (lro.h)
+  LroInfo lro;  // long-running operations (lro.h)
 };
 
 struct ServiceModel {
@@ -56,8 +56,11 @@ struct FileModel {
 
 // Builds the model of `file`; false with `*error` when stubkit cannot
 // generate compiling code for it.
+// `protoc_release`: the protobuf release of the protoc that generates the
+// .pb.h files (see ProtobufFieldName).
 bool BuildFileModel(const google::protobuf::FileDescriptor* file,
-                    FileModel* model, std::string* error);
+                    FileModel* model, std::string* error,
+                    int protoc_release = kDefaultProtocRelease);
 
 // True when the proto marks `method` idempotent: `idempotency_level =
 // IDEMPOTENT` or `NO_SIDE_EFFECTS`, or a `google.api.http` rule whose

@@ -75,14 +75,6 @@ std::string ValueType(const FieldDescriptor* field) {
   return "";
 }
 
-// The accessor protobuf generates for `field`: lowercased, with '_'
-// appended to a C++ keyword.
-std::string AccessorName(const FieldDescriptor* field) {
-  std::string name = absl::AsciiStrToLower(field->name());
-  if (IsCppKeyword(name)) name += "_";
-  return name;
-}
-
 // The client's MRange: `request` by value, as the range keeps it.
 const Signature& RangeSignature() {
   static const auto* const kSignature =
@@ -106,7 +98,8 @@ Printer::Vars RangeVars(const FileModel& file, const ServiceModel& service,
 
 }  // namespace
 
-PaginationModel DetectPagination(const MethodDescriptor* method) {
+PaginationModel DetectPagination(const MethodDescriptor* method,
+                                 int protoc_release) {
   PaginationModel model;
   if (method->client_streaming() || method->server_streaming()) return model;
   const Descriptor* request = method->input_type();
@@ -127,7 +120,7 @@ PaginationModel DetectPagination(const MethodDescriptor* method) {
   }
   if (items == nullptr) return model;
   model.paginated = true;
-  model.items_field = AccessorName(items);
+  model.items_field = ProtobufFieldName(items, protoc_release);
   if (items->is_map()) {
     const Descriptor* entry = items->message_type();
     model.item_type = absl::StrCat("::std::pair<", ValueType(entry->map_key()),

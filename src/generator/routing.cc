@@ -102,16 +102,15 @@ void HttpRuleVariables(const std::string& bytes,
 // field in `*last`. "" when a part names no field or an inner part is not
 // a singular message.
 std::string Getter(const Descriptor* message, const std::string& path,
-                   const FieldDescriptor** last) {
+                   int protoc_release, const FieldDescriptor** last) {
   std::string getter = "request";
   std::vector<std::string> parts = absl::StrSplit(path, '.');
   for (size_t i = 0; i < parts.size(); ++i) {
     if (message == nullptr) return "";
     const FieldDescriptor* field = message->FindFieldByName(parts[i]);
     if (field == nullptr || field->is_repeated()) return "";
-    std::string accessor = absl::AsciiStrToLower(field->name());
-    if (IsCppKeyword(accessor)) accessor += "_";
-    absl::StrAppend(&getter, ".", accessor, "()");
+    absl::StrAppend(&getter, ".", ProtobufFieldName(field, protoc_release),
+                    "()");
     message = field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE
                   ? field->message_type()
                   : nullptr;
@@ -131,8 +130,8 @@ std::string TemplateKey(const std::string& path_template) {
 }
 
 bool BuildExplicit(const MethodDescriptor* method,
-                   const std::vector<std::string>& rules, RoutingModel* model,
-                   std::string* error) {
+                   const std::vector<std::string>& rules, int protoc_release,
+                   RoutingModel* model, std::string* error) {
   for (const std::string& bytes : rules) {
     UnknownFieldSet rule;
     if (!rule.ParseFromString(bytes)) continue;
@@ -151,7 +150,8 @@ bool BuildExplicit(const MethodDescriptor* method,
         path_template = value;
       }
       const FieldDescriptor* last = nullptr;
-      std::string getter = Getter(method->input_type(), field, &last);
+      std::string getter =
+          Getter(method->input_type(), field, protoc_release, &last);
       if (getter.empty() ||
           last->cpp_type() != FieldDescriptor::CPPTYPE_STRING) {
         *error = absl::StrCat(
@@ -178,13 +178,14 @@ bool BuildExplicit(const MethodDescriptor* method,
 }
 
 bool BuildImplicit(const MethodDescriptor* method,
-                   const std::vector<std::string>& rules, RoutingModel* model,
-                   std::string* error) {
+                   const std::vector<std::string>& rules, int protoc_release,
+                   RoutingModel* model, std::string* error) {
   std::vector<std::string> names;
   for (const std::string& bytes : rules) HttpRuleVariables(bytes, &names);
   for (const std::string& name : names) {
     const FieldDescriptor* last = nullptr;
-    std::string getter = Getter(method->input_type(), name, &last);
+    std::string getter =
+        Getter(method->input_type(), name, protoc_release, &last);
     if (getter.empty()) {
       *error = absl::StrCat(Where(method), "its google.api.http path names '",
                             name, "', which is not a singular field of ",
@@ -222,7 +223,7 @@ std::string Quote(const std::string& text) {
 }  // namespace
 
 bool BuildRoutingModel(const MethodDescriptor* method, RoutingModel* model,
-                       std::string* error) {
+                       std::string* error, int protoc_release) {
   // Client and bidi streams have no request when an attempt starts.
   if (method->client_streaming()) return true;
   UnknownFieldSet fields;
@@ -230,9 +231,11 @@ bool BuildRoutingModel(const MethodDescriptor* method, RoutingModel* model,
     return true;
   }
   std::vector<std::string> routing = BytesOf(fields, kRoutingExtensionNumber);
-  if (!routing.empty()) return BuildExplicit(method, routing, model, error);
-  return BuildImplicit(method, BytesOf(fields, kHttpExtensionNumber), model,
-                       error);
+  if (!routing.empty()) {
+    return BuildExplicit(method, routing, protoc_release, model, error);
+  }
+  return BuildImplicit(method, BytesOf(fields, kHttpExtensionNumber),
+                       protoc_release, model, error);
 }
 
 bool HasRouting(const FileModel& file) {

@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "src/generator/names.h"
+
 namespace stubkit {
 namespace generator {
 
@@ -39,8 +41,10 @@ struct RoutingModel {
 };
 
 // The routing of `method`; false with `*error` for a broken annotation.
+// `protoc_release` names the fields' accessors (see ProtobufFieldName).
 bool BuildRoutingModel(const google::protobuf::MethodDescriptor* method,
-                       RoutingModel* model, std::string* error);
+                       RoutingModel* model, std::string* error,
+                       int protoc_release = kDefaultProtocRelease);
 
 // Whether any method of `file` sends the header (its source needs the
 // includes).

@@ -5,7 +5,9 @@
 // google.api.routing annotation, else from the google.api.http path
 // variables, on every attempt (retries, async calls, streams); absent for
 // methods without annotations, for an empty routing annotation, and when
-// RoutingHeaderOption is off.
+// RoutingHeaderOption is off. Fields named with keywords
+// (protos/stubkit/testing/gen/keywords.proto) are read through protoc's
+// accessors.
 
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
@@ -18,6 +20,8 @@
 #include "absl/synchronization/mutex.h"
 #include "stubkit/clock.h"
 #include "stubkit/retry_options.h"
+#include "stubkit/testing/gen/keywords.grpc.pb.h"
+#include "stubkit/testing/gen/keywords.stubkit.h"
 #include "stubkit/testing/gen/routing.grpc.pb.h"
 #include "stubkit/testing/gen/routing.stubkit.h"
 
@@ -216,6 +220,80 @@ TEST_F(GeneratedRoutingTest, TheOptionTurnsItOff) {
   EXPECT_EQ(headers[1], kNone);
   EXPECT_EQ(headers[2], kNone);
   EXPECT_NE(headers[3], kNone);
+}
+
+// Records the header of every call, for keywords.proto.
+class KeywordsService : public ::keywords::v1::Keywords::Service {
+ public:
+  grpc::Status GetThing(grpc::ServerContext* context,
+                        const ::keywords::v1::KeywordRequest*,
+                        ::keywords::v1::Thing*) override {
+    return Record(context);
+  }
+  grpc::Status ReadThing(grpc::ServerContext* context,
+                         const ::keywords::v1::KeywordRequest*,
+                         ::keywords::v1::Thing*) override {
+    return Record(context);
+  }
+  std::vector<std::string> Headers() {
+    absl::MutexLock lock(&mu_);
+    return headers_;
+  }
+
+ private:
+  grpc::Status Record(grpc::ServerContext* context) {
+    auto it = context->client_metadata().find("x-goog-request-params");
+    absl::MutexLock lock(&mu_);
+    headers_.push_back(it == context->client_metadata().end()
+                           ? kNone
+                           : std::string(it->second.data(), it->second.size()));
+    return grpc::Status::OK;
+  }
+
+  absl::Mutex mu_;
+  std::vector<std::string> headers_;
+};
+
+// Path variables and routing parameters named with keywords of every class
+// reach the header with their values.
+TEST(GeneratedKeywordRoutingTest, FieldsNamedWithKeywords) {
+  KeywordsService service;
+  int port = 0;
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
+                           &port);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  ::keywords::v1::KeywordsClient client(grpc::CreateChannel(
+      "127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials()));
+  ::keywords::v1::KeywordRequest request;
+  request.set_delete_("d");
+  request.set_and_("a");
+  request.set_constexpr_("ce");
+  request.set_nullptr_("np");
+  request.set_requires("rq");
+  request.set_co_await("ca");
+  request.set_null("nl");
+  request.set_major("mj");
+  request.set_register_(3);
+  request.set_decltype_(4);
+  request.mutable_thread_local_()->set_char8_t("c8");
+  request.mutable_thread_local_()->set_co_yield("projects/p/x");
+  request.mutable_thread_local_()->set_class_("cl");
+  request.set_constinit("ci");
+  request.set_co_return("cr");
+  request.set_concept("cc");
+  ASSERT_TRUE(client.GetThing(request).ok());
+  ASSERT_TRUE(client.ReadThing(request).ok());
+  server->Shutdown();
+  EXPECT_EQ(service.Headers(),
+            (std::vector<std::string>{
+                "delete=d&and=a&constexpr=ce&nullptr=np&requires=rq"
+                "&co_await=ca&NULL=nl&major=mj&register=3&decltype=4"
+                "&thread_local.char8_t=c8",
+                "consteval=projects%2Fp&constinit=ci&co_return=cr&concept=cc"
+                "&thread_local.class=cl"}));
 }
 
 }  // namespace
