@@ -34,6 +34,9 @@ struct RoutingParam {
   std::string key;            // the header key
   std::string getter;         // "request.book().name()"
   std::string path_template;  // "" for the whole value
+  // When not "", the value is sent only if this holds: "request.has_a()"
+  // and the like, for an integer that is inside a message or has presence.
+  std::string condition;
 };
 
 struct RoutingModel {

@@ -5,9 +5,9 @@
 // google.api.routing annotation, else from the google.api.http path
 // variables, on every attempt (retries, async calls, streams); absent for
 // methods without annotations, for an empty routing annotation, and when
-// RoutingHeaderOption is off. Fields named with keywords
-// (protos/stubkit/testing/gen/keywords.proto) are read through protoc's
-// accessors.
+// RoutingHeaderOption is off. Integers are sent when set, 0 included; fields
+// named with keywords (protos/stubkit/testing/gen/keywords.proto) are read
+// through protoc's accessors.
 
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
@@ -65,6 +65,10 @@ class RoutedService : public ::routing::v1::Routed::Service {
   }
   grpc::Status Plain(grpc::ServerContext* context, const ReadRequest*,
                      ReadResponse*) override {
+    return Record(context);
+  }
+  grpc::Status GetShard(grpc::ServerContext* context, const ReadRequest*,
+                        ReadResponse*) override {
     return Record(context);
   }
 
@@ -191,16 +195,39 @@ TEST_F(GeneratedRoutingTest, ServerStreamingAttemptsCarryIt) {
                 "table_name=projects%2Fp%2Finstances%2Fi%2Ftables%2Ft"});
 }
 
-// Empty fields and zeros (proto3's unset) are left out; with none left,
-// there is no header.
-TEST_F(GeneratedRoutingTest, EmptyFieldsAreLeftOut) {
+// Empty strings are left out; an integer is sent, 0 too (an id 0 was
+// never sent): a proto3 integer without presence cannot be told unset.
+TEST_F(GeneratedRoutingTest, EmptyStringsAreLeftOutZeroIsSent) {
   ASSERT_NE(server_, nullptr);
   ReadRequest request;
   request.set_shard(0);
   ASSERT_TRUE(Client().GetTable(request).ok());
   request.set_shard(3);
   ASSERT_TRUE(Client().GetTable(request).ok());
-  EXPECT_EQ(service_.Headers(), (std::vector<std::string>{kNone, "shard=3"}));
+  EXPECT_EQ(service_.Headers(),
+            (std::vector<std::string>{"shard=0", "shard=3"}));
+}
+
+// Integers the code can tell are unset (a field with presence, one inside
+// an unset message) are left out; set to 0, they are sent (AIP-4222: a
+// field that is set is sent).
+TEST_F(GeneratedRoutingTest, IntegersAreSentWhenSetZeroIncluded) {
+  ASSERT_NE(server_, nullptr);
+  RoutedClient client = Client();
+  ReadRequest request;
+  ASSERT_TRUE(client.GetShard(request).ok());
+  request.set_replica(0);
+  ASSERT_TRUE(client.GetShard(request).ok());
+  request.mutable_table();
+  ASSERT_TRUE(client.GetShard(request).ok());
+  request.set_shard(5);
+  request.set_replica(2);
+  request.mutable_table()->set_generation(9);
+  ASSERT_TRUE(client.GetShard(request).ok());
+  EXPECT_EQ(service_.Headers(),
+            (std::vector<std::string>{"shard=0", "shard=0&replica=0",
+                                      "shard=0&replica=0&table.generation=0",
+                                      "shard=5&replica=2&table.generation=9"}));
 }
 
 // RoutingHeaderOption(false), for the client or for one call: no header.

@@ -47,6 +47,9 @@ struct RoutedMethods {
   static constexpr ::stubkit::MethodInfo kPlain{
       "routing.v1.Routed.Plain", ::stubkit::RpcKind::kUnary,
       ::stubkit::Idempotency::kNonIdempotent};
+  static constexpr ::stubkit::MethodInfo kGetShard{
+      "routing.v1.Routed.GetShard", ::stubkit::RpcKind::kUnary,
+      ::stubkit::Idempotency::kIdempotent};
 };
 
 // One attempt of each routing.v1.Routed RPC. Implemented by RoutedGrpcStub (the
@@ -102,6 +105,14 @@ class RoutedStub {
       ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::routing::v1::ReadRequest& request,
       ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) = 0;
+
+  virtual ::absl::StatusOr<::routing::v1::ReadResponse> GetShard(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request) = 0;
+  virtual void AsyncGetShard(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request,
+      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) = 0;
 };
 
 // Forwards every method to the stub below it. Override what you need.
@@ -152,6 +163,14 @@ class RoutedStubDecorator : public RoutedStub {
       ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::routing::v1::ReadRequest& request) override;
   void AsyncPlain(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request,
+      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) override;
+
+  ::absl::StatusOr<::routing::v1::ReadResponse> GetShard(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request) override;
+  void AsyncGetShard(
       ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::routing::v1::ReadRequest& request,
       ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) override;
@@ -216,6 +235,14 @@ class RoutedGrpcStub : public RoutedStub {
       const ::routing::v1::ReadRequest& request,
       ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) override;
 
+  ::absl::StatusOr<::routing::v1::ReadResponse> GetShard(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request) override;
+  void AsyncGetShard(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request,
+      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) override;
+
  private:
   ::std::unique_ptr<::routing::v1::Routed::StubInterface> grpc_stub_;
 };
@@ -267,6 +294,14 @@ class RoutedConnection {
       const ::stubkit::OptionsView& options,
       const ::routing::v1::ReadRequest& request) = 0;
   virtual void AsyncPlain(
+      const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request,
+      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) = 0;
+
+  virtual ::absl::StatusOr<::routing::v1::ReadResponse> GetShard(
+      const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request) = 0;
+  virtual void AsyncGetShard(
       const ::stubkit::OptionsView& options,
       const ::routing::v1::ReadRequest& request,
       ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) = 0;
@@ -368,6 +403,19 @@ class RoutedClient {
   void AsyncPlain(const ::routing::v1::ReadRequest& request,
                   ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done,
                   const ::stubkit::Options& call = {});
+
+  // Implicit, integers only: one without presence (always sent, 0 too),
+  // one with presence, one inside a message (sent when set).
+  ::absl::StatusOr<::routing::v1::ReadResponse> GetShard(
+      const ::routing::v1::ReadRequest& request,
+      const ::stubkit::Options& call = {});
+  // GetShard without blocking: retries wait on a timer, not a thread.
+  ::std::future<::absl::StatusOr<::routing::v1::ReadResponse>> AsyncGetShard(
+      const ::routing::v1::ReadRequest& request,
+      const ::stubkit::Options& call = {});
+  void AsyncGetShard(const ::routing::v1::ReadRequest& request,
+                     ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done,
+                     const ::stubkit::Options& call = {});
 
  private:
   ::stubkit::Options options_;
