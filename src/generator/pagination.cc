@@ -174,9 +174,12 @@ void PrintPaginationDeclarations(Printer& w, const FileModel& file,
 
 void PrintPaginationDefinitions(Printer& w, const FileModel& file,
                                 const ServiceModel& service) {
+  int method_index = -1;
   for (const MethodModel& method : service.methods) {
+    ++method_index;
     if (!method.pagination.paginated) continue;
-    const Printer::Vars vars = RangeVars(file, service, method);
+    Printer::Vars vars = RangeVars(file, service, method);
+    vars["method_index"] = absl::StrCat(method_index);
     w.Print("\n");
     // MRange of a deprecated M calls M: no warning for the generated code.
     if (method.deprecated) {
@@ -188,9 +191,11 @@ void PrintPaginationDefinitions(Printer& w, const FileModel& file,
     PrintTypeMember(w, vars, "using Item = $Item$", ";");
     w.Print(vars,
             "  return ::stubkit::internal::MakePageRange<Item>(\n"
-            "      ::std::move(request),\n"
-            "      [client = *this, call](const auto& page_request) mutable {\n"
-            "        return client.$Method$(page_request, call);\n"
+            "      ::std::move(request), call, "
+            "method_options_.View($method_index$, call, options_),\n"
+            "      [client = *this](const auto& page_request, "
+            "const auto& options) mutable {\n"
+            "        return client.$Method$(page_request, options);\n"
             "      },\n"
             "      [](auto& response) { return "
             "response.mutable_$items_field$(); });\n"
