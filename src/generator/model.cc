@@ -169,7 +169,8 @@ MethodModel BuildMethodModel(const MethodDescriptor* method,
   model.name = method->name();
   model.full_name = method->full_name();
   model.kind = KindOf(method);
-  model.idempotent = IsIdempotentByProto(method);
+  model.idempotency_reason = IdempotencyReason(method);
+  model.idempotent = !model.idempotency_reason.empty();
   model.deprecated = method->options().deprecated();
   model.request = QualifiedMessageName(method->input_type());
   model.response = QualifiedMessageName(method->output_type());
@@ -422,15 +423,21 @@ std::string CheckGrpcPrivateMembers(const ServiceDescriptor* service) {
 }
 
 bool IsIdempotentByProto(const MethodDescriptor* method) {
+  return !IdempotencyReason(method).empty();
+}
+
+std::string IdempotencyReason(const MethodDescriptor* method) {
   const MethodOptions& options = method->options();
-  if (options.idempotency_level() == MethodOptions::IDEMPOTENT ||
-      options.idempotency_level() == MethodOptions::NO_SIDE_EFFECTS) {
-    return true;
+  if (options.idempotency_level() == MethodOptions::IDEMPOTENT) {
+    return "idempotency_level = IDEMPOTENT";
+  }
+  if (options.idempotency_level() == MethodOptions::NO_SIDE_EFFECTS) {
+    return "idempotency_level = NO_SIDE_EFFECTS";
   }
   // Known or not to this binary, the http extension survives a round trip
   // through the wire format; read it as unknown fields.
   UnknownFieldSet fields;
-  if (!fields.ParseFromString(options.SerializeAsString())) return false;
+  if (!fields.ParseFromString(options.SerializeAsString())) return "";
   for (int i = 0; i < fields.field_count(); ++i) {
     const UnknownField& field = fields.field(i);
     if (field.number() != kHttpExtensionNumber ||
@@ -440,11 +447,12 @@ bool IsIdempotentByProto(const MethodDescriptor* method) {
     UnknownFieldSet rule;
     if (!rule.ParseFromString(field.length_delimited())) continue;
     for (int j = 0; j < rule.field_count(); ++j) {
-      int number = rule.field(j).number();
-      if (number == kHttpRuleGet || number == kHttpRulePut) return true;
+      const int number = rule.field(j).number();
+      if (number == kHttpRuleGet) return "its google.api.http get binding";
+      if (number == kHttpRulePut) return "its google.api.http put binding";
     }
   }
-  return false;
+  return "";
 }
 
 }  // namespace generator

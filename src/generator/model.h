@@ -29,6 +29,8 @@ struct MethodModel {
   std::string full_name;
   Kind kind;
   bool idempotent;
+  // Why the proto makes it idempotent (IdempotencyReason); "" when not.
+  std::string idempotency_reason;
   bool deprecated;
   std::string request;   // "::pkg::Req"
   std::string response;  // "::pkg::Resp"
@@ -66,6 +68,10 @@ bool BuildFileModel(const google::protobuf::FileDescriptor* file,
 // IDEMPOTENT` or `NO_SIDE_EFFECTS`, or a `google.api.http` rule whose
 // pattern is `get` or `put`.
 bool IsIdempotentByProto(const google::protobuf::MethodDescriptor* method);
+
+// Which of those marks it, for comments: "idempotency_level =
+// NO_SIDE_EFFECTS", "its google.api.http get binding", ...; "" when none.
+std::string IdempotencyReason(const google::protobuf::MethodDescriptor* method);
 
 // Every identifier protobuf and gRPC put at the namespace scope of
 // `package`, from `file` and the files it imports, mapped to a description

@@ -502,8 +502,8 @@ class PagesConnectionImpl : public PagesConnection {
   ::std::shared_ptr<PagesStub> stub_;
 };
 
-// Stands in for the connection of a PagesClient built from a connection with
-// DecoratorsOption, which only MakePagesConnection can apply.
+// Stands in for the connection of PagesClient when it is built from a
+// connection with DecoratorsOption, which only MakePagesConnection can apply.
 class PagesRefusingConnection : public PagesConnection {
  public:
   explicit PagesRefusingConnection(::absl::Status refusal)

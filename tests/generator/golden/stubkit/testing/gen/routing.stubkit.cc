@@ -583,8 +583,8 @@ class RoutedConnectionImpl : public RoutedConnection {
   ::std::shared_ptr<RoutedStub> stub_;
 };
 
-// Stands in for the connection of a RoutedClient built from a connection with
-// DecoratorsOption, which only MakeRoutedConnection can apply.
+// Stands in for the connection of RoutedClient when it is built from a
+// connection with DecoratorsOption, which only MakeRoutedConnection can apply.
 class RoutedRefusingConnection : public RoutedConnection {
  public:
   explicit RoutedRefusingConnection(::absl::Status refusal)
