@@ -79,6 +79,10 @@ class LroServer {
     std::lock_guard<std::mutex> lock(mu_);
     return ops_[name].poll_calls;
   }
+  int builds() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return next_id_;
+  }
   std::vector<std::string> cancelled() {
     std::lock_guard<std::mutex> lock(mu_);
     return cancelled_;
@@ -384,6 +388,11 @@ TEST_F(GeneratedLroTest, InvalidPollingPolicyIsRefused) {
 
   EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(result.status().message(), HasSubstr("time_limit"));
+  result = client.AsyncAwaitBuild(Target("app")).get();
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+  // Refused before the starting call (issue 22 item 7): no operation was
+  // created only to be left unawaited.
+  EXPECT_EQ(server_.builds(), 0);
 }
 
 // A sleeper that says when the polling loop starts to wait, and waits
