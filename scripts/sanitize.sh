@@ -25,6 +25,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+if [[ -n "${STUBKIT_PRINT_BUILD_DIRS:-}" ]]; then
+  echo "asan ${ASAN_BUILD_DIR:-build-asan}"
+  echo "tsan ${TSAN_BUILD_DIR:-build-tsan}"
+  exit 0
+fi
+
 scripts/install-deps.sh
 
 jobs="${JOBS:-2}"

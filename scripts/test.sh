@@ -9,28 +9,44 @@
 #   scripts/test.sh                # everything
 #   STUBKIT_FAST=1 scripts/test.sh # only the CMake build and ctest
 #   BUILD_DIR=/tmp/b scripts/test.sh
+#   STUBKIT_PRINT_BUILD_DIRS=1 scripts/test.sh   # print each step's build
+#                                  # tree and build nothing
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-scripts/install-deps.sh
-
+# BUILD_DIR is this script's main tree only: each step below gets its tree
+# explicitly, and no step inherits BUILD_DIR (fuzz.sh used to, and then
+# reconfigured the main tree with clang and its sanitizer flags).
 build_dir="${BUILD_DIR:-build}"
+unset BUILD_DIR
 jobs="${JOBS:-$(nproc)}"
-cmake -S . -B "${build_dir}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DSTUBKIT_BUILD_TESTS=ON -DSTUBKIT_BUILD_BENCHMARKS=ON \
-  -DSTUBKIT_BUILD_EXAMPLES=ON >/dev/null
-cmake --build "${build_dir}" -j "${jobs}"
+# With STUBKIT_PRINT_BUILD_DIRS set, the steps below only print their trees
+# (tests/scripts/build_dirs_test.sh checks them); each sub-script does the same.
+dry="${STUBKIT_PRINT_BUILD_DIRS:-}"
+
+if [[ -n "${dry}" ]]; then
+  echo "main ${build_dir}"
+else
+  scripts/install-deps.sh
+  cmake -S . -B "${build_dir}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DSTUBKIT_BUILD_TESTS=ON -DSTUBKIT_BUILD_BENCHMARKS=ON \
+    -DSTUBKIT_BUILD_EXAMPLES=ON >/dev/null
+  cmake --build "${build_dir}" -j "${jobs}"
+fi
 
 if [[ -z "${STUBKIT_FAST:-}" ]]; then
-  echo "== Bazel build and tests"
-  scripts/bazel-test.sh
+  if [[ -z "${dry}" ]]; then
+    echo "== Bazel build and tests"
+    scripts/bazel-test.sh
+  fi
   echo "== installed package and consumer project"
-  BUILD_DIR="${build_dir}" scripts/consumer-test.sh
+  CONSUMER_BUILD_DIR="${build_dir}" scripts/consumer-test.sh
   echo "== sanitizers"
   scripts/sanitize.sh
   echo "== fuzzing"
   FUZZ_SECONDS="${FUZZ_SECONDS:-20}" scripts/fuzz.sh
 fi
+[[ -n "${dry}" ]] && exit 0
 echo "== ctest"
 # --no-tests=error: a build that registered no tests must not pass.
 ctest --test-dir "${build_dir}" --output-on-failure --no-tests=error \
