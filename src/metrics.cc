@@ -15,6 +15,15 @@ size_t BucketOf(std::chrono::nanoseconds value) {
          kLatencyBucketBoundsMs.begin();
 }
 
+// fetch_add for an atomic<double> (C++20 has it; C++17 does not).
+void Add(std::atomic<double>& sum, std::chrono::nanoseconds value) {
+  const double add = static_cast<double>(value.count());
+  double old = sum.load(std::memory_order_relaxed);
+  while (
+      !sum.compare_exchange_weak(old, old + add, std::memory_order_relaxed)) {
+  }
+}
+
 }  // namespace
 
 MetricsCollector::Entry& MetricsCollector::EntryFor(absl::string_view method) {
@@ -50,13 +59,12 @@ void MetricsCollector::RecordCall(absl::string_view method, int attempts,
     // no delay (not a zero): the histogram describes the calls that waited.
     entry.retry_delay_buckets[BucketOf(retry_delay)].fetch_add(
         1, std::memory_order_relaxed);
-    entry.retry_delay_sum_ns.fetch_add(retry_delay.count(),
-                                       std::memory_order_relaxed);
+    Add(entry.retry_delay_sum_ns, retry_delay);
   }
   if (hedges > 0) entry.hedges.fetch_add(hedges, std::memory_order_relaxed);
   entry.stops[static_cast<int>(reason)].fetch_add(1, std::memory_order_relaxed);
   entry.buckets[BucketOf(latency)].fetch_add(1, std::memory_order_relaxed);
-  entry.latency_sum_ns.fetch_add(latency.count(), std::memory_order_relaxed);
+  Add(entry.latency_sum_ns, latency);
 }
 
 std::vector<MethodMetrics> MetricsCollector::Snapshot() const {
