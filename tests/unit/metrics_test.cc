@@ -411,5 +411,27 @@ TEST(MetricsCollectorTest, SmallSumsAreExact) {
   EXPECT_EQ(metrics.Snapshot()[0].latency_sum_ms, 1000 / 1e6);
 }
 
+// A96's grpc.client.call.retries and .hedges: per call with any, its count
+// by bucket (1, 2, 3, 4, 5, above); calls with none are not observed.
+TEST(MetricsCollectorTest, RetryAndHedgeCountHistograms) {
+  MetricsCollector metrics("dns:///backend:443");
+  EXPECT_EQ(metrics.target(), "dns:///backend:443");
+  for (int attempts : {1, 2, 3, 3, 7}) {
+    metrics.RecordCall("pkg.S.M", attempts, StopReason::kSuccess,
+                       nanoseconds(1));
+  }
+  metrics.RecordCall("pkg.S.M", 3, StopReason::kSuccess, nanoseconds(1),
+                     /*hedges=*/2);
+  const MethodMetrics m = metrics.Snapshot().at(0);
+  EXPECT_EQ(m.retries, 1 + 2 + 2 + 6);
+  EXPECT_EQ(
+      m.retries_buckets,
+      (std::array<int64_t, kCountBucketBounds.size() + 1>{1, 2, 0, 0, 0, 1}));
+  EXPECT_EQ(m.hedges, 2);
+  EXPECT_EQ(
+      m.hedges_buckets,
+      (std::array<int64_t, kCountBucketBounds.size() + 1>{0, 1, 0, 0, 0, 0}));
+}
+
 }  // namespace
 }  // namespace stubkit
