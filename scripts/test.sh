@@ -3,8 +3,10 @@
 # generator, integration, reliability, fuzz-corpus replay, demo and
 # benchmark smoke runs), a consumer project built against the installed
 # package, the Bazel build's tests, the ASan+UBSan and TSan passes, and each
-# fuzz target for a bounded time. Works on a fresh clone of a fresh Debian 12
-# machine; about 30 minutes on 2 cores from scratch.
+# fuzz target for a bounded time. Both supported compilers and standards
+# build and run the tests: the main build is GCC in C++17, the ASan+UBSan
+# pass clang 14 in C++20 (scripts/sanitize.sh). Works on a fresh clone of a
+# fresh Debian 12 machine; 30-37 minutes on 2 cores from scratch.
 #
 #   scripts/test.sh                # everything
 #   STUBKIT_FAST=1 scripts/test.sh # only the CMake build and ctest
