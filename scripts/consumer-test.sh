@@ -8,16 +8,21 @@
 #   scripts/consumer-test.sh
 #
 # Environment:
-#   BUILD_DIR   where stubkit itself is built (default build-install); an
+#   CONSUMER_BUILD_DIR   where stubkit itself is built (default build-install); an
 #               existing build tree of the main build may be reused
 #   JOBS        parallel jobs (default 2)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source_dir="$(pwd)"
 
+if [[ -n "${STUBKIT_PRINT_BUILD_DIRS:-}" ]]; then
+  echo "consumer ${CONSUMER_BUILD_DIR:-build-install}"
+  exit 0
+fi
+
 scripts/install-deps.sh
 
-build_dir="${BUILD_DIR:-build-install}"
+build_dir="${CONSUMER_BUILD_DIR:-build-install}"
 jobs="${JOBS:-2}"
 work="$(mktemp -d "${TMPDIR:-/tmp}/stubkit-consumer.XXXXXX")"
 trap 'rm -rf "${work}"' EXIT

@@ -12,18 +12,24 @@
 #   FUZZ_JOBS=2 FUZZ_SECONDS=3600 scripts/fuzz.sh options   # an hour, 2 cores
 #
 # Environment:
-#   BUILD_DIR      build tree (default build-fuzz)
+#   FUZZ_BUILD_DIR build tree (default build-fuzz; its own, as its
+#                  compiler and flags are not the main build's)
 #   FUZZ_SECONDS   time per target (default 30)
 #   FUZZ_JOBS      parallel fuzzing processes per target (default 1)
 #   FUZZ_WORK      where the growing corpus and crash inputs go
-#                  (default $BUILD_DIR/fuzz-work; the seeds are never modified)
+#                  (default $FUZZ_BUILD_DIR/fuzz-work; the seeds are never modified)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+if [[ -n "${STUBKIT_PRINT_BUILD_DIRS:-}" ]]; then
+  echo "fuzz ${FUZZ_BUILD_DIR:-build-fuzz}"
+  exit 0
+fi
 
 STUBKIT_EXTRA_PACKAGES="clang-14 libclang-rt-14-dev ${STUBKIT_EXTRA_PACKAGES:-}" \
   scripts/install-deps.sh
 
-build_dir="$(realpath -m "${BUILD_DIR:-build-fuzz}")"
+build_dir="$(realpath -m "${FUZZ_BUILD_DIR:-build-fuzz}")"
 seconds="${FUZZ_SECONDS:-30}"
 fuzz_jobs="${FUZZ_JOBS:-1}"
 work="$(realpath -m "${FUZZ_WORK:-${build_dir}/fuzz-work}")"

@@ -5,7 +5,12 @@
 #   scripts/sanitize.sh asan       # AddressSanitizer + UndefinedBehaviorSanitizer:
 #                                  # the whole ctest suite (unit, generator,
 #                                  # integration, reliability, fuzz corpus
-#                                  # replay, demo) in build-asan/
+#                                  # replay, demo, snippets, strict-warning
+#                                  # compile of headers and generated code)
+#                                  # in build-asan/, built with clang 14 in
+#                                  # C++20: the main build is GCC in C++17,
+#                                  # so CI builds and runs every test with
+#                                  # both compilers and both standards
 #   scripts/sanitize.sh tsan       # ThreadSanitizer: the runtime's concurrent
 #                                  # parts over a fake transport
 #                                  # (stubkit_runtime_concurrency_test) and
@@ -25,7 +30,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-scripts/install-deps.sh
+if [[ -n "${STUBKIT_PRINT_BUILD_DIRS:-}" ]]; then
+  echo "asan ${ASAN_BUILD_DIR:-build-asan}"
+  echo "tsan ${TSAN_BUILD_DIR:-build-tsan}"
+  exit 0
+fi
+
+# clang 14 and its sanitizer runtimes, for the ASan pass.
+STUBKIT_EXTRA_PACKAGES="clang-14 libclang-rt-14-dev ${STUBKIT_EXTRA_PACKAGES:-}" \
+  scripts/install-deps.sh
 
 jobs="${JOBS:-2}"
 passes=("$@")
@@ -35,6 +48,11 @@ status=0
 configure() {  # <build dir> <sanitizers> [cmake args...]
   local dir="$1" sanitizers="$2"
   shift 2
+  # A tree configured with another compiler cannot switch: start afresh.
+  if [[ -f "${dir}/CMakeCache.txt" ]] &&
+     ! grep -qx "CMAKE_CXX_COMPILER:[A-Z]*=$(command -v "${CXX:-c++}")" "${dir}/CMakeCache.txt"; then
+    rm -rf "${dir}"
+  fi
   cmake -S . -B "${dir}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DSTUBKIT_SANITIZE="${sanitizers}" -DSTUBKIT_BUILD_TESTS=ON \
     -DSTUBKIT_BUILD_BENCHMARKS=OFF "$@" >/dev/null
@@ -46,7 +64,8 @@ for pass in "${passes[@]}"; do
     asan)
       dir="${ASAN_BUILD_DIR:-build-asan}"
       echo "== sanitize: ASan+UBSan build in ${dir}"
-      configure "${dir}" address,undefined -DSTUBKIT_BUILD_EXAMPLES=ON
+      CXX=clang++-14 CC=clang-14 configure "${dir}" address,undefined \
+        -DSTUBKIT_BUILD_EXAMPLES=ON -DCMAKE_CXX_STANDARD=20
       cmake --build "${dir}" -j "${jobs}"
       built=$(date +%s)
       echo "== sanitize: ASan+UBSan ctest (built in $((built - start)) s)"

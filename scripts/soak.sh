@@ -9,11 +9,11 @@
 # A failure prints each failing seed and a one-line replay command
 # (STUBKIT_SIM_SEED=<n> <binary>).
 #
-# Environment: BUILD_DIR (default build-soak, RelWithDebInfo), JOBS.
+# Environment: SOAK_BUILD_DIR (default build-soak, RelWithDebInfo), JOBS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-dir="${BUILD_DIR:-build-soak}"
+dir="${SOAK_BUILD_DIR:-build-soak}"
 jobs="${JOBS:-2}"
 scenarios="${SOAK_SCENARIOS:-1000000}"
 seconds="${SOAK_SECONDS:-1800}"

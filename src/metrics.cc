@@ -15,6 +15,22 @@ size_t BucketOf(std::chrono::nanoseconds value) {
          kLatencyBucketBoundsMs.begin();
 }
 
+size_t CountBucketOf(int count) {
+  return static_cast<size_t>(std::lower_bound(kCountBucketBounds.begin(),
+                                              kCountBucketBounds.end(),
+                                              static_cast<int64_t>(count)) -
+                             kCountBucketBounds.begin());
+}
+
+// fetch_add for an atomic<double> (C++20 has it; C++17 does not).
+void Add(std::atomic<double>& sum, std::chrono::nanoseconds value) {
+  const double add = static_cast<double>(value.count());
+  double old = sum.load(std::memory_order_relaxed);
+  while (
+      !sum.compare_exchange_weak(old, old + add, std::memory_order_relaxed)) {
+  }
+}
+
 }  // namespace
 
 MetricsCollector::Entry& MetricsCollector::EntryFor(absl::string_view method) {
@@ -46,17 +62,22 @@ void MetricsCollector::RecordCall(absl::string_view method, int attempts,
   const int retries = attempts > 1 ? attempts - 1 - hedges : 0;
   if (retries > 0) {
     entry.retries.fetch_add(retries, std::memory_order_relaxed);
+    entry.retries_buckets[CountBucketOf(retries)].fetch_add(
+        1, std::memory_order_relaxed);
     // As A96 does for the retry count, a call that never retried reports
     // no delay (not a zero): the histogram describes the calls that waited.
     entry.retry_delay_buckets[BucketOf(retry_delay)].fetch_add(
         1, std::memory_order_relaxed);
-    entry.retry_delay_sum_ns.fetch_add(retry_delay.count(),
-                                       std::memory_order_relaxed);
+    Add(entry.retry_delay_sum_ns, retry_delay);
   }
-  if (hedges > 0) entry.hedges.fetch_add(hedges, std::memory_order_relaxed);
+  if (hedges > 0) {
+    entry.hedges.fetch_add(hedges, std::memory_order_relaxed);
+    entry.hedges_buckets[CountBucketOf(hedges)].fetch_add(
+        1, std::memory_order_relaxed);
+  }
   entry.stops[static_cast<int>(reason)].fetch_add(1, std::memory_order_relaxed);
   entry.buckets[BucketOf(latency)].fetch_add(1, std::memory_order_relaxed);
-  entry.latency_sum_ns.fetch_add(latency.count(), std::memory_order_relaxed);
+  Add(entry.latency_sum_ns, latency);
 }
 
 std::vector<MethodMetrics> MetricsCollector::Snapshot() const {
@@ -69,6 +90,12 @@ std::vector<MethodMetrics> MetricsCollector::Snapshot() const {
     m.attempts = entry->attempts.load(std::memory_order_relaxed);
     m.retries = entry->retries.load(std::memory_order_relaxed);
     m.hedges = entry->hedges.load(std::memory_order_relaxed);
+    for (size_t i = 0; i < m.retries_buckets.size(); ++i) {
+      m.retries_buckets[i] =
+          entry->retries_buckets[i].load(std::memory_order_relaxed);
+      m.hedges_buckets[i] =
+          entry->hedges_buckets[i].load(std::memory_order_relaxed);
+    }
     for (int i = 0; i < kStopReasonCount; ++i) {
       m.stops[i] = entry->stops[i].load(std::memory_order_relaxed);
     }

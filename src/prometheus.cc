@@ -10,6 +10,7 @@
 #include <limits>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace stubkit {
 
@@ -28,84 +29,91 @@ prometheus::MetricFamily Family(std::string name, std::string help,
   return family;
 }
 
-// A histogram of `buckets` (counts per kLatencyBucketBoundsMs bucket, the
-// last one above every bound) and their sum in milliseconds, in seconds.
-prometheus::ClientMetric Histogram(
-    prometheus::ClientMetric::Label method,
-    const std::array<int64_t, kLatencyBucketBoundsMs.size() + 1>& buckets,
-    double sum_ms) {
+using Labels = std::vector<prometheus::ClientMetric::Label>;
+
+// A histogram of `buckets` (counts per bucket of `bounds`, then one above
+// every bound), with `sum`; each bound is divided by `scale` (ms -> s).
+template <size_t N, typename Bound, size_t M>
+prometheus::ClientMetric Histogram(Labels labels,
+                                   const std::array<int64_t, N>& buckets,
+                                   const std::array<Bound, M>& bounds,
+                                   double scale, double sum) {
+  static_assert(N == M + 1, "one bucket above the last bound");
   prometheus::ClientMetric histogram;
-  histogram.label = {std::move(method)};
+  histogram.label = std::move(labels);
   uint64_t cumulative = 0;
   for (size_t i = 0; i < buckets.size(); ++i) {
     cumulative += static_cast<uint64_t>(buckets[i]);
     // The last bucket is the one above every bound: +Inf.
-    double bound = i < kLatencyBucketBoundsMs.size()
-                       ? kLatencyBucketBoundsMs[i] / 1000
-                       : std::numeric_limits<double>::infinity();
+    double bound = i < bounds.size() ? static_cast<double>(bounds[i]) / scale
+                                     : std::numeric_limits<double>::infinity();
     histogram.histogram.bucket.push_back({cumulative, bound});
   }
   // The count is the buckets' total, so that it matches the +Inf bucket
   // even when a call is recorded while the snapshot is taken.
   histogram.histogram.sample_count = cumulative;
-  histogram.histogram.sample_sum = sum_ms / 1000;
+  histogram.histogram.sample_sum = sum;
   return histogram;
 }
 
 }  // namespace
 
 std::vector<prometheus::MetricFamily> ToPrometheus(
-    const std::vector<MethodMetrics>& snapshot) {
-  auto retries = Family("grpc_client_call_retries_total",
-                        "Attempts sent after an earlier one failed, summed "
-                        "over calls.",
-                        prometheus::MetricType::Counter);
-  auto hedges = Family("grpc_client_call_hedges_total",
-                       "Attempts a hedged call sent beside its first, summed "
-                       "over calls.",
-                       prometheus::MetricType::Counter);
+    const std::vector<MethodMetrics>& snapshot, absl::string_view target) {
+  // gRFC A96's instruments, named as OpenTelemetry's Prometheus exporter
+  // names them (dots to underscores, unit "s" as "_seconds").
+  auto retries = Family("grpc_client_call_retries",
+                        "A96 grpc.client.call.retries: per call that "
+                        "retried, the number of retries.",
+                        prometheus::MetricType::Histogram);
+  auto hedges = Family("grpc_client_call_hedges",
+                       "A96 grpc.client.call.hedges: per call that hedged, "
+                       "the number of hedges.",
+                       prometheus::MetricType::Histogram);
   auto retry_delay = Family("grpc_client_call_retry_delay_seconds",
-                            "Per call that retried, the total time it waited "
-                            "between attempts.",
+                            "A96 grpc.client.call.retry_delay: per call that "
+                            "retried, the total time it waited between "
+                            "attempts.",
                             prometheus::MetricType::Histogram);
+  // stubkit's own.
   auto calls = Family("stubkit_client_calls_total",
                       "Finished calls by method and stop reason.",
                       prometheus::MetricType::Counter);
   auto duration = Family("stubkit_client_call_duration_seconds",
                          "Whole-call latency, retries and waits included.",
                          prometheus::MetricType::Histogram);
+  const std::string target_label =
+      target.empty() ? std::string("other") : std::string(target);
   for (const MethodMetrics& m : snapshot) {
-    prometheus::ClientMetric::Label method{"method", m.method};
-
-    prometheus::ClientMetric retry;
-    retry.label = {method};
-    retry.counter.value = static_cast<double>(m.retries);
-    retries.metric.push_back(std::move(retry));
-
-    prometheus::ClientMetric hedge;
-    hedge.label = {method};
-    hedge.counter.value = static_cast<double>(m.hedges);
-    hedges.metric.push_back(std::move(hedge));
-
-    retry_delay.metric.push_back(
-        Histogram(method, m.retry_delay_buckets, m.retry_delay_sum_ms));
+    const Labels labels = {{"grpc_method", m.method},
+                           {"grpc_target", target_label}};
+    retries.metric.push_back(Histogram(labels, m.retries_buckets,
+                                       kCountBucketBounds, 1,
+                                       static_cast<double>(m.retries)));
+    hedges.metric.push_back(Histogram(labels, m.hedges_buckets,
+                                      kCountBucketBounds, 1,
+                                      static_cast<double>(m.hedges)));
+    retry_delay.metric.push_back(Histogram(labels, m.retry_delay_buckets,
+                                           kLatencyBucketBoundsMs, 1000,
+                                           m.retry_delay_sum_ms / 1000));
 
     // Every reason, zeros included, so that rate() sees a series from its
     // first scrape.
     for (int i = 0; i < kStopReasonCount; ++i) {
       prometheus::ClientMetric stop;
-      stop.label = {method,
-                    {"stop_reason",
-                     std::string(PrometheusLabel(static_cast<StopReason>(i)))}};
-      stop.counter.value = static_cast<double>(m.stops[i]);
+      stop.label = labels;
+      stop.label.push_back({"stop_reason", std::string(PrometheusLabel(
+                                               static_cast<StopReason>(i)))});
+      stop.counter.value = static_cast<double>(m.stops[static_cast<size_t>(i)]);
       calls.metric.push_back(std::move(stop));
     }
 
-    duration.metric.push_back(
-        Histogram(method, m.latency_buckets, m.latency_sum_ms));
+    duration.metric.push_back(Histogram(labels, m.latency_buckets,
+                                        kLatencyBucketBoundsMs, 1000,
+                                        m.latency_sum_ms / 1000));
   }
-  return {std::move(retries), std::move(calls), std::move(duration),
-          std::move(hedges), std::move(retry_delay)};
+  return {std::move(retries), std::move(hedges), std::move(retry_delay),
+          std::move(calls), std::move(duration)};
 }
 
 }  // namespace stubkit

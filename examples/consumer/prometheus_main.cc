@@ -12,7 +12,8 @@
 #include "stubkit/prometheus.h"
 
 int main() {
-  auto metrics = std::make_shared<stubkit::MetricsCollector>();
+  auto metrics =
+      std::make_shared<stubkit::MetricsCollector>("dns:///greeter:50051");
   metrics->RecordCall("greeter.Greeter.SayHello", 2,
                       stubkit::StopReason::kSuccess,
                       std::chrono::milliseconds(3));
@@ -20,7 +21,10 @@ int main() {
   std::string text =
       prometheus::TextSerializer().Serialize(collectable.Collect());
   std::cout << text;
+  // gRFC A96's grpc.client.call.retries, labelled grpc_method and
+  // grpc_target.
   const std::string expected =
-      "grpc_client_call_retries_total{method=\"greeter.Greeter.SayHello\"} 1";
+      "grpc_client_call_retries_sum{grpc_method=\"greeter.Greeter.SayHello\","
+      "grpc_target=\"dns:///greeter:50051\"} 1";
   return text.find(expected) == std::string::npos ? 1 : 0;
 }

@@ -9,9 +9,15 @@
 // longer describe what the server sees. These helpers make channels with
 // `GRPC_ARG_ENABLE_RETRIES` set to 0, so stubkit is the only retry layer:
 //
+// ```cpp
+// #include "demo/key_value.stubkit.h"  // protos/demo/key_value.proto
+//
+// demo::KeyValueClient MakeClient() {
 //   auto channel = stubkit::CreateChannel("localhost:50051",
 //                                         grpc::InsecureChannelCredentials());
-//   demo::EchoClient client(channel);
+//   return demo::KeyValueClient(channel);
+// }
+// ```
 //
 // This also turns off gRPC's transparent retries (resending an RPC that never
 // reached the server), and on purpose. What gRPC 1.51 does:

@@ -5,13 +5,25 @@
 // Set one on a client (or share one across clients) and read it whenever
 // you like:
 //
-//   auto metrics = std::make_shared<stubkit::MetricsCollector>();
-//   auto options = stubkit::Options{}.set<stubkit::MetricsOption>(metrics);
-//   ...
-//   for (const stubkit::MethodMetrics& m : metrics->Snapshot()) {
+// ```cpp
+// #include <iostream>
+// #include <memory>
+//
+// #include "stubkit/stubkit.h"
+//
+// stubkit::Options WithMetrics(
+//     const std::shared_ptr<stubkit::MetricsCollector>& metrics) {
+//   return stubkit::Options{}.set<stubkit::MetricsOption>(metrics);
+// }
+//
+// void Print(const stubkit::MetricsCollector& metrics) {
+//   for (const stubkit::MethodMetrics& m : metrics.Snapshot()) {
 //     std::cout << m.method << ": " << m.calls << " calls, " << m.retries
-//               << " retries, " << m.stops[StopReasonIndex(kExhausted)] ...;
+//               << " retries, " << m.stopped(stubkit::StopReason::kExhausted)
+//               << " gave up with the retry policy exhausted\n";
 //   }
+// }
+// ```
 //
 // The snapshot holds plain numbers with cumulative semantics (counters only
 // grow, the histogram has fixed bucket bounds plus sum and count), which is
@@ -27,6 +39,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -45,6 +58,10 @@ inline constexpr std::array<double, 18> kLatencyBucketBoundsMs = {
     0.5, 1,    2,    5,    10,    20,    50,    100,    200,
     500, 1000, 2000, 5000, 10000, 30000, 60000, 300000, 1800000};
 
+// gRFC A96's recommended bucket bounds for the per-call retry and hedge
+// counts; one more bucket counts the calls above the last bound.
+inline constexpr std::array<int64_t, 5> kCountBucketBounds = {1, 2, 3, 4, 5};
+
 struct MethodMetrics {
   std::string method;
   int64_t calls = 0;
@@ -55,6 +72,12 @@ struct MethodMetrics {
   // retries + hedges.
   int64_t retries = 0;
   int64_t hedges = 0;
+  // A96's grpc.client.call.retries and grpc.client.call.hedges histograms:
+  // per call that retried (hedged), how many retries (hedges) it made, by
+  // bucket of kCountBucketBounds. A call with none is not observed (A96
+  // reports no 0); `retries` and `hedges` above are their sums.
+  std::array<int64_t, kCountBucketBounds.size() + 1> retries_buckets{};
+  std::array<int64_t, kCountBucketBounds.size() + 1> hedges_buckets{};
   // Calls by how they ended, indexed by `static_cast<int>(StopReason)`.
   std::array<int64_t, kStopReasonCount> stops{};
   // Whole-call latency: counts per bucket (see kLatencyBucketBoundsMs).
@@ -67,13 +90,17 @@ struct MethodMetrics {
   double retry_delay_sum_ms = 0;
 
   int64_t stopped(StopReason reason) const {
-    return stops[static_cast<int>(reason)];
+    return stops[static_cast<size_t>(reason)];
   }
 };
 
 class MetricsCollector {
  public:
   MetricsCollector() = default;
+  // `target`: the channel's target (what was given to CreateChannel, e.g.
+  // "dns:///backend:443"), exported as A96's grpc.target label. A collector
+  // shared by clients of several targets has none ("other").
+  explicit MetricsCollector(std::string target) : target_(std::move(target)) {}
   MetricsCollector(const MetricsCollector&) = delete;
   MetricsCollector& operator=(const MetricsCollector&) = delete;
 
@@ -89,6 +116,8 @@ class MetricsCollector {
   // A consistent-enough copy of every method's figures, sorted by name.
   std::vector<MethodMetrics> Snapshot() const;
 
+  const std::string& target() const { return target_; }
+
  private:
   struct Entry {
     explicit Entry(absl::string_view method) : name(method) {}
@@ -97,13 +126,22 @@ class MetricsCollector {
     std::atomic<int64_t> attempts{0};
     std::atomic<int64_t> retries{0};
     std::atomic<int64_t> hedges{0};
+    std::array<std::atomic<int64_t>, kCountBucketBounds.size() + 1>
+        retries_buckets{};
+    std::array<std::atomic<int64_t>, kCountBucketBounds.size() + 1>
+        hedges_buckets{};
     std::array<std::atomic<int64_t>, kStopReasonCount> stops{};
     std::array<std::atomic<int64_t>, kLatencyBucketBoundsMs.size() + 1>
         buckets{};
-    std::atomic<int64_t> latency_sum_ns{0};
+    // Sums in floating-point nanoseconds: an int64 wrapped after 292 years
+    // of summed latency (107 days at 10k calls/s of 100 ms), and Prometheus
+    // then saw `_sum` go negative. A double cannot wrap, is exact below
+    // 2^53 ns (104 days of summed latency), and keeps 16 significant
+    // digits after that.
+    std::atomic<double> latency_sum_ns{0};
     std::array<std::atomic<int64_t>, kLatencyBucketBoundsMs.size() + 1>
         retry_delay_buckets{};
-    std::atomic<int64_t> retry_delay_sum_ns{0};
+    std::atomic<double> retry_delay_sum_ns{0};
   };
   // Lock-free on a hit: see kCacheSlots.
   Entry& EntryFor(absl::string_view method);
@@ -119,6 +157,7 @@ class MetricsCollector {
   static constexpr size_t kCacheSlots = 64;
   std::array<std::atomic<Entry*>, kCacheSlots> cache_{};
 
+  const std::string target_;
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::unique_ptr<Entry>> entries_
       ABSL_GUARDED_BY(mu_);

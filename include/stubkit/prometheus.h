@@ -8,43 +8,49 @@
 // prometheus::Collectable whose Collect() takes a Snapshot() at scrape time
 // and turns it into metric families. Nothing is added to a call's path.
 //
-//   auto metrics = std::make_shared<stubkit::MetricsCollector>();
-//   auto options = stubkit::Options{}.set<stubkit::MetricsOption>(metrics);
-//   ...
-//   prometheus::Exposer exposer("127.0.0.1:9464");
-//   auto collectable =
-//       std::make_shared<stubkit::PrometheusCollectable>(metrics);
-//   exposer.RegisterCollectable(collectable);  // beside your own Registry
+// ```cpp
+// #include <prometheus/exposer.h>
+//
+// #include <memory>
+//
+// #include "stubkit/prometheus.h"
+// #include "stubkit/stubkit.h"
+//
+// // Link stubkit::prometheus and prometheus-cpp::pull (the Exposer).
+// void Export(prometheus::Exposer& exposer,
+//             const std::shared_ptr<stubkit::MetricsCollector>& metrics) {
+//   exposer.RegisterCollectable(
+//       std::make_shared<stubkit::PrometheusCollectable>(metrics));
+// }
+// ```
 //
 // prometheus-cpp 1.0's Registry only holds its own families, so the
 // collectable is registered where a Registry is (Exposer, Gateway), not in
-// one. Families, each labelled by `method` (the full gRPC method name):
+// one. Every series is labelled `grpc_method` (the full gRPC method name)
+// and `grpc_target` (the collector's target, or "other"): gRFC A96's
+// grpc.method and grpc.target. The families, A96's first:
 //
-//   grpc_client_call_retries_total      counter: attempts sent after an
-//                                       earlier one failed, summed over
-//                                       calls (the sum of gRPC A96's
-//                                       grpc.client.call.retries histogram;
-//                                       the collector keeps no per-call
-//                                       distribution of counts)
-//   grpc_client_call_hedges_total       counter: attempts hedged calls sent
-//                                       beside their first (the sum of A96's
-//                                       grpc.client.call.hedges; a hedged
-//                                       call makes no retries)
+//   grpc_client_call_retries            A96 grpc.client.call.retries:
+//                                       histogram, per call that retried,
+//                                       of its retries (buckets 1..5)
+//   grpc_client_call_hedges             A96 grpc.client.call.hedges: the
+//                                       same for hedges (a hedged call
+//                                       makes no retries)
 //   grpc_client_call_retry_delay_seconds
-//                                       histogram of A96's
-//                                       grpc.client.call.retry_delay: per
-//                                       call that retried, the total time it
-//                                       waited between attempts (backoff,
-//                                       server hints, the throttle's waiting
-//                                       mode), buckets kLatencyBucketBoundsMs
-//   stubkit_client_calls_total          counter, also labelled `stop_reason`
-//                                       (success, permanent_error,
-//                                       non_idempotent, exhausted, deadline,
-//                                       throttled, cancelled,
-//                                       invalid_argument)
+//                                       A96 grpc.client.call.retry_delay:
+//                                       histogram, per call that retried,
+//                                       of the total time it waited between
+//                                       attempts (backoff, server hints,
+//                                       the throttle's waiting mode)
+//   stubkit_client_calls_total          stubkit's: counter, also labelled
+//                                       `stop_reason` (success,
+//                                       permanent_error, non_idempotent,
+//                                       exhausted, deadline, throttled,
+//                                       cancelled, invalid_argument)
 //   stubkit_client_call_duration_seconds
-//                                       histogram of whole-call latency,
-//                                       buckets kLatencyBucketBoundsMs
+//                                       stubkit's: histogram of whole-call
+//                                       latency, buckets
+//                                       kLatencyBucketBoundsMs
 
 #ifndef STUBKIT_PROMETHEUS_H_
 #define STUBKIT_PROMETHEUS_H_
@@ -64,9 +70,10 @@ namespace stubkit {
 // The `stop_reason` label's value: "success", "exhausted", ...
 absl::string_view PrometheusLabel(StopReason reason);
 
-// The metric families for one snapshot (see the list above).
+// The metric families for one snapshot (see the list above); `target` is
+// the grpc_target label ("other" when empty).
 std::vector<prometheus::MetricFamily> ToPrometheus(
-    const std::vector<MethodMetrics>& snapshot);
+    const std::vector<MethodMetrics>& snapshot, absl::string_view target = {});
 
 class PrometheusCollectable final : public prometheus::Collectable {
  public:
@@ -75,7 +82,7 @@ class PrometheusCollectable final : public prometheus::Collectable {
       : metrics_(std::move(metrics)) {}
 
   std::vector<prometheus::MetricFamily> Collect() const override {
-    return ToPrometheus(metrics_->Snapshot());
+    return ToPrometheus(metrics_->Snapshot(), metrics_->target());
   }
 
  private:

@@ -119,8 +119,12 @@ class RetryThrottle {
   bool RetryAllowed() const;
 
   double tokens() const;
-  double max_tokens() const { return max_milli_ / 1000.0; }
-  double token_ratio() const { return ratio_milli_ / 1000.0; }
+  double max_tokens() const {
+    return static_cast<double>(max_milli_) / 1000.0;
+  }
+  double token_ratio() const {
+    return static_cast<double>(ratio_milli_) / 1000.0;
+  }
   const absl::Status& status() const { return status_; }
 
   // Whether this throttle is in waiting mode.

@@ -5,19 +5,31 @@
 // stubkit returns `absl::Status` / `absl::StatusOr<T>`. A gRPC error keeps its
 // code and message; the server's binary error details (the serialized
 // `google.rpc.Status` of `grpc::Status::error_details()`) travel as a payload
-// and convert back losslessly:
+// and convert back losslessly. When the retry loop gives up it appends a
+// human-readable summary to the message (the code stays the last
+// attempt's) and attaches a machine-readable one:
 //
+// ```cpp
+// #include <optional>
+// #include <string>
+//
+// #include "stubkit/stubkit.h"
+//
+// grpc::Status RoundTrip(const grpc::Status& grpc_status) {
 //   absl::Status status = stubkit::FromGrpcStatus(grpc_status);
 //   std::optional<std::string> details = stubkit::GetErrorDetails(status);
-//   grpc::Status again = stubkit::ToGrpcStatus(status);  // same details
+//   return stubkit::ToGrpcStatus(status);  // the same details
+// }
 //
-// When the retry loop gives up it appends a human-readable summary to the
-// message and attaches a machine-readable one:
-//
-//   "backend down [stubkit: gave up: retry policy exhausted after 4 attempts
-//    over 7.1s]"
+// // status.message() of a call that retried and gave up, e.g.
+// // "backend down [stubkit: gave up: retry policy exhausted (at most 3
+// // retries); 4 attempts over 7.1s]".
+// bool RetriedAndGaveUp(const absl::Status& status) {
 //   std::optional<stubkit::RetrySummary> s = stubkit::GetRetrySummary(status);
-//   s->stop_reason == stubkit::StopReason::kExhausted; s->attempts == 4;
+//   return s && s->stop_reason == stubkit::StopReason::kExhausted &&
+//          s->attempts > 1;
+// }
+// ```
 
 #ifndef STUBKIT_STATUS_H_
 #define STUBKIT_STATUS_H_

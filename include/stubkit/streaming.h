@@ -8,15 +8,28 @@
 // that is resumed only through a per-method resume hook, which rewrites the
 // request from the last response the reader saw:
 //
-//   auto options = stubkit::Options{}.set<demo::LogClient::TailResumeOption>(
-//       [](const demo::Entry& last, demo::TailRequest& request) {
-//         request.set_start_after(last.sequence());
+// ```cpp
+// #include "stubkit/testing/streams.stubkit.h"  // protos/stubkit/testing/
+//
+// using stubkit::testing::Item;
+// using stubkit::testing::RangeRequest;
+// using stubkit::testing::StreamServiceClient;
+//
+// int64_t Sum(StreamServiceClient& client, const RangeRequest& request) {
+//   auto options = stubkit::Options{}.set<StreamServiceClient::RangeResumeOption>(
+//       [](const Item& last, RangeRequest& resumed) {
+//         const int next = last.value() + 1;  // continue after `last`
+//         resumed.set_count(resumed.start() + resumed.count() - next);
+//         resumed.set_start(next);
 //         return true;  // false: do not resume, report the error
 //       });
-//   stubkit::StreamReader<demo::Entry> reader = client.Tail(request, options);
-//   demo::Entry entry;
-//   while (reader.Read(&entry)) Use(entry);
-//   absl::Status status = reader.Finish();
+//   stubkit::StreamReader<Item> reader = client.Range(request, options);
+//   int64_t sum = 0;
+//   Item item;
+//   while (reader.Read(&item)) sum += item.value();
+//   return reader.Finish().ok() ? sum : -1;
+// }
+// ```
 //
 // A resume is a retry: it happens only for a retryable code, on an
 // idempotent call, while the retry policy allows. The hook decides what the

@@ -134,7 +134,7 @@ Packed Pack(const std::vector<std::string>& items, int column, int indent,
       // A call "f(args)" too long for its line: laid out as a call from
       // its column, its arguments aligned after its '(' or 4 columns in.
       const size_t open = items[i].find('(');
-      if (!nested_calls || items[i].back() != ')' ||
+      if (!nested_calls || items[i].empty() || items[i].back() != ')' ||
           open == std::string::npos || items[i].find(' ') < open) {
         // Not a call: a parameter, split below.
       } else if (auto args = BracedElements(

@@ -102,6 +102,8 @@ void FileGenerator::Header(Printer& w) const {
       "stubkit/async_streaming.h", "stubkit/client_support.h",
       "stubkit/internal/method_options.h", "stubkit/method.h",
       "stubkit/options.h",         "stubkit/streaming.h"};
+  // The whole runtime API (CreateChannel, every option): one include.
+  project.push_back("stubkit/stubkit.h");
   if (HasPagination(file_)) project.push_back("stubkit/page_range.h");
   // RoutingHeaderOption, for users of a client that sends the header.
   if (HasRouting(file_)) project.push_back("stubkit/routing.h");

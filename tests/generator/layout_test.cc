@@ -536,6 +536,19 @@ TEST(LayoutTest, CallInACallInACallBrokenAtEachLevel) {
             "    options);");
 }
 
+// A call with no arguments as an argument ("status()"): its empty argument
+// list became an empty item, whose back() was read (undefined behaviour;
+// clang's UBSan in scripts/sanitize.sh's ASan pass stopped the plugin on
+// every proto with a pointer-overflow report).
+TEST(LayoutTest, ArgumentThatIsACallWithoutArguments) {
+  EXPECT_EQ(
+      LayoutList(
+          "connection_ = ::std::make_shared<StreamServiceRefusingConnection>(",
+          {"method_options_.status()"}, ");", 4),
+      "connection_ = ::std::make_shared<StreamServiceRefusingConnection>(\n"
+      "    method_options_.status());");
+}
+
 }  // namespace
 }  // namespace generator
 }  // namespace stubkit

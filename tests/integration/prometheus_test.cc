@@ -95,8 +95,9 @@ std::optional<double> Sample(const std::string& body,
 }
 
 std::string Calls(const std::string& method, const std::string& reason) {
-  return "stubkit_client_calls_total{method=\"stubkit.testing.EchoService." +
-         method + "\",stop_reason=\"" + reason + "\"}";
+  return "stubkit_client_calls_total{grpc_method=\"stubkit.testing."
+         "EchoService." +
+         method + "\",grpc_target=\"other\",stop_reason=\"" + reason + "\"}";
 }
 
 class PrometheusTest : public ::testing::Test {
@@ -190,14 +191,28 @@ TEST_F(PrometheusTest, ScrapeShowsRetriesStopReasonsAndLatency) {
   ASSERT_THAT(response, HasSubstr(" 200 OK"));
   std::string body = response.substr(response.find("\r\n\r\n") + 4);
 
-  EXPECT_THAT(body, HasSubstr("# TYPE grpc_client_call_retries_total counter"));
+  EXPECT_THAT(body, HasSubstr("# TYPE grpc_client_call_retries histogram"));
   EXPECT_THAT(body, HasSubstr("# TYPE stubkit_client_calls_total counter"));
   EXPECT_THAT(body, HasSubstr("# TYPE stubkit_client_call_duration_seconds "
                               "histogram"));
-  const std::string echo = "{method=\"stubkit.testing.EchoService.Echo\"}";
-  const std::string append = "{method=\"stubkit.testing.EchoService.Append\"}";
-  EXPECT_EQ(Sample(body, "grpc_client_call_retries_total" + echo), 2 + 1 + 2);
-  EXPECT_EQ(Sample(body, "grpc_client_call_retries_total" + append), 0);
+  // A96's labels: grpc_method, and grpc_target ("other": the collector
+  // was made without a target).
+  const std::string echo =
+      "{grpc_method=\"stubkit.testing.EchoService.Echo\",grpc_target="
+      "\"other\"}";
+  const std::string append =
+      "{grpc_method=\"stubkit.testing.EchoService.Append\",grpc_target="
+      "\"other\"}";
+  // A96: one observation per call that retried (3 of them), of its retries.
+  EXPECT_EQ(Sample(body, "grpc_client_call_retries_sum" + echo), 2 + 1 + 2);
+  EXPECT_EQ(Sample(body, "grpc_client_call_retries_count" + echo), 3);
+  EXPECT_EQ(Sample(body, "grpc_client_call_retries_count" + append), 0);
+  const std::string retries_bucket =
+      "grpc_client_call_retries_bucket{grpc_method=\"stubkit.testing."
+      "EchoService.Echo\",grpc_target=\"other\",le=";
+  EXPECT_EQ(Sample(body, retries_bucket + "\"1\"}"), 1);
+  EXPECT_EQ(Sample(body, retries_bucket + "\"2\"}"), 3);
+  EXPECT_EQ(Sample(body, retries_bucket + "\"+Inf\"}"), 3);
 
   EXPECT_EQ(Sample(body, Calls("Echo", "success")), 3);
   EXPECT_EQ(Sample(body, Calls("Echo", "exhausted")), 1);
@@ -211,8 +226,9 @@ TEST_F(PrometheusTest, ScrapeShowsRetriesStopReasonsAndLatency) {
   EXPECT_EQ(Sample(body, "stubkit_client_call_duration_seconds_count" + append),
             1);
   EXPECT_EQ(Sample(body,
-                   "stubkit_client_call_duration_seconds_bucket{method="
-                   "\"stubkit.testing.EchoService.Echo\",le=\"+Inf\"}"),
+                   "stubkit_client_call_duration_seconds_bucket{grpc_method="
+                   "\"stubkit.testing.EchoService.Echo\",grpc_target=\"other\","
+                   "le=\"+Inf\"}"),
             5);
   // Real calls took some time, and far less than the 30-minute top bound.
   std::optional<double> sum =
@@ -224,7 +240,7 @@ TEST_F(PrometheusTest, ScrapeShowsRetriesStopReasonsAndLatency) {
   // Counters are cumulative: one more retried call shows on the next scrape.
   EXPECT_TRUE(Call(kEcho, "later", 1, kUnavailable).ok());
   body = HttpGet(ports[0], "/metrics");
-  EXPECT_EQ(Sample(body, "grpc_client_call_retries_total" + echo), 6);
+  EXPECT_EQ(Sample(body, "grpc_client_call_retries_sum" + echo), 6);
   EXPECT_EQ(Sample(body, Calls("Echo", "success")), 4);
 }
 
@@ -251,13 +267,16 @@ TEST_F(PrometheusTest, ScrapeShowsHedgesAndRetryDelay) {
   std::string response = HttpGet(ports[0], "/metrics");
   ASSERT_THAT(response, HasSubstr(" 200 OK"));
   const std::string body = response.substr(response.find("\r\n\r\n") + 4);
-  EXPECT_THAT(body, HasSubstr("# TYPE grpc_client_call_hedges_total counter"));
+  EXPECT_THAT(body, HasSubstr("# TYPE grpc_client_call_hedges histogram"));
   EXPECT_THAT(body, HasSubstr("# TYPE grpc_client_call_retry_delay_seconds "
                               "histogram"));
-  const std::string echo = "{method=\"stubkit.testing.EchoService.Echo\"}";
+  const std::string echo =
+      "{grpc_method=\"stubkit.testing.EchoService.Echo\",grpc_target="
+      "\"other\"}";
   // A96: a hedged call's further attempts are hedges, never retries.
-  EXPECT_EQ(Sample(body, "grpc_client_call_retries_total" + echo), 2 + 1);
-  EXPECT_EQ(Sample(body, "grpc_client_call_hedges_total" + echo), 1 + 2);
+  EXPECT_EQ(Sample(body, "grpc_client_call_retries_sum" + echo), 2 + 1);
+  EXPECT_EQ(Sample(body, "grpc_client_call_hedges_sum" + echo), 1 + 2);
+  EXPECT_EQ(Sample(body, "grpc_client_call_hedges_count" + echo), 2);
   // Observed for the two calls that retried: 100 + 200 ms and 100 ms.
   const std::string delay = "grpc_client_call_retry_delay_seconds";
   EXPECT_EQ(Sample(body, delay + "_count" + echo), 2);
@@ -265,7 +284,9 @@ TEST_F(PrometheusTest, ScrapeShowsHedgesAndRetryDelay) {
   ASSERT_TRUE(sum.has_value());
   EXPECT_DOUBLE_EQ(*sum, 0.4);
   const std::string bucket =
-      delay + "_bucket{method=\"stubkit.testing.EchoService.Echo\",le=";
+      delay +
+      "_bucket{grpc_method=\"stubkit.testing.EchoService.Echo\",grpc_target="
+      "\"other\",le=";
   EXPECT_EQ(Sample(body, bucket + "\"0.05\"}"), 0);
   EXPECT_EQ(Sample(body, bucket + "\"0.1\"}"), 1);
   EXPECT_EQ(Sample(body, bucket + "\"0.2\"}"), 1);
@@ -281,12 +302,20 @@ TEST(PrometheusFamiliesTest, HistogramBucketsAreCumulativeInSeconds) {
   m.latency_buckets.back() = 1;  // above every bound
   m.latency_sum_ms = 2500;
   m.hedges = 4;
+  m.hedges_buckets[1] = 2;       // two calls with 2 hedges each
   m.retry_delay_buckets[6] = 3;  // (20 ms, 50 ms]
   m.retry_delay_sum_ms = 120;
-  std::vector<prometheus::MetricFamily> families = ToPrometheus({m});
+  std::vector<prometheus::MetricFamily> families =
+      ToPrometheus({m}, "dns:///backend:443");
   ASSERT_EQ(families.size(), 5u);
-  const prometheus::ClientMetric::Histogram& h =
-      families[2].metric.at(0).histogram;
+  EXPECT_EQ(families[4].name, "stubkit_client_call_duration_seconds");
+  const prometheus::ClientMetric& duration = families[4].metric.at(0);
+  ASSERT_EQ(duration.label.size(), 2u);
+  EXPECT_EQ(duration.label[0].name, "grpc_method");
+  EXPECT_EQ(duration.label[0].value, "pkg.Service.Method");
+  EXPECT_EQ(duration.label[1].name, "grpc_target");
+  EXPECT_EQ(duration.label[1].value, "dns:///backend:443");
+  const prometheus::ClientMetric::Histogram& h = duration.histogram;
   ASSERT_EQ(h.bucket.size(), kLatencyBucketBoundsMs.size() + 1);
   EXPECT_EQ(h.bucket[0].upper_bound, 0.0005);
   EXPECT_EQ(h.bucket[0].cumulative_count, 2u);
@@ -297,13 +326,22 @@ TEST(PrometheusFamiliesTest, HistogramBucketsAreCumulativeInSeconds) {
   EXPECT_EQ(h.sample_count, 4u);
   EXPECT_EQ(h.sample_sum, 2.5);
   // One calls series per stop reason, zeros included.
-  EXPECT_EQ(families[1].metric.size(), static_cast<size_t>(kStopReasonCount));
+  EXPECT_EQ(families[3].name, "stubkit_client_calls_total");
+  EXPECT_EQ(families[3].metric.size(), static_cast<size_t>(kStopReasonCount));
 
-  EXPECT_EQ(families[3].name, "grpc_client_call_hedges_total");
-  EXPECT_EQ(families[3].metric.at(0).counter.value, 4);
-  EXPECT_EQ(families[4].name, "grpc_client_call_retry_delay_seconds");
+  EXPECT_EQ(families[0].name, "grpc_client_call_retries");
+  EXPECT_EQ(families[1].name, "grpc_client_call_hedges");
+  const prometheus::ClientMetric::Histogram& hedges =
+      families[1].metric.at(0).histogram;
+  ASSERT_EQ(hedges.bucket.size(), kCountBucketBounds.size() + 1);
+  EXPECT_EQ(hedges.bucket[0].upper_bound, 1);
+  EXPECT_EQ(hedges.bucket[0].cumulative_count, 0u);
+  EXPECT_EQ(hedges.bucket[1].cumulative_count, 2u);
+  EXPECT_EQ(hedges.sample_count, 2u);
+  EXPECT_EQ(hedges.sample_sum, 4);
+  EXPECT_EQ(families[2].name, "grpc_client_call_retry_delay_seconds");
   const prometheus::ClientMetric::Histogram& delay =
-      families[4].metric.at(0).histogram;
+      families[2].metric.at(0).histogram;
   ASSERT_EQ(delay.bucket.size(), kLatencyBucketBoundsMs.size() + 1);
   EXPECT_EQ(delay.bucket[5].cumulative_count, 0u);
   EXPECT_EQ(delay.bucket[6].upper_bound, 0.050);

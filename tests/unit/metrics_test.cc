@@ -378,5 +378,60 @@ TEST(MetricsCollectorTest, NamesSharingAnAddressOrASlotCountApart) {
   }
 }
 
+// Issue 22 item 8: the sums were int64 nanoseconds, which wrap after 292
+// years of summed latency (about 107 days at 10k calls/s of 100 ms) and then
+// go negative. Three calls of a century each are past that; a sum in
+// floating point cannot wrap, and stays exact for sums below 2^53 ns.
+TEST(MetricsCollectorTest, LatencyAndRetryDelaySumsDoNotWrap) {
+  MetricsCollector metrics;
+  const nanoseconds century = std::chrono::hours(24 * 365 * 100);
+  for (int i = 0; i < 3; ++i) {
+    metrics.RecordCall("pkg.S.M", 2, StopReason::kSuccess, century,
+                       /*hedges=*/0, century);
+  }
+  std::vector<MethodMetrics> snapshot = metrics.Snapshot();
+  ASSERT_EQ(snapshot.size(), 1u);
+  const double want_ms =
+      3 * std::chrono::duration<double, std::milli>(century).count();
+  EXPECT_GT(snapshot[0].latency_sum_ms, 0);
+  EXPECT_NEAR(snapshot[0].latency_sum_ms, want_ms, want_ms * 1e-12);
+  EXPECT_NEAR(snapshot[0].retry_delay_sum_ms, want_ms, want_ms * 1e-12);
+  // Further calls still add up after the int64 range is passed.
+  metrics.RecordCall("pkg.S.M", 1, StopReason::kSuccess, century);
+  EXPECT_NEAR(metrics.Snapshot()[0].latency_sum_ms, want_ms * 4 / 3,
+              want_ms * 1e-12);
+}
+
+// Small sums stay exact to the nanosecond.
+TEST(MetricsCollectorTest, SmallSumsAreExact) {
+  MetricsCollector metrics;
+  for (int i = 0; i < 1000; ++i) {
+    metrics.RecordCall("pkg.S.M", 1, StopReason::kSuccess, nanoseconds(1));
+  }
+  EXPECT_EQ(metrics.Snapshot()[0].latency_sum_ms, 1000 / 1e6);
+}
+
+// A96's grpc.client.call.retries and .hedges: per call with any, its count
+// by bucket (1, 2, 3, 4, 5, above); calls with none are not observed.
+TEST(MetricsCollectorTest, RetryAndHedgeCountHistograms) {
+  MetricsCollector metrics("dns:///backend:443");
+  EXPECT_EQ(metrics.target(), "dns:///backend:443");
+  for (int attempts : {1, 2, 3, 3, 7}) {
+    metrics.RecordCall("pkg.S.M", attempts, StopReason::kSuccess,
+                       nanoseconds(1));
+  }
+  metrics.RecordCall("pkg.S.M", 3, StopReason::kSuccess, nanoseconds(1),
+                     /*hedges=*/2);
+  const MethodMetrics m = metrics.Snapshot().at(0);
+  EXPECT_EQ(m.retries, 1 + 2 + 2 + 6);
+  EXPECT_EQ(
+      m.retries_buckets,
+      (std::array<int64_t, kCountBucketBounds.size() + 1>{1, 2, 0, 0, 0, 1}));
+  EXPECT_EQ(m.hedges, 2);
+  EXPECT_EQ(
+      m.hedges_buckets,
+      (std::array<int64_t, kCountBucketBounds.size() + 1>{0, 1, 0, 0, 0, 0}));
+}
+
 }  // namespace
 }  // namespace stubkit

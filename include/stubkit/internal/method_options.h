@@ -101,7 +101,7 @@ class MethodOptionsTable {
   OptionsView Layered(int method, const Options& call,
                       const Options& client) const {
     if (layers_.empty()) return OptionsView(call, client);
-    const Layers& layers = layers_[method];
+    const Layers& layers = layers_[static_cast<size_t>(method)];
     return OptionsView(call, layers.method, layers.service, client);
   }
   absl::Status Mismatch(int method, const IdempotencyPredicate& predicate,

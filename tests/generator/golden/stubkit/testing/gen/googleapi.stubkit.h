@@ -24,6 +24,7 @@
 #include "stubkit/options.h"
 #include "stubkit/routing.h"
 #include "stubkit/streaming.h"
+#include "stubkit/stubkit.h"
 #include "stubkit/testing/gen/googleapi.grpc.pb.h"
 #include "stubkit/testing/gen/googleapi.pb.h"
 

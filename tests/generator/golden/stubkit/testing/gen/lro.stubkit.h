@@ -23,6 +23,7 @@
 #include "stubkit/operation.h"
 #include "stubkit/options.h"
 #include "stubkit/streaming.h"
+#include "stubkit/stubkit.h"
 #include "stubkit/testing/gen/lro.grpc.pb.h"
 #include "stubkit/testing/gen/lro.pb.h"
 

@@ -1,0 +1,58 @@
+// Copyright 2026 The stubkit Authors.
+//
+// The whole public API of the stubkit runtime in one include: options and
+// policies, channels, statuses, clocks and sleepers (with FakeClock for
+// tests), cancellation, hedging, throttling, observers, logging, metrics,
+// streams, page ranges, long-running operations and service configs.
+//
+// ```cpp
+// #include "stubkit/stubkit.h"
+//
+// #include <chrono>
+//
+// stubkit::Options ClientOptions() {
+//   using namespace std::chrono_literals;
+//   return stubkit::Options{}
+//       .set<stubkit::RetryPolicyOption>(
+//           stubkit::RetryPolicy::LimitedTime(std::chrono::minutes(10)))
+//       .set<stubkit::AttemptTimeoutOption>(2s);
+// }
+// ```
+//
+// A generated header (`foo.stubkit.h`) includes this one, so a program
+// using a generated client needs no other stubkit include. Not included:
+// stubkit/prometheus.h, the optional Prometheus export, which needs
+// prometheus-cpp and the stubkit::prometheus library.
+
+#ifndef STUBKIT_STUBKIT_H_
+#define STUBKIT_STUBKIT_H_
+
+#include "stubkit/async_callback.h"    // IWYU pragma: export
+#include "stubkit/async_retry_loop.h"  // IWYU pragma: export
+#include "stubkit/async_streaming.h"   // IWYU pragma: export
+#include "stubkit/backoff_policy.h"    // IWYU pragma: export
+#include "stubkit/call_options.h"      // IWYU pragma: export
+#include "stubkit/cancellation.h"      // IWYU pragma: export
+#include "stubkit/channel.h"           // IWYU pragma: export
+#include "stubkit/client_support.h"    // IWYU pragma: export
+#include "stubkit/clock.h"             // IWYU pragma: export
+#include "stubkit/hedging.h"           // IWYU pragma: export
+#include "stubkit/logging.h"           // IWYU pragma: export
+#include "stubkit/method.h"            // IWYU pragma: export
+#include "stubkit/method_options.h"    // IWYU pragma: export
+#include "stubkit/metrics.h"           // IWYU pragma: export
+#include "stubkit/operation.h"         // IWYU pragma: export
+#include "stubkit/options.h"           // IWYU pragma: export
+#include "stubkit/page_range.h"        // IWYU pragma: export
+#include "stubkit/retry_loop.h"        // IWYU pragma: export
+#include "stubkit/retry_observer.h"    // IWYU pragma: export
+#include "stubkit/retry_options.h"     // IWYU pragma: export
+#include "stubkit/retry_policy.h"      // IWYU pragma: export
+#include "stubkit/retry_throttle.h"    // IWYU pragma: export
+#include "stubkit/routing.h"           // IWYU pragma: export
+#include "stubkit/server_hints.h"      // IWYU pragma: export
+#include "stubkit/service_config.h"    // IWYU pragma: export
+#include "stubkit/status.h"            // IWYU pragma: export
+#include "stubkit/streaming.h"         // IWYU pragma: export
+
+#endif  // STUBKIT_STUBKIT_H_

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# include/stubkit/stubkit.h includes every public header of the runtime
+# (include/stubkit/*.h), except prometheus.h (the optional
+# stubkit::prometheus library) and itself: a new header must join it.
+#
+#   tests/scripts/umbrella_test.sh <source dir>
+set -euo pipefail
+cd "$1/include"
+missing=0
+for header in stubkit/*.h; do
+  case "${header}" in
+    stubkit/stubkit.h | stubkit/prometheus.h) continue ;;
+  esac
+  if ! grep -q "^#include \"${header}\"" stubkit/stubkit.h; then
+    echo "FAIL: stubkit/stubkit.h does not include ${header}" >&2
+    missing=1
+  fi
+done
+exit "${missing}"
