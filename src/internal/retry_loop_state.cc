@@ -343,7 +343,8 @@ bool RetryLoopState::Stop(const absl::Status& status, StopReason reason,
 bool RetryLoopState::ChooseWait(const absl::Status& status,
                                 const grpc::ClientContext& context, Wait* wait,
                                 std::string* refusal) {
-  *wait = Wait{backoff_policy_.DelayFor(failures_ - 1), WaitReason::kBackoff};
+  *wait = Wait{backoff_policy_.DelayFor(failures_ - 1 - backoff_origin_),
+               WaitReason::kBackoff};
   if (!use_hints_) return true;
   // A server hint replaces the backoff draw; with both hints, the longer.
   std::optional<Wait> hint;
@@ -385,6 +386,9 @@ bool RetryLoopState::ChooseWait(const absl::Status& status,
     return false;
   }
   *wait = *hint;
+  // A6: "If this attempt also fails, retry delay will reset to initial
+  // backoff for the following retry."
+  backoff_origin_ = failures_;
   return true;
 }
 
@@ -520,6 +524,7 @@ void RetryLoopState::BeginDelay(time_point now, nanoseconds wait) {
 
 void RetryLoopState::RestartPolicy() {
   failures_ = 0;  // the error count, and the backoff's position
+  backoff_origin_ = 0;
   end_ = call_end_;
   end_reason_ = StopReason::kDeadline;
   if (retry_policy_.max_time() > nanoseconds::zero()) {

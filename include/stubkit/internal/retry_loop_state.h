@@ -135,6 +135,8 @@ class RetryLoopState {
   absl::Status GiveUp(const absl::Status& status, StopReason reason,
                       absl::string_view explanation);
   RetryThrottle* throttle() const { return throttle_; }
+  // Whether server hints (pushback, RetryInfo) are followed.
+  bool use_hints() const { return use_hints_; }
   time_point now() const { return Now(); }
 
   // For loops that run attempts side by side (hedging): when the last
@@ -227,6 +229,9 @@ class RetryLoopState {
   time_point attempt_deadline_ = time_point::max();
   int attempts_ = 0;
   int failures_ = 0;
+  // failures_ when the server last chose the wait: the backoff restarts
+  // from its initial delay after it (gRFC A6).
+  int backoff_origin_ = 0;
   // PrepareAttempt refused: the call's end had passed.
   bool ended_before_attempt_ = false;
   // The throttle's waiting mode.
