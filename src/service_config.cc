@@ -6,6 +6,7 @@
 #include <google/protobuf/util/time_util.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
@@ -601,19 +602,23 @@ absl::StatusOr<ServiceConfig> LoadServiceConfigFile(
 Options ServiceConfig::OptionsFor(absl::string_view method) const {
   // As a client layers its entries: the service's, then the method's.
   Options options = default_;
+  bool named = has_default_;  // the file has rules for this method
   const absl::string_view service = SplitMethod(method).first;
   if (!service.empty()) {
     if (auto it = entries_.find(std::string(service)); it != entries_.end()) {
       options = options.MergedWith(it->second.options);
+      named = true;
     }
     const std::string key =
         absl::StrCat(service, "/", SplitMethod(method).second);
     if (auto it = entries_.find(key); it != entries_.end()) {
       options = options.MergedWith(it->second.options);
+      named = true;
     }
   }
   // Used as a client's options, a client of another service says so.
   options.set<internal::ImportedServicesOption>(Imported(&service));
+  if (named) NoticeDroppedRetries(options);
   return options;
 }
 
@@ -637,16 +642,29 @@ std::shared_ptr<const internal::ImportedServices> ServiceConfig::Imported(
   return imported;
 }
 
+void ServiceConfig::NoticeDroppedRetries(Options& options) const {
+  // A fresh flag for each client's options: the notice is once per client.
+  if (how_.keep_idempotency_rules &&
+      (options.get<RetryPolicyOption>().max_retries() != 0 ||
+       options.get<HedgingPolicyOption>().enabled())) {
+    options.set<internal::DroppedRetryNoticeOption>(
+        std::make_shared<std::atomic<bool>>(false));
+  }
+}
+
 Options ServiceConfig::ClientOptions(const absl::string_view* service) const {
   Options options = default_;
   options.set<internal::ImportedServicesOption>(Imported(service));
+  if (has_default_) NoticeDroppedRetries(options);
   MethodOptionsOption::Type entries;
   for (const auto& [key, entry] : entries_) {
     if (service == nullptr || entry.service == *service) {
       // Marked, so that a client ignores an entry naming a method it
       // lacks (see ImportedEntryOption).
-      entries.emplace(
-          key, Options(entry.options).set<internal::ImportedEntryOption>(true));
+      Options options = entry.options;
+      options.set<internal::ImportedEntryOption>(true);
+      NoticeDroppedRetries(options);
+      entries.emplace(key, std::move(options));
     }
   }
   if (!entries.empty()) {

@@ -119,7 +119,9 @@ struct ServiceConfigImport {
   bool keep_stubkit_defaults = false;
   // false (gRPC): a retryPolicy or hedgingPolicy makes its methods
   // retryable. true: stubkit's idempotency rule still decides (the proto's
-  // `idempotency_level`, a GET/PUT binding, `IdempotencyMapOption`).
+  // `idempotency_level`, a GET/PUT binding, `IdempotencyMapOption`); the
+  // first call whose configured retry that drops logs it, once per
+  // client.
   bool keep_idempotency_rules = false;
   // The largest `maxAttempts` honoured; larger values count as this one.
   // gRPC clamps to 5; stubkit allows up to 10 for hedging (more is
@@ -167,6 +169,9 @@ class ServiceConfig {
   // The client's options: with every entry (`service` null) or only
   // `*service`'s.
   Options ClientOptions(const absl::string_view* service) const;
+  // Sets a fresh DroppedRetryNoticeOption when `options` retry and the
+  // idempotency rule is kept.
+  void NoticeDroppedRetries(Options& options) const;
   // The services the entries name (all, or only `*service`).
   std::shared_ptr<const internal::ImportedServices> Imported(
       const absl::string_view* service) const;

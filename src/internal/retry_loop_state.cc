@@ -440,6 +440,7 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
       throttle_ == nullptr || throttle_->OnRetryableFailure();
   // 2. Never repeat an operation that may not be safe to repeat.
   if (!idempotent_) {
+    NoticeDroppedRetry();
     return Stop(
         status, StopReason::kNonIdempotent,
         absl::StrCat("not retried: ", method_.full_name, " is not idempotent"),
@@ -510,6 +511,22 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
   *wait = chosen.delay;
   BeginDelay(now, chosen.delay);
   return true;
+}
+
+void RetryLoopState::NoticeDroppedRetry() const {
+  const auto* notice = options_.find<DroppedRetryNoticeOption>();
+  if (notice == nullptr || *notice == nullptr || (*notice)->exchange(true)) {
+    return;
+  }
+  const LogLevel* level = options_.find<LogLevelOption>();
+  if (level != nullptr && *level == LogLevel::kOff) return;
+  LogSink* sink = options_.get<LogSinkOption>().get();
+  if (sink == nullptr) sink = StderrLogSink().get();
+  sink->Write(absl::StrCat(
+      "stubkit: ", method_.full_name,
+      ": the service config retries it, but it is not idempotent by "
+      "stubkit's rule (ServiceConfigImport::keep_idempotency_rules): not "
+      "retried; mark it idempotent if the server deduplicates it"));
 }
 
 void RetryLoopState::BeginDelay(time_point now, nanoseconds wait) {

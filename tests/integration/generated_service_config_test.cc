@@ -166,13 +166,34 @@ TEST_F(GeneratedServiceConfigTest, KeepIdempotencyRulesNeverRetriesAppend) {
   absl::StatusOr<ServiceConfig> config =
       ParseServiceConfig(kServiceRetries, how);
   ASSERT_TRUE(config.ok()) << config.status();
-  EchoServiceClient client(server_.Channel(),
-                           config->OptionsFor(kAppend).MergedWith(Clock()));
+  std::vector<std::string> lines;
+  class Sink : public LogSink {
+   public:
+    explicit Sink(std::vector<std::string>* lines) : lines_(lines) {}
+    void Write(absl::string_view line) override { lines_->emplace_back(line); }
+
+   private:
+    std::vector<std::string>* lines_;
+  };
+  EchoServiceClient client(
+      server_.Channel(),
+      config->ToOptions().MergedWith(Clock()).set<LogSinkOption>(
+          std::make_shared<Sink>(&lines)));
   absl::StatusOr<EchoResponse> response = client.Append(Request("append", 1));
   EXPECT_EQ(response.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(service_.attempts("append"), 1);
   EXPECT_EQ(GetRetrySummary(response.status())->stop_reason,
             StopReason::kNonIdempotent);
+  // The retry the file gave and the rule dropped is logged, once per
+  // client.
+  EXPECT_EQ(client.Append(Request("again", 1)).status().code(),
+            absl::StatusCode::kUnavailable);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0],
+            "stubkit: stubkit.testing.EchoService.Append: the service config "
+            "retries it, but it is not idempotent by stubkit's rule "
+            "(ServiceConfigImport::keep_idempotency_rules): not retried; mark "
+            "it idempotent if the server deduplicates it");
   // Marked idempotent by the user, it follows the config.
   absl::StatusOr<EchoResponse> marked =
       client.Append(Request("marked", 1),

@@ -7,6 +7,7 @@
 #ifndef STUBKIT_INTERNAL_METHOD_OPTIONS_H_
 #define STUBKIT_INTERNAL_METHOD_OPTIONS_H_
 
+#include <atomic>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -53,6 +54,14 @@ struct ImportedServices {
 };
 struct ImportedServicesOption {
   using Type = std::shared_ptr<const ImportedServices>;
+  static Type Default() { return nullptr; }
+};
+
+// Set by `ServiceConfig` (with `keep_idempotency_rules`) on each entry with
+// a retry or hedging policy: the first call of the client that the
+// idempotency rule keeps from retrying as the file says logs it, once.
+struct DroppedRetryNoticeOption {
+  using Type = std::shared_ptr<std::atomic<bool>>;
   static Type Default() { return nullptr; }
 };
 

@@ -187,6 +187,9 @@ class RetryLoopState {
   bool Stop(const absl::Status& status, StopReason reason,
             absl::string_view explanation, time_point now,
             absl::Status* final_status);
+  // Once per client: a retry the service config gave, dropped by the
+  // idempotency rule (see DroppedRetryNoticeOption).
+  void NoticeDroppedRetry() const;
   void Notify(const absl::Status& status, time_point now, bool final, Wait wait,
               StopReason reason);
   void Log(LogLevel level, absl::string_view line) const;
