@@ -320,7 +320,7 @@ HedgedOperationBase::Next HedgedOperationBase::OnAttemptFailed(
         // A6: the next hedged request waits as long as the server asked.
         ResetTimerLocked(step);
         const Clock::time_point end = state().end();
-        if (launched_ < policy_.max_attempts() &&
+        if (launched_ < policy_.max_attempts() && !pushed_back_ &&
             (end == Clock::time_point::max() ||
              pushback->delay < end - state().now())) {
           timer_ = TimerState::kArming;
