@@ -133,6 +133,8 @@ struct Decision {
   std::set<StopReason> reasons;  // allowed when stopping
   Interval wait;                 // when continuing
   std::string why;               // what the model applied, for reports
+  // The wait is the server's: the backoff restarts after it (gRFC A6).
+  bool hinted = false;
 };
 
 struct Inputs {
@@ -146,6 +148,9 @@ struct Inputs {
   // keeps reopening it); its deadline is min(total timeout, deadline,
   // attempt timeout).
   bool stream;
+  // The backoff's position: retried failures since the last wait the
+  // server chose (gRFC A6: the backoff restarts after it); -1: `k`.
+  int backoff_k = -1;
 };
 
 inline bool Retryable(const CallSpec& c, grpc::StatusCode code) {
@@ -270,7 +275,7 @@ inline Decision Decide(const Inputs& in) {
   // 4. The wait: the server's hint in place of the backoff.
   // Hints come with a server's answer; a deadline or a cancel has none.
   Hints h = a.by_deadline || a.by_cancel ? Hints{} : ReadHints(a.script);
-  Interval backoff = Backoff(c, in.k);
+  Interval backoff = Backoff(c, in.backoff_k >= 0 ? in.backoff_k : in.k);
   d.wait = backoff;
   if (c.hints) {
     if (h.refuse) must_stop(StopReason::kThrottled, "pushback says stop");
@@ -279,6 +284,7 @@ inline Decision Decide(const Inputs& in) {
         must_stop(StopReason::kThrottled, "hint above the ceiling");
       }
       d.wait = {h.delay, h.delay};
+      d.hinted = true;
     }
   }
   // Never wait past the call's end.
