@@ -62,6 +62,10 @@ inline Interval Backoff(const CallSpec& c, int k) {
       break;
     case Jitter::Kind::kNone:
       break;
+    case Jitter::Kind::kGrpc:  // exact first, then base * U[0.8, 1.2]
+      lo = k == 0 ? initial : base * 0.8;
+      hi = k == 0 ? initial : base * 1.2;
+      break;
   }
   // Rounding to whole nanoseconds.
   return {nanoseconds(static_cast<int64_t>(lo)) - nanoseconds(2),
@@ -129,6 +133,8 @@ struct Decision {
   std::set<StopReason> reasons;  // allowed when stopping
   Interval wait;                 // when continuing
   std::string why;               // what the model applied, for reports
+  // The wait is the server's: the backoff restarts after it (gRFC A6).
+  bool hinted = false;
 };
 
 struct Inputs {
@@ -142,6 +148,9 @@ struct Inputs {
   // keeps reopening it); its deadline is min(total timeout, deadline,
   // attempt timeout).
   bool stream;
+  // The backoff's position: retried failures since the last wait the
+  // server chose (gRFC A6: the backoff restarts after it); -1: `k`.
+  int backoff_k = -1;
 };
 
 inline bool Retryable(const CallSpec& c, grpc::StatusCode code) {
@@ -266,7 +275,7 @@ inline Decision Decide(const Inputs& in) {
   // 4. The wait: the server's hint in place of the backoff.
   // Hints come with a server's answer; a deadline or a cancel has none.
   Hints h = a.by_deadline || a.by_cancel ? Hints{} : ReadHints(a.script);
-  Interval backoff = Backoff(c, in.k);
+  Interval backoff = Backoff(c, in.backoff_k >= 0 ? in.backoff_k : in.k);
   d.wait = backoff;
   if (c.hints) {
     if (h.refuse) must_stop(StopReason::kThrottled, "pushback says stop");
@@ -275,6 +284,7 @@ inline Decision Decide(const Inputs& in) {
         must_stop(StopReason::kThrottled, "hint above the ceiling");
       }
       d.wait = {h.delay, h.delay};
+      d.hinted = true;
     }
   }
   // Never wait past the call's end.

@@ -822,8 +822,9 @@ void Runner::CheckRetryLoop(const CallRun& run, std::vector<std::string>* out) {
   struct Variant {
     int k = 0;
     TimePoint window_lo, window_hi;
+    int backoff_k = 0;  // since the last wait the server chose
   };
-  std::vector<Variant> variants{{0, run.start, run.start}};
+  std::vector<Variant> variants{{0, run.start, run.start, 0}};
 
   const int64_t max_milli =
       throttle_ ? static_cast<int64_t>(std::llround(s_.throttle_max * 1000))
@@ -862,6 +863,7 @@ void Runner::CheckRetryLoop(const CallRun& run, std::vector<std::string>* out) {
       // The spec: the policy and the backoff restart. The restart's exact
       // moment lies between the attempt's first message and its break.
       variants[0].k = 0;
+      variants[0].backoff_k = 0;
       variants[0].window_lo = a.first_message;
       variants[0].window_hi = a.end;
     }
@@ -882,12 +884,14 @@ void Runner::CheckRetryLoop(const CallRun& run, std::vector<std::string>* out) {
           ends,
           c.use_throttle && throttle_ &&
               model::ThrottleRefuses(a.throttle_milli_before, max_milli),
-          stream};
+          stream,
+          v.backoff_k};
       model::Decision d = model::Decide(in);
       if (first) {
         merged = d;
         first = false;
       } else {
+        merged.hinted |= d.hinted;
         merged.may_continue |= d.may_continue;
         merged.may_stop |= d.may_stop;
         merged.reasons.insert(d.reasons.begin(), d.reasons.end());
@@ -944,7 +948,11 @@ void Runner::CheckRetryLoop(const CallRun& run, std::vector<std::string>* out) {
                           " ns, the next attempt came after ", gap.count()));
       }
     }
-    for (Variant& v : variants) ++v.k;
+    // After the server chose the wait, the backoff starts again (A6).
+    for (Variant& v : variants) {
+      ++v.k;
+      v.backoff_k = merged.hinted ? 0 : v.backoff_k + 1;
+    }
   }
 }
 
@@ -1048,16 +1056,42 @@ void Runner::CheckHedged(const CallRun& run, std::vector<std::string>* out) {
       }
       const bool policy_end = !c.count_policy && ended_at != TimePoint::max() &&
                               ended_at >= AddSat(run.start, c.max_time);
-      if (sent != c.hedge_max_attempts && !policy_end) {
+      // Or (A6) a pushback asked to wait past the policy's time limit: the
+      // call stops then, as the retry loop does.
+      bool pushback_past_end = false;
+      for (const auto& a : attempts) {
+        if (c.count_policy || !c.hints || !a->ended || a->by_cancel ||
+            a->by_deadline) {
+          continue;
+        }
+        const model::Hints h = model::ReadHints(a->script);
+        pushback_past_end |=
+            h.pushback_valid &&
+            AddSat(a->end, h.pushback) >=
+                AddSat(run.start, c.max_time) - model::kDeadlineSlack;
+      }
+      if (sent != c.hedge_max_attempts && !policy_end && !pushback_past_end) {
         fail(absl::StrCat("kExhausted after ", sent, " of ",
                           c.hedge_max_attempts,
                           " attempts, before the policy's time limit"));
       }
       break;
     }
-    case StopReason::kThrottled:
-      if (!c.use_throttle) fail("kThrottled without a throttle");
+    case StopReason::kThrottled: {
+      // A bucket at half, or (A6) a pushback that says not to retry: a
+      // negative or unparseable one, or one above the hint ceiling.
+      bool refused = false;
+      for (const auto& a : attempts) {
+        if (!c.hints || !a->ended || a->by_cancel || a->by_deadline) continue;
+        const model::Hints h = model::ReadHints(a->script);
+        refused |=
+            h.refuse || (h.pushback_valid && h.pushback > model::kHintCeiling);
+      }
+      if (!c.use_throttle && !refused) {
+        fail("kThrottled without a throttle or a refusing pushback");
+      }
       break;
+    }
     case StopReason::kDeadline:
       if (c.total_timeout.count() <= 0 && !c.deadline) {
         fail("kDeadline with neither a total timeout nor a deadline");
