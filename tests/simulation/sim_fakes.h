@@ -145,6 +145,8 @@ class SimScheduler final : public Clock, public Sleeper, public AsyncSleeper {
   struct Options {
     bool cancel_inline = true;  // AsyncSleeper::Cancel runs done(false) inline
     bool preempt = false;       // see the header comment
+    // `Schedule` may fire the wait before it returns (see FireInline).
+    bool fire_inline = false;
     uint64_t preempt_seed = 0;
     int64_t max_steps = 200000;
   };
@@ -227,6 +229,8 @@ class SimScheduler final : public Clock, public Sleeper, public AsyncSleeper {
 
   uint64_t Schedule(nanoseconds duration,
                     std::function<void(bool)> done) override {
+    if (FireInline(duration, done)) return ++inline_ids_ | kInlineIdBit;
+    if (inline_depth_ > 0 && on_driver()) ++inline_nested_;
     uint64_t id;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -279,6 +283,15 @@ class SimScheduler final : public Clock, public Sleeper, public AsyncSleeper {
   // With an infinite `until` and no events left it returns false at once:
   // the caller would wait forever.
   bool RunUntil(TimePoint until, const std::function<bool()>& stop) {
+    // A sync wait or attempt on the driver ends at `until`: no inline-fired
+    // wait may move the clock past it meanwhile.
+    struct Horizon {
+      std::vector<TimePoint>* h;
+      Horizon(std::vector<TimePoint>* h, TimePoint t) : h(h) {
+        h->push_back(t);
+      }
+      ~Horizon() { h->pop_back(); }
+    } horizon(&horizons_, until);
     for (;;) {
       if (stop && stop()) return true;
       if (!RunNext(until, false)) break;
@@ -363,6 +376,46 @@ class SimScheduler final : public Clock, public Sleeper, public AsyncSleeper {
     return true;
   }
 
+  // The contract (clock.h) lets a sleeper run `done` on any thread, or
+  // inline in `Schedule`. With `fire_inline`, when nothing else is due
+  // before the wait ends, `Schedule` sometimes moves the clock to its end
+  // and runs `done(true)` before returning, and then what fell due
+  // meanwhile (the next attempt's answer, say), as a timer thread and a
+  // gRPC callback thread may do while the scheduling thread is still inside
+  // `Schedule`: the caller then gets back the id of a wait that is over
+  // while a newer one is pending (issue 22, item 3). Not nested, driver
+  // only, never for an infinite wait.
+  static constexpr uint64_t kInlineIdBit = uint64_t{1} << 62;
+  bool FireInline(nanoseconds duration, std::function<void(bool)>& done) {
+    if (!options_.fire_inline || !on_driver() || inline_depth_ > 0 ||
+        preempting_) {
+      return false;
+    }
+    if (std::uniform_int_distribution<int>(0, 1)(rng_) != 0) return false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      const TimePoint at = AddSat(now_, duration);
+      if (at == TimePoint::max()) return false;
+      if (!queue_.empty() && queue_.begin()->first.when < at) return false;
+      for (TimePoint h : horizons_) {
+        if (h < at) return false;
+      }
+      now_ = at;
+    }
+    ++inline_depth_;
+    ++inline_fired_;
+    done(true);
+    while (RunNext(Now(), false)) {
+    }
+    --inline_depth_;
+    return true;
+  }
+
+ public:
+  int64_t inline_fired() const { return inline_fired_; }
+  int64_t inline_nested() const { return inline_nested_; }
+
+ private:
   void MaybePreempt() {
     // Only the driver thread touches `preempting_` and `rng_`.
     if (!options_.preempt || !on_driver() || preempting_) return;
@@ -418,6 +471,11 @@ class SimScheduler final : public Clock, public Sleeper, public AsyncSleeper {
   uint64_t next_id_ = 0;
   int owner_ = -1;
   bool preempting_ = false;
+  int inline_depth_ = 0;
+  std::vector<TimePoint> horizons_;  // driver only
+  uint64_t inline_ids_ = 0;
+  int64_t inline_fired_ = 0;
+  int64_t inline_nested_ = 0;
   std::atomic<int64_t> steps_{0};
 };
 
