@@ -230,7 +230,9 @@ class SimScheduler final : public Clock, public Sleeper, public AsyncSleeper {
   uint64_t Schedule(nanoseconds duration,
                     std::function<void(bool)> done) override {
     if (FireInline(duration, done)) return ++inline_ids_ | kInlineIdBit;
-    if (inline_depth_ > 0 && on_driver()) ++inline_nested_;
+    if (inline_depth_ > 0 && on_driver() && owner_ == inline_owner_) {
+      ++inline_nested_;
+    }
     uint64_t id;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -377,14 +379,14 @@ class SimScheduler final : public Clock, public Sleeper, public AsyncSleeper {
   }
 
   // The contract (clock.h) lets a sleeper run `done` on any thread, or
-  // inline in `Schedule`. With `fire_inline`, when nothing else is due
-  // before the wait ends, `Schedule` sometimes moves the clock to its end
-  // and runs `done(true)` before returning, and then what fell due
-  // meanwhile (the next attempt's answer, say), as a timer thread and a
-  // gRPC callback thread may do while the scheduling thread is still inside
-  // `Schedule`: the caller then gets back the id of a wait that is over
-  // while a newer one is pending (issue 22, item 3). Not nested, driver
-  // only, never for an infinite wait.
+  // inline in `Schedule`. With `fire_inline`, `Schedule` sometimes runs
+  // what falls due before the wait ends, moves the clock to its end, runs
+  // `done(true)` and then what fell due meanwhile (the next attempt's
+  // answer, say) before returning, as a timer thread and gRPC callback
+  // threads may do while the scheduling thread is still inside `Schedule`:
+  // the caller then gets back the id of a wait that is over while a newer
+  // one is pending (issue 22, item 3). Not nested, driver only, never for
+  // an infinite wait nor past the end of a sync wait the driver is in.
   static constexpr uint64_t kInlineIdBit = uint64_t{1} << 62;
   bool FireInline(nanoseconds duration, std::function<void(bool)>& done) {
     if (!options_.fire_inline || !on_driver() || inline_depth_ > 0 ||
@@ -392,27 +394,57 @@ class SimScheduler final : public Clock, public Sleeper, public AsyncSleeper {
       return false;
     }
     if (std::uniform_int_distribution<int>(0, 1)(rng_) != 0) return false;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      const TimePoint at = AddSat(now_, duration);
-      if (at == TimePoint::max()) return false;
-      if (!queue_.empty() && queue_.begin()->first.when < at) return false;
-      for (TimePoint h : horizons_) {
-        if (h < at) return false;
-      }
-      now_ = at;
+    const TimePoint at = AddSat(Now(), duration);
+    if (at == TimePoint::max()) return false;
+    for (TimePoint h : horizons_) {
+      if (h < at) return false;
     }
     ++inline_depth_;
+    inline_owner_ = owner_;
+    // No preemption meanwhile: it could run this call's own events.
+    const bool was_preempting = preempting_;
+    preempting_ = true;
+    // What other calls have due before the wait ends runs first, as on
+    // other threads while this one is still inside `Schedule`. An event of
+    // this call due before then (its cancel, say) ends that: the wait is
+    // then scheduled as usual (a cancel that comes while `Schedule` has not
+    // returned only takes effect once it has; that thread is not stalled
+    // for a whole wait).
+    for (;;) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        auto it = queue_.begin();
+        if (it == queue_.end() || it->first.when >= at) break;
+        if (it->second.owner == owner_) {
+          --inline_depth_;
+          preempting_ = was_preempting;
+          return false;
+        }
+      }
+      if (!RunNext(at - nanoseconds(1), false)) break;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (at > now_) now_ = at;
+    }
     ++inline_fired_;
+    const int64_t nested = inline_nested_;
     done(true);
     while (RunNext(Now(), false)) {
     }
+    preempting_ = was_preempting;
     --inline_depth_;
+    // The call began a newer wait meanwhile: the runner may cancel it right
+    // after `Schedule` returns (the moment issue 22 item 3 needs).
+    if (inline_nested_ > nested && inline_hook_) inline_hook_(inline_owner_);
     return true;
   }
 
  public:
   int64_t inline_fired() const { return inline_fired_; }
+  void set_inline_hook(std::function<void(int)> hook) {
+    inline_hook_ = std::move(hook);
+  }
   int64_t inline_nested() const { return inline_nested_; }
 
  private:
@@ -472,6 +504,8 @@ class SimScheduler final : public Clock, public Sleeper, public AsyncSleeper {
   int owner_ = -1;
   bool preempting_ = false;
   int inline_depth_ = 0;
+  int inline_owner_ = -1;
+  std::function<void(int)> inline_hook_;
   std::vector<TimePoint> horizons_;  // driver only
   uint64_t inline_ids_ = 0;
   int64_t inline_fired_ = 0;

@@ -133,6 +133,9 @@ struct CallSpec {
   // Cancellation.
   CancelKind cancel = CancelKind::kNone;
   milliseconds cancel_at{0};
+  // A token cancel instead comes right after a `Schedule` that fired its
+  // wait inline returns, when the call began a newer wait meanwhile.
+  bool cancel_after_inline = false;
   std::vector<AttemptScript> scripts;
   // Where each option goes among the call's, the method's, the service's and
   // the client's layers, with decoys below it that it must override
@@ -250,7 +253,20 @@ class Generator {
   void Extend(Scenario& s) {
     rng_ = std::mt19937_64(s.seed * 0xD1B54A32D192ED03ull + 0x22);
     s.fire_inline = Chance(0.3);
+    // Answers at once make the next attempt fail, and a newer wait begin,
+    // while the fired wait's `Schedule` has not returned yet.
+    const bool instant = s.fire_inline && Chance(0.8);
     for (CallSpec& c : s.calls) {
+      c.cancel_after_inline = s.fire_inline && Chance(0.5);
+      if (c.cancel_after_inline && c.cancel == CancelKind::kNone) {
+        c.cancel = CancelKind::kToken;
+        c.cancel_at = milliseconds(1800000);  // unless after an inline fire
+      }
+      for (AttemptScript& a : c.scripts) {
+        if (instant && a.kind == AttemptScript::Kind::kFail && Chance(0.7)) {
+          a.latency = milliseconds(0);
+        }
+      }
       const int k = Int(0, 19);
       if (c.id == 0 && k < 2) {
         MakeRange(c);
@@ -512,6 +528,7 @@ inline std::string Describe(const CallSpec& c) {
         "ms) cancel_op=", c.cancel_operation);
   }
   absl::StrAppend(&out, " built=", static_cast<int>(c.built));
+  if (c.cancel_after_inline) absl::StrAppend(&out, " cancel_after_inline");
   if (c.built == Built::kServiceConfig) {
     absl::StrAppend(&out, "(level ", c.config_level,
                     " decoys=", c.config_decoys, " unknown=", c.config_unknown,

@@ -309,6 +309,7 @@ struct CallRun {
   }
   TimePoint delivered_at;
   TimePoint cancelled_at;
+  bool inline_cancel = false;  // cancelled right after an inline fire
   // Page ranges: each fetch's token, the page it got (-1: failed) and the
   // attempts it made.
   std::vector<std::string> fetch_tokens;
@@ -356,6 +357,7 @@ class Runner {
         return static_cast<int64_t>(std::llround(t->tokens() * 1000));
       });
     }
+    sched_->set_inline_hook([this](int owner) { CancelAfterInline(owner); });
     for (const CallSpec& c : s.calls) {
       auto run = std::make_unique<CallRun>();
       run->spec = c;
@@ -674,6 +676,24 @@ class Runner {
         r->reader_cancel();
       }
     });
+  }
+
+  void CancelAfterInline(int owner) {
+    for (auto& run : runs_) {
+      CallRun* r = run.get();
+      if (r->spec.id != owner || !r->spec.cancel_after_inline ||
+          r->spec.cancel != CancelKind::kToken || r->done() ||
+          r->cancel_order != 0 || r->token == nullptr) {
+        continue;
+      }
+      sched_->PostAt(sched_->Now(), owner, [this, r] {
+        if (r->done() || r->cancel_order != 0) return;
+        r->cancel_order = ++order_;
+        r->cancelled_at = sched_->Now();
+        r->inline_cancel = true;
+        r->token->Cancel();
+      });
+    }
   }
 
   void Start(CallRun& run) {
@@ -1139,6 +1159,11 @@ void Runner::Record() const {
   }
   if (sched_->inline_fired() > 0)
     cov.Add("timer: a wait fired inside Schedule");
+  for (const auto& run : runs_) {
+    if (run->inline_cancel && IsAsyncKind(run->spec.kind)) {
+      cov.Add("timer: cancelled right after an inline-fired Schedule");
+    }
+  }
   if (sched_->inline_nested() > 0) {
     cov.Add("timer: a newer wait began inside an inline-fired Schedule");
   }
@@ -1924,7 +1949,8 @@ TEST(Simulation, RandomScenarios) {
           "await: a poll failed",
           "await: backoff up to nanoseconds::max()",
           "timer: a wait fired inside Schedule",
-          "timer: a newer wait began inside an inline-fired Schedule"}) {
+          "timer: a newer wait began inside an inline-fired Schedule",
+          "timer: cancelled right after an inline-fired Schedule"}) {
       EXPECT_GT(g_coverage.counts[what], 0) << "never exercised: " << what;
     }
     // Those of the fixes still pending (sim_pending.h).
