@@ -28,6 +28,17 @@
 //   the middle of a page. Before the first fetch both are the request's
 //   page_token; after a failed fetch, next_page_token() is still the token
 //   of the page that failed.
+// - A page token the range already sent ends the range with INTERNAL as its
+//   last element (a server that repeats a token, whether on the next page
+//   or in a cycle A -> B -> A, would be listed forever), after the items of
+//   the page that carried it.
+// - Bounds on the whole range, set like any option (for the client, the
+//   method or the call that makes the range); each ends the range with an
+//   error as its last element, and next_page_token() resumes after it:
+//     PageRangeMaxPagesOption      at most this many pages (RESOURCE_EXHAUSTED)
+//     PageRangeTotalTimeoutOption  no page is sent later than this long
+//                                  after the first was (DEADLINE_EXCEEDED),
+//                                  and each page's call ends by then too
 //
 // A range is a single pass over the listing: `begin()` returns an iterator
 // at the current position, not at the start. It is movable, not copyable,
@@ -38,19 +49,42 @@
 #ifndef STUBKIT_PAGE_RANGE_H_
 #define STUBKIT_PAGE_RANGE_H_
 
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <iterator>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
 #include "absl/types/optional.h"
 
 namespace stubkit {
+
+// The most pages a generated `MRange` fetches; one more page needed ends the
+// range with RESOURCE_EXHAUSTED. 0: no limit (the default); negative:
+// INVALID_ARGUMENT, and nothing is sent.
+struct PageRangeMaxPagesOption {
+  using Type = std::int64_t;
+  static Type Default() { return 0; }
+};
+
+// The life of a generated `MRange`, from its first fetch, on the call's
+// clock (`ClockOption`): a page needed later ends the range with
+// DEADLINE_EXCEEDED, and each page's call ends by then (its
+// `TotalTimeoutOption` is capped at what is left). 0: no limit (the
+// default); negative: INVALID_ARGUMENT, and nothing is sent.
+struct PageRangeTotalTimeoutOption {
+  using Type = std::chrono::nanoseconds;
+  static Type Default() { return Type::zero(); }
+};
 
 template <typename T>
 class PageRange {
@@ -66,11 +100,13 @@ class PageRange {
   // Fetches the page `page_token` names ("" for the first).
   using Fetcher = std::function<absl::StatusOr<Page>(const std::string&)>;
 
-  PageRange(std::string page_token, Fetcher fetch)
+  // `max_pages`: see PageRangeMaxPagesOption.
+  PageRange(std::string page_token, Fetcher fetch, std::int64_t max_pages = 0)
       : state_(std::make_unique<State>()) {
     state_->page_token = page_token;
     state_->next_page_token = std::move(page_token);
     state_->fetch = std::move(fetch);
+    state_->max_pages = max_pages;
   }
 
   class iterator {
@@ -130,24 +166,61 @@ class PageRange {
           current.emplace(std::move(items[position++]));
           break;
         }
-        if (fetched_any && next_page_token.empty()) {
+        if (pages > 0 && next_page_token.empty()) {
           done = true;
           return nullptr;
         }
-        absl::StatusOr<Page> page = fetch(next_page_token);
+        absl::Status refused = Refusal();
+        absl::StatusOr<Page> page =
+            refused.ok() ? fetch(next_page_token)
+                         : absl::StatusOr<Page>(std::move(refused));
         if (!page.ok()) {
           // The error is the last element: the range ends after it.
           current.emplace(std::move(page).status());
           done = true;
           break;
         }
-        fetched_any = true;
+        ++pages;
         page_token = std::move(next_page_token);
         next_page_token = std::move(page->next_page_token);
         items = std::move(page->items);
         position = 0;
       }
       return &*current;
+    }
+
+    // Why the next page must not be fetched; OK when it may. Records the
+    // token it is about to send.
+    absl::Status Refusal() {
+      if (max_pages < 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("PageRangeMaxPagesOption must not be negative (is ",
+                         max_pages, "); no page was fetched"));
+      }
+      const auto sent_for = sent.find(next_page_token);
+      if (sent_for != sent.end()) {
+        return absl::InternalError(absl::StrCat(
+            "the server repeated page token \"", Shorten(next_page_token),
+            "\" after ", pages, pages == 1 ? " page" : " pages",
+            ": the range sent it for page ", sent_for->second,
+            " already, and a listing that repeats a token never ends; the "
+            "range stops here, after every item received"));
+      }
+      if (max_pages > 0 && pages >= max_pages) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "the range fetched ", pages, pages == 1 ? " page" : " pages",
+            ", its PageRangeMaxPagesOption, and the listing goes on; "
+            "resume from next_page_token() to continue"));
+      }
+      sent.emplace(next_page_token, pages + 1);
+      return absl::OkStatus();
+    }
+
+    // Tokens are opaque and may be long: the start of one, escaped.
+    static std::string Shorten(const std::string& token) {
+      constexpr std::size_t kShown = 64;
+      if (token.size() <= kShown) return absl::CHexEscape(token);
+      return absl::StrCat(absl::CHexEscape(token.substr(0, kShown)), "...");
     }
 
     void Advance() {
@@ -162,7 +235,11 @@ class PageRange {
     std::vector<T> items;
     std::size_t position = 0;
     absl::optional<absl::StatusOr<T>> current;
-    bool fetched_any = false;
+    // Pages fetched so far.
+    std::int64_t pages = 0;
+    std::int64_t max_pages = 0;
+    // Every token sent, with the number of the page it fetched.
+    std::unordered_map<std::string, std::int64_t> sent;
     bool done = false;
   };
 

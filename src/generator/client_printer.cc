@@ -93,16 +93,36 @@ void PrintConstructorHead(Printer& w, const Printer::Vars& vars,
             {"options_", "\"$service_full_name$\"", "{$method_names$}"}, "),");
 }
 
+// What the generated call does on failure, and why: the idempotency the
+// proto gives the method decides whether it is retried.
+std::string RetryComment(const MethodModel& method) {
+  if (method.kind == Kind::kClientStreaming || method.kind == Kind::kBidi) {
+    return "Retries: none. A stream of requests is never replayed; the "
+           "call's options, deadline and metadata still apply.";
+  }
+  if (method.idempotent) {
+    return absl::StrCat(
+        "Retries: idempotent (", method.idempotency_reason,
+        " in the proto), so a failure with a retryable code is retried "
+        "under the retry policy.");
+  }
+  return "Retries: not idempotent (the proto has no idempotency_level and no "
+         "google.api.http get or put binding), so a failure is not retried. "
+         "IdempotencyOption, IdempotencyMapOption or "
+         "IdempotencyPredicateOption make it retryable.";
+}
+
 }  // namespace
 
 void PrintClientHeader(Printer& w, const FileModel& file,
                        const ServiceModel& service) {
   const Printer::Vars vars = ServiceVars(file, service);
   if (!service.comment.empty()) w.PrintRaw(service.comment + "//\n");
-  w.PrintComment(vars,
-                 "A $service_full_name$ client: cheap to copy, safe to share "
-                 "between threads. Every call takes per-call options that "
-                 "override the client's.");
+  w.PrintComment(
+      vars,
+      "The client of $service_full_name$: cheap to copy, safe to share "
+      "between threads. Every call takes per-call options that "
+      "override the client's.");
   w.Print(vars,
           "class $Service$Client {\n"
           " public:\n");
@@ -156,6 +176,8 @@ void PrintClientHeader(Printer& w, const FileModel& file,
     w.Print("\n");
     w.Indent();
     w.PrintRaw(method.comment);
+    if (!method.comment.empty()) w.PrintRaw("//\n");
+    w.PrintComment(mv, RetryComment(method));
     w.Outdent();
     bool first_async = true;
     for (const Signature* signature :

@@ -156,8 +156,8 @@ void PrintConnectionImpl(Printer& w, const FileModel& file,
 void PrintRefusingConnection(Printer& w, const FileModel& file,
                              const ServiceModel& service) {
   w.PrintComment(ServiceVars(file, service),
-                 "Stands in for the connection of a $Service$Client built "
-                 "from a connection with DecoratorsOption, which only "
+                 "Stands in for the connection of $Service$Client when it is "
+                 "built from a connection with DecoratorsOption, which only "
                  "Make$Service$Connection can apply.");
   w.Print(ServiceVars(file, service),
           "class $Service$RefusingConnection : public $Service$Connection {\n"

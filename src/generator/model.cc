@@ -163,24 +163,26 @@ std::string CheckMethod(const ServiceDescriptor* service,
   return "";
 }
 
-MethodModel BuildMethodModel(const MethodDescriptor* method) {
+MethodModel BuildMethodModel(const MethodDescriptor* method,
+                             int protoc_release) {
   MethodModel model;
   model.name = method->name();
   model.full_name = method->full_name();
   model.kind = KindOf(method);
-  model.idempotent = IsIdempotentByProto(method);
+  model.idempotency_reason = IdempotencyReason(method);
+  model.idempotent = !model.idempotency_reason.empty();
   model.deprecated = method->options().deprecated();
   model.request = QualifiedMessageName(method->input_type());
   model.response = QualifiedMessageName(method->output_type());
   model.comment = LeadingComment(method, "");
-  model.pagination = DetectPagination(method);
+  model.pagination = DetectPagination(method, protoc_release);
   return model;
 }
 
 // Builds the model of `service`, or says why it cannot be generated.
 // `symbols` holds the names already taken in the package's namespace; the
 // service's generated names join them.
-bool BuildServiceModel(const ServiceDescriptor* service,
+bool BuildServiceModel(const ServiceDescriptor* service, int protoc_release,
                        std::map<std::string, std::string>* symbols,
                        ServiceModel* model, std::string* error) {
   if (IsCppKeyword(service->name())) {
@@ -227,9 +229,10 @@ bool BuildServiceModel(const ServiceDescriptor* service,
   for (int m = 0; m < service->method_count(); ++m) {
     *error = CheckMethod(service, service->method(m), class_members);
     if (!error->empty()) return false;
-    model->methods.push_back(BuildMethodModel(service->method(m)));
+    model->methods.push_back(
+        BuildMethodModel(service->method(m), protoc_release));
     if (!BuildRoutingModel(service->method(m), &model->methods.back().routing,
-                           error)) {
+                           error, protoc_release)) {
       return false;
     }
     // Long-running operations (lro.h).
@@ -249,7 +252,7 @@ bool BuildServiceModel(const ServiceDescriptor* service,
 }  // namespace
 
 bool BuildFileModel(const FileDescriptor* file, FileModel* model,
-                    std::string* error) {
+                    std::string* error, int protoc_release) {
   model->proto_name = file->name();
   model->stem = FileStem(file->name());
   model->package = file->package();
@@ -278,7 +281,8 @@ bool BuildFileModel(const FileDescriptor* file, FileModel* model,
   }
   for (int s = 0; s < file->service_count(); ++s) {
     ServiceModel service;
-    if (!BuildServiceModel(file->service(s), &symbols, &service, error)) {
+    if (!BuildServiceModel(file->service(s), protoc_release, &symbols, &service,
+                           error)) {
       return false;
     }
     model->services.push_back(std::move(service));
@@ -419,15 +423,21 @@ std::string CheckGrpcPrivateMembers(const ServiceDescriptor* service) {
 }
 
 bool IsIdempotentByProto(const MethodDescriptor* method) {
+  return !IdempotencyReason(method).empty();
+}
+
+std::string IdempotencyReason(const MethodDescriptor* method) {
   const MethodOptions& options = method->options();
-  if (options.idempotency_level() == MethodOptions::IDEMPOTENT ||
-      options.idempotency_level() == MethodOptions::NO_SIDE_EFFECTS) {
-    return true;
+  if (options.idempotency_level() == MethodOptions::IDEMPOTENT) {
+    return "idempotency_level = IDEMPOTENT";
+  }
+  if (options.idempotency_level() == MethodOptions::NO_SIDE_EFFECTS) {
+    return "idempotency_level = NO_SIDE_EFFECTS";
   }
   // Known or not to this binary, the http extension survives a round trip
   // through the wire format; read it as unknown fields.
   UnknownFieldSet fields;
-  if (!fields.ParseFromString(options.SerializeAsString())) return false;
+  if (!fields.ParseFromString(options.SerializeAsString())) return "";
   for (int i = 0; i < fields.field_count(); ++i) {
     const UnknownField& field = fields.field(i);
     if (field.number() != kHttpExtensionNumber ||
@@ -437,11 +447,12 @@ bool IsIdempotentByProto(const MethodDescriptor* method) {
     UnknownFieldSet rule;
     if (!rule.ParseFromString(field.length_delimited())) continue;
     for (int j = 0; j < rule.field_count(); ++j) {
-      int number = rule.field(j).number();
-      if (number == kHttpRuleGet || number == kHttpRulePut) return true;
+      const int number = rule.field(j).number();
+      if (number == kHttpRuleGet) return "its google.api.http get binding";
+      if (number == kHttpRulePut) return "its google.api.http put binding";
     }
   }
-  return false;
+  return "";
 }
 
 }  // namespace generator

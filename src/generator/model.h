@@ -29,6 +29,8 @@ struct MethodModel {
   std::string full_name;
   Kind kind;
   bool idempotent;
+  // Why the proto makes it idempotent (IdempotencyReason); "" when not.
+  std::string idempotency_reason;
   bool deprecated;
   std::string request;   // "::pkg::Req"
   std::string response;  // "::pkg::Resp"
@@ -36,7 +38,7 @@ struct MethodModel {
   // API conventions (AIP-158, AIP-4222): pagination.h, routing.h.
   PaginationModel pagination;
   RoutingModel routing;
-  LroInfo lro;           // long-running operations (lro.h)
+  LroInfo lro;  // long-running operations (lro.h)
 };
 
 struct ServiceModel {
@@ -56,13 +58,20 @@ struct FileModel {
 
 // Builds the model of `file`; false with `*error` when stubkit cannot
 // generate compiling code for it.
+// `protoc_release`: the protobuf release of the protoc that generates the
+// .pb.h files (see ProtobufFieldName).
 bool BuildFileModel(const google::protobuf::FileDescriptor* file,
-                    FileModel* model, std::string* error);
+                    FileModel* model, std::string* error,
+                    int protoc_release = kDefaultProtocRelease);
 
 // True when the proto marks `method` idempotent: `idempotency_level =
 // IDEMPOTENT` or `NO_SIDE_EFFECTS`, or a `google.api.http` rule whose
 // pattern is `get` or `put`.
 bool IsIdempotentByProto(const google::protobuf::MethodDescriptor* method);
+
+// Which of those marks it, for comments: "idempotency_level =
+// NO_SIDE_EFFECTS", "its google.api.http get binding", ...; "" when none.
+std::string IdempotencyReason(const google::protobuf::MethodDescriptor* method);
 
 // Every identifier protobuf and gRPC put at the namespace scope of
 // `package`, from `file` and the files it imports, mapped to a description

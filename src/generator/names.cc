@@ -41,6 +41,39 @@ bool IsCppKeyword(const std::string& name) {
   return kKeywords->count(name) > 0;
 }
 
+bool IsProtobufKeyword(const std::string& name, int protoc_release) {
+  static const auto* const kKeywords = new std::set<std::string>{
+      // protoc 3.21's list, as it is: C++11 keywords, alternative tokens.
+      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor",
+      "bool", "break", "case", "catch", "char", "class", "compl", "const",
+      "constexpr", "const_cast", "continue", "decltype", "default", "delete",
+      "do", "double", "dynamic_cast", "else", "enum", "explicit", "export",
+      "extern", "false", "float", "for", "friend", "goto", "if", "inline",
+      "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
+      "nullptr", "operator", "or", "or_eq", "private", "protected", "public",
+      "register", "reinterpret_cast", "return", "short", "signed", "sizeof",
+      "static", "static_assert", "static_cast", "struct", "switch", "template",
+      "this", "thread_local", "throw", "true", "try", "typedef", "typeid",
+      "typename", "union", "unsigned", "using", "virtual", "void", "volatile",
+      "wchar_t", "while", "xor", "xor_eq",
+      // A macro.
+      "NULL"};
+  static const auto* const kSince22 = new std::set<std::string>{
+      // What protobuf 22 added.
+      "char8_t",   "char16_t", "char32_t",  "concept",  "consteval",
+      "constinit", "co_await", "co_return", "co_yield", "requires"};
+  if (kKeywords->count(name) > 0) return true;
+  if (protoc_release >= 22 && kSince22->count(name) > 0) return true;
+  return protoc_release >= 23 && name == "assert";
+}
+
+std::string ProtobufFieldName(const google::protobuf::FieldDescriptor* field,
+                              int protoc_release) {
+  std::string name = absl::AsciiStrToLower(field->name());
+  if (IsProtobufKeyword(name, protoc_release)) name += "_";
+  return name;
+}
+
 bool CollidesWithGrpc(const std::string& method_name) {
   static const auto* const kNames = new std::set<std::string>{
       "Stub",     "StubInterface",   "Service",

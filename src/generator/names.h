@@ -18,7 +18,29 @@ namespace stubkit {
 namespace generator {
 
 // C++ keywords, alternative tokens and macros every translation unit sees.
+// For the names stubkit itself emits (or refuses); not for protobuf's
+// accessors, which follow ProtobufFieldName.
 bool IsCppKeyword(const std::string& name);
+
+// The protobuf release of the protoc that runs the plugin: the minor
+// number of its version (21 for 3.21.x, 22 for 22.x, which reports 4.22).
+// 21, the release stubkit is built and tested with, when protoc says
+// nothing.
+inline constexpr int kDefaultProtocRelease = 21;
+
+// Whether protoc's C++ generator of `protoc_release` appends '_' to a
+// field named `name` (lowercased): its own keyword list (kKeywordList in
+// src/google/protobuf/compiler/cpp/helpers.cc), which is not the language's.
+// Up to 21 it holds the C++11 keywords and alternative tokens and NULL, and
+// no C++20 keyword (concept, requires, co_await, char8_t, ...); 22 added
+// those and char16_t, char32_t; 23 added assert.
+bool IsProtobufKeyword(const std::string& name, int protoc_release);
+
+// The name of `field`'s accessors in protoc's C++ code (`name()`,
+// `mutable_name()`, `set_name()`): the field's name lowercased, '_'
+// appended when IsProtobufKeyword.
+std::string ProtobufFieldName(const google::protobuf::FieldDescriptor* field,
+                              int protoc_release);
 
 // Method names that collide with the members grpc_cpp_plugin (1.51)
 // generates: its output does not compile, or, for `experimental_async`, the

@@ -75,14 +75,6 @@ std::string ValueType(const FieldDescriptor* field) {
   return "";
 }
 
-// The accessor protobuf generates for `field`: lowercased, with '_'
-// appended to a C++ keyword.
-std::string AccessorName(const FieldDescriptor* field) {
-  std::string name = absl::AsciiStrToLower(field->name());
-  if (IsCppKeyword(name)) name += "_";
-  return name;
-}
-
 // The client's MRange: `request` by value, as the range keeps it.
 const Signature& RangeSignature() {
   static const auto* const kSignature =
@@ -106,7 +98,8 @@ Printer::Vars RangeVars(const FileModel& file, const ServiceModel& service,
 
 }  // namespace
 
-PaginationModel DetectPagination(const MethodDescriptor* method) {
+PaginationModel DetectPagination(const MethodDescriptor* method,
+                                 int protoc_release) {
   PaginationModel model;
   if (method->client_streaming() || method->server_streaming()) return model;
   const Descriptor* request = method->input_type();
@@ -127,7 +120,7 @@ PaginationModel DetectPagination(const MethodDescriptor* method) {
   }
   if (items == nullptr) return model;
   model.paginated = true;
-  model.items_field = AccessorName(items);
+  model.items_field = ProtobufFieldName(items, protoc_release);
   if (items->is_map()) {
     const Descriptor* entry = items->message_type();
     model.item_type = absl::StrCat("::std::pair<", ValueType(entry->map_key()),
@@ -181,9 +174,12 @@ void PrintPaginationDeclarations(Printer& w, const FileModel& file,
 
 void PrintPaginationDefinitions(Printer& w, const FileModel& file,
                                 const ServiceModel& service) {
+  int method_index = -1;
   for (const MethodModel& method : service.methods) {
+    ++method_index;
     if (!method.pagination.paginated) continue;
-    const Printer::Vars vars = RangeVars(file, service, method);
+    Printer::Vars vars = RangeVars(file, service, method);
+    vars["method_index"] = absl::StrCat(method_index);
     w.Print("\n");
     // MRange of a deprecated M calls M: no warning for the generated code.
     if (method.deprecated) {
@@ -195,9 +191,11 @@ void PrintPaginationDefinitions(Printer& w, const FileModel& file,
     PrintTypeMember(w, vars, "using Item = $Item$", ";");
     w.Print(vars,
             "  return ::stubkit::internal::MakePageRange<Item>(\n"
-            "      ::std::move(request),\n"
-            "      [client = *this, call](const auto& page_request) mutable {\n"
-            "        return client.$Method$(page_request, call);\n"
+            "      ::std::move(request), call, "
+            "method_options_.View($method_index$, call, options_),\n"
+            "      [client = *this](const auto& page_request, "
+            "const auto& options) mutable {\n"
+            "        return client.$Method$(page_request, options);\n"
             "      },\n"
             "      [](auto& response) { return "
             "response.mutable_$items_field$(); });\n"

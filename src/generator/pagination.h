@@ -18,6 +18,8 @@
 
 #include <string>
 
+#include "src/generator/names.h"
+
 namespace stubkit {
 namespace generator {
 
@@ -32,8 +34,10 @@ struct PaginationModel {
 };
 
 // The pagination of `method`; `paginated` false when it is not.
+// `protoc_release` names the items' accessor (see ProtobufFieldName).
 PaginationModel DetectPagination(
-    const google::protobuf::MethodDescriptor* method);
+    const google::protobuf::MethodDescriptor* method,
+    int protoc_release = kDefaultProtocRelease);
 
 // "" or the error naming a method `MRange` that meets paginated `M`'s range.
 std::string CheckPaginationNames(

@@ -10,6 +10,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "src/generator/model.h"
 #include "src/generator/names.h"
@@ -100,23 +101,30 @@ void HttpRuleVariables(const std::string& bytes,
 
 // The accessor chain of a dotted field path, "request.a().b()"; the last
 // field in `*last`. "" when a part names no field or an inner part is not
-// a singular message.
+// a singular message. `*presence`: the has_ checks that tell whether the
+// last field is set, joined by "&&": one per message on the path, and one
+// for the last field when it has presence; "" when there are none.
 std::string Getter(const Descriptor* message, const std::string& path,
-                   const FieldDescriptor** last) {
+                   int protoc_release, const FieldDescriptor** last,
+                   std::string* presence = nullptr) {
   std::string getter = "request";
+  std::vector<std::string> checks;
   std::vector<std::string> parts = absl::StrSplit(path, '.');
   for (size_t i = 0; i < parts.size(); ++i) {
     if (message == nullptr) return "";
     const FieldDescriptor* field = message->FindFieldByName(parts[i]);
     if (field == nullptr || field->is_repeated()) return "";
-    std::string accessor = absl::AsciiStrToLower(field->name());
-    if (IsCppKeyword(accessor)) accessor += "_";
-    absl::StrAppend(&getter, ".", accessor, "()");
+    const std::string name = ProtobufFieldName(field, protoc_release);
+    if (field->has_presence()) {
+      checks.push_back(absl::StrCat(getter, ".has_", name, "()"));
+    }
+    absl::StrAppend(&getter, ".", name, "()");
     message = field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE
                   ? field->message_type()
                   : nullptr;
     *last = field;
   }
+  if (presence != nullptr) *presence = absl::StrJoin(checks, " && ");
   return getter;
 }
 
@@ -131,8 +139,8 @@ std::string TemplateKey(const std::string& path_template) {
 }
 
 bool BuildExplicit(const MethodDescriptor* method,
-                   const std::vector<std::string>& rules, RoutingModel* model,
-                   std::string* error) {
+                   const std::vector<std::string>& rules, int protoc_release,
+                   RoutingModel* model, std::string* error) {
   for (const std::string& bytes : rules) {
     UnknownFieldSet rule;
     if (!rule.ParseFromString(bytes)) continue;
@@ -151,7 +159,8 @@ bool BuildExplicit(const MethodDescriptor* method,
         path_template = value;
       }
       const FieldDescriptor* last = nullptr;
-      std::string getter = Getter(method->input_type(), field, &last);
+      std::string getter =
+          Getter(method->input_type(), field, protoc_release, &last);
       if (getter.empty() ||
           last->cpp_type() != FieldDescriptor::CPPTYPE_STRING) {
         *error = absl::StrCat(
@@ -161,7 +170,7 @@ bool BuildExplicit(const MethodDescriptor* method,
             " (or a path to one through singular messages)");
         return false;
       }
-      RoutingParam param{field, getter, path_template};
+      RoutingParam param{field, getter, path_template, ""};
       if (!path_template.empty()) {
         param.key = TemplateKey(path_template);
         if (param.key.empty()) {
@@ -178,13 +187,15 @@ bool BuildExplicit(const MethodDescriptor* method,
 }
 
 bool BuildImplicit(const MethodDescriptor* method,
-                   const std::vector<std::string>& rules, RoutingModel* model,
-                   std::string* error) {
+                   const std::vector<std::string>& rules, int protoc_release,
+                   RoutingModel* model, std::string* error) {
   std::vector<std::string> names;
   for (const std::string& bytes : rules) HttpRuleVariables(bytes, &names);
   for (const std::string& name : names) {
     const FieldDescriptor* last = nullptr;
-    std::string getter = Getter(method->input_type(), name, &last);
+    std::string presence;
+    std::string getter =
+        Getter(method->input_type(), name, protoc_release, &last, &presence);
     if (getter.empty()) {
       *error = absl::StrCat(Where(method), "its google.api.http path names '",
                             name, "', which is not a singular field of ",
@@ -192,14 +203,19 @@ bool BuildImplicit(const MethodDescriptor* method,
       return false;
     }
     // Strings and integers have a text form; other path variables (enums,
-    // floats, bools, messages) are left out of the header.
+    // floats, bools, messages) are left out of the header. An empty string
+    // is never sent (it is the unset value, and no path segment), so it
+    // needs no check; an integer is sent whenever it is set (AIP-4222), 0
+    // too, which for a proto3 integer without presence is always.
     switch (last->cpp_type()) {
       case FieldDescriptor::CPPTYPE_STRING:
+        model->params.push_back({name, getter, "", ""});
+        break;
       case FieldDescriptor::CPPTYPE_INT32:
       case FieldDescriptor::CPPTYPE_INT64:
       case FieldDescriptor::CPPTYPE_UINT32:
       case FieldDescriptor::CPPTYPE_UINT64:
-        model->params.push_back({name, getter, ""});
+        model->params.push_back({name, getter, "", presence});
         break;
       default:
         break;
@@ -222,7 +238,7 @@ std::string Quote(const std::string& text) {
 }  // namespace
 
 bool BuildRoutingModel(const MethodDescriptor* method, RoutingModel* model,
-                       std::string* error) {
+                       std::string* error, int protoc_release) {
   // Client and bidi streams have no request when an attempt starts.
   if (method->client_streaming()) return true;
   UnknownFieldSet fields;
@@ -230,9 +246,11 @@ bool BuildRoutingModel(const MethodDescriptor* method, RoutingModel* model,
     return true;
   }
   std::vector<std::string> routing = BytesOf(fields, kRoutingExtensionNumber);
-  if (!routing.empty()) return BuildExplicit(method, routing, model, error);
-  return BuildImplicit(method, BytesOf(fields, kHttpExtensionNumber), model,
-                       error);
+  if (!routing.empty()) {
+    return BuildExplicit(method, routing, protoc_release, model, error);
+  }
+  return BuildImplicit(method, BytesOf(fields, kHttpExtensionNumber),
+                       protoc_release, model, error);
 }
 
 bool HasRouting(const FileModel& file) {
@@ -253,9 +271,14 @@ void PrintRoutingHeader(Printer& w, const MethodModel& method) {
     std::vector<std::string> args = {Quote(param.key), param.getter};
     if (!param.path_template.empty())
       args.push_back(Quote(param.path_template));
-    PrintCall(w, {}, 2,
+    const int depth = param.condition.empty() ? 2 : 3;
+    if (!param.condition.empty()) {
+      PrintCall(w, {}, 2, "if (", {param.condition}, ") {");
+    }
+    PrintCall(w, {}, depth,
               param.path_template.empty() ? "params.Set(" : "params.Match(",
               args, ");");
+    if (!param.condition.empty()) w.Print("    }\n");
   }
   w.Print(
       "    params.Apply(context);\n"

@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "src/generator/names.h"
+
 namespace stubkit {
 namespace generator {
 
@@ -32,6 +34,9 @@ struct RoutingParam {
   std::string key;            // the header key
   std::string getter;         // "request.book().name()"
   std::string path_template;  // "" for the whole value
+  // When not "", the value is sent only if this holds: "request.has_a()"
+  // and the like, for an integer that is inside a message or has presence.
+  std::string condition;
 };
 
 struct RoutingModel {
@@ -39,8 +44,10 @@ struct RoutingModel {
 };
 
 // The routing of `method`; false with `*error` for a broken annotation.
+// `protoc_release` names the fields' accessors (see ProtobufFieldName).
 bool BuildRoutingModel(const google::protobuf::MethodDescriptor* method,
-                       RoutingModel* model, std::string* error);
+                       RoutingModel* model, std::string* error,
+                       int protoc_release = kDefaultProtocRelease);
 
 // Whether any method of `file` sends the header (its source needs the
 // includes).

@@ -2,6 +2,7 @@
 
 #include "src/generator/stubkit_generator.h"
 
+#include <google/protobuf/compiler/plugin.pb.h>
 #include <google/protobuf/io/zero_copy_stream.h>
 
 #include <algorithm>
@@ -232,8 +233,14 @@ bool StubkitGenerator::Generate(const FileDescriptor* file,
                           parameter, "'");
     return false;
   }
+  // protoc's own C++ generator names the accessors the generated code
+  // calls, by the keyword list of its release.
+  google::protobuf::compiler::Version version;
+  context->GetCompilerVersion(&version);
+  const int protoc_release =
+      version.minor() > 0 ? version.minor() : kDefaultProtocRelease;
   FileModel model;
-  if (!BuildFileModel(file, &model, error)) return false;
+  if (!BuildFileModel(file, &model, error, protoc_release)) return false;
   FileGenerator generator(model);
   struct Output {
     const char* suffix;

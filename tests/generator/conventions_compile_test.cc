@@ -1,11 +1,13 @@
 // Copyright 2026 The stubkit Authors.
 //
 // Code generated from protos that follow the API conventions
-// (protos/stubkit/testing/gen/pagination.proto and routing.proto) compiles
-// and has the members it should: MRange for each paginated method, with the
-// items type the rules pick, and nothing for the near misses. The ranges
-// run here over mocked connections; tests/integration/generated_pagination_
-// test.cc and generated_routing_test.cc run them against real servers.
+// (protos/stubkit/testing/gen/pagination.proto, routing.proto, and
+// keywords.proto, whose fields are named with keywords of every class)
+// compiles against the .pb.h protoc makes and has the members it should: MRange
+// for each paginated method, with the items type the rules pick, and nothing
+// for the near misses. The ranges run here over mocked connections;
+// tests/integration/generated_pagination_ test.cc and generated_routing_test.cc
+// run them against real servers.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -17,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "stubkit/testing/gen/keywords.stubkit_mock.h"
 #include "stubkit/testing/gen/pagination.stubkit_mock.h"
 #include "stubkit/testing/gen/routing.stubkit_mock.h"
 
@@ -135,6 +138,56 @@ TEST(ConventionsCompileTest, MapAndEnumItems) {
   }
   EXPECT_EQ(states, (std::vector<::pages::v1::ListStatesResponse_State>{
                         ::pages::v1::ListStatesResponse::ACTIVE}));
+}
+
+// Items fields named with a C++98 keyword (protoc: mutable_delete_()), a
+// C++11 one (mutable_nullptr_()), C++20 ones (protoc 3.21: mutable_requires(),
+// mutable_co_await()), NULL (protoc: mutable_null()) and char8_t.
+static_assert(
+    std::is_same_v<decltype(std::declval<::keywords::v1::KeywordsClient&>()
+                                .ListNullptrRange({})),
+                   stubkit::PageRange<std::string>>);
+static_assert(
+    std::is_same_v<decltype(std::declval<::keywords::v1::KeywordsClient&>()
+                                .ListCoAwaitRange({})),
+                   stubkit::PageRange<std::pair<std::string, std::int64_t>>>);
+static_assert(
+    std::is_same_v<decltype(std::declval<::keywords::v1::KeywordsClient&>()
+                                .ListNullRange({})),
+                   stubkit::PageRange<std::int64_t>>);
+
+TEST(ConventionsCompileTest, ItemsNamedWithKeywords) {
+  using ::keywords::v1::KeywordRequest;
+  auto connection =
+      std::make_shared<::keywords::v1::stubkit_mocks::MockKeywordsConnection>();
+  EXPECT_CALL(*connection, ListRequires(_, _))
+      .WillRepeatedly(
+          [](const stubkit::OptionsView&, const KeywordRequest& request)
+              -> absl::StatusOr<::keywords::v1::ListRequiresResponse> {
+            ::keywords::v1::ListRequiresResponse page;
+            page.add_requires()->set_name("r" + request.page_token());
+            if (request.page_token().empty()) page.set_next_page_token("2");
+            return page;
+          });
+  EXPECT_CALL(*connection, ListDelete(_, _))
+      .WillRepeatedly(
+          [](const stubkit::OptionsView&, const KeywordRequest&)
+              -> absl::StatusOr<::keywords::v1::ListDeleteResponse> {
+            ::keywords::v1::ListDeleteResponse page;
+            page.add_delete_()->set_name("d");
+            return page;
+          });
+  ::keywords::v1::KeywordsClient client(connection);
+  std::vector<std::string> names;
+  for (const auto& thing : client.ListRequiresRange(KeywordRequest{})) {
+    ASSERT_TRUE(thing.ok()) << thing.status();
+    names.push_back(thing->name());
+  }
+  for (const auto& thing : client.ListDeleteRange(KeywordRequest{})) {
+    ASSERT_TRUE(thing.ok()) << thing.status();
+    names.push_back(thing->name());
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"r", "r2", "d"}));
 }
 
 TEST(ConventionsCompileTest, RoutedServiceCanBeBuilt) {

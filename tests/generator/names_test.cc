@@ -27,6 +27,29 @@ TEST(NamesTest, KeywordsIncludeCpp20AndMacros) {
   EXPECT_FALSE(IsCppKeyword(""));
 }
 
+// protoc's own rule, not the language's: what protoc 3.21 renames, and
+// what it leaves (C++20 keywords, other macros); later releases rename
+// more.
+TEST(NamesTest, ProtobufKeywordsFollowProtocsRelease) {
+  for (const char* renamed : {"delete", "and", "NULL", "constexpr", "nullptr",
+                              "decltype", "thread_local", "xor_eq"}) {
+    EXPECT_TRUE(IsProtobufKeyword(renamed, 21)) << renamed;
+    EXPECT_TRUE(IsProtobufKeyword(renamed, 22)) << renamed;
+  }
+  for (const char* cpp20 :
+       {"concept", "requires", "co_await", "co_return", "co_yield", "char8_t",
+        "consteval", "constinit", "char16_t", "char32_t"}) {
+    EXPECT_FALSE(IsProtobufKeyword(cpp20, 21)) << cpp20;
+    EXPECT_TRUE(IsProtobufKeyword(cpp20, 22)) << cpp20;
+  }
+  EXPECT_FALSE(IsProtobufKeyword("assert", 22));
+  EXPECT_TRUE(IsProtobufKeyword("assert", 23));
+  for (const char* kept : {"errno", "major", "minor", "offsetof", "null"}) {
+    EXPECT_FALSE(IsProtobufKeyword(kept, 21)) << kept;
+    EXPECT_FALSE(IsProtobufKeyword(kept, 30)) << kept;
+  }
+}
+
 TEST(NamesTest, GrpcAndStubkitReservedNames) {
   EXPECT_TRUE(CollidesWithGrpc("Stub"));
   EXPECT_TRUE(CollidesWithGrpc("experimental_async"));

@@ -5,7 +5,9 @@
 // google.api.routing annotation, else from the google.api.http path
 // variables, on every attempt (retries, async calls, streams); absent for
 // methods without annotations, for an empty routing annotation, and when
-// RoutingHeaderOption is off.
+// RoutingHeaderOption is off. Integers are sent when set, 0 included; fields
+// named with keywords (protos/stubkit/testing/gen/keywords.proto) are read
+// through protoc's accessors.
 
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
@@ -18,6 +20,8 @@
 #include "absl/synchronization/mutex.h"
 #include "stubkit/clock.h"
 #include "stubkit/retry_options.h"
+#include "stubkit/testing/gen/keywords.grpc.pb.h"
+#include "stubkit/testing/gen/keywords.stubkit.h"
 #include "stubkit/testing/gen/routing.grpc.pb.h"
 #include "stubkit/testing/gen/routing.stubkit.h"
 
@@ -61,6 +65,10 @@ class RoutedService : public ::routing::v1::Routed::Service {
   }
   grpc::Status Plain(grpc::ServerContext* context, const ReadRequest*,
                      ReadResponse*) override {
+    return Record(context);
+  }
+  grpc::Status GetShard(grpc::ServerContext* context, const ReadRequest*,
+                        ReadResponse*) override {
     return Record(context);
   }
 
@@ -187,16 +195,39 @@ TEST_F(GeneratedRoutingTest, ServerStreamingAttemptsCarryIt) {
                 "table_name=projects%2Fp%2Finstances%2Fi%2Ftables%2Ft"});
 }
 
-// Empty fields and zeros (proto3's unset) are left out; with none left,
-// there is no header.
-TEST_F(GeneratedRoutingTest, EmptyFieldsAreLeftOut) {
+// Empty strings are left out; an integer is sent, 0 too (an id 0 was
+// never sent): a proto3 integer without presence cannot be told unset.
+TEST_F(GeneratedRoutingTest, EmptyStringsAreLeftOutZeroIsSent) {
   ASSERT_NE(server_, nullptr);
   ReadRequest request;
   request.set_shard(0);
   ASSERT_TRUE(Client().GetTable(request).ok());
   request.set_shard(3);
   ASSERT_TRUE(Client().GetTable(request).ok());
-  EXPECT_EQ(service_.Headers(), (std::vector<std::string>{kNone, "shard=3"}));
+  EXPECT_EQ(service_.Headers(),
+            (std::vector<std::string>{"shard=0", "shard=3"}));
+}
+
+// Integers the code can tell are unset (a field with presence, one inside
+// an unset message) are left out; set to 0, they are sent (AIP-4222: a
+// field that is set is sent).
+TEST_F(GeneratedRoutingTest, IntegersAreSentWhenSetZeroIncluded) {
+  ASSERT_NE(server_, nullptr);
+  RoutedClient client = Client();
+  ReadRequest request;
+  ASSERT_TRUE(client.GetShard(request).ok());
+  request.set_replica(0);
+  ASSERT_TRUE(client.GetShard(request).ok());
+  request.mutable_table();
+  ASSERT_TRUE(client.GetShard(request).ok());
+  request.set_shard(5);
+  request.set_replica(2);
+  request.mutable_table()->set_generation(9);
+  ASSERT_TRUE(client.GetShard(request).ok());
+  EXPECT_EQ(service_.Headers(),
+            (std::vector<std::string>{"shard=0", "shard=0&replica=0",
+                                      "shard=0&replica=0&table.generation=0",
+                                      "shard=5&replica=2&table.generation=9"}));
 }
 
 // RoutingHeaderOption(false), for the client or for one call: no header.
@@ -216,6 +247,80 @@ TEST_F(GeneratedRoutingTest, TheOptionTurnsItOff) {
   EXPECT_EQ(headers[1], kNone);
   EXPECT_EQ(headers[2], kNone);
   EXPECT_NE(headers[3], kNone);
+}
+
+// Records the header of every call, for keywords.proto.
+class KeywordsService : public ::keywords::v1::Keywords::Service {
+ public:
+  grpc::Status GetThing(grpc::ServerContext* context,
+                        const ::keywords::v1::KeywordRequest*,
+                        ::keywords::v1::Thing*) override {
+    return Record(context);
+  }
+  grpc::Status ReadThing(grpc::ServerContext* context,
+                         const ::keywords::v1::KeywordRequest*,
+                         ::keywords::v1::Thing*) override {
+    return Record(context);
+  }
+  std::vector<std::string> Headers() {
+    absl::MutexLock lock(&mu_);
+    return headers_;
+  }
+
+ private:
+  grpc::Status Record(grpc::ServerContext* context) {
+    auto it = context->client_metadata().find("x-goog-request-params");
+    absl::MutexLock lock(&mu_);
+    headers_.push_back(it == context->client_metadata().end()
+                           ? kNone
+                           : std::string(it->second.data(), it->second.size()));
+    return grpc::Status::OK;
+  }
+
+  absl::Mutex mu_;
+  std::vector<std::string> headers_;
+};
+
+// Path variables and routing parameters named with keywords of every class
+// reach the header with their values.
+TEST(GeneratedKeywordRoutingTest, FieldsNamedWithKeywords) {
+  KeywordsService service;
+  int port = 0;
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
+                           &port);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  ::keywords::v1::KeywordsClient client(grpc::CreateChannel(
+      "127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials()));
+  ::keywords::v1::KeywordRequest request;
+  request.set_delete_("d");
+  request.set_and_("a");
+  request.set_constexpr_("ce");
+  request.set_nullptr_("np");
+  request.set_requires("rq");
+  request.set_co_await("ca");
+  request.set_null("nl");
+  request.set_major("mj");
+  request.set_register_(3);
+  request.set_decltype_(4);
+  request.mutable_thread_local_()->set_char8_t("c8");
+  request.mutable_thread_local_()->set_co_yield("projects/p/x");
+  request.mutable_thread_local_()->set_class_("cl");
+  request.set_constinit("ci");
+  request.set_co_return("cr");
+  request.set_concept("cc");
+  ASSERT_TRUE(client.GetThing(request).ok());
+  ASSERT_TRUE(client.ReadThing(request).ok());
+  server->Shutdown();
+  EXPECT_EQ(service.Headers(),
+            (std::vector<std::string>{
+                "delete=d&and=a&constexpr=ce&nullptr=np&requires=rq"
+                "&co_await=ca&NULL=nl&major=mj&register=3&decltype=4"
+                "&thread_local.char8_t=c8",
+                "consteval=projects%2Fp&constinit=ci&co_return=cr&concept=cc"
+                "&thread_local.class=cl"}));
 }
 
 }  // namespace

@@ -47,13 +47,15 @@ class RequestParams {
   // Sets `key` to `value`; an empty value is ignored. A key set again keeps
   // its place and takes the new value ("last one wins").
   void Set(absl::string_view key, absl::string_view value);
-  // Integer fields of an http path variable, in decimal. Zero is proto3's
-  // unset, so it is left out like an empty string.
+  // Integer fields of an http path variable, in decimal, zero included: 0
+  // is a legitimate id, and it is in the path of the http rule too. The
+  // generated code does not call this for a field it can tell is unset (a
+  // field with presence, or one inside an unset message).
   void Set(absl::string_view key, std::int64_t value) {
-    if (value != 0) Set(key, absl::string_view(absl::StrCat(value)));
+    Set(key, absl::string_view(absl::StrCat(value)));
   }
   void Set(absl::string_view key, std::uint64_t value) {
-    if (value != 0) Set(key, absl::string_view(absl::StrCat(value)));
+    Set(key, absl::string_view(absl::StrCat(value)));
   }
   void Set(absl::string_view key, std::int32_t value) {
     Set(key, static_cast<std::int64_t>(value));

@@ -250,8 +250,9 @@ class StreamServiceConnectionImpl : public StreamServiceConnection {
   ::std::shared_ptr<StreamServiceStub> stub_;
 };
 
-// Stands in for the connection of a StreamServiceClient built from a connection
-// with DecoratorsOption, which only MakeStreamServiceConnection can apply.
+// Stands in for the connection of StreamServiceClient when it is built from a
+// connection with DecoratorsOption, which only MakeStreamServiceConnection can
+// apply.
 class StreamServiceRefusingConnection : public StreamServiceConnection {
  public:
   explicit StreamServiceRefusingConnection(::absl::Status refusal)

@@ -199,8 +199,9 @@ class StreamServiceConnection {
     ::std::shared_ptr<StreamServiceStub> stub,
     const ::stubkit::Options& options = {});
 
-// A stubkit.testing.StreamService client: cheap to copy, safe to share between
-// threads. Every call takes per-call options that override the client's.
+// The client of stubkit.testing.StreamService: cheap to copy, safe to share
+// between threads. Every call takes per-call options that override the
+// client's.
 class StreamServiceClient {
  public:
   // User decorators of StreamServiceStub, applied when the connection is made:
@@ -225,6 +226,9 @@ class StreamServiceClient {
       ::stubkit::Options options = {});
 
   // Reading has no side effects, so opening (and resuming) may be retried.
+  //
+  // Retries: idempotent (idempotency_level = NO_SIDE_EFFECTS in the proto), so
+  // a failure with a retryable code is retried under the retry policy.
   ::stubkit::StreamReader<::stubkit::testing::Item> Range(
       const ::stubkit::testing::RangeRequest& request,
       const ::stubkit::Options& call = {});
@@ -236,16 +240,25 @@ class StreamServiceClient {
       ::stubkit::DoneCallback on_done, const ::stubkit::Options& call = {});
 
   // Adds up the items sent.
+  //
+  // Retries: none. A stream of requests is never replayed; the call's options,
+  // deadline and metadata still apply.
   ::stubkit::StreamWriter<::stubkit::testing::Item,
                           ::stubkit::testing::SumResponse>
   Sum(const ::stubkit::Options& call = {});
 
   // Answers each item with its double.
+  //
+  // Retries: none. A stream of requests is never replayed; the call's options,
+  // deadline and metadata still apply.
   ::stubkit::StreamReaderWriter<::stubkit::testing::Item,
                                 ::stubkit::testing::Item>
   Double(const ::stubkit::Options& call = {});
 
   // A unary method next to the streaming ones.
+  //
+  // Retries: idempotent (idempotency_level = IDEMPOTENT in the proto), so a
+  // failure with a retryable code is retried under the retry policy.
   ::absl::StatusOr<::stubkit::testing::Item> Get(
       const ::stubkit::testing::RangeRequest& request,
       const ::stubkit::Options& call = {});

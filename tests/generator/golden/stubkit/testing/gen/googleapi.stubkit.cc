@@ -590,8 +590,8 @@ class LibraryConnectionImpl : public LibraryConnection {
   ::std::shared_ptr<LibraryStub> stub_;
 };
 
-// Stands in for the connection of a LibraryClient built from a connection with
-// DecoratorsOption, which only MakeLibraryConnection can apply.
+// Stands in for the connection of LibraryClient when it is built from a
+// connection with DecoratorsOption, which only MakeLibraryConnection can apply.
 class LibraryRefusingConnection : public LibraryConnection {
  public:
   explicit LibraryRefusingConnection(::absl::Status refusal)

@@ -331,8 +331,8 @@ class LibraryConnection {
     ::std::shared_ptr<LibraryStub> stub,
     const ::stubkit::Options& options = {});
 
-// A stubkit.testing.gen.library.v1.Library client: cheap to copy, safe to share
-// between threads. Every call takes per-call options that override the
+// The client of stubkit.testing.gen.library.v1.Library: cheap to copy, safe to
+// share between threads. Every call takes per-call options that override the
 // client's.
 class LibraryClient {
  public:
@@ -357,6 +357,9 @@ class LibraryClient {
                          ::stubkit::Options options = {});
 
   // GET: idempotent.
+  //
+  // Retries: idempotent (its google.api.http get binding in the proto), so a
+  // failure with a retryable code is retried under the retry policy.
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> GetBook(
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
       const ::stubkit::Options& call = {});
@@ -371,6 +374,9 @@ class LibraryClient {
       const ::stubkit::Options& call = {});
 
   // PUT: idempotent.
+  //
+  // Retries: idempotent (its google.api.http put binding in the proto), so a
+  // failure with a retryable code is retried under the retry policy.
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> PutBook(
       const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
       const ::stubkit::Options& call = {});
@@ -385,6 +391,11 @@ class LibraryClient {
       const ::stubkit::Options& call = {});
 
   // POST: not idempotent.
+  //
+  // Retries: not idempotent (the proto has no idempotency_level and no
+  // google.api.http get or put binding), so a failure is not retried.
+  // IdempotencyOption, IdempotencyMapOption or IdempotencyPredicateOption make
+  // it retryable.
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> CreateBook(
       const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
       const ::stubkit::Options& call = {});
@@ -399,6 +410,11 @@ class LibraryClient {
       const ::stubkit::Options& call = {});
 
   // DELETE: not idempotent by the http rule.
+  //
+  // Retries: not idempotent (the proto has no idempotency_level and no
+  // google.api.http get or put binding), so a failure is not retried.
+  // IdempotencyOption, IdempotencyMapOption or IdempotencyPredicateOption make
+  // it retryable.
   ::absl::StatusOr<::google::protobuf::Empty> DeleteBook(
       const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
       const ::stubkit::Options& call = {});
@@ -412,6 +428,9 @@ class LibraryClient {
       const ::stubkit::Options& call = {});
 
   // POST, but the proto says it is idempotent.
+  //
+  // Retries: idempotent (idempotency_level = IDEMPOTENT in the proto), so a
+  // failure with a retryable code is retried under the retry policy.
   ::absl::StatusOr<::google::protobuf::Empty> TouchBook(
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
       const ::stubkit::Options& call = {});
@@ -425,6 +444,11 @@ class LibraryClient {
       const ::stubkit::Options& call = {});
 
   // A long-running operation: an ordinary unary RPC to stubkit.
+  //
+  // Retries: not idempotent (the proto has no idempotency_level and no
+  // google.api.http get or put binding), so a failure is not retried.
+  // IdempotencyOption, IdempotencyMapOption or IdempotencyPredicateOption make
+  // it retryable.
   ::absl::StatusOr<::google::longrunning::Operation> ArchiveBooks(
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
       const ::stubkit::Options& call = {});

@@ -583,8 +583,8 @@ class JobsConnectionImpl : public JobsConnection {
   ::std::shared_ptr<JobsStub> stub_;
 };
 
-// Stands in for the connection of a JobsClient built from a connection with
-// DecoratorsOption, which only MakeJobsConnection can apply.
+// Stands in for the connection of JobsClient when it is built from a connection
+// with DecoratorsOption, which only MakeJobsConnection can apply.
 class JobsRefusingConnection : public JobsConnection {
  public:
   explicit JobsRefusingConnection(::absl::Status refusal)

@@ -337,7 +337,7 @@ class JobsConnection {
 ::std::shared_ptr<JobsConnection> MakeJobsConnection(
     ::std::shared_ptr<JobsStub> stub, const ::stubkit::Options& options = {});
 
-// A stubkit.testing.gen.lro.v1.Jobs client: cheap to copy, safe to share
+// The client of stubkit.testing.gen.lro.v1.Jobs: cheap to copy, safe to share
 // between threads. Every call takes per-call options that override the
 // client's.
 class JobsClient {
@@ -363,6 +363,11 @@ class JobsClient {
                       ::stubkit::Options options = {});
 
   // Unqualified: stubkit.testing.gen.lro.v1.Job.
+  //
+  // Retries: not idempotent (the proto has no idempotency_level and no
+  // google.api.http get or put binding), so a failure is not retried.
+  // IdempotencyOption, IdempotencyMapOption or IdempotencyPredicateOption make
+  // it retryable.
   ::absl::StatusOr<::google::longrunning::Operation> StartJob(
       const ::stubkit::testing::gen::lro::v1::StartJobRequest& request,
       const ::stubkit::Options& call = {});
@@ -394,6 +399,11 @@ class JobsClient {
                            const ::stubkit::Options& call = {});
 
   // Partly qualified from an enclosing package, and fully qualified.
+  //
+  // Retries: not idempotent (the proto has no idempotency_level and no
+  // google.api.http get or put binding), so a failure is not retried.
+  // IdempotencyOption, IdempotencyMapOption or IdempotencyPredicateOption make
+  // it retryable.
   ::absl::StatusOr<::google::longrunning::Operation> ExportJob(
       const ::stubkit::testing::gen::lro::v1::StartJobRequest& request,
       const ::stubkit::Options& call = {});
@@ -425,6 +435,11 @@ class JobsClient {
                             const ::stubkit::Options& call = {});
 
   // Another package's type, absolute; Empty as the result.
+  //
+  // Retries: not idempotent (the proto has no idempotency_level and no
+  // google.api.http get or put binding), so a failure is not retried.
+  // IdempotencyOption, IdempotencyMapOption or IdempotencyPredicateOption make
+  // it retryable.
   ::absl::StatusOr<::google::longrunning::Operation> DeleteJob(
       const ::stubkit::testing::gen::lro::v1::Job& request,
       const ::stubkit::Options& call = {});
@@ -454,6 +469,11 @@ class JobsClient {
                             const ::stubkit::Options& call = {});
 
   // Returns an Operation without operation_info: a plain unary rpc.
+  //
+  // Retries: not idempotent (the proto has no idempotency_level and no
+  // google.api.http get or put binding), so a failure is not retried.
+  // IdempotencyOption, IdempotencyMapOption or IdempotencyPredicateOption make
+  // it retryable.
   ::absl::StatusOr<::google::longrunning::Operation> PeekJob(
       const ::stubkit::testing::gen::lro::v1::Job& request,
       const ::stubkit::Options& call = {});
@@ -469,6 +489,11 @@ class JobsClient {
   // operation_info naming types this file cannot see (googleapis does this:
   // appengine, automl, datalabeling, dataproc...): no awaiters, a comment
   // says why, and the rest of the file generates.
+  //
+  // Retries: not idempotent (the proto has no idempotency_level and no
+  // google.api.http get or put binding), so a failure is not retried.
+  // IdempotencyOption, IdempotencyMapOption or IdempotencyPredicateOption make
+  // it retryable.
   ::absl::StatusOr<::google::longrunning::Operation> ArchiveJob(
       const ::stubkit::testing::gen::lro::v1::Job& request,
       const ::stubkit::Options& call = {});
@@ -487,6 +512,11 @@ class JobsClient {
 
   // A known response with a metadata type defined elsewhere: awaiters (the
   // metadata is not used).
+  //
+  // Retries: not idempotent (the proto has no idempotency_level and no
+  // google.api.http get or put binding), so a failure is not retried.
+  // IdempotencyOption, IdempotencyMapOption or IdempotencyPredicateOption make
+  // it retryable.
   ::absl::StatusOr<::google::longrunning::Operation> RestoreJob(
       const ::stubkit::testing::gen::lro::v1::Job& request,
       const ::stubkit::Options& call = {});
@@ -516,6 +546,11 @@ class JobsClient {
                              const ::stubkit::Options& call = {});
 
   // No response_type: no awaiters either.
+  //
+  // Retries: not idempotent (the proto has no idempotency_level and no
+  // google.api.http get or put binding), so a failure is not retried.
+  // IdempotencyOption, IdempotencyMapOption or IdempotencyPredicateOption make
+  // it retryable.
   ::absl::StatusOr<::google::longrunning::Operation> TouchJob(
       const ::stubkit::testing::gen::lro::v1::Job& request,
       const ::stubkit::Options& call = {});

@@ -176,8 +176,9 @@ class NoPackageConnectionImpl : public NoPackageConnection {
   ::std::shared_ptr<NoPackageStub> stub_;
 };
 
-// Stands in for the connection of a NoPackageClient built from a connection
-// with DecoratorsOption, which only MakeNoPackageConnection can apply.
+// Stands in for the connection of NoPackageClient when it is built from a
+// connection with DecoratorsOption, which only MakeNoPackageConnection can
+// apply.
 class NoPackageRefusingConnection : public NoPackageConnection {
  public:
   explicit NoPackageRefusingConnection(::absl::Status refusal)

@@ -149,8 +149,8 @@ class NoPackageConnection {
 // grpc_cpp_plugin's output, which copies comments verbatim; stubkit strips
 // such backslashes from the comments it copies.)
 //
-// A NoPackage client: cheap to copy, safe to share between threads. Every call
-// takes per-call options that override the client's.
+// The client of NoPackage: cheap to copy, safe to share between threads. Every
+// call takes per-call options that override the client's.
 class NoPackageClient {
  public:
   // User decorators of NoPackageStub, applied when the connection is made: by
@@ -172,6 +172,11 @@ class NoPackageClient {
                            ::stubkit::Options options = {});
 
   // Looks a key up. Comments are copied to the generated client.
+  //
+  // Retries: not idempotent (the proto has no idempotency_level and no
+  // google.api.http get or put binding), so a failure is not retried.
+  // IdempotencyOption, IdempotencyMapOption or IdempotencyPredicateOption make
+  // it retryable.
   ::absl::StatusOr<::NoPackageResponse> Lookup(
       const ::NoPackageRequest& request, const ::stubkit::Options& call = {});
   // Lookup without blocking: retries wait on a timer, not a thread.
@@ -181,6 +186,10 @@ class NoPackageClient {
                    ::stubkit::AsyncCallback<::NoPackageResponse> done,
                    const ::stubkit::Options& call = {});
 
+  // Retries: not idempotent (the proto has no idempotency_level and no
+  // google.api.http get or put binding), so a failure is not retried.
+  // IdempotencyOption, IdempotencyMapOption or IdempotencyPredicateOption make
+  // it retryable.
   ::stubkit::StreamReader<::NoPackageResponse> Watch(
       const ::NoPackageRequest& request, const ::stubkit::Options& call = {});
   // Watch without blocking: each message goes to `on_message`, then the final

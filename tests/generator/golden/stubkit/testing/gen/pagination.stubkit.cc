@@ -502,8 +502,8 @@ class PagesConnectionImpl : public PagesConnection {
   ::std::shared_ptr<PagesStub> stub_;
 };
 
-// Stands in for the connection of a PagesClient built from a connection with
-// DecoratorsOption, which only MakePagesConnection can apply.
+// Stands in for the connection of PagesClient when it is built from a
+// connection with DecoratorsOption, which only MakePagesConnection can apply.
 class PagesRefusingConnection : public PagesConnection {
  public:
   explicit PagesRefusingConnection(::absl::Status refusal)
@@ -785,9 +785,9 @@ void PagesClient::AsyncStreamBooks(
     ::pages::v1::ListBooksRequest request, const ::stubkit::Options& call) {
   using Item = ::pages::v1::Book;
   return ::stubkit::internal::MakePageRange<Item>(
-      ::std::move(request),
-      [client = *this, call](const auto& page_request) mutable {
-        return client.ListBooks(page_request, call);
+      ::std::move(request), call, method_options_.View(0, call, options_),
+      [client = *this](const auto& page_request, const auto& options) mutable {
+        return client.ListBooks(page_request, options);
       },
       [](auto& response) { return response.mutable_books(); });
 }
@@ -796,9 +796,9 @@ void PagesClient::AsyncStreamBooks(
     ::pages::v1::ListBooksRequest request, const ::stubkit::Options& call) {
   using Item = ::pages::v1::Book;
   return ::stubkit::internal::MakePageRange<Item>(
-      ::std::move(request),
-      [client = *this, call](const auto& page_request) mutable {
-        return client.ListShelves(page_request, call);
+      ::std::move(request), call, method_options_.View(1, call, options_),
+      [client = *this](const auto& page_request, const auto& options) mutable {
+        return client.ListShelves(page_request, options);
       },
       [](auto& response) { return response.mutable_shelves(); });
 }
@@ -808,9 +808,9 @@ PagesClient::ListLabelsRange(::pages::v1::ListLabelsRequest request,
                              const ::stubkit::Options& call) {
   using Item = ::std::pair<::std::string, ::int64_t>;
   return ::stubkit::internal::MakePageRange<Item>(
-      ::std::move(request),
-      [client = *this, call](const auto& page_request) mutable {
-        return client.ListLabels(page_request, call);
+      ::std::move(request), call, method_options_.View(2, call, options_),
+      [client = *this](const auto& page_request, const auto& options) mutable {
+        return client.ListLabels(page_request, options);
       },
       [](auto& response) { return response.mutable_labels(); });
 }
@@ -820,9 +820,9 @@ PagesClient::ListStatesRange(::pages::v1::ListBooksRequest request,
                              const ::stubkit::Options& call) {
   using Item = ::pages::v1::ListStatesResponse_State;
   return ::stubkit::internal::MakePageRange<Item>(
-      ::std::move(request),
-      [client = *this, call](const auto& page_request) mutable {
-        return client.ListStates(page_request, call);
+      ::std::move(request), call, method_options_.View(3, call, options_),
+      [client = *this](const auto& page_request, const auto& options) mutable {
+        return client.ListStates(page_request, options);
       },
       [](auto& response) { return response.mutable_states(); });
 }

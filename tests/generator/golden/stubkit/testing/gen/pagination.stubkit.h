@@ -298,8 +298,8 @@ class PagesConnection {
 ::std::shared_ptr<PagesConnection> MakePagesConnection(
     ::std::shared_ptr<PagesStub> stub, const ::stubkit::Options& options = {});
 
-// A pages.v1.Pages client: cheap to copy, safe to share between threads. Every
-// call takes per-call options that override the client's.
+// The client of pages.v1.Pages: cheap to copy, safe to share between threads.
+// Every call takes per-call options that override the client's.
 class PagesClient {
  public:
   // User decorators of PagesStub, applied when the connection is made: by
@@ -323,6 +323,9 @@ class PagesClient {
 
   // A GET, as AIP-158 lists are: idempotent, so its pages are retried; and
   // routed by `parent`.
+  //
+  // Retries: idempotent (its google.api.http get binding in the proto), so a
+  // failure with a retryable code is retried under the retry policy.
   ::absl::StatusOr<::pages::v1::ListBooksResponse> ListBooks(
       const ::pages::v1::ListBooksRequest& request,
       const ::stubkit::Options& call = {});
@@ -335,6 +338,10 @@ class PagesClient {
       ::stubkit::AsyncCallback<::pages::v1::ListBooksResponse> done,
       const ::stubkit::Options& call = {});
 
+  // Retries: not idempotent (the proto has no idempotency_level and no
+  // google.api.http get or put binding), so a failure is not retried.
+  // IdempotencyOption, IdempotencyMapOption or IdempotencyPredicateOption make
+  // it retryable.
   ::absl::StatusOr<::pages::v1::ListShelvesResponse> ListShelves(
       const ::pages::v1::ListBooksRequest& request,
       const ::stubkit::Options& call = {});
@@ -347,6 +354,10 @@ class PagesClient {
       ::stubkit::AsyncCallback<::pages::v1::ListShelvesResponse> done,
       const ::stubkit::Options& call = {});
 
+  // Retries: not idempotent (the proto has no idempotency_level and no
+  // google.api.http get or put binding), so a failure is not retried.
+  // IdempotencyOption, IdempotencyMapOption or IdempotencyPredicateOption make
+  // it retryable.
   ::absl::StatusOr<::pages::v1::ListLabelsResponse> ListLabels(
       const ::pages::v1::ListLabelsRequest& request,
       const ::stubkit::Options& call = {});
@@ -359,6 +370,10 @@ class PagesClient {
       ::stubkit::AsyncCallback<::pages::v1::ListLabelsResponse> done,
       const ::stubkit::Options& call = {});
 
+  // Retries: not idempotent (the proto has no idempotency_level and no
+  // google.api.http get or put binding), so a failure is not retried.
+  // IdempotencyOption, IdempotencyMapOption or IdempotencyPredicateOption make
+  // it retryable.
   ::absl::StatusOr<::pages::v1::ListStatesResponse> ListStates(
       const ::pages::v1::ListBooksRequest& request,
       const ::stubkit::Options& call = {});
@@ -372,6 +387,11 @@ class PagesClient {
       const ::stubkit::Options& call = {});
 
   // Not paginated: no next_page_token.
+  //
+  // Retries: not idempotent (the proto has no idempotency_level and no
+  // google.api.http get or put binding), so a failure is not retried.
+  // IdempotencyOption, IdempotencyMapOption or IdempotencyPredicateOption make
+  // it retryable.
   ::absl::StatusOr<::pages::v1::ListAllResponse> ListAll(
       const ::pages::v1::ListBooksRequest& request,
       const ::stubkit::Options& call = {});
@@ -384,6 +404,11 @@ class PagesClient {
                     const ::stubkit::Options& call = {});
 
   // Not paginated: streaming.
+  //
+  // Retries: not idempotent (the proto has no idempotency_level and no
+  // google.api.http get or put binding), so a failure is not retried.
+  // IdempotencyOption, IdempotencyMapOption or IdempotencyPredicateOption make
+  // it retryable.
   ::stubkit::StreamReader<::pages::v1::ListBooksResponse> StreamBooks(
       const ::pages::v1::ListBooksRequest& request,
       const ::stubkit::Options& call = {});

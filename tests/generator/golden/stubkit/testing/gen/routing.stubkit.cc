@@ -55,6 +55,12 @@ RoutedStubDecorator::WriteRows(::grpc::ClientContext& context,
   return child_->Plain(context, options, request);
 }
 
+::absl::StatusOr<::routing::v1::ReadResponse> RoutedStubDecorator::GetShard(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+    const ::routing::v1::ReadRequest& request) {
+  return child_->GetShard(context, options, request);
+}
+
 ::absl::Status RoutedStubDecorator::AsyncStreamRows(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::routing::v1::ReadRequest& request,
@@ -217,6 +223,46 @@ void RoutedGrpcStub::AsyncPlain(
       ::std::move(done));
 }
 
+void RoutedStubDecorator::AsyncGetShard(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+    const ::routing::v1::ReadRequest& request,
+    ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) {
+  child_->AsyncGetShard(context, options, request, ::std::move(done));
+}
+
+void RoutedGrpcStub::AsyncGetShard(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+    const ::routing::v1::ReadRequest& request,
+    ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) {
+  auto* async = grpc_stub_->async();
+  if (async == nullptr) {
+    done(::stubkit::internal::NoAsyncStubError("routing.v1.Routed.GetShard"));
+    return;
+  }
+  if (options.get<::stubkit::RoutingHeaderOption>()) {
+    ::stubkit::internal::RequestParams params;
+    params.Set("shard", request.shard());
+    if (request.has_replica()) {
+      params.Set("replica", request.replica());
+    }
+    if (request.has_table()) {
+      params.Set("table.generation", request.table().generation());
+    }
+    params.Apply(context);
+  }
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "routing.v1.Routed.GetShard");
+      !refused.ok()) {
+    done(::std::move(refused));
+    return;
+  }
+  ::stubkit::internal::StartAsyncUnary<::routing::v1::ReadResponse>(
+      [&](auto* response, auto on_done) {
+        async->GetShard(&context, &request, response, ::std::move(on_done));
+      },
+      ::std::move(done));
+}
+
 ::absl::StatusOr<::routing::v1::ReadResponse> RoutedGrpcStub::ReadRows(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::routing::v1::ReadRequest& request) {
@@ -318,6 +364,31 @@ RoutedGrpcStub::WriteRows(::grpc::ClientContext& context,
   ::routing::v1::ReadResponse response;
   return ::stubkit::internal::ToStatusOr(
       grpc_stub_->Plain(&context, request, &response), ::std::move(response));
+}
+
+::absl::StatusOr<::routing::v1::ReadResponse> RoutedGrpcStub::GetShard(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+    const ::routing::v1::ReadRequest& request) {
+  if (options.get<::stubkit::RoutingHeaderOption>()) {
+    ::stubkit::internal::RequestParams params;
+    params.Set("shard", request.shard());
+    if (request.has_replica()) {
+      params.Set("replica", request.replica());
+    }
+    if (request.has_table()) {
+      params.Set("table.generation", request.table().generation());
+    }
+    params.Apply(context);
+  }
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "routing.v1.Routed.GetShard");
+      !refused.ok()) {
+    return refused;
+  }
+  ::routing::v1::ReadResponse response;
+  return ::stubkit::internal::ToStatusOr(
+      grpc_stub_->GetShard(&context, request, &response),
+      ::std::move(response));
 }
 
 namespace {
@@ -453,6 +524,26 @@ class RoutedConnectionImpl : public RoutedConnection {
         ::std::move(done));
   }
 
+  ::absl::StatusOr<::routing::v1::ReadResponse> GetShard(
+      const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request) override {
+    return ::stubkit::internal::RunUnary<::routing::v1::ReadResponse>(
+        RoutedMethods::kGetShard, options, request,
+        [&](::grpc::ClientContext& context) {
+          return stub_->GetShard(context, options, request);
+        },
+        [&] { return AsyncGetShardAttempt(request); });
+  }
+
+  void AsyncGetShard(
+      const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request,
+      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) override {
+    ::stubkit::internal::RunAsyncUnary<::routing::v1::ReadResponse>(
+        RoutedMethods::kGetShard, options, AsyncGetShardAttempt(request),
+        ::std::move(done));
+  }
+
  private:
   ::stubkit::internal::AsyncUnaryAttempt<RoutedStub, ::routing::v1::ReadRequest,
                                          ::routing::v1::ReadResponse,
@@ -482,11 +573,18 @@ class RoutedConnectionImpl : public RoutedConnection {
     return {stub_, request};
   }
 
+  ::stubkit::internal::AsyncUnaryAttempt<RoutedStub, ::routing::v1::ReadRequest,
+                                         ::routing::v1::ReadResponse,
+                                         &RoutedStub::AsyncGetShard>
+  AsyncGetShardAttempt(const ::routing::v1::ReadRequest& request) const {
+    return {stub_, request};
+  }
+
   ::std::shared_ptr<RoutedStub> stub_;
 };
 
-// Stands in for the connection of a RoutedClient built from a connection with
-// DecoratorsOption, which only MakeRoutedConnection can apply.
+// Stands in for the connection of RoutedClient when it is built from a
+// connection with DecoratorsOption, which only MakeRoutedConnection can apply.
 class RoutedRefusingConnection : public RoutedConnection {
  public:
   explicit RoutedRefusingConnection(::absl::Status refusal)
@@ -564,6 +662,18 @@ class RoutedRefusingConnection : public RoutedConnection {
     done(refusal_);
   }
 
+  ::absl::StatusOr<::routing::v1::ReadResponse> GetShard(
+      const ::stubkit::OptionsView& /*options*/,
+      const ::routing::v1::ReadRequest& /*request*/) override {
+    return refusal_;
+  }
+  void AsyncGetShard(
+      const ::stubkit::OptionsView& /*options*/,
+      const ::routing::v1::ReadRequest& /*request*/,
+      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) override {
+    done(refusal_);
+  }
+
  private:
   ::absl::Status refusal_;
 };
@@ -588,9 +698,9 @@ class RoutedRefusingConnection : public RoutedConnection {
 RoutedClient::RoutedClient(::std::shared_ptr<::grpc::ChannelInterface> channel,
                            ::stubkit::Options options)
     : options_(::std::move(options)),
-      method_options_(
-          options_, "routing.v1.Routed",
-          {"ReadRows", "Ping", "GetTable", "StreamRows", "WriteRows", "Plain"}),
+      method_options_(options_, "routing.v1.Routed",
+                      {"ReadRows", "Ping", "GetTable", "StreamRows",
+                       "WriteRows", "Plain", "GetShard"}),
       connection_(MakeRoutedConnection(::std::move(channel), options_)) {
   if (!method_options_.status().ok()) {
     connection_ =
@@ -601,9 +711,9 @@ RoutedClient::RoutedClient(::std::shared_ptr<::grpc::ChannelInterface> channel,
 RoutedClient::RoutedClient(::std::shared_ptr<RoutedConnection> connection,
                            ::stubkit::Options options)
     : options_(::std::move(options)),
-      method_options_(
-          options_, "routing.v1.Routed",
-          {"ReadRows", "Ping", "GetTable", "StreamRows", "WriteRows", "Plain"}),
+      method_options_(options_, "routing.v1.Routed",
+                      {"ReadRows", "Ping", "GetTable", "StreamRows",
+                       "WriteRows", "Plain", "GetShard"}),
       connection_(::std::move(connection)) {
   const auto* decorators = options_.find<DecoratorsOption>();
   if (decorators != nullptr && !decorators->empty()) {
@@ -734,6 +844,30 @@ void RoutedClient::AsyncPlain(
     const ::stubkit::Options& call) {
   connection_->AsyncPlain(method_options_.View(5, call, options_, request),
                           request, ::std::move(done));
+}
+
+::absl::StatusOr<::routing::v1::ReadResponse> RoutedClient::GetShard(
+    const ::routing::v1::ReadRequest& request, const ::stubkit::Options& call) {
+  return connection_->GetShard(method_options_.View(6, call, options_, request),
+                               request);
+}
+
+::std::future<::absl::StatusOr<::routing::v1::ReadResponse>>
+RoutedClient::AsyncGetShard(const ::routing::v1::ReadRequest& request,
+                            const ::stubkit::Options& call) {
+  auto [future, fulfil] =
+      ::stubkit::internal::FulfilPromise<::routing::v1::ReadResponse>::Make();
+  connection_->AsyncGetShard(method_options_.View(6, call, options_, request),
+                             request, fulfil);
+  return ::std::move(future);
+}
+
+void RoutedClient::AsyncGetShard(
+    const ::routing::v1::ReadRequest& request,
+    ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done,
+    const ::stubkit::Options& call) {
+  connection_->AsyncGetShard(method_options_.View(6, call, options_, request),
+                             request, ::std::move(done));
 }
 
 }  // namespace v1

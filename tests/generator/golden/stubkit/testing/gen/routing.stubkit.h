@@ -47,6 +47,9 @@ struct RoutedMethods {
   static constexpr ::stubkit::MethodInfo kPlain{
       "routing.v1.Routed.Plain", ::stubkit::RpcKind::kUnary,
       ::stubkit::Idempotency::kNonIdempotent};
+  static constexpr ::stubkit::MethodInfo kGetShard{
+      "routing.v1.Routed.GetShard", ::stubkit::RpcKind::kUnary,
+      ::stubkit::Idempotency::kIdempotent};
 };
 
 // One attempt of each routing.v1.Routed RPC. Implemented by RoutedGrpcStub (the
@@ -102,6 +105,14 @@ class RoutedStub {
       ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::routing::v1::ReadRequest& request,
       ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) = 0;
+
+  virtual ::absl::StatusOr<::routing::v1::ReadResponse> GetShard(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request) = 0;
+  virtual void AsyncGetShard(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request,
+      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) = 0;
 };
 
 // Forwards every method to the stub below it. Override what you need.
@@ -152,6 +163,14 @@ class RoutedStubDecorator : public RoutedStub {
       ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::routing::v1::ReadRequest& request) override;
   void AsyncPlain(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request,
+      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) override;
+
+  ::absl::StatusOr<::routing::v1::ReadResponse> GetShard(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request) override;
+  void AsyncGetShard(
       ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       const ::routing::v1::ReadRequest& request,
       ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) override;
@@ -216,6 +235,14 @@ class RoutedGrpcStub : public RoutedStub {
       const ::routing::v1::ReadRequest& request,
       ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) override;
 
+  ::absl::StatusOr<::routing::v1::ReadResponse> GetShard(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request) override;
+  void AsyncGetShard(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request,
+      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) override;
+
  private:
   ::std::unique_ptr<::routing::v1::Routed::StubInterface> grpc_stub_;
 };
@@ -270,6 +297,14 @@ class RoutedConnection {
       const ::stubkit::OptionsView& options,
       const ::routing::v1::ReadRequest& request,
       ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) = 0;
+
+  virtual ::absl::StatusOr<::routing::v1::ReadResponse> GetShard(
+      const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request) = 0;
+  virtual void AsyncGetShard(
+      const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request,
+      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) = 0;
 };
 
 // The default connection over `channel`. The decorators in `options`
@@ -281,8 +316,8 @@ class RoutedConnection {
 ::std::shared_ptr<RoutedConnection> MakeRoutedConnection(
     ::std::shared_ptr<RoutedStub> stub, const ::stubkit::Options& options = {});
 
-// A routing.v1.Routed client: cheap to copy, safe to share between threads.
-// Every call takes per-call options that override the client's.
+// The client of routing.v1.Routed: cheap to copy, safe to share between
+// threads. Every call takes per-call options that override the client's.
 class RoutedClient {
  public:
   // User decorators of RoutedStub, applied when the connection is made: by
@@ -305,6 +340,11 @@ class RoutedClient {
                         ::stubkit::Options options = {});
 
   // Explicit: a template, no template, and "last one wins" for one key.
+  //
+  // Retries: not idempotent (the proto has no idempotency_level and no
+  // google.api.http get or put binding), so a failure is not retried.
+  // IdempotencyOption, IdempotencyMapOption or IdempotencyPredicateOption make
+  // it retryable.
   ::absl::StatusOr<::routing::v1::ReadResponse> ReadRows(
       const ::routing::v1::ReadRequest& request,
       const ::stubkit::Options& call = {});
@@ -317,6 +357,9 @@ class RoutedClient {
                      const ::stubkit::Options& call = {});
 
   // Explicit and empty: no header, though the http rule has variables.
+  //
+  // Retries: idempotent (its google.api.http get binding in the proto), so a
+  // failure with a retryable code is retried under the retry policy.
   ::absl::StatusOr<::routing::v1::ReadResponse> Ping(
       const ::routing::v1::ReadRequest& request,
       const ::stubkit::Options& call = {});
@@ -330,6 +373,9 @@ class RoutedClient {
 
   // Implicit: a nested field, an integer, an additional binding; the bool
   // variable is left out.
+  //
+  // Retries: idempotent (its google.api.http get binding in the proto), so a
+  // failure with a retryable code is retried under the retry policy.
   ::absl::StatusOr<::routing::v1::Table> GetTable(
       const ::routing::v1::ReadRequest& request,
       const ::stubkit::Options& call = {});
@@ -342,6 +388,9 @@ class RoutedClient {
                      const ::stubkit::Options& call = {});
 
   // Implicit, server-streaming: every attempt of the stream.
+  //
+  // Retries: idempotent (its google.api.http get binding in the proto), so a
+  // failure with a retryable code is retried under the retry policy.
   ::stubkit::StreamReader<::routing::v1::ReadResponse> StreamRows(
       const ::routing::v1::ReadRequest& request,
       const ::stubkit::Options& call = {});
@@ -353,11 +402,19 @@ class RoutedClient {
       ::stubkit::DoneCallback on_done, const ::stubkit::Options& call = {});
 
   // Client streaming: no request when an attempt starts, so no header.
+  //
+  // Retries: none. A stream of requests is never replayed; the call's options,
+  // deadline and metadata still apply.
   ::stubkit::StreamWriter<::routing::v1::ReadRequest,
                           ::routing::v1::ReadResponse>
   WriteRows(const ::stubkit::Options& call = {});
 
   // Neither annotation: nothing.
+  //
+  // Retries: not idempotent (the proto has no idempotency_level and no
+  // google.api.http get or put binding), so a failure is not retried.
+  // IdempotencyOption, IdempotencyMapOption or IdempotencyPredicateOption make
+  // it retryable.
   ::absl::StatusOr<::routing::v1::ReadResponse> Plain(
       const ::routing::v1::ReadRequest& request,
       const ::stubkit::Options& call = {});
@@ -368,6 +425,22 @@ class RoutedClient {
   void AsyncPlain(const ::routing::v1::ReadRequest& request,
                   ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done,
                   const ::stubkit::Options& call = {});
+
+  // Implicit, integers only: one without presence (always sent, 0 too),
+  // one with presence, one inside a message (sent when set).
+  //
+  // Retries: idempotent (its google.api.http get binding in the proto), so a
+  // failure with a retryable code is retried under the retry policy.
+  ::absl::StatusOr<::routing::v1::ReadResponse> GetShard(
+      const ::routing::v1::ReadRequest& request,
+      const ::stubkit::Options& call = {});
+  // GetShard without blocking: retries wait on a timer, not a thread.
+  ::std::future<::absl::StatusOr<::routing::v1::ReadResponse>> AsyncGetShard(
+      const ::routing::v1::ReadRequest& request,
+      const ::stubkit::Options& call = {});
+  void AsyncGetShard(const ::routing::v1::ReadRequest& request,
+                     ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done,
+                     const ::stubkit::Options& call = {});
 
  private:
   ::stubkit::Options options_;

@@ -75,6 +75,15 @@ class MockRoutedStub : public ::routing::v1::RoutedStub {
                const ::routing::v1::ReadRequest&,
                ::stubkit::AsyncCallback<::routing::v1::ReadResponse>),
               (override));
+  MOCK_METHOD((::absl::StatusOr<::routing::v1::ReadResponse>), GetShard,
+              (::grpc::ClientContext&, const ::stubkit::OptionsView&,
+               const ::routing::v1::ReadRequest&),
+              (override));
+  MOCK_METHOD((void), AsyncGetShard,
+              (::grpc::ClientContext&, const ::stubkit::OptionsView&,
+               const ::routing::v1::ReadRequest&,
+               ::stubkit::AsyncCallback<::routing::v1::ReadResponse>),
+              (override));
 };
 
 class MockRoutedConnection : public ::routing::v1::RoutedConnection {
@@ -121,6 +130,14 @@ class MockRoutedConnection : public ::routing::v1::RoutedConnection {
                const ::routing::v1::ReadRequest&),
               (override));
   MOCK_METHOD((void), AsyncPlain,
+              (const ::stubkit::OptionsView&, const ::routing::v1::ReadRequest&,
+               ::stubkit::AsyncCallback<::routing::v1::ReadResponse>),
+              (override));
+  MOCK_METHOD((::absl::StatusOr<::routing::v1::ReadResponse>), GetShard,
+              (const ::stubkit::OptionsView&,
+               const ::routing::v1::ReadRequest&),
+              (override));
+  MOCK_METHOD((void), AsyncGetShard,
               (const ::stubkit::OptionsView&, const ::routing::v1::ReadRequest&,
                ::stubkit::AsyncCallback<::routing::v1::ReadResponse>),
               (override));
