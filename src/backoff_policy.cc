@@ -54,6 +54,8 @@ std::string Jitter::ToString() const {
       return absl::StrCat("proportional(", fraction_, ")");
     case Kind::kNone:
       return "none";
+    case Kind::kGrpc:
+      return "grpc";
   }
   return "unknown";
 }
@@ -76,10 +78,10 @@ ExponentialBackoffPolicy::ExponentialBackoffPolicy(nanoseconds initial_delay,
                      internal::FormatDuration(maximum_delay),
                      ") must not be below initial_delay (",
                      internal::FormatDuration(initial_delay), ")"));
-  } else if (!(multiplier >= 1.0) || std::isinf(multiplier)) {
+  } else if (!(multiplier > 0.0) || std::isinf(multiplier)) {
     // Written to reject NaN as well.
     status_ = absl::InvalidArgumentError(absl::StrCat(
-        "ExponentialBackoffPolicy: multiplier must be a finite number >= 1, "
+        "ExponentialBackoffPolicy: multiplier must be a finite number > 0, "
         "got ",
         multiplier));
   } else if (jitter.kind() == Jitter::Kind::kProportional &&
@@ -113,6 +115,14 @@ nanoseconds ExponentialBackoffPolicy::DelayFor(int retry,
       break;
     case Jitter::Kind::kNone:
       break;
+    case Jitter::Kind::kGrpc:
+      // gRPC's BackOff: the first wait is not jittered, and the jittered
+      // ones are not capped.
+      if (retry <= 0) return initial_delay_;
+      delay = base *
+              (1.0 - jitter_.fraction() + 2.0 * jitter_.fraction() * uniform01);
+      if (!(delay < 0x1.0p62)) return nanoseconds(int64_t{1} << 62);
+      return nanoseconds(static_cast<int64_t>(delay));
   }
   // A maximum near nanoseconds::max() rounds up as a double, and converting
   // a double beyond int64's range is undefined: compare, then convert only

@@ -5,6 +5,8 @@
 #include <google/protobuf/util/json_util.h>
 #include <google/protobuf/util/time_util.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
@@ -27,6 +29,7 @@
 #include "stubkit/backoff_policy.h"
 #include "stubkit/call_options.h"
 #include "stubkit/hedging.h"
+#include "stubkit/internal/method_options.h"
 #include "stubkit/internal/service_config.pb.h"
 #include "stubkit/retry_options.h"
 #include "stubkit/retry_policy.h"
@@ -40,6 +43,7 @@ using std::chrono::nanoseconds;
 // The rules of one methodConfig entry.
 struct Rules {
   std::optional<nanoseconds> timeout;
+  std::optional<nanoseconds> attempt_timeout;
   std::optional<bool> wait_for_ready;
   std::optional<RetryPolicy> retry;
   std::optional<ExponentialBackoffPolicy> backoff;
@@ -215,8 +219,9 @@ absl::StatusOr<StatusCodeSet> ParseCodes(
   return codes;
 }
 
-// maxAttempts: at least 2 (it counts the first attempt); honoured above
-// gRPC's silent cap of 5, up to `limit`.
+// maxAttempts: at least 2 (it counts the first attempt); larger than
+// `limit` counts as `limit`, as gRFC A6 says ("treated as equal to the
+// maximum value").
 absl::StatusOr<int> MaxAttempts(int64_t value, int64_t limit,
                                 absl::string_view path) {
   if (value < 2) {
@@ -224,14 +229,12 @@ absl::StatusOr<int> MaxAttempts(int64_t value, int64_t limit,
                                   "attempt), got ",
                                   value));
   }
-  if (value > limit) {
-    return Bad(path, absl::StrCat("must be at most ", limit, ", got ", value));
-  }
-  return static_cast<int>(value);
+  return static_cast<int>(std::min(value, limit));
 }
 
 absl::Status ParseRetryPolicy(const json::MethodConfig::RetryPolicy& in,
                               const std::optional<nanoseconds>& timeout,
+                              const ServiceConfigImport& how,
                               absl::string_view path, Rules& rules) {
   const std::string initial_path = absl::StrCat(path, ".initialBackoff");
   const std::string max_path = absl::StrCat(path, ".maxBackoff");
@@ -244,16 +247,24 @@ absl::Status ParseRetryPolicy(const json::MethodConfig::RetryPolicy& in,
   if (!in.has_max_backoff()) return Bad(max_path, "is required");
   absl::StatusOr<nanoseconds> maximum = Positive(in.max_backoff(), max_path);
   if (!maximum.ok()) return maximum.status();
-  if (*maximum < *initial) {
-    return Bad(max_path, absl::StrCat("must be at least initialBackoff (",
-                                      Quoted(in.initial_backoff()), "), got ",
-                                      Quoted(in.max_backoff())));
-  }
   if (!in.has_backoff_multiplier()) return Bad(multiplier_path, "is required");
   const double multiplier = in.backoff_multiplier();
-  if (!std::isfinite(multiplier) || multiplier < 1) {
+  if (!std::isfinite(multiplier) || !(multiplier > 0)) {
     return Bad(multiplier_path,
-               absl::StrCat("must be at least 1, got ", multiplier));
+               absl::StrCat("must be positive, got ", multiplier));
+  }
+  // A6 caps each wait at maxBackoff, also below initialBackoff: with a
+  // multiplier of at least 1 every wait is then maxBackoff's.
+  if (*maximum < *initial) {
+    if (multiplier < 1) {
+      return Bad(
+          max_path,
+          absl::StrCat("below initialBackoff (", Quoted(in.initial_backoff()),
+                       ") with a backoffMultiplier below 1 is not "
+                       "supported, got ",
+                       Quoted(in.max_backoff())));
+    }
+    initial = *maximum;
   }
   if (in.retryable_status_codes().empty()) {
     return Bad(codes_path, "must not be empty");
@@ -262,9 +273,16 @@ absl::Status ParseRetryPolicy(const json::MethodConfig::RetryPolicy& in,
       ParseCodes(in.retryable_status_codes(), codes_path);
   if (!codes.ok()) return codes.status();
 
+  if (in.has_per_attempt_recv_timeout()) {
+    absl::StatusOr<nanoseconds> attempt_timeout =
+        Positive(in.per_attempt_recv_timeout(),
+                 absl::StrCat(path, ".perAttemptRecvTimeout"));
+    if (!attempt_timeout.ok()) return attempt_timeout.status();
+    rules.attempt_timeout = *attempt_timeout;
+  }
   if (in.has_max_attempts()) {
     absl::StatusOr<int> attempts =
-        MaxAttempts(in.max_attempts(), std::numeric_limits<int>::max(),
+        MaxAttempts(in.max_attempts(), how.max_attempts,
                     absl::StrCat(path, ".maxAttempts"));
     if (!attempts.ok()) return attempts.status();
     rules.retry = RetryPolicy::LimitedErrorCount(*attempts - 1);
@@ -275,18 +293,22 @@ absl::Status ParseRetryPolicy(const json::MethodConfig::RetryPolicy& in,
     rules.retry = RetryPolicy::LimitedTime();
   }
   rules.retry->WithRetryableCodes(*codes);
-  // Full jitter: gRFC A6 draws each wait from U[0, capped exponential].
+  // Full jitter by default: gRFC A6 draws each wait from U[0, capped
+  // exponential].
   rules.backoff =
-      ExponentialBackoffPolicy(*initial, *maximum, multiplier, Jitter::Full());
+      ExponentialBackoffPolicy(*initial, *maximum, multiplier, how.jitter);
   return absl::OkStatus();
 }
 
 absl::Status ParseHedgingPolicy(const json::MethodConfig::HedgingPolicy& in,
+                                const ServiceConfigImport& how,
                                 absl::string_view path, Rules& rules) {
   const std::string attempts_path = absl::StrCat(path, ".maxAttempts");
   if (!in.has_max_attempts()) return Bad(attempts_path, "is required");
-  absl::StatusOr<int> attempts = MaxAttempts(
-      in.max_attempts(), HedgingPolicy::kMaxAttemptsLimit, attempts_path);
+  absl::StatusOr<int> attempts =
+      MaxAttempts(in.max_attempts(),
+                  std::min(how.max_attempts, HedgingPolicy::kMaxAttemptsLimit),
+                  attempts_path);
   if (!attempts.ok()) return attempts.status();
   nanoseconds delay = nanoseconds::zero();
   if (in.has_hedging_delay()) {
@@ -315,13 +337,20 @@ absl::Status ParseHedgingPolicy(const json::MethodConfig::HedgingPolicy& in,
 }
 
 absl::StatusOr<Rules> ParseRules(const json::MethodConfig& in,
+                                 const ServiceConfigImport& how,
                                  absl::string_view path) {
   Rules rules;
   if (in.has_timeout()) {
+    const std::string timeout_path = absl::StrCat(path, ".timeout");
+    if (in.timeout().seconds() < 0 || in.timeout().nanos() < 0) {
+      return Bad(timeout_path, absl::StrCat("must not be negative, got ",
+                                            Quoted(in.timeout())));
+    }
     absl::StatusOr<nanoseconds> timeout =
-        Positive(in.timeout(), absl::StrCat(path, ".timeout"));
+        ToNanoseconds(in.timeout(), timeout_path);
     if (!timeout.ok()) return timeout.status();
-    rules.timeout = *timeout;
+    // "0s" is no timeout, as in gRPC.
+    if (*timeout > nanoseconds::zero()) rules.timeout = *timeout;
   }
   if (in.has_wait_for_ready()) {
     const google::protobuf::Value& value = in.wait_for_ready();
@@ -337,13 +366,13 @@ absl::StatusOr<Rules> ParseRules(const json::MethodConfig& in,
   }
   if (in.has_retry_policy()) {
     absl::Status status =
-        ParseRetryPolicy(in.retry_policy(), rules.timeout,
+        ParseRetryPolicy(in.retry_policy(), rules.timeout, how,
                          absl::StrCat(path, ".retryPolicy"), rules);
     if (!status.ok()) return status;
   }
   if (in.has_hedging_policy()) {
     absl::Status status = ParseHedgingPolicy(
-        in.hedging_policy(), absl::StrCat(path, ".hedgingPolicy"), rules);
+        in.hedging_policy(), how, absl::StrCat(path, ".hedgingPolicy"), rules);
     if (!status.ok()) return status;
   }
   return rules;
@@ -351,21 +380,41 @@ absl::StatusOr<Rules> ParseRules(const json::MethodConfig& in,
 
 // The options one entry sets, plus resets of what the less specific
 // entries (`outer`) set and it does not, so that it wins as a whole.
-Options ToOptionsOf(const Rules& rules,
-                    const std::vector<const Rules*>& outer) {
+Options ToOptionsOf(const Rules& rules, const std::vector<const Rules*>& outer,
+                    const ServiceConfigImport& how,
+                    const std::shared_ptr<RetryThrottle>& throttle) {
   Options options;
   // Every entry decides how its methods retry: its policy, or none.
   options.set<RetryPolicyOption>(
       rules.retry ? *rules.retry : RetryPolicy::LimitedErrorCount(0));
   options.set<HedgingPolicyOption>(rules.hedging ? *rules.hedging
                                                  : HedgingPolicy());
+  const bool has_policy = rules.retry || rules.hedging;
+  // A policy is the service owner's word that the method may be repeated
+  // (A6 has no other idempotency marker).
+  if (has_policy && !how.keep_idempotency_rules) {
+    options.set<IdempotencyOption>(Idempotency::kIdempotent);
+  }
+  // A6: only the calls of methods with a policy count for the throttle, so
+  // the failures of a method the file does not retry cannot switch retries
+  // off for those it does.
+  if (throttle != nullptr) {
+    options.set<RetryThrottleOption>(has_policy ? throttle : nullptr);
+  }
   bool outer_timeout = false;
   bool outer_wait_for_ready = false;
   bool outer_backoff = false;
+  bool outer_attempt_timeout = false;
   for (const Rules* o : outer) {
     outer_timeout |= o->timeout.has_value();
     outer_wait_for_ready |= o->wait_for_ready.has_value();
     outer_backoff |= o->backoff.has_value();
+    outer_attempt_timeout |= o->attempt_timeout.has_value();
+  }
+  if (rules.attempt_timeout) {
+    options.set<AttemptTimeoutOption>(*rules.attempt_timeout);
+  } else if (outer_attempt_timeout) {
+    options.set<AttemptTimeoutOption>(nanoseconds::zero());
   }
   if (rules.timeout) {
     options.set<TotalTimeoutOption>(*rules.timeout);
@@ -390,9 +439,14 @@ std::string NameForMessages(const std::string& key) {
                      : absl::StrCat("\"", Printable(key), "\"");
 }
 
-// "pkg.Service.Method" -> ("pkg.Service", "Method").
+// "pkg.Service.Method" or "pkg.Service/Method" -> ("pkg.Service",
+// "Method").
 std::pair<absl::string_view, absl::string_view> SplitMethod(
     absl::string_view method) {
+  const size_t slash = method.find('/');
+  if (slash != absl::string_view::npos) {
+    return {method.substr(0, slash), method.substr(slash + 1)};
+  }
   const size_t dot = method.rfind('.');
   if (dot == absl::string_view::npos) return {absl::string_view(), method};
   return {method.substr(0, dot), method.substr(dot + 1)};
@@ -400,7 +454,20 @@ std::pair<absl::string_view, absl::string_view> SplitMethod(
 
 }  // namespace
 
-absl::StatusOr<ServiceConfig> ParseServiceConfig(absl::string_view json) {
+absl::StatusOr<ServiceConfig> ParseServiceConfig(
+    absl::string_view json, const ServiceConfigImport& how) {
+  if (how.max_attempts < 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ServiceConfigImport::max_attempts must be at least 2, got ",
+        how.max_attempts));
+  }
+  if (absl::Status jitter = ExponentialBackoffPolicy(
+                                nanoseconds(1), nanoseconds(1), 1, how.jitter)
+                                .status();
+      !jitter.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ServiceConfigImport::jitter: ", jitter.message()));
+  }
   json::ServiceConfig parsed;
   google::protobuf::util::JsonParseOptions parse_options;
   // Everything stubkit does not read (newer gRPC fields included) is ignored.
@@ -437,8 +504,10 @@ absl::StatusOr<ServiceConfig> ParseServiceConfig(absl::string_view json) {
                    absl::StrCat("method \"", Printable(name.method()),
                                 "\" needs a service"));
       }
+      // Methods in gRPC's spelling, "a.B/C": the service "a.B.C" is
+      // another name.
       std::string key = name.service();
-      if (!name.method().empty()) absl::StrAppend(&key, ".", name.method());
+      if (!name.method().empty()) absl::StrAppend(&key, "/", name.method());
       auto [it, inserted] =
           names.emplace(key, Named{i, name_path, !name.method().empty()});
       if (!inserted) {
@@ -447,31 +516,13 @@ absl::StatusOr<ServiceConfig> ParseServiceConfig(absl::string_view json) {
                                 ", also at ", it->second.path));
       }
     }
-    absl::StatusOr<Rules> parsed_rules = ParseRules(entry, path);
+    absl::StatusOr<Rules> parsed_rules = ParseRules(entry, how, path);
     if (!parsed_rules.ok()) return parsed_rules.status();
     rules.push_back(*std::move(parsed_rules));
   }
 
   ServiceConfig config;
-  const Rules* default_rules = nullptr;
-  if (auto it = names.find(""); it != names.end()) {
-    default_rules = &rules[it->second.rules];
-    config.default_ = ToOptionsOf(*default_rules, {});
-  }
-  for (const auto& [key, named] : names) {
-    if (key.empty()) continue;
-    std::vector<const Rules*> outer;
-    if (named.is_method) {
-      auto service = names.find(std::string(SplitMethod(key).first));
-      if (service != names.end())
-        outer.push_back(&rules[service->second.rules]);
-    }
-    if (default_rules != nullptr) outer.push_back(default_rules);
-    config.entries_[key] = ServiceConfig::Entry{
-        ToOptionsOf(rules[named.rules], outer),
-        named.is_method ? std::string(SplitMethod(key).first) : key};
-  }
-
+  config.how_ = how;
   if (parsed.has_retry_throttling()) {
     const auto& throttling = parsed.retry_throttling();
     if (!throttling.has_max_tokens()) {
@@ -494,10 +545,40 @@ absl::StatusOr<ServiceConfig> ParseServiceConfig(absl::string_view json) {
     config.throttle_ = std::make_shared<RetryThrottle>(
         static_cast<double>(throttling.max_tokens()), ratio);
   }
+  const Rules* default_rules = nullptr;
+  if (auto it = names.find(""); it != names.end()) {
+    default_rules = &rules[it->second.rules];
+    config.default_ = ToOptionsOf(*default_rules, {}, how, config.throttle_);
+    config.has_default_ = true;
+  } else if (how.keep_stubkit_defaults) {
+    // The client's own options, and its retries count for the bucket.
+    if (config.throttle_ != nullptr) {
+      config.default_.set<RetryThrottleOption>(config.throttle_);
+    }
+  } else {
+    // As gRPC: "unless the service owner specifies a policy in the
+    // configuration, retries and hedging will not be enabled".
+    config.default_ = ToOptionsOf(Rules{}, {}, how, config.throttle_);
+  }
+  for (const auto& [key, named] : names) {
+    if (key.empty()) continue;
+    std::vector<const Rules*> outer;
+    if (named.is_method) {
+      auto service = names.find(std::string(SplitMethod(key).first));
+      if (service != names.end())
+        outer.push_back(&rules[service->second.rules]);
+    }
+    if (default_rules != nullptr) outer.push_back(default_rules);
+    config.entries_[key] = ServiceConfig::Entry{
+        ToOptionsOf(rules[named.rules], outer, how, config.throttle_),
+        named.is_method ? std::string(SplitMethod(key).first) : key};
+  }
+
   return config;
 }
 
-absl::StatusOr<ServiceConfig> LoadServiceConfigFile(const std::string& path) {
+absl::StatusOr<ServiceConfig> LoadServiceConfigFile(
+    const std::string& path, const ServiceConfigImport& how) {
   std::ifstream file(path, std::ios::binary);
   if (!file) {
     const int error = errno;
@@ -510,7 +591,7 @@ absl::StatusOr<ServiceConfig> LoadServiceConfigFile(const std::string& path) {
     return absl::DataLossError(
         absl::StrCat("cannot read service config ", path));
   }
-  absl::StatusOr<ServiceConfig> config = ParseServiceConfig(content.str());
+  absl::StatusOr<ServiceConfig> config = ParseServiceConfig(content.str(), how);
   if (!config.ok()) {
     return absl::Status(config.status().code(),
                         absl::StrCat(path, ": ", config.status().message()));
@@ -521,26 +602,69 @@ absl::StatusOr<ServiceConfig> LoadServiceConfigFile(const std::string& path) {
 Options ServiceConfig::OptionsFor(absl::string_view method) const {
   // As a client layers its entries: the service's, then the method's.
   Options options = default_;
+  bool named = has_default_;  // the file has rules for this method
   const absl::string_view service = SplitMethod(method).first;
   if (!service.empty()) {
     if (auto it = entries_.find(std::string(service)); it != entries_.end()) {
       options = options.MergedWith(it->second.options);
+      named = true;
     }
-    if (auto it = entries_.find(std::string(method)); it != entries_.end()) {
+    const std::string key =
+        absl::StrCat(service, "/", SplitMethod(method).second);
+    if (auto it = entries_.find(key); it != entries_.end()) {
       options = options.MergedWith(it->second.options);
+      named = true;
     }
   }
-  if (throttle_ != nullptr) options.set<RetryThrottleOption>(throttle_);
+  // Used as a client's options, a client of another service says so.
+  options.set<internal::ImportedServicesOption>(Imported(&service));
+  if (named) NoticeDroppedRetries(options);
   return options;
+}
+
+std::shared_ptr<const internal::ImportedServices> ServiceConfig::Imported(
+    const absl::string_view* service) const {
+  auto imported = std::make_shared<internal::ImportedServices>();
+  imported->has_default = has_default_;
+  imported->keep_stubkit_defaults = how_.keep_stubkit_defaults;
+  for (const auto& [key, entry] : entries_) {
+    if (service != nullptr && entry.service != *service) continue;
+    if (imported->services.empty() ||
+        imported->services.back() != entry.service) {
+      imported->services.push_back(entry.service);
+    }
+  }
+  // Sorted and without duplicates, for the message.
+  std::sort(imported->services.begin(), imported->services.end());
+  imported->services.erase(
+      std::unique(imported->services.begin(), imported->services.end()),
+      imported->services.end());
+  return imported;
+}
+
+void ServiceConfig::NoticeDroppedRetries(Options& options) const {
+  // A fresh flag for each client's options: the notice is once per client.
+  if (how_.keep_idempotency_rules &&
+      (options.get<RetryPolicyOption>().max_retries() != 0 ||
+       options.get<HedgingPolicyOption>().enabled())) {
+    options.set<internal::DroppedRetryNoticeOption>(
+        std::make_shared<std::atomic<bool>>(false));
+  }
 }
 
 Options ServiceConfig::ClientOptions(const absl::string_view* service) const {
   Options options = default_;
-  if (throttle_ != nullptr) options.set<RetryThrottleOption>(throttle_);
+  options.set<internal::ImportedServicesOption>(Imported(service));
+  if (has_default_) NoticeDroppedRetries(options);
   MethodOptionsOption::Type entries;
   for (const auto& [key, entry] : entries_) {
     if (service == nullptr || entry.service == *service) {
-      entries.emplace(key, entry.options);
+      // Marked, so that a client ignores an entry naming a method it
+      // lacks (see ImportedEntryOption).
+      Options options = entry.options;
+      options.set<internal::ImportedEntryOption>(true);
+      NoticeDroppedRetries(options);
+      entries.emplace(key, std::move(options));
     }
   }
   if (!entries.empty()) {

@@ -12,6 +12,9 @@
 //   kProportional  min(initial * multiplier^n, maximum) * U[1 - f, 1 + f],
 //                  capped at `maximum`
 //   kNone          min(initial * multiplier^n, maximum)
+//   kGrpc          gRPC C++'s own retries: exactly `initial` for n = 0,
+//                  then min(initial * multiplier^n, maximum) * U[0.8, 1.2]
+//                  (which may pass `maximum` by a fifth, as gRPC's does)
 //
 //   using namespace std::chrono_literals;
 //   stubkit::ExponentialBackoffPolicy defaults;  // 1 s, doubling, 5 min cap
@@ -36,7 +39,7 @@ namespace stubkit {
 
 class Jitter {
  public:
-  enum class Kind { kDefault, kFull, kProportional, kNone };
+  enum class Kind { kDefault, kFull, kProportional, kNone, kGrpc };
 
   // Adds U[0, initial] to the exponential delay.
   static Jitter Default() { return Jitter(Kind::kDefault, 0); }
@@ -48,6 +51,9 @@ class Jitter {
     return Jitter(Kind::kProportional, fraction);
   }
   static Jitter None() { return Jitter(Kind::kNone, 0); }
+  // The waits of gRPC C++'s built-in retries (1.51), for a service config
+  // that must space its retries exactly as it did under gRPC.
+  static Jitter Grpc() { return Jitter(Kind::kGrpc, 0.2); }
 
   Kind kind() const { return kind_; }
   double fraction() const { return fraction_; }
@@ -70,7 +76,8 @@ class ExponentialBackoffPolicy {
       : ExponentialBackoffPolicy(kDefaultInitialDelay, kDefaultMaximumDelay,
                                  kDefaultMultiplier) {}
   // `initial_delay` must be positive, `maximum_delay` at least
-  // `initial_delay`, and `multiplier` at least 1.
+  // `initial_delay`, and `multiplier` positive (below 1 the waits shrink,
+  // as gRFC A6 allows).
   ExponentialBackoffPolicy(std::chrono::nanoseconds initial_delay,
                            std::chrono::nanoseconds maximum_delay,
                            double multiplier,

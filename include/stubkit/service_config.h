@@ -20,55 +20,65 @@
 // Per-call options still win over the config, and other client options can
 // be layered with `Options::MergedWith`.
 //
-// IDEMPOTENCY STILL DECIDES. A service config says which status codes are
-// worth retrying; it never makes a non-idempotent method retryable (or
-// hedged). A method is retried only when it is idempotent by stubkit's rule
-// (the proto's `idempotency_level`, a `google.api.http` GET/PUT binding,
-// `IdempotencyMapOption`, or `IdempotencyOption` for a call). gRPC's own
-// layer retries any method the config names; stubkit does not, so that a
-// `Create` or `Append` is never sent twice behind the caller's back. To
-// retry such a method as the config says, mark it idempotent yourself.
+// AS UNDER gRPC, BY DEFAULT. A file that worked with gRPC's own retries
+// behaves the same under stubkit (gRFC A6; docs/service-config.md has the
+// table, and tests/integration/service_config_differential_test.cc runs
+// both side by side):
+// - the config governs exactly the methods it names: a method no entry
+//   names (with no `{}` default entry) is neither retried nor hedged;
+// - a `retryPolicy` or `hedgingPolicy` is the service owner's statement
+//   that its methods may be repeated: they are retried (hedged) whatever
+//   stubkit's idempotency rule would say;
+// - `maxAttempts` above 5 counts as 5; waits are A6's full jitter; a
+//   server's pushback resets the backoff;
+// - the throttle counts only the calls of methods with a policy.
+// `ServiceConfigImport` opts into stubkit's own rules, each separately:
+//
+//   stubkit::ServiceConfigImport how;
+//   how.keep_stubkit_defaults = true;   // unnamed methods: stubkit's defaults
+//   how.keep_idempotency_rules = true;  // never repeat a Create
+//   auto config = stubkit::LoadServiceConfigFile(path, how);
 //
 // Mapping (gRFC A6, `grpc/service_config/service_config.proto`):
 //
 // | service config              | stubkit                                  |
 // | --------------------------- | ---------------------------------------- |
-// | name {service, method}      | that method ("pkg.Service.Method")       |
+// | name {service, method}      | that method ("pkg.Service/Method")       |
 // | name {service}              | every method of the service              |
 // | name {} (or both empty)     | every method: the client's options       |
-// | timeout                     | TotalTimeoutOption (whole call)          |
-// | retryPolicy.maxAttempts n   | RetryPolicy::LimitedErrorCount(n - 1)      |
-// | retryPolicy, no maxAttempts | RetryPolicy::LimitedTime(timeout), or the  |
-// |                             | default 30 minutes without a timeout     |
+// | timeout ("0s": none)        | TotalTimeoutOption (whole call)          |
+// | retryPolicy.maxAttempts n   | RetryPolicy::LimitedErrorCount(n - 1),   |
+// |                             | n clamped to 5 (`max_attempts`)          |
+// | retryPolicy, no maxAttempts | RetryPolicy::LimitedTime(timeout), or    |
+// |                             | the default 30 minutes without a timeout |
 // | retryableStatusCodes        | the policy's codes (names or numbers)    |
 // | initialBackoff, maxBackoff, | ExponentialBackoffPolicy(initial, max,   |
 // | backoffMultiplier           | multiplier, Jitter::Full())              |
-// | no retryPolicy              | RetryPolicy::LimitedErrorCount(0): none    |
+// | perAttemptRecvTimeout       | AttemptTimeoutOption                     |
+// | retryPolicy, hedgingPolicy  | also IdempotencyOption(kIdempotent)      |
+// | no retryPolicy              | RetryPolicy::LimitedErrorCount(0): none  |
 // | hedgingPolicy               | HedgingPolicyOption(maxAttempts,         |
 // |                             | hedgingDelay, nonFatalStatusCodes)       |
 // | waitForReady                | WaitForReadyOption                       |
 // | retryThrottling             | one RetryThrottleOption(maxTokens,       |
-// |                             | tokenRatio) for all methods              |
+// |                             | tokenRatio), for the methods with a      |
+// |                             | policy                                   |
 //
 // - The most specific entry wins, as a whole, as in gRPC: a method entry
 //   replaces its service's entry, which replaces the default (`{}`) entry;
 //   fields are not merged across entries. An entry without `timeout` or
 //   `waitForReady` resets what a less specific entry set (no total timeout,
 //   fail fast); one with neither a retry nor a hedging policy makes no
-//   retries ("no retries by the config", gRPC's meaning). A method that no
-//   entry names keeps the client's own options and stubkit's defaults.
-// - Jitter is `Jitter::Full()`: gRFC A6 draws each wait uniformly from
-//   [0, min(initialBackoff * multiplier^n, maxBackoff)], so the same file
-//   spreads retries the same way under stubkit as under gRPC.
-// - `maxAttempts` counts the first attempt and is honoured as written: gRPC
-//   clamps values above 5 silently, stubkit does not (hedging allows at
-//   most `HedgingPolicy::kMaxAttemptsLimit`, 10, and larger is an error).
+//   retries ("no retries by the config", gRPC's meaning).
 // - `maxAttempts` omitted (which gRPC rejects, and googleapis' files do):
 //   the policy is bounded by time, the entry's `timeout`, as GAPIC clients
 //   treat those files.
 // - `retryThrottling`: one `RetryThrottle` per parsed `ServiceConfig`,
 //   shared by every client and call that uses its options (gRPC shares one
 //   per server name). Parse again for a separate bucket.
+// - A client logs once (to its LogSinkOption, stderr by default, unless it
+//   sets LogLevel::kOff) when the file names methods it does not have
+//   (ignored, as gRPC does) or nothing of its service at all.
 // - Accepted and ignored: every other field (message size limits, load
 //   balancing, health checks, and fields of newer gRPC versions). protobuf's
 //   JSON parser also accepts snake_case names, numbers in strings, and a
@@ -76,11 +86,11 @@
 //
 // Bad input is INVALID_ARGUMENT naming the JSON path, e.g.
 // `methodConfig[2].retryPolicy.initialBackoff: must be positive, got "-1s"`:
-// invalid JSON, wrong types, unknown status code names, durations that are
-// malformed, negative or zero, a multiplier below 1, `maxBackoff` below
-// `initialBackoff`, duplicate names, an entry with both a retry and a
-// hedging policy, an empty or missing `name` list. Durations use the
-// protobuf JSON form: "0.100s", "60s".
+// invalid JSON, wrong types, unknown status code names, malformed or
+// negative durations, a multiplier that is not positive, duplicate names,
+// an entry with both a retry and a hedging policy (A6 allows one), an
+// empty or missing `name` list. Durations use the protobuf JSON form:
+// "0.100s", "60s".
 
 #ifndef STUBKIT_SERVICE_CONFIG_H_
 #define STUBKIT_SERVICE_CONFIG_H_
@@ -91,20 +101,48 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "stubkit/backoff_policy.h"
 #include "stubkit/options.h"
 #include "stubkit/retry_throttle.h"
 
 namespace stubkit {
+namespace internal {
+struct ImportedServices;
+}  // namespace internal
+
+// How an imported file combines with stubkit's own rules. The defaults
+// reproduce gRPC's behaviour; each field opts into a stubkit difference.
+struct ServiceConfigImport {
+  // Methods no entry names: false (gRPC): not retried nor hedged. true:
+  // the client's own options and stubkit's defaults (30 minutes of
+  // retries for an idempotent method), throttled by the file's bucket.
+  bool keep_stubkit_defaults = false;
+  // false (gRPC): a retryPolicy or hedgingPolicy makes its methods
+  // retryable. true: stubkit's idempotency rule still decides (the proto's
+  // `idempotency_level`, a GET/PUT binding, `IdempotencyMapOption`); the
+  // first call whose configured retry that drops logs it, once per
+  // client.
+  bool keep_idempotency_rules = false;
+  // The largest `maxAttempts` honoured; larger values count as this one.
+  // gRPC clamps to 5; stubkit allows up to 10 for hedging (more is
+  // clamped to 10) and any number for retries.
+  int max_attempts = 5;
+  // The waits' spread: `Jitter::Full()` is gRFC A6's text (U[0, capped
+  // exponential]); `Jitter::Grpc()` is gRPC C++ 1.51's (exactly
+  // initialBackoff first, then the capped exponential times U[0.8, 1.2]).
+  Jitter jitter = Jitter::Full();
+};
 
 class ServiceConfig {
  public:
   // No rules: `ToOptions()` and `OptionsFor()` are empty.
   ServiceConfig() = default;
 
-  // The flattened options of one method, "package.Service.Method": its
-  // entry's, else its service's, else the default entry's, plus the
-  // throttle. Empty when no entry names the method and there is no default
-  // and no throttle.
+  // The flattened options of one method, "package.Service.Method" (or
+  // "package.Service/Method"): its entry's, else its service's, else the
+  // default entry's. For a method no entry names: no retries, as under
+  // gRPC (or nothing with `keep_stubkit_defaults`). Used as a client's
+  // options, a client of a service the file does not name logs so once.
   Options OptionsFor(absl::string_view method) const;
 
   // Options for a client: the default entry's options, the throttle, and
@@ -119,7 +157,7 @@ class ServiceConfig {
 
  private:
   friend absl::StatusOr<ServiceConfig> ParseServiceConfig(
-      absl::string_view json);
+      absl::string_view json, const ServiceConfigImport& how);
 
   struct Entry {
     // What the entry sets, and what it resets (see above), so that layered
@@ -131,21 +169,33 @@ class ServiceConfig {
   // The client's options: with every entry (`service` null) or only
   // `*service`'s.
   Options ClientOptions(const absl::string_view* service) const;
+  // Sets a fresh DroppedRetryNoticeOption when `options` retry and the
+  // idempotency rule is kept.
+  void NoticeDroppedRetries(Options& options) const;
+  // The services the entries name (all, or only `*service`).
+  std::shared_ptr<const internal::ImportedServices> Imported(
+      const absl::string_view* service) const;
 
-  // The default entry's options.
+  // The options of the methods no entry names: the default entry's, or
+  // none (no retries; nothing with `keep_stubkit_defaults`).
   Options default_;
-  // Keyed "package.Service" and "package.Service.Method".
+  bool has_default_ = false;
+  ServiceConfigImport how_;
+  // Keyed "package.Service" and "package.Service/Method" (gRPC's
+  // spelling: "a.B/C" and the service "a.B.C" are different names).
   std::map<std::string, Entry> entries_;
   std::shared_ptr<RetryThrottle> throttle_;
 };
 
 // Parses a service config's JSON text.
-absl::StatusOr<ServiceConfig> ParseServiceConfig(absl::string_view json);
+absl::StatusOr<ServiceConfig> ParseServiceConfig(
+    absl::string_view json, const ServiceConfigImport& how = {});
 
 // Reads and parses a file; NOT_FOUND (or another code from the file system)
 // when it cannot be read, INVALID_ARGUMENT naming the file and the JSON
 // path when its content is bad.
-absl::StatusOr<ServiceConfig> LoadServiceConfigFile(const std::string& path);
+absl::StatusOr<ServiceConfig> LoadServiceConfigFile(
+    const std::string& path, const ServiceConfigImport& how = {});
 
 }  // namespace stubkit
 

@@ -7,6 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "src/internal/format.h"
+#include "stubkit/internal/server_hints.h"
+#include "stubkit/server_hints.h"
 
 namespace stubkit {
 
@@ -60,6 +62,7 @@ void HedgedOperationBase::LaunchLocked(Step& step) {
   if (finished_) return;
   const int index = launched_;
   if (index >= policy_.max_attempts()) return;
+  if (index > 0 && pushed_back_) return;
   // A drained retry bucket stops further hedges, as it stops retries.
   RetryThrottle* throttle = state().throttle();
   if (index > 0 && throttle != nullptr && !throttle->RetryAllowed()) {
@@ -86,13 +89,17 @@ void HedgedOperationBase::LaunchLocked(Step& step) {
         policy_.hedging_delay() < end - state().now()) {
       timer_ = TimerState::kArming;
       ++timer_generation_;
+      timer_delay_ = policy_.hedging_delay();
       step.next.arm_timer = true;
     }
   }
 }
 
 void HedgedOperationBase::SettleLocked(Step& step) {
-  if (finished_ || outstanding_ > 0 || step.next.index >= 0) return;
+  if (finished_ || outstanding_ > 0 || step.next.index >= 0 ||
+      step.hedge_pending) {
+    return;
+  }
   // Nothing in flight and nothing could be launched: a pending hedge timer
   // would find the same, so end now rather than never.
   step.status = last_failure_.ok()
@@ -101,6 +108,10 @@ void HedgedOperationBase::SettleLocked(Step& step) {
   if (throttled_) {
     step.reason = StopReason::kThrottled;
     step.explanation = "gave up: retry throttled, no more hedges";
+  } else if (pushed_back_) {
+    step.reason = StopReason::kThrottled;
+    step.explanation =
+        "gave up: the server's pushback said not to retry, no more hedges";
   } else {
     step.reason = StopReason::kExhausted;
     step.explanation =
@@ -139,6 +150,12 @@ void HedgedOperationBase::AttemptDoneLocked(int index,
 
 HedgedOperationBase::Next HedgedOperationBase::Perform(Step& step) {
   if (!step.attempt_log.empty()) state().WriteLog(step.attempt_log);
+  // A hedge that waits for the server's pushback, with no attempt to start
+  // now: no caller would arm its timer.
+  if (step.hedge_pending && step.outcome == Outcome::kNone) {
+    ArmHedgeTimer();
+    step.next.arm_timer = false;
+  }
   if (step.outcome != Outcome::kNone) {
     absl::Status final_status = Conclude(step);
     Complete(std::move(final_status));
@@ -234,16 +251,17 @@ void HedgedOperationBase::AwaitIdle() {
 
 void HedgedOperationBase::ArmHedgeTimer() {
   uint64_t generation = 0;
+  std::chrono::nanoseconds delay{0};
   {
     absl::MutexLock lock(&mu_);
     if (timer_ != TimerState::kArming) return;  // the call ended meanwhile
     generation = timer_generation_;
+    delay = timer_delay_;
   }
   auto self = std::static_pointer_cast<HedgedOperationBase>(shared_from_this());
-  uint64_t id = sleeper().Schedule(policy_.hedging_delay(),
-                                   [self, generation](bool fired) {
-                                     self->OnHedgeTimer(generation, fired);
-                                   });
+  uint64_t id = sleeper().Schedule(delay, [self, generation](bool fired) {
+    self->OnHedgeTimer(generation, fired);
+  });
   bool stale = false;
   {
     absl::MutexLock lock(&mu_);
@@ -339,17 +357,52 @@ HedgedOperationBase::Next HedgedOperationBase::OnAttemptFailed(
       last_failure_ = status;
       last_failure_index_ = index;
       RetryThrottle* throttle = state().throttle();
-      if (throttle == nullptr || throttle->OnRetryableFailure()) {
+      const std::optional<Pushback> pushback = PushbackOf(index);
+      if (throttle != nullptr && !throttle->OnRetryableFailure()) {
+        throttled_ = true;
+      } else if (pushback.has_value() &&
+                 pushback->kind == Pushback::Kind::kDoNotRetry) {
+        // A6: the server said not to retry: no further hedged requests;
+        // those in flight go on.
+        pushed_back_ = true;
+        ResetTimerLocked(step);
+      } else if (pushback.has_value()) {
+        // A6: the next hedged request waits as long as the server asked.
+        ResetTimerLocked(step);
+        const Clock::time_point end = state().end();
+        if (launched_ < policy_.max_attempts() && !pushed_back_ &&
+            (end == Clock::time_point::max() ||
+             pushback->delay < end - state().now())) {
+          timer_ = TimerState::kArming;
+          ++timer_generation_;
+          timer_delay_ = pushback->delay;
+          step.hedge_pending = true;
+        }
+      } else {
         // The hedge after this one waits a full delay from this launch.
         ResetTimerLocked(step);
         LaunchLocked(step);
-      } else {
-        throttled_ = true;
       }
       SettleLocked(step);
     }
   }
   return Perform(step);
+}
+
+std::optional<Pushback> HedgedOperationBase::PushbackOf(int index) {
+  if (!state().use_hints()) return std::nullopt;
+  const auto& trailers = contexts_[index]->GetServerTrailingMetadata();
+  auto it = trailers.find(kRetryPushbackHeader);
+  if (it == trailers.end()) return std::nullopt;
+  Pushback pushback =
+      ParsePushback(absl::string_view(it->second.data(), it->second.size()));
+  // Longer than the caller accepts from a server: as the retry loop stops,
+  // no further hedges.
+  if (pushback.kind == Pushback::Kind::kWait &&
+      pushback.delay > options().get<ServerHintCeilingOption>()) {
+    pushback.kind = Pushback::Kind::kDoNotRetry;
+  }
+  return pushback;
 }
 
 }  // namespace internal

@@ -4,36 +4,73 @@
 
 #include <algorithm>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "stubkit/logging.h"
 
 namespace stubkit {
 
 namespace internal {
 
+namespace {
+
+// Whether another key of `entries` lies under `key` ("a.B.C.D" or
+// "a.B.C/D" under "a.B.C"): then "a.B.C" is a service named like a method
+// of "a.B", not a typo of a.B's method name.
+bool IsServicePrefix(const MethodOptionsOption::Type& entries,
+                     absl::string_view key) {
+  for (auto it = entries.upper_bound(std::string(key)); it != entries.end();
+       ++it) {
+    absl::string_view other = it->first;
+    if (!absl::StartsWith(other, key)) break;  // sorted: no more below key
+    const char next = other.size() > key.size() ? other[key.size()] : '\0';
+    if (next == '.' || next == '/') return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 MethodOptionsTable::MethodOptionsTable(
     const Options& client, absl::string_view service,
     std::initializer_list<absl::string_view> methods)
     : service_(service), methods_(methods) {
+  WarnIfServiceNotNamed(client);
+  CheckIdempotencyMap(client);
   const auto* entries = client.find<MethodOptionsOption>();
   if (entries == nullptr || entries->empty()) return;
   std::vector<Layers> layers(methods_.size());
   const Options* service_layer = nullptr;
   bool any = false;
+  std::vector<absl::string_view> ignored;  // imported, naming no method
   for (const auto& [key, options] : *entries) {
     absl::string_view name = key;
     // Keys of other services are not ours to judge: one options object
     // (a whole service config, say) may cover several services.
     if (!absl::ConsumePrefix(&name, service_)) continue;
+    const bool imported = options.get<ImportedEntryOption>();
     if (name.empty()) {
       service_layer = &options;
-    } else if (!absl::ConsumePrefix(&name, ".")) {
-      continue;  // "pkg.FooBar" is not "pkg.Foo"
     } else {
+      // "pkg.Service/Method" (gRPC's spelling) is always a method;
+      // "pkg.Service.Method" is one unless it is another service's name.
+      const bool slash = absl::ConsumePrefix(&name, "/");
+      if (!slash && !absl::ConsumePrefix(&name, ".")) {
+        continue;  // "pkg.FooBar" is not "pkg.Foo"
+      }
+      // "pkg.Foo.Bar.Baz", "pkg.Foo.Bar/Baz": a method of pkg.Foo.Bar.
+      if (name.find_first_of("./") != absl::string_view::npos) continue;
+      // An imported dotted key is a service ("pkg.Foo.Bar"), never ours.
+      if (!slash && imported) continue;
       auto it = std::find(methods_.begin(), methods_.end(), name);
       if (it == methods_.end()) {
-        if (status_.ok()) {
+        if (imported) {
+          ignored.push_back(key);
+        } else if (!slash && IsServicePrefix(*entries, key)) {
+          continue;  // the service "pkg.Foo.Bar", not ours
+        } else if (status_.ok()) {
           status_ = absl::InvalidArgumentError(absl::StrCat(
               "MethodOptionsOption: \"", key, "\" names no method of ",
               service_, " (its methods: ", absl::StrJoin(methods_, ", "),
@@ -51,9 +88,90 @@ MethodOptionsTable::MethodOptionsTable(
           "not sent"));
     }
   }
+  if (!ignored.empty()) {
+    WriteConfigWarning(
+        client,
+        absl::StrCat("stubkit: ", service_, ": the service config names ",
+                     ignored.size() == 1 ? "a method" : "methods",
+                     " this client does not have (",
+                     absl::StrJoin(ignored, ", "),
+                     "); ignored, as gRPC does (its methods: ",
+                     absl::StrJoin(methods_, ", "), ")"));
+  }
   if (!any) return;
   for (Layers& entry : layers) entry.service = service_layer;
   layers_ = std::move(layers);
+}
+
+void MethodOptionsTable::CheckIdempotencyMap(const Options& client) {
+  const auto* map = client.find<IdempotencyMapOption>();
+  if (map == nullptr) return;
+  for (const auto& [key, idempotency] : *map) {
+    absl::string_view name = key;
+    if (!absl::ConsumePrefix(&name, service_)) continue;
+    const bool slash = absl::ConsumePrefix(&name, "/");
+    if (!slash && !absl::ConsumePrefix(&name, ".")) continue;
+    if (name.empty() || name.find_first_of("./") != absl::string_view::npos) {
+      continue;  // another service's
+    }
+    const bool known =
+        std::find(methods_.begin(), methods_.end(), name) != methods_.end();
+    if (slash) {
+      // Looked up by "pkg.Service.Method" only: this entry would never
+      // apply. Say which spelling works.
+      status_ = absl::InvalidArgumentError(absl::StrCat(
+          "IdempotencyMapOption: \"", key, "\" is gRPC's spelling; write \"",
+          service_, ".", name, "\"",
+          known ? ""
+                : " (and it names no method"
+                  " of the service)",
+          "; the call was not sent"));
+      return;
+    }
+    if (!known) {
+      status_ = absl::InvalidArgumentError(absl::StrCat(
+          "IdempotencyMapOption: \"", key, "\" names no method of ", service_,
+          " (its methods: ", absl::StrJoin(methods_, ", "),
+          "); the call was not sent"));
+      return;
+    }
+  }
+}
+
+void MethodOptionsTable::WarnIfServiceNotNamed(const Options& client) const {
+  const auto* imported = client.find<ImportedServicesOption>();
+  if (imported == nullptr || *imported == nullptr) return;
+  const ImportedServices& file = **imported;
+  // A `{}` entry covers this service; an awaiter's operations client is
+  // rarely named, and its polls follow the file either way.
+  if (file.has_default || service_ == "google.longrunning.Operations") return;
+  if (std::binary_search(file.services.begin(), file.services.end(),
+                         service_)) {
+    return;
+  }
+  WriteConfigWarning(
+      client,
+      absl::StrCat(
+          "stubkit: ", service_,
+          ": the service config names no method of this service (it names ",
+          file.services.empty() ? std::string("none")
+                                : absl::StrJoin(file.services, ", "),
+          ", and has no {} entry); its methods are ",
+          file.keep_stubkit_defaults ? "left to the client's options"
+                                     : "not retried, as under gRPC",
+          ". A typo in the file's \"service\"?"));
+}
+
+void WriteConfigWarning(const Options& client, absl::string_view line) {
+  // Written unless the client turned logging off itself: a warning that
+  // is off by default would warn nobody.
+  if (client.has<LogLevelOption>() &&
+      client.get<LogLevelOption>() == LogLevel::kOff) {
+    return;
+  }
+  std::shared_ptr<LogSink> sink = client.get<LogSinkOption>();
+  if (sink == nullptr) sink = StderrLogSink();
+  sink->Write(line);
 }
 
 absl::Status MethodOptionsTable::Mismatch(

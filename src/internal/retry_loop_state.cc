@@ -372,7 +372,8 @@ bool RetryLoopState::Stop(const absl::Status& status, StopReason reason,
 bool RetryLoopState::ChooseWait(const absl::Status& status,
                                 const grpc::ClientContext& context, Wait* wait,
                                 std::string* refusal) {
-  *wait = Wait{backoff_policy_.DelayFor(failures_ - 1), WaitReason::kBackoff};
+  *wait = Wait{backoff_policy_.DelayFor(failures_ - 1 - backoff_origin_),
+               WaitReason::kBackoff};
   if (!use_hints_) return true;
   // A server hint replaces the backoff draw; with both hints, the longer.
   std::optional<Wait> hint;
@@ -414,6 +415,9 @@ bool RetryLoopState::ChooseWait(const absl::Status& status,
     return false;
   }
   *wait = *hint;
+  // A6: "If this attempt also fails, retry delay will reset to initial
+  // backoff for the following retry."
+  backoff_origin_ = failures_;
   return true;
 }
 
@@ -465,6 +469,7 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
       throttle_ == nullptr || throttle_->OnRetryableFailure();
   // 2. Never repeat an operation that may not be safe to repeat.
   if (!idempotent_) {
+    NoticeDroppedRetry();
     return Stop(
         status, StopReason::kNonIdempotent,
         absl::StrCat("not retried: ", method_.full_name, " is not idempotent"),
@@ -548,6 +553,22 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
   return true;
 }
 
+void RetryLoopState::NoticeDroppedRetry() const {
+  const auto* notice = options_.find<DroppedRetryNoticeOption>();
+  if (notice == nullptr || *notice == nullptr || (*notice)->exchange(true)) {
+    return;
+  }
+  const LogLevel* level = options_.find<LogLevelOption>();
+  if (level != nullptr && *level == LogLevel::kOff) return;
+  LogSink* sink = options_.get<LogSinkOption>().get();
+  if (sink == nullptr) sink = StderrLogSink().get();
+  sink->Write(absl::StrCat(
+      "stubkit: ", method_.full_name,
+      ": the service config retries it, but it is not idempotent by "
+      "stubkit's rule (ServiceConfigImport::keep_idempotency_rules): not "
+      "retried; mark it idempotent if the server deduplicates it"));
+}
+
 void RetryLoopState::BeginDelay(time_point now, nanoseconds wait) {
   // Saturates: a wait may be nanoseconds::max() (the options fuzzer found
   // the overflow), and a sum of large waits must not wrap.
@@ -560,6 +581,7 @@ void RetryLoopState::BeginDelay(time_point now, nanoseconds wait) {
 
 void RetryLoopState::RestartPolicy() {
   failures_ = 0;  // the error count, and the backoff's position
+  backoff_origin_ = 0;
   end_ = call_end_;
   end_reason_ = StopReason::kDeadline;
   if (retry_policy_.max_time() > nanoseconds::zero()) {

@@ -23,7 +23,9 @@
 #include "google/longrunning/operations.grpc.pb.h"
 #include "google/rpc/status.pb.h"
 #include "stubkit/cancellation.h"
+#include "stubkit/logging.h"
 #include "stubkit/operation.h"
+#include "stubkit/service_config.h"
 #include "stubkit/status.h"
 #include "stubkit/testing/lro.stubkit.h"
 
@@ -220,6 +222,59 @@ TEST_F(GeneratedLroTest, CompletesAfterFourPolls) {
   EXPECT_EQ(server_.polls("operations/build-1"), 4);
   // A wait before each poll: 1 + 2 + 4 + 8 seconds.
   EXPECT_EQ(clock_->Now() - start, std::chrono::seconds(15));
+}
+
+// Captures what a client logs.
+class LinesSink : public LogSink {
+ public:
+  void Write(absl::string_view line) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    lines_.emplace_back(line);
+  }
+  std::vector<std::string> lines() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return lines_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> lines_;
+};
+
+// Issue 22 item 1: a service config naming a method the awaiter's
+// operations client lacks (google.longrunning.Operations/ListOperations)
+// once turned every poll into INVALID_ARGUMENT. gRPC never looks such an
+// entry up: the polls run, and the client says once what it ignored.
+TEST_F(GeneratedLroTest, ConfigNamingAMethodTheOperationsClientLacks) {
+  ASSERT_TRUE(server_.ok());
+  server_.SetPlan("app", Plan{});
+  server_.SetPlan("again", Plan{});
+  absl::StatusOr<ServiceConfig> config = ParseServiceConfig(R"({
+      "methodConfig": [{
+        "name": [
+          {"service": "google.longrunning.Operations",
+           "method": "ListOperations"},
+          {"service": "google.longrunning.Operations",
+           "method": "GetOperation"},
+          {"service": "stubkit.testing.lro.Builder", "method": "Build"}],
+        "timeout": "60s"}]})");
+  ASSERT_TRUE(config.ok()) << config.status();
+  auto sink = std::make_shared<LinesSink>();
+  BuilderClient client(
+      server_.Channel(),
+      ClientOptions().MergedWith(config->ToOptions()).set<LogSinkOption>(sink));
+
+  absl::StatusOr<BuildResponse> result = client.AwaitBuild(Target("app"));
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(server_.polls("operations/build-1"), 4);
+  absl::StatusOr<BuildResponse> async =
+      client.AsyncAwaitBuild(Target("again")).get();
+  ASSERT_TRUE(async.ok()) << async.status();
+  EXPECT_EQ(server_.polls("operations/build-2"), 4);
+  // One line, from the operations client, however many polls.
+  EXPECT_THAT(sink->lines(),
+              ::testing::ElementsAre(HasSubstr(
+                  "google.longrunning.Operations/ListOperations); ignored")));
 }
 
 TEST_F(GeneratedLroTest, AsyncCompletesAfterFourPollsOnTheTimer) {

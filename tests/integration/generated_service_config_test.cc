@@ -2,7 +2,8 @@
 //
 // A gRPC service config drives a generated client against a real server
 // that fails as each request asks: attempts, waits (on a fake clock) and
-// stops are the config's, the idempotency rule still holds, and per-call
+// stops are the config's, a configured policy makes its method retryable
+// (as under gRPC, unless the idempotency rule is kept), and per-call
 // options beat the config.
 //
 // Most tests build the client from `ServiceConfig::OptionsFor(method)`;
@@ -19,6 +20,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "stubkit/clock.h"
+#include "stubkit/logging.h"
 #include "stubkit/service_config.h"
 #include "stubkit/testing/echo.stubkit.h"
 #include "tests/testing/flaky_echo_service.h"
@@ -145,16 +147,53 @@ TEST_F(GeneratedServiceConfigTest, CodesOutsideTheConfigAreNotRetried) {
             StopReason::kPermanentError);
 }
 
-TEST_F(GeneratedServiceConfigTest, TheConfigNeverRetriesANonIdempotentMethod) {
-  // gRPC's own layer would retry Append 4 times; stubkit does not.
+// Issue 23 item 8: as under gRPC, a retryPolicy is the service owner's
+// word that the method may be repeated, whatever the proto says.
+TEST_F(GeneratedServiceConfigTest, AConfiguredPolicyRetriesAsGrpcDoes) {
   ASSERT_TRUE(server_.ok());
   EchoServiceClient client(server_.Channel(),
                            ClientOptions(kServiceRetries, kAppend));
+  absl::StatusOr<EchoResponse> response = client.Append(Request("append", 1));
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(service_.attempts("append"), 2);
+}
+
+TEST_F(GeneratedServiceConfigTest, KeepIdempotencyRulesNeverRetriesAppend) {
+  // Opt-in: stubkit's rule decides; Append is not idempotent by its proto.
+  ASSERT_TRUE(server_.ok());
+  ServiceConfigImport how;
+  how.keep_idempotency_rules = true;
+  absl::StatusOr<ServiceConfig> config =
+      ParseServiceConfig(kServiceRetries, how);
+  ASSERT_TRUE(config.ok()) << config.status();
+  std::vector<std::string> lines;
+  class Sink : public LogSink {
+   public:
+    explicit Sink(std::vector<std::string>* lines) : lines_(lines) {}
+    void Write(absl::string_view line) override { lines_->emplace_back(line); }
+
+   private:
+    std::vector<std::string>* lines_;
+  };
+  EchoServiceClient client(
+      server_.Channel(),
+      config->ToOptions().MergedWith(Clock()).set<LogSinkOption>(
+          std::make_shared<Sink>(&lines)));
   absl::StatusOr<EchoResponse> response = client.Append(Request("append", 1));
   EXPECT_EQ(response.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(service_.attempts("append"), 1);
   EXPECT_EQ(GetRetrySummary(response.status())->stop_reason,
             StopReason::kNonIdempotent);
+  // The retry the file gave and the rule dropped is logged, once per
+  // client.
+  EXPECT_EQ(client.Append(Request("again", 1)).status().code(),
+            absl::StatusCode::kUnavailable);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0],
+            "stubkit: stubkit.testing.EchoService.Append: the service config "
+            "retries it, but it is not idempotent by stubkit's rule "
+            "(ServiceConfigImport::keep_idempotency_rules): not retried; mark "
+            "it idempotent if the server deduplicates it");
   // Marked idempotent by the user, it follows the config.
   absl::StatusOr<EchoResponse> marked =
       client.Append(Request("marked", 1),
@@ -291,6 +330,108 @@ TEST_F(GeneratedServiceConfigTest, ToOptionsResolvesPerMethodEntries) {
       Request("call", 100),
       Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(0)));
   EXPECT_EQ(service_.attempts("call"), 1);
+}
+
+// Issue 22 item 1: a config written for a newer version of the API names a
+// method this client does not have. gRPC never looks it up; under stubkit
+// it once made every call of the client fail with INVALID_ARGUMENT.
+TEST_F(GeneratedServiceConfigTest, AMethodTheClientLacksIsIgnored) {
+  ASSERT_TRUE(server_.ok());
+  absl::StatusOr<ServiceConfig> config = ParseServiceConfig(R"({
+      "methodConfig": [
+        {"name": [{"service": "stubkit.testing.EchoService",
+                   "method": "EchoTwice"}], "timeout": "5s"},
+        {"name": [{"service": "stubkit.testing.EchoService",
+                   "method": "Echo"}],
+         "retryPolicy": {"maxAttempts": 3, "initialBackoff": "1s",
+           "maxBackoff": "1s", "backoffMultiplier": 1,
+           "retryableStatusCodes": ["UNAVAILABLE"]}}]})");
+  ASSERT_TRUE(config.ok()) << config.status();
+  std::vector<std::string> lines;
+  class Sink : public LogSink {
+   public:
+    explicit Sink(std::vector<std::string>* lines) : lines_(lines) {}
+    void Write(absl::string_view line) override { lines_->emplace_back(line); }
+
+   private:
+    std::vector<std::string>* lines_;
+  };
+  EchoServiceClient client(
+      server_.Channel(),
+      config->ToOptions().MergedWith(Clock()).set<LogSinkOption>(
+          std::make_shared<Sink>(&lines)));
+  absl::StatusOr<EchoResponse> echo = client.Echo(Request("newer", 2));
+  ASSERT_TRUE(echo.ok()) << echo.status();
+  EXPECT_EQ(service_.attempts("newer"), 3);
+  absl::StatusOr<EchoResponse> append = client.Append(Request("append", 0));
+  EXPECT_TRUE(append.ok()) << append.status();
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0],
+            "stubkit: stubkit.testing.EchoService: the service config names "
+            "a method this client does not have "
+            "(stubkit.testing.EchoService/EchoTwice); ignored, as gRPC does "
+            "(its methods: Echo, Append)");
+  // A hand-written entry with the same name is still a typo to refuse.
+  EchoServiceClient typo(
+      server_.Channel(),
+      Options{}.set<MethodOptionsOption>(
+          {{"stubkit.testing.EchoService.EchoTwice", Options{}}}));
+  EXPECT_EQ(typo.Echo(Request("typo", 0)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+// Issue 23, silent misconfigurations: a file whose "service" has a typo
+// names nothing of the client; the client says so once, instead of
+// running on no retries silently.
+TEST_F(GeneratedServiceConfigTest, AFileThatNamesNothingOfTheClientSaysSo) {
+  ASSERT_TRUE(server_.ok());
+  absl::StatusOr<ServiceConfig> config = ParseServiceConfig(R"({
+      "methodConfig": [
+        {"name": [{"service": "stubkit.EchoService"}],
+         "retryPolicy": {"maxAttempts": 3, "initialBackoff": "1s",
+           "maxBackoff": "1s", "backoffMultiplier": 1,
+           "retryableStatusCodes": ["UNAVAILABLE"]}}]})");
+  ASSERT_TRUE(config.ok()) << config.status();
+  std::vector<std::string> lines;
+  class Sink : public LogSink {
+   public:
+    explicit Sink(std::vector<std::string>* lines) : lines_(lines) {}
+    void Write(absl::string_view line) override { lines_->emplace_back(line); }
+
+   private:
+    std::vector<std::string>* lines_;
+  };
+  auto sink = std::make_shared<Sink>(&lines);
+  int round = 0;
+  for (const Options& options :
+       {config->ToOptions(), config->ToOptions("stubkit.testing.EchoService"),
+        config->OptionsFor("stubkit.testing.EchoService.Echo")}) {
+    lines.clear();
+    EchoServiceClient client(
+        server_.Channel(),
+        Options(options).MergedWith(Clock()).set<LogSinkOption>(sink));
+    // Not retried, as under gRPC, which looks the typo up no more.
+    EXPECT_EQ(client.Echo(Request("typo" + std::to_string(++round), 1))
+                  .status()
+                  .code(),
+              absl::StatusCode::kUnavailable);
+    ASSERT_EQ(lines.size(), 1u);
+    EXPECT_THAT(lines[0],
+                ::testing::HasSubstr(
+                    "stubkit.testing.EchoService: the service config names "
+                    "no method of this service"));
+  }
+  // A file that names the service, or has a {} entry, says nothing.
+  lines.clear();
+  EchoServiceClient named(server_.Channel(), ParseServiceConfig(kServiceRetries)
+                                                 ->ToOptions()
+                                                 .set<LogSinkOption>(sink));
+  EchoServiceClient any(server_.Channel(),
+                        ParseServiceConfig(R"({"methodConfig": [
+                            {"name": [{}], "timeout": "5s"}]})")
+                            ->ToOptions()
+                            .set<LogSinkOption>(sink));
+  EXPECT_TRUE(lines.empty());
 }
 
 }  // namespace

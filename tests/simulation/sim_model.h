@@ -62,6 +62,10 @@ inline Interval Backoff(const CallSpec& c, int k) {
       break;
     case Jitter::Kind::kNone:
       break;
+    case Jitter::Kind::kGrpc:  // exact first, then base * U[0.8, 1.2]
+      lo = k == 0 ? initial : base * 0.8;
+      hi = k == 0 ? initial : base * 1.2;
+      break;
   }
   // Rounding to whole nanoseconds.
   return {nanoseconds(static_cast<int64_t>(lo)) - nanoseconds(2),

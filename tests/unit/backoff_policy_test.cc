@@ -120,7 +120,7 @@ TEST(BackoffPolicyTest, InvalidArgumentsNameTheField) {
       {ExponentialBackoffPolicy(seconds(10), seconds(1), 2.0), "maximum_delay"},
       {ExponentialBackoffPolicy(seconds(1), seconds(-10), 2.0),
        "maximum_delay"},
-      {ExponentialBackoffPolicy(seconds(1), seconds(10), 0.5), "multiplier"},
+      {ExponentialBackoffPolicy(seconds(1), seconds(10), 0), "multiplier"},
       {ExponentialBackoffPolicy(seconds(1), seconds(10), -2), "multiplier"},
       {ExponentialBackoffPolicy(seconds(1), seconds(10), nan), "multiplier"},
       {ExponentialBackoffPolicy(seconds(1), seconds(10), inf), "multiplier"},
@@ -141,6 +141,29 @@ TEST(BackoffPolicyTest, InvalidArgumentsNameTheField) {
   // Equal initial and maximum, and a multiplier of exactly 1, are fine.
   EXPECT_TRUE(
       ExponentialBackoffPolicy(seconds(1), seconds(1), 1.0).status().ok());
+}
+
+// gRFC A6 allows a multiplier in (0, 1): the waits shrink.
+TEST(ExponentialBackoffPolicyTest, MultiplierBelowOneShrinksTheWaits) {
+  ExponentialBackoffPolicy policy(seconds(8), seconds(10), 0.5, Jitter::None());
+  ASSERT_TRUE(policy.status().ok()) << policy.status();
+  EXPECT_EQ(policy.DelayFor(0), seconds(8));
+  EXPECT_EQ(policy.DelayFor(1), seconds(4));
+  EXPECT_EQ(policy.DelayFor(3), seconds(1));
+}
+
+// Jitter::Grpc(): gRPC C++ 1.51's BackOff, for imported service configs.
+TEST(ExponentialBackoffPolicyTest, GrpcJitter) {
+  ExponentialBackoffPolicy policy(seconds(1), seconds(3), 2.0, Jitter::Grpc());
+  // The first retry waits exactly the initial backoff, whatever the draw.
+  EXPECT_EQ(policy.DelayFor(0, 0.0), seconds(1));
+  EXPECT_EQ(policy.DelayFor(0, 0.99), seconds(1));
+  // Then the capped exponential, times U[0.8, 1.2], not capped again.
+  EXPECT_EQ(policy.DelayFor(1, 0.0), milliseconds(1600));
+  EXPECT_EQ(policy.DelayFor(1, 0.5), seconds(2));
+  EXPECT_EQ(policy.DelayFor(5, 0.0), milliseconds(2400));
+  EXPECT_EQ(policy.DelayFor(5, 1.0), milliseconds(3600));
+  EXPECT_EQ(Jitter::Grpc().ToString(), "grpc");
 }
 
 TEST(BackoffPolicyTest, ProcessUniformIsInUnitInterval) {

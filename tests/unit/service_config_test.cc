@@ -8,13 +8,17 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "stubkit/backoff_policy.h"
 #include "stubkit/call_options.h"
 #include "stubkit/hedging.h"
+#include "stubkit/internal/method_options.h"
+#include "stubkit/logging.h"
 #include "stubkit/retry_options.h"
 #include "stubkit/retry_policy.h"
 #include "stubkit/retry_throttle.h"
@@ -23,6 +27,7 @@ namespace stubkit {
 namespace {
 
 using std::chrono::milliseconds;
+using std::chrono::nanoseconds;
 using std::chrono::seconds;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -86,21 +91,57 @@ TEST(ServiceConfigMappingTest, RetryPolicyTimeoutAndWaitForReady) {
   EXPECT_FALSE(options.has<RetryThrottleOption>());
 }
 
-TEST(ServiceConfigMappingTest, NeverMakesAMethodIdempotent) {
+// Issue 23 item 8: a retryPolicy (or hedgingPolicy) is the service
+// owner's statement that the method may be repeated, as under gRPC.
+TEST(ServiceConfigMappingTest, APolicyMakesItsMethodsRetryable) {
   ServiceConfig config = MustParse(Default(kRetry));
   for (const Options& options :
        {config.OptionsFor("pkg.Service.Append"), config.ToOptions()}) {
+    EXPECT_EQ(options.get<IdempotencyOption>(), Idempotency::kIdempotent);
+  }
+  ServiceConfig hedged = MustParse(Default(R"("hedgingPolicy": {
+      "maxAttempts": 3})"));
+  EXPECT_EQ(hedged.OptionsFor("a.B.C").get<IdempotencyOption>(),
+            Idempotency::kIdempotent);
+  // No policy: nothing said about idempotency.
+  EXPECT_FALSE(MustParse(Default(R"("timeout": "1s")"))
+                   .OptionsFor("a.B.C")
+                   .has<IdempotencyOption>());
+}
+
+TEST(ServiceConfigMappingTest, KeepIdempotencyRulesNeverMakesAMethodRetryable) {
+  ServiceConfigImport how;
+  how.keep_idempotency_rules = true;
+  absl::StatusOr<ServiceConfig> config =
+      ParseServiceConfig(Default(kRetry), how);
+  ASSERT_TRUE(config.ok()) << config.status();
+  for (const Options& options :
+       {config->OptionsFor("pkg.Service.Append"), config->ToOptions()}) {
     EXPECT_FALSE(options.has<IdempotencyOption>());
     EXPECT_FALSE(options.has<IdempotencyMapOption>());
   }
 }
 
-TEST(ServiceConfigMappingTest, MaxAttemptsAboveGrpcsCapIsHonoured) {
-  ServiceConfig config = MustParse(Default(R"("retryPolicy": {
+// Issue 23 item 4: A6 treats maxAttempts above 5 as 5.
+TEST(ServiceConfigMappingTest, MaxAttemptsAboveFiveCountsAsFive) {
+  const std::string json = Default(R"("retryPolicy": {
       "maxAttempts": 12, "initialBackoff": "1s", "maxBackoff": "1s",
-      "backoffMultiplier": 1, "retryableStatusCodes": ["UNAVAILABLE"]})"));
-  EXPECT_EQ(config.OptionsFor("a.B.C").get<RetryPolicyOption>().max_retries(),
+      "backoffMultiplier": 1, "retryableStatusCodes": ["UNAVAILABLE"]})");
+  EXPECT_EQ(MustParse(json)
+                .OptionsFor("a.B.C")
+                .get<RetryPolicyOption>()
+                .max_retries(),
+            4);
+  // Opt-in: a higher limit.
+  ServiceConfigImport how;
+  how.max_attempts = 20;
+  absl::StatusOr<ServiceConfig> config = ParseServiceConfig(json, how);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->OptionsFor("a.B.C").get<RetryPolicyOption>().max_retries(),
             11);
+  how.max_attempts = 1;
+  EXPECT_THAT(ParseServiceConfig(json, how).status().message(),
+              HasSubstr("max_attempts must be at least 2"));
 }
 
 TEST(ServiceConfigMappingTest, OmittedMaxAttemptsIsBoundedByTheTimeout) {
@@ -149,9 +190,16 @@ TEST(ServiceConfigMappingTest, HedgingPolicy) {
 
 TEST(ServiceConfigMappingTest, HedgingDefaults) {
   // hedgingDelay defaults to 0 (all at once), as in gRPC; no
-  // nonFatalStatusCodes keeps stubkit's UNAVAILABLE.
-  ServiceConfig config = MustParse(Default(R"("hedgingPolicy": {
-      "maxAttempts": 10})"));
+  // nonFatalStatusCodes keeps stubkit's UNAVAILABLE. maxAttempts 20 counts
+  // as 5 (A6), or at most 10 (stubkit's limit) with a higher max_attempts.
+  const std::string json = Default(R"("hedgingPolicy": {
+      "maxAttempts": 20})");
+  ServiceConfig config = MustParse(json);
+  EXPECT_EQ(
+      config.OptionsFor("a.B.C").get<HedgingPolicyOption>().max_attempts(), 5);
+  ServiceConfigImport how;
+  how.max_attempts = 100;
+  config = *ParseServiceConfig(json, how);
   const HedgingPolicy& hedging =
       config.OptionsFor("a.B.C").get<HedgingPolicyOption>();
   EXPECT_EQ(hedging.max_attempts(), 10);
@@ -170,20 +218,37 @@ TEST(ServiceConfigMappingTest, WaitForReadyFalseAndNull) {
   EXPECT_FALSE(null.has<WaitForReadyOption>());
 }
 
-TEST(ServiceConfigMappingTest, OneThrottleSharedByEveryMethodAndClient) {
-  ServiceConfig config = MustParse(R"({
-      "methodConfig": [{"name": [{"service": "a.B"}], "timeout": "1s"}],
+// Issue 23 item 3: only the methods with a policy count for the throttle
+// (A6), so failures of a method the file does not retry cannot drain it.
+TEST(ServiceConfigMappingTest, OneThrottleSharedByTheMethodsWithAPolicy) {
+  ServiceConfig config = MustParse(std::string(R"({
+      "methodConfig": [{"name": [{"service": "a.B"}], "timeout": "1s"},
+                       {"name": [{"service": "a.B", "method": "R"}], )") +
+                                   kRetry + R"(}],
       "retryThrottling": {"maxTokens": 10, "tokenRatio": 0.1}})");
   ASSERT_NE(config.throttle(), nullptr);
   EXPECT_EQ(config.throttle()->max_tokens(), 10);
   EXPECT_DOUBLE_EQ(config.throttle()->token_ratio(), 0.1);
-  EXPECT_EQ(config.OptionsFor("a.B.C").get<RetryThrottleOption>(),
+  EXPECT_EQ(config.OptionsFor("a.B.R").get<RetryThrottleOption>(),
             config.throttle());
-  EXPECT_EQ(config.OptionsFor("x.Y.Z").get<RetryThrottleOption>(),
-            config.throttle());
-  EXPECT_EQ(config.ToOptions().get<RetryThrottleOption>(), config.throttle());
+  EXPECT_EQ(config.OptionsFor("a.B.C").get<RetryThrottleOption>(), nullptr);
+  EXPECT_EQ(config.OptionsFor("x.Y.Z").get<RetryThrottleOption>(), nullptr);
+  const Options client = config.ToOptions();
+  EXPECT_EQ(client.get<RetryThrottleOption>(), nullptr);
+  EXPECT_EQ(
+      client.get<MethodOptionsOption>().at("a.B/R").get<RetryThrottleOption>(),
+      config.throttle());
   ServiceConfig copy = config;
-  EXPECT_EQ(copy.ToOptions().get<RetryThrottleOption>(), config.throttle());
+  EXPECT_EQ(copy.OptionsFor("a.B.R").get<RetryThrottleOption>(),
+            config.throttle());
+  // With stubkit's defaults kept, unnamed methods retry, and count.
+  ServiceConfigImport how;
+  how.keep_stubkit_defaults = true;
+  ServiceConfig kept = *ParseServiceConfig(R"({
+      "retryThrottling": {"maxTokens": 10, "tokenRatio": 0.1}})",
+                                           how);
+  EXPECT_EQ(kept.OptionsFor("x.Y.Z").get<RetryThrottleOption>(),
+            kept.throttle());
 }
 
 TEST(ServiceConfigMappingTest, OtherAndUnknownFieldsAreIgnored) {
@@ -256,9 +321,12 @@ TEST(ServiceConfigMappingTest, AGoogleapisStyleFile) {
                 .get<RetryPolicyOption>()
                 .max_retries(),
             0);
-  // Publisher.DeleteTopic is named by no entry, and there is no default.
-  EXPECT_TRUE(
-      config.OptionsFor("google.pubsub.v1.Publisher.DeleteTopic").empty());
+  // Publisher.DeleteTopic is named by no entry, and there is no default:
+  // not retried, as under gRPC.
+  EXPECT_EQ(config.OptionsFor("google.pubsub.v1.Publisher.DeleteTopic")
+                .get<RetryPolicyOption>()
+                .max_retries(),
+            0);
 }
 
 // ------------------------------------------------------------- precedence
@@ -305,11 +373,28 @@ TEST(ServiceConfigPrecedenceTest, TheMostSpecificEntryWinsAsAWhole) {
             ExponentialBackoffPolicy().initial_delay());
 }
 
-TEST(ServiceConfigPrecedenceTest, UnnamedMethodsKeepTheClientsOptions) {
-  // Without a default entry the config says nothing about other methods.
-  ServiceConfig config =
-      MustParse(R"({"methodConfig": [{"name": [{"service": "a.B"}]}]})");
-  EXPECT_TRUE(config.OptionsFor("x.Y.Z").empty());
+// Issue 23 item 7: A6, "unless the service owner specifies a policy in the
+// configuration, retries and hedging will not be enabled".
+TEST(ServiceConfigPrecedenceTest, UnnamedMethodsAreNotRetried) {
+  const std::string json =
+      R"({"methodConfig": [{"name": [{"service": "a.B"}]}]})";
+  ServiceConfig config = MustParse(json);
+  for (const Options& options :
+       {config.OptionsFor("x.Y.Z"), config.ToOptions()}) {
+    EXPECT_EQ(options.get<RetryPolicyOption>().max_retries(), 0);
+    EXPECT_FALSE(options.get<HedgingPolicyOption>().enabled());
+  }
+  EXPECT_TRUE(config.ToOptions().get<MethodOptionsOption>().count("a.B"));
+}
+
+TEST(ServiceConfigPrecedenceTest, KeepStubkitDefaultsForUnnamedMethods) {
+  // Opt-in: without a default entry the config says nothing about other
+  // methods, which keep the client's options.
+  ServiceConfigImport how;
+  how.keep_stubkit_defaults = true;
+  ServiceConfig config = *ParseServiceConfig(
+      R"({"methodConfig": [{"name": [{"service": "a.B"}]}]})", how);
+  EXPECT_FALSE(config.OptionsFor("x.Y.Z").has<RetryPolicyOption>());
   EXPECT_TRUE(config.ToOptions().get<MethodOptionsOption>().count("a.B"));
   EXPECT_FALSE(config.ToOptions().has<RetryPolicyOption>());
 }
@@ -328,16 +413,16 @@ TEST(ServiceConfigPrecedenceTest, ToOptionsLayersTheEntries) {
   // The default entry is the client's.
   EXPECT_EQ(options.get<TotalTimeoutOption>(), seconds(100));
   EXPECT_THAT(options.get<MethodOptionsOption>(),
-              ElementsAre(Key("a.B"), Key("a.B.Bare"), Key("a.B.Exact")));
+              ElementsAre(Key("a.B"), Key("a.B/Bare"), Key("a.B/Exact")));
   // Layered in order (client, service, method), the entries give what
   // OptionsFor flattens.
   const auto& entries = options.get<MethodOptionsOption>();
   Options bare =
-      options.MergedWith(entries.at("a.B")).MergedWith(entries.at("a.B.Bare"));
+      options.MergedWith(entries.at("a.B")).MergedWith(entries.at("a.B/Bare"));
   EXPECT_EQ(bare.get<TotalTimeoutOption>(), seconds(0));
   EXPECT_EQ(bare.get<RetryPolicyOption>().max_retries(), 0);
   Options exact =
-      options.MergedWith(entries.at("a.B")).MergedWith(entries.at("a.B.Exact"));
+      options.MergedWith(entries.at("a.B")).MergedWith(entries.at("a.B/Exact"));
   EXPECT_EQ(exact.get<RetryPolicyOption>().max_retries(), 4);
 }
 
@@ -346,15 +431,43 @@ TEST(ServiceConfigPrecedenceTest, ToOptionsForOneService) {
       {"name": [{"service": "a.B"}, {"service": "a.B", "method": "C"},
                 {"service": "a.Bc"}, {"service": "x.Y", "method": "Z"}]}]})");
   EXPECT_THAT(config.ToOptions("a.B").get<MethodOptionsOption>(),
-              ElementsAre(Key("a.B"), Key("a.B.C")));
+              ElementsAre(Key("a.B"), Key("a.B/C")));
   EXPECT_THAT(config.ToOptions().get<MethodOptionsOption>(),
-              ElementsAre(Key("a.B"), Key("a.B.C"), Key("a.Bc"), Key("x.Y.Z")));
+              ElementsAre(Key("a.B"), Key("a.B/C"), Key("a.Bc"), Key("x.Y/Z")));
+}
+
+// Issue 22 item 9: the method C of a.B and the service a.B.C are different
+// gRPC paths (/a.B/C and /a.B.C/...), not a duplicate.
+TEST(ServiceConfigPrecedenceTest, MethodOfAServiceIsNotTheServiceOfThatName) {
+  ServiceConfig config = MustParse(R"({"methodConfig": [
+      {"name": [{"service": "a.B", "method": "C"}], "timeout": "3s"},
+      {"name": [{"service": "a.B.C"}], "timeout": "4s"}]})");
+  EXPECT_EQ(config.OptionsFor("a.B.C").get<TotalTimeoutOption>(), seconds(3));
+  EXPECT_EQ(config.OptionsFor("a.B/C").get<TotalTimeoutOption>(), seconds(3));
+  EXPECT_EQ(config.OptionsFor("a.B.C.D").get<TotalTimeoutOption>(), seconds(4));
+  EXPECT_THAT(config.ToOptions().get<MethodOptionsOption>(),
+              ElementsAre(Key("a.B.C"), Key("a.B/C")));
+  EXPECT_THAT(config.ToOptions("a.B.C").get<MethodOptionsOption>(),
+              ElementsAre(Key("a.B.C")));
+  // Each entry is marked as imported (see internal::ImportedEntryOption).
+  const Options client = config.ToOptions();
+  for (const auto& [key, entry] : client.get<MethodOptionsOption>()) {
+    EXPECT_TRUE(entry.get<internal::ImportedEntryOption>()) << key;
+  }
 }
 
 TEST(ServiceConfigPrecedenceTest, EmptyConfig) {
+  // As gRPC with an empty config: nothing is retried.
   ServiceConfig config = MustParse("{}");
-  EXPECT_TRUE(config.ToOptions().empty());
-  EXPECT_TRUE(config.OptionsFor("a.B.C").empty());
+  EXPECT_EQ(config.ToOptions().get<RetryPolicyOption>().max_retries(), 0);
+  EXPECT_FALSE(config.ToOptions().has<MethodOptionsOption>());
+  EXPECT_EQ(config.OptionsFor("a.B.C").get<RetryPolicyOption>().max_retries(),
+            0);
+  ServiceConfigImport how;
+  how.keep_stubkit_defaults = true;
+  config = *ParseServiceConfig("{}", how);
+  EXPECT_FALSE(config.ToOptions().has<RetryPolicyOption>());
+  EXPECT_FALSE(config.OptionsFor("a.B.C").has<RetryPolicyOption>());
 }
 
 // -------------------------------------------------------------- bad input
@@ -454,10 +567,8 @@ TEST(ServiceConfigBadInputTest, NegativeZeroOrMalformedDurations) {
   EXPECT_EQ(ErrorOf(Default(Retry("1s", "-0.5s"))),
             "methodConfig[0].retryPolicy.maxBackoff: must be positive, got "
             "\"-0.500s\"");
-  EXPECT_EQ(ErrorOf(Default(R"("timeout": "0s")")),
-            "methodConfig[0].timeout: must be positive, got \"0s\"");
   EXPECT_EQ(ErrorOf(Default(R"("timeout": "-3s")")),
-            "methodConfig[0].timeout: must be positive, got \"-3s\"");
+            "methodConfig[0].timeout: must not be negative, got \"-3s\"");
   EXPECT_EQ(ErrorOf(Default(R"("timeout": "1.5")")),
             "methodConfig[0].timeout: not a duration such as \"0.100s\" "
             "(Illegal duration format; duration must end with 's')");
@@ -476,25 +587,90 @@ TEST(ServiceConfigBadInputTest, NegativeZeroOrMalformedDurations) {
             "negative, got \"-0.001s\"");
 }
 
-TEST(ServiceConfigBadInputTest, MultiplierBelowOne) {
-  EXPECT_EQ(ErrorOf(Default(Retry("1s", "10s", "0.5"))),
-            "methodConfig[0].retryPolicy.backoffMultiplier: must be at least "
-            "1, got 0.5");
+TEST(ServiceConfigBadInputTest, MultiplierNotPositive) {
+  EXPECT_EQ(ErrorOf(Default(Retry("1s", "10s", "0"))),
+            "methodConfig[0].retryPolicy.backoffMultiplier: must be positive, "
+            "got 0");
   EXPECT_EQ(ErrorOf(Default(Retry("1s", "10s", "-2"))),
-            "methodConfig[0].retryPolicy.backoffMultiplier: must be at least "
-            "1, got -2");
+            "methodConfig[0].retryPolicy.backoffMultiplier: must be positive, "
+            "got -2");
   EXPECT_EQ(ErrorOf(Default(Retry("1s", "10s", "\"NaN\""))),
-            "methodConfig[0].retryPolicy.backoffMultiplier: must be at least "
-            "1, got nan");
+            "methodConfig[0].retryPolicy.backoffMultiplier: must be positive, "
+            "got nan");
   EXPECT_EQ(ErrorOf(Default(Retry("1s", "10s", "\"Infinity\""))),
-            "methodConfig[0].retryPolicy.backoffMultiplier: must be at least "
-            "1, got inf");
+            "methodConfig[0].retryPolicy.backoffMultiplier: must be positive, "
+            "got inf");
 }
 
-TEST(ServiceConfigBadInputTest, MaxBackoffBelowInitialBackoff) {
-  EXPECT_EQ(ErrorOf(Default(Retry("2s", "1.500s"))),
-            "methodConfig[0].retryPolicy.maxBackoff: must be at least "
-            "initialBackoff (\"2s\"), got \"1.500s\"");
+// Issue 23 item 5: files gRFC A6 accepts.
+TEST(ServiceConfigMappingTest, FilesA6Accepts) {
+  // A multiplier in (0, 1): the waits shrink.
+  Options shrinking =
+      MustParse(Default(Retry("8s", "10s", "0.5"))).OptionsFor("a.B.C");
+  EXPECT_EQ(shrinking.get<BackoffPolicyOption>().DelayFor(1, 1.0), seconds(4));
+  // maxBackoff below initialBackoff: every wait is capped at maxBackoff.
+  Options capped =
+      MustParse(Default(Retry("2s", "1.500s"))).OptionsFor("a.B.C");
+  EXPECT_EQ(capped.get<BackoffPolicyOption>().initial_delay(),
+            milliseconds(1500));
+  EXPECT_EQ(capped.get<BackoffPolicyOption>().maximum_delay(),
+            milliseconds(1500));
+  // ... unless the multiplier is below 1 too, which stubkit cannot express.
+  EXPECT_THAT(ErrorOf(Default(Retry("2s", "1.500s", "0.5"))),
+              HasSubstr("retryPolicy.maxBackoff: below initialBackoff"));
+  // timeout "0s" is no timeout, as in gRPC.
+  ServiceConfig zero = MustParse(R"({"methodConfig": [
+      {"name": [{}], "timeout": "5s"},
+      {"name": [{"service": "a.B"}], "timeout": "0s"}]})");
+  EXPECT_EQ(zero.OptionsFor("a.B.C").get<TotalTimeoutOption>(),
+            nanoseconds::zero());
+  EXPECT_EQ(zero.OptionsFor("x.Y.Z").get<TotalTimeoutOption>(), seconds(5));
+  // Both policies in one entry: A6 allows one, so does stubkit.
+  EXPECT_THAT(ErrorOf(Default(std::string(kRetry) +
+                              R"(, "hedgingPolicy": {"maxAttempts": 2})")),
+              HasSubstr("has both a retryPolicy and a hedgingPolicy"));
+}
+
+// Issue 23 item 6: gRPC's experimental per-attempt timeout.
+TEST(ServiceConfigMappingTest, PerAttemptRecvTimeoutIsTheAttemptTimeout) {
+  ServiceConfig config = MustParse(R"({"methodConfig": [
+      {"name": [{}], "retryPolicy": {"maxAttempts": 3,
+        "initialBackoff": "1s", "maxBackoff": "1s", "backoffMultiplier": 1,
+        "retryableStatusCodes": ["UNAVAILABLE"],
+        "perAttemptRecvTimeout": "0.250s"}},
+      {"name": [{"service": "a.B"}], "timeout": "1s"}]})");
+  EXPECT_EQ(config.OptionsFor("x.Y.Z").get<AttemptTimeoutOption>(),
+            milliseconds(250));
+  // A more specific entry without it resets it.
+  ASSERT_TRUE(config.OptionsFor("a.B.C").has<AttemptTimeoutOption>());
+  EXPECT_EQ(config.OptionsFor("a.B.C").get<AttemptTimeoutOption>(),
+            nanoseconds::zero());
+  EXPECT_THAT(ErrorOf(Default(R"("retryPolicy": {"maxAttempts": 3,
+        "initialBackoff": "1s", "maxBackoff": "1s", "backoffMultiplier": 1,
+        "retryableStatusCodes": ["UNAVAILABLE"],
+        "perAttemptRecvTimeout": "0s"})")),
+              HasSubstr("retryPolicy.perAttemptRecvTimeout: must be positive"));
+}
+
+// Issue 23 item 9: gRPC C++'s spread, on request.
+TEST(ServiceConfigMappingTest, JitterChoice) {
+  EXPECT_EQ(MustParse(Default(kRetry))
+                .OptionsFor("a.B.C")
+                .get<BackoffPolicyOption>()
+                .jitter()
+                .kind(),
+            Jitter::Kind::kFull);
+  ServiceConfigImport how;
+  how.jitter = Jitter::Grpc();
+  EXPECT_EQ((*ParseServiceConfig(Default(kRetry), how))
+                .OptionsFor("a.B.C")
+                .get<BackoffPolicyOption>()
+                .jitter()
+                .kind(),
+            Jitter::Kind::kGrpc);
+  how.jitter = Jitter::Proportional(3);
+  EXPECT_THAT(ParseServiceConfig(Default(kRetry), how).status().message(),
+              HasSubstr("ServiceConfigImport::jitter"));
 }
 
 TEST(ServiceConfigBadInputTest, DuplicateNames) {
@@ -502,7 +678,7 @@ TEST(ServiceConfigBadInputTest, DuplicateNames) {
                 {"name": [{"service": "a.B", "method": "C"}]},
                 {"name": [{"service": "a.D"},
                           {"service": "a.B", "method": "C"}]}]})"),
-            "methodConfig[1].name[1]: duplicate name \"a.B.C\", also at "
+            "methodConfig[1].name[1]: duplicate name \"a.B/C\", also at "
             "methodConfig[0].name[0]");
   EXPECT_EQ(ErrorOf(R"({"methodConfig": [
                 {"name": [{"service": "a.B"}, {"service": "a.B"}]}]})"),
@@ -548,9 +724,6 @@ TEST(ServiceConfigBadInputTest, MaxAttempts) {
                 "retryableStatusCodes": ["UNAVAILABLE"]})")),
             "methodConfig[0].retryPolicy.maxAttempts: must be at least 2 (it "
             "counts the first attempt), got 1");
-  EXPECT_EQ(ErrorOf(Default(R"("hedgingPolicy": {"maxAttempts": 11})")),
-            "methodConfig[0].hedgingPolicy.maxAttempts: must be at most 10, "
-            "got 11");
   EXPECT_EQ(ErrorOf(Default(R"("hedgingPolicy": {"hedgingDelay": "1s"})")),
             "methodConfig[0].hedgingPolicy.maxAttempts: is required");
 }
@@ -598,11 +771,13 @@ TEST(ServiceConfigFileTest, LoadsAFile) {
 
 TEST(ServiceConfigFileTest, BadContentNamesTheFile) {
   const std::string path = ::testing::TempDir() + "/service_config_bad.json";
-  std::ofstream(path) << Default(R"("timeout": "0s")");
+  std::ofstream(path) << Default(R"("timeout": "-1s")");
   absl::StatusOr<ServiceConfig> config = LoadServiceConfigFile(path);
   EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(config.status().message(),
-            path + ": methodConfig[0].timeout: must be positive, got \"0s\"");
+            path +
+                ": methodConfig[0].timeout: must not be negative, got "
+                "\"-1s\"");
   std::remove(path.c_str());
 }
 
@@ -612,6 +787,125 @@ TEST(ServiceConfigFileTest, MissingFile) {
   EXPECT_EQ(config.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(config.status().message(),
               HasSubstr("/nonexistent/service_config.json"));
+}
+
+// ------------------------------------------- a client's table of entries
+
+// Issue 23, silent misconfigurations: IdempotencyMapOption keys in gRPC's
+// spelling were silently never looked up.
+TEST(ServiceConfigClientTableTest, IdempotencyMapKeysThatNeverApplyAreRefused) {
+  auto table_for = [](const std::string& key) {
+    return internal::MethodOptionsTable(
+        Options{}.set<IdempotencyMapOption>({{key, Idempotency::kIdempotent}}),
+        "inventory.v1.Inventory", {"Reserve", "Release"});
+  };
+  EXPECT_EQ(table_for("inventory.v1.Inventory/Reserve").status().message(),
+            "IdempotencyMapOption: \"inventory.v1.Inventory/Reserve\" is "
+            "gRPC's spelling; write \"inventory.v1.Inventory.Reserve\"; the "
+            "call was not sent");
+  EXPECT_EQ(table_for("inventory.v1.Inventory.Reserv").status().message(),
+            "IdempotencyMapOption: \"inventory.v1.Inventory.Reserv\" names no "
+            "method of inventory.v1.Inventory (its methods: Reserve, "
+            "Release); the call was not sent");
+  EXPECT_TRUE(table_for("inventory.v1.Inventory.Reserve").status().ok());
+  // Other services' keys are not this client's business.
+  EXPECT_TRUE(table_for("inventory.v2.Inventory/Reserve").status().ok());
+  EXPECT_TRUE(table_for("inventory.v1.InventoryAdmin.X").status().ok());
+  EXPECT_TRUE(table_for("inventory.v1.Inventory.Sub.X").status().ok());
+}
+
+// Captures what a client logs.
+class LinesSink : public LogSink {
+ public:
+  void Write(absl::string_view line) override { lines.emplace_back(line); }
+  std::vector<std::string> lines;
+};
+
+// Issue 22 item 1: a config naming a method the client lacks (a newer API,
+// or google.longrunning.Operations/ListOperations for an awaiter's client)
+// once made every call of the client fail. gRPC never looks such an entry
+// up; stubkit ignores it with one log line per client.
+TEST(ServiceConfigClientTableTest, ImportedUnknownMethodIsIgnoredAndLogged) {
+  ServiceConfig config = MustParse(R"({"methodConfig": [
+      {"name": [{"service": "a.B", "method": "Old"},
+                {"service": "a.B", "method": "New"},
+                {"service": "a.B", "method": "Newer"}], "timeout": "3s"}]})");
+  auto sink = std::make_shared<LinesSink>();
+  Options client = config.ToOptions().set<LogSinkOption>(sink);
+  internal::MethodOptionsTable table(client, "a.B", {"Old", "Other"});
+  EXPECT_TRUE(table.status().ok()) << table.status();
+  ASSERT_EQ(sink->lines.size(), 1u);
+  EXPECT_EQ(sink->lines[0],
+            "stubkit: a.B: the service config names methods this client "
+            "does not have (a.B/New, a.B/Newer); ignored, as gRPC does (its "
+            "methods: Old, Other)");
+  // The method it has still gets its entry.
+  Options call;
+  EXPECT_EQ(table.View(0, call, client)
+                .
+                operator const OptionsView&()
+                .get<TotalTimeoutOption>(),
+            seconds(3));
+  // A client that turned logging off says nothing.
+  auto quiet_sink = std::make_shared<LinesSink>();
+  internal::MethodOptionsTable silent(Options(client)
+                                          .set<LogSinkOption>(quiet_sink)
+                                          .set<LogLevelOption>(LogLevel::kOff),
+                                      "a.B", {"Old", "Other"});
+  EXPECT_TRUE(silent.status().ok());
+  EXPECT_TRUE(quiet_sink->lines.empty());
+}
+
+// The typo check of hand-written entries stays.
+TEST(ServiceConfigClientTableTest, HandWrittenUnknownMethodIsRefused) {
+  Options client = Options{}.set<MethodOptionsOption>(
+      {{"a.B.Olld", Options{}.set<TotalTimeoutOption>(seconds(3))}});
+  internal::MethodOptionsTable table(client, "a.B", {"Old", "Other"});
+  EXPECT_EQ(table.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(table.status().message(),
+              HasSubstr("\"a.B.Olld\" names no method of a.B"));
+  // gRPC's spelling is checked as well.
+  internal::MethodOptionsTable slash(
+      Options{}.set<MethodOptionsOption>({{"a.B/Olld", Options{}}}), "a.B",
+      {"Old"});
+  EXPECT_EQ(slash.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// Issue 22 item 9, in the table: a service named like another's package
+// ("a.B.C" next to "a.B") is not a method of a.B, nor are its methods.
+TEST(ServiceConfigClientTableTest, ServiceNamedLikeAMethodIsNotATypo) {
+  Options client = Options{}.set<MethodOptionsOption>({
+      {"a.B.C", Options{}.set<TotalTimeoutOption>(seconds(4))},
+      {"a.B.C.D", Options{}.set<TotalTimeoutOption>(seconds(5))},
+      {"a.B.C/E", Options{}.set<TotalTimeoutOption>(seconds(6))},
+      {"a.B/Old", Options{}.set<TotalTimeoutOption>(seconds(7))},
+  });
+  internal::MethodOptionsTable b(client, "a.B", {"Old"});
+  EXPECT_TRUE(b.status().ok()) << b.status();
+  EXPECT_EQ(b.View(0, Options{}, client)
+                .
+                operator const OptionsView&()
+                .get<TotalTimeoutOption>(),
+            seconds(7));
+  internal::MethodOptionsTable c(client, "a.B.C", {"D", "E"});
+  EXPECT_TRUE(c.status().ok()) << c.status();
+  EXPECT_EQ(c.View(0, Options{}, client)
+                .
+                operator const OptionsView&()
+                .get<TotalTimeoutOption>(),
+            seconds(5));
+  EXPECT_EQ(c.View(1, Options{}, client)
+                .
+                operator const OptionsView&()
+                .get<TotalTimeoutOption>(),
+            seconds(6));
+  // From a service config, both spellings are unambiguous.
+  ServiceConfig config = MustParse(R"({"methodConfig": [
+      {"name": [{"service": "a.B.C"}], "timeout": "4s"},
+      {"name": [{"service": "a.B", "method": "Old"}], "timeout": "7s"}]})");
+  Options imported = config.ToOptions();
+  internal::MethodOptionsTable from_config(imported, "a.B", {"Old"});
+  EXPECT_TRUE(from_config.status().ok()) << from_config.status();
 }
 
 }  // namespace

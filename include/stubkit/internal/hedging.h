@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -26,6 +27,7 @@
 #include "stubkit/internal/async_call.h"
 #include "stubkit/internal/async_retry_loop.h"
 #include "stubkit/internal/retry_loop_state.h"
+#include "stubkit/internal/server_hints.h"
 #include "stubkit/method.h"
 #include "stubkit/options.h"
 
@@ -97,6 +99,8 @@ class HedgedOperationBase : public AsyncCallBase {
     StopReason reason = StopReason::kPermanentError;
     std::string explanation;
     uint64_t cancel_timer = 0;
+    // A hedge waits for the server's pushback: the timer is being armed.
+    bool hedge_pending = false;
   };
 
   void LaunchLocked(Step& step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -116,6 +120,8 @@ class HedgedOperationBase : public AsyncCallBase {
   // Ends the call `step` decided to end, all but the delivery.
   absl::Status Conclude(Step& step);
   void OnHedgeTimer(uint64_t generation, bool fired);
+  // The pushback of the finished attempt `index`, when hints are followed.
+  std::optional<Pushback> PushbackOf(int index);
   void OnCancel() override;
 
   const HedgingPolicy& policy_;
@@ -145,6 +151,10 @@ class HedgedOperationBase : public AsyncCallBase {
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
   bool delivered_ ABSL_GUARDED_BY(mu_) = false;
   bool throttled_ ABSL_GUARDED_BY(mu_) = false;
+  // The server's pushback said not to retry: no further hedges (A6).
+  bool pushed_back_ ABSL_GUARDED_BY(mu_) = false;
+  // The wait of the arming under way: the hedging delay or a pushback.
+  std::chrono::nanoseconds timer_delay_ ABSL_GUARDED_BY(mu_){0};
   absl::Status last_failure_ ABSL_GUARDED_BY(mu_);
   TimerState timer_ ABSL_GUARDED_BY(mu_) = TimerState::kIdle;
   // Identifies one arming of the timer; a callback of another is stale.

@@ -7,7 +7,9 @@
 #ifndef STUBKIT_INTERNAL_METHOD_OPTIONS_H_
 #define STUBKIT_INTERNAL_METHOD_OPTIONS_H_
 
+#include <atomic>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -28,6 +30,45 @@ struct CallRefusalOption {
   using Type = absl::Status;
   static Type Default() { return absl::OkStatus(); }
 };
+
+// Set by `ServiceConfig` on each entry it puts in a `MethodOptionsOption`.
+// An imported entry that names a method the client does not have is
+// ignored (one log line per client), not refused: gRPC never looks such an
+// entry up, and a file written for a newer API (or naming
+// google.longrunning.Operations methods an awaiter's client lacks) must not
+// break the client. Its method keys use gRPC's spelling,
+// "pkg.Service/Method", and its dotted keys are always services.
+struct ImportedEntryOption {
+  using Type = bool;
+  static Type Default() { return false; }
+};
+
+// Set by `ServiceConfig` on the options it makes: the services its file
+// names, so that a client of a service it does not name says so once (a
+// typo such as "inventory.Inventory" for "inventory.v1.Inventory" would
+// otherwise leave the client on no retries, silently).
+struct ImportedServices {
+  std::vector<std::string> services;  // sorted
+  bool has_default = false;           // a `{}` entry covers every service
+  bool keep_stubkit_defaults = false;
+};
+struct ImportedServicesOption {
+  using Type = std::shared_ptr<const ImportedServices>;
+  static Type Default() { return nullptr; }
+};
+
+// Set by `ServiceConfig` (with `keep_idempotency_rules`) on each entry with
+// a retry or hedging policy: the first call of the client that the
+// idempotency rule keeps from retrying as the file says logs it, once.
+struct DroppedRetryNoticeOption {
+  using Type = std::shared_ptr<std::atomic<bool>>;
+  static Type Default() { return nullptr; }
+};
+
+// Writes a configuration warning (an ignored or suspicious setting) to the
+// client's `LogSinkOption` (stderr by default), whatever the log level,
+// unless the client sets `LogLevelOption` to `kOff` itself.
+void WriteConfigWarning(const Options& client, absl::string_view line);
 
 // The effective options of one call of a generated client: converts to the
 // `OptionsView` the connection takes. Holds a copy of the call's options
@@ -106,6 +147,10 @@ class MethodOptionsTable {
   }
   absl::Status Mismatch(int method, const IdempotencyPredicate& predicate,
                         const std::string& request_type) const;
+  void WarnIfServiceNotNamed(const Options& client) const;
+  // Refuses IdempotencyMapOption keys of this service that would never
+  // apply: gRPC's "pkg.Service/Method" spelling, or no such method.
+  void CheckIdempotencyMap(const Options& client);
 
   // The method names are needed only to name a mismatch; `methods_` keeps
   // the views (of literals), which costs one allocation per client.

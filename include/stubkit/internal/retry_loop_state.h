@@ -135,6 +135,8 @@ class RetryLoopState {
   absl::Status GiveUp(const absl::Status& status, StopReason reason,
                       absl::string_view explanation);
   RetryThrottle* throttle() const { return throttle_; }
+  // Whether server hints (pushback, RetryInfo) are followed.
+  bool use_hints() const { return use_hints_; }
   time_point now() const { return Now(); }
 
   // For loops that run attempts side by side (hedging): when the last
@@ -200,6 +202,9 @@ class RetryLoopState {
   bool Stop(const absl::Status& status, StopReason reason,
             absl::string_view explanation, time_point now,
             absl::Status* final_status);
+  // Once per client: a retry the service config gave, dropped by the
+  // idempotency rule (see DroppedRetryNoticeOption).
+  void NoticeDroppedRetry() const;
   void Notify(const absl::Status& status, time_point now, bool final, Wait wait,
               StopReason reason);
   void Log(LogLevel level, absl::string_view line) const;
@@ -243,6 +248,9 @@ class RetryLoopState {
   int attempts_ = 0;
   int final_attempt_ = 0;  // the final event's attempt; 0: attempts_
   int failures_ = 0;
+  // failures_ when the server last chose the wait: the backoff restarts
+  // from its initial delay after it (gRFC A6).
+  int backoff_origin_ = 0;
   // PrepareAttempt refused: the call's end had passed.
   bool ended_before_attempt_ = false;
   // The throttle's waiting mode.
