@@ -146,6 +146,9 @@ struct Inputs {
   // keeps reopening it); its deadline is min(total timeout, deadline,
   // attempt timeout).
   bool stream;
+  // Retried failures before this one, for a count policy, when not `k`:
+  // the backoff starts again after a server's hint, the count does not.
+  int retries = -1;
 };
 
 inline bool Retryable(const CallSpec& c, grpc::StatusCode code) {
@@ -257,7 +260,8 @@ inline Decision Decide(const Inputs& in) {
     return d;
   }
   // 3. The policy (count, then time), the throttle.
-  if (c.count_policy && in.k + 1 > c.max_retries) {
+  const int retries = in.retries >= 0 ? in.retries : in.k;
+  if (c.count_policy && retries + 1 > c.max_retries) {
     must_stop(StopReason::kExhausted, "count policy exhausted");
   }
   if (now >= end_hi) {

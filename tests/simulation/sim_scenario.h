@@ -173,6 +173,9 @@ struct CallSpec {
   bool idempotent() const {
     if (idempotency_option == 1) return true;
     if (idempotency_option == 2) return false;
+    // An imported entry with a retry policy is the service owner's word
+    // that the method may be repeated (as under gRPC).
+    if (built == Built::kServiceConfig) return true;
     return method_idempotent;
   }
   bool hedged() const {
@@ -293,7 +296,7 @@ class Generator {
   void FitServiceConfig(CallSpec& c) {
     c.jitter = Jitter::Kind::kFull;
     if (c.count_policy) {
-      c.max_retries = std::max(c.max_retries, 1);
+      c.max_retries = std::clamp(c.max_retries, 1, 4);  // maxAttempts 2..5
     } else if (c.max_time != milliseconds(1800000)) {
       if (c.total_timeout.count() <= 0 || c.total_timeout > c.max_time) {
         c.total_timeout = c.max_time;  // the entry's timeout

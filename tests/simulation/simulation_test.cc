@@ -54,6 +54,7 @@
 #include "stubkit/internal/operation_poller.h"
 #include "stubkit/internal/streaming.h"
 #include "stubkit/internal/unary_call.h"
+#include "stubkit/logging.h"
 #include "stubkit/operation.h"
 #include "stubkit/page_range.h"
 #include "stubkit/retry_loop.h"
@@ -282,6 +283,18 @@ struct Event {
   TimePoint at;
 };
 
+// The lines a client logs (configuration warnings).
+class SimLogSink final : public LogSink {
+ public:
+  void Write(absl::string_view line) override { lines.emplace_back(line); }
+  int Count(absl::string_view what) const {
+    int n = 0;
+    for (const std::string& line : lines) n += absl::StrContains(line, what);
+    return n;
+  }
+  std::vector<std::string> lines;
+};
+
 struct CallRun {
   CallSpec spec;
   const MethodInfo* method = nullptr;
@@ -300,6 +313,7 @@ struct CallRun {
   std::optional<internal::MethodOptionsTable> table;
   absl::Status refused;  // the table's refusal, when the call was refused
   std::string config_json;
+  std::shared_ptr<SimLogSink> log = std::make_shared<SimLogSink>();
   // The call's effective options, as a generated client would see them.
   OptionsView View() const {
     if (table.has_value())
@@ -481,7 +495,13 @@ class Runner {
       run.call.set<DeadlineOption>(std::chrono::system_clock::now() +
                                    c.deadline_in);
     }
-    if (c.idempotency_option != 0) {
+    if (config && c.idempotency_option != 0) {
+      // Only the call's own layer is above the config's entry, which makes
+      // the method idempotent.
+      run.call.set<IdempotencyOption>(c.idempotency_option == 1
+                                          ? Idempotency::kIdempotent
+                                          : Idempotency::kNonIdempotent);
+    } else if (c.idempotency_option != 0) {
       const bool idempotent = c.idempotency_option == 1;
       Place<IdempotencyOption>(
           run, layer_rng,
@@ -496,6 +516,7 @@ class Runner {
     run.client.set<ClockOption>(sched_);
     run.client.set<SleeperOption>(sched_);
     run.client.set<AsyncSleeperOption>(sched_);
+    run.client.set<LogSinkOption>(run.log);
     if (c.cancel == CancelKind::kToken || c.cancel == CancelKind::kObserver) {
       run.token = std::make_shared<CancellationToken>();
       run.call.set<CancellationOption>(run.token);
@@ -1227,6 +1248,25 @@ void Runner::CheckCall(const CallRun& run, std::vector<std::string>* out) {
     return;
   }
 
+  // An imported entry for a method the client lacks is logged once per
+  // client (the awaiter's Operations client is one more), and ignored.
+  if (c.built == Built::kServiceConfig) {
+    const int expected = c.config_unknown ? 1 : 0;
+    const int lines = run.log->Count("(sim.Sim/Unknown)");
+    if (lines != expected) {
+      fail(absl::StrCat("the ignored entry for sim.Sim/Unknown was logged ",
+                        lines, " times, ", expected, " expected"));
+    }
+    const int ops_lines = run.log->Count("ListOperations");
+    const int ops_expected = IsAwaitKind(c.kind) ? expected : 0;
+    if (ops_lines != ops_expected) {
+      fail(
+          absl::StrCat("the ignored entry for Operations/ListOperations was "
+                       "logged ",
+                       ops_lines, " times, ", ops_expected, " expected"));
+    }
+  }
+
   // A cancelled call ends CANCELLED, and sends nothing after the cancel.
   const bool cancelled = run.cancel_order != 0 &&
                          run.cancel_order < run.delivered_order &&
@@ -1352,10 +1392,11 @@ void Runner::CheckRetryLoop(const CallRun& run, std::vector<std::string>* out) {
   // The policy's window: a stream's policy and backoff restart after a
   // resume that delivered messages (streaming.h).
   struct Variant {
-    int k = 0;
+    int k = 0;        // the backoff's position
+    int retries = 0;  // retried failures, for a count policy
     TimePoint window_lo, window_hi;
   };
-  std::vector<Variant> variants{{0, run.start, run.start}};
+  std::vector<Variant> variants{{0, 0, run.start, run.start}};
 
   const int64_t max_milli =
       throttle_ ? static_cast<int64_t>(std::llround(s_.throttle_max * 1000))
@@ -1393,9 +1434,7 @@ void Runner::CheckRetryLoop(const CallRun& run, std::vector<std::string>* out) {
     if (data) {
       // The spec: the policy and the backoff restart. The restart's exact
       // moment lies between the attempt's first message and its break.
-      variants[0].k = 0;
-      variants[0].window_lo = a.first_message;
-      variants[0].window_hi = a.end;
+      variants = {Variant{0, 0, a.first_message, a.end}};
     }
     model::Decision merged;
     merged.may_continue = false;
@@ -1414,7 +1453,8 @@ void Runner::CheckRetryLoop(const CallRun& run, std::vector<std::string>* out) {
           ends,
           c.use_throttle && throttle_ &&
               model::ThrottleRefuses(a.throttle_milli_before, max_milli),
-          stream};
+          stream,
+          v.retries};
       model::Decision d = model::Decide(in);
       if (first) {
         merged = d;
@@ -1476,8 +1516,60 @@ void Runner::CheckRetryLoop(const CallRun& run, std::vector<std::string>* out) {
                           " ns, the next attempt came after ", gap.count()));
       }
     }
-    for (Variant& v : variants) ++v.k;
+    // After a wait the server chose (pushback or RetryInfo), the backoff
+    // starts again from its initial delay (gRFC A6; issue 23 item 1). Where
+    // the model could not tell the decision (an ambiguous
+    // DEADLINE_EXCEEDED), both.
+    const model::Hints hints = a.by_deadline || a.by_cancel
+                                   ? model::Hints{}
+                                   : model::ReadHints(a.script);
+    const bool server_wait = c.hints && hints.present && !hints.refuse;
+    const bool ambiguous = merged.wait.hi == nanoseconds::max();
+    std::vector<Variant> after;
+    for (Variant v : variants) {
+      ++v.retries;
+      if (!server_wait || ambiguous) {
+        Variant w = v;
+        ++w.k;
+        after.push_back(w);
+      }
+      if (server_wait) {
+        v.k = 0;
+        after.push_back(v);
+      }
+    }
+    variants = std::move(after);
   }
+}
+
+// Hedging reads a server's pushback (issue 23 item 2).
+bool PushbackSeen(const CallSpec& c,
+                  const std::vector<std::unique_ptr<AttemptRecord>>& attempts) {
+  if (!c.hints) return false;
+  for (const auto& a : attempts) {
+    if (a->ended && !a->by_cancel && !a->by_deadline && !a->status.ok() &&
+        a->script.pushback != Hint::kNone) {
+      return true;
+    }
+  }
+  return false;
+}
+// ... and one that says not to retry (negative, garbage, or above the hint
+// ceiling) sends no further hedges.
+bool PushbackStopped(
+    const CallSpec& c,
+    const std::vector<std::unique_ptr<AttemptRecord>>& attempts) {
+  if (!c.hints) return false;
+  for (const auto& a : attempts) {
+    if (!a->ended || a->by_cancel || a->by_deadline || a->status.ok()) {
+      continue;
+    }
+    const model::Hints h = model::ReadHints(a->script);
+    if (h.refuse || (h.pushback_valid && h.pushback > model::kHintCeiling)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 void Runner::CheckHedged(const CallRun& run, std::vector<std::string>* out) {
@@ -1580,7 +1672,10 @@ void Runner::CheckHedged(const CallRun& run, std::vector<std::string>* out) {
       }
       const bool policy_end = !c.count_policy && ended_at != TimePoint::max() &&
                               ended_at >= AddSat(run.start, c.max_time);
-      if (sent != c.hedge_max_attempts && !policy_end) {
+      // A server's pushback may stop further hedges, or hold the next one
+      // back until the others have failed (issue 23 item 2).
+      if (sent != c.hedge_max_attempts && !policy_end &&
+          !PushbackSeen(c, attempts)) {
         fail(absl::StrCat("kExhausted after ", sent, " of ",
                           c.hedge_max_attempts,
                           " attempts, before the policy's time limit"));
@@ -1588,7 +1683,11 @@ void Runner::CheckHedged(const CallRun& run, std::vector<std::string>* out) {
       break;
     }
     case StopReason::kThrottled:
-      if (!c.use_throttle) fail("kThrottled without a throttle");
+      // A throttle, or a server's pushback saying not to retry (issue 23
+      // item 2: hedging reads pushback).
+      if (!c.use_throttle && !PushbackStopped(c, attempts)) {
+        fail("kThrottled without a throttle or a pushback saying stop");
+      }
       break;
     case StopReason::kDeadline:
       if (c.total_timeout.count() <= 0 && !c.deadline) {
