@@ -23,8 +23,8 @@
 namespace stubkit {
 namespace sim {
 
-constexpr bool kRepeatedPageTokensEnd = false;
-constexpr bool kImportedUnknownMethodsIgnored = false;
+constexpr bool kRepeatedPageTokensEnd = true;
+constexpr bool kImportedUnknownMethodsIgnored = true;
 
 inline bool PendingForced() {
   const char* v = std::getenv("STUBKIT_SIM_PENDING");
