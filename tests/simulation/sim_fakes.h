@@ -147,6 +147,11 @@ class SimScheduler final : public Clock, public Sleeper, public AsyncSleeper {
     bool preempt = false;       // see the header comment
     // `Schedule` may fire the wait before it returns (see FireInline).
     bool fire_inline = false;
+    // ... running what other calls have due before the wait ends, first.
+    // Off when an event may run a sync call that moves the clock on past
+    // the wait's end (the waiting suite starts its sync call in an event):
+    // then only a wait with nothing due before its end fires inline.
+    bool inline_prerun = true;
     uint64_t preempt_seed = 0;
     int64_t max_steps = 200000;
   };
@@ -415,7 +420,7 @@ class SimScheduler final : public Clock, public Sleeper, public AsyncSleeper {
         std::lock_guard<std::mutex> lock(mu_);
         auto it = queue_.begin();
         if (it == queue_.end() || it->first.when >= at) break;
-        if (it->second.owner == owner_) {
+        if (it->second.owner == owner_ || !options_.inline_prerun) {
           --inline_depth_;
           preempting_ = was_preempting;
           return false;
