@@ -347,11 +347,10 @@ class Generator {
     }
     c.poll_huge = Chance(0.15);
     c.cancel_operation = Chance(0.5);
-    // The polls' own options: no deadline or total timeout of the call (the
-    // polling policy bounds them), no hangs (a poll at the limit is one
+    // The polls' own options: no deadline (the polling policy bounds them;
+    // a total timeout bounds each poll), no hangs (a poll at the limit is one
     // attempt with no deadline), cancels by a token.
     c.deadline = false;
-    c.total_timeout = milliseconds(0);
     for (AttemptScript& s : c.scripts) {
       if (s.kind == AttemptScript::Kind::kHang) {
         s.kind = AttemptScript::Kind::kFail;
