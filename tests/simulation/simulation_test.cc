@@ -876,9 +876,11 @@ class Runner {
     SimOpsClient* ops = run.ops.get();
     CallRun* r = &run;
     if (c.kind == CallKind::kAwait) {
+      // The started operation itself (the form AwaitFooByName uses): the
+      // polling policy is always valid here.
       absl::StatusOr<Msg> result = internal::PollOperation<Msg>(
           *ops, view, run.call, "sim.Sim.Create",
-          [ops]() -> absl::StatusOr<SimOperation> { return ops->Started(); });
+          absl::StatusOr<SimOperation>(ops->Started()));
       if (result.ok()) run.await_value = result->value();
       Deliver(run, result.status());
       return;
