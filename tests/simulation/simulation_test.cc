@@ -1431,6 +1431,13 @@ void Runner::CheckRetryLoop(const CallRun& run, std::vector<std::string>* out) {
                           Short(st)));
       else if (!GetRetrySummary(st).has_value())
         fail("an unresumable break must carry the retry summary");
+      else if (c.idempotent() && !a.by_deadline &&
+               model::Retryable(c, a.status.error_code()) &&
+               GetRetrySummary(st)->stop_reason != StopReason::kNotResumable)
+        // Retryable and idempotent, it stops only because it cannot resume
+        // (issue 22 item 10: it was reported as kNonIdempotent).
+        fail("an unresumable break of an idempotent stream stopped with " +
+             Name(GetRetrySummary(st)->stop_reason) + ", not kNotResumable");
       return;
     }
     if (data) {
