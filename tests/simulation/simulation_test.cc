@@ -1269,6 +1269,20 @@ void Runner::CheckCall(const CallRun& run, std::vector<std::string>* out) {
     }
   }
 
+  // A hedged call reports every attempt to the observer (issue 22 item
+  // 11: only the winner was).
+  if (c.hedged() && IsHedgedKind(c.kind)) {
+    std::set<int> reported;
+    for (const Event& e : run.events) reported.insert(e.event.attempt);
+    for (int i = 1; i <= sent; ++i) {
+      if (reported.count(i) == 0) {
+        fail(absl::StrCat("hedged attempt ", i, " of ", sent,
+                          " never reached the observer"));
+        break;
+      }
+    }
+  }
+
   // A cancelled call ends CANCELLED, and sends nothing after the cancel.
   const bool cancelled = run.cancel_order != 0 &&
                          run.cancel_order < run.delivered_order &&
