@@ -169,6 +169,9 @@ struct CallSpec {
   double poll_multiplier = 2.0;
   milliseconds poll_limit{5000};
   bool cancel_operation = false;
+  // Async: the connection drops the starting call's callback without
+  // calling it; the awaiter's future must still become ready (item 13).
+  bool drop_start = false;
 
   bool idempotent() const {
     if (idempotency_option == 1) return true;
@@ -347,6 +350,7 @@ class Generator {
     }
     c.poll_huge = Chance(0.15);
     c.cancel_operation = Chance(0.5);
+    c.drop_start = kind == CallKind::kAsyncAwait && Chance(0.05);
     // The polls' own options: no deadline (the polling policy bounds them;
     // a total timeout bounds each poll), no hangs (a poll at the limit is one
     // attempt with no deadline), cancels by a token.
@@ -527,7 +531,8 @@ inline std::string Describe(const CallSpec& c) {
         ") polling(", c.poll_initial.count(), "ms,",
         c.poll_huge ? "max" : absl::StrCat(c.poll_maximum.count(), "ms"), ",x",
         c.poll_multiplier, ",limit ", c.poll_limit.count(),
-        "ms) cancel_op=", c.cancel_operation);
+        "ms) cancel_op=", c.cancel_operation,
+        c.drop_start ? " drop_start" : "");
   }
   absl::StrAppend(&out, " built=", static_cast<int>(c.built));
   if (c.cancel_after_inline) absl::StrAppend(&out, " cancel_after_inline");

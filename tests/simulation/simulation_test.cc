@@ -885,6 +885,18 @@ class Runner {
       Deliver(run, result.status());
       return;
     }
+    if (c.drop_start) {
+      // As AsyncAwaitFoo: a future, and the callback the starting call
+      // must complete. The connection drops it uncalled.
+      auto [future, started] = internal::AsyncAwaitOperation<Msg>(
+          run.ops, view, run.call, "sim.Sim.Create");
+      { auto dropped = std::move(started); }
+      if (future.wait_for(std::chrono::seconds(0)) ==
+          std::future_status::ready) {
+        Deliver(run, future.get().status());
+      }
+      return;  // otherwise it never completes: a hang
+    }
     auto poller =
         std::make_shared<internal::AsyncOperationPoller<Msg, SimOpsClient>>(
             run.ops, view, run.call, "sim.Sim.Create",
@@ -1178,6 +1190,7 @@ void Runner::Record() const {
         cov.Add("await: a poll failed");
       }
       if (c.poll_huge) cov.Add("await: backoff up to nanoseconds::max()");
+      if (c.drop_start) cov.Add("await: the starting call's callback dropped");
     }
   }
   if (sched_->inline_fired() > 0)
@@ -1797,6 +1810,17 @@ void Runner::CheckAwait(const CallRun& run, bool cancelled,
   if (run.ops == nullptr) return;
   const SimOpsClient& ops = *run.ops;
   const auto& attempts = transport_->attempts(c.id);
+  if (c.drop_start) {
+    // A dropped callback makes the future ready with INTERNAL (issue 22
+    // item 13), nothing sent.
+    if (st.code() != absl::StatusCode::kInternal || !attempts.empty()) {
+      fail(
+          "the starting call's callback was dropped; expected INTERNAL "
+          "with nothing sent, got " +
+          Short(st));
+    }
+    return;
+  }
   const TimePoint limit = AddSat(run.start, c.poll_limit);
   TimePoint last_end = run.start;
   for (const auto& a : attempts) {
@@ -2070,6 +2094,7 @@ TEST(Simulation, RandomScenarios) {
           "await: cancelled (async-await)",
           "await: a poll failed",
           "await: backoff up to nanoseconds::max()",
+          "await: the starting call's callback dropped",
           "timer: a wait fired inside Schedule",
           "timer: a newer wait began inside an inline-fired Schedule",
           "timer: cancelled right after an inline-fired Schedule"}) {
