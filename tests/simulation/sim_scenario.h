@@ -3,8 +3,10 @@
 // Scenarios: everything one simulated run does, drawn from a seed.
 //
 // A scenario has one foreground call of any kind and up to three background
-// async calls (async unary, hedged async, async stream) that share a retry
-// throttle with it when the scenario has one. Each call has its options, a
+// async calls (async unary, hedged async, async stream, async awaiter) that
+// share a retry throttle with it when the scenario has one. Issue 22's
+// dimensions (page ranges, awaiters, clients built from a method table or a
+// service config, an inline-firing timer) are drawn by `Extend`. Each call has its options, a
 // script per attempt, and maybe a cancellation (token at a random moment,
 // `StreamReader::Cancel()`, or an observer that cancels from inside its
 // callback). `Describe()` prints it for a failing seed.
@@ -293,7 +295,7 @@ class Generator {
     }
   }
 
-  // What a service config can say: Jitter::Full, maxAttempts >= 2, and a
+  // What a service config can say: Jitter::Full, maxAttempts 2 to 5, and a
   // time-limited policy bounded by the entry's timeout (30 minutes without
   // one), which is then also the call's total timeout.
   void FitServiceConfig(CallSpec& c) {
