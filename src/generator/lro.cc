@@ -313,7 +313,7 @@ void PrintLroClientDefinitions(Printer& w, const FileModel& file,
   w.Print("  }\n");
   PrintCall(w, vars, 1, "return ::stubkit::internal::PollOperation<Response>(",
             {"*operations_", view, "call", "\"$method_full_name$\"",
-             "$Method$(request, call)"},
+             "[&] { return $Method$(request, call); }"},
             ");");
   w.Print("}\n");
   // AsyncAwait$Method$

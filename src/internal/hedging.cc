@@ -77,6 +77,7 @@ void HedgedOperationBase::LaunchLocked(Step& step) {
     EndLocked(step, Outcome::kCancelledOrEnded);
     return;
   }
+  sent_[index] = true;
   starts_[index] = state().attempt_start();
   deadlines_[index] = state().attempt_deadline();
   ++outstanding_;
@@ -199,6 +200,7 @@ absl::Status HedgedOperationBase::Conclude(Step& step) {
 
 void HedgedOperationBase::ReportAttempts(const Step& step) {
   struct Seen {
+    bool sent;
     bool done;
     bool late;
     absl::Status status;
@@ -208,13 +210,21 @@ void HedgedOperationBase::ReportAttempts(const Step& step) {
   {
     absl::MutexLock lock(&mu_);
     for (int i = 0; i < step.launched; ++i) {
-      seen[i] = Seen{done_[i], late_[i], results_[i], starts_[i], ends_[i]};
+      seen[i] = Seen{sent_[i], done_[i], late_[i], results_[i], starts_[i],
+                     ends_[i]};
     }
+  }
+  // A call that ended with no attempt's status (cancelled, or its end
+  // reached before a launch) gives its final event to its last attempt.
+  int final_index = step.final_index;
+  for (int i = step.launched - 1; final_index < 0 && i >= 0; --i) {
+    if (seen[i].sent) final_index = i;
   }
   const Clock::time_point now = state().now();
   for (int i = 0; i < step.launched; ++i) {
-    if (i == step.final_index) continue;
     const Seen& attempt = seen[i];
+    // Not sent: refused before it started (cancelled, or the call's end).
+    if (i == final_index || !attempt.sent) continue;
     if (attempt.done && !attempt.late) {
       state().NotifyHedgedAttempt(i + 1, attempt.start, attempt.end,
                                   attempt.status, false, contexts_[i].get());
@@ -230,8 +240,8 @@ void HedgedOperationBase::ReportAttempts(const Step& step) {
           true, nullptr);
     }
   }
-  if (step.final_index >= 0) {
-    state().SetFinalAttempt(step.final_index + 1, seen[step.final_index].start);
+  if (final_index >= 0) {
+    state().SetFinalAttempt(final_index + 1, seen[final_index].start);
   }
 }
 

@@ -81,6 +81,10 @@ class LroServer {
     std::lock_guard<std::mutex> lock(mu_);
     return ops_[name].poll_calls;
   }
+  int builds() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return next_id_;
+  }
   std::vector<std::string> cancelled() {
     std::lock_guard<std::mutex> lock(mu_);
     return cancelled_;
@@ -360,7 +364,8 @@ TEST_F(GeneratedLroTest, ResponseOfAnotherTypeNamesBothTypes) {
 TEST_F(GeneratedLroTest, PollingTimesOutAndIsResumedByName) {
   ASSERT_TRUE(server_.ok());
   server_.SetPlan("app", Plan{});
-  // 1s + 2s of waiting; the next wait (4s) would end after 5s.
+  // Polls after 1s and 3s; the next wait (4s) would end after the 5s limit,
+  // so it is cut: the last poll comes at the limit (issue 22 item 7).
   BuilderClient client(server_.Channel(),
                        ClientOptions(std::chrono::seconds(5)));
 
@@ -369,14 +374,14 @@ TEST_F(GeneratedLroTest, PollingTimesOutAndIsResumedByName) {
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_THAT(result.status().message(), HasSubstr("operations/build-1"));
-  EXPECT_THAT(result.status().message(), HasSubstr("after 2 polls"));
+  EXPECT_THAT(result.status().message(), HasSubstr("after 3 polls"));
   std::optional<std::string> name = GetOperationName(result.status());
   ASSERT_TRUE(name.has_value());
   EXPECT_EQ(*name, "operations/build-1");
-  EXPECT_EQ(server_.polls(*name), 2);
+  EXPECT_EQ(server_.polls(*name), 3);
 
-  // Resumed with a longer limit: one poll at once (the 3rd), one more after
-  // 1s (the 4th) reports done.
+  // Resumed with a longer limit: the poll made at once (the 4th) reports
+  // done.
   const auto resumed = clock_->Now();
   result = client.AwaitBuildByName(
       *name, Options{}.set<PollingPolicyOption>(
@@ -387,7 +392,7 @@ TEST_F(GeneratedLroTest, PollingTimesOutAndIsResumedByName) {
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->artifact(), "app.tar");
   EXPECT_EQ(server_.polls(*name), 4);
-  EXPECT_EQ(clock_->Now() - resumed, std::chrono::seconds(1));
+  EXPECT_EQ(clock_->Now() - resumed, std::chrono::seconds(0));
 }
 
 TEST_F(GeneratedLroTest, AsyncPollingTimesOutAndIsResumedByName) {
@@ -403,7 +408,7 @@ TEST_F(GeneratedLroTest, AsyncPollingTimesOutAndIsResumedByName) {
   EXPECT_EQ(result.status().code(), absl::StatusCode::kDeadlineExceeded);
   std::optional<std::string> name = GetOperationName(result.status());
   ASSERT_TRUE(name.has_value());
-  EXPECT_EQ(server_.polls(*name), 2);
+  EXPECT_EQ(server_.polls(*name), 3);
 
   result = client
                .AsyncAwaitBuildByName(
@@ -438,6 +443,11 @@ TEST_F(GeneratedLroTest, InvalidPollingPolicyIsRefused) {
 
   EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(result.status().message(), HasSubstr("time_limit"));
+  result = client.AsyncAwaitBuild(Target("app")).get();
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+  // Refused before the starting call (issue 22 item 7): no operation was
+  // created only to be left unawaited.
+  EXPECT_EQ(server_.builds(), 0);
 }
 
 // A sleeper that says when the polling loop starts to wait, and waits

@@ -1328,18 +1328,26 @@ void Runner::CheckCall(const CallRun& run, std::vector<std::string>* out) {
     fail(absl::StrCat("summary reports ", summary->attempts,
                       " attempts, the transport saw ", sent));
   }
+  // Hedged for real (a non-idempotent call of a hedged kind runs the retry
+  // loop).
+  const bool hedged = c.hedged();
+  if (hedged && sent > 0 && static_cast<int>(run.events.size()) != sent) {
+    // A hedged call reports every attempt it sent, once.
+    fail(absl::StrCat("the observer saw ", run.events.size(),
+                      " events, the transport ", sent, " attempts"));
+  }
   if (st.ok() && !run.events.empty()) {
     const AttemptEvent& last = run.events.back().event;
     if (!last.final || last.stop_reason != StopReason::kSuccess) {
       fail("succeeded, but the observer's last event is not a final success");
-    } else if (!c.hedged() && last.attempt != sent) {
-      fail(absl::StrCat("observer reports success at attempt ", last.attempt,
-                        ", the transport saw ", sent));
-    } else if (c.hedged() && (last.attempt < 1 || last.attempt > sent)) {
+    } else if (hedged && (last.attempt < 1 || last.attempt > sent)) {
       // The winner's number (losers may have been sent after it). Hedges
       // launched at the same moment on threads of their own may reach the
       // transport in another order than they were numbered, so only the
       // range is checked.
+      fail(absl::StrCat("observer names attempt ", last.attempt,
+                        " the winner, the transport saw ", sent));
+    } else if (!hedged && last.attempt != sent) {
       fail(absl::StrCat("observer reports success at attempt ", last.attempt,
                         ", the transport saw ", sent));
     }

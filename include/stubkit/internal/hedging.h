@@ -145,6 +145,8 @@ class HedgedOperationBase : public AsyncCallBase {
       ABSL_GUARDED_BY(mu_);
   std::array<bool, HedgingPolicy::kMaxAttemptsLimit> late_
       ABSL_GUARDED_BY(mu_) = {};
+  std::array<bool, HedgingPolicy::kMaxAttemptsLimit> sent_
+      ABSL_GUARDED_BY(mu_) = {};
   int last_failure_index_ ABSL_GUARDED_BY(mu_) = -1;
   int launched_ ABSL_GUARDED_BY(mu_) = 0;
   int outstanding_ ABSL_GUARDED_BY(mu_) = 0;

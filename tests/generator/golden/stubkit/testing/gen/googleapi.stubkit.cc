@@ -922,7 +922,7 @@ void LibraryClient::AsyncArchiveBooks(
   return ::stubkit::internal::PollOperation<Response>(
       *operations_, method_options_.View(5, call, options_, request), call,
       "stubkit.testing.gen.library.v1.Library.ArchiveBooks",
-      ArchiveBooks(request, call));
+      [&] { return ArchiveBooks(request, call); });
 }
 
 ::std::future<::absl::StatusOr<::google::protobuf::Empty>>

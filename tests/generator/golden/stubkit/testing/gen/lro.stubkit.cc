@@ -786,7 +786,8 @@ JobsClient::AwaitStartJob(
   }
   return ::stubkit::internal::PollOperation<Response>(
       *operations_, method_options_.View(0, call, options_, request), call,
-      "stubkit.testing.gen.lro.v1.Jobs.StartJob", StartJob(request, call));
+      "stubkit.testing.gen.lro.v1.Jobs.StartJob",
+      [&] { return StartJob(request, call); });
 }
 
 ::std::future<::absl::StatusOr<::stubkit::testing::gen::lro::v1::Job>>
@@ -858,7 +859,8 @@ JobsClient::AwaitExportJob(
   }
   return ::stubkit::internal::PollOperation<Response>(
       *operations_, method_options_.View(1, call, options_, request), call,
-      "stubkit.testing.gen.lro.v1.Jobs.ExportJob", ExportJob(request, call));
+      "stubkit.testing.gen.lro.v1.Jobs.ExportJob",
+      [&] { return ExportJob(request, call); });
 }
 
 ::std::future<::absl::StatusOr<::stubkit::testing::gen::common::Entry>>
@@ -928,7 +930,8 @@ void JobsClient::AsyncDeleteJob(
   }
   return ::stubkit::internal::PollOperation<Response>(
       *operations_, method_options_.View(2, call, options_, request), call,
-      "stubkit.testing.gen.lro.v1.Jobs.DeleteJob", DeleteJob(request, call));
+      "stubkit.testing.gen.lro.v1.Jobs.DeleteJob",
+      [&] { return DeleteJob(request, call); });
 }
 
 ::std::future<::absl::StatusOr<::google::protobuf::Empty>>
@@ -1050,7 +1053,8 @@ JobsClient::AwaitRestoreJob(
   }
   return ::stubkit::internal::PollOperation<Response>(
       *operations_, method_options_.View(5, call, options_, request), call,
-      "stubkit.testing.gen.lro.v1.Jobs.RestoreJob", RestoreJob(request, call));
+      "stubkit.testing.gen.lro.v1.Jobs.RestoreJob",
+      [&] { return RestoreJob(request, call); });
 }
 
 ::std::future<::absl::StatusOr<::stubkit::testing::gen::lro::v1::Job>>
