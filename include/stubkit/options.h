@@ -207,12 +207,17 @@ Options CopyLowerLayers(const OptionsView& options);
 // Entries are looked up in place, never copied per call. A generated client
 // resolves its own entries once, when it is built (see
 // stubkit/method_options.h):
-//   - "pkg.Service" and "pkg.Service.Method" of its own service apply;
+//   - "pkg.Service" and "pkg.Service.Method" (or gRPC's spelling,
+//     "pkg.Service/Method") of its own service apply;
 //   - a key of its own service naming a method it does not have (a typo,
 //     "demo.Foo.Uplaod") is refused: every call of that client fails with
-//     INVALID_ARGUMENT naming the key, before anything is sent;
+//     INVALID_ARGUMENT naming the key, before anything is sent; entries
+//     made by `ServiceConfig::ToOptions()` are ignored instead, with one
+//     log line per client, as gRPC ignores them;
 //   - keys of other services are ignored, since one options object (a
 //     whole service config, say) may serve the clients of several services;
+//     "demo.Foo.Bar" is taken for a service, not a typo, when other keys
+//     lie under it ("demo.Foo.Bar.Baz", "demo.Foo.Bar/Baz");
 //   - an entry holding a `MethodOptionsOption` of its own is refused in the
 //     same way: entries do not nest.
 // Only the client's `MethodOptionsOption` counts: in a call's options it is

@@ -106,6 +106,11 @@ void HedgedOperationBase::SettleLocked(Step& step) {
   step.status = last_failure_.ok()
                     ? absl::UnavailableError("no hedged attempt could be sent")
                     : last_failure_;
+  if (pushback_past_end_ && !throttled_ && !pushed_back_) {
+    // As the retry loop stops when its next wait would pass the call's end.
+    EndLocked(step, Outcome::kAtEnd);
+    return;
+  }
   if (throttled_) {
     step.reason = StopReason::kThrottled;
     step.explanation = "gave up: retry throttled, no more hedges";
@@ -380,13 +385,16 @@ HedgedOperationBase::Next HedgedOperationBase::OnAttemptFailed(
         // A6: the next hedged request waits as long as the server asked.
         ResetTimerLocked(step);
         const Clock::time_point end = state().end();
-        if (launched_ < policy_.max_attempts() && !pushed_back_ &&
-            (end == Clock::time_point::max() ||
-             pushback->delay < end - state().now())) {
-          timer_ = TimerState::kArming;
-          ++timer_generation_;
-          timer_delay_ = pushback->delay;
-          step.hedge_pending = true;
+        if (launched_ < policy_.max_attempts() && !pushed_back_) {
+          if (end == Clock::time_point::max() ||
+              pushback->delay < end - state().now()) {
+            timer_ = TimerState::kArming;
+            ++timer_generation_;
+            timer_delay_ = pushback->delay;
+            step.hedge_pending = true;
+          } else {
+            pushback_past_end_ = true;
+          }
         }
       } else {
         // The hedge after this one waits a full delay from this launch.

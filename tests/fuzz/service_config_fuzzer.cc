@@ -8,10 +8,11 @@
 //     itself is invalid;
 //   - a config that parses yields only valid options: every retry policy,
 //     backoff, hedging policy and throttle has an OK status, timeouts are
-//     positive, and nothing marks a method idempotent;
+//     positive, and methods are only ever marked idempotent (a policy is
+//     the service owner's word, as under gRPC);
 //   - OptionsFor(method) equals the client's options layered with the
 //     method's service entry and its own entry from ToOptions();
-//   - every call of OptionsFor and ToOptions shares the one throttle.
+//   - the one throttle is on exactly the options with a policy.
 
 #include <chrono>
 #include <cstdint>
@@ -45,10 +46,26 @@ void CheckValid(const stubkit::Options& options) {
     FUZZ_CHECK(*timeout >= nanoseconds::zero());
   }
   if (const auto* throttle = options.find<stubkit::RetryThrottleOption>()) {
-    FUZZ_CHECK(*throttle != nullptr && (*throttle)->status().ok());
+    FUZZ_CHECK(*throttle == nullptr || (*throttle)->status().ok());
   }
-  FUZZ_CHECK(!options.has<stubkit::IdempotencyOption>());
+  if (const auto* idempotency = options.find<stubkit::IdempotencyOption>()) {
+    FUZZ_CHECK(*idempotency == stubkit::Idempotency::kIdempotent);
+  }
   FUZZ_CHECK(!options.has<stubkit::IdempotencyMapOption>());
+}
+
+// The throttle is the config's on options with a policy, and none else.
+void CheckThrottle(const stubkit::ServiceConfig& config,
+                   const stubkit::Options& options) {
+  const auto& throttle = options.get<stubkit::RetryThrottleOption>();
+  if (config.throttle() == nullptr) {
+    FUZZ_CHECK(throttle == nullptr);
+    return;
+  }
+  const bool repeats =
+      options.get<stubkit::RetryPolicyOption>().max_retries() != 0 ||
+      options.get<stubkit::HedgingPolicyOption>().enabled();
+  FUZZ_CHECK(throttle == (repeats ? config.throttle() : nullptr));
 }
 
 // The options the retry loop reads agree.
@@ -78,16 +95,20 @@ void CheckMethod(const stubkit::ServiceConfig& config,
                  const stubkit::Options& client, const std::string& method) {
   stubkit::Options flat = config.OptionsFor(method);
   CheckValid(flat);
-  FUZZ_CHECK(flat.get<stubkit::RetryThrottleOption>() == config.throttle());
+  CheckThrottle(config, flat);
   // What a client does with ToOptions(): client, service, method.
   stubkit::Options layered = client;
   layered.unset<stubkit::MethodOptionsOption>();
   const auto& entries = client.get<stubkit::MethodOptionsOption>();
-  const size_t dot = method.rfind('.');
-  if (dot != std::string::npos && dot > 0) {
-    auto service = entries.find(method.substr(0, dot));
+  // "pkg.Service/Method" or "pkg.Service.Method"; entries are keyed
+  // "pkg.Service" and "pkg.Service/Method".
+  size_t split = method.find('/');
+  if (split == std::string::npos) split = method.rfind('.');
+  if (split != std::string::npos && split > 0) {
+    const std::string service_name = method.substr(0, split);
+    auto service = entries.find(service_name);
     if (service != entries.end()) layered = layered.MergedWith(service->second);
-    auto own = entries.find(method);
+    auto own = entries.find(service_name + "/" + method.substr(split + 1));
     if (own != entries.end()) layered = layered.MergedWith(own->second);
   }
   CheckSame(flat, layered);
@@ -114,13 +135,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   const stubkit::Options client = config->ToOptions();
   CheckValid(client);
-  FUZZ_CHECK(client.get<stubkit::RetryThrottleOption>() == config->throttle());
+  CheckThrottle(*config, client);
   for (const auto& [name, entry] : client.get<stubkit::MethodOptionsOption>()) {
     CheckValid(entry);
-    FUZZ_CHECK(!entry.has<stubkit::RetryThrottleOption>());
+    CheckThrottle(*config, entry);
     // `name` as a method, and a method of `name` as a service.
     CheckMethod(*config, client, name);
-    CheckMethod(*config, client, name + ".Fuzz");
+    if (name.find('/') == std::string::npos) {
+      CheckMethod(*config, client, name + ".Fuzz");
+    }
   }
   CheckMethod(*config, client, "fuzz.Unnamed.Method");
   return 0;

@@ -165,6 +165,9 @@ struct Call {
   // Hedged: attempts are sent side by side; `waits` are then the offsets
   // of each attempt from the first.
   bool hedged = false;
+  // The stubkit client makes the call with its future form (gRPC's always
+  // blocks).
+  bool async = false;
 };
 
 // What one client saw of one call.
@@ -211,9 +214,18 @@ EchoRequest RequestFor(const std::string& key) {
   return request;
 }
 
+// Connects before the first call: a connection made during it would
+// delay its first attempt, and a timeout scenario's attempts with it.
+void Connect(grpc::Channel& channel) {
+  EXPECT_TRUE(channel.WaitForConnected(std::chrono::system_clock::now() +
+                                       std::chrono::seconds(10)));
+}
+
 // gRPC's own retries, with `json` as the channel's service config.
+// `connect`: false for a config gRPC refuses (its channel never connects).
 std::vector<Observed> RunGrpc(const std::string& json,
-                              const std::vector<Call>& calls) {
+                              const std::vector<Call>& calls,
+                              bool connect = true) {
   Server server;
   EXPECT_TRUE(server.ok());
   grpc::ChannelArguments args;
@@ -221,6 +233,7 @@ std::vector<Observed> RunGrpc(const std::string& json,
   args.SetInt(GRPC_ARG_ENABLE_RETRIES, 1);
   auto channel = grpc::CreateCustomChannel(
       server.address(), grpc::InsecureChannelCredentials(), args);
+  if (connect) Connect(*channel);
   auto stub = EchoService::NewStub(channel);
   std::vector<Observed> observed;
   for (size_t i = 0; i < calls.size(); ++i) {
@@ -250,17 +263,21 @@ std::vector<Observed> RunStubkit(const std::string& json,
   absl::StatusOr<ServiceConfig> config = ParseServiceConfig(json, how);
   EXPECT_TRUE(config.ok()) << config.status();
   if (!config.ok()) return {};
+  auto channel = stubkit::CreateChannel(server.address(),
+                                        grpc::InsecureChannelCredentials());
+  Connect(*channel);
   EchoServiceClient client(
-      stubkit::CreateChannel(server.address(),
-                             grpc::InsecureChannelCredentials()),
-      config->ToOptions().set<LogLevelOption>(LogLevel::kOff));
+      channel, config->ToOptions().set<LogLevelOption>(LogLevel::kOff));
   std::vector<Observed> observed;
   for (size_t i = 0; i < calls.size(); ++i) {
     const std::string key = absl::StrCat("call", i);
     server.service().Script(key, calls[i].script);
     absl::StatusOr<EchoResponse> response =
-        calls[i].method == Method::kEcho ? client.Echo(RequestFor(key))
-                                         : client.Append(RequestFor(key));
+        calls[i].async                     ? (calls[i].method == Method::kEcho
+                                                  ? client.AsyncEcho(RequestFor(key)).get()
+                                                  : client.AsyncAppend(RequestFor(key)).get())
+        : calls[i].method == Method::kEcho ? client.Echo(RequestFor(key))
+                                           : client.Append(RequestFor(key));
     observed.push_back(
         Observed{static_cast<grpc::StatusCode>(response.status().code()),
                  server.service().arrivals(key),
@@ -416,9 +433,10 @@ TEST(ServiceConfigDifferentialTest, NumericStatusCodesAreAStubkitExtension) {
   const std::vector<Observed> stubkit = RunStubkit(json, {call});
   ASSERT_EQ(stubkit.size(), 1u);
   ExpectAsPredicted("stubkit", call, stubkit[0]);
-  const std::vector<Observed> grpc = RunGrpc(json, {call});
+  const std::vector<Observed> grpc = RunGrpc(json, {call}, /*connect=*/false);
   ASSERT_EQ(grpc.size(), 1u);
   EXPECT_NE(grpc[0].code, grpc::StatusCode::OK) << "gRPC took numbers";
+  EXPECT_TRUE(grpc[0].arrivals.empty());
 }
 
 // ------------------------------------------------------------ pushback
@@ -451,8 +469,10 @@ TEST(ServiceConfigDifferentialTest, PushbackResetsTheBackoff) {
   call.script = {Step{}, Step{grpc::StatusCode::UNAVAILABLE, "60"}, Step{}};
   call.attempts = 4;
   call.waits = {{20, 20}, {60, 60}, {20, 20}};
+  Call async = call;
+  async.async = true;
   ExpectBothAsPredicted(Config({EchoEntry(Policy(5, "0.020s", "1s", 4))}),
-                        {call});
+                        {call, async});
 }
 
 // ------------------------------------------------------------ limits
@@ -630,12 +650,16 @@ TEST(ServiceConfigDifferentialTest, HedgingFollowsPushback) {
   delayed.script = {Step{grpc::StatusCode::UNAVAILABLE, "100"}};
   delayed.attempts = 2;
   delayed.waits = {{100, 100}};
-  ExpectHedgedAsA6Says(Config({EchoEntry(Hedging(3, "1s"))}), delayed);
   Call stop;
   stop.hedged = true;
   stop.script = {Step{grpc::StatusCode::UNAVAILABLE, "-1"}};
   stop.code = grpc::StatusCode::UNAVAILABLE;
-  ExpectHedgedAsA6Says(Config({EchoEntry(Hedging(3, "0.050s"))}), stop);
+  for (bool async : {false, true}) {
+    SCOPED_TRACE(async ? "async" : "sync");
+    delayed.async = stop.async = async;
+    ExpectHedgedAsA6Says(Config({EchoEntry(Hedging(3, "1s"))}), delayed);
+    ExpectHedgedAsA6Says(Config({EchoEntry(Hedging(3, "0.050s"))}), stop);
+  }
 }
 
 }  // namespace

@@ -96,7 +96,7 @@ TEST_F(BadInputTest, InvalidOptionsFailBeforeSending) {
       {"`ExponentialBackoffPolicy(1s, 5min, NaN)`",
        Options{}.set<BackoffPolicyOption>(ExponentialBackoffPolicy(
            seconds(1), std::chrono::minutes(5), std::nan(""))),
-       "multiplier must be a finite number >= 1"},
+       "multiplier must be a finite number > 0"},
       {"`Jitter::Proportional(2)`",
        Options{}.set<BackoffPolicyOption>(ExponentialBackoffPolicy(
            seconds(1), std::chrono::minutes(5), 2.0, Jitter::Proportional(2))),

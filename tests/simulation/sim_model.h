@@ -133,6 +133,8 @@ struct Decision {
   std::set<StopReason> reasons;  // allowed when stopping
   Interval wait;                 // when continuing
   std::string why;               // what the model applied, for reports
+  // The wait is the server's: the backoff restarts after it (gRFC A6).
+  bool hinted = false;
 };
 
 struct Inputs {
@@ -146,9 +148,9 @@ struct Inputs {
   // keeps reopening it); its deadline is min(total timeout, deadline,
   // attempt timeout).
   bool stream;
-  // Retried failures before this one, for a count policy, when not `k`:
-  // the backoff starts again after a server's hint, the count does not.
-  int retries = -1;
+  // The backoff's position: retried failures since the last wait the
+  // server chose (gRFC A6: the backoff restarts after it); -1: `k`.
+  int backoff_k = -1;
 };
 
 inline bool Retryable(const CallSpec& c, grpc::StatusCode code) {
@@ -260,8 +262,7 @@ inline Decision Decide(const Inputs& in) {
     return d;
   }
   // 3. The policy (count, then time), the throttle.
-  const int retries = in.retries >= 0 ? in.retries : in.k;
-  if (c.count_policy && retries + 1 > c.max_retries) {
+  if (c.count_policy && in.k + 1 > c.max_retries) {
     must_stop(StopReason::kExhausted, "count policy exhausted");
   }
   if (now >= end_hi) {
@@ -274,7 +275,7 @@ inline Decision Decide(const Inputs& in) {
   // 4. The wait: the server's hint in place of the backoff.
   // Hints come with a server's answer; a deadline or a cancel has none.
   Hints h = a.by_deadline || a.by_cancel ? Hints{} : ReadHints(a.script);
-  Interval backoff = Backoff(c, in.k);
+  Interval backoff = Backoff(c, in.backoff_k >= 0 ? in.backoff_k : in.k);
   d.wait = backoff;
   if (c.hints) {
     if (h.refuse) must_stop(StopReason::kThrottled, "pushback says stop");
@@ -283,6 +284,7 @@ inline Decision Decide(const Inputs& in) {
         must_stop(StopReason::kThrottled, "hint above the ceiling");
       }
       d.wait = {h.delay, h.delay};
+      d.hinted = true;
     }
   }
   // Never wait past the call's end.

@@ -6,10 +6,10 @@
 // async calls (async unary, hedged async, async stream, async awaiter) that
 // share a retry throttle with it when the scenario has one. Issue 22's
 // dimensions (page ranges, awaiters, clients built from a method table or a
-// service config, an inline-firing timer) are drawn by `Extend`. Each call has its options, a
-// script per attempt, and maybe a cancellation (token at a random moment,
-// `StreamReader::Cancel()`, or an observer that cancels from inside its
-// callback). `Describe()` prints it for a failing seed.
+// service config, an inline-firing timer) are drawn by `Extend`. Each call has
+// its options, a script per attempt, and maybe a cancellation (token at a
+// random moment, `StreamReader::Cancel()`, or an observer that cancels from
+// inside its callback). `Describe()` prints it for a failing seed.
 
 #ifndef STUBKIT_TESTS_SIMULATION_SIM_SCENARIO_H_
 #define STUBKIT_TESTS_SIMULATION_SIM_SCENARIO_H_

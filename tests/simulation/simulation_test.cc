@@ -1429,11 +1429,11 @@ void Runner::CheckRetryLoop(const CallRun& run, std::vector<std::string>* out) {
   // The policy's window: a stream's policy and backoff restart after a
   // resume that delivered messages (streaming.h).
   struct Variant {
-    int k = 0;        // the backoff's position
-    int retries = 0;  // retried failures, for a count policy
+    int k = 0;
     TimePoint window_lo, window_hi;
+    int backoff_k = 0;  // since the last wait the server chose
   };
-  std::vector<Variant> variants{{0, 0, run.start, run.start}};
+  std::vector<Variant> variants{{0, run.start, run.start, 0}};
 
   const int64_t max_milli =
       throttle_ ? static_cast<int64_t>(std::llround(s_.throttle_max * 1000))
@@ -1478,7 +1478,10 @@ void Runner::CheckRetryLoop(const CallRun& run, std::vector<std::string>* out) {
     if (data) {
       // The spec: the policy and the backoff restart. The restart's exact
       // moment lies between the attempt's first message and its break.
-      variants = {Variant{0, 0, a.first_message, a.end}};
+      variants[0].k = 0;
+      variants[0].backoff_k = 0;
+      variants[0].window_lo = a.first_message;
+      variants[0].window_hi = a.end;
     }
     model::Decision merged;
     merged.may_continue = false;
@@ -1498,12 +1501,13 @@ void Runner::CheckRetryLoop(const CallRun& run, std::vector<std::string>* out) {
           c.use_throttle && throttle_ &&
               model::ThrottleRefuses(a.throttle_milli_before, max_milli),
           stream,
-          v.retries};
+          v.backoff_k};
       model::Decision d = model::Decide(in);
       if (first) {
         merged = d;
         first = false;
       } else {
+        merged.hinted |= d.hinted;
         merged.may_continue |= d.may_continue;
         merged.may_stop |= d.may_stop;
         merged.reasons.insert(d.reasons.begin(), d.reasons.end());
@@ -1560,60 +1564,12 @@ void Runner::CheckRetryLoop(const CallRun& run, std::vector<std::string>* out) {
                           " ns, the next attempt came after ", gap.count()));
       }
     }
-    // After a wait the server chose (pushback or RetryInfo), the backoff
-    // starts again from its initial delay (gRFC A6; issue 23 item 1). Where
-    // the model could not tell the decision (an ambiguous
-    // DEADLINE_EXCEEDED), both.
-    const model::Hints hints = a.by_deadline || a.by_cancel
-                                   ? model::Hints{}
-                                   : model::ReadHints(a.script);
-    const bool server_wait = c.hints && hints.present && !hints.refuse;
-    const bool ambiguous = merged.wait.hi == nanoseconds::max();
-    std::vector<Variant> after;
-    for (Variant v : variants) {
-      ++v.retries;
-      if (!server_wait || ambiguous) {
-        Variant w = v;
-        ++w.k;
-        after.push_back(w);
-      }
-      if (server_wait) {
-        v.k = 0;
-        after.push_back(v);
-      }
-    }
-    variants = std::move(after);
-  }
-}
-
-// Hedging reads a server's pushback (issue 23 item 2).
-bool PushbackSeen(const CallSpec& c,
-                  const std::vector<std::unique_ptr<AttemptRecord>>& attempts) {
-  if (!c.hints) return false;
-  for (const auto& a : attempts) {
-    if (a->ended && !a->by_cancel && !a->by_deadline && !a->status.ok() &&
-        a->script.pushback != Hint::kNone) {
-      return true;
+    // After the server chose the wait, the backoff starts again (A6).
+    for (Variant& v : variants) {
+      ++v.k;
+      v.backoff_k = merged.hinted ? 0 : v.backoff_k + 1;
     }
   }
-  return false;
-}
-// ... and one that says not to retry (negative, garbage, or above the hint
-// ceiling) sends no further hedges.
-bool PushbackStopped(
-    const CallSpec& c,
-    const std::vector<std::unique_ptr<AttemptRecord>>& attempts) {
-  if (!c.hints) return false;
-  for (const auto& a : attempts) {
-    if (!a->ended || a->by_cancel || a->by_deadline || a->status.ok()) {
-      continue;
-    }
-    const model::Hints h = model::ReadHints(a->script);
-    if (h.refuse || (h.pushback_valid && h.pushback > model::kHintCeiling)) {
-      return true;
-    }
-  }
-  return false;
 }
 
 void Runner::CheckHedged(const CallRun& run, std::vector<std::string>* out) {
@@ -1716,23 +1672,42 @@ void Runner::CheckHedged(const CallRun& run, std::vector<std::string>* out) {
       }
       const bool policy_end = !c.count_policy && ended_at != TimePoint::max() &&
                               ended_at >= AddSat(run.start, c.max_time);
-      // A server's pushback may stop further hedges, or hold the next one
-      // back until the others have failed (issue 23 item 2).
-      if (sent != c.hedge_max_attempts && !policy_end &&
-          !PushbackSeen(c, attempts)) {
+      // Or (A6) a pushback asked to wait past the policy's time limit: the
+      // call stops then, as the retry loop does.
+      bool pushback_past_end = false;
+      for (const auto& a : attempts) {
+        if (c.count_policy || !c.hints || !a->ended || a->by_cancel ||
+            a->by_deadline) {
+          continue;
+        }
+        const model::Hints h = model::ReadHints(a->script);
+        pushback_past_end |=
+            h.pushback_valid &&
+            AddSat(a->end, h.pushback) >=
+                AddSat(run.start, c.max_time) - model::kDeadlineSlack;
+      }
+      if (sent != c.hedge_max_attempts && !policy_end && !pushback_past_end) {
         fail(absl::StrCat("kExhausted after ", sent, " of ",
                           c.hedge_max_attempts,
                           " attempts, before the policy's time limit"));
       }
       break;
     }
-    case StopReason::kThrottled:
-      // A throttle, or a server's pushback saying not to retry (issue 23
-      // item 2: hedging reads pushback).
-      if (!c.use_throttle && !PushbackStopped(c, attempts)) {
-        fail("kThrottled without a throttle or a pushback saying stop");
+    case StopReason::kThrottled: {
+      // A bucket at half, or (A6) a pushback that says not to retry: a
+      // negative or unparseable one, or one above the hint ceiling.
+      bool refused = false;
+      for (const auto& a : attempts) {
+        if (!c.hints || !a->ended || a->by_cancel || a->by_deadline) continue;
+        const model::Hints h = model::ReadHints(a->script);
+        refused |=
+            h.refuse || (h.pushback_valid && h.pushback > model::kHintCeiling);
+      }
+      if (!c.use_throttle && !refused) {
+        fail("kThrottled without a throttle or a refusing pushback");
       }
       break;
+    }
     case StopReason::kDeadline:
       if (c.total_timeout.count() <= 0 && !c.deadline) {
         fail("kDeadline with neither a total timeout nor a deadline");

@@ -269,7 +269,7 @@ TEST_F(RetryLoopTest, InvalidOptionsFailBeforeAnyAttempt) {
            RetryPolicy::LimitedTime().WithRetryableCodes({})),
        "retryable_codes"},
       {Options{}.set<BackoffPolicyOption>(
-           ExponentialBackoffPolicy(seconds(1), seconds(10), 0.5)),
+           ExponentialBackoffPolicy(seconds(1), seconds(10), 0)),
        "multiplier"},
       {Options{}.set<BackoffPolicyOption>(
            ExponentialBackoffPolicy(seconds(10), seconds(1), 2.0)),
@@ -294,7 +294,7 @@ TEST_F(RetryLoopTest, InvalidOptionsFailBeforeAnyAttempt) {
   }
   // Invalid client options are reported the same way, on the first call.
   client_.set<BackoffPolicyOption>(
-      ExponentialBackoffPolicy(seconds(1), seconds(10), 0.9));
+      ExponentialBackoffPolicy(seconds(1), seconds(10), -0.9));
   absl::StatusOr<int> result = Run(kIdempotentMethod, {absl::StatusCode::kOk});
   EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(attempts_, 0);

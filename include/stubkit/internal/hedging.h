@@ -155,6 +155,8 @@ class HedgedOperationBase : public AsyncCallBase {
   bool throttled_ ABSL_GUARDED_BY(mu_) = false;
   // The server's pushback said not to retry: no further hedges (A6).
   bool pushed_back_ ABSL_GUARDED_BY(mu_) = false;
+  // The server's pushback asked to wait past the call's end.
+  bool pushback_past_end_ ABSL_GUARDED_BY(mu_) = false;
   // The wait of the arming under way: the hedging delay or a pushback.
   std::chrono::nanoseconds timer_delay_ ABSL_GUARDED_BY(mu_){0};
   absl::Status last_failure_ ABSL_GUARDED_BY(mu_);
