@@ -158,6 +158,11 @@ Options PollWithinLimit(const Options& poll_call,
   } else if (total_timeout <= std::chrono::nanoseconds::zero() ||
              remaining < total_timeout) {
     poll.set<TotalTimeoutOption>(remaining);
+  } else {
+    // Set again even when it came from the call's own options: one from the
+    // client's, a method's or a service's layer is not in them, and the
+    // Operations client resolves the poll with its own layers.
+    poll.set<TotalTimeoutOption>(total_timeout);
   }
   return poll;
 }

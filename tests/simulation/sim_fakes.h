@@ -145,6 +145,13 @@ class SimScheduler final : public Clock, public Sleeper, public AsyncSleeper {
   struct Options {
     bool cancel_inline = true;  // AsyncSleeper::Cancel runs done(false) inline
     bool preempt = false;       // see the header comment
+    // `Schedule` may fire the wait before it returns (see FireInline).
+    bool fire_inline = false;
+    // ... running what other calls have due before the wait ends, first.
+    // Off when an event may run a sync call that moves the clock on past
+    // the wait's end (the waiting suite starts its sync call in an event):
+    // then only a wait with nothing due before its end fires inline.
+    bool inline_prerun = true;
     uint64_t preempt_seed = 0;
     int64_t max_steps = 200000;
   };
@@ -227,6 +234,10 @@ class SimScheduler final : public Clock, public Sleeper, public AsyncSleeper {
 
   uint64_t Schedule(nanoseconds duration,
                     std::function<void(bool)> done) override {
+    if (FireInline(duration, done)) return ++inline_ids_ | kInlineIdBit;
+    if (inline_depth_ > 0 && on_driver() && owner_ == inline_owner_) {
+      ++inline_nested_;
+    }
     uint64_t id;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -279,6 +290,15 @@ class SimScheduler final : public Clock, public Sleeper, public AsyncSleeper {
   // With an infinite `until` and no events left it returns false at once:
   // the caller would wait forever.
   bool RunUntil(TimePoint until, const std::function<bool()>& stop) {
+    // A sync wait or attempt on the driver ends at `until`: no inline-fired
+    // wait may move the clock past it meanwhile.
+    struct Horizon {
+      std::vector<TimePoint>* h;
+      Horizon(std::vector<TimePoint>* h, TimePoint t) : h(h) {
+        h->push_back(t);
+      }
+      ~Horizon() { h->pop_back(); }
+    } horizon(&horizons_, until);
     for (;;) {
       if (stop && stop()) return true;
       if (!RunNext(until, false)) break;
@@ -363,6 +383,76 @@ class SimScheduler final : public Clock, public Sleeper, public AsyncSleeper {
     return true;
   }
 
+  // The contract (clock.h) lets a sleeper run `done` on any thread, or
+  // inline in `Schedule`. With `fire_inline`, `Schedule` sometimes runs
+  // what falls due before the wait ends, moves the clock to its end, runs
+  // `done(true)` and then what fell due meanwhile (the next attempt's
+  // answer, say) before returning, as a timer thread and gRPC callback
+  // threads may do while the scheduling thread is still inside `Schedule`:
+  // the caller then gets back the id of a wait that is over while a newer
+  // one is pending (issue 22, item 3). Not nested, driver only, never for
+  // an infinite wait nor past the end of a sync wait the driver is in.
+  static constexpr uint64_t kInlineIdBit = uint64_t{1} << 62;
+  bool FireInline(nanoseconds duration, std::function<void(bool)>& done) {
+    if (!options_.fire_inline || !on_driver() || inline_depth_ > 0 ||
+        preempting_) {
+      return false;
+    }
+    if (std::uniform_int_distribution<int>(0, 1)(rng_) != 0) return false;
+    const TimePoint at = AddSat(Now(), duration);
+    if (at == TimePoint::max()) return false;
+    for (TimePoint h : horizons_) {
+      if (h < at) return false;
+    }
+    ++inline_depth_;
+    inline_owner_ = owner_;
+    // No preemption meanwhile: it could run this call's own events.
+    const bool was_preempting = preempting_;
+    preempting_ = true;
+    // What other calls have due before the wait ends runs first, as on
+    // other threads while this one is still inside `Schedule`. An event of
+    // this call due before then (its cancel, say) ends that: the wait is
+    // then scheduled as usual (a cancel that comes while `Schedule` has not
+    // returned only takes effect once it has; that thread is not stalled
+    // for a whole wait).
+    for (;;) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        auto it = queue_.begin();
+        if (it == queue_.end() || it->first.when >= at) break;
+        if (it->second.owner == owner_ || !options_.inline_prerun) {
+          --inline_depth_;
+          preempting_ = was_preempting;
+          return false;
+        }
+      }
+      if (!RunNext(at - nanoseconds(1), false)) break;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (at > now_) now_ = at;
+    }
+    ++inline_fired_;
+    const int64_t nested = inline_nested_;
+    done(true);
+    while (RunNext(Now(), false)) {
+    }
+    preempting_ = was_preempting;
+    --inline_depth_;
+    // The call began a newer wait meanwhile: the runner may cancel it right
+    // after `Schedule` returns (the moment issue 22 item 3 needs).
+    if (inline_nested_ > nested && inline_hook_) inline_hook_(inline_owner_);
+    return true;
+  }
+
+ public:
+  int64_t inline_fired() const { return inline_fired_; }
+  void set_inline_hook(std::function<void(int)> hook) {
+    inline_hook_ = std::move(hook);
+  }
+  int64_t inline_nested() const { return inline_nested_; }
+
+ private:
   void MaybePreempt() {
     // Only the driver thread touches `preempting_` and `rng_`.
     if (!options_.preempt || !on_driver() || preempting_) return;
@@ -418,6 +508,13 @@ class SimScheduler final : public Clock, public Sleeper, public AsyncSleeper {
   uint64_t next_id_ = 0;
   int owner_ = -1;
   bool preempting_ = false;
+  int inline_depth_ = 0;
+  int inline_owner_ = -1;
+  std::function<void(int)> inline_hook_;
+  std::vector<TimePoint> horizons_;  // driver only
+  uint64_t inline_ids_ = 0;
+  int64_t inline_fired_ = 0;
+  int64_t inline_nested_ = 0;
   std::atomic<int64_t> steps_{0};
 };
 

@@ -3,15 +3,18 @@
 // Scenarios: everything one simulated run does, drawn from a seed.
 //
 // A scenario has one foreground call of any kind and up to three background
-// async calls (async unary, hedged async, async stream) that share a retry
-// throttle with it when the scenario has one. Each call has its options, a
-// script per attempt, and maybe a cancellation (token at a random moment,
-// `StreamReader::Cancel()`, or an observer that cancels from inside its
-// callback). `Describe()` prints it for a failing seed.
+// async calls (async unary, hedged async, async stream, async awaiter) that
+// share a retry throttle with it when the scenario has one. Issue 22's
+// dimensions (page ranges, awaiters, clients built from a method table or a
+// service config, an inline-firing timer) are drawn by `Extend`. Each call has
+// its options, a script per attempt, and maybe a cancellation (token at a
+// random moment, `StreamReader::Cancel()`, or an observer that cancels from
+// inside its callback). `Describe()` prints it for a failing seed.
 
 #ifndef STUBKIT_TESTS_SIMULATION_SIM_SCENARIO_H_
 #define STUBKIT_TESTS_SIMULATION_SIM_SCENARIO_H_
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <random>
@@ -22,6 +25,7 @@
 #include "absl/strings/str_cat.h"
 #include "stubkit/backoff_policy.h"
 #include "tests/simulation/sim_fakes.h"
+#include "tests/simulation/sim_pending.h"
 
 namespace stubkit {
 namespace sim {
@@ -33,6 +37,10 @@ enum class CallKind {
   kHedgedAsync,
   kStream,       // sync server stream
   kAsyncStream,  // async server stream
+  // Issue 22's dimensions (drawn by Generator::Extend).
+  kPageRange,   // a PageRange over a scripted list server, sync fetches
+  kAwait,       // a sync awaiter (PollOperation) over a scripted operation
+  kAsyncAwait,  // an async awaiter (AsyncAwaitOperation)
 };
 
 inline const char* KindName(CallKind k) {
@@ -49,6 +57,12 @@ inline const char* KindName(CallKind k) {
       return "stream";
     case CallKind::kAsyncStream:
       return "async-stream";
+    case CallKind::kPageRange:
+      return "page-range";
+    case CallKind::kAwait:
+      return "await";
+    case CallKind::kAsyncAwait:
+      return "async-await";
   }
   return "?";
 }
@@ -58,6 +72,30 @@ inline bool IsStream(CallKind k) {
 inline bool IsHedgedKind(CallKind k) {
   return k == CallKind::kHedgedSync || k == CallKind::kHedgedAsync;
 }
+inline bool IsAwaitKind(CallKind k) {
+  return k == CallKind::kAwait || k == CallKind::kAsyncAwait;
+}
+// Completes on the thread that cancels: a token's cancel must end it at
+// that fake moment.
+inline bool IsAsyncKind(CallKind k) {
+  return k == CallKind::kAsync || k == CallKind::kHedgedAsync ||
+         k == CallKind::kAsyncStream || k == CallKind::kAsyncAwait;
+}
+
+// How the call's client gets its per-method and per-service layers.
+enum class Built {
+  kDirect,         // OptionsView's layers, set directly
+  kTable,          // MethodOptionsOption, resolved by MethodOptionsTable
+  kTypo,           // as kTable, plus a hand-written key naming no method
+  kServiceConfig,  // a service config's JSON, ServiceConfig::ToOptions()
+};
+
+// One page of the scripted list server. Page 0 answers the request's token
+// (""), page k the token "t<k>".
+struct PageScript {
+  int items = 0;           // item values 100 * page + 1 ..
+  std::string next_token;  // "" ends the listing
+};
 
 enum class CancelKind { kNone, kToken, kReader, kReaderBeforeRead, kObserver };
 
@@ -97,6 +135,9 @@ struct CallSpec {
   // Cancellation.
   CancelKind cancel = CancelKind::kNone;
   milliseconds cancel_at{0};
+  // A token cancel instead comes right after a `Schedule` that fired its
+  // wait inline returns, when the call began a newer wait meanwhile.
+  bool cancel_after_inline = false;
   std::vector<AttemptScript> scripts;
   // Where each option goes among the call's, the method's, the service's and
   // the client's layers, with decoys below it that it must override
@@ -104,9 +145,42 @@ struct CallSpec {
   // drawing from its generator, so that older seeds keep their scenarios.
   uint64_t layer_seed = 0;
 
+  // How its client is built (Built above). A service config holds the
+  // retry policy, the backoff and (time-limited policies) the timeout in
+  // an entry for the method (level 0), its service (1) or the default
+  // entry (2), with decoys in less specific entries, and maybe entries for
+  // methods the client lacks (sim.Sim.Unknown, and an Operations method
+  // the awaiters' client lacks).
+  Built built = Built::kDirect;
+  int config_level = 0;
+  bool config_decoys = false;
+  bool config_unknown = false;
+
+  // Page ranges.
+  std::vector<PageScript> pages;
+  int repeat_at = -1;  // the page whose next token repeats one sent before
+
+  // Awaiters: the operation is done at the `done_after`-th successful poll
+  // (0: the starting call returns it done; -1: never), with an error when
+  // `op_fails`.
+  int done_after = -1;
+  bool op_fails = false;
+  milliseconds poll_initial{100};
+  milliseconds poll_maximum{1000};  // nanoseconds::max() when poll_huge
+  bool poll_huge = false;
+  double poll_multiplier = 2.0;
+  milliseconds poll_limit{5000};
+  bool cancel_operation = false;
+  // Async: the connection drops the starting call's callback without
+  // calling it; the awaiter's future must still become ready (item 13).
+  bool drop_start = false;
+
   bool idempotent() const {
     if (idempotency_option == 1) return true;
     if (idempotency_option == 2) return false;
+    // An imported entry with a retry policy is the service owner's word
+    // that the method may be repeated (as under gRPC).
+    if (built == Built::kServiceConfig) return true;
     return method_idempotent;
   }
   bool hedged() const {
@@ -121,6 +195,9 @@ struct Scenario {
   bool throttle = false;
   double throttle_max = 4;
   double throttle_ratio = 0.5;
+  // The timer may fire a wait inside `Schedule`, before it returns, and
+  // run what is due then (allowed by clock.h's contract).
+  bool fire_inline = false;
   std::vector<CallSpec> calls;  // calls[0] is the foreground call
 };
 
@@ -172,10 +249,126 @@ class Generator {
         }
       }
     }
+    Extend(s);
     return s;
   }
 
  private:
+  // Issue 22's dimensions: an inline-firing timer, page ranges, awaiters and
+  // clients built from a method table or a service config. Drawn from a
+  // generator of their own after the rest, so that a seed's older draws
+  // stay what they were wherever these leave a call alone.
+  void Extend(Scenario& s) {
+    rng_ = std::mt19937_64(s.seed * 0xD1B54A32D192ED03ull + 0x22);
+    s.fire_inline = Chance(0.3);
+    // Answers at once make the next attempt fail, and a newer wait begin,
+    // while the fired wait's `Schedule` has not returned yet.
+    const bool instant = s.fire_inline && Chance(0.8);
+    for (CallSpec& c : s.calls) {
+      c.cancel_after_inline = s.fire_inline && Chance(0.5);
+      if (c.cancel_after_inline && c.cancel == CancelKind::kNone) {
+        c.cancel = CancelKind::kToken;
+        c.cancel_at = milliseconds(1800000);  // unless after an inline fire
+      }
+      for (AttemptScript& a : c.scripts) {
+        if (instant && a.kind == AttemptScript::Kind::kFail && Chance(0.7)) {
+          a.latency = milliseconds(0);
+        }
+      }
+      const int k = Int(0, 19);
+      if (c.id == 0 && k < 2) {
+        MakeRange(c);
+      } else if (c.id == 0 && k < 4) {
+        MakeAwait(c, Chance(0.5) ? CallKind::kAwait : CallKind::kAsyncAwait);
+      } else if (c.id != 0 && k < 3) {
+        MakeAwait(c, CallKind::kAsyncAwait);
+      }
+      const int b = Int(0, 99);
+      c.built = b < 55   ? Built::kDirect
+                : b < 75 ? Built::kTable
+                : b < 77 ? Built::kTypo
+                         : Built::kServiceConfig;
+      c.config_level = Int(0, 2);
+      c.config_decoys = Chance(0.5);
+      c.config_unknown = Chance(0.5) && ImportedUnknownMethodsOn();
+      if (c.built == Built::kServiceConfig) FitServiceConfig(c);
+    }
+  }
+
+  // What a service config can say: Jitter::Full, maxAttempts 2 to 5, and a
+  // time-limited policy bounded by the entry's timeout (30 minutes without
+  // one), which is then also the call's total timeout.
+  void FitServiceConfig(CallSpec& c) {
+    c.jitter = Jitter::Kind::kFull;
+    if (c.count_policy) {
+      c.max_retries = std::clamp(c.max_retries, 1, 4);  // maxAttempts 2..5
+    } else if (c.max_time != milliseconds(1800000)) {
+      if (c.total_timeout.count() <= 0 || c.total_timeout > c.max_time) {
+        c.total_timeout = c.max_time;  // the entry's timeout
+      }
+    }
+  }
+
+  void MakeRange(CallSpec& c) {
+    c.kind = CallKind::kPageRange;
+    const int n = Int(1, 6);
+    c.pages.clear();
+    for (int p = 0; p < n; ++p) {
+      PageScript page;
+      page.items = Chance(0.3) ? 0 : Int(1, 3);
+      page.next_token = p + 1 < n ? absl::StrCat("t", p + 1) : "";
+      c.pages.push_back(page);
+    }
+    c.repeat_at = -1;
+    if (n > 1 && Chance(0.35)) {
+      // A page from 1 on names a token already sent: its own, or an
+      // earlier one (a cycle).
+      c.repeat_at = Int(1, n - 1);
+      c.pages[c.repeat_at].next_token = absl::StrCat("t", Int(1, c.repeat_at));
+      if (!RepeatedPageTokensOn()) {  // sim_pending.h
+        c.pages[c.repeat_at].next_token =
+            c.repeat_at + 1 < n ? absl::StrCat("t", c.repeat_at + 1) : "";
+        c.repeat_at = -1;
+      }
+    }
+    if (c.cancel == CancelKind::kObserver || c.cancel == CancelKind::kReader ||
+        c.cancel == CancelKind::kReaderBeforeRead) {
+      c.cancel = CancelKind::kToken;
+    }
+  }
+
+  void MakeAwait(CallSpec& c, CallKind kind) {
+    c.kind = kind;
+    c.done_after = Chance(0.25) ? -1 : Int(0, 6);
+    c.op_fails = Chance(0.3);
+    c.poll_initial = milliseconds(Pick<int>({10, 100, 1000}));
+    c.poll_maximum = c.poll_initial * Pick<int>({1, 4, 50});
+    c.poll_multiplier = Pick<double>({1.0, 2.0});
+    c.poll_limit = milliseconds(Pick<int>({500, 3000, 20000, 60000}));
+    // At most about 100 polls.
+    if (c.poll_limit / c.poll_maximum > 100) {
+      c.poll_maximum = c.poll_limit / 100;
+      c.poll_initial = std::min(c.poll_initial, c.poll_maximum);
+    }
+    c.poll_huge = Chance(0.15);
+    c.cancel_operation = Chance(0.5);
+    c.drop_start = kind == CallKind::kAsyncAwait && Chance(0.05);
+    // The polls' own options: no deadline (the polling policy bounds them;
+    // a total timeout bounds each poll), no hangs (a poll at the limit is one
+    // attempt with no deadline), cancels by a token.
+    c.deadline = false;
+    for (AttemptScript& s : c.scripts) {
+      if (s.kind == AttemptScript::Kind::kHang) {
+        s.kind = AttemptScript::Kind::kFail;
+      }
+      s.messages = 0;
+    }
+    if (Chance(0.5)) {
+      for (AttemptScript& s : c.scripts) s.kind = AttemptScript::Kind::kOk;
+    }
+    if (c.cancel != CancelKind::kNone) c.cancel = CancelKind::kToken;
+  }
+
   bool Chance(double p) { return std::bernoulli_distribution(p)(rng_); }
   int Int(int lo, int hi) {
     return std::uniform_int_distribution<int>(lo, hi)(rng_);
@@ -327,6 +520,29 @@ inline std::string Describe(const CallSpec& c) {
     absl::StrAppend(&out, " total_msgs=", c.stream_total,
                     " hook=", c.resume_hook, " refuses=", c.hook_refuses);
   }
+  if (c.kind == CallKind::kPageRange) {
+    absl::StrAppend(&out, " pages{");
+    for (const PageScript& p : c.pages) {
+      absl::StrAppend(&out, p.items, "->\"", p.next_token, "\" ");
+    }
+    absl::StrAppend(&out, "} repeat_at=", c.repeat_at);
+  }
+  if (IsAwaitKind(c.kind)) {
+    absl::StrAppend(
+        &out, " op(done_after=", c.done_after, " fails=", c.op_fails,
+        ") polling(", c.poll_initial.count(), "ms,",
+        c.poll_huge ? "max" : absl::StrCat(c.poll_maximum.count(), "ms"), ",x",
+        c.poll_multiplier, ",limit ", c.poll_limit.count(),
+        "ms) cancel_op=", c.cancel_operation,
+        c.drop_start ? " drop_start" : "");
+  }
+  absl::StrAppend(&out, " built=", static_cast<int>(c.built));
+  if (c.cancel_after_inline) absl::StrAppend(&out, " cancel_after_inline");
+  if (c.built == Built::kServiceConfig) {
+    absl::StrAppend(&out, "(level ", c.config_level,
+                    " decoys=", c.config_decoys, " unknown=", c.config_unknown,
+                    ")");
+  }
   absl::StrAppend(&out, " cancel=", static_cast<int>(c.cancel), "@",
                   c.cancel_at.count(), "ms layers=", c.layer_seed, "\n");
   for (size_t i = 0; i < c.scripts.size(); ++i) {
@@ -345,10 +561,11 @@ inline std::string Describe(const CallSpec& c) {
 }
 
 inline std::string Describe(const Scenario& s) {
-  std::string out = absl::StrCat(
-      "scenario seed ", s.seed, ": cancel_inline=", s.cancel_inline,
-      " preempt=", s.preempt, " throttle=", s.throttle, "(", s.throttle_max,
-      ",", s.throttle_ratio, ")\n");
+  std::string out =
+      absl::StrCat("scenario seed ", s.seed,
+                   ": cancel_inline=", s.cancel_inline, " preempt=", s.preempt,
+                   " fire_inline=", s.fire_inline, " throttle=", s.throttle,
+                   "(", s.throttle_max, ",", s.throttle_ratio, ")\n");
   for (const CallSpec& c : s.calls) absl::StrAppend(&out, Describe(c));
   return out;
 }

@@ -60,6 +60,10 @@ struct WScenario {
   int probes = 1;
   double release_ratio = 0.5;
   bool cancel_inline = true;
+  // The timer may fire a wait (a throttle poll, a backoff) inside
+  // `Schedule` (sim_fakes.h, FireInline); derived from the seed without
+  // drawing from its generator, so that older seeds keep their scenarios.
+  bool fire_inline = false;
   std::vector<std::pair<milliseconds, milliseconds>> outages;
   std::vector<WCall> calls;
 };
@@ -78,6 +82,7 @@ WScenario Make(uint64_t seed) {
                                          milliseconds(5000)}[pick(3)];
   s.probes = 1 + pick(3);
   s.cancel_inline = pick(2) == 0;
+  s.fire_inline = ((seed * 0x9E3779B97F4A7C15ull) >> 61) % 2 == 0;
   const milliseconds first = ms(0, 3000);
   const milliseconds length = ms(500, 40000);
   s.outages.push_back({first, first + length});
@@ -118,7 +123,8 @@ std::string Describe(const WScenario& s) {
       absl::StrCat("scenario ", s.seed, ": throttle(", s.max_tokens, ", ",
                    s.ratio, ", interval ", s.interval.count(), " ms, probes ",
                    s.probes, ", release_ratio ", s.release_ratio, "), cancel ",
-                   s.cancel_inline ? "inline" : "deferred", "; outages");
+                   s.cancel_inline ? "inline" : "deferred",
+                   s.fire_inline ? ", timer fires inline" : "", "; outages");
   for (const auto& [from, to] : s.outages) {
     absl::StrAppend(&out, " [", from.count(), ", ", to.count(), ") ms");
   }
@@ -161,12 +167,20 @@ struct CallLog {
 
 std::map<std::string, int> g_coverage;
 
+SimScheduler::Options SchedulerOptions(const WScenario& s) {
+  SimScheduler::Options o;
+  o.cancel_inline = s.cancel_inline;
+  o.fire_inline = s.fire_inline;
+  o.inline_prerun = false;  // its sync call starts in an event
+  o.preempt_seed = s.seed;
+  o.max_steps = 3000000;
+  return o;
+}
+
 class Runner {
  public:
   explicit Runner(const WScenario& s)
-      : s_(s),
-        sched_(std::make_shared<SimScheduler>(
-            SimScheduler::Options{s.cancel_inline, false, 0, 3000000})) {
+      : s_(s), sched_(std::make_shared<SimScheduler>(SchedulerOptions(s))) {
     RetryThrottle::WaitForRecovery waiting;
     waiting.probe_interval = s.interval;
     waiting.probes = s.probes;
@@ -400,6 +414,7 @@ class Runner {
       v.push_back(e);
     }
     for (const auto& a : admissions) ++g_coverage[a.down ? "probe" : "release"];
+    if (sched_->inline_fired() > 0) ++g_coverage["timer fired inside Schedule"];
     return v;
   }
 
@@ -448,7 +463,7 @@ TEST(WaitingSimulation, ManyCallsShareOneThrottle) {
     for (const char* what :
          {"waited, then OK", "waited, then retry throttled",
           "waited, then cancelled", "waited, then retry policy exhausted",
-          "probe", "release"}) {
+          "probe", "release", "timer fired inside Schedule"}) {
       EXPECT_GT(g_coverage[what], 0) << "never exercised: " << what;
     }
   }

@@ -217,6 +217,25 @@ TEST_F(OperationPollerTest, APollKeepsTheCallsShorterTotalTimeout) {
             std::chrono::seconds(2));
 }
 
+// The same timeout set for the client (or a method, a service, a service
+// config's `timeout`) is not in the call's own options, which are all a
+// poll carries to the Operations client: each poll must get it in its own,
+// or its retries run under the Operations client's options, past the
+// polling limit (found by the simulation suite, seed 4081).
+TEST_F(OperationPollerTest, APollKeepsAShorterTotalTimeoutFromAnyLayer) {
+  client_options_.set<TotalTimeoutOption>(std::chrono::seconds(2));
+  for (bool async : {false, true}) {
+    SCOPED_TRACE(async ? "async" : "sync");
+    client_.poll_calls.clear();
+    client_.script = {Running(), DoneWith("ok")};
+    ASSERT_TRUE(Await<StringValue>(Running(), async).ok());
+    ASSERT_EQ(client_.poll_calls.size(), 2u);
+    for (const Options& poll : client_.poll_calls) {
+      EXPECT_EQ(poll.get<TotalTimeoutOption>(), std::chrono::seconds(2));
+    }
+  }
+}
+
 // Issue 22, item 7: a backoff that reaches nanoseconds::max() (accepted by
 // validation) used to overflow `elapsed + wait`, so the awaiter slept for
 // centuries (sync) or scheduled a timer that never fired (async).

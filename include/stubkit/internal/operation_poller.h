@@ -78,9 +78,11 @@ Options PollCallOptions(const Options& call);
 Options CancelCallOptions(const Options& call);
 // The options of a poll made with `remaining` of the polling policy's time
 // limit left, so that the limit bounds the polls' retries too: the poll's
-// total timeout is `remaining` (or `total_timeout`, the call's own, when
-// set and shorter). At the limit (`remaining` not positive), the last poll
-// is one attempt, not retried.
+// total timeout is `remaining` (or `total_timeout`, the call's effective
+// one from any layer, when set and shorter), set in the poll's own options
+// since the Operations client resolves the others with its own layers. At
+// the limit (`remaining` not positive), the last poll is one attempt, not
+// retried.
 Options PollWithinLimit(const Options& poll_call,
                         std::chrono::nanoseconds total_timeout,
                         std::chrono::nanoseconds remaining);
