@@ -27,6 +27,11 @@
 //   etcd_recovery --down-ms 2000  # only: keep etcd down 2 s, then restart
 //   etcd_recovery --smoke         # 1 restart per client, restarted at once
 //
+// A RetryObserverOption (it only watches) explains each figure: the backoff
+// wait still ahead when etcd served (time no reconnect could save), and how
+// many attempts failed after etcd served (the channel still reporting the
+// old connection failure).
+//
 // Exit status: 0, 1 when something failed (a Put, a restart), 77 when etcd
 // is not installed.
 
@@ -42,10 +47,12 @@
 #include <thread>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "etcd/etcdserver/etcdserverpb/rpc.stubkit.h"
 #include "stubkit/cancellation.h"
 #include "stubkit/channel.h"
+#include "stubkit/retry_observer.h"
 #include "tests/etcd/etcd_process.h"
 
 namespace {
@@ -66,7 +73,50 @@ double Median(std::vector<double> v) {
 struct Round {
   double down_ms = 0;      // kill -> etcd serves again
   double recovery_ms = 0;  // etcd serves -> the Put returned OK
+  // Why it took that long: the backoff wait still ahead when etcd served
+  // (the attempt before could not have succeeded), and attempts that failed
+  // although etcd was serving (the channel's cached connection failure).
+  double backoff_left_ms = 0;
+  int failed_after_serving = 0;
 };
+
+// Every attempt's end, from the client's RetryObserverOption (an observer
+// only: it changes nothing about the retries).
+class AttemptLog {
+ public:
+  struct Attempt {
+    Clock::time_point end;
+    bool ok;
+    std::chrono::nanoseconds wait;  // before the next attempt
+  };
+  void Add(const stubkit::AttemptEvent& event) {
+    absl::MutexLock lock(&mu_);
+    attempts_.push_back({Clock::now(), event.status.ok(), event.wait});
+  }
+  std::vector<Attempt> Take() {
+    absl::MutexLock lock(&mu_);
+    std::vector<Attempt> taken;
+    taken.swap(attempts_);
+    return taken;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<Attempt> attempts_ ABSL_GUARDED_BY(mu_);
+};
+
+void Explain(const std::vector<AttemptLog::Attempt>& attempts,
+             Clock::time_point served, Round& round) {
+  for (const AttemptLog::Attempt& a : attempts) {
+    if (a.ok) continue;
+    if (a.end >= served) {
+      ++round.failed_after_serving;
+    } else {
+      round.backoff_left_ms =
+          std::max(0.0, Ms(a.end + a.wait - served));  // the last one wins
+    }
+  }
+}
 
 struct Result {
   std::string kind;
@@ -125,11 +175,15 @@ Result Measure(EtcdProcess& etcd, bool async, int restarts,
   Result result;
   result.kind = async ? "async" : "sync";
   result.down_ms = static_cast<int>(down.count());
+  auto log = std::make_shared<AttemptLog>();
   etcdserverpb::KVClient client(
       stubkit::CreateChannel(etcd.address(),
                              grpc::InsecureChannelCredentials()),
-      stubkit::Options{}.set<stubkit::IdempotencyMapOption>(
-          {{"etcdserverpb.KV.Put", stubkit::Idempotency::kIdempotent}}));
+      stubkit::Options{}
+          .set<stubkit::IdempotencyMapOption>(
+              {{"etcdserverpb.KV.Put", stubkit::Idempotency::kIdempotent}})
+          .set<stubkit::RetryObserverOption>(
+              [log](const stubkit::AttemptEvent& e) { log->Add(e); }));
   auto token = std::make_shared<stubkit::CancellationToken>();
   auto fail = [&](std::string message) {
     result.error = result.kind + ": " + message;
@@ -143,6 +197,7 @@ Result Measure(EtcdProcess& etcd, bool async, int restarts,
     return fail("warm-up Put failed: " + s.ToString());
   }
   for (int r = 0; r < restarts; ++r) {
+    log->Take();
     etcd.Kill();
     PendingPut put(client, async,
                    "stubkit/recovery/" + result.kind + "/" + std::to_string(r),
@@ -156,13 +211,16 @@ Result Measure(EtcdProcess& etcd, bool async, int restarts,
     Round round;
     round.down_ms = Ms(etcd.served_at() - etcd.killed_at());
     round.recovery_ms = Ms(put.end() - etcd.served_at());
+    Explain(log->Take(), etcd.served_at(), round);
     result.rounds.push_back(round);
     std::fprintf(stderr,
                  "etcd_recovery: %s, down %d ms, restart %d: etcd served "
                  "%.0f ms after the kill, the Put got through %.0f ms after "
-                 "that\n",
+                 "that (backoff still to wait then: %.0f ms; attempts failed "
+                 "after it served: %d)\n",
                  result.kind.c_str(), result.down_ms, r + 1, round.down_ms,
-                 round.recovery_ms);
+                 round.recovery_ms, round.backoff_left_ms,
+                 round.failed_after_serving);
     // Settle: the next round starts from a connected, idle client.
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
@@ -238,24 +296,30 @@ int main(int argc, char** argv) {
 
   std::printf(
       "Recovery after SIGKILL + restart of etcd, default stubkit clients "
-      "(Put idempotent), %d restarts per row\n\n",
+      "(Put idempotent); restarts per row: %d\n\n",
       restarts);
   std::printf(
       "| client | etcd kept down before its restart | etcd serves again after "
       "the kill (median) | first Put OK after etcd serves: median | min | "
-      "max |\n");
-  std::printf("| --- | ---: | ---: | ---: | ---: | ---: |\n");
+      "max | backoff still to wait when etcd served (median) | attempts "
+      "failed after etcd served (all restarts) |\n");
+  std::printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
   for (const Result& result : results) {
-    std::vector<double> down, recovery;
+    std::vector<double> down, recovery, backoff_left;
+    int failed_after_serving = 0;
     for (const Round& round : result.rounds) {
       down.push_back(round.down_ms);
       recovery.push_back(round.recovery_ms);
+      backoff_left.push_back(round.backoff_left_ms);
+      failed_after_serving += round.failed_after_serving;
     }
-    std::printf("| %s | %d ms | %.0f ms | %.0f ms | %.0f ms | %.0f ms |\n",
-                result.kind.c_str(), result.down_ms, Median(down),
-                Median(recovery),
-                *std::min_element(recovery.begin(), recovery.end()),
-                *std::max_element(recovery.begin(), recovery.end()));
+    std::printf(
+        "| %s | %d ms | %.0f ms | %.0f ms | %.0f ms | %.0f ms | %.0f ms | %d "
+        "|\n",
+        result.kind.c_str(), result.down_ms, Median(down), Median(recovery),
+        *std::min_element(recovery.begin(), recovery.end()),
+        *std::max_element(recovery.begin(), recovery.end()),
+        Median(backoff_left), failed_after_serving);
   }
   return 0;
 }
