@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh
-scripts/install-etcd.sh  # tests/etcd's real server (+80 s once, ~10 s of tests)
+scripts/install-etcd.sh  # tests/etcd's real server (+80 s once, ~20 s of tests)
 
 build_dir="${BUILD_DIR:-build}"
 jobs="${JOBS:-$(nproc)}"

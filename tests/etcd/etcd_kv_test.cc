@@ -21,8 +21,9 @@
 // (one Range); no call failed while its policy had time left (calls without
 // a timeout all succeed; those with one fail only with the stop reason
 // kDeadline: at the deadline, or earlier when the next backoff wait would
-// cross it, as specified); no call ended after its deadline. About 40-60 s on 2
-// cores; each restart's recovery is printed as "ETCD ..." lines
+// cross it, as specified); no call ended after its deadline. About 10-20 s
+// on 2 cores (each restart waits at most 40 s for every writer to get
+// through again); each restart's recovery is printed as "ETCD ..." lines
 // (benchmarks/etcd_recovery measures it properly).
 
 #include <grpcpp/grpcpp.h>
