@@ -30,6 +30,7 @@ if [[ -n "${dry}" ]]; then
   echo "main ${build_dir}"
 else
   scripts/install-deps.sh
+  scripts/install-etcd.sh  # tests/etcd's real server (+80 s once, ~20 s of tests)
   cmake -S . -B "${build_dir}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DSTUBKIT_BUILD_TESTS=ON -DSTUBKIT_BUILD_BENCHMARKS=ON \
     -DSTUBKIT_BUILD_EXAMPLES=ON >/dev/null
