@@ -19,7 +19,9 @@
 #include <utility>
 #include <vector>
 
+#ifndef STUBKIT_NO_KEYWORDS_PROTO  // C++17 only (tests/generator/CMakeLists.txt)
 #include "stubkit/testing/gen/keywords.stubkit_mock.h"
+#endif
 #include "stubkit/testing/gen/pagination.stubkit_mock.h"
 #include "stubkit/testing/gen/routing.stubkit_mock.h"
 
@@ -140,6 +142,7 @@ TEST(ConventionsCompileTest, MapAndEnumItems) {
                         ::pages::v1::ListStatesResponse::ACTIVE}));
 }
 
+#ifndef STUBKIT_NO_KEYWORDS_PROTO
 // Items fields named with a C++98 keyword (protoc: mutable_delete_()), a
 // C++11 one (mutable_nullptr_()), C++20 ones (protoc 3.21: mutable_requires(),
 // mutable_co_await()), NULL (protoc: mutable_null()) and char8_t.
@@ -189,6 +192,8 @@ TEST(ConventionsCompileTest, ItemsNamedWithKeywords) {
   }
   EXPECT_EQ(names, (std::vector<std::string>{"r", "r2", "d"}));
 }
+
+#endif  // STUBKIT_NO_KEYWORDS_PROTO
 
 TEST(ConventionsCompileTest, RoutedServiceCanBeBuilt) {
   ::routing::v1::RoutedClient client(

@@ -20,8 +20,10 @@
 #include "absl/synchronization/mutex.h"
 #include "stubkit/clock.h"
 #include "stubkit/retry_options.h"
+#ifndef STUBKIT_NO_KEYWORDS_PROTO  // C++17 only (tests/generator/CMakeLists.txt)
 #include "stubkit/testing/gen/keywords.grpc.pb.h"
 #include "stubkit/testing/gen/keywords.stubkit.h"
+#endif
 #include "stubkit/testing/gen/routing.grpc.pb.h"
 #include "stubkit/testing/gen/routing.stubkit.h"
 
@@ -249,6 +251,7 @@ TEST_F(GeneratedRoutingTest, TheOptionTurnsItOff) {
   EXPECT_NE(headers[3], kNone);
 }
 
+#ifndef STUBKIT_NO_KEYWORDS_PROTO
 // Records the header of every call, for keywords.proto.
 class KeywordsService : public ::keywords::v1::Keywords::Service {
  public:
@@ -322,6 +325,8 @@ TEST(GeneratedKeywordRoutingTest, FieldsNamedWithKeywords) {
                 "consteval=projects%2Fp&constinit=ci&co_return=cr&concept=cc"
                 "&thread_local.class=cl"}));
 }
+
+#endif  // STUBKIT_NO_KEYWORDS_PROTO
 
 }  // namespace
 }  // namespace stubkit
