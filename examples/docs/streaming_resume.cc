@@ -45,8 +45,8 @@ absl::Status ReadAll(StreamServiceClient& client) {
   Item item;
   while (reader.Read(&item)) std::cout << item.value() << " ";
   absl::Status status = reader.Finish();
-  std::cout << "-> " << (status.ok() ? "OK" : std::string(status.message()))
-            << " (" << reader.attempts() << " attempts)\n";
+  std::cout << "-> " << absl::StatusCodeToString(status.code())
+            << " (attempts: " << reader.attempts() << ")\n";
   return status;
 }
 
@@ -69,7 +69,7 @@ int main() {
 
   // Without a hook: the items before the break, then the break itself.
   StreamServiceClient plain(channel, options);
-  const bool plain_broke = !ReadAll(plain).ok();  // 1 2 3 -> restarting
+  const bool plain_broke = !ReadAll(plain).ok();  // 1 2 3 -> UNAVAILABLE
 
   // With a hook: the request is rewritten to continue after the last item
   // seen, and the reader goes on as if nothing happened. Each item is
