@@ -7,10 +7,10 @@
 #                                  # integration, reliability, fuzz corpus
 #                                  # replay, demo, snippets, strict-warning
 #                                  # compile of headers and generated code)
-#                                  # in build-asan/, built with clang 14 in
-#                                  # C++20: the main build is GCC in C++17,
-#                                  # so CI builds and runs every test with
-#                                  # both compilers and both standards
+#                                  # in build-asan/, with GCC in C++17;
+#                                  # STUBKIT_ASAN_CLANG=1 builds it with
+#                                  # clang 14 in C++20 instead (not yet in
+#                                  # CI: its first full run is pending)
 #   scripts/sanitize.sh tsan       # ThreadSanitizer: the runtime's concurrent
 #                                  # parts over a fake transport
 #                                  # (stubkit_runtime_concurrency_test) and
@@ -64,8 +64,12 @@ for pass in "${passes[@]}"; do
     asan)
       dir="${ASAN_BUILD_DIR:-build-asan}"
       echo "== sanitize: ASan+UBSan build in ${dir}"
-      CXX=clang++-14 CC=clang-14 configure "${dir}" address,undefined \
-        -DSTUBKIT_BUILD_EXAMPLES=ON -DCMAKE_CXX_STANDARD=20
+      if [[ -n "${STUBKIT_ASAN_CLANG:-}" ]]; then
+        CXX=clang++-14 CC=clang-14 configure "${dir}" address,undefined \
+          -DSTUBKIT_BUILD_EXAMPLES=ON -DCMAKE_CXX_STANDARD=20
+      else
+        configure "${dir}" address,undefined -DSTUBKIT_BUILD_EXAMPLES=ON
+      fi
       cmake --build "${dir}" -j "${jobs}"
       built=$(date +%s)
       echo "== sanitize: ASan+UBSan ctest (built in $((built - start)) s)"
