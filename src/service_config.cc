@@ -2,9 +2,6 @@
 
 #include "stubkit/service_config.h"
 
-#include <google/protobuf/util/json_util.h>
-#include <google/protobuf/util/time_util.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cctype>
@@ -22,6 +19,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -30,14 +28,14 @@
 #include "stubkit/call_options.h"
 #include "stubkit/hedging.h"
 #include "stubkit/internal/method_options.h"
-#include "stubkit/internal/service_config.pb.h"
+#include "stubkit/internal/json.h"
 #include "stubkit/retry_options.h"
 #include "stubkit/retry_policy.h"
 
 namespace stubkit {
 namespace {
 
-namespace json = ::stubkit::internal::grpc_service_config;
+using internal::JsonValue;
 using std::chrono::nanoseconds;
 
 // The rules of one methodConfig entry.
@@ -68,151 +66,228 @@ absl::Status Bad(absl::string_view path, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat(path, ": ", what));
 }
 
-std::string Quoted(const google::protobuf::Duration& d) {
-  return absl::StrCat("\"", google::protobuf::util::TimeUtil::ToString(d),
-                      "\"");
+// A value as an error message quotes it: strings quoted (and cut), numbers
+// as written, objects and lists by kind.
+std::string Describe(const JsonValue& value) {
+  switch (value.kind()) {
+    case JsonValue::Kind::kNull:
+      return "null";
+    case JsonValue::Kind::kBool:
+      return value.bool_value() ? "true" : "false";
+    case JsonValue::Kind::kNumber:
+      return value.text();
+    case JsonValue::Kind::kString: {
+      constexpr size_t kShown = 64;
+      const absl::string_view text = value.text();
+      return absl::StrCat("\"", Printable(text.substr(0, kShown)),
+                          text.size() > kShown ? "...\"" : "\"");
+    }
+    case JsonValue::Kind::kArray:
+      return "a list";
+    case JsonValue::Kind::kObject:
+      return "an object";
+  }
+  return "";
 }
 
-// "method_config[0].retry_policy" -> "methodConfig[0].retryPolicy": the
-// JSON names, as the user wrote them (or would have).
-std::string JsonPath(absl::string_view proto_path) {
-  std::string out;
-  bool upper = false;
-  for (char c : proto_path) {
-    if (c == '_') {
-      upper = true;
-      continue;
-    }
-    out.push_back(
-        upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(c)))
-              : c);
-    upper = false;
+std::string Child(absl::string_view path, absl::string_view key) {
+  return path.empty() ? std::string(key) : absl::StrCat(path, ".", key);
+}
+
+// The member `key` of `object` at `path`: nullptr when it is absent or
+// null (as gRPC reads a null field), an error when it is given twice.
+// Members stubkit does not read are ignored, as gRPC ignores them.
+absl::StatusOr<const JsonValue*> Member(const JsonValue& object,
+                                        absl::string_view path,
+                                        absl::string_view key) {
+  if (object.CountOf(key) > 1) {
+    return Bad(Child(path, key), "given more than once");
   }
+  const JsonValue* value = object.Find(key);
+  if (value == nullptr || value->is_null()) return nullptr;
+  return value;
+}
+
+absl::Status ExpectObject(const JsonValue& value, absl::string_view path) {
+  if (value.kind() == JsonValue::Kind::kObject) return absl::OkStatus();
+  return Bad(path, absl::StrCat("expected an object, got ", Describe(value)));
+}
+
+absl::Status ExpectList(const JsonValue& value, absl::string_view path) {
+  if (value.kind() == JsonValue::Kind::kArray) return absl::OkStatus();
+  return Bad(path, absl::StrCat("expected a list, got ", Describe(value)));
+}
+
+absl::StatusOr<std::string> ReadString(const JsonValue& value,
+                                       absl::string_view path) {
+  if (value.kind() != JsonValue::Kind::kString) {
+    return Bad(path, absl::StrCat("expected a string, got ", Describe(value)));
+  }
+  return value.text();
+}
+
+// An integer, written as a number or, as gRPC also reads it, a string.
+absl::StatusOr<int64_t> ReadInteger(const JsonValue& value,
+                                    absl::string_view path) {
+  int64_t out;
+  if ((value.kind() == JsonValue::Kind::kNumber ||
+       value.kind() == JsonValue::Kind::kString) &&
+      absl::SimpleAtoi(value.text(), &out)) {
+    return out;
+  }
+  return Bad(path, absl::StrCat("expected an integer, got ", Describe(value)));
+}
+
+// A number, written as a number or as a string ("0.5", "NaN", "Infinity").
+absl::StatusOr<double> ReadNumber(const JsonValue& value,
+                                  absl::string_view path) {
+  if (value.kind() == JsonValue::Kind::kNumber) return value.number_value();
+  double out;
+  if (value.kind() == JsonValue::Kind::kString &&
+      absl::SimpleAtod(value.text(), &out)) {
+    return out;
+  }
+  return Bad(path, absl::StrCat("expected a number, got ", Describe(value)));
+}
+
+// A duration as gRPC's JSON writes it: "-"? seconds, up to 9 decimals, "s"
+// ("0.100s"); at most 315,576,000,000 s either way (protobuf's Duration).
+struct Duration {
+  int64_t seconds = 0;
+  int32_t nanos = 0;  // same sign as seconds
+  bool negative() const { return seconds < 0 || nanos < 0; }
+  bool zero() const { return seconds == 0 && nanos == 0; }
+};
+
+// As protobuf prints a Duration: 0, 3, 6 or 9 decimals.
+std::string Quoted(const Duration& d) {
+  std::string out = d.negative() ? "\"-" : "\"";
+  absl::StrAppend(&out, d.seconds < 0 ? -d.seconds : d.seconds);
+  int32_t nanos = d.nanos < 0 ? -d.nanos : d.nanos;
+  if (nanos != 0) {
+    int digits = 9;
+    while (digits > 3 && nanos % 1000 == 0) {
+      nanos /= 1000;
+      digits -= 3;
+    }
+    std::string fraction = absl::StrCat(nanos);
+    fraction.insert(0, static_cast<size_t>(digits) - fraction.size(), '0');
+    absl::StrAppend(&out, ".", fraction);
+  }
+  absl::StrAppend(&out, "s\"");
   return out;
 }
 
-// Rewrites protobuf's parse errors in stubkit's "path: problem" form.
-// Shapes (protobuf 3.21): "(path): invalid value <v> for type <t>", and
-// text with a caret diagram for JSON syntax errors.
-absl::Status FromParseError(absl::string_view message) {
-  if (absl::ConsumePrefix(&message, "(")) {
-    const size_t close = message.find("): ");
-    if (close != absl::string_view::npos) {
-      std::string path = JsonPath(message.substr(0, close));
-      absl::string_view rest = message.substr(close + 3);
-      if (path.empty()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("invalid service config JSON: ", Printable(rest)));
-      }
-      // protobuf names the object, not the field, here.
-      if (absl::StrContains(rest, "on a scalar field")) {
-        return Bad(path,
-                   "a field of it takes a single value, got an object "
-                   "or a list");
-      }
-      // A key given twice, where the mirror proto has an optional field:
-      // "oneof field '_x' is already set. Cannot set 'x'" (the fuzzer
-      // found it).
-      const size_t cannot_set = rest.find("Cannot set '");
-      if (rest.find("is already set") != absl::string_view::npos &&
-          cannot_set != absl::string_view::npos) {
-        absl::string_view field = rest.substr(cannot_set + 12);
-        field = field.substr(0, field.find('\''));
-        return Bad(absl::StrCat(path, path.empty() ? "" : ".", JsonPath(field)),
-                   "given more than once");
-      }
-      absl::string_view type;
-      const size_t for_type = rest.rfind(" for type ");
-      if (for_type != absl::string_view::npos) {
-        type = rest.substr(for_type + 10);
-        rest = rest.substr(0, for_type);
-      }
-      absl::ConsumePrefix(&rest, "invalid value ");
-      // Durations: "Field 'timeout', Illegal duration format; ...".
-      if (absl::ConsumePrefix(&rest, "Field '")) {
-        const size_t comma = rest.find("', ");
-        if (comma != absl::string_view::npos) rest = rest.substr(comma + 3);
-        return Bad(path, absl::StrCat("not a duration such as \"0.100s\" (",
-                                      Printable(rest), ")"));
-      }
-      absl::string_view expected = "a value of another type";
-      if (type == "TYPE_STRING") {
-        expected = "a string";
-      } else if (type == "TYPE_BOOL") {
-        expected = "true or false";
-      } else if (type == "TYPE_DOUBLE" || type == "TYPE_FLOAT") {
-        expected = "a number";
-      } else if (absl::StartsWith(type, "TYPE_INT") ||
-                 absl::StartsWith(type, "TYPE_UINT")) {
-        expected = "an integer";
-      } else if (!type.empty()) {
-        expected = "an object";
-      }
-      return Bad(
-          path, absl::StrCat("expected ", expected, ", got ", Printable(rest)));
-    }
+absl::StatusOr<Duration> ReadDuration(const JsonValue& value,
+                                      absl::string_view path) {
+  auto bad = [&] {
+    return Bad(path, absl::StrCat("not a duration such as \"0.100s\" (got ",
+                                  Describe(value), ")"));
+  };
+  if (value.kind() != JsonValue::Kind::kString) return bad();
+  absl::string_view text = value.text();
+  const bool negative = absl::ConsumePrefix(&text, "-");
+  if (!absl::ConsumeSuffix(&text, "s")) return bad();
+  absl::string_view whole = text;
+  absl::string_view fraction;
+  if (const size_t dot = text.find('.'); dot != absl::string_view::npos) {
+    whole = text.substr(0, dot);
+    fraction = text.substr(dot + 1);
+    if (fraction.empty() || fraction.size() > 9) return bad();
   }
-  // Syntax errors: the first line, without protobuf's caret diagram.
-  absl::string_view first_line = message.substr(0, message.find('\n'));
-  absl::ConsumePrefix(&first_line, ": ");
-  return absl::InvalidArgumentError(
-      absl::StrCat("invalid service config JSON: ", Printable(first_line)));
+  auto all_digits = [](absl::string_view digits) {
+    return std::all_of(digits.begin(), digits.end(),
+                       [](char c) { return c >= '0' && c <= '9'; });
+  };
+  constexpr int64_t kMaxSeconds = 315576000000;
+  int64_t seconds = 0;
+  if (whole.empty() || whole.size() > 12 || !all_digits(whole) ||
+      !all_digits(fraction) || !absl::SimpleAtoi(whole, &seconds) ||
+      seconds > kMaxSeconds) {
+    return bad();
+  }
+  int32_t nanos = 0;
+  for (size_t i = 0; i < 9; ++i) {
+    nanos = nanos * 10 + (i < fraction.size() ? fraction[i] - '0' : 0);
+  }
+  Duration d{seconds, nanos};
+  if (negative) d = Duration{-seconds, -nanos};
+  return d;
 }
 
-absl::StatusOr<nanoseconds> ToNanoseconds(const google::protobuf::Duration& d,
+absl::StatusOr<nanoseconds> ToNanoseconds(const Duration& d,
                                           absl::string_view path) {
-  // Duration allows 10,000 years; nanoseconds hold about 292.
+  // A Duration allows 10,000 years; nanoseconds hold about 292.
   constexpr int64_t kMaxSeconds =
       std::numeric_limits<int64_t>::max() / 1000000000 - 1;
-  if (d.seconds() > kMaxSeconds || d.seconds() < -kMaxSeconds) {
+  if (d.seconds > kMaxSeconds || d.seconds < -kMaxSeconds) {
     return Bad(path, absl::StrCat("too large, got ", Quoted(d)));
   }
-  return std::chrono::seconds(d.seconds()) + nanoseconds(d.nanos());
+  return std::chrono::seconds(d.seconds) + nanoseconds(d.nanos);
 }
 
-absl::StatusOr<nanoseconds> Positive(const google::protobuf::Duration& d,
+// The duration at `key` of `object`, if given.
+absl::StatusOr<std::optional<Duration>> DurationMember(
+    const JsonValue& object, absl::string_view path, absl::string_view key) {
+  absl::StatusOr<const JsonValue*> value = Member(object, path, key);
+  if (!value.ok()) return value.status();
+  if (*value == nullptr) return std::optional<Duration>();
+  absl::StatusOr<Duration> d = ReadDuration(**value, Child(path, key));
+  if (!d.ok()) return d.status();
+  return std::optional<Duration>(*d);
+}
+
+absl::StatusOr<nanoseconds> Positive(const Duration& d,
                                      absl::string_view path) {
-  if (d.seconds() < 0 || d.nanos() < 0 ||
-      (d.seconds() == 0 && d.nanos() == 0)) {
+  if (d.negative() || d.zero()) {
     return Bad(path, absl::StrCat("must be positive, got ", Quoted(d)));
   }
   return ToNanoseconds(d, path);
 }
 
 // A status code as gRPC's JSON writes it ("UNAVAILABLE") or as a number.
-absl::StatusOr<grpc::StatusCode> ParseCode(const google::protobuf::Value& value,
+absl::StatusOr<grpc::StatusCode> ParseCode(const JsonValue& value,
                                            absl::string_view path) {
   constexpr int kLastCode = 16;  // UNAUTHENTICATED
-  if (value.kind_case() == google::protobuf::Value::kStringValue) {
+  if (value.kind() == JsonValue::Kind::kString) {
     for (int code = 0; code <= kLastCode; ++code) {
-      if (value.string_value() == internal::StatusCodeName(code)) {
+      if (value.text() == internal::StatusCodeName(code)) {
         if (code == 0) return Bad(path, "OK is not a failure");
         return static_cast<grpc::StatusCode>(code);
       }
     }
-    return Bad(
-        path,
-        absl::StrCat("unknown status code \"", Printable(value.string_value()),
-                     "\" (names are gRPC's, e.g. \"UNAVAILABLE\")"));
+    return Bad(path, absl::StrCat("unknown status code ", Describe(value),
+                                  " (names are gRPC's, e.g. \"UNAVAILABLE\")"));
   }
-  if (value.kind_case() == google::protobuf::Value::kNumberValue) {
+  if (value.kind() == JsonValue::Kind::kNumber) {
     const double number = value.number_value();
     if (!(number >= 1 && number <= kLastCode) || number != std::floor(number)) {
       return Bad(path, absl::StrCat("status code numbers are 1 to ", kLastCode,
-                                    ", got ", number));
+                                    ", got ", value.text()));
     }
     return static_cast<grpc::StatusCode>(static_cast<int>(number));
   }
   return Bad(path, "expected a status code name or number");
 }
 
-absl::StatusOr<StatusCodeSet> ParseCodes(
-    const google::protobuf::RepeatedPtrField<google::protobuf::Value>& values,
-    absl::string_view path) {
+// The list of codes at `key` of `object`; an empty set when it is absent.
+absl::StatusOr<StatusCodeSet> CodesMember(const JsonValue& object,
+                                          absl::string_view path,
+                                          absl::string_view key,
+                                          bool& given) {
+  absl::StatusOr<const JsonValue*> list = Member(object, path, key);
+  if (!list.ok()) return list.status();
+  given = *list != nullptr;
   StatusCodeSet codes;
-  for (int i = 0; i < values.size(); ++i) {
+  if (*list == nullptr) return codes;
+  const std::string list_path = Child(path, key);
+  if (absl::Status status = ExpectList(**list, list_path); !status.ok()) {
+    return status;
+  }
+  const std::vector<JsonValue>& values = (*list)->elements();
+  for (size_t i = 0; i < values.size(); ++i) {
     absl::StatusOr<grpc::StatusCode> code =
-        ParseCode(values[i], absl::StrCat(path, "[", i, "]"));
+        ParseCode(values[i], absl::StrCat(list_path, "[", i, "]"));
     if (!code.ok()) return code.status();
     codes.insert(*code);
   }
@@ -232,23 +307,64 @@ absl::StatusOr<int> MaxAttempts(int64_t value, int64_t limit,
   return static_cast<int>(std::min(value, limit));
 }
 
-absl::Status ParseRetryPolicy(const json::MethodConfig::RetryPolicy& in,
+// The integer at `key` of `object`, if given.
+absl::StatusOr<std::optional<int64_t>> IntegerMember(const JsonValue& object,
+                                                     absl::string_view path,
+                                                     absl::string_view key) {
+  absl::StatusOr<const JsonValue*> value = Member(object, path, key);
+  if (!value.ok()) return value.status();
+  if (*value == nullptr) return std::optional<int64_t>();
+  absl::StatusOr<int64_t> n = ReadInteger(**value, Child(path, key));
+  if (!n.ok()) return n.status();
+  return std::optional<int64_t>(*n);
+}
+
+// The number at `key` of `object`, if given.
+absl::StatusOr<std::optional<double>> NumberMember(const JsonValue& object,
+                                                   absl::string_view path,
+                                                   absl::string_view key) {
+  absl::StatusOr<const JsonValue*> value = Member(object, path, key);
+  if (!value.ok()) return value.status();
+  if (*value == nullptr) return std::optional<double>();
+  absl::StatusOr<double> n = ReadNumber(**value, Child(path, key));
+  if (!n.ok()) return n.status();
+  return std::optional<double>(*n);
+}
+
+absl::Status ParseRetryPolicy(const JsonValue& in,
                               const std::optional<nanoseconds>& timeout,
                               const ServiceConfigImport& how,
                               absl::string_view path, Rules& rules) {
-  const std::string initial_path = absl::StrCat(path, ".initialBackoff");
-  const std::string max_path = absl::StrCat(path, ".maxBackoff");
-  const std::string multiplier_path = absl::StrCat(path, ".backoffMultiplier");
-  const std::string codes_path = absl::StrCat(path, ".retryableStatusCodes");
-  if (!in.has_initial_backoff()) return Bad(initial_path, "is required");
+  if (absl::Status status = ExpectObject(in, path); !status.ok()) {
+    return status;
+  }
+  const std::string initial_path = Child(path, "initialBackoff");
+  const std::string max_path = Child(path, "maxBackoff");
+  const std::string multiplier_path = Child(path, "backoffMultiplier");
+  const std::string codes_path = Child(path, "retryableStatusCodes");
+  absl::StatusOr<std::optional<int64_t>> max_attempts =
+      IntegerMember(in, path, "maxAttempts");
+  if (!max_attempts.ok()) return max_attempts.status();
+  absl::StatusOr<std::optional<Duration>> initial_backoff =
+      DurationMember(in, path, "initialBackoff");
+  if (!initial_backoff.ok()) return initial_backoff.status();
+  if (!initial_backoff->has_value()) return Bad(initial_path, "is required");
   absl::StatusOr<nanoseconds> initial =
-      Positive(in.initial_backoff(), initial_path);
+      Positive(**initial_backoff, initial_path);
   if (!initial.ok()) return initial.status();
-  if (!in.has_max_backoff()) return Bad(max_path, "is required");
-  absl::StatusOr<nanoseconds> maximum = Positive(in.max_backoff(), max_path);
+  absl::StatusOr<std::optional<Duration>> max_backoff =
+      DurationMember(in, path, "maxBackoff");
+  if (!max_backoff.ok()) return max_backoff.status();
+  if (!max_backoff->has_value()) return Bad(max_path, "is required");
+  absl::StatusOr<nanoseconds> maximum = Positive(**max_backoff, max_path);
   if (!maximum.ok()) return maximum.status();
-  if (!in.has_backoff_multiplier()) return Bad(multiplier_path, "is required");
-  const double multiplier = in.backoff_multiplier();
+  absl::StatusOr<std::optional<double>> backoff_multiplier =
+      NumberMember(in, path, "backoffMultiplier");
+  if (!backoff_multiplier.ok()) return backoff_multiplier.status();
+  if (!backoff_multiplier->has_value()) {
+    return Bad(multiplier_path, "is required");
+  }
+  const double multiplier = **backoff_multiplier;
   if (!std::isfinite(multiplier) || !(multiplier > 0)) {
     return Bad(multiplier_path,
                absl::StrCat("must be positive, got ", multiplier));
@@ -257,33 +373,33 @@ absl::Status ParseRetryPolicy(const json::MethodConfig::RetryPolicy& in,
   // multiplier of at least 1 every wait is then maxBackoff's.
   if (*maximum < *initial) {
     if (multiplier < 1) {
-      return Bad(
-          max_path,
-          absl::StrCat("below initialBackoff (", Quoted(in.initial_backoff()),
-                       ") with a backoffMultiplier below 1 is not "
-                       "supported, got ",
-                       Quoted(in.max_backoff())));
+      return Bad(max_path,
+                 absl::StrCat("below initialBackoff (",
+                              Quoted(**initial_backoff),
+                              ") with a backoffMultiplier below 1 is not "
+                              "supported, got ",
+                              Quoted(**max_backoff)));
     }
     initial = *maximum;
   }
-  if (in.retryable_status_codes().empty()) {
-    return Bad(codes_path, "must not be empty");
-  }
+  bool codes_given = false;
   absl::StatusOr<StatusCodeSet> codes =
-      ParseCodes(in.retryable_status_codes(), codes_path);
+      CodesMember(in, path, "retryableStatusCodes", codes_given);
   if (!codes.ok()) return codes.status();
+  if (codes->empty()) return Bad(codes_path, "must not be empty");
 
-  if (in.has_per_attempt_recv_timeout()) {
+  absl::StatusOr<std::optional<Duration>> recv_timeout =
+      DurationMember(in, path, "perAttemptRecvTimeout");
+  if (!recv_timeout.ok()) return recv_timeout.status();
+  if (recv_timeout->has_value()) {
     absl::StatusOr<nanoseconds> attempt_timeout =
-        Positive(in.per_attempt_recv_timeout(),
-                 absl::StrCat(path, ".perAttemptRecvTimeout"));
+        Positive(**recv_timeout, Child(path, "perAttemptRecvTimeout"));
     if (!attempt_timeout.ok()) return attempt_timeout.status();
     rules.attempt_timeout = *attempt_timeout;
   }
-  if (in.has_max_attempts()) {
-    absl::StatusOr<int> attempts =
-        MaxAttempts(in.max_attempts(), how.max_attempts,
-                    absl::StrCat(path, ".maxAttempts"));
+  if (max_attempts->has_value()) {
+    absl::StatusOr<int> attempts = MaxAttempts(
+        **max_attempts, how.max_attempts, Child(path, "maxAttempts"));
     if (!attempts.ok()) return attempts.status();
     rules.retry = RetryPolicy::LimitedErrorCount(*attempts - 1);
   } else if (timeout.has_value()) {
@@ -300,79 +416,91 @@ absl::Status ParseRetryPolicy(const json::MethodConfig::RetryPolicy& in,
   return absl::OkStatus();
 }
 
-absl::Status ParseHedgingPolicy(const json::MethodConfig::HedgingPolicy& in,
+absl::Status ParseHedgingPolicy(const JsonValue& in,
                                 const ServiceConfigImport& how,
                                 absl::string_view path, Rules& rules) {
-  const std::string attempts_path = absl::StrCat(path, ".maxAttempts");
-  if (!in.has_max_attempts()) return Bad(attempts_path, "is required");
+  if (absl::Status status = ExpectObject(in, path); !status.ok()) {
+    return status;
+  }
+  const std::string attempts_path = Child(path, "maxAttempts");
+  absl::StatusOr<std::optional<int64_t>> max_attempts =
+      IntegerMember(in, path, "maxAttempts");
+  if (!max_attempts.ok()) return max_attempts.status();
+  if (!max_attempts->has_value()) return Bad(attempts_path, "is required");
   absl::StatusOr<int> attempts =
-      MaxAttempts(in.max_attempts(),
+      MaxAttempts(**max_attempts,
                   std::min(how.max_attempts, HedgingPolicy::kMaxAttemptsLimit),
                   attempts_path);
   if (!attempts.ok()) return attempts.status();
   nanoseconds delay = nanoseconds::zero();
-  if (in.has_hedging_delay()) {
-    const std::string delay_path = absl::StrCat(path, ".hedgingDelay");
-    if (in.hedging_delay().seconds() < 0 || in.hedging_delay().nanos() < 0) {
+  absl::StatusOr<std::optional<Duration>> hedging_delay =
+      DurationMember(in, path, "hedgingDelay");
+  if (!hedging_delay.ok()) return hedging_delay.status();
+  if (hedging_delay->has_value()) {
+    const std::string delay_path = Child(path, "hedgingDelay");
+    if ((*hedging_delay)->negative()) {
       return Bad(delay_path, absl::StrCat("must not be negative, got ",
-                                          Quoted(in.hedging_delay())));
+                                          Quoted(**hedging_delay)));
     }
-    absl::StatusOr<nanoseconds> d =
-        ToNanoseconds(in.hedging_delay(), delay_path);
+    absl::StatusOr<nanoseconds> d = ToNanoseconds(**hedging_delay, delay_path);
     if (!d.ok()) return d.status();
     delay = *d;
   }
   // gRPC's default is no non-fatal code; stubkit's hedging needs one, so an
   // omitted or empty list keeps stubkit's default, UNAVAILABLE.
   StatusCodeSet non_fatal{grpc::StatusCode::UNAVAILABLE};
-  if (!in.non_fatal_status_codes().empty()) {
-    absl::StatusOr<StatusCodeSet> codes =
-        ParseCodes(in.non_fatal_status_codes(),
-                   absl::StrCat(path, ".nonFatalStatusCodes"));
-    if (!codes.ok()) return codes.status();
-    non_fatal = *codes;
-  }
+  bool codes_given = false;
+  absl::StatusOr<StatusCodeSet> codes =
+      CodesMember(in, path, "nonFatalStatusCodes", codes_given);
+  if (!codes.ok()) return codes.status();
+  if (!codes->empty()) non_fatal = *codes;
   rules.hedging = HedgingPolicy(*attempts, delay, non_fatal);
   return absl::OkStatus();
 }
 
-absl::StatusOr<Rules> ParseRules(const json::MethodConfig& in,
+absl::StatusOr<Rules> ParseRules(const JsonValue& in,
                                  const ServiceConfigImport& how,
                                  absl::string_view path) {
   Rules rules;
-  if (in.has_timeout()) {
-    const std::string timeout_path = absl::StrCat(path, ".timeout");
-    if (in.timeout().seconds() < 0 || in.timeout().nanos() < 0) {
+  absl::StatusOr<std::optional<Duration>> timeout =
+      DurationMember(in, path, "timeout");
+  if (!timeout.ok()) return timeout.status();
+  if (timeout->has_value()) {
+    const std::string timeout_path = Child(path, "timeout");
+    if ((*timeout)->negative()) {
       return Bad(timeout_path, absl::StrCat("must not be negative, got ",
-                                            Quoted(in.timeout())));
+                                            Quoted(**timeout)));
     }
-    absl::StatusOr<nanoseconds> timeout =
-        ToNanoseconds(in.timeout(), timeout_path);
-    if (!timeout.ok()) return timeout.status();
+    absl::StatusOr<nanoseconds> ns = ToNanoseconds(**timeout, timeout_path);
+    if (!ns.ok()) return ns.status();
     // "0s" is no timeout, as in gRPC.
-    if (*timeout > nanoseconds::zero()) rules.timeout = *timeout;
+    if (*ns > nanoseconds::zero()) rules.timeout = *ns;
   }
-  if (in.has_wait_for_ready()) {
-    const google::protobuf::Value& value = in.wait_for_ready();
-    if (value.kind_case() == google::protobuf::Value::kBoolValue) {
-      rules.wait_for_ready = value.bool_value();
-    } else if (value.kind_case() != google::protobuf::Value::kNullValue) {
-      return Bad(absl::StrCat(path, ".waitForReady"), "expected true or false");
+  absl::StatusOr<const JsonValue*> wait_for_ready =
+      Member(in, path, "waitForReady");
+  if (!wait_for_ready.ok()) return wait_for_ready.status();
+  if (*wait_for_ready != nullptr) {
+    if ((*wait_for_ready)->kind() != JsonValue::Kind::kBool) {
+      return Bad(Child(path, "waitForReady"), "expected true or false");
     }
+    rules.wait_for_ready = (*wait_for_ready)->bool_value();
   }
-  if (in.has_retry_policy() && in.has_hedging_policy()) {
+  absl::StatusOr<const JsonValue*> retry = Member(in, path, "retryPolicy");
+  if (!retry.ok()) return retry.status();
+  absl::StatusOr<const JsonValue*> hedging = Member(in, path, "hedgingPolicy");
+  if (!hedging.ok()) return hedging.status();
+  if (*retry != nullptr && *hedging != nullptr) {
     return Bad(path,
                "has both a retryPolicy and a hedgingPolicy (gRPC allows one)");
   }
-  if (in.has_retry_policy()) {
-    absl::Status status =
-        ParseRetryPolicy(in.retry_policy(), rules.timeout, how,
-                         absl::StrCat(path, ".retryPolicy"), rules);
+  if (*retry != nullptr) {
+    absl::Status status = ParseRetryPolicy(**retry, rules.timeout, how,
+                                           Child(path, "retryPolicy"), rules);
     if (!status.ok()) return status;
   }
-  if (in.has_hedging_policy()) {
+  if (*hedging != nullptr) {
     absl::Status status = ParseHedgingPolicy(
-        in.hedging_policy(), how, absl::StrCat(path, ".hedgingPolicy"), rules);
+        **hedging, how, Child(path, "hedgingPolicy"), rules);
     if (!status.ok()) return status;
   }
   return rules;
@@ -468,82 +596,134 @@ absl::StatusOr<ServiceConfig> ParseServiceConfig(
     return absl::InvalidArgumentError(
         absl::StrCat("ServiceConfigImport::jitter: ", jitter.message()));
   }
-  json::ServiceConfig parsed;
-  google::protobuf::util::JsonParseOptions parse_options;
-  // Everything stubkit does not read (newer gRPC fields included) is ignored.
-  parse_options.ignore_unknown_fields = true;
-  const auto status = google::protobuf::util::JsonStringToMessage(
-      google::protobuf::StringPiece(json.data(), json.size()), &parsed,
-      parse_options);
-  if (!status.ok()) {
-    return FromParseError(
-        absl::string_view(status.message().data(), status.message().size()));
+  absl::StatusOr<JsonValue> root = internal::ParseJson(json);
+  if (!root.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "invalid service config JSON: ", root.status().message()));
+  }
+  if (root->kind() != JsonValue::Kind::kObject) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid service config JSON: expected an object at the "
+                     "top level, got ",
+                     Describe(*root)));
   }
 
   // Parsed rules, one per methodConfig entry, and where each name points.
   std::vector<Rules> rules;
-  rules.reserve(parsed.method_config_size());
   struct Named {
-    int rules;
+    size_t rules;
     std::string path;
     bool is_method;
   };
   std::map<std::string, Named> names;  // "" is the default
-  for (int i = 0; i < parsed.method_config_size(); ++i) {
-    const json::MethodConfig& entry = parsed.method_config(i);
-    const std::string path = absl::StrCat("methodConfig[", i, "]");
-    if (entry.name().empty()) {
-      return Bad(absl::StrCat(path, ".name"),
-                 "must list at least one name ({} for every method)");
+  absl::StatusOr<const JsonValue*> method_config =
+      Member(*root, "", "methodConfig");
+  if (!method_config.ok()) return method_config.status();
+  if (*method_config != nullptr) {
+    if (absl::Status status = ExpectList(**method_config, "methodConfig");
+        !status.ok()) {
+      return status;
     }
-    for (int j = 0; j < entry.name_size(); ++j) {
-      const json::MethodConfig::Name& name = entry.name(j);
-      const std::string name_path = absl::StrCat(path, ".name[", j, "]");
-      if (name.service().empty() && !name.method().empty()) {
-        return Bad(name_path,
-                   absl::StrCat("method \"", Printable(name.method()),
-                                "\" needs a service"));
+    const std::vector<JsonValue>& entries = (*method_config)->elements();
+    rules.reserve(entries.size());
+    for (size_t i = 0; i < entries.size(); ++i) {
+      const JsonValue& entry = entries[i];
+      const std::string path = absl::StrCat("methodConfig[", i, "]");
+      if (absl::Status status = ExpectObject(entry, path); !status.ok()) {
+        return status;
       }
-      // Methods in gRPC's spelling, "a.B/C": the service "a.B.C" is
-      // another name.
-      std::string key = name.service();
-      if (!name.method().empty()) absl::StrAppend(&key, "/", name.method());
-      auto [it, inserted] =
-          names.emplace(key, Named{i, name_path, !name.method().empty()});
-      if (!inserted) {
-        return Bad(name_path,
-                   absl::StrCat("duplicate name ", NameForMessages(key),
-                                ", also at ", it->second.path));
+      const std::string names_path = Child(path, "name");
+      absl::StatusOr<const JsonValue*> name_list =
+          Member(entry, path, "name");
+      if (!name_list.ok()) return name_list.status();
+      if (*name_list != nullptr) {
+        if (absl::Status status = ExpectList(**name_list, names_path);
+            !status.ok()) {
+          return status;
+        }
       }
+      if (*name_list == nullptr || (*name_list)->elements().empty()) {
+        return Bad(names_path,
+                   "must list at least one name ({} for every method)");
+      }
+      const std::vector<JsonValue>& name_values = (*name_list)->elements();
+      for (size_t j = 0; j < name_values.size(); ++j) {
+        const JsonValue& name = name_values[j];
+        const std::string name_path = absl::StrCat(names_path, "[", j, "]");
+        if (absl::Status status = ExpectObject(name, name_path);
+            !status.ok()) {
+          return status;
+        }
+        std::string name_parts[2];
+        const char* keys[2] = {"service", "method"};
+        for (int k = 0; k < 2; ++k) {
+          absl::StatusOr<const JsonValue*> part =
+              Member(name, name_path, keys[k]);
+          if (!part.ok()) return part.status();
+          if (*part == nullptr) continue;
+          absl::StatusOr<std::string> text =
+              ReadString(**part, Child(name_path, keys[k]));
+          if (!text.ok()) return text.status();
+          name_parts[k] = *std::move(text);
+        }
+        const std::string& service = name_parts[0];
+        const std::string& method = name_parts[1];
+        if (service.empty() && !method.empty()) {
+          return Bad(name_path, absl::StrCat("method \"", Printable(method),
+                                             "\" needs a service"));
+        }
+        // Methods in gRPC's spelling, "a.B/C": the service "a.B.C" is
+        // another name.
+        std::string key = service;
+        if (!method.empty()) absl::StrAppend(&key, "/", method);
+        auto [it, inserted] =
+            names.emplace(key, Named{i, name_path, !method.empty()});
+        if (!inserted) {
+          return Bad(name_path,
+                     absl::StrCat("duplicate name ", NameForMessages(key),
+                                  ", also at ", it->second.path));
+        }
+      }
+      absl::StatusOr<Rules> parsed_rules = ParseRules(entry, how, path);
+      if (!parsed_rules.ok()) return parsed_rules.status();
+      rules.push_back(*std::move(parsed_rules));
     }
-    absl::StatusOr<Rules> parsed_rules = ParseRules(entry, how, path);
-    if (!parsed_rules.ok()) return parsed_rules.status();
-    rules.push_back(*std::move(parsed_rules));
   }
 
   ServiceConfig config;
   config.how_ = how;
-  if (parsed.has_retry_throttling()) {
-    const auto& throttling = parsed.retry_throttling();
-    if (!throttling.has_max_tokens()) {
+  absl::StatusOr<const JsonValue*> throttling =
+      Member(*root, "", "retryThrottling");
+  if (!throttling.ok()) return throttling.status();
+  if (*throttling != nullptr) {
+    const std::string path = "retryThrottling";
+    if (absl::Status status = ExpectObject(**throttling, path); !status.ok()) {
+      return status;
+    }
+    absl::StatusOr<std::optional<int64_t>> max_tokens =
+        IntegerMember(**throttling, path, "maxTokens");
+    if (!max_tokens.ok()) return max_tokens.status();
+    absl::StatusOr<std::optional<double>> token_ratio =
+        NumberMember(**throttling, path, "tokenRatio");
+    if (!token_ratio.ok()) return token_ratio.status();
+    if (!max_tokens->has_value()) {
       return Bad("retryThrottling.maxTokens", "is required");
     }
-    if (throttling.max_tokens() <= 0 || throttling.max_tokens() > 1000) {
-      return Bad(
-          "retryThrottling.maxTokens",
-          absl::StrCat("must be in (0, 1000], got ", throttling.max_tokens()));
+    if (**max_tokens <= 0 || **max_tokens > 1000) {
+      return Bad("retryThrottling.maxTokens",
+                 absl::StrCat("must be in (0, 1000], got ", **max_tokens));
     }
-    if (!throttling.has_token_ratio()) {
+    if (!token_ratio->has_value()) {
       return Bad("retryThrottling.tokenRatio", "is required");
     }
-    const double ratio = throttling.token_ratio();
+    const double ratio = **token_ratio;
     // RetryThrottle keeps thousandths of a token, as gRPC does.
-    if (!(ratio >= 0.001 && ratio <= throttling.max_tokens())) {
+    if (!(ratio >= 0.001 && ratio <= static_cast<double>(**max_tokens))) {
       return Bad("retryThrottling.tokenRatio",
                  absl::StrCat("must be in [0.001, maxTokens], got ", ratio));
     }
     config.throttle_ = std::make_shared<RetryThrottle>(
-        static_cast<double>(throttling.max_tokens()), ratio);
+        static_cast<double>(**max_tokens), ratio);
   }
   const Rules* default_rules = nullptr;
   if (auto it = names.find(""); it != names.end()) {

@@ -126,8 +126,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const absl::string_view message = status.message();
     FUZZ_CHECK(!message.empty());
     FUZZ_CHECK(message.find('\n') == absl::string_view::npos);
-    // A JSON path first: a field's ("methodConfig[0].timeout: ...") or, when
-    // protobuf names only the object, the object's ("retryThrottling: ...").
+    // A JSON path first ("methodConfig[0].timeout: ...", "retryThrottling:
+    // ..."), or the line and column of text that is not JSON.
     FUZZ_CHECK(absl::StartsWith(message, "methodConfig") ||
                absl::StartsWith(message, "retryThrottling") ||
                absl::StartsWith(message, "invalid service config JSON: "));

@@ -500,7 +500,7 @@ TEST(ServiceConfigBadInputTest, WrongTypes) {
             "retryThrottling.tokenRatio: expected a number, got \"x\"");
   EXPECT_EQ(ErrorOf(Default(R"("timeout": 5)")),
             "methodConfig[0].timeout: not a duration such as \"0.100s\" "
-            "(Invalid data type for duration, value is 5)");
+            "(got 5)");
   EXPECT_EQ(ErrorOf(R"({"methodConfig": [{"name": [{}], "retryPolicy": 3}]})"),
             "methodConfig[0].retryPolicy: expected an object, got 3");
   EXPECT_EQ(ErrorOf(Default(R"("retryPolicy": {"maxAttempts": 2,
@@ -508,6 +508,59 @@ TEST(ServiceConfigBadInputTest, WrongTypes) {
           "retryableStatusCodes": ["UNAVAILABLE", true]})")),
             "methodConfig[0].retryPolicy.retryableStatusCodes[1]: expected a "
             "status code name or number");
+}
+
+// Every message comes from stubkit's own walk over the parsed JSON (no
+// dependency's error text): the path as the user wrote it, then the problem.
+TEST(ServiceConfigBadInputTest, MessagesNameThePathAndTheValue) {
+  EXPECT_EQ(ErrorOf(R"({"methodConfig": {"name": [{}]}})"),
+            "methodConfig: expected a list, got an object");
+  EXPECT_EQ(ErrorOf(R"({"methodConfig": [[]]})"),
+            "methodConfig[0]: expected an object, got a list");
+  EXPECT_EQ(ErrorOf(R"({"methodConfig": [{"name": {}}]})"),
+            "methodConfig[0].name: expected a list, got an object");
+  EXPECT_EQ(ErrorOf(R"({"methodConfig": [{"name": ["a.B"]}]})"),
+            "methodConfig[0].name[0]: expected an object, got \"a.B\"");
+  EXPECT_EQ(ErrorOf(R"({"methodConfig": [{"name": [{"service": {}}]}]})"),
+            "methodConfig[0].name[0].service: expected a string, got an "
+            "object");
+  EXPECT_EQ(ErrorOf(Default(R"("retryPolicy": {"maxAttempts": 2.5})")),
+            "methodConfig[0].retryPolicy.maxAttempts: expected an integer, "
+            "got 2.5");
+  EXPECT_EQ(ErrorOf(Default(R"("retryPolicy": {"maxAttempts": 2,
+                                "maxAttempts": 3})")),
+            "methodConfig[0].retryPolicy.maxAttempts: given more than once");
+  EXPECT_EQ(ErrorOf(R"({"methodConfig": [], "methodConfig": []})"),
+            "methodConfig: given more than once");
+  EXPECT_EQ(ErrorOf(Default(R"("retryPolicy": {"maxAttempts": 2,
+                "initialBackoff": "1s", "maxBackoff": "1s",
+                "backoffMultiplier": 1, "retryableStatusCodes": "UNAVAILABLE"})")),
+            "methodConfig[0].retryPolicy.retryableStatusCodes: expected a "
+            "list, got \"UNAVAILABLE\"");
+  EXPECT_EQ(ErrorOf("{\n  \"methodConfig\": [\n    {\"name\": [{}]},\n  ]\n}"),
+            "invalid service config JSON: line 4, column 3: expected a value "
+            "(an object, a list, a string, a number, true, false or null)");
+  EXPECT_EQ(ErrorOf("[]"),
+            "invalid service config JSON: expected an object at the top "
+            "level, got a list");
+}
+
+// As gRPC reads a service config: integers and numbers may be strings, a
+// null field is an absent one, and what stubkit does not read is ignored
+// (proto field names such as "method_config" included: gRPC's JSON names
+// only).
+TEST(ServiceConfigTest, ReadsValuesAsGrpcDoes) {
+  ServiceConfig config = MustParse(R"({"methodConfig": [{"name": [{}],
+      "timeout": null, "waitForReady": null, "hedgingPolicy": null,
+      "retryPolicy": {"maxAttempts": "3", "initialBackoff": "0.5s",
+          "maxBackoff": "2s", "backoffMultiplier": "2",
+          "retryableStatusCodes": ["UNAVAILABLE"], "newerField": {"x": [1]}},
+      "futureField": true}],
+      "method_config": 7, "loadBalancingConfig": [{"round_robin": {}}]})");
+  const Options options = config.OptionsFor("a.B/C");
+  EXPECT_EQ(options.get<RetryPolicyOption>().max_retries(), 2);
+  EXPECT_FALSE(options.has<TotalTimeoutOption>());
+  EXPECT_FALSE(options.has<WaitForReadyOption>());
 }
 
 std::string RetryWithCodes(const std::string& codes) {
@@ -571,7 +624,7 @@ TEST(ServiceConfigBadInputTest, NegativeZeroOrMalformedDurations) {
             "methodConfig[0].timeout: must not be negative, got \"-3s\"");
   EXPECT_EQ(ErrorOf(Default(R"("timeout": "1.5")")),
             "methodConfig[0].timeout: not a duration such as \"0.100s\" "
-            "(Illegal duration format; duration must end with 's')");
+            "(got \"1.5\")");
   EXPECT_THAT(ErrorOf(Default(Retry("abc", "10s"))),
               StartsWith("methodConfig[0].retryPolicy.initialBackoff: not a "
                          "duration such as \"0.100s\""));
