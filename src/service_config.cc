@@ -226,15 +226,33 @@ absl::StatusOr<nanoseconds> ToNanoseconds(const Duration& d,
   return std::chrono::seconds(d.seconds) + nanoseconds(d.nanos);
 }
 
-// The duration at `key` of `object`, if given.
-absl::StatusOr<std::optional<Duration>> DurationMember(
-    const JsonValue& object, absl::string_view path, absl::string_view key) {
+// The value at `key` of `object` read by `read`, if given (not absent nor
+// null).
+template <typename T>
+absl::StatusOr<std::optional<T>> ReadMember(
+    const JsonValue& object, absl::string_view path, absl::string_view key,
+    absl::StatusOr<T> (*read)(const JsonValue&, absl::string_view)) {
   absl::StatusOr<const JsonValue*> value = Member(object, path, key);
   if (!value.ok()) return value.status();
-  if (*value == nullptr) return std::optional<Duration>();
-  absl::StatusOr<Duration> d = ReadDuration(**value, Child(path, key));
-  if (!d.ok()) return d.status();
-  return std::optional<Duration>(*d);
+  if (*value == nullptr) return std::optional<T>();
+  absl::StatusOr<T> out = read(**value, Child(path, key));
+  if (!out.ok()) return out.status();
+  return std::optional<T>(*std::move(out));
+}
+
+absl::StatusOr<std::optional<Duration>> DurationMember(
+    const JsonValue& object, absl::string_view path, absl::string_view key) {
+  return ReadMember<Duration>(object, path, key, ReadDuration);
+}
+absl::StatusOr<std::optional<int64_t>> IntegerMember(const JsonValue& object,
+                                                     absl::string_view path,
+                                                     absl::string_view key) {
+  return ReadMember<int64_t>(object, path, key, ReadInteger);
+}
+absl::StatusOr<std::optional<double>> NumberMember(const JsonValue& object,
+                                                   absl::string_view path,
+                                                   absl::string_view key) {
+  return ReadMember<double>(object, path, key, ReadNumber);
 }
 
 absl::StatusOr<nanoseconds> Positive(const Duration& d,
@@ -305,30 +323,6 @@ absl::StatusOr<int> MaxAttempts(int64_t value, int64_t limit,
                                   value));
   }
   return static_cast<int>(std::min(value, limit));
-}
-
-// The integer at `key` of `object`, if given.
-absl::StatusOr<std::optional<int64_t>> IntegerMember(const JsonValue& object,
-                                                     absl::string_view path,
-                                                     absl::string_view key) {
-  absl::StatusOr<const JsonValue*> value = Member(object, path, key);
-  if (!value.ok()) return value.status();
-  if (*value == nullptr) return std::optional<int64_t>();
-  absl::StatusOr<int64_t> n = ReadInteger(**value, Child(path, key));
-  if (!n.ok()) return n.status();
-  return std::optional<int64_t>(*n);
-}
-
-// The number at `key` of `object`, if given.
-absl::StatusOr<std::optional<double>> NumberMember(const JsonValue& object,
-                                                   absl::string_view path,
-                                                   absl::string_view key) {
-  absl::StatusOr<const JsonValue*> value = Member(object, path, key);
-  if (!value.ok()) return value.status();
-  if (*value == nullptr) return std::optional<double>();
-  absl::StatusOr<double> n = ReadNumber(**value, Child(path, key));
-  if (!n.ok()) return n.status();
-  return std::optional<double>(*n);
 }
 
 absl::Status ParseRetryPolicy(const JsonValue& in,
