@@ -306,6 +306,9 @@ void RetryLoopState::NotifyHedgedAttempt(int attempt, time_point its_start,
 }
 
 void RetryLoopState::OnSuccess() {
+  if (channel_ != nullptr) {
+    channel_->CheckGrpcRetries(options_, method_.full_name, true);
+  }
   if (throttle_ != nullptr) {
     if (waited_for_throttle_) {
       throttle_->OnWaitedSuccess();
@@ -432,6 +435,9 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
                                const grpc::ClientContext& context,
                                absl::Status* final_status, nanoseconds* wait) {
   follow_channel_ = false;
+  if (channel_ != nullptr) {
+    channel_->CheckGrpcRetries(options_, method_.full_name, false);
+  }
   const time_point now = Now();
   const bool deadline_exceeded =
       status.code() == absl::StatusCode::kDeadlineExceeded &&
