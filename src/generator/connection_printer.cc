@@ -37,10 +37,17 @@ void PrintConnectionImplMethod(Printer& w, const Printer::Vars& mv,
               "        $Service$Methods::k$Method$, options, request,\n"
               "        [&](::grpc::ClientContext& context) {\n"
               "          return stub_->$Method$(context, options, request);\n"
-              "        },\n"
-              "        [&] { return Async$Method$Attempt(request); },\n"
-              "        channel_);\n"
-              "  }\n\n");
+              "        },\n");
+      {
+        // The connection's channel last, on the lambda's line when it fits
+        // (as clang-format lays it out).
+        const std::string last = w.Expand(
+            mv, "        [&] { return Async$Method$Attempt(request); },");
+        w.PrintRaw(last.size() + sizeof(" channel_);") - 1 <= 80
+                       ? last + " channel_);\n"
+                       : last + "\n        channel_);\n");
+      }
+      w.Print("  }\n\n");
       PrintOverrideHead(
           w, mv,
           *FindSignature(Layer::kConnection, method.kind, Variant::kAsync));
@@ -129,8 +136,8 @@ void PrintConnectionImpl(Printer& w, const FileModel& file,
        "::std::shared_ptr<::stubkit::internal::ConnectionChannel> channel"},
       "");
   w.Print(
-      "      : stub_(::std::move(stub)),\n"
-      "        channel_(::std::move(channel)) {}\n");
+      "      : stub_(::std::move(stub)), "
+      "channel_(::std::move(channel)) {}\n");
   for (const MethodModel& method : service.methods) {
     PrintConnectionImplMethod(w, MethodVars(file, service, method), method);
   }

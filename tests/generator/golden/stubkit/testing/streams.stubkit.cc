@@ -160,8 +160,7 @@ class StreamServiceConnectionImpl : public StreamServiceConnection {
   explicit StreamServiceConnectionImpl(
       ::std::shared_ptr<StreamServiceStub> stub,
       ::std::shared_ptr<::stubkit::internal::ConnectionChannel> channel)
-      : stub_(::std::move(stub)),
-        channel_(::std::move(channel)) {}
+      : stub_(::std::move(stub)), channel_(::std::move(channel)) {}
 
   ::stubkit::StreamReader<::stubkit::testing::Item> Range(
       const ::stubkit::OptionsView& options,
@@ -229,8 +228,7 @@ class StreamServiceConnectionImpl : public StreamServiceConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->Get(context, options, request);
         },
-        [&] { return AsyncGetAttempt(request); },
-        channel_);
+        [&] { return AsyncGetAttempt(request); }, channel_);
   }
 
   void AsyncGet(

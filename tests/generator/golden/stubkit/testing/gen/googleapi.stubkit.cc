@@ -396,8 +396,7 @@ class LibraryConnectionImpl : public LibraryConnection {
   explicit LibraryConnectionImpl(
       ::std::shared_ptr<LibraryStub> stub,
       ::std::shared_ptr<::stubkit::internal::ConnectionChannel> channel)
-      : stub_(::std::move(stub)),
-        channel_(::std::move(channel)) {}
+      : stub_(::std::move(stub)), channel_(::std::move(channel)) {}
 
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> GetBook(
       const ::stubkit::OptionsView& options,
@@ -409,8 +408,7 @@ class LibraryConnectionImpl : public LibraryConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->GetBook(context, options, request);
         },
-        [&] { return AsyncGetBookAttempt(request); },
-        channel_);
+        [&] { return AsyncGetBookAttempt(request); }, channel_);
   }
 
   void AsyncGetBook(
@@ -434,8 +432,7 @@ class LibraryConnectionImpl : public LibraryConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->PutBook(context, options, request);
         },
-        [&] { return AsyncPutBookAttempt(request); },
-        channel_);
+        [&] { return AsyncPutBookAttempt(request); }, channel_);
   }
 
   void AsyncPutBook(
@@ -459,8 +456,7 @@ class LibraryConnectionImpl : public LibraryConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->CreateBook(context, options, request);
         },
-        [&] { return AsyncCreateBookAttempt(request); },
-        channel_);
+        [&] { return AsyncCreateBookAttempt(request); }, channel_);
   }
 
   void AsyncCreateBook(
@@ -483,8 +479,7 @@ class LibraryConnectionImpl : public LibraryConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->DeleteBook(context, options, request);
         },
-        [&] { return AsyncDeleteBookAttempt(request); },
-        channel_);
+        [&] { return AsyncDeleteBookAttempt(request); }, channel_);
   }
 
   void AsyncDeleteBook(
@@ -505,8 +500,7 @@ class LibraryConnectionImpl : public LibraryConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->TouchBook(context, options, request);
         },
-        [&] { return AsyncTouchBookAttempt(request); },
-        channel_);
+        [&] { return AsyncTouchBookAttempt(request); }, channel_);
   }
 
   void AsyncTouchBook(
@@ -527,8 +521,7 @@ class LibraryConnectionImpl : public LibraryConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->ArchiveBooks(context, options, request);
         },
-        [&] { return AsyncArchiveBooksAttempt(request); },
-        channel_);
+        [&] { return AsyncArchiveBooksAttempt(request); }, channel_);
   }
 
   void AsyncArchiveBooks(

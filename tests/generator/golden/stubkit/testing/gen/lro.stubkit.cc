@@ -377,8 +377,7 @@ class JobsConnectionImpl : public JobsConnection {
   explicit JobsConnectionImpl(
       ::std::shared_ptr<JobsStub> stub,
       ::std::shared_ptr<::stubkit::internal::ConnectionChannel> channel)
-      : stub_(::std::move(stub)),
-        channel_(::std::move(channel)) {}
+      : stub_(::std::move(stub)), channel_(::std::move(channel)) {}
 
   ::absl::StatusOr<::google::longrunning::Operation> StartJob(
       const ::stubkit::OptionsView& options,
@@ -389,8 +388,7 @@ class JobsConnectionImpl : public JobsConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->StartJob(context, options, request);
         },
-        [&] { return AsyncStartJobAttempt(request); },
-        channel_);
+        [&] { return AsyncStartJobAttempt(request); }, channel_);
   }
 
   void AsyncStartJob(
@@ -412,8 +410,7 @@ class JobsConnectionImpl : public JobsConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->ExportJob(context, options, request);
         },
-        [&] { return AsyncExportJobAttempt(request); },
-        channel_);
+        [&] { return AsyncExportJobAttempt(request); }, channel_);
   }
 
   void AsyncExportJob(
@@ -434,8 +431,7 @@ class JobsConnectionImpl : public JobsConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->DeleteJob(context, options, request);
         },
-        [&] { return AsyncDeleteJobAttempt(request); },
-        channel_);
+        [&] { return AsyncDeleteJobAttempt(request); }, channel_);
   }
 
   void AsyncDeleteJob(const ::stubkit::OptionsView& options,
@@ -455,8 +451,7 @@ class JobsConnectionImpl : public JobsConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->PeekJob(context, options, request);
         },
-        [&] { return AsyncPeekJobAttempt(request); },
-        channel_);
+        [&] { return AsyncPeekJobAttempt(request); }, channel_);
   }
 
   void AsyncPeekJob(const ::stubkit::OptionsView& options,
@@ -476,8 +471,7 @@ class JobsConnectionImpl : public JobsConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->ArchiveJob(context, options, request);
         },
-        [&] { return AsyncArchiveJobAttempt(request); },
-        channel_);
+        [&] { return AsyncArchiveJobAttempt(request); }, channel_);
   }
 
   void AsyncArchiveJob(
@@ -498,8 +492,7 @@ class JobsConnectionImpl : public JobsConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->RestoreJob(context, options, request);
         },
-        [&] { return AsyncRestoreJobAttempt(request); },
-        channel_);
+        [&] { return AsyncRestoreJobAttempt(request); }, channel_);
   }
 
   void AsyncRestoreJob(
@@ -520,8 +513,7 @@ class JobsConnectionImpl : public JobsConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->TouchJob(context, options, request);
         },
-        [&] { return AsyncTouchJobAttempt(request); },
-        channel_);
+        [&] { return AsyncTouchJobAttempt(request); }, channel_);
   }
 
   void AsyncTouchJob(const ::stubkit::OptionsView& options,

@@ -113,8 +113,7 @@ class NoPackageConnectionImpl : public NoPackageConnection {
   explicit NoPackageConnectionImpl(
       ::std::shared_ptr<NoPackageStub> stub,
       ::std::shared_ptr<::stubkit::internal::ConnectionChannel> channel)
-      : stub_(::std::move(stub)),
-        channel_(::std::move(channel)) {}
+      : stub_(::std::move(stub)), channel_(::std::move(channel)) {}
 
   ::absl::StatusOr<::NoPackageResponse> Lookup(
       const ::stubkit::OptionsView& options,
@@ -124,8 +123,7 @@ class NoPackageConnectionImpl : public NoPackageConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->Lookup(context, options, request);
         },
-        [&] { return AsyncLookupAttempt(request); },
-        channel_);
+        [&] { return AsyncLookupAttempt(request); }, channel_);
   }
 
   void AsyncLookup(

@@ -327,8 +327,7 @@ class PagesConnectionImpl : public PagesConnection {
   explicit PagesConnectionImpl(
       ::std::shared_ptr<PagesStub> stub,
       ::std::shared_ptr<::stubkit::internal::ConnectionChannel> channel)
-      : stub_(::std::move(stub)),
-        channel_(::std::move(channel)) {}
+      : stub_(::std::move(stub)), channel_(::std::move(channel)) {}
 
   ::absl::StatusOr<::pages::v1::ListBooksResponse> ListBooks(
       const ::stubkit::OptionsView& options,
@@ -338,8 +337,7 @@ class PagesConnectionImpl : public PagesConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->ListBooks(context, options, request);
         },
-        [&] { return AsyncListBooksAttempt(request); },
-        channel_);
+        [&] { return AsyncListBooksAttempt(request); }, channel_);
   }
 
   void AsyncListBooks(
@@ -359,8 +357,7 @@ class PagesConnectionImpl : public PagesConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->ListShelves(context, options, request);
         },
-        [&] { return AsyncListShelvesAttempt(request); },
-        channel_);
+        [&] { return AsyncListShelvesAttempt(request); }, channel_);
   }
 
   void AsyncListShelves(
@@ -381,8 +378,7 @@ class PagesConnectionImpl : public PagesConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->ListLabels(context, options, request);
         },
-        [&] { return AsyncListLabelsAttempt(request); },
-        channel_);
+        [&] { return AsyncListLabelsAttempt(request); }, channel_);
   }
 
   void AsyncListLabels(
@@ -402,8 +398,7 @@ class PagesConnectionImpl : public PagesConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->ListStates(context, options, request);
         },
-        [&] { return AsyncListStatesAttempt(request); },
-        channel_);
+        [&] { return AsyncListStatesAttempt(request); }, channel_);
   }
 
   void AsyncListStates(
@@ -423,8 +418,7 @@ class PagesConnectionImpl : public PagesConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->ListAll(context, options, request);
         },
-        [&] { return AsyncListAllAttempt(request); },
-        channel_);
+        [&] { return AsyncListAllAttempt(request); }, channel_);
   }
 
   void AsyncListAll(

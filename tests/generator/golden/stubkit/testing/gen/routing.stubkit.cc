@@ -398,8 +398,7 @@ class RoutedConnectionImpl : public RoutedConnection {
   explicit RoutedConnectionImpl(
       ::std::shared_ptr<RoutedStub> stub,
       ::std::shared_ptr<::stubkit::internal::ConnectionChannel> channel)
-      : stub_(::std::move(stub)),
-        channel_(::std::move(channel)) {}
+      : stub_(::std::move(stub)), channel_(::std::move(channel)) {}
 
   ::absl::StatusOr<::routing::v1::ReadResponse> ReadRows(
       const ::stubkit::OptionsView& options,
@@ -409,8 +408,7 @@ class RoutedConnectionImpl : public RoutedConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->ReadRows(context, options, request);
         },
-        [&] { return AsyncReadRowsAttempt(request); },
-        channel_);
+        [&] { return AsyncReadRowsAttempt(request); }, channel_);
   }
 
   void AsyncReadRows(
@@ -430,8 +428,7 @@ class RoutedConnectionImpl : public RoutedConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->Ping(context, options, request);
         },
-        [&] { return AsyncPingAttempt(request); },
-        channel_);
+        [&] { return AsyncPingAttempt(request); }, channel_);
   }
 
   void AsyncPing(
@@ -451,8 +448,7 @@ class RoutedConnectionImpl : public RoutedConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->GetTable(context, options, request);
         },
-        [&] { return AsyncGetTableAttempt(request); },
-        channel_);
+        [&] { return AsyncGetTableAttempt(request); }, channel_);
   }
 
   void AsyncGetTable(
@@ -518,8 +514,7 @@ class RoutedConnectionImpl : public RoutedConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->Plain(context, options, request);
         },
-        [&] { return AsyncPlainAttempt(request); },
-        channel_);
+        [&] { return AsyncPlainAttempt(request); }, channel_);
   }
 
   void AsyncPlain(
@@ -539,8 +534,7 @@ class RoutedConnectionImpl : public RoutedConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->GetShard(context, options, request);
         },
-        [&] { return AsyncGetShardAttempt(request); },
-        channel_);
+        [&] { return AsyncGetShardAttempt(request); }, channel_);
   }
 
   void AsyncGetShard(
