@@ -82,8 +82,7 @@ ReconnectWatchLogic::Step ReconnectWatchLogic::Join(
     uint64_t id, std::function<void()> wake, grpc_connectivity_state state,
     time_point now) {
   Step step;
-  waiters_.push_back(
-      Waiter{id, state != GRPC_CHANNEL_READY, std::move(wake)});
+  waiters_.push_back(Waiter{id, state != GRPC_CHANNEL_READY, std::move(wake)});
   Observe(state, now, step);
   if (!armed_ && !waiters_.empty() && state != GRPC_CHANNEL_SHUTDOWN) {
     armed_ = true;
@@ -114,14 +113,14 @@ ReconnectWatchLogic::Step ReconnectWatchLogic::OnWatchEnded(
   return step;
 }
 
-void ReconnectWatchLogic::Observe(grpc_connectivity_state state,
-                                  time_point now, Step& step) {
+void ReconnectWatchLogic::Observe(grpc_connectivity_state state, time_point now,
+                                  Step& step) {
   if (state == GRPC_CHANNEL_READY) {
     // Only waits that saw the channel down: one whose attempt failed on a
     // ready channel keeps its backoff.
-    auto ready = std::stable_partition(
-        waiters_.begin(), waiters_.end(),
-        [](const Waiter& w) { return !w.saw_not_ready; });
+    auto ready =
+        std::stable_partition(waiters_.begin(), waiters_.end(),
+                              [](const Waiter& w) { return !w.saw_not_ready; });
     for (auto it = ready; it != waiters_.end(); ++it) {
       step.wake.push_back(std::move(it->wake));
     }
@@ -246,11 +245,10 @@ void RememberStubkitChannel(const std::shared_ptr<grpc::Channel>& channel) {
   StubkitChannels& registry = Registry();
   std::lock_guard<std::mutex> lock(registry.mu);
   auto& channels = registry.channels;
-  channels.erase(std::remove_if(channels.begin(), channels.end(),
-                                [](const auto& entry) {
-                                  return entry.second.expired();
-                                }),
-                 channels.end());
+  channels.erase(
+      std::remove_if(channels.begin(), channels.end(),
+                     [](const auto& entry) { return entry.second.expired(); }),
+      channels.end());
   channels.emplace_back(channel.get(), channel);
 }
 

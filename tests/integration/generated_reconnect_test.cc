@@ -80,9 +80,8 @@ class Events {
   RetryObserverOption::Type Observer() {
     return [this](const AttemptEvent& event) {
       std::lock_guard<std::mutex> lock(mu_);
-      events_.push_back(Event{event.attempt, event.status.code(),
-                              event.final, event.wait_reason,
-                              event.started_on_reconnect});
+      events_.push_back(Event{event.attempt, event.status.code(), event.final,
+                              event.wait_reason, event.started_on_reconnect});
       cv_.notify_all();
     };
   }

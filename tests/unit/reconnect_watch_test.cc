@@ -41,15 +41,15 @@ class ReconnectWatchTest : public ::testing::Test {
 };
 
 TEST(FollowsChannelTest, OnlyUnavailableWithABackoffWait) {
-  EXPECT_TRUE(FollowsChannel(absl::UnavailableError("down"),
-                             WaitReason::kBackoff));
+  EXPECT_TRUE(
+      FollowsChannel(absl::UnavailableError("down"), WaitReason::kBackoff));
   // The server said when to come back, or the backend is overloaded.
-  EXPECT_FALSE(FollowsChannel(absl::UnavailableError("down"),
-                              WaitReason::kPushback));
-  EXPECT_FALSE(FollowsChannel(absl::UnavailableError("down"),
-                              WaitReason::kRetryInfo));
-  EXPECT_FALSE(FollowsChannel(absl::UnavailableError("down"),
-                              WaitReason::kThrottle));
+  EXPECT_FALSE(
+      FollowsChannel(absl::UnavailableError("down"), WaitReason::kPushback));
+  EXPECT_FALSE(
+      FollowsChannel(absl::UnavailableError("down"), WaitReason::kRetryInfo));
+  EXPECT_FALSE(
+      FollowsChannel(absl::UnavailableError("down"), WaitReason::kThrottle));
   // Another retryable code is not a connection failure.
   EXPECT_FALSE(FollowsChannel(absl::DeadlineExceededError("slow"),
                               WaitReason::kBackoff));
