@@ -564,7 +564,10 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
   }
   *wait = chosen.delay;
   BeginDelay(now, chosen.delay);
-  follow_channel_ = channel_ != nullptr && FollowsChannel(status, chosen.reason);
+  // The option is read only here, on the retry path.
+  follow_channel_ = channel_ != nullptr &&
+                    FollowsChannel(status, chosen.reason) &&
+                    options_.get<FollowReconnectOption>();
   return true;
 }
 

@@ -223,6 +223,36 @@ TEST_F(ReconnectTest, AsyncCallStartsWhenTheChannelIsReadyAgain) {
   ExpectFollowedTheServerBack();
 }
 
+TEST_F(ReconnectTest, FollowReconnectOptionFalseWaitsOutTheBackoff) {
+  ASSERT_TRUE(server_.ok());
+  EchoServiceClient client(
+      stubkit::CreateChannel(server_.address(),
+                             grpc::InsecureChannelCredentials()),
+      ClientOptions()
+          .set<FollowReconnectOption>(false)
+          // Short, so that the test does not wait 30 s.
+          .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
+              std::chrono::milliseconds(500), std::chrono::milliseconds(500),
+              2.0, Jitter::None())));
+  ASSERT_TRUE(
+      client.Echo(Request("before"), Options{}.set<RetryObserverOption>({}))
+          .ok());
+
+  std::future<absl::StatusOr<EchoResponse>> result;
+  RestartAround([&] {
+    result = std::async(std::launch::async,
+                        [&] { return client.Echo(Request("after")); });
+  });
+
+  ASSERT_TRUE(result.get().ok());
+  const std::vector<Events::Event> events = events_.events();
+  ASSERT_GE(events.size(), 2u);
+  EXPECT_TRUE(events.back().final);
+  for (const Events::Event& event : events) {
+    EXPECT_FALSE(event.started_on_reconnect);
+  }
+}
+
 TEST_F(ReconnectTest, ACancelEndsTheWaitWhileTheServerIsDown) {
   ASSERT_TRUE(server_.ok());
   EchoServiceClient client(
