@@ -10,8 +10,11 @@
 // hand-written stack) has none, and its calls wait out their backoff as
 // they always did:
 //
-//   auto link = ConnectionChannel::Make(channel);    // once, per connection
-//   RunUnary<Response>(method, options, request, attempt, link.get());
+//   // once, when the connection is made over `channel`:
+//   std::shared_ptr<ConnectionChannel> link = ConnectionChannel::Make(channel);
+//   // per call:
+//   RunUnary<Response>(method, options, request, attempt, make_async, link);
+//   RunAsyncUnary<Response>(method, options, attempt, std::move(done), link);
 //
 // Following the server back (issue 30 item 2, docs/reconnects.md). After
 // an attempt fails with UNAVAILABLE and the loop chose a backoff wait (not
