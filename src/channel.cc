@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include "stubkit/internal/connection_channel.h"
+
 namespace stubkit {
 namespace {
 
@@ -73,8 +75,12 @@ std::shared_ptr<grpc::Channel> CreateChannel(
     const std::string& target,
     const std::shared_ptr<grpc::ChannelCredentials>& credentials,
     grpc::ChannelArguments args) {
-  return grpc::CreateCustomChannel(
+  std::shared_ptr<grpc::Channel> channel = grpc::CreateCustomChannel(
       target, credentials, ChannelArgumentsWithoutGrpcRetries(std::move(args)));
+  // So that a client over it does not warn about gRPC's retries: they are
+  // off whatever its service config says (see ConnectionChannel::CheckGrpcRetries).
+  internal::RememberStubkitChannel(channel);
+  return channel;
 }
 
 }  // namespace stubkit

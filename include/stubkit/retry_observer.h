@@ -69,6 +69,10 @@ struct AttemptEvent {
   // A hedged attempt still running when another won or the call ended: it
   // was cancelled, and `status` is CANCELLED.
   bool hedge_loser = false;
+  // The wait before this attempt ended before its backoff did: the attempt
+  // before it failed with UNAVAILABLE, and the channel was ready again
+  // (docs/reconnects.md). Only for clients built over a channel.
+  bool started_on_reconnect = false;
   // The attempt's context, valid during the callback only; null for an
   // event no finished attempt is behind (a call cancelled during a backoff
   // wait, or refused before its first attempt). Prefer `ReceivedMetadata`:

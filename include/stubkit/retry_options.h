@@ -67,6 +67,16 @@ struct IdempotencyMapOption {
   static Type Default() { return {}; }
 };
 
+// After an attempt fails with UNAVAILABLE, its backoff wait watches the
+// channel: it asks the channel to reconnect and ends as soon as the channel
+// is ready again (never later than the backoff). Only for clients built
+// over a channel, and waits through the default sleepers; see
+// docs/reconnects.md. False: the wait runs its full backoff.
+struct FollowReconnectOption {
+  using Type = bool;
+  static Type Default() { return true; }
+};
+
 // Each attempt's own deadline is min(call end, attempt start + this). An
 // attempt that runs out of its own time is retried (if the call is
 // idempotent) as if it had failed with UNAVAILABLE. Zero means none.

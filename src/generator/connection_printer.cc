@@ -37,15 +37,24 @@ void PrintConnectionImplMethod(Printer& w, const Printer::Vars& mv,
               "        $Service$Methods::k$Method$, options, request,\n"
               "        [&](::grpc::ClientContext& context) {\n"
               "          return stub_->$Method$(context, options, request);\n"
-              "        },\n"
-              "        [&] { return Async$Method$Attempt(request); });\n"
-              "  }\n\n");
+              "        },\n");
+      {
+        // The connection's channel last, on the lambda's line when it fits
+        // (as clang-format lays it out).
+        const std::string last = w.Expand(
+            mv, "        [&] { return Async$Method$Attempt(request); },");
+        w.PrintRaw(last.size() + sizeof(" channel_);") - 1 <= 80
+                       ? last + " channel_);\n"
+                       : last + "\n        channel_);\n");
+      }
+      w.Print("  }\n\n");
       PrintOverrideHead(
           w, mv,
           *FindSignature(Layer::kConnection, method.kind, Variant::kAsync));
       PrintCall(w, mv, 2, "::stubkit::internal::RunAsyncUnary<$Response$>(",
                 {"$Service$Methods::k$Method$", "options",
-                 "Async$Method$Attempt(request)", "::std::move(done)"},
+                 "Async$Method$Attempt(request)", "::std::move(done)",
+                 "channel_"},
                 ");");
       break;
     case Kind::kServerStreaming:
@@ -118,9 +127,17 @@ void PrintConnectionImpl(Printer& w, const FileModel& file,
   w.Print(ServiceVars(file, service),
           "class $Service$ConnectionImpl : public $Service$Connection {\n"
           " public:\n");
-  PrintConstructor(w, ServiceVars(file, service), "$Service$ConnectionImpl",
-                   {"::std::shared_ptr<$Service$Stub> stub"}, "");
-  w.Print("      : stub_(::std::move(stub)) {}\n");
+  // `channel`: the one the stub stack calls through, when the connection
+  // was made over a channel; unary retry waits follow it back after a
+  // connection failure (stubkit/internal/connection_channel.h).
+  PrintConstructor(
+      w, ServiceVars(file, service), "$Service$ConnectionImpl",
+      {"::std::shared_ptr<$Service$Stub> stub",
+       "::std::shared_ptr<::stubkit::internal::ConnectionChannel> channel"},
+      "");
+  w.Print(
+      "      : stub_(::std::move(stub)), "
+      "channel_(::std::move(channel)) {}\n");
   for (const MethodModel& method : service.methods) {
     PrintConnectionImplMethod(w, MethodVars(file, service, method), method);
   }
@@ -148,6 +165,8 @@ void PrintConnectionImpl(Printer& w, const FileModel& file,
   }
   w.Print(ServiceVars(file, service),
           "  ::std::shared_ptr<$Service$Stub> stub_;\n"
+          "  ::std::shared_ptr<::stubkit::internal::ConnectionChannel> "
+          "channel_;\n"
           "};\n\n");
 }
 
@@ -273,11 +292,13 @@ void PrintConnectionSource(Printer& w, const FileModel& file,
   PrintMakeConnectionHead(w, vars,
                           "::std::shared_ptr<::grpc::ChannelInterface> channel",
                           /*declaration=*/false);
-  PrintCall(w, vars, 1, "return Make$Service$Connection(",
+  w.Print(vars, "  return ::std::make_shared<$Service$ConnectionImpl>(\n");
+  PrintCall(w, vars, 3, "::stubkit::internal::ApplyDecorators<$Service$Stub>(",
             {"::std::make_shared<$Service$GrpcStub>("
              "$grpc_class$::NewStub(channel))",
-             "options"},
-            ");");
+             "options.get<$Service$Client::DecoratorsOption>()"},
+            "),");
+  w.Print("      ::stubkit::internal::ConnectionChannel::Make(channel));\n");
   w.Print("}\n\n");
   PrintMakeConnectionHead(w, vars, "::std::shared_ptr<$Service$Stub> stub",
                           /*declaration=*/false);
@@ -285,7 +306,8 @@ void PrintConnectionSource(Printer& w, const FileModel& file,
   PrintCall(
       w, vars, 3, "::stubkit::internal::ApplyDecorators(",
       {"::std::move(stub)", "options.get<$Service$Client::DecoratorsOption>()"},
-      "));");
+      "),");
+  w.Print("      nullptr);\n");
   w.Print("}\n\n");
 }
 

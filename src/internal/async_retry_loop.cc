@@ -91,20 +91,68 @@ void AsyncRetryOperationBase::ScheduleWait(std::chrono::nanoseconds wait) {
   // A cancel that came before `timer_` was known could not stop the timer.
   CancellationToken* token = state().cancellation();
   if (token != nullptr && token->cancelled()) sleeper().Cancel(timer);
+  if (state().follow_channel()) WatchChannel(generation);
+}
+
+void AsyncRetryOperationBase::WatchChannel(uint64_t generation) {
+  // Weak: a watch outlives the wait; it must not keep the call alive.
+  std::weak_ptr<AsyncCallBase> weak = weak_from_this();
+  const uint64_t watch = channel_->Join([weak, generation] {
+    // On the watcher thread, which must not run the next attempt (the
+    // context setup hook and decorators are user code): the timer thread
+    // hands it to its callback pool.
+    DefaultAsyncSleeper().Schedule(
+        std::chrono::nanoseconds::zero(), [weak, generation](bool fired) {
+          if (!fired) return;
+          if (auto self = weak.lock()) {
+            static_cast<AsyncRetryOperationBase*>(self.get())
+                ->OnChannelReady(generation);
+          }
+        });
+  });
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (waiting_ && wait_generation_ == generation && !finished_) {
+      watch_ = watch;
+      return;
+    }
+  }
+  channel_->Leave(watch);  // the wait ended meanwhile
+}
+
+void AsyncRetryOperationBase::OnChannelReady(uint64_t generation) {
+  uint64_t timer;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (finished_ || !waiting_ || wait_generation_ != generation) return;
+    woken_by_channel_ = true;
+    timer = timer_;
+  }
+  // Ends the wait through the sleeper, so that the timer and the wake meet
+  // in one place (OnWaitDone), whichever comes first.
+  if (timer != 0) sleeper().Cancel(timer);
 }
 
 void AsyncRetryOperationBase::OnWaitDone(bool fired) {
+  bool woken;
+  uint64_t watch;
+  bool finished;
   {
     std::lock_guard<std::mutex> lock(mu_);
     waiting_ = false;
     timer_ = 0;
-    if (finished_) return;
+    woken = std::exchange(woken_by_channel_, false);
+    watch = std::exchange(watch_, 0);
+    finished = finished_;
   }
+  if (watch != 0) channel_->Leave(watch);
+  if (finished) return;
   CancellationToken* token = state().cancellation();
-  if (!fired || (token != nullptr && token->cancelled())) {
+  if ((!fired && !woken) || (token != nullptr && token->cancelled())) {
     Finish(state().Cancelled());
     return;
   }
+  if (!fired) state().OnChannelReady();  // woken before the backoff's end
   if (state().waiting_for_throttle()) {
     // A poll of the throttle's waiting mode, on the sleeper's thread.
     absl::Status final_status;

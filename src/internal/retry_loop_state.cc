@@ -3,6 +3,9 @@
 #include "stubkit/internal/retry_loop_state.h"
 
 #include <algorithm>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -11,10 +14,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "src/internal/format.h"
+#include "stubkit/internal/connection_channel.h"
 #include "stubkit/internal/deadline.h"
 #include "stubkit/internal/metadata.h"
 #include "stubkit/internal/method_options.h"
 #include "stubkit/internal/server_hints.h"
+#include "stubkit/internal/timer_queue.h"
 #include "stubkit/internal/validate_options.h"
 
 namespace stubkit {
@@ -164,6 +169,7 @@ bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context,
   if (cancel_ != nullptr && !cancel_->Attach(&context)) return false;
   ++attempts_;
   attempt_start_ = now;
+  attempt_on_reconnect_ = std::exchange(woke_on_reconnect_, false);
   attempt_deadline_ = AttemptEnd(now, stream_deadlines_ ? call_end_ : end_,
                                  options_.get<AttemptTimeoutOption>());
   SetAttemptDeadline(context, now, attempt_deadline_);
@@ -275,6 +281,7 @@ void RetryLoopState::Notify(const absl::Status& status, time_point now,
   event.wait_reason = wait.reason;
   event.stop_reason = reason;
   event.context = finished_context_;
+  event.started_on_reconnect = attempt_on_reconnect_ && !hedged_;
   // Only the event that follows the attempt gets it: the context may be
   // gone by the next one (a cancelled backoff wait).
   finished_context_ = nullptr;
@@ -299,6 +306,9 @@ void RetryLoopState::NotifyHedgedAttempt(int attempt, time_point its_start,
 }
 
 void RetryLoopState::OnSuccess() {
+  if (channel_ != nullptr) {
+    channel_->CheckGrpcRetries(options_, method_.full_name, true);
+  }
   if (throttle_ != nullptr) {
     if (waited_for_throttle_) {
       throttle_->OnWaitedSuccess();
@@ -424,6 +434,10 @@ bool RetryLoopState::ChooseWait(const absl::Status& status,
 bool RetryLoopState::OnFailure(const absl::Status& status,
                                const grpc::ClientContext& context,
                                absl::Status* final_status, nanoseconds* wait) {
+  follow_channel_ = false;
+  if (channel_ != nullptr) {
+    channel_->CheckGrpcRetries(options_, method_.full_name, false);
+  }
   const time_point now = Now();
   const bool deadline_exceeded =
       status.code() == absl::StatusCode::kDeadlineExceeded &&
@@ -550,6 +564,10 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
   }
   *wait = chosen.delay;
   BeginDelay(now, chosen.delay);
+  // The option is read only here, on the retry path.
+  follow_channel_ = channel_ != nullptr &&
+                    FollowsChannel(status, chosen.reason) &&
+                    options_.get<FollowReconnectOption>();
   return true;
 }
 
@@ -618,6 +636,7 @@ void RetryLoopState::LeaveThrottleWait(time_point now) {
 RetryLoopState::ThrottleStep RetryLoopState::AfterThrottleWait(
     absl::Status* final_status, nanoseconds* wait) {
   delay_pending_ = nanoseconds::zero();  // the loop waited it out
+  follow_channel_ = false;
   const time_point now = Now();
   if (cancel_ != nullptr && cancel_->cancelled()) {
     *final_status = Cancelled();
@@ -645,7 +664,79 @@ RetryLoopState::ThrottleStep RetryLoopState::AfterThrottleWait(
   return ThrottleStep::kWait;
 }
 
+void RetryLoopState::OnChannelReady() {
+  const time_point now = Now();
+  nanoseconds waited = nanoseconds::zero();
+  if (delay_pending_ > nanoseconds::zero()) {
+    waited = std::clamp<nanoseconds>(now - delay_began_, nanoseconds::zero(),
+                                     delay_pending_);
+    retry_delay_ -= delay_pending_ - waited;
+  }
+  const nanoseconds planned = delay_pending_;
+  delay_pending_ = nanoseconds::zero();
+  woke_on_reconnect_ = true;
+  if (log_sink_ != nullptr && log_level_ >= LogLevel::kRetries) {
+    Log(LogLevel::kRetries,
+        absl::StrCat("stubkit: ", method_.full_name,
+                     " the channel is ready again; attempt ", attempts_ + 1,
+                     " starts after ", FormatDuration(waited), " of its ",
+                     FormatDuration(planned), " wait"));
+  }
+}
+
+namespace {
+
+// A sync wait that may end early: woken by the channel's watch (on the
+// watcher thread) or by a cancel (on the cancelling thread).
+struct SyncWake {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool woken = false;      // guarded by mu
+  bool cancelled = false;  // guarded by mu
+  void Set(bool SyncWake::*flag) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      this->*flag = true;
+    }
+    cv.notify_all();
+  }
+};
+
+}  // namespace
+
+bool RetryLoopState::SleepFollowingChannel(nanoseconds wait) {
+  // Shared with the callbacks: a wake may come after this wait is over.
+  auto wake = std::make_shared<SyncWake>();
+  const std::chrono::steady_clock::time_point until = SteadyDeadline(wait);
+  uint64_t registration = 0;
+  if (cancel_ != nullptr) {
+    registration =
+        cancel_->AddCallback([wake] { wake->Set(&SyncWake::cancelled); });
+  }
+  // The watcher thread polls the channel meanwhile (see
+  // connection_channel.h): this thread only waits on the steady clock.
+  const uint64_t watch =
+      channel_->Join([wake] { wake->Set(&SyncWake::woken); });
+  bool woken;
+  {
+    std::unique_lock<std::mutex> lock(wake->mu);
+    wake->cv.wait_until(lock, until,
+                        [&] { return wake->woken || wake->cancelled; });
+    woken = wake->woken;
+  }
+  channel_->Leave(watch);
+  if (cancel_ != nullptr) {
+    cancel_->RemoveCallback(registration);
+    if (cancel_->cancelled()) return false;
+  }
+  if (woken) OnChannelReady();
+  return true;
+}
+
 bool RetryLoopState::Sleep(nanoseconds wait) {
+  if (sleeper_ == nullptr && follow_channel_) {
+    return SleepFollowingChannel(wait);
+  }
   if (sleeper_ != nullptr) {
     sleeper_->SleepFor(wait);
   } else if (cancel_ != nullptr) {

@@ -24,6 +24,7 @@
 #include "absl/status/statusor.h"
 #include "stubkit/async_callback.h"
 #include "stubkit/internal/async_call.h"
+#include "stubkit/internal/connection_channel.h"
 #include "stubkit/internal/retry_loop_state.h"
 #include "stubkit/method.h"
 #include "stubkit/options.h"
@@ -53,6 +54,13 @@ class AsyncRetryOperationBase : public AsyncCallBase {
                           Options client);
   ~AsyncRetryOperationBase() override;
 
+  // The channel to follow back after a connection failure (see
+  // stubkit/internal/connection_channel.h); before `Start`. Null: none.
+  void set_channel(std::shared_ptr<ConnectionChannel> channel) {
+    channel_ = std::move(channel);
+    state().set_channel(channel_.get());
+  }
+
   void Start();
 
  protected:
@@ -73,12 +81,18 @@ class AsyncRetryOperationBase : public AsyncCallBase {
   // Waits `wait` in the sleeper, then OnWaitDone.
   void ScheduleWait(std::chrono::nanoseconds wait);
   void OnWaitDone(bool fired);
+  // Joins the channel's watch for wait `generation`.
+  void WatchChannel(uint64_t generation);
+  // The channel's watch says it is ready again: ends wait `generation`
+  // early, if it is still the live one. On a timer pool thread.
+  void OnChannelReady(uint64_t generation);
   void Finish(absl::Status status);
   void OnCancel() override;
 
   // The attempt's context, in place: one allocation less per attempt.
   std::optional<grpc::ClientContext> context_;
   uint64_t cancel_callback_ = 0;
+  std::shared_ptr<ConnectionChannel> channel_;
 
   // A std::mutex, not an absl::Mutex: Debian's abseil tracks every Mutex
   // for deadlock detection, and creating, locking and destroying one per
@@ -90,6 +104,8 @@ class AsyncRetryOperationBase : public AsyncCallBase {
   bool finished_ = false;
   uint64_t timer_ = 0;  // the live wait's id; 0 while not known yet
   uint64_t wait_generation_ = 0;  // counts waits, to tell a stale id
+  uint64_t watch_ = 0;             // the live wait's channel watch, if any
+  bool woken_by_channel_ = false;  // the live wait was ended by the channel
 };
 
 // The receiving end of an attempt of an async unary call.
@@ -247,11 +263,13 @@ void StartAsyncUnary(Start&& start, AsyncCallback<Response> done) {
 // request: it is moved once, into place).
 template <typename Response, typename Attempt, typename Done>
 void StartAsyncRetryLoop(const MethodInfo& method, Options call, Options client,
-                         Attempt&& attempt, Done&& done) {
+                         Attempt&& attempt, Done&& done,
+                         std::shared_ptr<ConnectionChannel> channel = nullptr) {
   auto operation = std::make_shared<
       AsyncRetryOperation<Response, std::decay_t<Attempt>, std::decay_t<Done>>>(
       method, std::move(call), std::move(client),
       std::forward<Attempt>(attempt), std::forward<Done>(done));
+  if (channel != nullptr) operation->set_channel(std::move(channel));
   operation->Start();
 }
 

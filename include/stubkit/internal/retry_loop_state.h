@@ -35,6 +35,8 @@
 namespace stubkit {
 namespace internal {
 
+class ConnectionChannel;
+
 // Whether a call of `method` with `options` may be repeated: the call's
 // `IdempotencyOption` (where a generated client also puts what a request-aware
 // predicate decided, see stubkit/method_options.h), else the client's
@@ -107,8 +109,24 @@ class RetryLoopState {
   void ForbidRepeat(absl::string_view why) { repeat_forbidden_ = why; }
 
   // Waits through the configured sleeper. Returns false when the call was
-  // cancelled; it must then return `Cancelled()`.
+  // cancelled; it must then return `Cancelled()`. A wait that follows the
+  // channel (`follow_channel()`, with no SleeperOption) ends early when the
+  // channel is ready again (stubkit/internal/connection_channel.h).
   bool Sleep(std::chrono::nanoseconds wait);
+
+  // The channel of the call's connection, for loops that follow it (sync
+  // and async unary); null (the default): none, as for a connection built
+  // over a stub. Set before the first attempt; it outlives the call.
+  void set_channel(ConnectionChannel* channel) { channel_ = channel; }
+  ConnectionChannel* channel() const { return channel_; }
+  // After `OnFailure` returned true: whether the wait it chose may end
+  // early when the channel is ready again (a backoff wait after
+  // UNAVAILABLE, with a channel).
+  bool follow_channel() const { return follow_channel_; }
+  // The wait `OnFailure` chose ended early because the channel is ready
+  // again: only its elapsed part counts as retry delay, and the next
+  // attempt's observer event says so (`AttemptEvent::started_on_reconnect`).
+  void OnChannelReady();
 
   // The throttle's waiting mode (stubkit/retry_throttle.h), for loops that
   // support it (sync and async unary) and call this before the first
@@ -212,6 +230,8 @@ class RetryLoopState {
   std::chrono::nanoseconds BeginThrottleWait(const absl::Status& status,
                                              time_point now);
   void LeaveThrottleWait(time_point now);
+  // `Sleep` for a wait that follows the channel.
+  bool SleepFollowingChannel(std::chrono::nanoseconds wait);
   // Counts `wait`, handed to the loop at `now`, in the call's retry delay.
   void BeginDelay(time_point now, std::chrono::nanoseconds wait);
 
@@ -263,6 +283,12 @@ class RetryLoopState {
   std::chrono::nanoseconds waited_{0};  // in the throttle's wait, in all
   bool hedged_ = false;
   bool stream_deadlines_ = false;
+  ConnectionChannel* channel_ = nullptr;
+  bool follow_channel_ = false;
+  // The wait before the next attempt ended on the channel's return; and
+  // the same for the attempt running (for its event).
+  bool woke_on_reconnect_ = false;
+  bool attempt_on_reconnect_ = false;
   // A96's retry delay: the waits handed to the loop, summed. The last one,
   // until the loop comes back (`delay_pending_` > 0), may yet be cut short
   // by a cancel; then only its elapsed part counts.

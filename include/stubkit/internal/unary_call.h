@@ -15,6 +15,10 @@
 //       [&] { return MakeAsyncAttempt(request); });  // unused, kept for
 //                                                    // generated code
 //
+// A connection made over a channel passes its `ConnectionChannel` last, so
+// that retry waits after a connection failure follow the channel back
+// (stubkit/internal/connection_channel.h); hedged calls do not use it.
+//
 // A hedged sync call runs attempt 1 on the caller's thread and each hedge on
 // a thread of its own (see `internal::SyncHedgedOperation`), so the attempt
 // must be safe to call from several threads at once.
@@ -32,6 +36,7 @@
 #include "absl/status/statusor.h"
 #include "stubkit/async_callback.h"
 #include "stubkit/internal/async_retry_loop.h"
+#include "stubkit/internal/connection_channel.h"
 #include "stubkit/internal/hedging.h"
 #include "stubkit/method.h"
 #include "stubkit/options.h"
@@ -43,10 +48,11 @@ namespace internal {
 // `make_async_attempt` is no longer used: sync hedging runs `attempt`.
 template <typename Response, typename Request, typename Attempt,
           typename MakeAsyncAttempt>
-absl::StatusOr<Response> RunUnary(const MethodInfo& method,
-                                  const OptionsView& options,
-                                  const Request& request, Attempt&& attempt,
-                                  MakeAsyncAttempt&& /*make_async_attempt*/) {
+absl::StatusOr<Response> RunUnary(
+    const MethodInfo& method, const OptionsView& options,
+    const Request& request, Attempt&& attempt,
+    MakeAsyncAttempt&& /*make_async_attempt*/,
+    const std::shared_ptr<ConnectionChannel>& channel = nullptr) {
   if (ShouldHedge(method, options)) {
     using Operation =
         SyncHedgedOperation<Response, std::remove_reference_t<Attempt>>;
@@ -54,15 +60,21 @@ absl::StatusOr<Response> RunUnary(const MethodInfo& method,
         method, options.call(), CopyLowerLayers(options), attempt);
     return operation->Run(request);
   }
-  return RetryLoop<Response>(method, options, request,
-                             std::forward<Attempt>(attempt));
+  // RetryLoop's body, with the channel (the connection keeps it alive).
+  RetryLoopState state(method, options);
+  if (!state.setup_status().ok()) return state.setup_status();
+  MaybeLogPayload(state, "request", request);
+  state.EnableThrottleWait();
+  state.set_channel(channel.get());
+  return RunRetryLoop<Response>(state, attempt);
 }
 
 // `attempt` is callable as `AsyncAttempt<Response>`; it is stored in the
 // operation as it is (no std::function) unless the call is hedged.
 template <typename Response, typename Attempt>
 void RunAsyncUnary(const MethodInfo& method, const OptionsView& options,
-                   Attempt&& attempt, AsyncCallback<Response> done) {
+                   Attempt&& attempt, AsyncCallback<Response> done,
+                   const std::shared_ptr<ConnectionChannel>& channel = nullptr) {
   if (ShouldHedge(method, options)) {
     AsyncHedgedCall<Response>(
         method, options.call(), CopyLowerLayers(options),
@@ -72,7 +84,7 @@ void RunAsyncUnary(const MethodInfo& method, const OptionsView& options,
   }
   StartAsyncRetryLoop<Response>(
       method, options.call(), CopyLowerLayers(options),
-      std::forward<Attempt>(attempt), std::move(done));
+      std::forward<Attempt>(attempt), std::move(done), channel);
 }
 
 }  // namespace internal

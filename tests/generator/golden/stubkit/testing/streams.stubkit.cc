@@ -158,8 +158,9 @@ namespace {
 class StreamServiceConnectionImpl : public StreamServiceConnection {
  public:
   explicit StreamServiceConnectionImpl(
-      ::std::shared_ptr<StreamServiceStub> stub)
-      : stub_(::std::move(stub)) {}
+      ::std::shared_ptr<StreamServiceStub> stub,
+      ::std::shared_ptr<::stubkit::internal::ConnectionChannel> channel)
+      : stub_(::std::move(stub)), channel_(::std::move(channel)) {}
 
   ::stubkit::StreamReader<::stubkit::testing::Item> Range(
       const ::stubkit::OptionsView& options,
@@ -227,7 +228,7 @@ class StreamServiceConnectionImpl : public StreamServiceConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->Get(context, options, request);
         },
-        [&] { return AsyncGetAttempt(request); });
+        [&] { return AsyncGetAttempt(request); }, channel_);
   }
 
   void AsyncGet(
@@ -236,7 +237,7 @@ class StreamServiceConnectionImpl : public StreamServiceConnection {
       ::stubkit::AsyncCallback<::stubkit::testing::Item> done) override {
     ::stubkit::internal::RunAsyncUnary<::stubkit::testing::Item>(
         StreamServiceMethods::kGet, options, AsyncGetAttempt(request),
-        ::std::move(done));
+        ::std::move(done), channel_);
   }
 
  private:
@@ -248,6 +249,7 @@ class StreamServiceConnectionImpl : public StreamServiceConnection {
   }
 
   ::std::shared_ptr<StreamServiceStub> stub_;
+  ::std::shared_ptr<::stubkit::internal::ConnectionChannel> channel_;
 };
 
 // Stands in for the connection of StreamServiceClient when it is built from a
@@ -316,10 +318,12 @@ class StreamServiceRefusingConnection : public StreamServiceConnection {
 ::std::shared_ptr<StreamServiceConnection> MakeStreamServiceConnection(
     ::std::shared_ptr<::grpc::ChannelInterface> channel,
     const ::stubkit::Options& options) {
-  return MakeStreamServiceConnection(
-      ::std::make_shared<StreamServiceGrpcStub>(
-          ::stubkit::testing::StreamService::NewStub(channel)),
-      options);
+  return ::std::make_shared<StreamServiceConnectionImpl>(
+      ::stubkit::internal::ApplyDecorators<StreamServiceStub>(
+          ::std::make_shared<StreamServiceGrpcStub>(
+              ::stubkit::testing::StreamService::NewStub(channel)),
+          options.get<StreamServiceClient::DecoratorsOption>()),
+      ::stubkit::internal::ConnectionChannel::Make(channel));
 }
 
 ::std::shared_ptr<StreamServiceConnection> MakeStreamServiceConnection(
@@ -328,7 +332,8 @@ class StreamServiceRefusingConnection : public StreamServiceConnection {
   return ::std::make_shared<StreamServiceConnectionImpl>(
       ::stubkit::internal::ApplyDecorators(
           ::std::move(stub),
-          options.get<StreamServiceClient::DecoratorsOption>()));
+          options.get<StreamServiceClient::DecoratorsOption>()),
+      nullptr);
 }
 
 StreamServiceClient::StreamServiceClient(

@@ -393,8 +393,10 @@ namespace {
 
 class LibraryConnectionImpl : public LibraryConnection {
  public:
-  explicit LibraryConnectionImpl(::std::shared_ptr<LibraryStub> stub)
-      : stub_(::std::move(stub)) {}
+  explicit LibraryConnectionImpl(
+      ::std::shared_ptr<LibraryStub> stub,
+      ::std::shared_ptr<::stubkit::internal::ConnectionChannel> channel)
+      : stub_(::std::move(stub)), channel_(::std::move(channel)) {}
 
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> GetBook(
       const ::stubkit::OptionsView& options,
@@ -406,7 +408,7 @@ class LibraryConnectionImpl : public LibraryConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->GetBook(context, options, request);
         },
-        [&] { return AsyncGetBookAttempt(request); });
+        [&] { return AsyncGetBookAttempt(request); }, channel_);
   }
 
   void AsyncGetBook(
@@ -417,7 +419,7 @@ class LibraryConnectionImpl : public LibraryConnection {
     ::stubkit::internal::RunAsyncUnary<
         ::stubkit::testing::gen::library::v1::Book>(
         LibraryMethods::kGetBook, options, AsyncGetBookAttempt(request),
-        ::std::move(done));
+        ::std::move(done), channel_);
   }
 
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> PutBook(
@@ -430,7 +432,7 @@ class LibraryConnectionImpl : public LibraryConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->PutBook(context, options, request);
         },
-        [&] { return AsyncPutBookAttempt(request); });
+        [&] { return AsyncPutBookAttempt(request); }, channel_);
   }
 
   void AsyncPutBook(
@@ -441,7 +443,7 @@ class LibraryConnectionImpl : public LibraryConnection {
     ::stubkit::internal::RunAsyncUnary<
         ::stubkit::testing::gen::library::v1::Book>(
         LibraryMethods::kPutBook, options, AsyncPutBookAttempt(request),
-        ::std::move(done));
+        ::std::move(done), channel_);
   }
 
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> CreateBook(
@@ -454,7 +456,7 @@ class LibraryConnectionImpl : public LibraryConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->CreateBook(context, options, request);
         },
-        [&] { return AsyncCreateBookAttempt(request); });
+        [&] { return AsyncCreateBookAttempt(request); }, channel_);
   }
 
   void AsyncCreateBook(
@@ -465,7 +467,7 @@ class LibraryConnectionImpl : public LibraryConnection {
     ::stubkit::internal::RunAsyncUnary<
         ::stubkit::testing::gen::library::v1::Book>(
         LibraryMethods::kCreateBook, options, AsyncCreateBookAttempt(request),
-        ::std::move(done));
+        ::std::move(done), channel_);
   }
 
   ::absl::StatusOr<::google::protobuf::Empty> DeleteBook(
@@ -477,7 +479,7 @@ class LibraryConnectionImpl : public LibraryConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->DeleteBook(context, options, request);
         },
-        [&] { return AsyncDeleteBookAttempt(request); });
+        [&] { return AsyncDeleteBookAttempt(request); }, channel_);
   }
 
   void AsyncDeleteBook(
@@ -486,7 +488,7 @@ class LibraryConnectionImpl : public LibraryConnection {
       ::stubkit::AsyncCallback<::google::protobuf::Empty> done) override {
     ::stubkit::internal::RunAsyncUnary<::google::protobuf::Empty>(
         LibraryMethods::kDeleteBook, options, AsyncDeleteBookAttempt(request),
-        ::std::move(done));
+        ::std::move(done), channel_);
   }
 
   ::absl::StatusOr<::google::protobuf::Empty> TouchBook(
@@ -498,7 +500,7 @@ class LibraryConnectionImpl : public LibraryConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->TouchBook(context, options, request);
         },
-        [&] { return AsyncTouchBookAttempt(request); });
+        [&] { return AsyncTouchBookAttempt(request); }, channel_);
   }
 
   void AsyncTouchBook(
@@ -507,7 +509,7 @@ class LibraryConnectionImpl : public LibraryConnection {
       ::stubkit::AsyncCallback<::google::protobuf::Empty> done) override {
     ::stubkit::internal::RunAsyncUnary<::google::protobuf::Empty>(
         LibraryMethods::kTouchBook, options, AsyncTouchBookAttempt(request),
-        ::std::move(done));
+        ::std::move(done), channel_);
   }
 
   ::absl::StatusOr<::google::longrunning::Operation> ArchiveBooks(
@@ -519,7 +521,7 @@ class LibraryConnectionImpl : public LibraryConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->ArchiveBooks(context, options, request);
         },
-        [&] { return AsyncArchiveBooksAttempt(request); });
+        [&] { return AsyncArchiveBooksAttempt(request); }, channel_);
   }
 
   void AsyncArchiveBooks(
@@ -529,7 +531,7 @@ class LibraryConnectionImpl : public LibraryConnection {
       override {
     ::stubkit::internal::RunAsyncUnary<::google::longrunning::Operation>(
         LibraryMethods::kArchiveBooks, options,
-        AsyncArchiveBooksAttempt(request), ::std::move(done));
+        AsyncArchiveBooksAttempt(request), ::std::move(done), channel_);
   }
 
  private:
@@ -588,6 +590,7 @@ class LibraryConnectionImpl : public LibraryConnection {
   }
 
   ::std::shared_ptr<LibraryStub> stub_;
+  ::std::shared_ptr<::stubkit::internal::ConnectionChannel> channel_;
 };
 
 // Stands in for the connection of LibraryClient when it is built from a
@@ -690,17 +693,20 @@ class LibraryRefusingConnection : public LibraryConnection {
 ::std::shared_ptr<LibraryConnection> MakeLibraryConnection(
     ::std::shared_ptr<::grpc::ChannelInterface> channel,
     const ::stubkit::Options& options) {
-  return MakeLibraryConnection(
-      ::std::make_shared<LibraryGrpcStub>(
-          ::stubkit::testing::gen::library::v1::Library::NewStub(channel)),
-      options);
+  return ::std::make_shared<LibraryConnectionImpl>(
+      ::stubkit::internal::ApplyDecorators<LibraryStub>(
+          ::std::make_shared<LibraryGrpcStub>(
+              ::stubkit::testing::gen::library::v1::Library::NewStub(channel)),
+          options.get<LibraryClient::DecoratorsOption>()),
+      ::stubkit::internal::ConnectionChannel::Make(channel));
 }
 
 ::std::shared_ptr<LibraryConnection> MakeLibraryConnection(
     ::std::shared_ptr<LibraryStub> stub, const ::stubkit::Options& options) {
   return ::std::make_shared<LibraryConnectionImpl>(
       ::stubkit::internal::ApplyDecorators(
-          ::std::move(stub), options.get<LibraryClient::DecoratorsOption>()));
+          ::std::move(stub), options.get<LibraryClient::DecoratorsOption>()),
+      nullptr);
 }
 
 LibraryClient::LibraryClient(

@@ -374,8 +374,10 @@ namespace {
 
 class JobsConnectionImpl : public JobsConnection {
  public:
-  explicit JobsConnectionImpl(::std::shared_ptr<JobsStub> stub)
-      : stub_(::std::move(stub)) {}
+  explicit JobsConnectionImpl(
+      ::std::shared_ptr<JobsStub> stub,
+      ::std::shared_ptr<::stubkit::internal::ConnectionChannel> channel)
+      : stub_(::std::move(stub)), channel_(::std::move(channel)) {}
 
   ::absl::StatusOr<::google::longrunning::Operation> StartJob(
       const ::stubkit::OptionsView& options,
@@ -386,7 +388,7 @@ class JobsConnectionImpl : public JobsConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->StartJob(context, options, request);
         },
-        [&] { return AsyncStartJobAttempt(request); });
+        [&] { return AsyncStartJobAttempt(request); }, channel_);
   }
 
   void AsyncStartJob(
@@ -396,7 +398,7 @@ class JobsConnectionImpl : public JobsConnection {
       override {
     ::stubkit::internal::RunAsyncUnary<::google::longrunning::Operation>(
         JobsMethods::kStartJob, options, AsyncStartJobAttempt(request),
-        ::std::move(done));
+        ::std::move(done), channel_);
   }
 
   ::absl::StatusOr<::google::longrunning::Operation> ExportJob(
@@ -408,7 +410,7 @@ class JobsConnectionImpl : public JobsConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->ExportJob(context, options, request);
         },
-        [&] { return AsyncExportJobAttempt(request); });
+        [&] { return AsyncExportJobAttempt(request); }, channel_);
   }
 
   void AsyncExportJob(
@@ -418,7 +420,7 @@ class JobsConnectionImpl : public JobsConnection {
       override {
     ::stubkit::internal::RunAsyncUnary<::google::longrunning::Operation>(
         JobsMethods::kExportJob, options, AsyncExportJobAttempt(request),
-        ::std::move(done));
+        ::std::move(done), channel_);
   }
 
   ::absl::StatusOr<::google::longrunning::Operation> DeleteJob(
@@ -429,7 +431,7 @@ class JobsConnectionImpl : public JobsConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->DeleteJob(context, options, request);
         },
-        [&] { return AsyncDeleteJobAttempt(request); });
+        [&] { return AsyncDeleteJobAttempt(request); }, channel_);
   }
 
   void AsyncDeleteJob(const ::stubkit::OptionsView& options,
@@ -438,7 +440,7 @@ class JobsConnectionImpl : public JobsConnection {
                           done) override {
     ::stubkit::internal::RunAsyncUnary<::google::longrunning::Operation>(
         JobsMethods::kDeleteJob, options, AsyncDeleteJobAttempt(request),
-        ::std::move(done));
+        ::std::move(done), channel_);
   }
 
   ::absl::StatusOr<::google::longrunning::Operation> PeekJob(
@@ -449,7 +451,7 @@ class JobsConnectionImpl : public JobsConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->PeekJob(context, options, request);
         },
-        [&] { return AsyncPeekJobAttempt(request); });
+        [&] { return AsyncPeekJobAttempt(request); }, channel_);
   }
 
   void AsyncPeekJob(const ::stubkit::OptionsView& options,
@@ -458,7 +460,7 @@ class JobsConnectionImpl : public JobsConnection {
                         done) override {
     ::stubkit::internal::RunAsyncUnary<::google::longrunning::Operation>(
         JobsMethods::kPeekJob, options, AsyncPeekJobAttempt(request),
-        ::std::move(done));
+        ::std::move(done), channel_);
   }
 
   ::absl::StatusOr<::google::longrunning::Operation> ArchiveJob(
@@ -469,7 +471,7 @@ class JobsConnectionImpl : public JobsConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->ArchiveJob(context, options, request);
         },
-        [&] { return AsyncArchiveJobAttempt(request); });
+        [&] { return AsyncArchiveJobAttempt(request); }, channel_);
   }
 
   void AsyncArchiveJob(
@@ -479,7 +481,7 @@ class JobsConnectionImpl : public JobsConnection {
       override {
     ::stubkit::internal::RunAsyncUnary<::google::longrunning::Operation>(
         JobsMethods::kArchiveJob, options, AsyncArchiveJobAttempt(request),
-        ::std::move(done));
+        ::std::move(done), channel_);
   }
 
   ::absl::StatusOr<::google::longrunning::Operation> RestoreJob(
@@ -490,7 +492,7 @@ class JobsConnectionImpl : public JobsConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->RestoreJob(context, options, request);
         },
-        [&] { return AsyncRestoreJobAttempt(request); });
+        [&] { return AsyncRestoreJobAttempt(request); }, channel_);
   }
 
   void AsyncRestoreJob(
@@ -500,7 +502,7 @@ class JobsConnectionImpl : public JobsConnection {
       override {
     ::stubkit::internal::RunAsyncUnary<::google::longrunning::Operation>(
         JobsMethods::kRestoreJob, options, AsyncRestoreJobAttempt(request),
-        ::std::move(done));
+        ::std::move(done), channel_);
   }
 
   ::absl::StatusOr<::google::longrunning::Operation> TouchJob(
@@ -511,7 +513,7 @@ class JobsConnectionImpl : public JobsConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->TouchJob(context, options, request);
         },
-        [&] { return AsyncTouchJobAttempt(request); });
+        [&] { return AsyncTouchJobAttempt(request); }, channel_);
   }
 
   void AsyncTouchJob(const ::stubkit::OptionsView& options,
@@ -520,7 +522,7 @@ class JobsConnectionImpl : public JobsConnection {
                          done) override {
     ::stubkit::internal::RunAsyncUnary<::google::longrunning::Operation>(
         JobsMethods::kTouchJob, options, AsyncTouchJobAttempt(request),
-        ::std::move(done));
+        ::std::move(done), channel_);
   }
 
  private:
@@ -581,6 +583,7 @@ class JobsConnectionImpl : public JobsConnection {
   }
 
   ::std::shared_ptr<JobsStub> stub_;
+  ::std::shared_ptr<::stubkit::internal::ConnectionChannel> channel_;
 };
 
 // Stands in for the connection of JobsClient when it is built from a connection
@@ -689,17 +692,20 @@ class JobsRefusingConnection : public JobsConnection {
 ::std::shared_ptr<JobsConnection> MakeJobsConnection(
     ::std::shared_ptr<::grpc::ChannelInterface> channel,
     const ::stubkit::Options& options) {
-  return MakeJobsConnection(
-      ::std::make_shared<JobsGrpcStub>(
-          ::stubkit::testing::gen::lro::v1::Jobs::NewStub(channel)),
-      options);
+  return ::std::make_shared<JobsConnectionImpl>(
+      ::stubkit::internal::ApplyDecorators<JobsStub>(
+          ::std::make_shared<JobsGrpcStub>(
+              ::stubkit::testing::gen::lro::v1::Jobs::NewStub(channel)),
+          options.get<JobsClient::DecoratorsOption>()),
+      ::stubkit::internal::ConnectionChannel::Make(channel));
 }
 
 ::std::shared_ptr<JobsConnection> MakeJobsConnection(
     ::std::shared_ptr<JobsStub> stub, const ::stubkit::Options& options) {
   return ::std::make_shared<JobsConnectionImpl>(
       ::stubkit::internal::ApplyDecorators(
-          ::std::move(stub), options.get<JobsClient::DecoratorsOption>()));
+          ::std::move(stub), options.get<JobsClient::DecoratorsOption>()),
+      nullptr);
 }
 
 JobsClient::JobsClient(::std::shared_ptr<::grpc::ChannelInterface> channel,

@@ -110,8 +110,10 @@ namespace {
 
 class NoPackageConnectionImpl : public NoPackageConnection {
  public:
-  explicit NoPackageConnectionImpl(::std::shared_ptr<NoPackageStub> stub)
-      : stub_(::std::move(stub)) {}
+  explicit NoPackageConnectionImpl(
+      ::std::shared_ptr<NoPackageStub> stub,
+      ::std::shared_ptr<::stubkit::internal::ConnectionChannel> channel)
+      : stub_(::std::move(stub)), channel_(::std::move(channel)) {}
 
   ::absl::StatusOr<::NoPackageResponse> Lookup(
       const ::stubkit::OptionsView& options,
@@ -121,7 +123,7 @@ class NoPackageConnectionImpl : public NoPackageConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->Lookup(context, options, request);
         },
-        [&] { return AsyncLookupAttempt(request); });
+        [&] { return AsyncLookupAttempt(request); }, channel_);
   }
 
   void AsyncLookup(
@@ -129,7 +131,7 @@ class NoPackageConnectionImpl : public NoPackageConnection {
       ::stubkit::AsyncCallback<::NoPackageResponse> done) override {
     ::stubkit::internal::RunAsyncUnary<::NoPackageResponse>(
         NoPackageMethods::kLookup, options, AsyncLookupAttempt(request),
-        ::std::move(done));
+        ::std::move(done), channel_);
   }
 
   ::stubkit::StreamReader<::NoPackageResponse> Watch(
@@ -174,6 +176,7 @@ class NoPackageConnectionImpl : public NoPackageConnection {
   }
 
   ::std::shared_ptr<NoPackageStub> stub_;
+  ::std::shared_ptr<::stubkit::internal::ConnectionChannel> channel_;
 };
 
 // Stands in for the connection of NoPackageClient when it is built from a
@@ -218,16 +221,19 @@ class NoPackageRefusingConnection : public NoPackageConnection {
 ::std::shared_ptr<NoPackageConnection> MakeNoPackageConnection(
     ::std::shared_ptr<::grpc::ChannelInterface> channel,
     const ::stubkit::Options& options) {
-  return MakeNoPackageConnection(
-      ::std::make_shared<NoPackageGrpcStub>(::NoPackage::NewStub(channel)),
-      options);
+  return ::std::make_shared<NoPackageConnectionImpl>(
+      ::stubkit::internal::ApplyDecorators<NoPackageStub>(
+          ::std::make_shared<NoPackageGrpcStub>(::NoPackage::NewStub(channel)),
+          options.get<NoPackageClient::DecoratorsOption>()),
+      ::stubkit::internal::ConnectionChannel::Make(channel));
 }
 
 ::std::shared_ptr<NoPackageConnection> MakeNoPackageConnection(
     ::std::shared_ptr<NoPackageStub> stub, const ::stubkit::Options& options) {
   return ::std::make_shared<NoPackageConnectionImpl>(
       ::stubkit::internal::ApplyDecorators(
-          ::std::move(stub), options.get<NoPackageClient::DecoratorsOption>()));
+          ::std::move(stub), options.get<NoPackageClient::DecoratorsOption>()),
+      nullptr);
 }
 
 NoPackageClient::NoPackageClient(

@@ -324,8 +324,10 @@ namespace {
 
 class PagesConnectionImpl : public PagesConnection {
  public:
-  explicit PagesConnectionImpl(::std::shared_ptr<PagesStub> stub)
-      : stub_(::std::move(stub)) {}
+  explicit PagesConnectionImpl(
+      ::std::shared_ptr<PagesStub> stub,
+      ::std::shared_ptr<::stubkit::internal::ConnectionChannel> channel)
+      : stub_(::std::move(stub)), channel_(::std::move(channel)) {}
 
   ::absl::StatusOr<::pages::v1::ListBooksResponse> ListBooks(
       const ::stubkit::OptionsView& options,
@@ -335,7 +337,7 @@ class PagesConnectionImpl : public PagesConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->ListBooks(context, options, request);
         },
-        [&] { return AsyncListBooksAttempt(request); });
+        [&] { return AsyncListBooksAttempt(request); }, channel_);
   }
 
   void AsyncListBooks(
@@ -344,7 +346,7 @@ class PagesConnectionImpl : public PagesConnection {
       ::stubkit::AsyncCallback<::pages::v1::ListBooksResponse> done) override {
     ::stubkit::internal::RunAsyncUnary<::pages::v1::ListBooksResponse>(
         PagesMethods::kListBooks, options, AsyncListBooksAttempt(request),
-        ::std::move(done));
+        ::std::move(done), channel_);
   }
 
   ::absl::StatusOr<::pages::v1::ListShelvesResponse> ListShelves(
@@ -355,7 +357,7 @@ class PagesConnectionImpl : public PagesConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->ListShelves(context, options, request);
         },
-        [&] { return AsyncListShelvesAttempt(request); });
+        [&] { return AsyncListShelvesAttempt(request); }, channel_);
   }
 
   void AsyncListShelves(
@@ -365,7 +367,7 @@ class PagesConnectionImpl : public PagesConnection {
       override {
     ::stubkit::internal::RunAsyncUnary<::pages::v1::ListShelvesResponse>(
         PagesMethods::kListShelves, options, AsyncListShelvesAttempt(request),
-        ::std::move(done));
+        ::std::move(done), channel_);
   }
 
   ::absl::StatusOr<::pages::v1::ListLabelsResponse> ListLabels(
@@ -376,7 +378,7 @@ class PagesConnectionImpl : public PagesConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->ListLabels(context, options, request);
         },
-        [&] { return AsyncListLabelsAttempt(request); });
+        [&] { return AsyncListLabelsAttempt(request); }, channel_);
   }
 
   void AsyncListLabels(
@@ -385,7 +387,7 @@ class PagesConnectionImpl : public PagesConnection {
       ::stubkit::AsyncCallback<::pages::v1::ListLabelsResponse> done) override {
     ::stubkit::internal::RunAsyncUnary<::pages::v1::ListLabelsResponse>(
         PagesMethods::kListLabels, options, AsyncListLabelsAttempt(request),
-        ::std::move(done));
+        ::std::move(done), channel_);
   }
 
   ::absl::StatusOr<::pages::v1::ListStatesResponse> ListStates(
@@ -396,7 +398,7 @@ class PagesConnectionImpl : public PagesConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->ListStates(context, options, request);
         },
-        [&] { return AsyncListStatesAttempt(request); });
+        [&] { return AsyncListStatesAttempt(request); }, channel_);
   }
 
   void AsyncListStates(
@@ -405,7 +407,7 @@ class PagesConnectionImpl : public PagesConnection {
       ::stubkit::AsyncCallback<::pages::v1::ListStatesResponse> done) override {
     ::stubkit::internal::RunAsyncUnary<::pages::v1::ListStatesResponse>(
         PagesMethods::kListStates, options, AsyncListStatesAttempt(request),
-        ::std::move(done));
+        ::std::move(done), channel_);
   }
 
   ::absl::StatusOr<::pages::v1::ListAllResponse> ListAll(
@@ -416,7 +418,7 @@ class PagesConnectionImpl : public PagesConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->ListAll(context, options, request);
         },
-        [&] { return AsyncListAllAttempt(request); });
+        [&] { return AsyncListAllAttempt(request); }, channel_);
   }
 
   void AsyncListAll(
@@ -425,7 +427,7 @@ class PagesConnectionImpl : public PagesConnection {
       ::stubkit::AsyncCallback<::pages::v1::ListAllResponse> done) override {
     ::stubkit::internal::RunAsyncUnary<::pages::v1::ListAllResponse>(
         PagesMethods::kListAll, options, AsyncListAllAttempt(request),
-        ::std::move(done));
+        ::std::move(done), channel_);
   }
 
   ::stubkit::StreamReader<::pages::v1::ListBooksResponse> StreamBooks(
@@ -500,6 +502,7 @@ class PagesConnectionImpl : public PagesConnection {
   }
 
   ::std::shared_ptr<PagesStub> stub_;
+  ::std::shared_ptr<::stubkit::internal::ConnectionChannel> channel_;
 };
 
 // Stands in for the connection of PagesClient when it is built from a
@@ -592,16 +595,20 @@ class PagesRefusingConnection : public PagesConnection {
 ::std::shared_ptr<PagesConnection> MakePagesConnection(
     ::std::shared_ptr<::grpc::ChannelInterface> channel,
     const ::stubkit::Options& options) {
-  return MakePagesConnection(
-      ::std::make_shared<PagesGrpcStub>(::pages::v1::Pages::NewStub(channel)),
-      options);
+  return ::std::make_shared<PagesConnectionImpl>(
+      ::stubkit::internal::ApplyDecorators<PagesStub>(
+          ::std::make_shared<PagesGrpcStub>(
+              ::pages::v1::Pages::NewStub(channel)),
+          options.get<PagesClient::DecoratorsOption>()),
+      ::stubkit::internal::ConnectionChannel::Make(channel));
 }
 
 ::std::shared_ptr<PagesConnection> MakePagesConnection(
     ::std::shared_ptr<PagesStub> stub, const ::stubkit::Options& options) {
   return ::std::make_shared<PagesConnectionImpl>(
       ::stubkit::internal::ApplyDecorators(
-          ::std::move(stub), options.get<PagesClient::DecoratorsOption>()));
+          ::std::move(stub), options.get<PagesClient::DecoratorsOption>()),
+      nullptr);
 }
 
 PagesClient::PagesClient(::std::shared_ptr<::grpc::ChannelInterface> channel,

@@ -395,8 +395,10 @@ namespace {
 
 class RoutedConnectionImpl : public RoutedConnection {
  public:
-  explicit RoutedConnectionImpl(::std::shared_ptr<RoutedStub> stub)
-      : stub_(::std::move(stub)) {}
+  explicit RoutedConnectionImpl(
+      ::std::shared_ptr<RoutedStub> stub,
+      ::std::shared_ptr<::stubkit::internal::ConnectionChannel> channel)
+      : stub_(::std::move(stub)), channel_(::std::move(channel)) {}
 
   ::absl::StatusOr<::routing::v1::ReadResponse> ReadRows(
       const ::stubkit::OptionsView& options,
@@ -406,7 +408,7 @@ class RoutedConnectionImpl : public RoutedConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->ReadRows(context, options, request);
         },
-        [&] { return AsyncReadRowsAttempt(request); });
+        [&] { return AsyncReadRowsAttempt(request); }, channel_);
   }
 
   void AsyncReadRows(
@@ -415,7 +417,7 @@ class RoutedConnectionImpl : public RoutedConnection {
       ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) override {
     ::stubkit::internal::RunAsyncUnary<::routing::v1::ReadResponse>(
         RoutedMethods::kReadRows, options, AsyncReadRowsAttempt(request),
-        ::std::move(done));
+        ::std::move(done), channel_);
   }
 
   ::absl::StatusOr<::routing::v1::ReadResponse> Ping(
@@ -426,7 +428,7 @@ class RoutedConnectionImpl : public RoutedConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->Ping(context, options, request);
         },
-        [&] { return AsyncPingAttempt(request); });
+        [&] { return AsyncPingAttempt(request); }, channel_);
   }
 
   void AsyncPing(
@@ -435,7 +437,7 @@ class RoutedConnectionImpl : public RoutedConnection {
       ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) override {
     ::stubkit::internal::RunAsyncUnary<::routing::v1::ReadResponse>(
         RoutedMethods::kPing, options, AsyncPingAttempt(request),
-        ::std::move(done));
+        ::std::move(done), channel_);
   }
 
   ::absl::StatusOr<::routing::v1::Table> GetTable(
@@ -446,7 +448,7 @@ class RoutedConnectionImpl : public RoutedConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->GetTable(context, options, request);
         },
-        [&] { return AsyncGetTableAttempt(request); });
+        [&] { return AsyncGetTableAttempt(request); }, channel_);
   }
 
   void AsyncGetTable(
@@ -455,7 +457,7 @@ class RoutedConnectionImpl : public RoutedConnection {
       ::stubkit::AsyncCallback<::routing::v1::Table> done) override {
     ::stubkit::internal::RunAsyncUnary<::routing::v1::Table>(
         RoutedMethods::kGetTable, options, AsyncGetTableAttempt(request),
-        ::std::move(done));
+        ::std::move(done), channel_);
   }
 
   ::stubkit::StreamReader<::routing::v1::ReadResponse> StreamRows(
@@ -512,7 +514,7 @@ class RoutedConnectionImpl : public RoutedConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->Plain(context, options, request);
         },
-        [&] { return AsyncPlainAttempt(request); });
+        [&] { return AsyncPlainAttempt(request); }, channel_);
   }
 
   void AsyncPlain(
@@ -521,7 +523,7 @@ class RoutedConnectionImpl : public RoutedConnection {
       ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) override {
     ::stubkit::internal::RunAsyncUnary<::routing::v1::ReadResponse>(
         RoutedMethods::kPlain, options, AsyncPlainAttempt(request),
-        ::std::move(done));
+        ::std::move(done), channel_);
   }
 
   ::absl::StatusOr<::routing::v1::ReadResponse> GetShard(
@@ -532,7 +534,7 @@ class RoutedConnectionImpl : public RoutedConnection {
         [&](::grpc::ClientContext& context) {
           return stub_->GetShard(context, options, request);
         },
-        [&] { return AsyncGetShardAttempt(request); });
+        [&] { return AsyncGetShardAttempt(request); }, channel_);
   }
 
   void AsyncGetShard(
@@ -541,7 +543,7 @@ class RoutedConnectionImpl : public RoutedConnection {
       ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) override {
     ::stubkit::internal::RunAsyncUnary<::routing::v1::ReadResponse>(
         RoutedMethods::kGetShard, options, AsyncGetShardAttempt(request),
-        ::std::move(done));
+        ::std::move(done), channel_);
   }
 
  private:
@@ -581,6 +583,7 @@ class RoutedConnectionImpl : public RoutedConnection {
   }
 
   ::std::shared_ptr<RoutedStub> stub_;
+  ::std::shared_ptr<::stubkit::internal::ConnectionChannel> channel_;
 };
 
 // Stands in for the connection of RoutedClient when it is built from a
@@ -683,16 +686,20 @@ class RoutedRefusingConnection : public RoutedConnection {
 ::std::shared_ptr<RoutedConnection> MakeRoutedConnection(
     ::std::shared_ptr<::grpc::ChannelInterface> channel,
     const ::stubkit::Options& options) {
-  return MakeRoutedConnection(::std::make_shared<RoutedGrpcStub>(
-                                  ::routing::v1::Routed::NewStub(channel)),
-                              options);
+  return ::std::make_shared<RoutedConnectionImpl>(
+      ::stubkit::internal::ApplyDecorators<RoutedStub>(
+          ::std::make_shared<RoutedGrpcStub>(
+              ::routing::v1::Routed::NewStub(channel)),
+          options.get<RoutedClient::DecoratorsOption>()),
+      ::stubkit::internal::ConnectionChannel::Make(channel));
 }
 
 ::std::shared_ptr<RoutedConnection> MakeRoutedConnection(
     ::std::shared_ptr<RoutedStub> stub, const ::stubkit::Options& options) {
   return ::std::make_shared<RoutedConnectionImpl>(
       ::stubkit::internal::ApplyDecorators(
-          ::std::move(stub), options.get<RoutedClient::DecoratorsOption>()));
+          ::std::move(stub), options.get<RoutedClient::DecoratorsOption>()),
+      nullptr);
 }
 
 RoutedClient::RoutedClient(::std::shared_ptr<::grpc::ChannelInterface> channel,

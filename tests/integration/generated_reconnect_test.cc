@@ -1,0 +1,346 @@
+// Copyright 2026 The stubkit Authors.
+//
+// A generated client over a real channel while its server on 127.0.0.1
+// stops and comes back on the same port (issue 30 item 2): the wait after
+// the connection failure ends when the channel is ready again, long before
+// its backoff would; and the once-per-connection warning about a channel
+// whose service config turns gRPC's own retries on (issue 23).
+//
+// Nothing here asserts a duration: the backoff is 30 s, so a wait that did
+// not end early would show as attempts and observer events (and a slow
+// test), not as a timing threshold.
+
+#include <gmock/gmock.h>
+#include <grpcpp/create_channel.h>
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/server_builder.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "stubkit/channel.h"
+#include "stubkit/testing/echo.stubkit.h"
+#include "tests/testing/flaky_echo_service.h"
+
+namespace stubkit {
+namespace {
+
+using ::stubkit::testing::EchoRequest;
+using ::stubkit::testing::EchoResponse;
+using ::stubkit::testing::EchoServiceClient;
+using ::stubkit::testing::FlakyEchoService;
+
+// A server on a port that survives a restart.
+class RestartableServer {
+ public:
+  explicit RestartableServer(grpc::Service* service) : service_(service) {
+    Start("127.0.0.1:0");
+  }
+  ~RestartableServer() { Stop(); }
+
+  bool ok() const { return server_ != nullptr && port_ > 0; }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  void Stop() {
+    if (server_ == nullptr) return;
+    server_->Shutdown();
+    server_->Wait();
+    server_.reset();
+  }
+  // Serves again on the same port.
+  bool Restart() {
+    const int port = port_;
+    Start(address());
+    return server_ != nullptr && port_ == port;
+  }
+
+ private:
+  void Start(const std::string& address) {
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort(address, grpc::InsecureServerCredentials(),
+                             &port_);
+    builder.RegisterService(service_);
+    server_ = builder.BuildAndStart();
+  }
+
+  grpc::Service* service_;
+  int port_ = 0;
+  std::unique_ptr<grpc::Server> server_;
+};
+
+// Records the observer's events; lets the test wait for the n-th.
+class Events {
+ public:
+  RetryObserverOption::Type Observer() {
+    return [this](const AttemptEvent& event) {
+      std::lock_guard<std::mutex> lock(mu_);
+      events_.push_back(Event{event.attempt, event.status.code(), event.final,
+                              event.wait_reason, event.started_on_reconnect});
+      cv_.notify_all();
+    };
+  }
+  struct Event {
+    int attempt;
+    absl::StatusCode code;
+    bool final;
+    WaitReason wait_reason;
+    bool started_on_reconnect;
+  };
+  void WaitFor(size_t n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return events_.size() >= n; });
+  }
+  std::vector<Event> events() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return events_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Event> events_;
+};
+
+class CapturingSink : public LogSink {
+ public:
+  void Write(absl::string_view line) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    lines_.emplace_back(line);
+  }
+  int Count(absl::string_view needle) {
+    std::lock_guard<std::mutex> lock(mu_);
+    int n = 0;
+    for (const auto& line : lines_) {
+      if (absl::string_view(line).find(needle) != absl::string_view::npos) {
+        ++n;
+      }
+    }
+    return n;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> lines_;
+};
+
+EchoRequest Request(const std::string& message) {
+  EchoRequest request;
+  request.set_message(message);
+  return request;
+}
+
+class ReconnectTest : public ::testing::Test {
+ protected:
+  Options ClientOptions() {
+    // A long backoff without jitter: the wait after the failure would last
+    // 30 s. The default sleepers, as a client without test hooks has.
+    return Options{}
+        .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
+            std::chrono::seconds(30), std::chrono::seconds(30), 2.0,
+            Jitter::None()))
+        .set<RetryObserverOption>(events_.Observer());
+  }
+
+  // Stops the server, starts `call` (which must fail its first attempt on
+  // the dead connection), waits for that failure, and brings the server
+  // back on the same port.
+  void RestartAround(const std::function<void()>& call) {
+    server_.Stop();
+    call();
+    events_.WaitFor(1);
+    ASSERT_TRUE(server_.Restart());
+  }
+
+  void ExpectFollowedTheServerBack() {
+    const std::vector<Events::Event> events = events_.events();
+    ASSERT_EQ(events.size(), 2u);
+    // Attempt 1 failed on the dead connection and chose a 30 s backoff...
+    EXPECT_EQ(events[0].attempt, 1);
+    EXPECT_EQ(events[0].code, absl::StatusCode::kUnavailable);
+    EXPECT_FALSE(events[0].final);
+    EXPECT_EQ(events[0].wait_reason, WaitReason::kBackoff);
+    // ...which ended when the channel was ready again: attempt 2 succeeded.
+    EXPECT_EQ(events[1].attempt, 2);
+    EXPECT_EQ(events[1].code, absl::StatusCode::kOk);
+    EXPECT_TRUE(events[1].final);
+    EXPECT_TRUE(events[1].started_on_reconnect);
+    // The restarted server saw one attempt; the failed one never reached it.
+    EXPECT_EQ(service_.attempts("after"), 1);
+  }
+
+  FlakyEchoService service_;
+  RestartableServer server_{&service_};
+  Events events_;
+};
+
+TEST_F(ReconnectTest, SyncCallStartsWhenTheChannelIsReadyAgain) {
+  ASSERT_TRUE(server_.ok());
+  EchoServiceClient client(
+      stubkit::CreateChannel(server_.address(),
+                             grpc::InsecureChannelCredentials()),
+      ClientOptions());
+  // Connected first, so that the restart breaks an established connection.
+  ASSERT_TRUE(
+      client.Echo(Request("before"), Options{}.set<RetryObserverOption>({}))
+          .ok());
+
+  std::future<absl::StatusOr<EchoResponse>> result;
+  RestartAround([&] {
+    result = std::async(std::launch::async,
+                        [&] { return client.Echo(Request("after")); });
+  });
+
+  absl::StatusOr<EchoResponse> response = result.get();
+  ASSERT_TRUE(response.ok()) << response.status();
+  ExpectFollowedTheServerBack();
+}
+
+TEST_F(ReconnectTest, AsyncCallStartsWhenTheChannelIsReadyAgain) {
+  ASSERT_TRUE(server_.ok());
+  EchoServiceClient client(
+      stubkit::CreateChannel(server_.address(),
+                             grpc::InsecureChannelCredentials()),
+      ClientOptions());
+  ASSERT_TRUE(
+      client.Echo(Request("before"), Options{}.set<RetryObserverOption>({}))
+          .ok());
+
+  std::promise<absl::StatusOr<EchoResponse>> done;
+  RestartAround([&] {
+    client.AsyncEcho(Request("after"), [&](absl::StatusOr<EchoResponse> r) {
+      done.set_value(std::move(r));
+    });
+  });
+
+  absl::StatusOr<EchoResponse> response = done.get_future().get();
+  ASSERT_TRUE(response.ok()) << response.status();
+  ExpectFollowedTheServerBack();
+}
+
+TEST_F(ReconnectTest, FollowReconnectOptionFalseWaitsOutTheBackoff) {
+  ASSERT_TRUE(server_.ok());
+  EchoServiceClient client(
+      stubkit::CreateChannel(server_.address(),
+                             grpc::InsecureChannelCredentials()),
+      ClientOptions()
+          .set<FollowReconnectOption>(false)
+          // Short, so that the test does not wait 30 s.
+          .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
+              std::chrono::milliseconds(500), std::chrono::milliseconds(500),
+              2.0, Jitter::None())));
+  ASSERT_TRUE(
+      client.Echo(Request("before"), Options{}.set<RetryObserverOption>({}))
+          .ok());
+
+  std::future<absl::StatusOr<EchoResponse>> result;
+  RestartAround([&] {
+    result = std::async(std::launch::async,
+                        [&] { return client.Echo(Request("after")); });
+  });
+
+  ASSERT_TRUE(result.get().ok());
+  const std::vector<Events::Event> events = events_.events();
+  ASSERT_GE(events.size(), 2u);
+  EXPECT_TRUE(events.back().final);
+  for (const Events::Event& event : events) {
+    EXPECT_FALSE(event.started_on_reconnect);
+  }
+}
+
+TEST_F(ReconnectTest, ACancelEndsTheWaitWhileTheServerIsDown) {
+  ASSERT_TRUE(server_.ok());
+  EchoServiceClient client(
+      stubkit::CreateChannel(server_.address(),
+                             grpc::InsecureChannelCredentials()),
+      ClientOptions());
+  server_.Stop();
+  auto token = std::make_shared<CancellationToken>();
+  std::future<absl::StatusOr<EchoResponse>> result =
+      std::async(std::launch::async, [&] {
+        return client.Echo(Request("after"),
+                           Options{}.set<CancellationOption>(token));
+      });
+  events_.WaitFor(1);
+  token->Cancel();
+  absl::StatusOr<EchoResponse> response = result.get();
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kCancelled);
+  const auto events = events_.events();
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_FALSE(events[1].started_on_reconnect);
+}
+
+// Issue 23: gRPC's own retries under stubkit's multiply the attempts.
+constexpr char kRetryingServiceConfig[] = R"json({
+  "methodConfig": [{
+    "name": [{"service": "stubkit.testing.EchoService"}],
+    "retryPolicy": {
+      "maxAttempts": 3,
+      "initialBackoff": "0.1s",
+      "maxBackoff": "1s",
+      "backoffMultiplier": 2,
+      "retryableStatusCodes": ["UNAVAILABLE"]
+    }
+  }]
+})json";
+
+constexpr char kWarning[] = "turns on gRPC's own retries";
+
+grpc::ChannelArguments RetryingArgs() {
+  grpc::ChannelArguments args;
+  args.SetServiceConfigJSON(kRetryingServiceConfig);
+  return args;
+}
+
+TEST_F(ReconnectTest, WarnsOnceAboutAChannelWithGrpcRetries) {
+  ASSERT_TRUE(server_.ok());
+  auto sink = std::make_shared<CapturingSink>();
+  EchoServiceClient client(
+      grpc::CreateCustomChannel(server_.address(),
+                                grpc::InsecureChannelCredentials(),
+                                RetryingArgs()),
+      Options{}.set<LogSinkOption>(sink));
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(client.Echo(Request("call" + std::to_string(i))).ok());
+  }
+  std::promise<void> done;
+  client.AsyncEcho(Request("async"),
+                   [&](absl::StatusOr<EchoResponse>) { done.set_value(); });
+  done.get_future().get();
+  EXPECT_EQ(sink->Count(kWarning), 1);
+  EXPECT_EQ(sink->Count("stubkit.testing.EchoService.Echo"), 1);
+}
+
+TEST_F(ReconnectTest, NoWarningForAStubkitChannel) {
+  ASSERT_TRUE(server_.ok());
+  auto sink = std::make_shared<CapturingSink>();
+  // The same service config: gRPC ignores its retryPolicy, retries are off.
+  EchoServiceClient client(
+      stubkit::CreateChannel(server_.address(),
+                             grpc::InsecureChannelCredentials(),
+                             RetryingArgs()),
+      Options{}.set<LogSinkOption>(sink));
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(client.Echo(Request("call" + std::to_string(i))).ok());
+  }
+  EXPECT_EQ(sink->Count(kWarning), 0);
+}
+
+TEST_F(ReconnectTest, NoWarningForAChannelWithoutARetryPolicy) {
+  ASSERT_TRUE(server_.ok());
+  auto sink = std::make_shared<CapturingSink>();
+  EchoServiceClient client(
+      grpc::CreateChannel(server_.address(),
+                          grpc::InsecureChannelCredentials()),
+      Options{}.set<LogSinkOption>(sink));
+  ASSERT_TRUE(client.Echo(Request("call")).ok());
+  EXPECT_EQ(sink->Count(kWarning), 0);
+}
+
+}  // namespace
+}  // namespace stubkit
