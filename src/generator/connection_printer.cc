@@ -85,29 +85,33 @@ void PrintConnectionImplMethod(Printer& w, const Printer::Vars& mv,
           "        ::std::move(on_message), ::std::move(on_done));\n");
       break;
     case Kind::kClientStreaming:
+      // The stream outlives this call and opens one attempt per retry, so
+      // the lambda owns the stub.
       PrintType(w, mv, 2,
-                "return ::stubkit::internal::OpenClientStream<$Request$, "
-                "$Response$>",
+                "return ::stubkit::internal::OpenClientStream<"
+                "$Service$Client::$Method$ResumeOption, $Request$, $Response$>",
                 "(");
       w.Print(mv, "        $Service$Methods::k$Method$, options,\n");
-      PrintLambdaHead(
-          w, mv, 4, "[&]",
-          {"::grpc::ClientContext& context", "$Response$* response"});
-      w.Print(mv,
-              "          return stub_->$Method$(context, options, "
-              "response);\n"
-              "        });\n");
+      PrintLambdaHead(w, mv, 4, "[stub = stub_]",
+                      {"::grpc::ClientContext& context",
+                       "const ::stubkit::OptionsView& attempt_options",
+                       "$Response$* response"});
+      PrintCall(w, mv, 5, "return stub->$Method$(",
+                {"context", "attempt_options", "response"}, ");");
+      w.Print("        });\n");
       break;
     case Kind::kBidi:
       PrintType(w, mv, 2,
-                "return ::stubkit::internal::OpenBidiStream<$Request$, "
-                "$Response$>",
+                "return ::stubkit::internal::OpenBidiStream<"
+                "$Service$Client::$Method$ResumeOption, $Request$, $Response$>",
                 "(");
-      w.Print(mv,
-              "        $Service$Methods::k$Method$, options,\n"
-              "        [&](::grpc::ClientContext& context) {\n"
-              "          return stub_->$Method$(context, options);\n"
-              "        });\n");
+      w.Print(mv, "        $Service$Methods::k$Method$, options,\n");
+      PrintLambdaHead(w, mv, 4, "[stub = stub_]",
+                      {"::grpc::ClientContext& context",
+                       "const ::stubkit::OptionsView& attempt_options"});
+      PrintCall(w, mv, 5, "return stub->$Method$(",
+                {"context", "attempt_options"}, ");");
+      w.Print("        });\n");
       break;
   }
   w.Print("  }\n");

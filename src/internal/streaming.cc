@@ -38,6 +38,20 @@ absl::Status ApplyStreamOptions(grpc::ClientContext& context,
   return absl::OkStatus();
 }
 
+Options StreamCallOptions(const MethodInfo& method, const OptionsView& options,
+                          bool has_hook) {
+  Options call = options.call();
+  if (!has_hook || options.find<IdempotencyOption>() != nullptr) return call;
+  if (const auto* by_name = options.find<IdempotencyMapOption>();
+      by_name != nullptr && by_name->contains(method.full_name)) {
+    return call;
+  }
+  // A hook is the user saying how to re-establish the stream: reopening it
+  // is safe, whatever the proto's default.
+  call.set<IdempotencyOption>(Idempotency::kIdempotent);
+  return call;
+}
+
 void StreamCancelState::Cancel() {
   grpc::ClientContext* context;
   {

@@ -200,22 +200,26 @@ class StreamServiceConnectionImpl : public StreamServiceConnection {
                           ::stubkit::testing::SumResponse>
   Sum(const ::stubkit::OptionsView& options) override {
     return ::stubkit::internal::OpenClientStream<
-        ::stubkit::testing::Item, ::stubkit::testing::SumResponse>(
+        StreamServiceClient::SumResumeOption, ::stubkit::testing::Item,
+        ::stubkit::testing::SumResponse>(
         StreamServiceMethods::kSum, options,
-        [&](::grpc::ClientContext& context,
-            ::stubkit::testing::SumResponse* response) {
-          return stub_->Sum(context, options, response);
+        [stub = stub_](::grpc::ClientContext& context,
+                       const ::stubkit::OptionsView& attempt_options,
+                       ::stubkit::testing::SumResponse* response) {
+          return stub->Sum(context, attempt_options, response);
         });
   }
 
   ::stubkit::StreamReaderWriter<::stubkit::testing::Item,
                                 ::stubkit::testing::Item>
   Double(const ::stubkit::OptionsView& options) override {
-    return ::stubkit::internal::OpenBidiStream<::stubkit::testing::Item,
-                                               ::stubkit::testing::Item>(
+    return ::stubkit::internal::OpenBidiStream<
+        StreamServiceClient::DoubleResumeOption, ::stubkit::testing::Item,
+        ::stubkit::testing::Item>(
         StreamServiceMethods::kDouble, options,
-        [&](::grpc::ClientContext& context) {
-          return stub_->Double(context, options);
+        [stub = stub_](::grpc::ClientContext& context,
+                       const ::stubkit::OptionsView& attempt_options) {
+          return stub->Double(context, attempt_options);
         });
   }
 

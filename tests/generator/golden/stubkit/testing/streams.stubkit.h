@@ -215,6 +215,24 @@ class StreamServiceClient {
                                        ::stubkit::testing::Item>;
     static Type Default() { return nullptr; }
   };
+  // Resumes a broken Sum stream whose writes outgrew the replay buffer: write
+  // what restores the server's view on the new stream (`last` is null); return
+  // false to report the break instead. Setting it makes the call idempotent
+  // unless IdempotencyOption or IdempotencyMapOption says otherwise.
+  struct SumResumeOption {
+    using Type = ::stubkit::StreamResumeHook<::stubkit::testing::Item,
+                                             ::stubkit::testing::SumResponse>;
+    static Type Default() { return nullptr; }
+  };
+  // Resumes a broken Double stream: given the last response read, write what
+  // restores the server's view on the new stream; return false to report the
+  // break instead. Setting it makes the call idempotent unless
+  // IdempotencyOption or IdempotencyMapOption says otherwise.
+  struct DoubleResumeOption {
+    using Type = ::stubkit::StreamResumeHook<::stubkit::testing::Item,
+                                             ::stubkit::testing::Item>;
+    static Type Default() { return nullptr; }
+  };
 
   explicit StreamServiceClient(
       ::std::shared_ptr<::grpc::ChannelInterface> channel,
@@ -242,16 +260,20 @@ class StreamServiceClient {
 
   // Adds up the items sent.
   //
-  // Retries: none. A stream of requests is never replayed; the call's options,
-  // deadline and metadata still apply.
+  // Retries: not idempotent, so a failure is not retried, unless
+  // SumResumeOption (or IdempotencyOption) is set: then a retryable failure
+  // before the first response reopens the stream and replays the writes, and
+  // the hook resumes it after.
   ::stubkit::StreamWriter<::stubkit::testing::Item,
                           ::stubkit::testing::SumResponse>
   Sum(const ::stubkit::Options& call = {});
 
   // Answers each item with its double.
   //
-  // Retries: none. A stream of requests is never replayed; the call's options,
-  // deadline and metadata still apply.
+  // Retries: not idempotent, so a failure is not retried, unless
+  // DoubleResumeOption (or IdempotencyOption) is set: then a retryable failure
+  // before the first response reopens the stream and replays the writes, and
+  // the hook resumes it after.
   ::stubkit::StreamReaderWriter<::stubkit::testing::Item,
                                 ::stubkit::testing::Item>
   Double(const ::stubkit::Options& call = {});
