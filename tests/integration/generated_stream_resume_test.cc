@@ -338,6 +338,30 @@ TEST_F(GeneratedStreamResumeTest, AHookThatDeclinesReportsTheBreak) {
   EXPECT_THAT(std::string(status.message()), HasSubstr("declined"));
 }
 
+TEST_F(GeneratedStreamResumeTest, TheSummarySaysHowOftenTheStreamResumed) {
+  ASSERT_TRUE(server_.ok());
+  service_.break_after = 1;
+  service_.breaks = 100;
+  int sent = 0;
+  int hook_calls = 0;
+  auto resend = ResendUnanswered(&sent, &hook_calls);
+  StreamServiceClient client(
+      server_.Channel(),
+      ClientOptions().set<StreamServiceClient::DoubleResumeOption>(
+          [&](const Item* last, ResumeWriter<Item>& writer) {
+            return hook_calls < 2 && resend(last, writer);
+          }));
+  auto stream = client.Double();
+  EXPECT_THAT(WriteAndRead(stream, 1, 5, &sent), ElementsAre(2, 4, 6));
+  absl::Status status = stream.Finish();
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(
+      std::string(status.message()),
+      HasSubstr("declined; the stream was resumed 2 times; 3 attempts"));
+  ASSERT_TRUE(GetRetrySummary(status).has_value()) << status;
+  EXPECT_EQ(GetRetrySummary(status)->attempts, 3);
+}
+
 TEST_F(GeneratedStreamResumeTest, AnExplicitNonIdempotentCallIgnoresTheHook) {
   ASSERT_TRUE(server_.ok());
   service_.fail_open_first = 1;

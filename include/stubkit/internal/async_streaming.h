@@ -75,6 +75,8 @@ class AsyncServerStreamOperation final : public AsyncRetryOperationBase {
 
   void ConfigureAttempt(grpc::ClientContext& /*context*/) override {
     received_in_attempt_ = false;
+    if (resume_pending_) state().CountResume();  // for the summary
+    resume_pending_ = false;
   }
 
   void StartAttempt(grpc::ClientContext& context,
@@ -110,6 +112,7 @@ class AsyncServerStreamOperation final : public AsyncRetryOperationBase {
     } else {
       // The stream made progress: the policy and backoff start again.
       state().RestartPolicy();
+      resume_pending_ = true;
     }
     return true;
   }
@@ -130,6 +133,7 @@ class AsyncServerStreamOperation final : public AsyncRetryOperationBase {
   DoneCallback on_done_;
   Response last_;
   bool received_in_attempt_ = false;
+  bool resume_pending_ = false;  // the next attempt is the hook's
 };
 
 template <typename ResumeTag, typename Request, typename Response>

@@ -189,6 +189,8 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
     }
     state_.RunContextSetup(*context_);  // last: it may override the deadline
     received_in_attempt_ = false;
+    if (resume_pending_) state_.CountResume();  // for the summary
+    resume_pending_ = false;
     stream_ = open_(*context_, static_cast<const OptionsView&>(view_),
                     static_cast<const Request&>(request_));
     if (stream_ == nullptr) {
@@ -220,6 +222,7 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
       } else {
         // The stream made progress: the policy and backoff start again.
         state_.RestartPolicy();
+        resume_pending_ = true;
       }
     }
     absl::Status final_status;
@@ -267,6 +270,7 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
   std::unique_ptr<grpc::ClientReaderInterface<Response>> stream_;
   Response last_;
   bool received_in_attempt_ = false;
+  bool resume_pending_ = false;  // the next attempt is the hook's
   bool done_ = false;
   absl::Status final_status_;
 };
@@ -654,6 +658,8 @@ class ResumableStream {
     }
     state_.RunContextSetup(*context_);  // last: it may override the deadline
     received_in_attempt_ = false;
+    if (resume_pending_) state_.CountResume();  // for the summary
+    resume_pending_ = false;
     if constexpr (kBidi) {
       stream_ = open_(*context_, static_cast<const OptionsView&>(view_));
     } else {
@@ -744,6 +750,7 @@ class ResumableStream {
       for (const Request& request : replay_)
         replay_bytes_ += ReplaySize(request);
       replay_overflow_ = false;
+      resume_pending_ = true;
     }
     if (!WaitBackoff(wait)) Stop(state_.Cancelled());
   }
@@ -792,6 +799,7 @@ class ResumableStream {
   Response last_;  // the last response Read returned (with a hook only)
   bool has_last_ = false;
   bool received_in_attempt_ = false;
+  bool resume_pending_ = false;  // the next attempt is the hook's
   bool writes_done_ = false;
   bool done_ = false;
   absl::Status final_status_;
