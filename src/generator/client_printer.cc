@@ -30,8 +30,11 @@ const char* AsyncComment(Kind kind) {
     case Kind::kServerStreaming:
       return "$Method$ without blocking: each message goes to "
              "`on_message`, then the final status to `on_done`.";
-    case Kind::kClientStreaming:
     case Kind::kBidi:
+      return "$Method$ without blocking: write through the returned handle "
+             "(any thread); each message goes to `on_message`, then the "
+             "final status to `on_done`.";
+    case Kind::kClientStreaming:
       break;
   }
   return "";
@@ -75,7 +78,7 @@ void PrintClientBody(Printer& w, const Printer::Vars& vars,
     args.push_back(ConnectionArgument(signature.kind, param));
   }
   PrintCall(w, vars, 1,
-            absl::StrCat(signature.variant == Variant::kSync ? "return " : "",
+            absl::StrCat(connection.return_type != "void" ? "return " : "",
                          "connection_->", connection.name, "("),
             args, ");");
 }

@@ -111,7 +111,27 @@ void PrintConnectionImplMethod(Printer& w, const Printer::Vars& mv,
                        "const ::stubkit::OptionsView& attempt_options"});
       PrintCall(w, mv, 5, "return stub->$Method$(",
                 {"context", "attempt_options"}, ");");
-      w.Print("        });\n");
+      w.Print(
+          "        });\n"
+          "  }\n\n");
+      PrintOverrideHead(
+          w, mv,
+          *FindSignature(Layer::kConnection, method.kind, Variant::kAsync));
+      PrintType(w, mv, 2,
+                "return ::stubkit::internal::StartAsyncBidiStream<"
+                "$Service$Client::$Method$ResumeOption, $Request$, $Response$>",
+                "(");
+      w.Print(mv, "        $Service$Methods::k$Method$, options,\n");
+      PrintLambdaHead(
+          w, mv, 4, "[stub = stub_]",
+          {"::grpc::ClientContext& context",
+           "const ::stubkit::OptionsView& attempt_options",
+           "::grpc::ClientBidiReactor<$Request$, $Response$>* reactor"});
+      PrintCall(w, mv, 5, "return stub->Async$Method$(",
+                {"context", "attempt_options", "reactor"}, ");");
+      w.Print(
+          "        },\n"
+          "        ::std::move(on_message), ::std::move(on_done));\n");
       break;
   }
   w.Print("  }\n");
@@ -217,7 +237,14 @@ void PrintRefusingConnection(Printer& w, const FileModel& file,
                   "return ::stubkit::StreamReaderWriter<$Request$, "
                   "$Response$>",
                   "(");
-        w.Print("        ::std::move(stream));\n");
+        w.Print("        ::std::move(stream));\n  }\n");
+        PrintOverrideHead(
+            w, mv,
+            *FindSignature(Layer::kConnection, method.kind, Variant::kAsync),
+            unused);
+        w.Print("    on_done(refusal_);\n");
+        PrintType(w, mv, 2, "return ::stubkit::AsyncStreamWriter<$Request$>",
+                  "();");
         break;
     }
     w.Print("  }\n");

@@ -66,6 +66,14 @@ const std::vector<Signature>& Table() {
        "$Response$>>",
        "$Method$",
        {kContext, kOptionsView}},
+      {Layer::kStub,
+       Kind::kBidi,
+       Variant::kAsync,
+       "::absl::Status",
+       "Async$Method$",
+       {kContext,
+        kOptionsView,
+        {"::grpc::ClientBidiReactor<$Request$, $Response$>*", "reactor", ""}}},
 
       // The connection: one call, retried.
       {Layer::kConnection,
@@ -104,6 +112,12 @@ const std::vector<Signature>& Table() {
        "::stubkit::StreamReaderWriter<$Request$, $Response$>",
        "$Method$",
        {kOptionsView}},
+      {Layer::kConnection,
+       Kind::kBidi,
+       Variant::kAsync,
+       "::stubkit::AsyncStreamWriter<$Request$>",
+       "Async$Method$",
+       {kOptionsView, kOnMessage, kOnDone}},
 
       // The client: what users call, with per-call options.
       {Layer::kClient,
@@ -148,6 +162,12 @@ const std::vector<Signature>& Table() {
        "::stubkit::StreamReaderWriter<$Request$, $Response$>",
        "$Method$",
        {kCall}},
+      {Layer::kClient,
+       Kind::kBidi,
+       Variant::kAsync,
+       "::stubkit::AsyncStreamWriter<$Request$>",
+       "Async$Method$",
+       {kOnMessage, kOnDone, kCall}},
   };
   return *kTable;
 }

@@ -1,9 +1,9 @@
 // Copyright 2026 The stubkit Authors.
 //
-// Client and bidi streams that reopen and resume, against a real gRPC
-// server on 127.0.0.1: the opening is retried (the writes replayed) until
-// the first response, a break after it is resumed only through the
-// generated MResumeOption hook, every attempt reaches the observer, and a
+// Client and bidi streams (sync, and async bidi) that reopen and resume,
+// against a real gRPC server on 127.0.0.1: the opening is retried (the writes
+// replayed) until the first response, a break after it is resumed only through
+// the generated MResumeOption hook, every attempt reaches the observer, and a
 // failed stream's status carries the retry summary.
 
 #include <gmock/gmock.h>
@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <deque>
 #include <future>
 #include <memory>
@@ -513,6 +514,178 @@ TEST_F(GeneratedStreamResumeTest, AFailedClientStreamCarriesTheSummary) {
   EXPECT_THAT(std::string(response.status().message()),
               HasSubstr("sum failed [stubkit:"));
   EXPECT_EQ(service_.sum_calls(), 3);
+}
+
+// The async form: the same rules, writes queued, messages pushed.
+class AsyncBidi {
+ public:
+  // Starts client.AsyncDouble with these options.
+  AsyncBidi(StreamServiceClient& client, const Options& call)
+      : stream_(client.AsyncDouble(
+            [this](const Item& item) {
+              std::lock_guard<std::mutex> lock(mu_);
+              answers_.push_back(item.value());
+              cv_.notify_all();
+            },
+            [this](absl::Status status) {
+              std::lock_guard<std::mutex> lock(mu_);
+              status_ = std::move(status);
+              done_ = true;
+              cv_.notify_all();
+            },
+            call)) {}
+
+  bool Write(int value) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      sent_ = value;
+    }
+    return stream_.Write(MakeItem(value));
+  }
+  // Waits (at most a minute) for `n` answers or the end.
+  std::vector<int> Answers(size_t n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, std::chrono::minutes(1),
+                 [&] { return answers_.size() >= n || done_; });
+    return answers_;
+  }
+  absl::Status Done() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, std::chrono::minutes(1), [&] { return done_; });
+    return done_ ? status_ : absl::DeadlineExceededError("no on_done");
+  }
+  // The test's hook: every item after the one `last` answered, under the
+  // lock the writer takes.
+  bool Resume(const Item* last, ResumeWriter<Item>& writer) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++hook_calls_;
+    for (int v = last == nullptr ? 1 : last->value() / 2 + 1; v <= sent_; ++v) {
+      writer.Write(MakeItem(v));
+    }
+    return true;
+  }
+  int hook_calls() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return hook_calls_;
+  }
+  AsyncStreamWriter<Item>& stream() { return stream_; }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<int> answers_;
+  int sent_ = 0;
+  int hook_calls_ = 0;
+  bool done_ = false;
+  absl::Status status_;
+  // Last: its callbacks use the members above.
+  AsyncStreamWriter<Item> stream_;
+};
+
+TEST_F(GeneratedStreamResumeTest, AsyncBidiResumesThroughTheHook) {
+  ASSERT_TRUE(server_.ok());
+  service_.break_after = 3;
+  service_.breaks = 2;
+  AsyncBidi* bidi = nullptr;
+  StreamServiceClient client(
+      server_.Channel(),
+      ClientOptions()
+          .set<AsyncSleeperOption>(clock_)
+          .set<StreamServiceClient::DoubleResumeOption>(
+              [&bidi](const Item* last, ResumeWriter<Item>& writer) {
+                return bidi->Resume(last, writer);
+              }));
+  auto stream = std::make_unique<AsyncBidi>(client, Options{});
+  bidi = stream.get();
+  for (int i = 1; i <= 10; ++i) {
+    ASSERT_TRUE(bidi->Write(i));
+    ASSERT_EQ(bidi->Answers(i).size(), static_cast<size_t>(i));
+  }
+  ASSERT_TRUE(bidi->stream().WritesDone());
+  EXPECT_TRUE(bidi->Done().ok());
+  EXPECT_THAT(bidi->Answers(10), ElementsAreArray(Doubles(1, 10)));
+  EXPECT_EQ(bidi->hook_calls(), 2);
+  auto inputs = service_.double_inputs();
+  ASSERT_EQ(inputs.size(), 3u);
+  EXPECT_THAT(inputs[1], ElementsAre(4, 5, 6, 7));
+  EXPECT_THAT(events(), ElementsAre(false, false, true));
+  EXPECT_FALSE(bidi->Write(11));  // over
+}
+
+TEST_F(GeneratedStreamResumeTest,
+       AsyncBidiOpeningIsRetriedWithTheQueuedWrites) {
+  ASSERT_TRUE(server_.ok());
+  service_.fail_open_first = 2;
+  StreamServiceClient client(server_.Channel(),
+                             ClientOptions().set<AsyncSleeperOption>(clock_));
+  AsyncBidi bidi(client,
+                 Options{}.set<IdempotencyOption>(Idempotency::kIdempotent));
+  ASSERT_TRUE(bidi.Write(1));
+  ASSERT_TRUE(bidi.Write(2));
+  EXPECT_THAT(bidi.Answers(2), ElementsAre(2, 4));
+  ASSERT_TRUE(bidi.stream().WritesDone());
+  EXPECT_TRUE(bidi.Done().ok());
+  EXPECT_EQ(service_.double_calls(), 3);
+  EXPECT_THAT(service_.double_inputs().back(), ElementsAre(1, 2));
+  EXPECT_THAT(events(), ElementsAre(false, false, true));
+}
+
+TEST_F(GeneratedStreamResumeTest, AsyncBidiBreakWithoutAHookIsReported) {
+  ASSERT_TRUE(server_.ok());
+  service_.break_after = 1;
+  StreamServiceClient client(server_.Channel(),
+                             ClientOptions().set<AsyncSleeperOption>(clock_));
+  AsyncBidi bidi(client,
+                 Options{}.set<IdempotencyOption>(Idempotency::kIdempotent));
+  ASSERT_TRUE(bidi.Write(1));
+  EXPECT_THAT(bidi.Answers(1), ElementsAre(2));
+  ASSERT_TRUE(bidi.Write(2));
+  absl::Status status = bidi.Done();
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable) << status;
+  ASSERT_TRUE(GetRetrySummary(status).has_value()) << status;
+  EXPECT_EQ(GetRetrySummary(status)->stop_reason, StopReason::kNotResumable);
+  EXPECT_EQ(service_.double_calls(), 1);
+}
+
+TEST_F(GeneratedStreamResumeTest, AsyncBidiCancelDuringTheReopenWait) {
+  ASSERT_TRUE(server_.ok());
+  service_.break_after = 1;
+  auto waiting = std::make_shared<std::promise<void>>();
+  AsyncBidi* bidi = nullptr;
+  // Real waits: ten minutes of backoff on the timer, which only the cancel
+  // ends.
+  StreamServiceClient client(
+      server_.Channel(),
+      Options{}
+          .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
+              std::chrono::minutes(10), std::chrono::minutes(10), 2.0,
+              Jitter::None()))
+          .set<RetryObserverOption>(
+              [waiting, once = std::make_shared<std::once_flag>()](
+                  const AttemptEvent& event) {
+                if (!event.final) {
+                  std::call_once(*once, [&] { waiting->set_value(); });
+                }
+              })
+          .set<StreamServiceClient::DoubleResumeOption>(
+              [&bidi](const Item* last, ResumeWriter<Item>& writer) {
+                return bidi->Resume(last, writer);
+              }));
+  auto stream = std::make_unique<AsyncBidi>(client, Options{});
+  bidi = stream.get();
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(bidi->Write(1));
+  EXPECT_THAT(bidi->Answers(1), ElementsAre(2));
+  ASSERT_TRUE(bidi->Write(2));  // the server fails on it
+  waiting->get_future().wait();
+  EXPECT_TRUE(bidi->Write(3));  // queued for the new stream
+  bidi->stream().Cancel();
+  absl::Status status = bidi->Done();
+  EXPECT_EQ(status.code(), absl::StatusCode::kCancelled) << status;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::minutes(1));
+  EXPECT_EQ(bidi->hook_calls(), 1);
+  EXPECT_EQ(service_.double_calls(), 1);
+  EXPECT_FALSE(bidi->Write(4));
 }
 
 }  // namespace

@@ -70,6 +70,10 @@ class StreamServiceStub {
       ::stubkit::testing::Item, ::stubkit::testing::Item>>
   Double(::grpc::ClientContext& context,
          const ::stubkit::OptionsView& options) = 0;
+  virtual ::absl::Status AsyncDouble(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      ::grpc::ClientBidiReactor<::stubkit::testing::Item,
+                                ::stubkit::testing::Item>* reactor) = 0;
 
   virtual ::absl::StatusOr<::stubkit::testing::Item> Get(
       ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
@@ -103,6 +107,10 @@ class StreamServiceStubDecorator : public StreamServiceStub {
       ::stubkit::testing::Item, ::stubkit::testing::Item>>
   Double(::grpc::ClientContext& context,
          const ::stubkit::OptionsView& options) override;
+  ::absl::Status AsyncDouble(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      ::grpc::ClientBidiReactor<::stubkit::testing::Item,
+                                ::stubkit::testing::Item>* reactor) override;
 
   ::absl::StatusOr<::stubkit::testing::Item> Get(
       ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
@@ -143,6 +151,10 @@ class StreamServiceGrpcStub : public StreamServiceStub {
       ::stubkit::testing::Item, ::stubkit::testing::Item>>
   Double(::grpc::ClientContext& context,
          const ::stubkit::OptionsView& options) override;
+  ::absl::Status AsyncDouble(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      ::grpc::ClientBidiReactor<::stubkit::testing::Item,
+                                ::stubkit::testing::Item>* reactor) override;
 
   ::absl::StatusOr<::stubkit::testing::Item> Get(
       ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
@@ -180,6 +192,10 @@ class StreamServiceConnection {
   virtual ::stubkit::StreamReaderWriter<::stubkit::testing::Item,
                                         ::stubkit::testing::Item>
   Double(const ::stubkit::OptionsView& options) = 0;
+  virtual ::stubkit::AsyncStreamWriter<::stubkit::testing::Item> AsyncDouble(
+      const ::stubkit::OptionsView& options,
+      ::stubkit::MessageCallback<::stubkit::testing::Item> on_message,
+      ::stubkit::DoneCallback on_done) = 0;
 
   virtual ::absl::StatusOr<::stubkit::testing::Item> Get(
       const ::stubkit::OptionsView& options,
@@ -277,6 +293,11 @@ class StreamServiceClient {
   ::stubkit::StreamReaderWriter<::stubkit::testing::Item,
                                 ::stubkit::testing::Item>
   Double(const ::stubkit::Options& call = {});
+  // Double without blocking: write through the returned handle (any thread);
+  // each message goes to `on_message`, then the final status to `on_done`.
+  ::stubkit::AsyncStreamWriter<::stubkit::testing::Item> AsyncDouble(
+      ::stubkit::MessageCallback<::stubkit::testing::Item> on_message,
+      ::stubkit::DoneCallback on_done, const ::stubkit::Options& call = {});
 
   // A unary method next to the streaming ones.
   //
