@@ -1,9 +1,10 @@
 // Copyright 2026 The stubkit Authors.
 //
-// The machinery behind the stream handles of stubkit/streaming.h: option
-// and deadline set-up, `RetryingStreamReader` (retried opening, resume),
-// the gRPC-backed writer and reader-writer, and the `Open*Stream` entry
-// points of generated connections. Not API.
+// The machinery behind the stream handles of stubkit/streaming.h:
+// `RetryingStreamReader` (server streaming: retried opening, resume),
+// `ResumableStream` (client and bidi: replayed opening, resume hook), the
+// gRPC-backed writer and reader-writer of a refused call, and the
+// `Open*Stream` entry points of generated connections. Not API.
 
 #ifndef STUBKIT_INTERNAL_STREAMING_H_
 #define STUBKIT_INTERNAL_STREAMING_H_
@@ -44,14 +45,6 @@ inline constexpr char kNoResumeHook[] =
     "already delivered messages and has no resume hook";
 inline constexpr char kResumeDeclined[] =
     "already delivered messages and its resume hook declined";
-
-// Applies the call's options to a stream's context: metadata, the
-// deadline min(DeadlineOption, now + TotalTimeoutOption, now +
-// AttemptTimeoutOption), the settings of stubkit/call_options.h, and last
-// the setup hook. Returns InvalidArgument for invalid options.
-absl::Status ApplyStreamOptions(grpc::ClientContext& context,
-                                const OptionsView& options,
-                                const MethodInfo& method);
 
 absl::Status NullStreamError(const MethodInfo& method);
 absl::Status EarlyFinishError(const MethodInfo& method);
