@@ -159,14 +159,22 @@ Packed Pack(const std::vector<std::string>& items, int column, int indent,
     }
     // A type too long for its line (the parameter types of MOCK_METHOD):
     // broken in its template arguments.
-    // "a<b>*": the '*' or '&' follows the template arguments.
-    const size_t item_core = items[i].find_last_not_of("*&") + 1;
-    if (split_types && !Fits(column, text) && item_core > 0 &&
-        items[i][item_core - 1] == '>') {
+    // "a<b>*": the '*' or '&' follows the template arguments. A type with
+    // a comma comes parenthesized for gMock: "(a<b, c>*)".
+    const bool parenthesized = items[i].size() > 2 && items[i].front() == '(' &&
+                               items[i].back() == ')';
+    const std::string bare =
+        parenthesized ? items[i].substr(1, items[i].size() - 2) : items[i];
+    const size_t bare_core = bare.find_last_not_of("*&") + 1;
+    if (split_types && !Fits(column, text) && bare_core > 0 &&
+        bare[bare_core - 1] == '>') {
       packed.split = true;
-      for (const std::string& type_line : LayoutLongType(
-               items[i].substr(0, item_core), column, text.substr(item_core))) {
-        line = type_line;
+      const std::vector<std::string> type_lines = LayoutLongType(
+          bare.substr(0, bare_core), column + (parenthesized ? 1 : 0),
+          bare.substr(bare_core) + (parenthesized ? ")" : "") +
+              text.substr(items[i].size()));
+      for (size_t k = 0; k < type_lines.size(); ++k) {
+        line = (parenthesized ? (k == 0 ? "(" : " ") : "") + type_lines[k];
         flush();
       }
       continue;

@@ -275,7 +275,10 @@ void PrintMockMethod(Printer& w, const Printer::Vars& vars,
                      const Signature& signature) {
   std::vector<std::string> types;
   for (const Param& param : signature.params) {
-    types.push_back(w.Expand(vars, param.type));
+    // gMock wants a parenthesized type when it contains a comma.
+    std::string type = w.Expand(vars, param.type);
+    if (type.find(',') != std::string::npos) type = "(" + type + ")";
+    types.push_back(std::move(type));
   }
   w.Indent();
   w.PrintRaw(LayoutMockMethod(w.Expand(vars, signature.return_type),

@@ -44,8 +44,8 @@ class MockStreamServiceStub : public ::stubkit::testing::StreamServiceStub {
               (override));
   MOCK_METHOD((::absl::Status), AsyncDouble,
               (::grpc::ClientContext&, const ::stubkit::OptionsView&,
-               ::grpc::ClientBidiReactor<::stubkit::testing::Item,
-                                         ::stubkit::testing::Item>*),
+               (::grpc::ClientBidiReactor<::stubkit::testing::Item,
+                                          ::stubkit::testing::Item>*)),
               (override));
   MOCK_METHOD((::absl::StatusOr<::stubkit::testing::Item>), Get,
               (::grpc::ClientContext&, const ::stubkit::OptionsView&,
