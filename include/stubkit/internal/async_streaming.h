@@ -464,6 +464,9 @@ class AsyncBidiStreamOperation final : public AsyncRetryOperationBase,
       outbox_.clear();
     }
     if (user_callback_ != 0) user_token_->RemoveCallback(user_callback_);
+    // No reaction follows: release what the callbacks hold (a handle of
+    // this stream, say, which would keep it alive).
+    MessageCallback<Response> on_message = std::move(on_message_);
     DoneCallback done = std::move(on_done_);
     done(std::move(status));
   }
