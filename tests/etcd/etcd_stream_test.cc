@@ -168,7 +168,9 @@ TEST_F(EtcdStreamTest, AWatchSeesEveryEventOnceAcrossARestart) {
   ASSERT_EQ(seen.size(), static_cast<size_t>(kBefore + kAfter));
   for (int i = 0; i < kBefore + kAfter; ++i) {
     EXPECT_EQ(seen[i].key, prefix + std::to_string(i)) << "event " << i;
-    if (i > 0) EXPECT_GT(seen[i].revision, seen[i - 1].revision);
+    if (i > 0) {
+      EXPECT_GT(seen[i].revision, seen[i - 1].revision);
+    }
   }
 }
 
