@@ -196,10 +196,12 @@ Packed Pack(const std::vector<std::string>& items, int column, int indent,
             ? std::vector<std::string>{type}
             : LayoutLongType(type.substr(0, core), column, type.substr(core));
     const std::string name = text.substr(space + 1);
-    // A type broken in its template arguments keeps the name on its last
-    // line when it fits there.
+    // A type broken in its template arguments, aligned after its '<', keeps
+    // the name on its last line when it fits there (not when broken after
+    // the '<': then the name goes below, as clang-format does).
     const bool name_follows =
-        type_lines.size() > 1 && name.rfind("/*", 0) != 0 &&
+        type_lines.size() > 1 && type_lines.front().back() != '<' &&
+        name.rfind("/*", 0) != 0 &&
         Fits(column, absl::StrCat(type_lines.back(), " ", name));
     packed.breaks_in_params += Fits(column, type) || name_follows ? 1 : 2;
     if (type_lines.size() > 1) packed.type_split = true;
