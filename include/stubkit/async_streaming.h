@@ -21,20 +21,87 @@
 //       stubkit::Options{}.set<ItemsClient::RangeResumeOption>(hook));
 //
 // Built on gRPC's callback API (`grpc::ClientReadReactor`); no thread waits.
+//
+// Bidi streaming has the same form, with a handle to write through:
+//
+//   stubkit::AsyncStreamWriter<Item> stream = client.AsyncDouble(
+//       [](const Item& item) { Use(item); },           // each message
+//       [](absl::Status status) { Done(status); },     // once, at the end
+//       stubkit::Options{}.set<ItemsClient::DoubleResumeOption>(hook));
+//   stream.Write(item);      // queued, sent in order; any thread
+//   stream.WritesDone();     // half-closes after the queued writes
+//   stream.Cancel();         // any thread, any time
+//
+// Opening, replay and resume follow the sync `StreamReaderWriter`'s rules
+// (stubkit/streaming.h), with one difference: writes never block. A write
+// is queued and sent when the stream can take it; during a reopen it waits
+// in the queue and goes on the new stream after the hook's messages. When
+// the hook runs, the writes still queued from before the break are dropped
+// with the broken stream's unanswered ones: the hook restores them. The
+// hook and a `Write` may run at the same time on two threads; a hook that
+// reads what the writer wrote shares a lock with it.
+//
+// Threads: `on_message` runs on gRPC's threads, one message at a time (the
+// next read starts when it returns); the resume hook and `on_done` on
+// gRPC's threads or the timer thread (`on_done` possibly on the thread
+// that calls `Cancel()`); none with a stubkit lock held. `Write`,
+// `WritesDone` and `Cancel` may be called from any thread, also from the
+// callbacks.
 
 #ifndef STUBKIT_ASYNC_STREAMING_H_
 #define STUBKIT_ASYNC_STREAMING_H_
 
 #include <functional>
+#include <memory>
+#include <utility>
 
 #include "absl/status/status.h"
 
 namespace stubkit {
 
-// Receives each message of an async server stream.
+// Receives each message of an async server or bidi stream.
 template <typename Response>
 using MessageCallback = std::function<void(const Response&)>;
 using DoneCallback = std::function<void(absl::Status)>;
+
+namespace internal {
+template <typename Request>
+class AsyncStreamWriterImpl {
+ public:
+  virtual ~AsyncStreamWriterImpl() = default;
+  virtual bool Write(Request request) = 0;
+  virtual bool WritesDone() = 0;
+  virtual void Cancel() = 0;
+};
+}  // namespace internal
+
+// The write side of an async bidi stream; the messages go to the callbacks.
+// Copyable: copies drive the same stream. The stream lives until `on_done`
+// ran, whether or not a handle is kept.
+template <typename Request>
+class AsyncStreamWriter {
+ public:
+  // A handle of no stream: `Write` and `WritesDone` return false.
+  AsyncStreamWriter() = default;
+  explicit AsyncStreamWriter(
+      std::shared_ptr<internal::AsyncStreamWriterImpl<Request>> impl)
+      : impl_(std::move(impl)) {}
+
+  // Queues `request`, sent in order when the stream can take it. False once
+  // the stream has ended or `WritesDone` was called.
+  bool Write(Request request) {
+    return impl_ != nullptr && impl_->Write(std::move(request));
+  }
+  // Half-closes the stream after the queued writes.
+  bool WritesDone() { return impl_ != nullptr && impl_->WritesDone(); }
+  // Cancels the call: `on_done` gets CANCELLED, no further attempt opens.
+  void Cancel() {
+    if (impl_ != nullptr) impl_->Cancel();
+  }
+
+ private:
+  std::shared_ptr<internal::AsyncStreamWriterImpl<Request>> impl_;
+};
 
 }  // namespace stubkit
 

@@ -16,7 +16,8 @@
 // using stubkit::testing::StreamServiceClient;
 //
 // int64_t Sum(StreamServiceClient& client, const RangeRequest& request) {
-//   auto options = stubkit::Options{}.set<StreamServiceClient::RangeResumeOption>(
+//   auto options =
+//   stubkit::Options{}.set<StreamServiceClient::RangeResumeOption>(
 //       [](const Item& last, RangeRequest& resumed) {
 //         const int next = last.value() + 1;  // continue after `last`
 //         resumed.set_count(resumed.start() + resumed.count() - next);
@@ -46,14 +47,55 @@
 // deadline of every attempt, and no resume starts after them.
 //
 // Client streaming returns a `StreamWriter<Request, Response>` and bidi
-// streaming a `StreamReaderWriter<Request, Response>`. Both apply the call's
-// options once (deadline from `DeadlineOption`, `TotalTimeoutOption` and
-// `AttemptTimeoutOption`; `MetadataOption`) and are never replayed: a
-// stream that breaks reports its error from `Finish()`.
+// streaming a `StreamReaderWriter<Request, Response>`. Both open one gRPC
+// stream per attempt, under the same retry rules, and resume through a
+// per-method hook of type `StreamResumeHook`:
 //
-// Each stream owns its `grpc::ClientContext`; like gRPC's own sync streams,
-// a stream is used by one thread at a time, except `Cancel()`, which any
-// thread may call at any time. A cancel is sticky: a blocked `Read` returns
+// - Until an attempt receives its first response, the stream is being
+//   opened: stubkit keeps a copy of each write (up to 256 KiB, gRPC's own
+//   retry buffer) and a retryable failure reopens the stream and writes
+//   them again, in order. A client stream, which gets its response only at
+//   the end, is in this phase all its life.
+// - After a response (or once the writes outgrew the buffer), a break is
+//   resumed only through the hook, which is given the last response `Read`
+//   returned (null when none) and writes, through a `ResumeWriter`, what
+//   restores the server's view on the new stream: for etcd's Watch, a
+//   create request from the next revision. stubkit never re-sends a write
+//   made after the last response; the hook restores what the server should
+//   know as of that response. Its messages are then replayed like writes
+//   until the new stream answers. As for server streams, a resume after a
+//   response restarts the retry policy and the backoff.
+// - Idempotency: a client or bidi stream is reopened only for a retryable
+//   code on an idempotent call. Setting the resume hook declares the call
+//   idempotent (the hook says how to re-establish the stream), unless
+//   `IdempotencyOption` or `IdempotencyMapOption` says otherwise.
+//
+// ```cpp fragment
+// // A Watch that sees every event once across restarts of etcd (the
+// // whole program, with etcdserverpb's types: docs/streaming.md).
+// int64_t next = 1;  // the revision after the last event handled
+// auto hook = [&next](const WatchResponse* /*last*/,
+//                     stubkit::ResumeWriter<WatchRequest>& writer) {
+//   WatchRequest create;
+//   create.mutable_create_request()->set_key("k");
+//   create.mutable_create_request()->set_start_revision(next);
+//   writer.Write(create);
+//   return true;
+// };
+// ```
+//
+// The call that meets a break (`Read`, `Write`, `WritesDone` or `Finish`)
+// runs the hook, waits the backoff and reopens the stream before it
+// returns: a `Write` during a reopen is the one that waits for it, and
+// returns true once the stream is open again (its message, like every
+// write after the last response, is the hook's to restore). A failed
+// stream's status carries the retry summary (`GetRetrySummary`), and every
+// attempt reaches the `RetryObserverOption` and the metrics.
+//
+// Each stream owns its `grpc::ClientContext`. A stream is used by one
+// thread at a time (unlike gRPC's own bidi stream, a `Read` and a `Write`
+// may not run at the same time on two threads), except `Cancel()`, which
+// any thread may call at any time. A cancel is sticky: a blocked `Read` returns
 // false, a backoff wait ends at once (an injected `SleeperOption` sleep,
 // which stubkit cannot interrupt, ends first), no further attempt is
 // opened, and `Finish()` returns CANCELLED. A `CancellationOption` token
@@ -79,6 +121,31 @@ namespace stubkit {
 template <typename Request, typename Response>
 using ResumeHook = std::function<bool(const Response& last, Request& request)>;
 
+// Where the resume hook of a client or bidi stream puts the messages that
+// restore the server's view on the new stream (for etcd's Watch: a create
+// request from the next revision). stubkit makes one per resume.
+template <typename Request>
+class ResumeWriter {
+ public:
+  explicit ResumeWriter(std::vector<Request>* messages) : messages_(messages) {}
+  // Queues `request`: the new stream is sent the queued messages, in order,
+  // before anything written after the break.
+  void Write(Request request) { messages_->push_back(std::move(request)); }
+
+ private:
+  std::vector<Request>* messages_;
+};
+
+// The type of a client- or bidi-streaming method's resume hook: given the
+// last response `Read` returned (null when none was), write through
+// `writer` what restores the server's view on a new stream. Return false
+// to give up and report the break. It runs on the thread whose `Read`,
+// `Write`, `WritesDone` or `Finish` met the break, with no stubkit lock
+// held.
+template <typename Request, typename Response>
+using StreamResumeHook =
+    std::function<bool(const Response* last, ResumeWriter<Request>& writer)>;
+
 namespace internal {
 
 // The moving parts behind the stream handles; implement them to fake a
@@ -101,6 +168,7 @@ class StreamWriterImpl {
   virtual bool WritesDone() = 0;
   virtual absl::StatusOr<Response> Finish() = 0;
   virtual void Cancel() {}
+  virtual int attempts() const { return 1; }
 };
 
 template <typename Request, typename Response>
@@ -112,6 +180,7 @@ class StreamReaderWriterImpl {
   virtual bool WritesDone() = 0;
   virtual absl::Status Finish() = 0;
   virtual void Cancel() {}
+  virtual int attempts() const { return 1; }
 };
 
 }  // namespace internal
@@ -161,6 +230,8 @@ class StreamWriter {
   // Cancels the call, from any thread, at any time; `Finish()` then
   // returns CANCELLED.
   void Cancel() { impl_->Cancel(); }
+  // Streams opened so far: 1 + retries + resumes.
+  int attempts() const { return impl_->attempts(); }
 
  private:
   std::unique_ptr<internal::StreamWriterImpl<Request, Response>> impl_;
@@ -189,6 +260,8 @@ class StreamReaderWriter {
   // Cancels the call, from any thread, at any time: a blocked `Read`
   // returns false and `Finish()` CANCELLED.
   void Cancel() { impl_->Cancel(); }
+  // Streams opened so far: 1 + retries + resumes.
+  int attempts() const { return impl_->attempts(); }
 
  private:
   std::unique_ptr<internal::StreamReaderWriterImpl<Request, Response>> impl_;

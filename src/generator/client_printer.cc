@@ -30,8 +30,11 @@ const char* AsyncComment(Kind kind) {
     case Kind::kServerStreaming:
       return "$Method$ without blocking: each message goes to "
              "`on_message`, then the final status to `on_done`.";
-    case Kind::kClientStreaming:
     case Kind::kBidi:
+      return "$Method$ without blocking: write through the returned handle "
+             "(any thread); each message goes to `on_message`, then the "
+             "final status to `on_done`.";
+    case Kind::kClientStreaming:
       break;
   }
   return "";
@@ -75,7 +78,7 @@ void PrintClientBody(Printer& w, const Printer::Vars& vars,
     args.push_back(ConnectionArgument(signature.kind, param));
   }
   PrintCall(w, vars, 1,
-            absl::StrCat(signature.variant == Variant::kSync ? "return " : "",
+            absl::StrCat(connection.return_type != "void" ? "return " : "",
                          "connection_->", connection.name, "("),
             args, ");");
 }
@@ -97,8 +100,18 @@ void PrintConstructorHead(Printer& w, const Printer::Vars& vars,
 // proto gives the method decides whether it is retried.
 std::string RetryComment(const MethodModel& method) {
   if (method.kind == Kind::kClientStreaming || method.kind == Kind::kBidi) {
-    return "Retries: none. A stream of requests is never replayed; the "
-           "call's options, deadline and metadata still apply.";
+    return method.idempotent
+               ? absl::StrCat("Retries: idempotent (",
+                              method.idempotency_reason,
+                              " in the proto): a retryable failure before the "
+                              "first response reopens the stream and replays "
+                              "the writes; after it, only $Method$ResumeOption "
+                              "resumes it.")
+               : "Retries: not idempotent, so a failure is not retried, "
+                 "unless $Method$ResumeOption (or IdempotencyOption) is set: "
+                 "then a retryable failure before the first response reopens "
+                 "the stream and replays the writes, and the hook resumes it "
+                 "after.";
   }
   if (method.idempotent) {
     return absl::StrCat(
@@ -136,18 +149,36 @@ void PrintClientHeader(Printer& w, const FileModel& file,
           "  using DecoratorsOption = "
           "::stubkit::DecoratorsOptionFor<$Service$Stub>;\n");
   for (const MethodModel& method : service.methods) {
-    if (method.kind != Kind::kServerStreaming) continue;
+    if (method.kind == Kind::kUnary) continue;
+    const bool server = method.kind == Kind::kServerStreaming;
     w.Indent();
     w.PrintComment(MethodVars(file, service, method),
-                   "Resumes a broken $Method$ stream: rewrite the request "
-                   "from the last response received; return false to report "
-                   "the break instead.");
+                   server ? "Resumes a broken $Method$ stream: rewrite the "
+                            "request from the last response received; return "
+                            "false to report the break instead."
+                   : method.kind == Kind::kBidi
+                       ? "Resumes a broken $Method$ stream: given the last "
+                         "response read, write what restores the server's "
+                         "view on the new stream; return false to report "
+                         "the break instead. Setting it makes the call "
+                         "idempotent unless IdempotencyOption or "
+                         "IdempotencyMapOption says otherwise."
+                       : "Resumes a broken $Method$ stream whose writes "
+                         "outgrew the replay buffer: write what restores the "
+                         "server's view on the new stream (`last` is null); "
+                         "return false to report the break instead. Setting "
+                         "it makes the call idempotent unless "
+                         "IdempotencyOption or IdempotencyMapOption says "
+                         "otherwise.");
     w.Outdent();
     const Printer::Vars mv = MethodVars(file, service, method);
     w.Print(mv, "  struct $Method$ResumeOption {\n");
     w.Indent();
     PrintTypeMember(w, mv,
-                    "using Type = ::stubkit::ResumeHook<$Request$, $Response$>",
+                    server ? "using Type = ::stubkit::ResumeHook<$Request$, "
+                             "$Response$>"
+                           : "using Type = ::stubkit::StreamResumeHook<"
+                             "$Request$, $Response$>",
                     ";");
     w.Outdent();
     w.Print(mv,

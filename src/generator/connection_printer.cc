@@ -94,29 +94,53 @@ void PrintConnectionImplMethod(Printer& w, const Printer::Vars& mv,
           "        ::std::move(on_message), ::std::move(on_done));\n");
       break;
     case Kind::kClientStreaming:
+      // The stream outlives this call and opens one attempt per retry, so
+      // the lambda owns the stub.
       PrintType(w, mv, 2,
-                "return ::stubkit::internal::OpenClientStream<$Request$, "
-                "$Response$>",
+                "return ::stubkit::internal::OpenClientStream<"
+                "$Service$Client::$Method$ResumeOption, $Request$, $Response$>",
                 "(");
       w.Print(mv, "        $Service$Methods::k$Method$, options,\n");
-      PrintLambdaHead(
-          w, mv, 4, "[&]",
-          {"::grpc::ClientContext& context", "$Response$* response"});
-      w.Print(mv,
-              "          return stub_->$Method$(context, options, "
-              "response);\n"
-              "        });\n");
+      PrintLambdaHead(w, mv, 4, "[stub = stub_]",
+                      {"::grpc::ClientContext& context",
+                       "const ::stubkit::OptionsView& attempt_options",
+                       "$Response$* response"});
+      PrintCall(w, mv, 5, "return stub->$Method$(",
+                {"context", "attempt_options", "response"}, ");");
+      w.Print("        });\n");
       break;
     case Kind::kBidi:
       PrintType(w, mv, 2,
-                "return ::stubkit::internal::OpenBidiStream<$Request$, "
-                "$Response$>",
+                "return ::stubkit::internal::OpenBidiStream<"
+                "$Service$Client::$Method$ResumeOption, $Request$, $Response$>",
                 "(");
-      w.Print(mv,
-              "        $Service$Methods::k$Method$, options,\n"
-              "        [&](::grpc::ClientContext& context) {\n"
-              "          return stub_->$Method$(context, options);\n"
-              "        });\n");
+      w.Print(mv, "        $Service$Methods::k$Method$, options,\n");
+      PrintLambdaHead(w, mv, 4, "[stub = stub_]",
+                      {"::grpc::ClientContext& context",
+                       "const ::stubkit::OptionsView& attempt_options"});
+      PrintCall(w, mv, 5, "return stub->$Method$(",
+                {"context", "attempt_options"}, ");");
+      w.Print(
+          "        });\n"
+          "  }\n\n");
+      PrintOverrideHead(
+          w, mv,
+          *FindSignature(Layer::kConnection, method.kind, Variant::kAsync));
+      PrintType(w, mv, 2,
+                "return ::stubkit::internal::StartAsyncBidiStream<"
+                "$Service$Client::$Method$ResumeOption, $Request$, $Response$>",
+                "(");
+      w.Print(mv, "        $Service$Methods::k$Method$, options,\n");
+      PrintLambdaHead(
+          w, mv, 4, "[stub = stub_]",
+          {"::grpc::ClientContext& context",
+           "const ::stubkit::OptionsView& attempt_options",
+           "::grpc::ClientBidiReactor<$Request$, $Response$>* reactor"});
+      PrintCall(w, mv, 5, "return stub->Async$Method$(",
+                {"context", "attempt_options", "reactor"}, ");");
+      w.Print(
+          "        },\n"
+          "        ::std::move(on_message), ::std::move(on_done));\n");
       break;
   }
   w.Print("  }\n");
@@ -232,7 +256,14 @@ void PrintRefusingConnection(Printer& w, const FileModel& file,
                   "return ::stubkit::StreamReaderWriter<$Request$, "
                   "$Response$>",
                   "(");
-        w.Print("        ::std::move(stream));\n");
+        w.Print("        ::std::move(stream));\n  }\n");
+        PrintOverrideHead(
+            w, mv,
+            *FindSignature(Layer::kConnection, method.kind, Variant::kAsync),
+            unused);
+        w.Print("    on_done(refusal_);\n");
+        PrintType(w, mv, 2, "return ::stubkit::AsyncStreamWriter<$Request$>",
+                  "();");
         break;
     }
     w.Print("  }\n");

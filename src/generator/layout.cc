@@ -45,8 +45,9 @@ struct Packed {
   bool param_split = false;  // an item was broken before its last word
   // Such breaks, breaks in their types and a suffix moved down.
   int breaks_in_params = 0;
-  bool braced = false;  // a braced list was broken inside its braces
-  bool fits = true;     // every line within the limit
+  bool type_split = false;  // a parameter's type broken in its arguments
+  bool braced = false;      // a braced list was broken inside its braces
+  bool fits = true;         // every line within the limit
 };
 
 // The top-level elements of a braced list "{a, b(c, d), "e, f"}", or
@@ -158,11 +159,22 @@ Packed Pack(const std::vector<std::string>& items, int column, int indent,
     }
     // A type too long for its line (the parameter types of MOCK_METHOD):
     // broken in its template arguments.
-    if (split_types && !Fits(column, text) && items[i].back() == '>') {
+    // "a<b>*": the '*' or '&' follows the template arguments. A type with
+    // a comma comes parenthesized for gMock: "(a<b, c>*)".
+    const bool parenthesized = items[i].size() > 2 && items[i].front() == '(' &&
+                               items[i].back() == ')';
+    const std::string bare =
+        parenthesized ? items[i].substr(1, items[i].size() - 2) : items[i];
+    const size_t bare_core = bare.find_last_not_of("*&") + 1;
+    if (split_types && !Fits(column, text) && bare_core > 0 &&
+        bare[bare_core - 1] == '>') {
       packed.split = true;
-      for (const std::string& type_line :
-           LayoutLongType(items[i], column, text.substr(items[i].size()))) {
-        line = type_line;
+      const std::vector<std::string> type_lines = LayoutLongType(
+          bare.substr(0, bare_core), column + (parenthesized ? 1 : 0),
+          bare.substr(bare_core) + (parenthesized ? ")" : "") +
+              text.substr(items[i].size()));
+      for (size_t k = 0; k < type_lines.size(); ++k) {
+        line = (parenthesized ? (k == 0 ? "(" : " ") : "") + type_lines[k];
         flush();
       }
       continue;
@@ -177,7 +189,6 @@ Packed Pack(const std::vector<std::string>& items, int column, int indent,
     packed.split = true;
     packed.param_split = true;
     const std::string type = items[i].substr(0, space);
-    packed.breaks_in_params += Fits(column, type) ? 1 : 2;
     // "a<b>*": the '*' or '&' follows the template arguments.
     const size_t core = type.find_last_not_of("*&") + 1;
     const std::vector<std::string> type_lines =
@@ -185,9 +196,23 @@ Packed Pack(const std::vector<std::string>& items, int column, int indent,
             ? std::vector<std::string>{type}
             : LayoutLongType(type.substr(0, core), column, type.substr(core));
     const std::string name = text.substr(space + 1);
-    for (const std::string& type_line : type_lines) {
-      line = type_line;
+    // A type broken in its template arguments, aligned after its '<', keeps
+    // the name on its last line when it fits there (not when broken after
+    // the '<': then the name goes below, as clang-format does).
+    const bool name_follows =
+        type_lines.size() > 1 && type_lines.front().back() != '<' &&
+        name.rfind("/*", 0) != 0 &&
+        Fits(column, absl::StrCat(type_lines.back(), " ", name));
+    packed.breaks_in_params += Fits(column, type) || name_follows ? 1 : 2;
+    if (type_lines.size() > 1) packed.type_split = true;
+    for (size_t k = 0; k < type_lines.size(); ++k) {
+      line = type_lines[k];
+      if (name_follows && k + 1 == type_lines.size()) break;
       flush();
+    }
+    if (name_follows) {
+      absl::StrAppend(&line, " ", name);
+      continue;
     }
     // A comment in place of the name is not indented: clang-format does
     // not treat it as a continuation.
@@ -348,6 +373,10 @@ std::vector<std::string> LayoutCall(const std::string& head,
     return Join(head, aligned);
   }
   if (broken.fits && !broken.split && !broken.braced) return broken_lines;
+  // Breaking inside a parameter's type is the last resort.
+  if (broken.fits && aligned.type_split && !broken.type_split) {
+    return broken_lines;
+  }
   // The fewest lines win; on a tie, the fewest breaks inside parameters
   // (a braced list broken counting as one when aligned); then aligned.
   const int aligned_breaks =

@@ -222,7 +222,7 @@ bool BuildServiceModel(const ServiceDescriptor* service, int protoc_release,
   }
   for (int m = 0; m < service->method_count(); ++m) {
     const MethodDescriptor* method = service->method(m);
-    if (method->server_streaming() && !method->client_streaming()) {
+    if (method->server_streaming() || method->client_streaming()) {
       class_members.insert(method->name() + "ResumeOption");
     }
   }
@@ -293,10 +293,10 @@ bool BuildFileModel(const FileDescriptor* file, FileModel* model,
 namespace {
 
 // A member stubkit declares in SClient. The client is the class where
-// generated names meet: for a method M it holds M and, for unary and
-// server-streaming methods, AsyncM (and MResumeOption). The stub and
-// connection classes hold the same names, but the parameters there (the
-// context or OptionsView first, then a callback, reactor or nothing) never
+// generated names meet: for a method M it holds M and, for unary, server-
+// streaming and bidi methods, AsyncM (and, for streams, MResumeOption). The
+// stub and connection classes hold the same names, but the parameters there
+// (the context or OptionsView first, then a callback, reactor or nothing) never
 // coincide between M and another method's AsyncM.
 struct ClientMember {
   std::string name;
@@ -334,7 +334,7 @@ std::string CheckClientMembers(const ServiceDescriptor* service,
                ? absl::StrCat("rpc ", m.name)
                : absl::StrCat("the asynchronous variant of rpc ", m.name)});
     }
-    if (m.kind == Kind::kServerStreaming) {
+    if (m.kind != Kind::kUnary) {
       members.push_back({m.name + "ResumeOption", false, "", index,
                          absl::StrCat("the resume option of rpc ", m.name)});
     }

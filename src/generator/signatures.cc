@@ -66,6 +66,14 @@ const std::vector<Signature>& Table() {
        "$Response$>>",
        "$Method$",
        {kContext, kOptionsView}},
+      {Layer::kStub,
+       Kind::kBidi,
+       Variant::kAsync,
+       "::absl::Status",
+       "Async$Method$",
+       {kContext,
+        kOptionsView,
+        {"::grpc::ClientBidiReactor<$Request$, $Response$>*", "reactor", ""}}},
 
       // The connection: one call, retried.
       {Layer::kConnection,
@@ -104,6 +112,12 @@ const std::vector<Signature>& Table() {
        "::stubkit::StreamReaderWriter<$Request$, $Response$>",
        "$Method$",
        {kOptionsView}},
+      {Layer::kConnection,
+       Kind::kBidi,
+       Variant::kAsync,
+       "::stubkit::AsyncStreamWriter<$Request$>",
+       "Async$Method$",
+       {kOptionsView, kOnMessage, kOnDone}},
 
       // The client: what users call, with per-call options.
       {Layer::kClient,
@@ -148,6 +162,12 @@ const std::vector<Signature>& Table() {
        "::stubkit::StreamReaderWriter<$Request$, $Response$>",
        "$Method$",
        {kCall}},
+      {Layer::kClient,
+       Kind::kBidi,
+       Variant::kAsync,
+       "::stubkit::AsyncStreamWriter<$Request$>",
+       "Async$Method$",
+       {kOnMessage, kOnDone, kCall}},
   };
   return *kTable;
 }
@@ -255,7 +275,10 @@ void PrintMockMethod(Printer& w, const Printer::Vars& vars,
                      const Signature& signature) {
   std::vector<std::string> types;
   for (const Param& param : signature.params) {
-    types.push_back(w.Expand(vars, param.type));
+    // gMock wants a parenthesized type when it contains a comma.
+    std::string type = w.Expand(vars, param.type);
+    if (type.find(',') != std::string::npos) type = "(" + type + ")";
+    types.push_back(std::move(type));
   }
   w.Indent();
   w.PrintRaw(LayoutMockMethod(w.Expand(vars, signature.return_type),

@@ -57,7 +57,7 @@ void PrintCheckMetadata(Printer& w, const Printer::Vars& vars) {
   w.Print("      !refused.ok()) {\n");
 }
 
-// The decorator's and the gRPC stub's AsyncM of a server-streaming M.
+// The decorator's and the gRPC stub's AsyncM of a server-streaming or bidi M.
 void PrintAsyncStreamDefinitions(Printer& w, const Printer::Vars& mv,
                                  const MethodModel& method,
                                  const std::string& decorator,
@@ -78,10 +78,13 @@ void PrintAsyncStreamDefinitions(Printer& w, const Printer::Vars& mv,
   PrintCheckMetadata(w, mv);
   w.Print(mv,
           "    return refused;\n"
-          "  }\n"
-          "  async->$Method$(&context, &request, reactor);\n"
-          "  return ::absl::OkStatus();\n"
-          "}\n\n");
+          "  }\n");
+  w.Print(mv, method.kind == Kind::kBidi
+                  ? "  async->$Method$(&context, reactor);\n"
+                  : "  async->$Method$(&context, &request, reactor);\n");
+  w.Print(
+      "  return ::absl::OkStatus();\n"
+      "}\n\n");
 }
 
 // The decorator's and the gRPC stub's AsyncM of a unary M.
@@ -249,7 +252,7 @@ void PrintStubSource(Printer& w, const FileModel& file,
                              ");\n}\n\n"));
   }
   for (const MethodModel& method : service.methods) {
-    if (method.kind == Kind::kServerStreaming) {
+    if (method.kind == Kind::kServerStreaming || method.kind == Kind::kBidi) {
       PrintAsyncStreamDefinitions(w, MethodVars(file, service, method), method,
                                   decorator, grpc_stub);
     }

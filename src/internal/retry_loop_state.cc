@@ -348,6 +348,12 @@ bool RetryLoopState::Stop(const absl::Status& status, StopReason reason,
                           "throttle, waiting mode)");
     explanation = waited;
   }
+  std::string resumed;
+  if (resumes_ > 0) {
+    resumed = absl::StrCat(explanation, "; the stream was resumed ", resumes_,
+                           resumes_ == 1 ? " time" : " times");
+    explanation = resumed;
+  }
   *final_status = WithRetrySummary(status, summary, explanation);
   Notify(status, now, true, Wait{nanoseconds(0), WaitReason::kNone}, reason);
   if (metrics_ != nullptr) {

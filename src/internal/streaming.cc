@@ -3,9 +3,6 @@
 #include "stubkit/internal/streaming.h"
 
 #include "absl/strings/str_cat.h"
-#include "stubkit/internal/deadline.h"
-#include "stubkit/internal/metadata.h"
-#include "stubkit/internal/validate_options.h"
 #include "stubkit/retry_options.h"
 
 namespace stubkit {
@@ -13,29 +10,18 @@ namespace internal {
 
 using std::chrono::nanoseconds;
 
-absl::Status ApplyStreamOptions(grpc::ClientContext& context,
-                                const OptionsView& options,
-                                const MethodInfo& method) {
-  absl::Status invalid = ValidateOptions(options, nullptr, nullptr);
-  if (!invalid.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        method.full_name, ": ", invalid.message(), "; nothing was sent"));
+Options StreamCallOptions(const MethodInfo& method, const OptionsView& options,
+                          bool has_hook) {
+  Options call = options.call();
+  if (!has_hook || options.find<IdempotencyOption>() != nullptr) return call;
+  if (const auto* by_name = options.find<IdempotencyMapOption>();
+      by_name != nullptr && by_name->contains(method.full_name)) {
+    return call;
   }
-  const auto* metadata = options.find<MetadataOption>();
-  // As for every attempt: min(the call's end, now + attempt timeout), on the
-  // injected clock if any (stubkit/internal/deadline.h).
-  const Clock* clock = options.get<ClockOption>().get();
-  const Clock::time_point now =
-      clock != nullptr ? clock->Now() : std::chrono::steady_clock::now();
-  SetAttemptDeadline(context, now,
-                     AttemptEnd(now, CallEnd(options, now),
-                                options.get<AttemptTimeoutOption>()));
-  if (metadata != nullptr) {
-    for (const auto& [key, value] : *metadata) context.AddMetadata(key, value);
-  }
-  ApplyCallOptions(context, options);
-  RunContextSetup(context, options);  // last: it may override the deadline
-  return absl::OkStatus();
+  // A hook is the user saying how to re-establish the stream: reopening it
+  // is safe, whatever the proto's default.
+  call.set<IdempotencyOption>(Idempotency::kIdempotent);
+  return call;
 }
 
 void StreamCancelState::Cancel() {

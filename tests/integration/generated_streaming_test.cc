@@ -2,8 +2,9 @@
 //
 // Generated streaming clients against a real, fault-injecting gRPC server:
 // server streams are reopened until the first response and resumed only
-// through the user's hook; client and bidi streams work end to end, carry
-// the call's options, and are never replayed.
+// through the user's hook; client and bidi streams work end to end and
+// carry the call's options (their reopening and resume:
+// generated_stream_resume_test.cc).
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -398,20 +399,22 @@ TEST_F(GeneratedStreamingTest, ClientStreamCarriesOptionsEndToEnd) {
   EXPECT_EQ(service_.metadata(), "abc");
 }
 
-TEST_F(GeneratedStreamingTest, ClientStreamIsNeverReplayed) {
+TEST_F(GeneratedStreamingTest, ANonIdempotentClientStreamIsNotReplayed) {
   ASSERT_TRUE(server_.ok());
   service_.fail_sum = true;
   StreamServiceClient client(server_.Channel(), ClientOptions());
 
-  // Even when the call is declared idempotent, a stream cannot be replayed.
-  auto writer =
-      client.Sum(Options{}.set<IdempotencyOption>(Idempotency::kIdempotent));
+  // Sum is not idempotent in the proto, and no resume hook is set.
+  auto writer = client.Sum();
   Item item;
   item.set_value(1);
   ASSERT_TRUE(writer.Write(item));
   ASSERT_TRUE(writer.WritesDone());
   absl::StatusOr<SumResponse> response = writer.Finish();
   EXPECT_EQ(response.status().code(), absl::StatusCode::kUnavailable);
+  ASSERT_TRUE(GetRetrySummary(response.status()).has_value());
+  EXPECT_EQ(GetRetrySummary(response.status())->stop_reason,
+            StopReason::kNonIdempotent);
   EXPECT_EQ(service_.sum_calls(), 1);
 }
 
@@ -527,14 +530,14 @@ TEST_F(GeneratedStreamingTest,
       client.Sum(Options{}.set<TotalTimeoutOption>(std::chrono::seconds(-1)));
   EXPECT_THAT(
       std::string(writer.Finish().status().message()),
-      ::testing::HasSubstr("TotalTimeoutOption must not be negative, got -1s; "
-                           "nothing was sent"));
+      ::testing::HasSubstr("TotalTimeoutOption must not be negative, got -1s "
+                           "[stubkit: invalid options, nothing was sent"));
   auto stream = client.Double(
       Options{}.set<AttemptTimeoutOption>(std::chrono::seconds(-2)));
-  EXPECT_THAT(std::string(stream.Finish().message()),
-              ::testing::HasSubstr(
-                  "AttemptTimeoutOption must not be negative, got -2s; "
-                  "nothing was sent"));
+  EXPECT_THAT(
+      std::string(stream.Finish().message()),
+      ::testing::HasSubstr("AttemptTimeoutOption must not be negative, got -2s "
+                           "[stubkit: invalid options, nothing was sent"));
   EXPECT_EQ(service_.sum_calls(), 0);
 }
 

@@ -1,6 +1,7 @@
 // Copyright 2026 The stubkit Authors.
 //
-// The operation behind an async server stream (`AsyncServerStreamOperation`).
+// The operations behind async streams: server streaming
+// (`AsyncServerStreamOperation`) and bidi (`AsyncBidiStreamOperation`).
 // Not API: see stubkit/async_streaming.h.
 
 #ifndef STUBKIT_INTERNAL_ASYNC_STREAMING_H_
@@ -10,12 +11,18 @@
 #include <grpcpp/support/client_callback.h>
 
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "stubkit/async_streaming.h"
+#include "stubkit/cancellation.h"
 #include "stubkit/internal/async_retry_loop.h"
 #include "stubkit/internal/streaming.h"
 #include "stubkit/streaming.h"
@@ -75,6 +82,8 @@ class AsyncServerStreamOperation final : public AsyncRetryOperationBase {
 
   void ConfigureAttempt(grpc::ClientContext& /*context*/) override {
     received_in_attempt_ = false;
+    if (resume_pending_) state().CountResume();  // for the summary
+    resume_pending_ = false;
   }
 
   void StartAttempt(grpc::ClientContext& context,
@@ -110,6 +119,7 @@ class AsyncServerStreamOperation final : public AsyncRetryOperationBase {
     } else {
       // The stream made progress: the policy and backoff start again.
       state().RestartPolicy();
+      resume_pending_ = true;
     }
     return true;
   }
@@ -130,6 +140,7 @@ class AsyncServerStreamOperation final : public AsyncRetryOperationBase {
   DoneCallback on_done_;
   Response last_;
   bool received_in_attempt_ = false;
+  bool resume_pending_ = false;  // the next attempt is the hook's
 };
 
 template <typename ResumeTag, typename Request, typename Response>
@@ -143,6 +154,373 @@ void StartAsyncServerStream(const MethodInfo& method,
       method, options.call(), CopyLowerLayers(options), request,
       std::move(open), std::move(on_message), std::move(on_done));
   operation->Start();
+}
+
+// Opens one attempt of an async bidi stream: hands `reactor` to the
+// grpc_cpp_plugin `async()->M(&context, reactor)` and returns OK, or returns
+// why it could not (the reactor is then untouched). The operation starts it.
+template <typename Request, typename Response>
+using AsyncBidiOpener =
+    std::function<absl::Status(grpc::ClientContext&, const OptionsView&,
+                               grpc::ClientBidiReactor<Request, Response>*)>;
+
+// Async bidi streaming with retried opening (replayed writes) and
+// hook-driven resume, under the rules of `ResumableStream`
+// (stubkit/internal/streaming.h). The user's writes wait in `outbox_` and
+// are sent one at a time by the live attempt's reactor, after the replay.
+//
+// Threads: the handle's Write, WritesDone and Cancel come from any thread;
+// the reactor's reactions from gRPC's; the retry decision (MayRetry, the
+// hook) and attempt starts from gRPC's or the timer thread, one at a time.
+// `mu_` guards what they share; no user code runs under it.
+template <typename ResumeTag, typename Request, typename Response>
+class AsyncBidiStreamOperation final : public AsyncRetryOperationBase,
+                                       public AsyncStreamWriterImpl<Request> {
+ public:
+  AsyncBidiStreamOperation(const MethodInfo& method, Options call,
+                           Options client,
+                           AsyncBidiOpener<Request, Response> open,
+                           MessageCallback<Response> on_message,
+                           DoneCallback on_done,
+                           std::shared_ptr<CancellationToken> own_token,
+                           std::shared_ptr<CancellationToken> user_token)
+      : AsyncRetryOperationBase(method, std::move(call), std::move(client)),
+        open_(std::move(open)),
+        on_message_(std::move(on_message)),
+        on_done_(std::move(on_done)),
+        own_token_(std::move(own_token)),
+        user_token_(std::move(user_token)) {
+    state().UseStreamDeadlines();
+  }
+
+  // Chains the user's CancellationOption token, if any, to the stream's
+  // own; then starts the first attempt.
+  void Begin() {
+    if (user_token_ != nullptr) {
+      user_callback_ =
+          user_token_->AddCallback([token = own_token_] { token->Cancel(); });
+    }
+    Start();
+  }
+
+  bool Write(Request request) override {
+    Reactor* reactor;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (over_ || writes_done_) return false;
+      outbox_.push_back(std::move(request));
+      reactor = reactor_;
+    }
+    if (reactor != nullptr) Pump(reactor);
+    return true;
+  }
+
+  bool WritesDone() override {
+    Reactor* reactor;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (over_ || writes_done_) return false;
+      writes_done_ = true;
+      reactor = reactor_;
+    }
+    if (reactor != nullptr) Pump(reactor);
+    return true;
+  }
+
+  void Cancel() override { own_token_->Cancel(); }
+
+ private:
+  // One attempt's reactor. It holds the call open (AddHold) until it is
+  // over for us, so that a Write from another thread never starts on a
+  // reactor gRPC already finished; gRPC calls OnDone last, and it deletes
+  // itself then. Its fields are guarded by the operation's `mu_`.
+  class Reactor final : public grpc::ClientBidiReactor<Request, Response> {
+   public:
+    Reactor(std::shared_ptr<AsyncBidiStreamOperation> operation,
+            std::deque<Request> replay)
+        : operation_(std::move(operation)), replay_(std::move(replay)) {}
+
+    void OnReadDone(bool ok) override {
+      if (!ok) {  // the stream ended; OnDone follows once the hold goes
+        operation_->EndWrites(this);
+        return;
+      }
+      operation_->OnMessage(message_);
+      this->StartRead(&message_);
+    }
+    void OnWriteDone(bool ok) override { operation_->OnWriteDone(this, ok); }
+    void OnDone(const grpc::Status& status) override {
+      std::shared_ptr<AsyncBidiStreamOperation> operation =
+          std::move(operation_);
+      operation->OnReactorDone(this, FromGrpcStatus(status));
+      delete this;
+    }
+
+   private:
+    friend class AsyncBidiStreamOperation;
+    std::shared_ptr<AsyncBidiStreamOperation> operation_;
+    Response message_;
+    std::deque<Request> replay_;  // sent first
+    Request writing_message_;     // in flight
+    bool writing_ = false;
+    bool half_closed_ = false;
+    int pumping_ = 0;      // threads between deciding a write and starting it
+    bool ending_ = false;  // the stream is over: no more writes
+    bool hold_released_ = false;
+  };
+
+  void ConfigureAttempt(grpc::ClientContext& /*context*/) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    received_in_attempt_ = false;
+    if (resume_pending_) state().CountResume();  // for the summary
+    resume_pending_ = false;
+  }
+
+  void StartAttempt(grpc::ClientContext& context,
+                    const OptionsView& options) override {
+    std::deque<Request> replay;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      replay.assign(replay_.begin(), replay_.end());
+    }
+    auto* reactor = new Reactor(
+        std::static_pointer_cast<AsyncBidiStreamOperation>(shared_from_this()),
+        std::move(replay));
+    absl::Status opened = open_(context, options, reactor);
+    if (!opened.ok()) {
+      delete reactor;
+      OnAttemptDone(opened);
+      return;
+    }
+    reactor->AddHold();
+    reactor->StartRead(&reactor->message_);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      reactor_ = reactor;
+    }
+    reactor->StartCall();
+    Pump(reactor);
+  }
+
+  // Starts the reactor's next write (or its half-close), if it is free.
+  void Pump(Reactor* reactor) {
+    bool close = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (reactor_ != reactor || reactor->writing_ || reactor->half_closed_ ||
+          reactor->ending_) {
+        return;
+      }
+      if (!reactor->replay_.empty()) {
+        reactor->writing_message_ = std::move(reactor->replay_.front());
+        reactor->replay_.pop_front();
+      } else if (!outbox_.empty()) {
+        reactor->writing_message_ = std::move(outbox_.front());
+        outbox_.pop_front();
+        Keep(reactor->writing_message_);
+      } else if (writes_done_) {
+        close = true;
+      } else {
+        return;
+      }
+      if (close) {
+        reactor->half_closed_ = true;
+      } else {
+        reactor->writing_ = true;
+      }
+      ++reactor->pumping_;
+    }
+    if (close) {
+      reactor->StartWritesDone();
+    } else {
+      reactor->StartWrite(&reactor->writing_message_);
+    }
+    bool release = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      --reactor->pumping_;
+      release = TakeRelease(reactor);
+    }
+    if (release) reactor->RemoveHold();  // the last touch: OnDone may follow
+  }
+
+  void OnWriteDone(Reactor* reactor, bool ok) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      reactor->writing_ = false;
+    }
+    if (!ok) {
+      EndWrites(reactor);  // broken: OnDone brings the status
+      return;
+    }
+    Pump(reactor);
+  }
+
+  // The stream is over for writing: lets gRPC finish it once no write is
+  // being started.
+  void EndWrites(Reactor* reactor) {
+    bool release;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      reactor->ending_ = true;
+      release = TakeRelease(reactor);
+    }
+    if (release) reactor->RemoveHold();
+  }
+
+  // Under mu_: whether this thread removes the hold now.
+  static bool TakeRelease(Reactor* reactor) {
+    if (!reactor->ending_ || reactor->pumping_ > 0 || reactor->hold_released_) {
+      return false;
+    }
+    reactor->hold_released_ = true;
+    return true;
+  }
+
+  void OnMessage(const Response& message) {
+    const bool keep_last = hook() != nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!received_in_attempt_) {
+        // Established: only the hook may reopen it from now on.
+        received_in_attempt_ = true;
+        replay_.clear();
+        replay_bytes_ = 0;
+        replay_overflow_ = false;
+      }
+    }
+    if (keep_last) {
+      last_ = message;  // read only by MayRetry, after this attempt's OnDone
+      has_last_ = true;
+    }
+    on_message_(message);
+  }
+
+  void OnReactorDone(Reactor* reactor, const absl::Status& status) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (reactor_ == reactor) reactor_ = nullptr;
+    }
+    OnAttemptDone(status);
+  }
+
+  // Under mu_: keeps a write for a replay while the stream is being opened.
+  void Keep(const Request& request) {
+    if (received_in_attempt_ || replay_overflow_ || !state().idempotent()) {
+      return;
+    }
+    const std::size_t size = ReplaySize(request);
+    if (replay_bytes_ + size > kMaxReplayBytes) {
+      replay_overflow_ = true;
+      std::vector<Request>().swap(replay_);
+      replay_bytes_ = 0;
+      return;
+    }
+    replay_.push_back(request);
+    replay_bytes_ += size;
+  }
+
+  bool MayRetry(const absl::Status& /*status*/) override {
+    bool progressed;
+    bool overflow;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      progressed = received_in_attempt_;
+      overflow = replay_overflow_;
+    }
+    if (!progressed && !overflow) return true;  // still opening: replay
+    // Not replayable: only the hook may reopen. Not resumed still goes
+    // through OnFailure, for the summary, the observer and the metrics.
+    const StreamResumeHook<Request, Response>* resume = hook();
+    if (resume == nullptr) {
+      state().ForbidRepeat(kNoStreamResumeHook);
+      return true;
+    }
+    {
+      // Written before the hook runs and not sent: the hook's to restore.
+      std::lock_guard<std::mutex> lock(mu_);
+      outbox_.clear();
+    }
+    std::vector<Request> restore;
+    ResumeWriter<Request> writer(&restore);
+    if (!(*resume)(has_last_ ? &last_ : nullptr, writer)) {
+      state().ForbidRepeat(kStreamResumeDeclined);
+      return true;
+    }
+    if (progressed) state().RestartPolicy();
+    std::lock_guard<std::mutex> lock(mu_);
+    replay_ = std::move(restore);
+    replay_bytes_ = 0;
+    for (const Request& request : replay_) replay_bytes_ += ReplaySize(request);
+    replay_overflow_ = false;
+    resume_pending_ = true;
+    return true;
+  }
+
+  void Deliver(absl::Status status) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      over_ = true;
+      outbox_.clear();
+    }
+    if (user_callback_ != 0) user_token_->RemoveCallback(user_callback_);
+    // No reaction follows: release what the callbacks hold (a handle of
+    // this stream, say, which would keep it alive).
+    MessageCallback<Response> on_message = std::move(on_message_);
+    DoneCallback done = std::move(on_done_);
+    done(std::move(status));
+  }
+
+  const StreamResumeHook<Request, Response>* hook() const {
+    const auto* hook = options().template find<ResumeTag>();
+    return hook != nullptr && *hook ? hook : nullptr;
+  }
+
+  AsyncBidiOpener<Request, Response> open_;
+  MessageCallback<Response> on_message_;
+  DoneCallback on_done_;
+  const std::shared_ptr<CancellationToken> own_token_;
+  const std::shared_ptr<CancellationToken> user_token_;
+  uint64_t user_callback_ = 0;
+  // Touched by one attempt's reactions, then by MayRetry: never at once.
+  Response last_;
+  bool has_last_ = false;
+  bool resume_pending_ =
+      false;  // guarded by mu_; the next attempt is the hook's
+
+  std::mutex mu_;
+  // All guarded by mu_.
+  Reactor* reactor_ = nullptr;  // the live attempt's, once it started
+  std::deque<Request> outbox_;  // written, not yet handed to a stream
+  bool writes_done_ = false;
+  bool over_ = false;
+  std::vector<Request> replay_;  // sent first on every new attempt
+  std::size_t replay_bytes_ = 0;
+  bool replay_overflow_ = false;
+  bool received_in_attempt_ = false;
+};
+
+// The entry point of a generated AsyncM for bidi streaming.
+template <typename ResumeTag, typename Request, typename Response>
+AsyncStreamWriter<Request> StartAsyncBidiStream(
+    const MethodInfo& method, const OptionsView& options,
+    AsyncBidiOpener<Request, Response> open,
+    MessageCallback<Response> on_message, DoneCallback on_done) {
+  const auto* hook = options.template find<ResumeTag>();
+  Options call = StreamCallOptions(method, options, hook != nullptr && *hook);
+  // The handle's Cancel() goes through a token of the stream's own, which
+  // the user's token (if any) cancels too.
+  auto own_token = std::make_shared<CancellationToken>();
+  std::shared_ptr<CancellationToken> user_token =
+      options.get<CancellationOption>();
+  call.set<CancellationOption>(own_token);
+  auto operation =
+      std::make_shared<AsyncBidiStreamOperation<ResumeTag, Request, Response>>(
+          method, std::move(call), CopyLowerLayers(options), std::move(open),
+          std::move(on_message), std::move(on_done), std::move(own_token),
+          std::move(user_token));
+  operation->Begin();
+  return AsyncStreamWriter<Request>(operation);
 }
 
 }  // namespace internal

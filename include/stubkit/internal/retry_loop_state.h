@@ -102,6 +102,10 @@ class RetryLoopState {
   // stays: it bounds the whole life of the stream.
   void RestartPolicy();
 
+  // For resumable streams, when the resume hook accepted a break: the
+  // final status's summary says how many times the stream was resumed.
+  void CountResume() { ++resumes_; }
+
   // For streams that delivered messages in the failed attempt and may not
   // resume (no resume hook, or it declined): reopening would repeat them,
   // so the next `OnFailure` stops as for a non-idempotent call, with
@@ -266,6 +270,7 @@ class RetryLoopState {
   time_point attempt_start_;
   time_point attempt_deadline_ = time_point::max();
   int attempts_ = 0;
+  int resumes_ = 0;  // streams: breaks the resume hook accepted
   int final_attempt_ = 0;  // the final event's attempt; 0: attempts_
   int failures_ = 0;
   // failures_ when the server last chose the wait: the backoff restarts

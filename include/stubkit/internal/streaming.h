@@ -1,22 +1,27 @@
 // Copyright 2026 The stubkit Authors.
 //
-// The machinery behind the stream handles of stubkit/streaming.h: option
-// and deadline set-up, `RetryingStreamReader` (retried opening, resume),
-// the gRPC-backed writer and reader-writer, and the `Open*Stream` entry
-// points of generated connections. Not API.
+// The machinery behind the stream handles of stubkit/streaming.h:
+// `RetryingStreamReader` (server streaming: retried opening, resume),
+// `ResumableStream` (client and bidi: replayed opening, resume hook), the
+// gRPC-backed writer and reader-writer of a refused call, and the
+// `Open*Stream` entry points of generated connections. Not API.
 
 #ifndef STUBKIT_INTERNAL_STREAMING_H_
 #define STUBKIT_INTERNAL_STREAMING_H_
 
+#include <google/protobuf/message_lite.h>
 #include <grpcpp/client_context.h>
 #include <grpcpp/support/sync_stream.h>
 
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -40,14 +45,6 @@ inline constexpr char kNoResumeHook[] =
     "already delivered messages and has no resume hook";
 inline constexpr char kResumeDeclined[] =
     "already delivered messages and its resume hook declined";
-
-// Applies the call's options to a stream's context: metadata, the
-// deadline min(DeadlineOption, now + TotalTimeoutOption, now +
-// AttemptTimeoutOption), the settings of stubkit/call_options.h, and last
-// the setup hook. Returns InvalidArgument for invalid options.
-absl::Status ApplyStreamOptions(grpc::ClientContext& context,
-                                const OptionsView& options,
-                                const MethodInfo& method);
 
 absl::Status NullStreamError(const MethodInfo& method);
 absl::Status EarlyFinishError(const MethodInfo& method);
@@ -185,6 +182,8 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
     }
     state_.RunContextSetup(*context_);  // last: it may override the deadline
     received_in_attempt_ = false;
+    if (resume_pending_) state_.CountResume();  // for the summary
+    resume_pending_ = false;
     stream_ = open_(*context_, static_cast<const OptionsView&>(view_),
                     static_cast<const Request&>(request_));
     if (stream_ == nullptr) {
@@ -216,6 +215,7 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
       } else {
         // The stream made progress: the policy and backoff start again.
         state_.RestartPolicy();
+        resume_pending_ = true;
       }
     }
     absl::Status final_status;
@@ -263,6 +263,7 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
   std::unique_ptr<grpc::ClientReaderInterface<Response>> stream_;
   Response last_;
   bool received_in_attempt_ = false;
+  bool resume_pending_ = false;  // the next attempt is the hook's
   bool done_ = false;
   absl::Status final_status_;
 };
@@ -408,8 +409,437 @@ class GrpcStreamReaderWriter
   absl::Status result_;
 };
 
-// Entry points for generated connections. `open` is called at once (client
-// and bidi) or once per attempt (server streaming).
+// Why a client or bidi stream that cannot be replayed was not resumed
+// (`RetryLoopState::ForbidRepeat`), for the retry summary.
+inline constexpr char kNoStreamResumeHook[] =
+    "cannot be replayed and has no resume hook";
+inline constexpr char kStreamResumeDeclined[] =
+    "cannot be replayed and its resume hook declined";
+
+// The most a client or bidi stream keeps of its writes for a replay, until
+// its first response: gRPC's own retry buffer (grpc.per_rpc_retry_buffer_size,
+// 256 KiB). Past it, only the resume hook can reopen the stream.
+inline constexpr std::size_t kMaxReplayBytes = 256 * 1024;
+
+// The call layer of a client or bidi stream's options: a resume hook set
+// (`has_hook`) declares the call idempotent, unless the call's options or
+// the client's idempotency map say otherwise.
+Options StreamCallOptions(const MethodInfo& method, const OptionsView& options,
+                          bool has_hook);
+
+template <typename Request>
+std::size_t ReplaySize(const Request& request) {
+  if constexpr (std::is_base_of_v<google::protobuf::MessageLite, Request>) {
+    return request.ByteSizeLong();
+  } else {
+    return sizeof(request);
+  }
+}
+
+// Client and bidi streaming with retried opening and hook-driven resume;
+// `Stream` is gRPC's `ClientWriterInterface<Request>` (client streaming,
+// `open(context, options, Response*)`) or
+// `ClientReaderWriterInterface<Request, Response>` (bidi,
+// `open(context, options)`), opened once per attempt.
+//
+// Until an attempt receives its first response, the stream is being opened:
+// the caller's writes are kept (up to kMaxReplayBytes) and a failure that
+// the retry rules allow reopens the stream and writes them again, in order,
+// as gRPC's own retries replay an uncommitted call. Once a response arrived
+// (or the writes outgrew the buffer), reopening needs the resume hook: given
+// the last response `Read` returned, it writes what restores the server's
+// view; those messages are then kept as the replay of the new stream.
+// Writes after a response are never re-sent by stubkit: the hook restores
+// what the server should know as of the last response read.
+//
+// Threads: as for RetryingStreamReader, one thread at a time uses the stream
+// (Read, Write, WritesDone, Finish, the destructor) and the reopen runs in
+// the call that met the break, which blocks meanwhile: a Write during a
+// reopen is the Write that waits for it. `Cancel()` may come from any
+// thread at any time; it goes through `cancel_`.
+template <typename ResumeTag, typename Request, typename Response,
+          typename Stream, typename Open>
+class ResumableStream {
+ public:
+  static constexpr bool kBidi =
+      !std::is_same_v<Stream, grpc::ClientWriterInterface<Request>>;
+
+  ResumableStream(const MethodInfo& method, const OptionsView& options,
+                  Open open)
+      : method_(method),
+        call_options_(StreamCallOptions(method_, options, HasHook(options))),
+        client_options_(CopyLowerLayers(options)),
+        view_(call_options_, client_options_),
+        state_(method_, view_),
+        open_(std::move(open)),
+        has_sleeper_(view_.get<SleeperOption>() != nullptr),
+        cancel_(std::make_shared<StreamCancelState>()) {
+    state_.UseStreamDeadlines();
+    final_status_ = state_.setup_status();
+    done_ = !final_status_.ok();
+    if (CancellationToken* token = state_.cancellation()) {
+      token_callback_ =
+          token->AddCallback([cancel = cancel_] { cancel->Cancel(); });
+    }
+  }
+
+  ~ResumableStream() {
+    Abandon();
+    if (token_callback_ != 0)
+      state_.cancellation()->RemoveCallback(token_callback_);
+  }
+
+  bool Read(Response* response) {
+    for (;;) {
+      if (!pending_.empty()) {
+        *response = std::move(pending_.front());
+        pending_.pop_front();
+        Delivered(*response);
+        return true;
+      }
+      if (done_) return false;
+      if (stream_ == nullptr) {
+        Reopen();
+        continue;
+      }
+      if (stream_->Read(response)) {
+        Received();
+        Delivered(*response);
+        return true;
+      }
+      AfterBreak();
+    }
+  }
+
+  // A Write that meets a break waits for the reopen and returns true: its
+  // message, like every other, is replayed if the stream was still being
+  // opened, and otherwise left to the resume hook (whether it reached the
+  // old stream cannot be known).
+  bool Write(const Request& request) {
+    if (writes_done_ || done_) return false;
+    if (stream_ == nullptr && !Reopen()) return false;
+    Keep(request);
+    if (stream_->Write(request)) return true;
+    AfterBreak();
+    return !done_ && Reopen();
+  }
+
+  bool WritesDone() {
+    if (writes_done_) return false;
+    writes_done_ = true;  // a reopened stream is half-closed after the replay
+    for (;;) {
+      if (done_) return false;
+      if (stream_ == nullptr) {
+        if (Reopen()) return true;
+        continue;
+      }
+      if (stream_->WritesDone()) return true;
+      AfterBreak();
+    }
+  }
+
+  // Bidi: the call's status, half-closing first. A response the caller
+  // left unread cancels the call instead of blocking on it.
+  absl::Status FinishBidi() {
+    if (!done_ && !writes_done_) WritesDone();
+    while (!done_) {
+      if (stream_ == nullptr) {
+        Reopen();
+        continue;
+      }
+      Response unread;
+      if (stream_->Read(&unread)) {
+        Abandon();
+        Stop(state_.GiveUp(UnreadFinishError(method_), StopReason::kCancelled,
+                           "Finish() was called with responses unread"));
+        break;
+      }
+      AfterBreak();
+    }
+    return final_status_;
+  }
+
+  // Client streaming: half-closes and waits for the response; a failure
+  // the retry rules allow reopens and replays.
+  absl::StatusOr<Response> FinishClient() {
+    if (!done_ && !writes_done_) WritesDone();
+    while (!done_) {
+      if (stream_ == nullptr) {
+        Reopen();
+        continue;
+      }
+      AfterBreak();  // gRPC's Finish: the response and the status
+    }
+    if (!final_status_.ok()) return final_status_;
+    return response_;
+  }
+
+  void Cancel() { cancel_->Cancel(); }
+  int attempts() const { return state_.attempts(); }
+
+ private:
+  static bool HasHook(const OptionsView& options) {
+    const auto* hook = options.template find<ResumeTag>();
+    return hook != nullptr && *hook;
+  }
+  const StreamResumeHook<Request, Response>* hook() const {
+    const auto* hook = view_.template find<ResumeTag>();
+    return hook != nullptr && *hook ? hook : nullptr;
+  }
+
+  bool Cancelled() const {
+    if (cancel_->cancelled()) return true;
+    CancellationToken* token = state_.cancellation();
+    return token != nullptr && token->cancelled();
+  }
+
+  bool Stop(absl::Status status) {
+    final_status_ = std::move(status);
+    done_ = true;
+    return false;
+  }
+
+  // A response arrived in this attempt: the stream is established, and
+  // only the hook may reopen it from now on.
+  void Received() {
+    if (received_in_attempt_) return;
+    received_in_attempt_ = true;
+    replay_.clear();
+    replay_bytes_ = 0;
+    replay_overflow_ = false;
+  }
+  void Delivered(const Response& response) {
+    if (hook() == nullptr) return;
+    last_ = response;
+    has_last_ = true;
+  }
+
+  // Keeps a write for a replay, while the stream is being opened and could
+  // be retried at all.
+  void Keep(const Request& request) {
+    if (received_in_attempt_ || replay_overflow_ || !state_.idempotent()) {
+      return;
+    }
+    const std::size_t size = ReplaySize(request);
+    if (replay_bytes_ + size > kMaxReplayBytes) {
+      replay_overflow_ = true;
+      std::vector<Request>().swap(replay_);
+      replay_bytes_ = 0;
+      return;
+    }
+    replay_.push_back(request);
+    replay_bytes_ += size;
+  }
+
+  // Opens attempts until one took the replay (and the half-close); false
+  // when the stream is over.
+  bool Reopen() {
+    while (!done_) {
+      if (!StartAttempt()) return false;
+      if (Replay()) return true;
+      AfterBreak();
+    }
+    return false;
+  }
+
+  bool StartAttempt() {
+    context_ = std::make_unique<grpc::ClientContext>();
+    if (!cancel_->Install(context_.get())) return Stop(state_.Cancelled());
+    if (!state_.PrepareAttempt(*context_)) {
+      cancel_->Release();
+      return Stop(state_.Cancelled());
+    }
+    state_.RunContextSetup(*context_);  // last: it may override the deadline
+    received_in_attempt_ = false;
+    if (resume_pending_) state_.CountResume();  // for the summary
+    resume_pending_ = false;
+    if constexpr (kBidi) {
+      stream_ = open_(*context_, static_cast<const OptionsView&>(view_));
+    } else {
+      stream_ =
+          open_(*context_, static_cast<const OptionsView&>(view_), &response_);
+    }
+    if (stream_ == nullptr) {
+      EndAttempt();
+      return Stop(NullStreamError(method_));
+    }
+    return true;
+  }
+
+  bool Replay() {
+    for (const Request& request : replay_) {
+      if (!stream_->Write(request)) return false;
+    }
+    return !writes_done_ || stream_->WritesDone();
+  }
+
+  void EndAttempt() {
+    state_.FinishAttempt(*context_);
+    cancel_->Release();
+  }
+
+  // The attempt's stream is over (a Read, Write or WritesDone returned
+  // false, or a client stream's Finish): collects its status and decides.
+  // Then either the stream is done or `stream_` is null, the backoff was
+  // waited, and the next `Reopen` starts a new attempt.
+  void AfterBreak() {
+    if constexpr (kBidi) {
+      // Responses the caller has not read yet: theirs if the stream ends
+      // here, sent again after a resume.
+      Response unread;
+      while (stream_->Read(&unread)) {
+        Received();
+        pending_.push_back(std::move(unread));
+      }
+    }
+    absl::Status status = FromGrpcStatus(stream_->Finish());
+    stream_.reset();
+    EndAttempt();
+    if (status.ok()) {
+      state_.OnSuccess();
+      Stop(absl::OkStatus());
+      return;
+    }
+    // Whatever the attempt's status says, a cancel is final.
+    if (Cancelled()) {
+      pending_.clear();
+      Stop(state_.Cancelled());
+      return;
+    }
+    DecideRetry(status);
+  }
+
+  void DecideRetry(const absl::Status& status) {
+    const bool progressed = received_in_attempt_;
+    std::vector<Request> restore;
+    bool resumed = false;
+    if (progressed || replay_overflow_) {
+      // Not replayable: only the hook may reopen. Not resumed still goes
+      // through OnFailure, for the summary, the observer and the metrics.
+      const StreamResumeHook<Request, Response>* resume = hook();
+      ResumeWriter<Request> writer(&restore);
+      if (resume == nullptr) {
+        state_.ForbidRepeat(kNoStreamResumeHook);
+      } else if (!(*resume)(has_last_ ? &last_ : nullptr, writer)) {
+        state_.ForbidRepeat(kStreamResumeDeclined);
+      } else {
+        resumed = true;
+        // The stream made progress: the policy and backoff start again.
+        if (progressed) state_.RestartPolicy();
+      }
+    }
+    absl::Status final_status;
+    std::chrono::nanoseconds wait;
+    if (!state_.OnFailure(status, *context_, &final_status, &wait)) {
+      Stop(std::move(final_status));
+      return;
+    }
+    // Reopening: what the broken stream sent and the caller did not read
+    // comes again, from where the hook resumes.
+    pending_.clear();
+    if (resumed) {
+      replay_ = std::move(restore);
+      replay_bytes_ = 0;
+      for (const Request& request : replay_)
+        replay_bytes_ += ReplaySize(request);
+      replay_overflow_ = false;
+      resume_pending_ = true;
+    }
+    if (!WaitBackoff(wait)) Stop(state_.Cancelled());
+  }
+
+  bool WaitBackoff(std::chrono::nanoseconds wait) {
+    if (Cancelled()) return false;
+    // An injected sleeper (a test's) cannot be interrupted: the cancel is
+    // seen when it returns.
+    if (has_sleeper_) return state_.Sleep(wait) && !Cancelled();
+    return cancel_->WaitFor(wait) && !Cancelled();
+  }
+
+  // Ends an open stream the caller no longer wants.
+  void Abandon() {
+    if (stream_ == nullptr) return;
+    context_->TryCancel();
+    if constexpr (kBidi) {
+      Response discard;
+      while (stream_->Read(&discard)) {
+      }
+    }
+    stream_->Finish();
+    stream_.reset();
+    EndAttempt();
+  }
+
+  const MethodInfo method_;
+  const Options call_options_;
+  const Options client_options_;
+  const OptionsView view_;
+  RetryLoopState state_;
+  Open open_;
+  const bool has_sleeper_;
+  const std::shared_ptr<StreamCancelState> cancel_;
+  uint64_t token_callback_ = 0;
+  std::unique_ptr<grpc::ClientContext> context_;
+  std::unique_ptr<Stream> stream_;
+  Response response_;  // client streaming: filled by gRPC's Finish
+  // Written at the start of every new attempt: the caller's writes while
+  // opening, or the resume hook's.
+  std::vector<Request> replay_;
+  std::size_t replay_bytes_ = 0;
+  bool replay_overflow_ = false;
+  // Received from a stream that then broke, not yet read by the caller.
+  std::deque<Response> pending_;
+  Response last_;  // the last response Read returned (with a hook only)
+  bool has_last_ = false;
+  bool received_in_attempt_ = false;
+  bool resume_pending_ = false;  // the next attempt is the hook's
+  bool writes_done_ = false;
+  bool done_ = false;
+  absl::Status final_status_;
+};
+
+template <typename ResumeTag, typename Request, typename Response,
+          typename Open>
+class ResumableStreamWriter : public StreamWriterImpl<Request, Response> {
+ public:
+  ResumableStreamWriter(const MethodInfo& method, const OptionsView& options,
+                        Open open)
+      : stream_(method, options, std::move(open)) {}
+  bool Write(const Request& request) override { return stream_.Write(request); }
+  bool WritesDone() override { return stream_.WritesDone(); }
+  absl::StatusOr<Response> Finish() override { return stream_.FinishClient(); }
+  void Cancel() override { stream_.Cancel(); }
+  int attempts() const override { return stream_.attempts(); }
+
+ private:
+  ResumableStream<ResumeTag, Request, Response,
+                  grpc::ClientWriterInterface<Request>, Open>
+      stream_;
+};
+
+template <typename ResumeTag, typename Request, typename Response,
+          typename Open>
+class ResumableStreamReaderWriter
+    : public StreamReaderWriterImpl<Request, Response> {
+ public:
+  ResumableStreamReaderWriter(const MethodInfo& method,
+                              const OptionsView& options, Open open)
+      : stream_(method, options, std::move(open)) {}
+  bool Read(Response* response) override { return stream_.Read(response); }
+  bool Write(const Request& request) override { return stream_.Write(request); }
+  bool WritesDone() override { return stream_.WritesDone(); }
+  absl::Status Finish() override { return stream_.FinishBidi(); }
+  void Cancel() override { stream_.Cancel(); }
+  int attempts() const override { return stream_.attempts(); }
+
+ private:
+  ResumableStream<ResumeTag, Request, Response,
+                  grpc::ClientReaderWriterInterface<Request, Response>, Open>
+      stream_;
+};
+
+// Entry points for generated connections. `open` is called once per
+// attempt.
 template <typename ResumeTag, typename Request, typename Response,
           typename Open>
 StreamReader<Response> OpenServerStream(const MethodInfo& method,
@@ -421,35 +851,26 @@ StreamReader<Response> OpenServerStream(const MethodInfo& method,
           method, options, request, std::move(open)));
 }
 
-template <typename Request, typename Response, typename Open>
+template <typename ResumeTag, typename Request, typename Response,
+          typename Open>
 StreamWriter<Request, Response> OpenClientStream(const MethodInfo& method,
                                                  const OptionsView& options,
-                                                 Open&& open) {
-  auto impl = std::make_unique<GrpcStreamWriter<Request, Response>>();
-  absl::Status status = ApplyStreamOptions(impl->context(), options, method);
-  std::unique_ptr<grpc::ClientWriterInterface<Request>> stream;
-  if (status.ok()) {
-    impl->set_response_metadata(options.get<ResponseMetadataOption>());
-    stream = open(impl->context(), impl->response());
-  }
-  impl->Start(std::move(stream), std::move(status));
-  return StreamWriter<Request, Response>(std::move(impl));
+                                                 Open open) {
+  return StreamWriter<Request, Response>(
+      std::make_unique<
+          ResumableStreamWriter<ResumeTag, Request, Response, Open>>(
+          method, options, std::move(open)));
 }
 
-template <typename Request, typename Response, typename Open>
+template <typename ResumeTag, typename Request, typename Response,
+          typename Open>
 StreamReaderWriter<Request, Response> OpenBidiStream(const MethodInfo& method,
                                                      const OptionsView& options,
-                                                     Open&& open) {
-  auto impl =
-      std::make_unique<GrpcStreamReaderWriter<Request, Response>>(method);
-  absl::Status status = ApplyStreamOptions(impl->context(), options, method);
-  std::unique_ptr<grpc::ClientReaderWriterInterface<Request, Response>> stream;
-  if (status.ok()) {
-    impl->set_response_metadata(options.get<ResponseMetadataOption>());
-    stream = open(impl->context());
-  }
-  impl->Start(std::move(stream), std::move(status));
-  return StreamReaderWriter<Request, Response>(std::move(impl));
+                                                     Open open) {
+  return StreamReaderWriter<Request, Response>(
+      std::make_unique<
+          ResumableStreamReaderWriter<ResumeTag, Request, Response, Open>>(
+          method, options, std::move(open)));
 }
 
 }  // namespace internal

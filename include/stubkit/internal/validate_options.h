@@ -1,8 +1,7 @@
 // Copyright 2026 The stubkit Authors.
 //
-// The one check of a call's options, before anything is sent: unary calls
-// (sync, async, hedged) and server streams through `RetryLoopState`, client
-// and bidi streams through `ApplyStreamOptions`. Not API.
+// The one check of a call's options, before anything is sent: every call
+// and stream, through `RetryLoopState`. Not API.
 
 #ifndef STUBKIT_INTERNAL_VALIDATE_OPTIONS_H_
 #define STUBKIT_INTERNAL_VALIDATE_OPTIONS_H_

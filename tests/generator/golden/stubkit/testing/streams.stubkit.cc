@@ -68,6 +68,31 @@ StreamServiceStubDecorator::Double(::grpc::ClientContext& context,
   return ::absl::OkStatus();
 }
 
+::absl::Status StreamServiceStubDecorator::AsyncDouble(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+    ::grpc::ClientBidiReactor<::stubkit::testing::Item,
+                              ::stubkit::testing::Item>* reactor) {
+  return child_->AsyncDouble(context, options, reactor);
+}
+
+::absl::Status StreamServiceGrpcStub::AsyncDouble(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
+    ::grpc::ClientBidiReactor<::stubkit::testing::Item,
+                              ::stubkit::testing::Item>* reactor) {
+  auto* async = grpc_stub_->async();
+  if (async == nullptr) {
+    return ::stubkit::internal::NoAsyncStubError(
+        "stubkit.testing.StreamService.Double");
+  }
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.StreamService.Double");
+      !refused.ok()) {
+    return refused;
+  }
+  async->Double(&context, reactor);
+  return ::absl::OkStatus();
+}
+
 void StreamServiceStubDecorator::AsyncGet(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::RangeRequest& request,
@@ -201,23 +226,45 @@ class StreamServiceConnectionImpl : public StreamServiceConnection {
                           ::stubkit::testing::SumResponse>
   Sum(const ::stubkit::OptionsView& options) override {
     return ::stubkit::internal::OpenClientStream<
-        ::stubkit::testing::Item, ::stubkit::testing::SumResponse>(
+        StreamServiceClient::SumResumeOption, ::stubkit::testing::Item,
+        ::stubkit::testing::SumResponse>(
         StreamServiceMethods::kSum, options,
-        [&](::grpc::ClientContext& context,
-            ::stubkit::testing::SumResponse* response) {
-          return stub_->Sum(context, options, response);
+        [stub = stub_](::grpc::ClientContext& context,
+                       const ::stubkit::OptionsView& attempt_options,
+                       ::stubkit::testing::SumResponse* response) {
+          return stub->Sum(context, attempt_options, response);
         });
   }
 
   ::stubkit::StreamReaderWriter<::stubkit::testing::Item,
                                 ::stubkit::testing::Item>
   Double(const ::stubkit::OptionsView& options) override {
-    return ::stubkit::internal::OpenBidiStream<::stubkit::testing::Item,
-                                               ::stubkit::testing::Item>(
+    return ::stubkit::internal::OpenBidiStream<
+        StreamServiceClient::DoubleResumeOption, ::stubkit::testing::Item,
+        ::stubkit::testing::Item>(
         StreamServiceMethods::kDouble, options,
-        [&](::grpc::ClientContext& context) {
-          return stub_->Double(context, options);
+        [stub = stub_](::grpc::ClientContext& context,
+                       const ::stubkit::OptionsView& attempt_options) {
+          return stub->Double(context, attempt_options);
         });
+  }
+
+  ::stubkit::AsyncStreamWriter<::stubkit::testing::Item> AsyncDouble(
+      const ::stubkit::OptionsView& options,
+      ::stubkit::MessageCallback<::stubkit::testing::Item> on_message,
+      ::stubkit::DoneCallback on_done) override {
+    return ::stubkit::internal::StartAsyncBidiStream<
+        StreamServiceClient::DoubleResumeOption, ::stubkit::testing::Item,
+        ::stubkit::testing::Item>(
+        StreamServiceMethods::kDouble, options,
+        [stub = stub_](
+            ::grpc::ClientContext& context,
+            const ::stubkit::OptionsView& attempt_options,
+            ::grpc::ClientBidiReactor<::stubkit::testing::Item,
+                                      ::stubkit::testing::Item>* reactor) {
+          return stub->AsyncDouble(context, attempt_options, reactor);
+        },
+        ::std::move(on_message), ::std::move(on_done));
   }
 
   ::absl::StatusOr<::stubkit::testing::Item> Get(
@@ -295,6 +342,13 @@ class StreamServiceRefusingConnection : public StreamServiceConnection {
     return ::stubkit::StreamReaderWriter<::stubkit::testing::Item,
                                          ::stubkit::testing::Item>(
         ::std::move(stream));
+  }
+  ::stubkit::AsyncStreamWriter<::stubkit::testing::Item> AsyncDouble(
+      const ::stubkit::OptionsView& /*options*/,
+      ::stubkit::MessageCallback<::stubkit::testing::Item> /*on_message*/,
+      ::stubkit::DoneCallback on_done) override {
+    on_done(refusal_);
+    return ::stubkit::AsyncStreamWriter<::stubkit::testing::Item>();
   }
 
   ::absl::StatusOr<::stubkit::testing::Item> Get(
@@ -397,6 +451,15 @@ StreamServiceClient::Sum(const ::stubkit::Options& call) {
                               ::stubkit::testing::Item>
 StreamServiceClient::Double(const ::stubkit::Options& call) {
   return connection_->Double(method_options_.View(2, call, options_));
+}
+
+::stubkit::AsyncStreamWriter<::stubkit::testing::Item>
+StreamServiceClient::AsyncDouble(
+    ::stubkit::MessageCallback<::stubkit::testing::Item> on_message,
+    ::stubkit::DoneCallback on_done, const ::stubkit::Options& call) {
+  return connection_->AsyncDouble(method_options_.View(2, call, options_),
+                                  ::std::move(on_message),
+                                  ::std::move(on_done));
 }
 
 ::absl::StatusOr<::stubkit::testing::Item> StreamServiceClient::Get(

@@ -70,6 +70,10 @@ class StreamServiceStub {
       ::stubkit::testing::Item, ::stubkit::testing::Item>>
   Double(::grpc::ClientContext& context,
          const ::stubkit::OptionsView& options) = 0;
+  virtual ::absl::Status AsyncDouble(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      ::grpc::ClientBidiReactor<::stubkit::testing::Item,
+                                ::stubkit::testing::Item>* reactor) = 0;
 
   virtual ::absl::StatusOr<::stubkit::testing::Item> Get(
       ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
@@ -103,6 +107,10 @@ class StreamServiceStubDecorator : public StreamServiceStub {
       ::stubkit::testing::Item, ::stubkit::testing::Item>>
   Double(::grpc::ClientContext& context,
          const ::stubkit::OptionsView& options) override;
+  ::absl::Status AsyncDouble(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      ::grpc::ClientBidiReactor<::stubkit::testing::Item,
+                                ::stubkit::testing::Item>* reactor) override;
 
   ::absl::StatusOr<::stubkit::testing::Item> Get(
       ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
@@ -143,6 +151,10 @@ class StreamServiceGrpcStub : public StreamServiceStub {
       ::stubkit::testing::Item, ::stubkit::testing::Item>>
   Double(::grpc::ClientContext& context,
          const ::stubkit::OptionsView& options) override;
+  ::absl::Status AsyncDouble(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      ::grpc::ClientBidiReactor<::stubkit::testing::Item,
+                                ::stubkit::testing::Item>* reactor) override;
 
   ::absl::StatusOr<::stubkit::testing::Item> Get(
       ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
@@ -180,6 +192,10 @@ class StreamServiceConnection {
   virtual ::stubkit::StreamReaderWriter<::stubkit::testing::Item,
                                         ::stubkit::testing::Item>
   Double(const ::stubkit::OptionsView& options) = 0;
+  virtual ::stubkit::AsyncStreamWriter<::stubkit::testing::Item> AsyncDouble(
+      const ::stubkit::OptionsView& options,
+      ::stubkit::MessageCallback<::stubkit::testing::Item> on_message,
+      ::stubkit::DoneCallback on_done) = 0;
 
   virtual ::absl::StatusOr<::stubkit::testing::Item> Get(
       const ::stubkit::OptionsView& options,
@@ -215,6 +231,24 @@ class StreamServiceClient {
                                        ::stubkit::testing::Item>;
     static Type Default() { return nullptr; }
   };
+  // Resumes a broken Sum stream whose writes outgrew the replay buffer: write
+  // what restores the server's view on the new stream (`last` is null); return
+  // false to report the break instead. Setting it makes the call idempotent
+  // unless IdempotencyOption or IdempotencyMapOption says otherwise.
+  struct SumResumeOption {
+    using Type = ::stubkit::StreamResumeHook<::stubkit::testing::Item,
+                                             ::stubkit::testing::SumResponse>;
+    static Type Default() { return nullptr; }
+  };
+  // Resumes a broken Double stream: given the last response read, write what
+  // restores the server's view on the new stream; return false to report the
+  // break instead. Setting it makes the call idempotent unless
+  // IdempotencyOption or IdempotencyMapOption says otherwise.
+  struct DoubleResumeOption {
+    using Type = ::stubkit::StreamResumeHook<::stubkit::testing::Item,
+                                             ::stubkit::testing::Item>;
+    static Type Default() { return nullptr; }
+  };
 
   explicit StreamServiceClient(
       ::std::shared_ptr<::grpc::ChannelInterface> channel,
@@ -242,19 +276,28 @@ class StreamServiceClient {
 
   // Adds up the items sent.
   //
-  // Retries: none. A stream of requests is never replayed; the call's options,
-  // deadline and metadata still apply.
+  // Retries: not idempotent, so a failure is not retried, unless
+  // SumResumeOption (or IdempotencyOption) is set: then a retryable failure
+  // before the first response reopens the stream and replays the writes, and
+  // the hook resumes it after.
   ::stubkit::StreamWriter<::stubkit::testing::Item,
                           ::stubkit::testing::SumResponse>
   Sum(const ::stubkit::Options& call = {});
 
   // Answers each item with its double.
   //
-  // Retries: none. A stream of requests is never replayed; the call's options,
-  // deadline and metadata still apply.
+  // Retries: not idempotent, so a failure is not retried, unless
+  // DoubleResumeOption (or IdempotencyOption) is set: then a retryable failure
+  // before the first response reopens the stream and replays the writes, and
+  // the hook resumes it after.
   ::stubkit::StreamReaderWriter<::stubkit::testing::Item,
                                 ::stubkit::testing::Item>
   Double(const ::stubkit::Options& call = {});
+  // Double without blocking: write through the returned handle (any thread);
+  // each message goes to `on_message`, then the final status to `on_done`.
+  ::stubkit::AsyncStreamWriter<::stubkit::testing::Item> AsyncDouble(
+      ::stubkit::MessageCallback<::stubkit::testing::Item> on_message,
+      ::stubkit::DoneCallback on_done, const ::stubkit::Options& call = {});
 
   // A unary method next to the streaming ones.
   //

@@ -42,6 +42,11 @@ class MockStreamServiceStub : public ::stubkit::testing::StreamServiceStub {
                    ::stubkit::testing::Item, ::stubkit::testing::Item>>),
               Double, (::grpc::ClientContext&, const ::stubkit::OptionsView&),
               (override));
+  MOCK_METHOD((::absl::Status), AsyncDouble,
+              (::grpc::ClientContext&, const ::stubkit::OptionsView&,
+               (::grpc::ClientBidiReactor<::stubkit::testing::Item,
+                                          ::stubkit::testing::Item>*)),
+              (override));
   MOCK_METHOD((::absl::StatusOr<::stubkit::testing::Item>), Get,
               (::grpc::ClientContext&, const ::stubkit::OptionsView&,
                const ::stubkit::testing::RangeRequest&),
@@ -72,6 +77,12 @@ class MockStreamServiceConnection
   MOCK_METHOD((::stubkit::StreamReaderWriter<::stubkit::testing::Item,
                                              ::stubkit::testing::Item>),
               Double, (const ::stubkit::OptionsView&), (override));
+  MOCK_METHOD((::stubkit::AsyncStreamWriter<::stubkit::testing::Item>),
+              AsyncDouble,
+              (const ::stubkit::OptionsView&,
+               ::stubkit::MessageCallback<::stubkit::testing::Item>,
+               ::stubkit::DoneCallback),
+              (override));
   MOCK_METHOD((::absl::StatusOr<::stubkit::testing::Item>), Get,
               (const ::stubkit::OptionsView&,
                const ::stubkit::testing::RangeRequest&),

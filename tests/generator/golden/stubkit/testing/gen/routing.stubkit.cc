@@ -497,12 +497,14 @@ class RoutedConnectionImpl : public RoutedConnection {
   ::stubkit::StreamWriter<::routing::v1::ReadRequest,
                           ::routing::v1::ReadResponse>
   WriteRows(const ::stubkit::OptionsView& options) override {
-    return ::stubkit::internal::OpenClientStream<::routing::v1::ReadRequest,
-                                                 ::routing::v1::ReadResponse>(
+    return ::stubkit::internal::OpenClientStream<
+        RoutedClient::WriteRowsResumeOption, ::routing::v1::ReadRequest,
+        ::routing::v1::ReadResponse>(
         RoutedMethods::kWriteRows, options,
-        [&](::grpc::ClientContext& context,
-            ::routing::v1::ReadResponse* response) {
-          return stub_->WriteRows(context, options, response);
+        [stub = stub_](::grpc::ClientContext& context,
+                       const ::stubkit::OptionsView& attempt_options,
+                       ::routing::v1::ReadResponse* response) {
+          return stub->WriteRows(context, attempt_options, response);
         });
   }
 

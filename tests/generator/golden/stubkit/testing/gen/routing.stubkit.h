@@ -331,6 +331,15 @@ class RoutedClient {
                                        ::routing::v1::ReadResponse>;
     static Type Default() { return nullptr; }
   };
+  // Resumes a broken WriteRows stream whose writes outgrew the replay buffer:
+  // write what restores the server's view on the new stream (`last` is null);
+  // return false to report the break instead. Setting it makes the call
+  // idempotent unless IdempotencyOption or IdempotencyMapOption says otherwise.
+  struct WriteRowsResumeOption {
+    using Type = ::stubkit::StreamResumeHook<::routing::v1::ReadRequest,
+                                             ::routing::v1::ReadResponse>;
+    static Type Default() { return nullptr; }
+  };
 
   explicit RoutedClient(::std::shared_ptr<::grpc::ChannelInterface> channel,
                         ::stubkit::Options options = {});
@@ -404,8 +413,10 @@ class RoutedClient {
 
   // Client streaming: no request when an attempt starts, so no header.
   //
-  // Retries: none. A stream of requests is never replayed; the call's options,
-  // deadline and metadata still apply.
+  // Retries: not idempotent, so a failure is not retried, unless
+  // WriteRowsResumeOption (or IdempotencyOption) is set: then a retryable
+  // failure before the first response reopens the stream and replays the
+  // writes, and the hook resumes it after.
   ::stubkit::StreamWriter<::routing::v1::ReadRequest,
                           ::routing::v1::ReadResponse>
   WriteRows(const ::stubkit::Options& call = {});

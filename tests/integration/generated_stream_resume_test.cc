@@ -1,0 +1,692 @@
+// Copyright 2026 The stubkit Authors.
+//
+// Client and bidi streams (sync, and async bidi) that reopen and resume,
+// against a real gRPC server on 127.0.0.1: the opening is retried (the writes
+// replayed) until the first response, a break after it is resumed only through
+// the generated MResumeOption hook, every attempt reaches the observer, and a
+// failed stream's status carries the retry summary.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "stubkit/clock.h"
+#include "stubkit/retry_observer.h"
+#include "stubkit/testing/streams.stubkit.h"
+#include "tests/testing/flaky_echo_service.h"
+
+namespace stubkit {
+namespace {
+
+using ::stubkit::testing::Item;
+using ::stubkit::testing::StreamService;
+using ::stubkit::testing::StreamServiceClient;
+using ::stubkit::testing::SumResponse;
+using ::stubkit::testing::TestServer;
+using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
+
+class ResumeStreamService final : public StreamService::Service {
+ public:
+  // Double: the first `fail_open_first` calls fail with UNAVAILABLE before
+  // reading anything. The first `breaks` calls that answered `break_after`
+  // items (never, when negative) read one more and fail with UNAVAILABLE
+  // without answering it.
+  std::atomic<int> fail_open_first{0};
+  int break_after = -1;
+  int breaks = 1;
+  // Sum: the first `sum_fail_first` calls fail with UNAVAILABLE after
+  // reading everything.
+  int sum_fail_first = 0;
+
+  grpc::Status Double(grpc::ServerContext*,
+                      grpc::ServerReaderWriter<Item, Item>* stream) override {
+    const int call = ++double_calls_;
+    std::vector<int>* inputs;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      double_inputs_.emplace_back();
+      inputs = &double_inputs_.back();
+    }
+    if (call <= fail_open_first) Ended();
+    if (call <= fail_open_first) {
+      return grpc::Status(grpc::StatusCode::UNAVAILABLE, "cannot open yet");
+    }
+    Item item;
+    int answered = 0;
+    while (stream->Read(&item)) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        inputs->push_back(item.value());
+      }
+      if (answered == break_after && breaks_done_.fetch_add(1) < breaks) {
+        Ended();
+        return grpc::Status(grpc::StatusCode::UNAVAILABLE, "stream broke");
+      }
+      item.set_value(item.value() * 2);
+      stream->Write(item);
+      ++answered;
+    }
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Sum(grpc::ServerContext*, grpc::ServerReader<Item>* reader,
+                   SumResponse* response) override {
+    const int call = ++sum_calls_;
+    Item item;
+    while (reader->Read(&item)) {
+      response->set_sum(response->sum() + item.value());
+      response->set_count(response->count() + 1);
+    }
+    if (call <= sum_fail_first) {
+      return grpc::Status(grpc::StatusCode::UNAVAILABLE, "sum failed");
+    }
+    return grpc::Status::OK;
+  }
+
+  int double_calls() const { return double_calls_.load(); }
+  int sum_calls() const { return sum_calls_.load(); }
+  std::vector<std::vector<int>> double_inputs() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return {double_inputs_.begin(), double_inputs_.end()};
+  }
+  // Ready once a Double call ended with a failure.
+  std::shared_future<void> ended() const { return ended_future_; }
+
+ private:
+  void Ended() {
+    std::call_once(ended_once_, [this] { ended_promise_.set_value(); });
+  }
+
+  std::atomic<int> double_calls_{0};
+  std::atomic<int> sum_calls_{0};
+  std::atomic<int> breaks_done_{0};
+  mutable std::mutex mu_;
+  // A deque's elements stay put while it grows.
+  std::deque<std::vector<int>> double_inputs_;
+  std::once_flag ended_once_;
+  std::promise<void> ended_promise_;
+  std::shared_future<void> ended_future_ = ended_promise_.get_future().share();
+};
+
+Item MakeItem(int value) {
+  Item item;
+  item.set_value(value);
+  return item;
+}
+
+std::vector<int> Doubles(int from, int to) {
+  std::vector<int> values;
+  for (int i = from; i <= to; ++i) values.push_back(2 * i);
+  return values;
+}
+
+class GeneratedStreamResumeTest : public ::testing::Test {
+ protected:
+  GeneratedStreamResumeTest() : server_(&service_) {}
+
+  // Waits on the fake clock; records every attempt the observer sees.
+  Options ClientOptions() {
+    return Options{}
+        .set<ClockOption>(clock_)
+        .set<SleeperOption>(clock_)
+        .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(5))
+        .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
+            std::chrono::seconds(1), std::chrono::seconds(10), 2.0,
+            Jitter::None()))
+        .set<RetryObserverOption>([this](const AttemptEvent& event) {
+          std::lock_guard<std::mutex> lock(mu_);
+          events_.push_back(event.final);
+        });
+  }
+  std::vector<bool> events() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return events_;
+  }
+
+  // The hook a user writes for Double: the server answers each item with
+  // its double, so it must be sent again every item written after the one
+  // the last response answered. `sent` is the last item written.
+  static StreamResumeHook<Item, Item> ResendUnanswered(const int* sent,
+                                                       int* calls) {
+    return [sent, calls](const Item* last, ResumeWriter<Item>& writer) {
+      ++*calls;
+      for (int v = last == nullptr ? 1 : last->value() / 2 + 1; v <= *sent;
+           ++v) {
+        writer.Write(MakeItem(v));
+      }
+      return true;
+    };
+  }
+
+  // Writes first..last, reading each answer; returns the answers.
+  static std::vector<int> WriteAndRead(StreamReaderWriter<Item, Item>& stream,
+                                       int first, int last, int* sent) {
+    std::vector<int> answers;
+    for (int i = first; i <= last; ++i) {
+      *sent = i;
+      if (!stream.Write(MakeItem(i))) break;
+      Item answer;
+      if (!stream.Read(&answer)) break;
+      answers.push_back(answer.value());
+    }
+    return answers;
+  }
+
+  std::shared_ptr<FakeClock> clock_ = std::make_shared<FakeClock>();
+  ResumeStreamService service_;
+  TestServer server_;
+  std::mutex mu_;
+  std::vector<bool> events_;
+};
+
+TEST_F(GeneratedStreamResumeTest, BidiOpeningIsRetriedAndTheWritesReplayed) {
+  ASSERT_TRUE(server_.ok());
+  service_.fail_open_first = 2;
+  StreamServiceClient client(server_.Channel(), ClientOptions());
+  const auto start = clock_->Now();
+  auto stream =
+      client.Double(Options{}.set<IdempotencyOption>(Idempotency::kIdempotent));
+  ASSERT_TRUE(stream.Write(MakeItem(1)));
+  ASSERT_TRUE(stream.Write(MakeItem(2)));
+  Item answer;
+  std::vector<int> answers;
+  while (answers.size() < 2 && stream.Read(&answer)) {
+    answers.push_back(answer.value());
+  }
+  ASSERT_TRUE(stream.WritesDone());
+  EXPECT_FALSE(stream.Read(&answer));
+  EXPECT_TRUE(stream.Finish().ok());
+  EXPECT_THAT(answers, ElementsAre(2, 4));
+  EXPECT_EQ(stream.attempts(), 3);
+  EXPECT_EQ(service_.double_calls(), 3);
+  EXPECT_THAT(service_.double_inputs().back(), ElementsAre(1, 2));
+  EXPECT_THAT(events(), ElementsAre(false, false, true));
+  // The backoff's 1 s and 2 s, on the fake clock.
+  EXPECT_EQ(clock_->Now() - start, std::chrono::seconds(3));
+}
+
+TEST_F(GeneratedStreamResumeTest, ANonIdempotentBidiOpeningIsNotRetried) {
+  ASSERT_TRUE(server_.ok());
+  service_.fail_open_first = 1;
+  StreamServiceClient client(server_.Channel(), ClientOptions());
+  auto stream = client.Double();  // the proto says nothing: not idempotent
+  stream.Write(MakeItem(1));
+  Item answer;
+  EXPECT_FALSE(stream.Read(&answer));
+  absl::Status status = stream.Finish();
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable) << status;
+  ASSERT_TRUE(GetRetrySummary(status).has_value()) << status;
+  EXPECT_EQ(GetRetrySummary(status)->stop_reason, StopReason::kNonIdempotent);
+  EXPECT_EQ(GetRetrySummary(status)->attempts, 1);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("cannot open yet"));
+  EXPECT_EQ(service_.double_calls(), 1);
+  EXPECT_THAT(events(), ElementsAre(true));
+}
+
+TEST_F(GeneratedStreamResumeTest, ABreakAfterAResponseWithoutAHookIsReported) {
+  ASSERT_TRUE(server_.ok());
+  service_.break_after = 2;
+  StreamServiceClient client(server_.Channel(), ClientOptions());
+  auto stream =
+      client.Double(Options{}.set<IdempotencyOption>(Idempotency::kIdempotent));
+  int sent = 0;
+  EXPECT_THAT(WriteAndRead(stream, 1, 5, &sent), ElementsAre(2, 4));
+  absl::Status status = stream.Finish();
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable) << status;
+  ASSERT_TRUE(GetRetrySummary(status).has_value()) << status;
+  EXPECT_EQ(GetRetrySummary(status)->stop_reason, StopReason::kNotResumable);
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr("cannot be replayed and has no resume hook"));
+  EXPECT_EQ(service_.double_calls(), 1);
+}
+
+TEST_F(GeneratedStreamResumeTest, TheHookRestoresTheServersViewExactlyOnce) {
+  ASSERT_TRUE(server_.ok());
+  service_.break_after = 3;
+  service_.breaks = 2;
+  int sent = 0;
+  int hook_calls = 0;
+  // The hook alone makes Double (not idempotent in the proto) resumable.
+  StreamServiceClient client(
+      server_.Channel(),
+      ClientOptions().set<StreamServiceClient::DoubleResumeOption>(
+          ResendUnanswered(&sent, &hook_calls)));
+  auto stream = client.Double();
+  EXPECT_THAT(WriteAndRead(stream, 1, 10, &sent),
+              ElementsAreArray(Doubles(1, 10)));
+  EXPECT_TRUE(stream.Finish().ok());
+  EXPECT_EQ(hook_calls, 2);
+  EXPECT_EQ(stream.attempts(), 3);
+  // Each new stream starts with what the hook wrote: the unanswered item.
+  auto inputs = service_.double_inputs();
+  ASSERT_EQ(inputs.size(), 3u);
+  EXPECT_THAT(inputs[0], ElementsAre(1, 2, 3, 4));
+  EXPECT_THAT(inputs[1], ElementsAre(4, 5, 6, 7));
+  EXPECT_THAT(inputs[2], ElementsAre(7, 8, 9, 10));
+  EXPECT_THAT(events(), ElementsAre(false, false, true));
+}
+
+TEST_F(GeneratedStreamResumeTest, AResumeRestartsTheRetryPolicy) {
+  ASSERT_TRUE(server_.ok());
+  service_.break_after = 1;
+  service_.breaks = 100;
+  int sent = 0;
+  int hook_calls = 0;
+  StreamServiceClient client(
+      server_.Channel(),
+      ClientOptions()
+          .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(1))
+          .set<StreamServiceClient::DoubleResumeOption>(
+              ResendUnanswered(&sent, &hook_calls)));
+  auto stream = client.Double();
+  // Each stream answers one item, then breaks: each break follows progress.
+  EXPECT_THAT(WriteAndRead(stream, 1, 6, &sent),
+              ElementsAreArray(Doubles(1, 6)));
+  EXPECT_TRUE(stream.Finish().ok());
+  EXPECT_EQ(hook_calls, 5);
+  EXPECT_EQ(stream.attempts(), 6);
+}
+
+TEST_F(GeneratedStreamResumeTest, AResumedStreamThatCannotOpenReplaysTheHooks) {
+  ASSERT_TRUE(server_.ok());
+  service_.break_after = 2;
+  int sent = 0;
+  int hook_calls = 0;
+  StreamServiceClient client(
+      server_.Channel(),
+      ClientOptions().set<StreamServiceClient::DoubleResumeOption>(
+          ResendUnanswered(&sent, &hook_calls)));
+  auto stream = client.Double();
+  ASSERT_THAT(WriteAndRead(stream, 1, 2, &sent), ElementsAre(2, 4));
+  // The next streams fail before answering: opening failures, so the hook's
+  // messages are replayed without asking it again.
+  service_.fail_open_first = service_.double_calls() + 2;
+  EXPECT_THAT(WriteAndRead(stream, 3, 4, &sent), ElementsAre(6, 8));
+  EXPECT_TRUE(stream.Finish().ok());
+  EXPECT_EQ(hook_calls, 1);
+  EXPECT_EQ(stream.attempts(), 4);
+}
+
+TEST_F(GeneratedStreamResumeTest, AHookThatDeclinesReportsTheBreak) {
+  ASSERT_TRUE(server_.ok());
+  service_.break_after = 1;
+  StreamServiceClient client(
+      server_.Channel(),
+      ClientOptions().set<StreamServiceClient::DoubleResumeOption>(
+          [](const Item* last, ResumeWriter<Item>&) {
+            EXPECT_NE(last, nullptr);
+            return false;
+          }));
+  auto stream = client.Double();
+  int sent = 0;
+  EXPECT_THAT(WriteAndRead(stream, 1, 3, &sent), ElementsAre(2));
+  absl::Status status = stream.Finish();
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+  ASSERT_TRUE(GetRetrySummary(status).has_value()) << status;
+  EXPECT_EQ(GetRetrySummary(status)->stop_reason, StopReason::kNotResumable);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("declined"));
+}
+
+TEST_F(GeneratedStreamResumeTest, TheSummarySaysHowOftenTheStreamResumed) {
+  ASSERT_TRUE(server_.ok());
+  service_.break_after = 1;
+  service_.breaks = 100;
+  int sent = 0;
+  int hook_calls = 0;
+  auto resend = ResendUnanswered(&sent, &hook_calls);
+  StreamServiceClient client(
+      server_.Channel(),
+      ClientOptions().set<StreamServiceClient::DoubleResumeOption>(
+          [&](const Item* last, ResumeWriter<Item>& writer) {
+            return hook_calls < 2 && resend(last, writer);
+          }));
+  auto stream = client.Double();
+  EXPECT_THAT(WriteAndRead(stream, 1, 5, &sent), ElementsAre(2, 4, 6));
+  absl::Status status = stream.Finish();
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(
+      std::string(status.message()),
+      HasSubstr("declined; the stream was resumed 2 times; 3 attempts"));
+  ASSERT_TRUE(GetRetrySummary(status).has_value()) << status;
+  EXPECT_EQ(GetRetrySummary(status)->attempts, 3);
+}
+
+TEST_F(GeneratedStreamResumeTest, AnExplicitNonIdempotentCallIgnoresTheHook) {
+  ASSERT_TRUE(server_.ok());
+  service_.fail_open_first = 1;
+  int sent = 0;
+  int hook_calls = 0;
+  StreamServiceClient client(
+      server_.Channel(),
+      ClientOptions().set<StreamServiceClient::DoubleResumeOption>(
+          ResendUnanswered(&sent, &hook_calls)));
+  auto stream = client.Double(
+      Options{}.set<IdempotencyOption>(Idempotency::kNonIdempotent));
+  EXPECT_THAT(WriteAndRead(stream, 1, 2, &sent), ElementsAre());
+  absl::Status status = stream.Finish();
+  ASSERT_TRUE(GetRetrySummary(status).has_value()) << status;
+  EXPECT_EQ(GetRetrySummary(status)->stop_reason, StopReason::kNonIdempotent);
+  EXPECT_EQ(service_.double_calls(), 1);
+}
+
+// A Write that meets the break blocks through the reopen and returns true;
+// its message is the hook's to restore, as every write after the last
+// response read.
+TEST_F(GeneratedStreamResumeTest, AWriteThatMeetsTheBreakWaitsForTheResume) {
+  ASSERT_TRUE(server_.ok());
+  service_.break_after = 1;
+  int sent = 0;
+  int hook_calls = 0;
+  StreamServiceClient client(
+      server_.Channel(),
+      ClientOptions().set<StreamServiceClient::DoubleResumeOption>(
+          ResendUnanswered(&sent, &hook_calls)));
+  auto stream = client.Double();
+  ASSERT_THAT(WriteAndRead(stream, 1, 1, &sent), ElementsAre(2));
+  sent = 2;
+  ASSERT_TRUE(stream.Write(MakeItem(2)));  // the server fails on reading it
+  service_.ended().wait();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  sent = 3;
+  EXPECT_TRUE(stream.Write(MakeItem(3)));
+  std::vector<int> answers;
+  Item answer;
+  for (int i = 0; i < 2 && stream.Read(&answer); ++i) {
+    answers.push_back(answer.value());
+  }
+  EXPECT_THAT(answers, ElementsAre(4, 6));
+  EXPECT_TRUE(stream.Finish().ok());
+  EXPECT_EQ(hook_calls, 1);
+  EXPECT_THAT(service_.double_inputs().back(), ElementsAre(2, 3));
+}
+
+TEST_F(GeneratedStreamResumeTest, CancelDuringTheReopenWaitEndsTheStream) {
+  ASSERT_TRUE(server_.ok());
+  service_.break_after = 1;
+  auto waiting = std::make_shared<std::promise<void>>();
+  int sent = 0;
+  int hook_calls = 0;
+  // Real waits: ten minutes of backoff, which only the cancel ends.
+  StreamServiceClient client(
+      server_.Channel(),
+      Options{}
+          .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
+              std::chrono::minutes(10), std::chrono::minutes(10), 2.0,
+              Jitter::None()))
+          .set<RetryObserverOption>(
+              [waiting, once = std::make_shared<std::once_flag>()](
+                  const AttemptEvent& event) {
+                if (!event.final) {
+                  std::call_once(*once, [&] { waiting->set_value(); });
+                }
+              })
+          .set<StreamServiceClient::DoubleResumeOption>(
+              ResendUnanswered(&sent, &hook_calls)));
+  auto stream = client.Double();
+  const auto start = std::chrono::steady_clock::now();
+  auto writing = std::async(std::launch::async,
+                            [&] { return WriteAndRead(stream, 1, 3, &sent); });
+  waiting->get_future().wait();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // into it
+  stream.Cancel();  // from another thread than the one using the stream
+  EXPECT_THAT(writing.get(), ElementsAre(2));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::minutes(1));
+  absl::Status status = stream.Finish();
+  EXPECT_EQ(status.code(), absl::StatusCode::kCancelled) << status;
+  ASSERT_TRUE(GetRetrySummary(status).has_value()) << status;
+  EXPECT_EQ(GetRetrySummary(status)->stop_reason, StopReason::kCancelled);
+  EXPECT_EQ(hook_calls, 1);
+  EXPECT_EQ(service_.double_calls(), 1);
+  Item item;
+  EXPECT_FALSE(stream.Write(MakeItem(9)));
+  EXPECT_FALSE(stream.Read(&item));
+}
+
+TEST_F(GeneratedStreamResumeTest, AnIdempotentClientStreamIsReplayed) {
+  ASSERT_TRUE(server_.ok());
+  service_.sum_fail_first = 2;
+  StreamServiceClient client(server_.Channel(), ClientOptions());
+  auto writer =
+      client.Sum(Options{}.set<IdempotencyOption>(Idempotency::kIdempotent));
+  for (int i = 1; i <= 5; ++i) ASSERT_TRUE(writer.Write(MakeItem(i)));
+  absl::StatusOr<SumResponse> response = writer.Finish();
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->sum(), 15);
+  EXPECT_EQ(response->count(), 5);
+  EXPECT_EQ(writer.attempts(), 3);
+  EXPECT_EQ(service_.sum_calls(), 3);
+  EXPECT_THAT(events(), ElementsAre(false, false, true));
+}
+
+TEST_F(GeneratedStreamResumeTest,
+       AClientStreamPastTheReplayBufferNeedsTheHook) {
+  ASSERT_TRUE(server_.ok());
+  service_.sum_fail_first = 1;
+  int hook_calls = 0;
+  StreamServiceClient client(
+      server_.Channel(),
+      ClientOptions().set<StreamServiceClient::SumResumeOption>(
+          [&hook_calls](const SumResponse* last, ResumeWriter<Item>& writer) {
+            EXPECT_EQ(last, nullptr);
+            ++hook_calls;
+            writer.Write(MakeItem(7));  // what the server should know
+            return true;
+          }));
+  auto writer = client.Sum();
+  // Five bytes each (a large varint): past 256 KiB after ~52,000 writes.
+  const int n = 60000;
+  for (int i = 0; i < n; ++i) ASSERT_TRUE(writer.Write(MakeItem(1 << 22)));
+  absl::StatusOr<SumResponse> response = writer.Finish();
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->count(), 1);  // only the hook's message was replayed
+  EXPECT_EQ(response->sum(), 7);
+  EXPECT_EQ(hook_calls, 1);
+  EXPECT_EQ(writer.attempts(), 2);
+}
+
+TEST_F(GeneratedStreamResumeTest, AFailedClientStreamCarriesTheSummary) {
+  ASSERT_TRUE(server_.ok());
+  service_.sum_fail_first = 100;
+  StreamServiceClient client(server_.Channel(),
+                             ClientOptions().set<RetryPolicyOption>(
+                                 RetryPolicy::LimitedErrorCount(2)));
+  auto writer =
+      client.Sum(Options{}.set<IdempotencyOption>(Idempotency::kIdempotent));
+  ASSERT_TRUE(writer.Write(MakeItem(1)));
+  absl::StatusOr<SumResponse> response = writer.Finish();
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kUnavailable);
+  ASSERT_TRUE(GetRetrySummary(response.status()).has_value());
+  EXPECT_EQ(GetRetrySummary(response.status())->stop_reason,
+            StopReason::kExhausted);
+  EXPECT_EQ(GetRetrySummary(response.status())->attempts, 3);
+  EXPECT_THAT(std::string(response.status().message()),
+              HasSubstr("sum failed [stubkit:"));
+  EXPECT_EQ(service_.sum_calls(), 3);
+}
+
+// The async form: the same rules, writes queued, messages pushed.
+class AsyncBidi {
+ public:
+  // Starts client.AsyncDouble with these options.
+  AsyncBidi(StreamServiceClient& client, const Options& call)
+      : stream_(client.AsyncDouble(
+            [this](const Item& item) {
+              std::lock_guard<std::mutex> lock(mu_);
+              answers_.push_back(item.value());
+              cv_.notify_all();
+            },
+            [this](absl::Status status) {
+              std::lock_guard<std::mutex> lock(mu_);
+              status_ = std::move(status);
+              done_ = true;
+              cv_.notify_all();
+            },
+            call)) {}
+
+  bool Write(int value) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      sent_ = value;
+    }
+    return stream_.Write(MakeItem(value));
+  }
+  // Waits (at most a minute) for `n` answers or the end.
+  std::vector<int> Answers(size_t n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, std::chrono::minutes(1),
+                 [&] { return answers_.size() >= n || done_; });
+    return answers_;
+  }
+  absl::Status Done() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, std::chrono::minutes(1), [&] { return done_; });
+    return done_ ? status_ : absl::DeadlineExceededError("no on_done");
+  }
+  // The test's hook: every item after the one `last` answered, under the
+  // lock the writer takes.
+  bool Resume(const Item* last, ResumeWriter<Item>& writer) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++hook_calls_;
+    for (int v = last == nullptr ? 1 : last->value() / 2 + 1; v <= sent_; ++v) {
+      writer.Write(MakeItem(v));
+    }
+    return true;
+  }
+  int hook_calls() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return hook_calls_;
+  }
+  AsyncStreamWriter<Item>& stream() { return stream_; }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<int> answers_;
+  int sent_ = 0;
+  int hook_calls_ = 0;
+  bool done_ = false;
+  absl::Status status_;
+  // Last: its callbacks use the members above.
+  AsyncStreamWriter<Item> stream_;
+};
+
+TEST_F(GeneratedStreamResumeTest, AsyncBidiResumesThroughTheHook) {
+  ASSERT_TRUE(server_.ok());
+  service_.break_after = 3;
+  service_.breaks = 2;
+  AsyncBidi* bidi = nullptr;
+  StreamServiceClient client(
+      server_.Channel(),
+      ClientOptions()
+          .set<AsyncSleeperOption>(clock_)
+          .set<StreamServiceClient::DoubleResumeOption>(
+              [&bidi](const Item* last, ResumeWriter<Item>& writer) {
+                return bidi->Resume(last, writer);
+              }));
+  auto stream = std::make_unique<AsyncBidi>(client, Options{});
+  bidi = stream.get();
+  for (int i = 1; i <= 10; ++i) {
+    ASSERT_TRUE(bidi->Write(i));
+    ASSERT_EQ(bidi->Answers(i).size(), static_cast<size_t>(i));
+  }
+  ASSERT_TRUE(bidi->stream().WritesDone());
+  EXPECT_TRUE(bidi->Done().ok());
+  EXPECT_THAT(bidi->Answers(10), ElementsAreArray(Doubles(1, 10)));
+  EXPECT_EQ(bidi->hook_calls(), 2);
+  auto inputs = service_.double_inputs();
+  ASSERT_EQ(inputs.size(), 3u);
+  EXPECT_THAT(inputs[1], ElementsAre(4, 5, 6, 7));
+  EXPECT_THAT(events(), ElementsAre(false, false, true));
+  EXPECT_FALSE(bidi->Write(11));  // over
+}
+
+TEST_F(GeneratedStreamResumeTest,
+       AsyncBidiOpeningIsRetriedWithTheQueuedWrites) {
+  ASSERT_TRUE(server_.ok());
+  service_.fail_open_first = 2;
+  StreamServiceClient client(server_.Channel(),
+                             ClientOptions().set<AsyncSleeperOption>(clock_));
+  AsyncBidi bidi(client,
+                 Options{}.set<IdempotencyOption>(Idempotency::kIdempotent));
+  ASSERT_TRUE(bidi.Write(1));
+  ASSERT_TRUE(bidi.Write(2));
+  EXPECT_THAT(bidi.Answers(2), ElementsAre(2, 4));
+  ASSERT_TRUE(bidi.stream().WritesDone());
+  EXPECT_TRUE(bidi.Done().ok());
+  EXPECT_EQ(service_.double_calls(), 3);
+  EXPECT_THAT(service_.double_inputs().back(), ElementsAre(1, 2));
+  EXPECT_THAT(events(), ElementsAre(false, false, true));
+}
+
+TEST_F(GeneratedStreamResumeTest, AsyncBidiBreakWithoutAHookIsReported) {
+  ASSERT_TRUE(server_.ok());
+  service_.break_after = 1;
+  StreamServiceClient client(server_.Channel(),
+                             ClientOptions().set<AsyncSleeperOption>(clock_));
+  AsyncBidi bidi(client,
+                 Options{}.set<IdempotencyOption>(Idempotency::kIdempotent));
+  ASSERT_TRUE(bidi.Write(1));
+  EXPECT_THAT(bidi.Answers(1), ElementsAre(2));
+  ASSERT_TRUE(bidi.Write(2));
+  absl::Status status = bidi.Done();
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable) << status;
+  ASSERT_TRUE(GetRetrySummary(status).has_value()) << status;
+  EXPECT_EQ(GetRetrySummary(status)->stop_reason, StopReason::kNotResumable);
+  EXPECT_EQ(service_.double_calls(), 1);
+}
+
+TEST_F(GeneratedStreamResumeTest, AsyncBidiCancelDuringTheReopenWait) {
+  ASSERT_TRUE(server_.ok());
+  service_.break_after = 1;
+  auto waiting = std::make_shared<std::promise<void>>();
+  AsyncBidi* bidi = nullptr;
+  // Real waits: ten minutes of backoff on the timer, which only the cancel
+  // ends.
+  StreamServiceClient client(
+      server_.Channel(),
+      Options{}
+          .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
+              std::chrono::minutes(10), std::chrono::minutes(10), 2.0,
+              Jitter::None()))
+          .set<RetryObserverOption>(
+              [waiting, once = std::make_shared<std::once_flag>()](
+                  const AttemptEvent& event) {
+                if (!event.final) {
+                  std::call_once(*once, [&] { waiting->set_value(); });
+                }
+              })
+          .set<StreamServiceClient::DoubleResumeOption>(
+              [&bidi](const Item* last, ResumeWriter<Item>& writer) {
+                return bidi->Resume(last, writer);
+              }));
+  auto stream = std::make_unique<AsyncBidi>(client, Options{});
+  bidi = stream.get();
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(bidi->Write(1));
+  EXPECT_THAT(bidi->Answers(1), ElementsAre(2));
+  ASSERT_TRUE(bidi->Write(2));  // the server fails on it
+  waiting->get_future().wait();
+  EXPECT_TRUE(bidi->Write(3));  // queued for the new stream
+  bidi->stream().Cancel();
+  absl::Status status = bidi->Done();
+  EXPECT_EQ(status.code(), absl::StatusCode::kCancelled) << status;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::minutes(1));
+  EXPECT_EQ(bidi->hook_calls(), 1);
+  EXPECT_EQ(service_.double_calls(), 1);
+  EXPECT_FALSE(bidi->Write(4));
+}
+
+}  // namespace
+}  // namespace stubkit
