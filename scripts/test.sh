@@ -8,7 +8,7 @@
 # (tests/compile); the fuzz targets are built with clang 14.
 # (STUBKIT_ASAN_CLANG=1 scripts/sanitize.sh asan: the ASan+UBSan pass with
 # clang 14 in C++20, not yet in this script.) Works on a fresh clone of a
-# fresh Debian 12 machine; 30-37 minutes on 2 cores from scratch.
+# fresh Debian 12 machine; about 45 minutes on 2 cores from scratch.
 #
 #   scripts/test.sh                # everything
 #   STUBKIT_FAST=1 scripts/test.sh # only the CMake build and ctest
