@@ -1,7 +1,8 @@
 // Copyright 2026 The stubkit Authors.
 //
 // The operations behind async streams: server streaming
-// (`AsyncServerStreamOperation`) and bidi (`AsyncBidiStreamOperation`).
+// (`AsyncServerStreamOperation`), bidi and client streaming
+// (`AsyncWriteStreamOperation`).
 // Not API: see stubkit/async_streaming.h.
 
 #ifndef STUBKIT_INTERNAL_ASYNC_STREAMING_H_
@@ -164,26 +165,29 @@ using AsyncBidiOpener =
     std::function<absl::Status(grpc::ClientContext&, const OptionsView&,
                                grpc::ClientBidiReactor<Request, Response>*)>;
 
-// Async bidi streaming with retried opening (replayed writes) and
-// hook-driven resume, under the rules of `ResumableStream`
-// (stubkit/internal/streaming.h). The user's writes wait in `outbox_` and
-// are sent one at a time by the live attempt's reactor, after the replay.
+// The streams the user writes to, bidi (`kClientStream` false) and client
+// streaming: retried opening (replayed writes) and hook-driven resume, under
+// the rules of `ResumableStream` (stubkit/internal/streaming.h). The user's
+// writes wait in `outbox_` and are sent one at a time by the live attempt's
+// reactor, after the replay.
 //
 // Threads: the handle's Write, WritesDone and Cancel come from any thread;
 // the reactor's reactions from gRPC's; the retry decision (MayRetry, the
 // hook) and attempt starts from gRPC's or the timer thread, one at a time.
 // `mu_` guards what they share; no user code runs under it.
-template <typename ResumeTag, typename Request, typename Response>
-class AsyncBidiStreamOperation final : public AsyncRetryOperationBase,
-                                       public AsyncStreamWriterImpl<Request> {
+template <typename ResumeTag, typename Request, typename Response,
+          bool kClientStream>
+class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
+                                        public AsyncStreamWriterImpl<Request> {
  public:
-  AsyncBidiStreamOperation(const MethodInfo& method, Options call,
-                           Options client,
-                           AsyncBidiOpener<Request, Response> open,
-                           MessageCallback<Response> on_message,
-                           DoneCallback on_done,
-                           std::shared_ptr<CancellationToken> own_token,
-                           std::shared_ptr<CancellationToken> user_token)
+  using Opener = AsyncBidiOpener<Request, Response>;
+  using Done = DoneCallback;
+
+  AsyncWriteStreamOperation(const MethodInfo& method, Options call,
+                            Options client, Opener open,
+                            MessageCallback<Response> on_message, Done on_done,
+                            std::shared_ptr<CancellationToken> own_token,
+                            std::shared_ptr<CancellationToken> user_token)
       : AsyncRetryOperationBase(method, std::move(call), std::move(client)),
         open_(std::move(open)),
         on_message_(std::move(on_message)),
@@ -230,15 +234,30 @@ class AsyncBidiStreamOperation final : public AsyncRetryOperationBase,
   void Cancel() override { own_token_->Cancel(); }
 
  private:
+  // An attempt's writing side, whatever its reactor's kind. Guarded by the
+  // operation's `mu_`.
+  struct AttemptWrites {
+    explicit AttemptWrites(std::deque<Request> replay)
+        : replay_(std::move(replay)) {}
+    std::deque<Request> replay_;  // sent first
+    Request writing_message_;     // in flight
+    bool writing_ = false;
+    bool half_closed_ = false;
+    int pumping_ = 0;      // threads between deciding a write and starting it
+    bool ending_ = false;  // the stream is over: no more writes
+    bool hold_released_ = false;
+  };
+
   // One attempt's reactor. It holds the call open (AddHold) until it is
   // over for us, so that a Write from another thread never starts on a
   // reactor gRPC already finished; gRPC calls OnDone last, and it deletes
-  // itself then. Its fields are guarded by the operation's `mu_`.
-  class Reactor final : public grpc::ClientBidiReactor<Request, Response> {
+  // itself then.
+  class BidiReactor final : public grpc::ClientBidiReactor<Request, Response>,
+                            public AttemptWrites {
    public:
-    Reactor(std::shared_ptr<AsyncBidiStreamOperation> operation,
-            std::deque<Request> replay)
-        : operation_(std::move(operation)), replay_(std::move(replay)) {}
+    BidiReactor(std::shared_ptr<AsyncWriteStreamOperation> operation,
+                std::deque<Request> replay)
+        : AttemptWrites(std::move(replay)), operation_(std::move(operation)) {}
 
     void OnReadDone(bool ok) override {
       if (!ok) {  // the stream ended; OnDone follows once the hold goes
@@ -250,24 +269,19 @@ class AsyncBidiStreamOperation final : public AsyncRetryOperationBase,
     }
     void OnWriteDone(bool ok) override { operation_->OnWriteDone(this, ok); }
     void OnDone(const grpc::Status& status) override {
-      std::shared_ptr<AsyncBidiStreamOperation> operation =
+      std::shared_ptr<AsyncWriteStreamOperation> operation =
           std::move(operation_);
       operation->OnReactorDone(this, FromGrpcStatus(status));
       delete this;
     }
 
    private:
-    friend class AsyncBidiStreamOperation;
-    std::shared_ptr<AsyncBidiStreamOperation> operation_;
+    friend class AsyncWriteStreamOperation;
+    std::shared_ptr<AsyncWriteStreamOperation> operation_;
     Response message_;
-    std::deque<Request> replay_;  // sent first
-    Request writing_message_;     // in flight
-    bool writing_ = false;
-    bool half_closed_ = false;
-    int pumping_ = 0;      // threads between deciding a write and starting it
-    bool ending_ = false;  // the stream is over: no more writes
-    bool hold_released_ = false;
   };
+
+  using Reactor = BidiReactor;
 
   void ConfigureAttempt(grpc::ClientContext& /*context*/) override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -284,7 +298,7 @@ class AsyncBidiStreamOperation final : public AsyncRetryOperationBase,
       replay.assign(replay_.begin(), replay_.end());
     }
     auto* reactor = new Reactor(
-        std::static_pointer_cast<AsyncBidiStreamOperation>(shared_from_this()),
+        std::static_pointer_cast<AsyncWriteStreamOperation>(shared_from_this()),
         std::move(replay));
     absl::Status opened = open_(context, options, reactor);
     if (!opened.ok()) {
@@ -476,9 +490,9 @@ class AsyncBidiStreamOperation final : public AsyncRetryOperationBase,
     return hook != nullptr && *hook ? hook : nullptr;
   }
 
-  AsyncBidiOpener<Request, Response> open_;
-  MessageCallback<Response> on_message_;
-  DoneCallback on_done_;
+  Opener open_;
+  MessageCallback<Response> on_message_;  // bidi only
+  Done on_done_;
   const std::shared_ptr<CancellationToken> own_token_;
   const std::shared_ptr<CancellationToken> user_token_;
   uint64_t user_callback_ = 0;
@@ -514,11 +528,11 @@ AsyncStreamWriter<Request> StartAsyncBidiStream(
   std::shared_ptr<CancellationToken> user_token =
       options.get<CancellationOption>();
   call.set<CancellationOption>(own_token);
-  auto operation =
-      std::make_shared<AsyncBidiStreamOperation<ResumeTag, Request, Response>>(
-          method, std::move(call), CopyLowerLayers(options), std::move(open),
-          std::move(on_message), std::move(on_done), std::move(own_token),
-          std::move(user_token));
+  auto operation = std::make_shared<
+      AsyncWriteStreamOperation<ResumeTag, Request, Response, false>>(
+      method, std::move(call), CopyLowerLayers(options), std::move(open),
+      std::move(on_message), std::move(on_done), std::move(own_token),
+      std::move(user_token));
   operation->Begin();
   return AsyncStreamWriter<Request>(operation);
 }
