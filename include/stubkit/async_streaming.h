@@ -41,10 +41,24 @@
 // hook and a `Write` may run at the same time on two threads; a hook that
 // reads what the writer wrote shares a lock with it.
 //
+// Client streaming has the same handle, and one callback for the response:
+//
+//   stubkit::AsyncStreamWriter<Item> sum = client.AsyncSum(
+//       [](absl::StatusOr<SumResponse> response) { Done(response); });
+//   sum.Write(item);
+//   sum.WritesDone();        // the response follows
+//
+// A client stream reads nothing until its response, which ends it, so until
+// then a retryable break replays the writes (up to 256 KiB, else the hook,
+// whose `last` is null). gRPC tells a client stream of a break, of its
+// deadline or of the server's early answer only through a write: one that is
+// idle learns of it at its next `Write` or `WritesDone`, as the sync
+// `StreamWriter` does. `Cancel()` ends it at once.
+//
 // Threads: `on_message` runs on gRPC's threads, one message at a time (the
-// next read starts when it returns); the resume hook and `on_done` on
-// gRPC's threads or the timer thread (`on_done` possibly on the thread
-// that calls `Cancel()`); none with a stubkit lock held. `Write`,
+// next read starts when it returns); the resume hook and `on_done` (a client
+// stream's `done`) on gRPC's threads or the timer thread, possibly on the
+// thread that calls `Cancel()`; none with a stubkit lock held. `Write`,
 // `WritesDone` and `Cancel` may be called from any thread, also from the
 // callbacks.
 
@@ -75,7 +89,8 @@ class AsyncStreamWriterImpl {
 };
 }  // namespace internal
 
-// The write side of an async bidi stream; the messages go to the callbacks.
+// The write side of an async bidi or client stream; what the server sends
+// goes to the callbacks.
 // Copyable: copies drive the same stream. The stream lives until `on_done`
 // ran, whether or not a handle is kept.
 template <typename Request>

@@ -35,7 +35,9 @@ const char* AsyncComment(Kind kind) {
              "(any thread); each message goes to `on_message`, then the "
              "final status to `on_done`.";
     case Kind::kClientStreaming:
-      break;
+      return "$Method$ without blocking: write through the returned handle "
+             "(any thread); the response, or the final status, goes to "
+             "`done`.";
   }
   return "";
 }

@@ -107,7 +107,27 @@ void PrintConnectionImplMethod(Printer& w, const Printer::Vars& mv,
                        "$Response$* response"});
       PrintCall(w, mv, 5, "return stub->$Method$(",
                 {"context", "attempt_options", "response"}, ");");
-      w.Print("        });\n");
+      w.Print(
+          "        });\n"
+          "  }\n\n");
+      PrintOverrideHead(
+          w, mv,
+          *FindSignature(Layer::kConnection, method.kind, Variant::kAsync));
+      PrintType(w, mv, 2,
+                "return ::stubkit::internal::StartAsyncClientStream<"
+                "$Service$Client::$Method$ResumeOption, $Request$, $Response$>",
+                "(");
+      w.Print(mv, "        $Service$Methods::k$Method$, options,\n");
+      PrintLambdaHead(w, mv, 4, "[stub = stub_]",
+                      {"::grpc::ClientContext& context",
+                       "const ::stubkit::OptionsView& attempt_options",
+                       "$Response$* response",
+                       "::grpc::ClientWriteReactor<$Request$>* reactor"});
+      PrintCall(w, mv, 5, "return stub->Async$Method$(",
+                {"context", "attempt_options", "response", "reactor"}, ");");
+      w.Print(
+          "        },\n"
+          "        ::std::move(done));\n");
       break;
     case Kind::kBidi:
       PrintType(w, mv, 2,
@@ -243,7 +263,14 @@ void PrintRefusingConnection(Printer& w, const FileModel& file,
         w.Print("    writer->Start(nullptr, refusal_);\n");
         PrintType(w, mv, 2,
                   "return ::stubkit::StreamWriter<$Request$, $Response$>", "(");
-        w.Print("        ::std::move(writer));\n");
+        w.Print("        ::std::move(writer));\n  }\n");
+        PrintOverrideHead(
+            w, mv,
+            *FindSignature(Layer::kConnection, method.kind, Variant::kAsync),
+            unused);
+        w.Print("    done(refusal_);\n");
+        PrintType(w, mv, 2, "return ::stubkit::AsyncStreamWriter<$Request$>",
+                  "();");
         break;
       case Kind::kBidi:
         PrintCall(w, mv, 2,

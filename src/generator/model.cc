@@ -293,11 +293,10 @@ bool BuildFileModel(const FileDescriptor* file, FileModel* model,
 namespace {
 
 // A member stubkit declares in SClient. The client is the class where
-// generated names meet: for a method M it holds M and, for unary, server-
-// streaming and bidi methods, AsyncM (and, for streams, MResumeOption). The
-// stub and connection classes hold the same names, but the parameters there
-// (the context or OptionsView first, then a callback, reactor or nothing) never
-// coincide between M and another method's AsyncM.
+// generated names meet: for a method M it holds M, AsyncM and, for streams,
+// MResumeOption. The stub and connection classes hold the same names, but
+// the parameters there (the context or OptionsView first, then a callback,
+// reactor or nothing) never coincide between M and another method's AsyncM.
 struct ClientMember {
   std::string name;
   bool function;       // false: a type or data member; any reuse clashes

@@ -57,7 +57,7 @@ void PrintCheckMetadata(Printer& w, const Printer::Vars& vars) {
   w.Print("      !refused.ok()) {\n");
 }
 
-// The decorator's and the gRPC stub's AsyncM of a server-streaming or bidi M.
+// The decorator's and the gRPC stub's AsyncM of a streaming M.
 void PrintAsyncStreamDefinitions(Printer& w, const Printer::Vars& mv,
                                  const MethodModel& method,
                                  const std::string& decorator,
@@ -79,9 +79,19 @@ void PrintAsyncStreamDefinitions(Printer& w, const Printer::Vars& mv,
   w.Print(mv,
           "    return refused;\n"
           "  }\n");
-  w.Print(mv, method.kind == Kind::kBidi
-                  ? "  async->$Method$(&context, reactor);\n"
-                  : "  async->$Method$(&context, &request, reactor);\n");
+  switch (method.kind) {
+    case Kind::kServerStreaming:
+      w.Print(mv, "  async->$Method$(&context, &request, reactor);\n");
+      break;
+    case Kind::kClientStreaming:
+      w.Print(mv, "  async->$Method$(&context, response, reactor);\n");
+      break;
+    case Kind::kBidi:
+      w.Print(mv, "  async->$Method$(&context, reactor);\n");
+      break;
+    case Kind::kUnary:  // PrintAsyncUnaryDefinitions
+      break;
+  }
   w.Print(
       "  return ::absl::OkStatus();\n"
       "}\n\n");
@@ -252,7 +262,7 @@ void PrintStubSource(Printer& w, const FileModel& file,
                              ");\n}\n\n"));
   }
   for (const MethodModel& method : service.methods) {
-    if (method.kind == Kind::kServerStreaming || method.kind == Kind::kBidi) {
+    if (method.kind != Kind::kUnary) {
       PrintAsyncStreamDefinitions(w, MethodVars(file, service, method), method,
                                   decorator, grpc_stub);
     }

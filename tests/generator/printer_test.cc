@@ -119,16 +119,14 @@ TEST(SignaturesTest, EveryKindHasASyncSignatureAtEveryLayer) {
       EXPECT_EQ(all.front(), FindSignature(layer, kind, Variant::kSync));
     }
   }
-  // Only unary and server-streaming calls have async forms, and only the
-  // unary client returns a future.
-  EXPECT_THAT(FindSignature(Layer::kStub, Kind::kUnary, Variant::kAsync),
-              NotNull());
-  EXPECT_THAT(
-      FindSignature(Layer::kStub, Kind::kServerStreaming, Variant::kAsync),
-      NotNull());
-  EXPECT_THAT(
-      FindSignature(Layer::kStub, Kind::kClientStreaming, Variant::kAsync),
-      IsNull());
+  // Every kind has an async form at every layer, and only the unary client
+  // returns a future.
+  for (Kind kind : {Kind::kUnary, Kind::kServerStreaming,
+                    Kind::kClientStreaming, Kind::kBidi}) {
+    for (Layer layer : {Layer::kStub, Layer::kConnection, Layer::kClient}) {
+      EXPECT_THAT(FindSignature(layer, kind, Variant::kAsync), NotNull());
+    }
+  }
   EXPECT_THAT(FindSignature(Layer::kClient, Kind::kUnary, Variant::kFuture),
               NotNull());
   EXPECT_THAT(

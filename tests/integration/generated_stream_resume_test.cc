@@ -1,6 +1,6 @@
 // Copyright 2026 The stubkit Authors.
 //
-// Client and bidi streams (sync, and async bidi) that reopen and resume,
+// Client and bidi streams (sync and async) that reopen and resume,
 // against a real gRPC server on 127.0.0.1: the opening is retried (the writes
 // replayed) until the first response, a break after it is resumed only through
 // the generated MResumeOption hook, every attempt reaches the observer, and a
@@ -686,6 +686,165 @@ TEST_F(GeneratedStreamResumeTest, AsyncBidiCancelDuringTheReopenWait) {
   EXPECT_EQ(bidi->hook_calls(), 1);
   EXPECT_EQ(service_.double_calls(), 1);
   EXPECT_FALSE(bidi->Write(4));
+}
+
+// The async client stream: writes queued, the one response (or the final
+// status) to `done`.
+class AsyncSum {
+ public:
+  // Starts client.AsyncSum with these options.
+  AsyncSum(StreamServiceClient& client, const Options& call)
+      : stream_(client.AsyncSum(
+            [this](absl::StatusOr<SumResponse> response) {
+              std::lock_guard<std::mutex> lock(mu_);
+              response_ = std::move(response);
+              ++done_calls_;
+              cv_.notify_all();
+            },
+            call)) {}
+
+  // Waits (at most a minute) for `done`.
+  absl::StatusOr<SumResponse> Done() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, std::chrono::minutes(1),
+                 [&] { return done_calls_ > 0; });
+    if (done_calls_ == 0) return absl::DeadlineExceededError("no done");
+    return response_;
+  }
+  int done_calls() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return done_calls_;
+  }
+  AsyncStreamWriter<Item>& stream() { return stream_; }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int done_calls_ = 0;
+  absl::StatusOr<SumResponse> response_ = absl::UnknownError("not yet");
+  // Last: its callback uses the members above.
+  AsyncStreamWriter<Item> stream_;
+};
+
+TEST_F(GeneratedStreamResumeTest, AsyncClientStreamGetsItsResponse) {
+  ASSERT_TRUE(server_.ok());
+  StreamServiceClient client(server_.Channel(),
+                             ClientOptions().set<AsyncSleeperOption>(clock_));
+  AsyncSum sum(client, Options{});
+  for (int i = 1; i <= 5; ++i) ASSERT_TRUE(sum.stream().Write(MakeItem(i)));
+  ASSERT_TRUE(sum.stream().WritesDone());
+  absl::StatusOr<SumResponse> response = sum.Done();
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->sum(), 15);
+  EXPECT_EQ(response->count(), 5);
+  EXPECT_EQ(service_.sum_calls(), 1);
+  EXPECT_THAT(events(), ElementsAre(true));
+  EXPECT_FALSE(sum.stream().Write(MakeItem(6)));  // over
+  EXPECT_FALSE(sum.stream().WritesDone());
+  EXPECT_EQ(sum.done_calls(), 1);
+}
+
+TEST_F(GeneratedStreamResumeTest, AnIdempotentAsyncClientStreamIsReplayed) {
+  ASSERT_TRUE(server_.ok());
+  service_.sum_fail_first = 2;
+  StreamServiceClient client(server_.Channel(),
+                             ClientOptions().set<AsyncSleeperOption>(clock_));
+  AsyncSum sum(client,
+               Options{}.set<IdempotencyOption>(Idempotency::kIdempotent));
+  for (int i = 1; i <= 5; ++i) ASSERT_TRUE(sum.stream().Write(MakeItem(i)));
+  ASSERT_TRUE(sum.stream().WritesDone());
+  absl::StatusOr<SumResponse> response = sum.Done();
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->sum(), 15);  // each write counted once, on the last
+  EXPECT_EQ(response->count(), 5);
+  EXPECT_EQ(service_.sum_calls(), 3);
+  EXPECT_THAT(events(), ElementsAre(false, false, true));
+}
+
+TEST_F(GeneratedStreamResumeTest, ANonIdempotentAsyncClientStreamIsNotRetried) {
+  ASSERT_TRUE(server_.ok());
+  service_.sum_fail_first = 1;
+  StreamServiceClient client(server_.Channel(),
+                             ClientOptions().set<AsyncSleeperOption>(clock_));
+  AsyncSum sum(client, Options{});  // Sum has no idempotency in the proto
+  ASSERT_TRUE(sum.stream().Write(MakeItem(1)));
+  ASSERT_TRUE(sum.stream().WritesDone());
+  absl::StatusOr<SumResponse> response = sum.Done();
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kUnavailable);
+  ASSERT_TRUE(GetRetrySummary(response.status()).has_value());
+  EXPECT_EQ(GetRetrySummary(response.status())->stop_reason,
+            StopReason::kNonIdempotent);
+  EXPECT_EQ(service_.sum_calls(), 1);
+}
+
+TEST_F(GeneratedStreamResumeTest, AFailedAsyncClientStreamCarriesTheSummary) {
+  ASSERT_TRUE(server_.ok());
+  service_.sum_fail_first = 100;
+  StreamServiceClient client(
+      server_.Channel(),
+      ClientOptions()
+          .set<AsyncSleeperOption>(clock_)
+          .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(2)));
+  AsyncSum sum(client,
+               Options{}.set<IdempotencyOption>(Idempotency::kIdempotent));
+  ASSERT_TRUE(sum.stream().Write(MakeItem(1)));
+  ASSERT_TRUE(sum.stream().WritesDone());
+  absl::StatusOr<SumResponse> response = sum.Done();
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kUnavailable);
+  ASSERT_TRUE(GetRetrySummary(response.status()).has_value());
+  EXPECT_EQ(GetRetrySummary(response.status())->stop_reason,
+            StopReason::kExhausted);
+  EXPECT_EQ(GetRetrySummary(response.status())->attempts, 3);
+  EXPECT_THAT(std::string(response.status().message()),
+              HasSubstr("sum failed [stubkit:"));
+  EXPECT_EQ(service_.sum_calls(), 3);
+  EXPECT_EQ(sum.done_calls(), 1);
+}
+
+TEST_F(GeneratedStreamResumeTest,
+       AnAsyncClientStreamPastTheReplayBufferNeedsTheHook) {
+  ASSERT_TRUE(server_.ok());
+  service_.sum_fail_first = 1;
+  std::atomic<int> hook_calls{0};
+  StreamServiceClient client(
+      server_.Channel(),
+      ClientOptions()
+          .set<AsyncSleeperOption>(clock_)
+          .set<StreamServiceClient::SumResumeOption>(
+              [&hook_calls](const SumResponse* last,
+                            ResumeWriter<Item>& writer) {
+                EXPECT_EQ(last, nullptr);  // a client stream reads nothing
+                ++hook_calls;
+                writer.Write(MakeItem(7));  // what the server should know
+                return true;
+              }));
+  AsyncSum sum(client, Options{});
+  // Five bytes each (a large varint): past 256 KiB after ~52,000 writes.
+  const int n = 60000;
+  for (int i = 0; i < n; ++i) {
+    ASSERT_TRUE(sum.stream().Write(MakeItem(1 << 22)));
+  }
+  ASSERT_TRUE(sum.stream().WritesDone());
+  absl::StatusOr<SumResponse> response = sum.Done();
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->count(), 1);  // only the hook's message was replayed
+  EXPECT_EQ(response->sum(), 7);
+  EXPECT_EQ(hook_calls.load(), 1);
+  EXPECT_EQ(service_.sum_calls(), 2);
+}
+
+TEST_F(GeneratedStreamResumeTest, CancellingAnAsyncClientStream) {
+  ASSERT_TRUE(server_.ok());
+  StreamServiceClient client(server_.Channel(),
+                             ClientOptions().set<AsyncSleeperOption>(clock_));
+  AsyncSum sum(client, Options{});
+  ASSERT_TRUE(sum.stream().Write(MakeItem(1)));
+  sum.stream().Cancel();  // the server is still reading
+  absl::StatusOr<SumResponse> response = sum.Done();
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kCancelled)
+      << response.status();
+  EXPECT_FALSE(sum.stream().Write(MakeItem(2)));
+  EXPECT_EQ(sum.done_calls(), 1);
 }
 
 }  // namespace

@@ -18,10 +18,12 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "stubkit/async_callback.h"
 #include "stubkit/async_streaming.h"
 #include "stubkit/cancellation.h"
 #include "stubkit/internal/async_retry_loop.h"
@@ -165,11 +167,24 @@ using AsyncBidiOpener =
     std::function<absl::Status(grpc::ClientContext&, const OptionsView&,
                                grpc::ClientBidiReactor<Request, Response>*)>;
 
+// Opens one attempt of an async client stream: hands `response` and
+// `reactor` to the grpc_cpp_plugin `async()->M(&context, response,
+// reactor)` and returns OK, or returns why it could not (the reactor is
+// then untouched).
+template <typename Request, typename Response>
+using AsyncClientStreamOpener = std::function<absl::Status(
+    grpc::ClientContext&, const OptionsView&, Response*,
+    grpc::ClientWriteReactor<Request>*)>;
+
 // The streams the user writes to, bidi (`kClientStream` false) and client
 // streaming: retried opening (replayed writes) and hook-driven resume, under
 // the rules of `ResumableStream` (stubkit/internal/streaming.h). The user's
 // writes wait in `outbox_` and are sent one at a time by the live attempt's
-// reactor, after the replay.
+// reactor, after the replay. A bidi stream hands each message to
+// `on_message` and its status to `on_done`; a client stream's one response
+// comes with its OK status, so it is "established" only when it is over:
+// until then a retryable break replays the writes (or, past the replay
+// buffer, goes to the hook, whose `last` is null).
 //
 // Threads: the handle's Write, WritesDone and Cancel come from any thread;
 // the reactor's reactions from gRPC's; the retry decision (MayRetry, the
@@ -180,8 +195,12 @@ template <typename ResumeTag, typename Request, typename Response,
 class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
                                         public AsyncStreamWriterImpl<Request> {
  public:
-  using Opener = AsyncBidiOpener<Request, Response>;
-  using Done = DoneCallback;
+  using Opener =
+      std::conditional_t<kClientStream,
+                         AsyncClientStreamOpener<Request, Response>,
+                         AsyncBidiOpener<Request, Response>>;
+  using Done = std::conditional_t<kClientStream, AsyncCallback<Response>,
+                                  DoneCallback>;
 
   AsyncWriteStreamOperation(const MethodInfo& method, Options call,
                             Options client, Opener open,
@@ -204,6 +223,16 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
       user_callback_ =
           user_token_->AddCallback([token = own_token_] { token->Cancel(); });
     }
+    // A cancel fails the attempt's pending operations, but a client stream
+    // that is not writing has none, and its hold would keep gRPC from
+    // finishing it: a cancel ends its writes (and releases the hold) too.
+    own_callback_ = own_token_->AddCallback(
+        [operation = std::weak_ptr<AsyncCallBase>(shared_from_this())] {
+          if (std::shared_ptr<AsyncCallBase> live = operation.lock()) {
+            static_cast<AsyncWriteStreamOperation*>(live.get())
+                ->EndLiveWrites();
+          }
+        });
     Start();
   }
 
@@ -281,7 +310,36 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
     Response message_;
   };
 
-  using Reactor = BidiReactor;
+  // A client stream's: nothing to read, one response at the end. gRPC
+  // tells of a break through a failed write or half-close, so a stream
+  // that is idle, neither writing nor half-closed, learns of it at its next
+  // Write or WritesDone (as the sync StreamWriter does).
+  class ClientReactor final : public grpc::ClientWriteReactor<Request>,
+                              public AttemptWrites {
+   public:
+    ClientReactor(std::shared_ptr<AsyncWriteStreamOperation> operation,
+                  std::deque<Request> replay)
+        : AttemptWrites(std::move(replay)), operation_(std::move(operation)) {}
+
+    void OnWriteDone(bool ok) override { operation_->OnWriteDone(this, ok); }
+    // Half-closed (or broken): nothing more to write; the status follows.
+    void OnWritesDoneDone(bool /*ok*/) override {
+      operation_->EndWrites(this);
+    }
+    void OnDone(const grpc::Status& status) override {
+      std::shared_ptr<AsyncWriteStreamOperation> operation =
+          std::move(operation_);
+      operation->OnReactorDone(this, FromGrpcStatus(status));
+      delete this;
+    }
+
+   private:
+    friend class AsyncWriteStreamOperation;
+    std::shared_ptr<AsyncWriteStreamOperation> operation_;
+    Response response_;  // gRPC's to fill; valid in OnDone with OK
+  };
+
+  using Reactor = std::conditional_t<kClientStream, ClientReactor, BidiReactor>;
 
   void ConfigureAttempt(grpc::ClientContext& /*context*/) override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -300,14 +358,19 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
     auto* reactor = new Reactor(
         std::static_pointer_cast<AsyncWriteStreamOperation>(shared_from_this()),
         std::move(replay));
-    absl::Status opened = open_(context, options, reactor);
+    absl::Status opened;
+    if constexpr (kClientStream) {
+      opened = open_(context, options, &reactor->response_, reactor);
+    } else {
+      opened = open_(context, options, reactor);
+    }
     if (!opened.ok()) {
       delete reactor;
       OnAttemptDone(opened);
       return;
     }
     reactor->AddHold();
-    reactor->StartRead(&reactor->message_);
+    if constexpr (!kClientStream) reactor->StartRead(&reactor->message_);
     {
       std::lock_guard<std::mutex> lock(mu_);
       reactor_ = reactor;
@@ -382,6 +445,21 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
     if (release) reactor->RemoveHold();
   }
 
+  // EndWrites for the live attempt, if there is one.
+  void EndLiveWrites() {
+    Reactor* reactor;
+    bool release;
+    {
+      // While it is reactor_, OnDone has not run: the reactor is alive.
+      std::lock_guard<std::mutex> lock(mu_);
+      reactor = reactor_;
+      if (reactor == nullptr) return;
+      reactor->ending_ = true;
+      release = TakeRelease(reactor);
+    }
+    if (release) reactor->RemoveHold();
+  }
+
   // Under mu_: whether this thread removes the hold now.
   static bool TakeRelease(Reactor* reactor) {
     if (!reactor->ending_ || reactor->pumping_ > 0 || reactor->hold_released_) {
@@ -414,6 +492,10 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (reactor_ == reactor) reactor_ = nullptr;
+    }
+    if constexpr (kClientStream) {
+      // Read only by Deliver, after the retry loop saw this attempt's end.
+      if (status.ok()) response_ = std::move(reactor->response_);
     }
     OnAttemptDone(status);
   }
@@ -478,10 +560,17 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
       outbox_.clear();
     }
     if (user_callback_ != 0) user_token_->RemoveCallback(user_callback_);
+    own_token_->RemoveCallback(own_callback_);
     // No reaction follows: release what the callbacks hold (a handle of
     // this stream, say, which would keep it alive).
     MessageCallback<Response> on_message = std::move(on_message_);
-    DoneCallback done = std::move(on_done_);
+    Done done = std::move(on_done_);
+    if constexpr (kClientStream) {
+      if (status.ok()) {
+        done(std::move(response_));
+        return;
+      }
+    }
     done(std::move(status));
   }
 
@@ -496,6 +585,8 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
   const std::shared_ptr<CancellationToken> own_token_;
   const std::shared_ptr<CancellationToken> user_token_;
   uint64_t user_callback_ = 0;
+  uint64_t own_callback_ = 0;
+  Response response_;  // a client stream's, from the attempt that succeeded
   // Touched by one attempt's reactions, then by MayRetry: never at once.
   Response last_;
   bool has_last_ = false;
@@ -514,27 +605,52 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
   bool received_in_attempt_ = false;
 };
 
+// Starts an async bidi or client stream. The handle's Cancel() goes
+// through a token of the stream's own, which the user's token (if any)
+// cancels too.
+template <typename ResumeTag, typename Request, typename Response,
+          bool kClientStream>
+AsyncStreamWriter<Request> StartAsyncWriteStream(
+    const MethodInfo& method, const OptionsView& options,
+    typename AsyncWriteStreamOperation<ResumeTag, Request, Response,
+                                       kClientStream>::Opener open,
+    MessageCallback<Response> on_message,
+    typename AsyncWriteStreamOperation<ResumeTag, Request, Response,
+                                       kClientStream>::Done on_done) {
+  const auto* hook = options.template find<ResumeTag>();
+  Options call = StreamCallOptions(method, options, hook != nullptr && *hook);
+  auto own_token = std::make_shared<CancellationToken>();
+  std::shared_ptr<CancellationToken> user_token =
+      options.get<CancellationOption>();
+  call.set<CancellationOption>(own_token);
+  auto operation = std::make_shared<
+      AsyncWriteStreamOperation<ResumeTag, Request, Response, kClientStream>>(
+      method, std::move(call), CopyLowerLayers(options), std::move(open),
+      std::move(on_message), std::move(on_done), std::move(own_token),
+      std::move(user_token));
+  operation->Begin();
+  return AsyncStreamWriter<Request>(operation);
+}
+
 // The entry point of a generated AsyncM for bidi streaming.
 template <typename ResumeTag, typename Request, typename Response>
 AsyncStreamWriter<Request> StartAsyncBidiStream(
     const MethodInfo& method, const OptionsView& options,
     AsyncBidiOpener<Request, Response> open,
     MessageCallback<Response> on_message, DoneCallback on_done) {
-  const auto* hook = options.template find<ResumeTag>();
-  Options call = StreamCallOptions(method, options, hook != nullptr && *hook);
-  // The handle's Cancel() goes through a token of the stream's own, which
-  // the user's token (if any) cancels too.
-  auto own_token = std::make_shared<CancellationToken>();
-  std::shared_ptr<CancellationToken> user_token =
-      options.get<CancellationOption>();
-  call.set<CancellationOption>(own_token);
-  auto operation = std::make_shared<
-      AsyncWriteStreamOperation<ResumeTag, Request, Response, false>>(
-      method, std::move(call), CopyLowerLayers(options), std::move(open),
-      std::move(on_message), std::move(on_done), std::move(own_token),
-      std::move(user_token));
-  operation->Begin();
-  return AsyncStreamWriter<Request>(operation);
+  return StartAsyncWriteStream<ResumeTag, Request, Response, false>(
+      method, options, std::move(open), std::move(on_message),
+      std::move(on_done));
+}
+
+// The entry point of a generated AsyncM for client streaming.
+template <typename ResumeTag, typename Request, typename Response>
+AsyncStreamWriter<Request> StartAsyncClientStream(
+    const MethodInfo& method, const OptionsView& options,
+    AsyncClientStreamOpener<Request, Response> open,
+    AsyncCallback<Response> done) {
+  return StartAsyncWriteStream<ResumeTag, Request, Response, true>(
+      method, options, std::move(open), nullptr, std::move(done));
 }
 
 }  // namespace internal

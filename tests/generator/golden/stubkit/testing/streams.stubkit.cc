@@ -68,6 +68,31 @@ StreamServiceStubDecorator::Double(::grpc::ClientContext& context,
   return ::absl::OkStatus();
 }
 
+::absl::Status StreamServiceStubDecorator::AsyncSum(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+    ::stubkit::testing::SumResponse* response,
+    ::grpc::ClientWriteReactor<::stubkit::testing::Item>* reactor) {
+  return child_->AsyncSum(context, options, response, reactor);
+}
+
+::absl::Status StreamServiceGrpcStub::AsyncSum(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
+    ::stubkit::testing::SumResponse* response,
+    ::grpc::ClientWriteReactor<::stubkit::testing::Item>* reactor) {
+  auto* async = grpc_stub_->async();
+  if (async == nullptr) {
+    return ::stubkit::internal::NoAsyncStubError(
+        "stubkit.testing.StreamService.Sum");
+  }
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "stubkit.testing.StreamService.Sum");
+      !refused.ok()) {
+    return refused;
+  }
+  async->Sum(&context, response, reactor);
+  return ::absl::OkStatus();
+}
+
 ::absl::Status StreamServiceStubDecorator::AsyncDouble(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     ::grpc::ClientBidiReactor<::stubkit::testing::Item,
@@ -236,6 +261,23 @@ class StreamServiceConnectionImpl : public StreamServiceConnection {
         });
   }
 
+  ::stubkit::AsyncStreamWriter<::stubkit::testing::Item> AsyncSum(
+      const ::stubkit::OptionsView& options,
+      ::stubkit::AsyncCallback<::stubkit::testing::SumResponse> done) override {
+    return ::stubkit::internal::StartAsyncClientStream<
+        StreamServiceClient::SumResumeOption, ::stubkit::testing::Item,
+        ::stubkit::testing::SumResponse>(
+        StreamServiceMethods::kSum, options,
+        [stub = stub_](
+            ::grpc::ClientContext& context,
+            const ::stubkit::OptionsView& attempt_options,
+            ::stubkit::testing::SumResponse* response,
+            ::grpc::ClientWriteReactor<::stubkit::testing::Item>* reactor) {
+          return stub->AsyncSum(context, attempt_options, response, reactor);
+        },
+        ::std::move(done));
+  }
+
   ::stubkit::StreamReaderWriter<::stubkit::testing::Item,
                                 ::stubkit::testing::Item>
   Double(const ::stubkit::OptionsView& options) override {
@@ -329,6 +371,12 @@ class StreamServiceRefusingConnection : public StreamServiceConnection {
     return ::stubkit::StreamWriter<::stubkit::testing::Item,
                                    ::stubkit::testing::SumResponse>(
         ::std::move(writer));
+  }
+  ::stubkit::AsyncStreamWriter<::stubkit::testing::Item> AsyncSum(
+      const ::stubkit::OptionsView& /*options*/,
+      ::stubkit::AsyncCallback<::stubkit::testing::SumResponse> done) override {
+    done(refusal_);
+    return ::stubkit::AsyncStreamWriter<::stubkit::testing::Item>();
   }
 
   ::stubkit::StreamReaderWriter<::stubkit::testing::Item,
@@ -445,6 +493,14 @@ void StreamServiceClient::AsyncRange(
                         ::stubkit::testing::SumResponse>
 StreamServiceClient::Sum(const ::stubkit::Options& call) {
   return connection_->Sum(method_options_.View(1, call, options_));
+}
+
+::stubkit::AsyncStreamWriter<::stubkit::testing::Item>
+StreamServiceClient::AsyncSum(
+    ::stubkit::AsyncCallback<::stubkit::testing::SumResponse> done,
+    const ::stubkit::Options& call) {
+  return connection_->AsyncSum(method_options_.View(1, call, options_),
+                               ::std::move(done));
 }
 
 ::stubkit::StreamReaderWriter<::stubkit::testing::Item,

@@ -65,6 +65,10 @@ class StreamServiceStub {
       ::grpc::ClientWriterInterface<::stubkit::testing::Item>>
   Sum(::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       ::stubkit::testing::SumResponse* response) = 0;
+  virtual ::absl::Status AsyncSum(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      ::stubkit::testing::SumResponse* response,
+      ::grpc::ClientWriteReactor<::stubkit::testing::Item>* reactor) = 0;
 
   virtual ::std::unique_ptr<::grpc::ClientReaderWriterInterface<
       ::stubkit::testing::Item, ::stubkit::testing::Item>>
@@ -102,6 +106,10 @@ class StreamServiceStubDecorator : public StreamServiceStub {
   ::std::unique_ptr<::grpc::ClientWriterInterface<::stubkit::testing::Item>>
   Sum(::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       ::stubkit::testing::SumResponse* response) override;
+  ::absl::Status AsyncSum(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      ::stubkit::testing::SumResponse* response,
+      ::grpc::ClientWriteReactor<::stubkit::testing::Item>* reactor) override;
 
   ::std::unique_ptr<::grpc::ClientReaderWriterInterface<
       ::stubkit::testing::Item, ::stubkit::testing::Item>>
@@ -146,6 +154,10 @@ class StreamServiceGrpcStub : public StreamServiceStub {
   ::std::unique_ptr<::grpc::ClientWriterInterface<::stubkit::testing::Item>>
   Sum(::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
       ::stubkit::testing::SumResponse* response) override;
+  ::absl::Status AsyncSum(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      ::stubkit::testing::SumResponse* response,
+      ::grpc::ClientWriteReactor<::stubkit::testing::Item>* reactor) override;
 
   ::std::unique_ptr<::grpc::ClientReaderWriterInterface<
       ::stubkit::testing::Item, ::stubkit::testing::Item>>
@@ -188,6 +200,9 @@ class StreamServiceConnection {
   virtual ::stubkit::StreamWriter<::stubkit::testing::Item,
                                   ::stubkit::testing::SumResponse>
   Sum(const ::stubkit::OptionsView& options) = 0;
+  virtual ::stubkit::AsyncStreamWriter<::stubkit::testing::Item> AsyncSum(
+      const ::stubkit::OptionsView& options,
+      ::stubkit::AsyncCallback<::stubkit::testing::SumResponse> done) = 0;
 
   virtual ::stubkit::StreamReaderWriter<::stubkit::testing::Item,
                                         ::stubkit::testing::Item>
@@ -283,6 +298,11 @@ class StreamServiceClient {
   ::stubkit::StreamWriter<::stubkit::testing::Item,
                           ::stubkit::testing::SumResponse>
   Sum(const ::stubkit::Options& call = {});
+  // Sum without blocking: write through the returned handle (any thread); the
+  // response, or the final status, goes to `done`.
+  ::stubkit::AsyncStreamWriter<::stubkit::testing::Item> AsyncSum(
+      ::stubkit::AsyncCallback<::stubkit::testing::SumResponse> done,
+      const ::stubkit::Options& call = {});
 
   // Answers each item with its double.
   //

@@ -38,6 +38,11 @@ class MockStreamServiceStub : public ::stubkit::testing::StreamServiceStub {
               (::grpc::ClientContext&, const ::stubkit::OptionsView&,
                ::stubkit::testing::SumResponse*),
               (override));
+  MOCK_METHOD((::absl::Status), AsyncSum,
+              (::grpc::ClientContext&, const ::stubkit::OptionsView&,
+               ::stubkit::testing::SumResponse*,
+               ::grpc::ClientWriteReactor<::stubkit::testing::Item>*),
+              (override));
   MOCK_METHOD((::std::unique_ptr<::grpc::ClientReaderWriterInterface<
                    ::stubkit::testing::Item, ::stubkit::testing::Item>>),
               Double, (::grpc::ClientContext&, const ::stubkit::OptionsView&),
@@ -74,6 +79,11 @@ class MockStreamServiceConnection
   MOCK_METHOD((::stubkit::StreamWriter<::stubkit::testing::Item,
                                        ::stubkit::testing::SumResponse>),
               Sum, (const ::stubkit::OptionsView&), (override));
+  MOCK_METHOD((::stubkit::AsyncStreamWriter<::stubkit::testing::Item>),
+              AsyncSum,
+              (const ::stubkit::OptionsView&,
+               ::stubkit::AsyncCallback<::stubkit::testing::SumResponse>),
+              (override));
   MOCK_METHOD((::stubkit::StreamReaderWriter<::stubkit::testing::Item,
                                              ::stubkit::testing::Item>),
               Double, (const ::stubkit::OptionsView&), (override));

@@ -91,6 +91,30 @@ RoutedStubDecorator::WriteRows(::grpc::ClientContext& context,
   return ::absl::OkStatus();
 }
 
+::absl::Status RoutedStubDecorator::AsyncWriteRows(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+    ::routing::v1::ReadResponse* response,
+    ::grpc::ClientWriteReactor<::routing::v1::ReadRequest>* reactor) {
+  return child_->AsyncWriteRows(context, options, response, reactor);
+}
+
+::absl::Status RoutedGrpcStub::AsyncWriteRows(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
+    ::routing::v1::ReadResponse* response,
+    ::grpc::ClientWriteReactor<::routing::v1::ReadRequest>* reactor) {
+  auto* async = grpc_stub_->async();
+  if (async == nullptr) {
+    return ::stubkit::internal::NoAsyncStubError("routing.v1.Routed.WriteRows");
+  }
+  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
+          context, "routing.v1.Routed.WriteRows");
+      !refused.ok()) {
+    return refused;
+  }
+  async->WriteRows(&context, response, reactor);
+  return ::absl::OkStatus();
+}
+
 void RoutedStubDecorator::AsyncReadRows(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::routing::v1::ReadRequest& request,
@@ -508,6 +532,24 @@ class RoutedConnectionImpl : public RoutedConnection {
         });
   }
 
+  ::stubkit::AsyncStreamWriter<::routing::v1::ReadRequest> AsyncWriteRows(
+      const ::stubkit::OptionsView& options,
+      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) override {
+    return ::stubkit::internal::StartAsyncClientStream<
+        RoutedClient::WriteRowsResumeOption, ::routing::v1::ReadRequest,
+        ::routing::v1::ReadResponse>(
+        RoutedMethods::kWriteRows, options,
+        [stub = stub_](
+            ::grpc::ClientContext& context,
+            const ::stubkit::OptionsView& attempt_options,
+            ::routing::v1::ReadResponse* response,
+            ::grpc::ClientWriteReactor<::routing::v1::ReadRequest>* reactor) {
+          return stub->AsyncWriteRows(context, attempt_options, response,
+                                      reactor);
+        },
+        ::std::move(done));
+  }
+
   ::absl::StatusOr<::routing::v1::ReadResponse> Plain(
       const ::stubkit::OptionsView& options,
       const ::routing::v1::ReadRequest& request) override {
@@ -653,6 +695,12 @@ class RoutedRefusingConnection : public RoutedConnection {
     return ::stubkit::StreamWriter<::routing::v1::ReadRequest,
                                    ::routing::v1::ReadResponse>(
         ::std::move(writer));
+  }
+  ::stubkit::AsyncStreamWriter<::routing::v1::ReadRequest> AsyncWriteRows(
+      const ::stubkit::OptionsView& /*options*/,
+      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) override {
+    done(refusal_);
+    return ::stubkit::AsyncStreamWriter<::routing::v1::ReadRequest>();
   }
 
   ::absl::StatusOr<::routing::v1::ReadResponse> Plain(
@@ -829,6 +877,14 @@ void RoutedClient::AsyncStreamRows(
 ::stubkit::StreamWriter<::routing::v1::ReadRequest, ::routing::v1::ReadResponse>
 RoutedClient::WriteRows(const ::stubkit::Options& call) {
   return connection_->WriteRows(method_options_.View(4, call, options_));
+}
+
+::stubkit::AsyncStreamWriter<::routing::v1::ReadRequest>
+RoutedClient::AsyncWriteRows(
+    ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done,
+    const ::stubkit::Options& call) {
+  return connection_->AsyncWriteRows(method_options_.View(4, call, options_),
+                                     ::std::move(done));
 }
 
 ::absl::StatusOr<::routing::v1::ReadResponse> RoutedClient::Plain(

@@ -98,6 +98,10 @@ class RoutedStub {
   WriteRows(::grpc::ClientContext& context,
             const ::stubkit::OptionsView& options,
             ::routing::v1::ReadResponse* response) = 0;
+  virtual ::absl::Status AsyncWriteRows(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      ::routing::v1::ReadResponse* response,
+      ::grpc::ClientWriteReactor<::routing::v1::ReadRequest>* reactor) = 0;
 
   virtual ::absl::StatusOr<::routing::v1::ReadResponse> Plain(
       ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
@@ -159,6 +163,10 @@ class RoutedStubDecorator : public RoutedStub {
   WriteRows(::grpc::ClientContext& context,
             const ::stubkit::OptionsView& options,
             ::routing::v1::ReadResponse* response) override;
+  ::absl::Status AsyncWriteRows(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      ::routing::v1::ReadResponse* response,
+      ::grpc::ClientWriteReactor<::routing::v1::ReadRequest>* reactor) override;
 
   ::absl::StatusOr<::routing::v1::ReadResponse> Plain(
       ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
@@ -227,6 +235,10 @@ class RoutedGrpcStub : public RoutedStub {
   WriteRows(::grpc::ClientContext& context,
             const ::stubkit::OptionsView& options,
             ::routing::v1::ReadResponse* response) override;
+  ::absl::Status AsyncWriteRows(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      ::routing::v1::ReadResponse* response,
+      ::grpc::ClientWriteReactor<::routing::v1::ReadRequest>* reactor) override;
 
   ::absl::StatusOr<::routing::v1::ReadResponse> Plain(
       ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
@@ -290,6 +302,10 @@ class RoutedConnection {
   virtual ::stubkit::StreamWriter<::routing::v1::ReadRequest,
                                   ::routing::v1::ReadResponse>
   WriteRows(const ::stubkit::OptionsView& options) = 0;
+  virtual ::stubkit::AsyncStreamWriter<::routing::v1::ReadRequest>
+  AsyncWriteRows(
+      const ::stubkit::OptionsView& options,
+      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) = 0;
 
   virtual ::absl::StatusOr<::routing::v1::ReadResponse> Plain(
       const ::stubkit::OptionsView& options,
@@ -420,6 +436,11 @@ class RoutedClient {
   ::stubkit::StreamWriter<::routing::v1::ReadRequest,
                           ::routing::v1::ReadResponse>
   WriteRows(const ::stubkit::Options& call = {});
+  // WriteRows without blocking: write through the returned handle (any thread);
+  // the response, or the final status, goes to `done`.
+  ::stubkit::AsyncStreamWriter<::routing::v1::ReadRequest> AsyncWriteRows(
+      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done,
+      const ::stubkit::Options& call = {});
 
   // Neither annotation: nothing.
   //

@@ -66,6 +66,11 @@ class MockRoutedStub : public ::routing::v1::RoutedStub {
               (::grpc::ClientContext&, const ::stubkit::OptionsView&,
                ::routing::v1::ReadResponse*),
               (override));
+  MOCK_METHOD((::absl::Status), AsyncWriteRows,
+              (::grpc::ClientContext&, const ::stubkit::OptionsView&,
+               ::routing::v1::ReadResponse*,
+               ::grpc::ClientWriteReactor<::routing::v1::ReadRequest>*),
+              (override));
   MOCK_METHOD((::absl::StatusOr<::routing::v1::ReadResponse>), Plain,
               (::grpc::ClientContext&, const ::stubkit::OptionsView&,
                const ::routing::v1::ReadRequest&),
@@ -125,6 +130,11 @@ class MockRoutedConnection : public ::routing::v1::RoutedConnection {
   MOCK_METHOD((::stubkit::StreamWriter<::routing::v1::ReadRequest,
                                        ::routing::v1::ReadResponse>),
               WriteRows, (const ::stubkit::OptionsView&), (override));
+  MOCK_METHOD((::stubkit::AsyncStreamWriter<::routing::v1::ReadRequest>),
+              AsyncWriteRows,
+              (const ::stubkit::OptionsView&,
+               ::stubkit::AsyncCallback<::routing::v1::ReadResponse>),
+              (override));
   MOCK_METHOD((::absl::StatusOr<::routing::v1::ReadResponse>), Plain,
               (const ::stubkit::OptionsView&,
                const ::routing::v1::ReadRequest&),
