@@ -49,9 +49,7 @@ ci_targets=(
   //src/generator:protoc-gen-stubkit
   //tests:json_test                   # a unit test on the library
   //tests:generator_golden_test       # protoc + the plugin, from runfiles
-  //tests:generator_compile_test      # generated code of the golden protos
   //tests:generated_unary_test        # a generated client, a real server
-  //tests:generated_stream_resume_test
 )
 
 targets=(//...)
