@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "src/internal/format.h"
+#include "stubkit/internal/process_random.h"
 
 namespace stubkit {
 namespace {

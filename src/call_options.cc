@@ -3,6 +3,7 @@
 #include "stubkit/call_options.h"
 
 #include "absl/strings/str_cat.h"
+#include "stubkit/internal/call_setup.h"
 #include "stubkit/internal/metadata.h"
 
 namespace stubkit {

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "stubkit/internal/options_layers.h"
+
 namespace stubkit {
 
 void Options::Put(const void* key, std::shared_ptr<const void> value) {

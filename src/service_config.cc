@@ -27,8 +27,8 @@
 #include "stubkit/backoff_policy.h"
 #include "stubkit/call_options.h"
 #include "stubkit/hedging.h"
-#include "stubkit/internal/method_options.h"
 #include "stubkit/internal/json.h"
+#include "stubkit/internal/method_options.h"
 #include "stubkit/retry_options.h"
 #include "stubkit/retry_policy.h"
 
@@ -240,8 +240,9 @@ absl::StatusOr<std::optional<T>> ReadMember(
   return std::optional<T>(*std::move(out));
 }
 
-absl::StatusOr<std::optional<Duration>> DurationMember(
-    const JsonValue& object, absl::string_view path, absl::string_view key) {
+absl::StatusOr<std::optional<Duration>> DurationMember(const JsonValue& object,
+                                                       absl::string_view path,
+                                                       absl::string_view key) {
   return ReadMember<Duration>(object, path, key, ReadDuration);
 }
 absl::StatusOr<std::optional<int64_t>> IntegerMember(const JsonValue& object,
@@ -291,8 +292,7 @@ absl::StatusOr<grpc::StatusCode> ParseCode(const JsonValue& value,
 // The list of codes at `key` of `object`; an empty set when it is absent.
 absl::StatusOr<StatusCodeSet> CodesMember(const JsonValue& object,
                                           absl::string_view path,
-                                          absl::string_view key,
-                                          bool& given) {
+                                          absl::string_view key, bool& given) {
   absl::StatusOr<const JsonValue*> list = Member(object, path, key);
   if (!list.ok()) return list.status();
   given = *list != nullptr;
@@ -367,12 +367,12 @@ absl::Status ParseRetryPolicy(const JsonValue& in,
   // multiplier of at least 1 every wait is then maxBackoff's.
   if (*maximum < *initial) {
     if (multiplier < 1) {
-      return Bad(max_path,
-                 absl::StrCat("below initialBackoff (",
-                              Quoted(**initial_backoff),
-                              ") with a backoffMultiplier below 1 is not "
-                              "supported, got ",
-                              Quoted(**max_backoff)));
+      return Bad(
+          max_path,
+          absl::StrCat("below initialBackoff (", Quoted(**initial_backoff),
+                       ") with a backoffMultiplier below 1 is not "
+                       "supported, got ",
+                       Quoted(**max_backoff)));
     }
     initial = *maximum;
   }
@@ -392,8 +392,8 @@ absl::Status ParseRetryPolicy(const JsonValue& in,
     rules.attempt_timeout = *attempt_timeout;
   }
   if (max_attempts->has_value()) {
-    absl::StatusOr<int> attempts = MaxAttempts(
-        **max_attempts, how.max_attempts, Child(path, "maxAttempts"));
+    absl::StatusOr<int> attempts = MaxAttempts(**max_attempts, how.max_attempts,
+                                               Child(path, "maxAttempts"));
     if (!attempts.ok()) return attempts.status();
     rules.retry = RetryPolicy::LimitedErrorCount(*attempts - 1);
   } else if (timeout.has_value()) {
@@ -462,8 +462,8 @@ absl::StatusOr<Rules> ParseRules(const JsonValue& in,
   if (timeout->has_value()) {
     const std::string timeout_path = Child(path, "timeout");
     if ((*timeout)->negative()) {
-      return Bad(timeout_path, absl::StrCat("must not be negative, got ",
-                                            Quoted(**timeout)));
+      return Bad(timeout_path,
+                 absl::StrCat("must not be negative, got ", Quoted(**timeout)));
     }
     absl::StatusOr<nanoseconds> ns = ToNanoseconds(**timeout, timeout_path);
     if (!ns.ok()) return ns.status();
@@ -493,8 +493,8 @@ absl::StatusOr<Rules> ParseRules(const JsonValue& in,
     if (!status.ok()) return status;
   }
   if (*hedging != nullptr) {
-    absl::Status status = ParseHedgingPolicy(
-        **hedging, how, Child(path, "hedgingPolicy"), rules);
+    absl::Status status =
+        ParseHedgingPolicy(**hedging, how, Child(path, "hedgingPolicy"), rules);
     if (!status.ok()) return status;
   }
   return rules;
@@ -592,8 +592,8 @@ absl::StatusOr<ServiceConfig> ParseServiceConfig(
   }
   absl::StatusOr<JsonValue> root = internal::ParseJson(json);
   if (!root.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "invalid service config JSON: ", root.status().message()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid service config JSON: ", root.status().message()));
   }
   if (root->kind() != JsonValue::Kind::kObject) {
     return absl::InvalidArgumentError(
@@ -627,8 +627,7 @@ absl::StatusOr<ServiceConfig> ParseServiceConfig(
         return status;
       }
       const std::string names_path = Child(path, "name");
-      absl::StatusOr<const JsonValue*> name_list =
-          Member(entry, path, "name");
+      absl::StatusOr<const JsonValue*> name_list = Member(entry, path, "name");
       if (!name_list.ok()) return name_list.status();
       if (*name_list != nullptr) {
         if (absl::Status status = ExpectList(**name_list, names_path);
@@ -644,8 +643,7 @@ absl::StatusOr<ServiceConfig> ParseServiceConfig(
       for (size_t j = 0; j < name_values.size(); ++j) {
         const JsonValue& name = name_values[j];
         const std::string name_path = absl::StrCat(names_path, "[", j, "]");
-        if (absl::Status status = ExpectObject(name, name_path);
-            !status.ok()) {
+        if (absl::Status status = ExpectObject(name, name_path); !status.ok()) {
           return status;
         }
         std::string name_parts[2];
@@ -791,13 +789,13 @@ Options ServiceConfig::OptionsFor(absl::string_view method) const {
     }
   }
   // Used as a client's options, a client of another service says so.
-  options.set<internal::ImportedServicesOption>(Imported(&service));
+  SetImported(options, &service);
   if (named) NoticeDroppedRetries(options);
   return options;
 }
 
-std::shared_ptr<const internal::ImportedServices> ServiceConfig::Imported(
-    const absl::string_view* service) const {
+void ServiceConfig::SetImported(Options& options,
+                                const absl::string_view* service) const {
   auto imported = std::make_shared<internal::ImportedServices>();
   imported->has_default = has_default_;
   imported->keep_stubkit_defaults = how_.keep_stubkit_defaults;
@@ -813,7 +811,7 @@ std::shared_ptr<const internal::ImportedServices> ServiceConfig::Imported(
   imported->services.erase(
       std::unique(imported->services.begin(), imported->services.end()),
       imported->services.end());
-  return imported;
+  options.set<internal::ImportedServicesOption>(std::move(imported));
 }
 
 void ServiceConfig::NoticeDroppedRetries(Options& options) const {
@@ -828,7 +826,7 @@ void ServiceConfig::NoticeDroppedRetries(Options& options) const {
 
 Options ServiceConfig::ClientOptions(const absl::string_view* service) const {
   Options options = default_;
-  options.set<internal::ImportedServicesOption>(Imported(service));
+  SetImported(options, service);
   if (has_default_) NoticeDroppedRetries(options);
   MethodOptionsOption::Type entries;
   for (const auto& [key, entry] : entries_) {

@@ -16,6 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "src/internal/format.h"
+#include "stubkit/internal/retry_summary.h"
 
 namespace stubkit {
 
@@ -133,7 +134,8 @@ bool ParseElapsed(absl::string_view text, std::chrono::nanoseconds* elapsed) {
   const absl::string_view part = text.substr(dot + 1);
   if (whole.empty() || !absl::c_all_of(whole, absl::ascii_isdigit) ||
       !absl::c_all_of(part, absl::ascii_isdigit) ||
-      !absl::SimpleAtoi(whole, &seconds) || !absl::SimpleAtoi(part, &fraction)) {
+      !absl::SimpleAtoi(whole, &seconds) ||
+      !absl::SimpleAtoi(part, &fraction)) {
     return false;
   }
   // At most 2^63 ns (2^63 only when negative).
@@ -142,9 +144,9 @@ bool ParseElapsed(absl::string_view text, std::chrono::nanoseconds* elapsed) {
   const uint64_t magnitude = seconds * 1000000000 + fraction;
   const uint64_t limit = uint64_t{1} << 63;
   if (magnitude > limit || (!negative && magnitude == limit)) return false;
-  *elapsed = std::chrono::nanoseconds(
-      negative ? static_cast<int64_t>(~magnitude + 1)
-               : static_cast<int64_t>(magnitude));
+  *elapsed =
+      std::chrono::nanoseconds(negative ? static_cast<int64_t>(~magnitude + 1)
+                                        : static_cast<int64_t>(magnitude));
   return true;
 }
 
@@ -183,7 +185,8 @@ absl::Status WithRetrySummary(const absl::Status& status,
       [&result](absl::string_view key, const absl::Cord& value) {
         result.SetPayload(key, value);
       });
-  result.SetPayload(kRetrySummaryPayloadKey, absl::Cord(FormatSummary(summary)));
+  result.SetPayload(kRetrySummaryPayloadKey,
+                    absl::Cord(FormatSummary(summary)));
   return result;
 }
 

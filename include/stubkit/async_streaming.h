@@ -70,6 +70,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "stubkit/internal/stream_handles.h"
 
 namespace stubkit {
 
@@ -77,17 +78,6 @@ namespace stubkit {
 template <typename Response>
 using MessageCallback = std::function<void(const Response&)>;
 using DoneCallback = std::function<void(absl::Status)>;
-
-namespace internal {
-template <typename Request>
-class AsyncStreamWriterImpl {
- public:
-  virtual ~AsyncStreamWriterImpl() = default;
-  virtual bool Write(Request request) = 0;
-  virtual bool WritesDone() = 0;
-  virtual void Cancel() = 0;
-};
-}  // namespace internal
 
 // The write side of an async bidi or client stream; what the server sends
 // goes to the callbacks.

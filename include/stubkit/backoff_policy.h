@@ -106,12 +106,6 @@ class ExponentialBackoffPolicy {
   absl::Status status_;
 };
 
-namespace internal {
-// A uniform double in [0, 1) from the process-wide generator. Lock-free and
-// thread-safe; seeded once per process.
-double ProcessUniform01();
-}  // namespace internal
-
 }  // namespace stubkit
 
 #endif  // STUBKIT_BACKOFF_POLICY_H_

@@ -141,20 +141,6 @@ struct ResponseMetadataOption {
   static Type Default() { return nullptr; }
 };
 
-namespace internal {
-
-// INVALID_ARGUMENT for a set option gRPC would misuse or abort on.
-absl::Status ValidateCallOptions(const OptionsView& options);
-// Applies the set options above, all but the setup hook, to `context`.
-void ApplyCallOptions(grpc::ClientContext& context, const OptionsView& options);
-// Runs the setup hook, if set. Call it with no stubkit lock held, last
-// before the attempt starts.
-void RunContextSetup(grpc::ClientContext& context, const OptionsView& options);
-// Replaces `*out` with what `context`'s finished call received.
-void CopyResponseMetadata(const grpc::ClientContext& context,
-                          ResponseMetadata* out);
-
-}  // namespace internal
 }  // namespace stubkit
 
 #endif  // STUBKIT_CALL_OPTIONS_H_

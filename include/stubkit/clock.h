@@ -110,12 +110,6 @@ struct AsyncSleeperOption {
   static Type Default() { return nullptr; }
 };
 
-namespace internal {
-// The process-wide timer: one thread, however many calls wait; fired
-// callbacks run on a pool that grows while all its threads are busy.
-AsyncSleeper& DefaultAsyncSleeper();
-}  // namespace internal
-
 }  // namespace stubkit
 
 #endif  // STUBKIT_CLOCK_H_

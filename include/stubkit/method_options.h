@@ -41,24 +41,12 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "stubkit/internal/type_name.h"
 #include "stubkit/method.h"
 #include "stubkit/options.h"
 #include "stubkit/retry_options.h"
 
 namespace stubkit {
-namespace internal {
-
-template <typename T>
-std::string TypeNameOf() {
-  if constexpr (std::is_base_of_v<google::protobuf::Message, T>) {
-    return T::descriptor()->full_name();
-  } else {
-    return "a non-proto type";
-  }
-}
-
-}  // namespace internal
-
 // A type-erased predicate over one request type; build it with
 // `IdempotentIf`. Default-constructed (or from a null function): unset.
 class IdempotencyPredicate {

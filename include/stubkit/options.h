@@ -37,30 +37,9 @@
 #include <utility>
 #include <vector>
 
+#include "stubkit/internal/option_key.h"
+
 namespace stubkit {
-namespace internal {
-
-// One distinct address per option type; comparing addresses is the cheapest
-// type identity available without RTTI.
-template <typename T>
-struct OptionKey {
-  static constexpr char kTag = 0;
-};
-
-template <typename T>
-const void* KeyOf() {
-  return &OptionKey<T>::kTag;
-}
-
-// Built once, never destroyed: defaults outlive every static that reads them.
-template <typename T>
-const typename T::Type& DefaultOf() {
-  static const auto* const kDefault = new typename T::Type(T::Default());
-  return *kDefault;
-}
-
-}  // namespace internal
-
 class Options {
  public:
   Options() = default;
@@ -179,15 +158,6 @@ class OptionsView {
   const Options* service_ = nullptr;
   const Options* client_;
 };
-
-namespace internal {
-
-// The layers below the call's as one `Options`, for operations that keep a
-// copy (async, hedged, streams): the client's when there is no per-method
-// or per-service layer (a cheap copy), else them merged over it.
-Options CopyLowerLayers(const OptionsView& options);
-
-}  // namespace internal
 
 // Options for one method or one whole service, set inside a client's
 // options. Keys are full names: "package.Service.Method" for a method,

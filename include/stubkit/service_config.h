@@ -106,9 +106,6 @@
 #include "stubkit/retry_throttle.h"
 
 namespace stubkit {
-namespace internal {
-struct ImportedServices;
-}  // namespace internal
 
 // How an imported file combines with stubkit's own rules. The defaults
 // reproduce gRPC's behaviour; each field opts into a stubkit difference.
@@ -172,9 +169,9 @@ class ServiceConfig {
   // Sets a fresh DroppedRetryNoticeOption when `options` retry and the
   // idempotency rule is kept.
   void NoticeDroppedRetries(Options& options) const;
-  // The services the entries name (all, or only `*service`).
-  std::shared_ptr<const internal::ImportedServices> Imported(
-      const absl::string_view* service) const;
+  // Records in `options` the services the entries name (all, or only
+  // `*service`).
+  void SetImported(Options& options, const absl::string_view* service) const;
 
   // The options of the methods no entry names: the default entry's, or
   // none (no retries; nothing with `keep_stubkit_defaults`).

@@ -86,14 +86,6 @@ struct RetrySummary {
 // The summary the retry loop attached, if `status` came from one.
 std::optional<RetrySummary> GetRetrySummary(const absl::Status& status);
 
-namespace internal {
-// Returns `status` with the summary appended to its message and attached as a
-// payload. Code and existing payloads are kept.
-absl::Status WithRetrySummary(const absl::Status& status,
-                              const RetrySummary& summary,
-                              absl::string_view explanation);
-}  // namespace internal
-
 }  // namespace stubkit
 
 #endif  // STUBKIT_STATUS_H_

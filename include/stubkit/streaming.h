@@ -112,6 +112,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "stubkit/internal/stream_handles.h"
 
 namespace stubkit {
 
@@ -145,45 +146,6 @@ class ResumeWriter {
 template <typename Request, typename Response>
 using StreamResumeHook =
     std::function<bool(const Response* last, ResumeWriter<Request>& writer)>;
-
-namespace internal {
-
-// The moving parts behind the stream handles; implement them to fake a
-// stream in a test.
-template <typename Response>
-class StreamReaderImpl {
- public:
-  virtual ~StreamReaderImpl() = default;
-  virtual bool Read(Response* response) = 0;
-  virtual absl::Status Finish() = 0;
-  virtual void Cancel() {}
-  virtual int attempts() const { return 1; }
-};
-
-template <typename Request, typename Response>
-class StreamWriterImpl {
- public:
-  virtual ~StreamWriterImpl() = default;
-  virtual bool Write(const Request& request) = 0;
-  virtual bool WritesDone() = 0;
-  virtual absl::StatusOr<Response> Finish() = 0;
-  virtual void Cancel() {}
-  virtual int attempts() const { return 1; }
-};
-
-template <typename Request, typename Response>
-class StreamReaderWriterImpl {
- public:
-  virtual ~StreamReaderWriterImpl() = default;
-  virtual bool Read(Response* response) = 0;
-  virtual bool Write(const Request& request) = 0;
-  virtual bool WritesDone() = 0;
-  virtual absl::Status Finish() = 0;
-  virtual void Cancel() {}
-  virtual int attempts() const { return 1; }
-};
-
-}  // namespace internal
 
 // The read side of a server-streaming call. Movable, not copyable.
 template <typename Response>
@@ -266,27 +228,6 @@ class StreamReaderWriter {
  private:
   std::unique_ptr<internal::StreamReaderWriterImpl<Request, Response>> impl_;
 };
-
-namespace internal {
-template <typename Response>
-class FinishedStreamReader : public StreamReaderImpl<Response> {
- public:
-  FinishedStreamReader(std::vector<Response> responses, absl::Status status)
-      : responses_(std::move(responses)), status_(std::move(status)) {}
-  bool Read(Response* response) override {
-    if (next_ >= responses_.size()) return false;
-    *response = responses_[next_++];
-    return true;
-  }
-  absl::Status Finish() override { return status_; }
-
- private:
-  std::vector<Response> responses_;
-  std::size_t next_ = 0;
-  absl::Status status_;
-};
-
-}  // namespace internal
 
 template <typename Response>
 StreamReader<Response>::StreamReader(absl::Status status)

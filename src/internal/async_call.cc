@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "stubkit/cancellation.h"
+#include "stubkit/internal/timer_queue.h"
 
 namespace stubkit {
 namespace internal {

@@ -8,6 +8,8 @@
 
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
+#include "stubkit/internal/call_setup.h"
+#include "stubkit/internal/timer_queue.h"
 
 namespace stubkit {
 namespace internal {

@@ -14,10 +14,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "src/internal/format.h"
+#include "stubkit/internal/call_setup.h"
 #include "stubkit/internal/connection_channel.h"
 #include "stubkit/internal/deadline.h"
 #include "stubkit/internal/metadata.h"
 #include "stubkit/internal/method_options.h"
+#include "stubkit/internal/retry_summary.h"
 #include "stubkit/internal/server_hints.h"
 #include "stubkit/internal/timer_queue.h"
 #include "stubkit/internal/validate_options.h"
@@ -368,13 +370,12 @@ bool RetryLoopState::Stop(const absl::Status& status, StopReason reason,
   const bool callers_business =
       attempts_ <= 1 && (reason == StopReason::kPermanentError ||
                          reason == StopReason::kCancelled);
-  const LogLevel level =
-      callers_business ? LogLevel::kRpc : LogLevel::kRetries;
+  const LogLevel level = callers_business ? LogLevel::kRpc : LogLevel::kRetries;
   if (log_sink_ != nullptr && log_level_ >= level) {
     if (attempts_ == 0) {
       Log(level, absl::StrCat("stubkit: ", method_.full_name,
-                              " stopped before any attempt: ",
-                              Describe(status), "; ", explanation));
+                              " stopped before any attempt: ", Describe(status),
+                              "; ", explanation));
     } else {
       Log(level, absl::StrCat("stubkit: ", method_.full_name, " attempt ",
                               attempts_, " failed with ", Describe(status),
@@ -505,10 +506,10 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
   if (retry_policy_.max_retries() != RetryPolicy::kUnlimitedRetries &&
       failures_ > retry_policy_.max_retries()) {
     return Stop(status, StopReason::kExhausted,
-                absl::StrCat("gave up: retry policy exhausted (at most ",
-                             retry_policy_.max_retries(),
-                             retry_policy_.max_retries() == 1 ? " retry)"
-                                                              : " retries)"),
+                absl::StrCat(
+                    "gave up: retry policy exhausted (at most ",
+                    retry_policy_.max_retries(),
+                    retry_policy_.max_retries() == 1 ? " retry)" : " retries)"),
                 now, final_status);
   }
   if (now >= end_) {
@@ -560,10 +561,10 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
             "stubkit: ", method_.full_name, " attempt ", attempts_,
             " failed with ", Describe(status),
             deadline_exceeded
-                ? absl::StrCat(" after its attempt timeout (",
-                               FormatDuration(
-                                   options_.get<AttemptTimeoutOption>()),
-                               ", AttemptTimeoutOption)")
+                ? absl::StrCat(
+                      " after its attempt timeout (",
+                      FormatDuration(options_.get<AttemptTimeoutOption>()),
+                      ", AttemptTimeoutOption)")
                 : std::string(),
             "; retrying in ", FormatDuration(chosen.delay), " (",
             ToString(chosen.reason), ")"));

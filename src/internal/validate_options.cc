@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "src/internal/format.h"
 #include "stubkit/call_options.h"
+#include "stubkit/internal/call_setup.h"
 #include "stubkit/internal/metadata.h"
 #include "stubkit/internal/method_options.h"
 #include "stubkit/logging.h"

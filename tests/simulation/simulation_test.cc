@@ -52,6 +52,7 @@
 #include "stubkit/internal/async_streaming.h"
 #include "stubkit/internal/method_options.h"
 #include "stubkit/internal/operation_poller.h"
+#include "stubkit/internal/options_layers.h"
 #include "stubkit/internal/streaming.h"
 #include "stubkit/internal/unary_call.h"
 #include "stubkit/logging.h"

@@ -9,6 +9,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "stubkit/internal/process_random.h"
 
 namespace stubkit {
 namespace {

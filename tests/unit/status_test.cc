@@ -8,6 +8,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "stubkit/internal/retry_summary.h"
 
 namespace stubkit {
 namespace {
@@ -105,7 +106,8 @@ TEST(StatusTest, EveryStopReasonAndExtremeElapsedRoundTrip) {
 TEST(StatusTest, MalformedSummaryPayloadIsIgnored) {
   for (const char* bad :
        {"", "1 2", "x 1 2", "99 1 2", "1 2 3 4", "-1 2 3", "3 4 840411377",
-        "stop=exhausted attempts=4", "stop=bogus attempts=4 elapsed=1.000000000s",
+        "stop=exhausted attempts=4",
+        "stop=bogus attempts=4 elapsed=1.000000000s",
         "stop=exhausted attempts=x elapsed=1.000000000s",
         "stop=exhausted attempts=4 elapsed=1.0s",
         "stop=exhausted attempts=4 elapsed=1.000000000",

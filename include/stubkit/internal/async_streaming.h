@@ -27,6 +27,7 @@
 #include "stubkit/async_streaming.h"
 #include "stubkit/cancellation.h"
 #include "stubkit/internal/async_retry_loop.h"
+#include "stubkit/internal/options_layers.h"
 #include "stubkit/internal/streaming.h"
 #include "stubkit/streaming.h"
 
@@ -172,9 +173,9 @@ using AsyncBidiOpener =
 // reactor)` and returns OK, or returns why it could not (the reactor is
 // then untouched).
 template <typename Request, typename Response>
-using AsyncClientStreamOpener = std::function<absl::Status(
-    grpc::ClientContext&, const OptionsView&, Response*,
-    grpc::ClientWriteReactor<Request>*)>;
+using AsyncClientStreamOpener =
+    std::function<absl::Status(grpc::ClientContext&, const OptionsView&,
+                               Response*, grpc::ClientWriteReactor<Request>*)>;
 
 // The streams the user writes to, bidi (`kClientStream` false) and client
 // streaming: retried opening (replayed writes) and hook-driven resume, under
@@ -195,12 +196,11 @@ template <typename ResumeTag, typename Request, typename Response,
 class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
                                         public AsyncStreamWriterImpl<Request> {
  public:
-  using Opener =
-      std::conditional_t<kClientStream,
-                         AsyncClientStreamOpener<Request, Response>,
-                         AsyncBidiOpener<Request, Response>>;
-  using Done = std::conditional_t<kClientStream, AsyncCallback<Response>,
-                                  DoneCallback>;
+  using Opener = std::conditional_t<kClientStream,
+                                    AsyncClientStreamOpener<Request, Response>,
+                                    AsyncBidiOpener<Request, Response>>;
+  using Done =
+      std::conditional_t<kClientStream, AsyncCallback<Response>, DoneCallback>;
 
   AsyncWriteStreamOperation(const MethodInfo& method, Options call,
                             Options client, Opener open,
@@ -226,13 +226,13 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
     // A cancel fails the attempt's pending operations, but a client stream
     // that is not writing has none, and its hold would keep gRPC from
     // finishing it: a cancel ends its writes (and releases the hold) too.
-    own_callback_ = own_token_->AddCallback(
-        [operation = std::weak_ptr<AsyncCallBase>(shared_from_this())] {
-          if (std::shared_ptr<AsyncCallBase> live = operation.lock()) {
-            static_cast<AsyncWriteStreamOperation*>(live.get())
-                ->EndLiveWrites();
-          }
-        });
+    own_callback_ = own_token_->AddCallback([operation =
+                                                 std::weak_ptr<AsyncCallBase>(
+                                                     shared_from_this())] {
+      if (std::shared_ptr<AsyncCallBase> live = operation.lock()) {
+        static_cast<AsyncWriteStreamOperation*>(live.get())->EndLiveWrites();
+      }
+    });
     Start();
   }
 
@@ -323,9 +323,7 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
 
     void OnWriteDone(bool ok) override { operation_->OnWriteDone(this, ok); }
     // Half-closed (or broken): nothing more to write; the status follows.
-    void OnWritesDoneDone(bool /*ok*/) override {
-      operation_->EndWrites(this);
-    }
+    void OnWritesDoneDone(bool /*ok*/) override { operation_->EndWrites(this); }
     void OnDone(const grpc::Status& status) override {
       std::shared_ptr<AsyncWriteStreamOperation> operation =
           std::move(operation_);

@@ -26,6 +26,7 @@
 #include "stubkit/hedging.h"
 #include "stubkit/internal/async_call.h"
 #include "stubkit/internal/async_retry_loop.h"
+#include "stubkit/internal/call_setup.h"
 #include "stubkit/internal/retry_loop_state.h"
 #include "stubkit/internal/server_hints.h"
 #include "stubkit/method.h"

@@ -26,6 +26,7 @@
 #include "stubkit/async_retry_loop.h"
 #include "stubkit/cancellation.h"
 #include "stubkit/clock.h"
+#include "stubkit/internal/timer_queue.h"
 #include "stubkit/operation.h"
 #include "stubkit/options.h"
 #include "stubkit/retry_options.h"

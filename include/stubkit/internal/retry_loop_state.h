@@ -21,6 +21,7 @@
 #include "stubkit/call_options.h"
 #include "stubkit/cancellation.h"
 #include "stubkit/clock.h"
+#include "stubkit/internal/call_setup.h"
 #include "stubkit/logging.h"
 #include "stubkit/method.h"
 #include "stubkit/metrics.h"
@@ -270,7 +271,7 @@ class RetryLoopState {
   time_point attempt_start_;
   time_point attempt_deadline_ = time_point::max();
   int attempts_ = 0;
-  int resumes_ = 0;  // streams: breaks the resume hook accepted
+  int resumes_ = 0;        // streams: breaks the resume hook accepted
   int final_attempt_ = 0;  // the final event's attempt; 0: attempts_
   int failures_ = 0;
   // failures_ when the server last chose the wait: the backoff restarts

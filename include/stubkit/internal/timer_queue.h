@@ -161,6 +161,10 @@ class TimerQueue : public AsyncSleeper {
   std::thread thread_;  // last: starts once the rest is built
 };
 
+// The process-wide timer: one thread, however many calls wait; fired
+// callbacks run on a pool that grows while all its threads are busy.
+AsyncSleeper& DefaultAsyncSleeper();
+
 }  // namespace internal
 }  // namespace stubkit
 

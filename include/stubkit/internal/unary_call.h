@@ -38,6 +38,7 @@
 #include "stubkit/internal/async_retry_loop.h"
 #include "stubkit/internal/connection_channel.h"
 #include "stubkit/internal/hedging.h"
+#include "stubkit/internal/options_layers.h"
 #include "stubkit/method.h"
 #include "stubkit/options.h"
 #include "stubkit/retry_loop.h"
@@ -72,9 +73,10 @@ absl::StatusOr<Response> RunUnary(
 // `attempt` is callable as `AsyncAttempt<Response>`; it is stored in the
 // operation as it is (no std::function) unless the call is hedged.
 template <typename Response, typename Attempt>
-void RunAsyncUnary(const MethodInfo& method, const OptionsView& options,
-                   Attempt&& attempt, AsyncCallback<Response> done,
-                   const std::shared_ptr<ConnectionChannel>& channel = nullptr) {
+void RunAsyncUnary(
+    const MethodInfo& method, const OptionsView& options, Attempt&& attempt,
+    AsyncCallback<Response> done,
+    const std::shared_ptr<ConnectionChannel>& channel = nullptr) {
   if (ShouldHedge(method, options)) {
     AsyncHedgedCall<Response>(
         method, options.call(), CopyLowerLayers(options),
