@@ -6,6 +6,7 @@
 // every call of a client built with decorators it cannot apply).
 
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "src/generator/layout.h"
@@ -20,6 +21,51 @@ void PrintOverrideHead(Printer& w, const Printer::Vars& vars,
                        const Signature& signature,
                        const Unnamed& unnamed = {}) {
   PrintDeclaration(w, vars, signature, "", " override {", unnamed);
+}
+
+// Ends the sync override of a streaming M and opens its async one.
+void PrintAsyncOverrideHead(Printer& w, const Printer::Vars& vars, Kind kind) {
+  w.Print("  }\n\n");
+  PrintOverrideHead(w, vars,
+                    *FindSignature(Layer::kConnection, kind, Variant::kAsync));
+}
+
+// The parameters of the lambda that opens one attempt of a stream.
+const char kContext[] = "::grpc::ClientContext& context";
+const char kAttemptOptions[] = "const ::stubkit::OptionsView& attempt_options";
+const char kAttemptRequest[] = "const $Request$& attempt_request";
+// How an async server or bidi stream's entry ends: its two callbacks.
+const char kMessageAndDoneTail[] =
+    "        },\n"
+    "        ::std::move(on_message), ::std::move(on_done));\n";
+
+// The runtime entry point that runs a stream, called with the method, the
+// options, the request (for server streams) and a lambda that opens one
+// attempt through the stub.
+struct StreamEntry {
+  const char* prefix;  // "return " or ""
+  const char* entry;   // in ::stubkit::internal
+  bool with_request;
+  std::vector<std::string> params;  // the lambda's
+  const char* stub_method;
+  std::vector<std::string> args;  // of the stub call
+  const char* tail;               // after the lambda's call
+};
+
+void PrintStreamEntry(Printer& w, const Printer::Vars& vars,
+                      const StreamEntry& e) {
+  PrintType(w, vars, 2,
+            absl::StrCat(e.prefix, "::stubkit::internal::", e.entry,
+                         "<$Service$Client::$Method$ResumeOption, $Request$, "
+                         "$Response$>"),
+            "(");
+  w.Print(vars, e.with_request
+                    ? "        $Service$Methods::k$Method$, options, request,\n"
+                    : "        $Service$Methods::k$Method$, options,\n");
+  PrintLambdaHead(w, vars, 4, "[stub = stub_]", e.params);
+  PrintCall(w, vars, 5, absl::StrCat("return stub->", e.stub_method, "("),
+            e.args, ");");
+  w.Print(e.tail);
 }
 
 // SConnectionImpl's M (and AsyncM): the runtime's loop for the kind over
@@ -51,116 +97,77 @@ void PrintConnectionImplMethod(Printer& w, const Printer::Vars& mv,
       PrintOverrideHead(
           w, mv,
           *FindSignature(Layer::kConnection, method.kind, Variant::kAsync));
-      PrintCall(w, mv, 2, "::stubkit::internal::RunAsyncUnary<$Response$>(",
-                {"$Service$Methods::k$Method$", "options",
-                 "Async$Method$Attempt(request)", "::std::move(done)",
-                 "channel_"},
-                ");");
+      PrintCall(
+          w, mv, 2, "::stubkit::internal::RunAsyncUnary<$Response$>(",
+          {"$Service$Methods::k$Method$", "options",
+           "Async$Method$Attempt(request)", "::std::move(done)", "channel_"},
+          ");");
       break;
     case Kind::kServerStreaming:
       // The reader outlives this call, so the lambda owns the stub.
-      PrintType(w, mv, 2,
-                "return ::stubkit::internal::OpenServerStream<"
-                "$Service$Client::$Method$ResumeOption, $Request$, $Response$>",
-                "(");
-      w.Print(mv, "        $Service$Methods::k$Method$, options, request,\n");
-      PrintLambdaHead(w, mv, 4, "[stub = stub_]",
-                      {"::grpc::ClientContext& context",
-                       "const ::stubkit::OptionsView& attempt_options",
-                       "const $Request$& attempt_request"});
-      PrintCall(w, mv, 5, "return stub->$Method$(",
-                {"context", "attempt_options", "attempt_request"}, ");");
-      w.Print(
-          "        });\n"
-          "  }\n\n");
-      PrintOverrideHead(
+      PrintStreamEntry(w, mv,
+                       {"return ",
+                        "OpenServerStream",
+                        true,
+                        {kContext, kAttemptOptions, kAttemptRequest},
+                        "$Method$",
+                        {"context", "attempt_options", "attempt_request"},
+                        "        });\n"});
+      PrintAsyncOverrideHead(w, mv, method.kind);
+      PrintStreamEntry(
           w, mv,
-          *FindSignature(Layer::kConnection, method.kind, Variant::kAsync));
-      PrintType(w, mv, 2,
-                "::stubkit::internal::StartAsyncServerStream<"
-                "$Service$Client::$Method$ResumeOption, $Request$, $Response$>",
-                "(");
-      w.Print(mv, "        $Service$Methods::k$Method$, options, request,\n");
-      PrintLambdaHead(w, mv, 4, "[stub = stub_]",
-                      {"::grpc::ClientContext& context",
-                       "const ::stubkit::OptionsView& attempt_options",
-                       "const $Request$& attempt_request",
-                       "::grpc::ClientReadReactor<$Response$>* reactor"});
-      PrintCall(w, mv, 5, "return stub->Async$Method$(",
-                {"context", "attempt_options", "attempt_request", "reactor"},
-                ");");
-      w.Print(
-          "        },\n"
-          "        ::std::move(on_message), ::std::move(on_done));\n");
+          {"",
+           "StartAsyncServerStream",
+           true,
+           {kContext, kAttemptOptions, kAttemptRequest,
+            "::grpc::ClientReadReactor<$Response$>* reactor"},
+           "Async$Method$",
+           {"context", "attempt_options", "attempt_request", "reactor"},
+           kMessageAndDoneTail});
       break;
     case Kind::kClientStreaming:
       // The stream outlives this call and opens one attempt per retry, so
       // the lambda owns the stub.
-      PrintType(w, mv, 2,
-                "return ::stubkit::internal::OpenClientStream<"
-                "$Service$Client::$Method$ResumeOption, $Request$, $Response$>",
-                "(");
-      w.Print(mv, "        $Service$Methods::k$Method$, options,\n");
-      PrintLambdaHead(w, mv, 4, "[stub = stub_]",
-                      {"::grpc::ClientContext& context",
-                       "const ::stubkit::OptionsView& attempt_options",
-                       "$Response$* response"});
-      PrintCall(w, mv, 5, "return stub->$Method$(",
-                {"context", "attempt_options", "response"}, ");");
-      w.Print(
-          "        });\n"
-          "  }\n\n");
-      PrintOverrideHead(
-          w, mv,
-          *FindSignature(Layer::kConnection, method.kind, Variant::kAsync));
-      PrintType(w, mv, 2,
-                "return ::stubkit::internal::StartAsyncClientStream<"
-                "$Service$Client::$Method$ResumeOption, $Request$, $Response$>",
-                "(");
-      w.Print(mv, "        $Service$Methods::k$Method$, options,\n");
-      PrintLambdaHead(w, mv, 4, "[stub = stub_]",
-                      {"::grpc::ClientContext& context",
-                       "const ::stubkit::OptionsView& attempt_options",
-                       "$Response$* response",
-                       "::grpc::ClientWriteReactor<$Request$>* reactor"});
-      PrintCall(w, mv, 5, "return stub->Async$Method$(",
-                {"context", "attempt_options", "response", "reactor"}, ");");
-      w.Print(
-          "        },\n"
-          "        ::std::move(done));\n");
+      PrintStreamEntry(w, mv,
+                       {"return ",
+                        "OpenClientStream",
+                        false,
+                        {kContext, kAttemptOptions, "$Response$* response"},
+                        "$Method$",
+                        {"context", "attempt_options", "response"},
+                        "        });\n"});
+      PrintAsyncOverrideHead(w, mv, method.kind);
+      PrintStreamEntry(w, mv,
+                       {"return ",
+                        "StartAsyncClientStream",
+                        false,
+                        {kContext, kAttemptOptions, "$Response$* response",
+                         "::grpc::ClientWriteReactor<$Request$>* reactor"},
+                        "Async$Method$",
+                        {"context", "attempt_options", "response", "reactor"},
+                        "        },\n"
+                        "        ::std::move(done));\n"});
       break;
     case Kind::kBidi:
-      PrintType(w, mv, 2,
-                "return ::stubkit::internal::OpenBidiStream<"
-                "$Service$Client::$Method$ResumeOption, $Request$, $Response$>",
-                "(");
-      w.Print(mv, "        $Service$Methods::k$Method$, options,\n");
-      PrintLambdaHead(w, mv, 4, "[stub = stub_]",
-                      {"::grpc::ClientContext& context",
-                       "const ::stubkit::OptionsView& attempt_options"});
-      PrintCall(w, mv, 5, "return stub->$Method$(",
-                {"context", "attempt_options"}, ");");
-      w.Print(
-          "        });\n"
-          "  }\n\n");
-      PrintOverrideHead(
+      PrintStreamEntry(w, mv,
+                       {"return ",
+                        "OpenBidiStream",
+                        false,
+                        {kContext, kAttemptOptions},
+                        "$Method$",
+                        {"context", "attempt_options"},
+                        "        });\n"});
+      PrintAsyncOverrideHead(w, mv, method.kind);
+      PrintStreamEntry(
           w, mv,
-          *FindSignature(Layer::kConnection, method.kind, Variant::kAsync));
-      PrintType(w, mv, 2,
-                "return ::stubkit::internal::StartAsyncBidiStream<"
-                "$Service$Client::$Method$ResumeOption, $Request$, $Response$>",
-                "(");
-      w.Print(mv, "        $Service$Methods::k$Method$, options,\n");
-      PrintLambdaHead(
-          w, mv, 4, "[stub = stub_]",
-          {"::grpc::ClientContext& context",
-           "const ::stubkit::OptionsView& attempt_options",
-           "::grpc::ClientBidiReactor<$Request$, $Response$>* reactor"});
-      PrintCall(w, mv, 5, "return stub->Async$Method$(",
-                {"context", "attempt_options", "reactor"}, ");");
-      w.Print(
-          "        },\n"
-          "        ::std::move(on_message), ::std::move(on_done));\n");
+          {"return ",
+           "StartAsyncBidiStream",
+           false,
+           {kContext, kAttemptOptions,
+            "::grpc::ClientBidiReactor<$Request$, $Response$>* reactor"},
+           "Async$Method$",
+           {"context", "attempt_options", "reactor"},
+           kMessageAndDoneTail});
       break;
   }
   w.Print("  }\n");
