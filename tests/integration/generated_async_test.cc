@@ -27,14 +27,8 @@ using ::stubkit::testing::EchoRequest;
 using ::stubkit::testing::EchoResponse;
 using ::stubkit::testing::EchoServiceClient;
 using ::stubkit::testing::FlakyEchoService;
+using ::stubkit::testing::Request;
 using ::stubkit::testing::TestServer;
-
-EchoRequest Request(const std::string& message, int fail_first) {
-  EchoRequest request;
-  request.set_message(message);
-  request.set_fail_first(fail_first);
-  return request;
-}
 
 class GeneratedAsyncTest : public ::testing::Test {
  protected:

@@ -32,6 +32,7 @@ using ::stubkit::testing::Item;
 using ::stubkit::testing::MakeEchoServiceConnection;
 using ::stubkit::testing::MakeStreamServiceConnection;
 using ::stubkit::testing::RangeRequest;
+using ::stubkit::testing::Request;
 using ::stubkit::testing::StreamServiceClient;
 using ::stubkit::testing::StreamServiceStub;
 using ::stubkit::testing::TestServer;
@@ -54,12 +55,6 @@ class CountingStub : public EchoServiceStubDecorator {
  private:
   std::shared_ptr<std::atomic<int>> attempts_;
 };
-
-EchoRequest Request(const std::string& message) {
-  EchoRequest request;
-  request.set_message(message);
-  return request;
-}
 
 class GeneratedDecoratorsTest : public ::testing::Test {
  protected:

@@ -28,17 +28,9 @@ using ::stubkit::testing::EchoRequest;
 using ::stubkit::testing::EchoResponse;
 using ::stubkit::testing::EchoServiceClient;
 using ::stubkit::testing::FlakyEchoService;
+using ::stubkit::testing::Request;
 using ::stubkit::testing::TestServer;
 using ::testing::HasSubstr;
-
-EchoRequest Request(const std::string& message, int fail_first = 0,
-                    grpc::StatusCode code = grpc::StatusCode::UNAVAILABLE) {
-  EchoRequest request;
-  request.set_message(message);
-  request.set_fail_first(fail_first);
-  request.set_fail_code(code);
-  return request;
-}
 
 Options Hedged(int max_attempts, milliseconds delay) {
   return Options{}.set<HedgingPolicyOption>(HedgingPolicy(max_attempts, delay));

@@ -31,6 +31,7 @@ using ::stubkit::testing::EchoServiceStubDecorator;
 using ::stubkit::testing::FlakyEchoService;
 using ::stubkit::testing::Item;
 using ::stubkit::testing::RangeRequest;
+using ::stubkit::testing::Request;
 using ::stubkit::testing::StreamService;
 using ::stubkit::testing::StreamServiceClient;
 using ::stubkit::testing::StreamServiceStub;
@@ -134,12 +135,6 @@ class CountingStreamService final : public StreamService::Service {
 
   std::atomic<int> calls{0};
 };
-
-EchoRequest Request(const std::string& message) {
-  EchoRequest request;
-  request.set_message(message);
-  return request;
-}
 
 RangeRequest Range(int count) {
   RangeRequest request;

@@ -56,21 +56,13 @@ using ::stubkit::testing::EchoServiceStubDecorator;
 using ::stubkit::testing::FlakyEchoService;
 using ::stubkit::testing::Item;
 using ::stubkit::testing::RangeRequest;
+using ::stubkit::testing::Request;
 using ::stubkit::testing::StreamService;
 using ::stubkit::testing::StreamServiceClient;
 using ::stubkit::testing::SumResponse;
 using ::stubkit::testing::TestServer;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-EchoRequest Request(const std::string& message, int fail_first = 0,
-                    grpc::StatusCode code = grpc::StatusCode::UNAVAILABLE) {
-  EchoRequest request;
-  request.set_message(message);
-  request.set_fail_first(fail_first);
-  request.set_fail_code(code);
-  return request;
-}
 
 void WaitFor(const std::function<bool()>& condition) {
   for (int i = 0; i < 5000 && !condition(); ++i) {

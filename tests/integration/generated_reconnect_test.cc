@@ -36,6 +36,7 @@ using ::stubkit::testing::EchoRequest;
 using ::stubkit::testing::EchoResponse;
 using ::stubkit::testing::EchoServiceClient;
 using ::stubkit::testing::FlakyEchoService;
+using ::stubkit::testing::Request;
 
 // A server on a port that survives a restart.
 class RestartableServer {
@@ -128,12 +129,6 @@ class CapturingSink : public LogSink {
   std::mutex mu_;
   std::vector<std::string> lines_;
 };
-
-EchoRequest Request(const std::string& message) {
-  EchoRequest request;
-  request.set_message(message);
-  return request;
-}
 
 class ReconnectTest : public ::testing::Test {
  protected:

@@ -35,6 +35,7 @@ using ::stubkit::testing::EchoRequest;
 using ::stubkit::testing::EchoResponse;
 using ::stubkit::testing::EchoServiceClient;
 using ::stubkit::testing::FlakyEchoService;
+using ::stubkit::testing::Request;
 using ::stubkit::testing::TestServer;
 
 constexpr char kEcho[] = "stubkit.testing.EchoService.Echo";
@@ -59,15 +60,6 @@ class RecordingClock : public FakeClock {
   absl::Mutex mu_;
   std::vector<nanoseconds> waits_;
 };
-
-EchoRequest Request(const std::string& message, int fail_first,
-                    grpc::StatusCode code = grpc::StatusCode::UNAVAILABLE) {
-  EchoRequest request;
-  request.set_message(message);
-  request.set_fail_first(fail_first);
-  request.set_fail_code(code);
-  return request;
-}
 
 // Every method of EchoService: 4 attempts, waits of at most 1 s, 2 s, 4 s.
 constexpr char kServiceRetries[] = R"({

@@ -782,9 +782,8 @@ TEST_F(GeneratedStreamResumeTest, AFailedAsyncClientStreamCarriesTheSummary) {
   service_.sum_fail_first = 100;
   StreamServiceClient client(
       server_.Channel(),
-      ClientOptions()
-          .set<AsyncSleeperOption>(clock_)
-          .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(2)));
+      ClientOptions().set<AsyncSleeperOption>(clock_).set<RetryPolicyOption>(
+          RetryPolicy::LimitedErrorCount(2)));
   AsyncSum sum(client,
                Options{}.set<IdempotencyOption>(Idempotency::kIdempotent));
   ASSERT_TRUE(sum.stream().Write(MakeItem(1)));

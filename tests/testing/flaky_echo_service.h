@@ -7,6 +7,7 @@
 //   TestServer server(&service);             // 127.0.0.1, picked port
 //   auto stub = EchoService::NewStub(server.channel());
 //   // request.fail_first = 2, fail_code = UNAVAILABLE: two failures, then OK
+//   client.Echo(Request("message", 2));   // the same request, built
 //   service.attempts("message")              // attempts seen for a message
 
 #ifndef STUBKIT_TESTS_TESTING_FLAKY_ECHO_SERVICE_H_
@@ -115,6 +116,18 @@ class FlakyEchoService final : public EchoService::Service {
   std::map<std::string, std::vector<std::map<std::string, std::string>>>
       metadata_;
 };
+
+// A request for FlakyEchoService: `message` is echoed once `fail_first`
+// attempts have failed with `code`.
+inline EchoRequest Request(
+    const std::string& message, int fail_first = 0,
+    grpc::StatusCode code = grpc::StatusCode::UNAVAILABLE) {
+  EchoRequest request;
+  request.set_message(message);
+  request.set_fail_first(fail_first);
+  request.set_fail_code(code);
+  return request;
+}
 
 // An in-process gRPC server on 127.0.0.1 with a port the kernel picks.
 class TestServer {

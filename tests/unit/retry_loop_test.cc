@@ -12,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/default_policy_spec.h"
+#include "tests/testing/recording_sleeper.h"
 
 namespace stubkit {
 namespace {
@@ -20,27 +21,13 @@ using std::chrono::milliseconds;
 using std::chrono::minutes;
 using std::chrono::nanoseconds;
 using std::chrono::seconds;
+using ::stubkit::testing::RecordingSleeper;
 using ::testing::HasSubstr;
 
 constexpr MethodInfo kIdempotentMethod{"test.Service.Get", RpcKind::kUnary,
                                        Idempotency::kIdempotent};
 constexpr MethodInfo kNonIdempotentMethod{
     "test.Service.Create", RpcKind::kUnary, Idempotency::kNonIdempotent};
-
-// Records every wait, and advances the fake clock by it.
-class RecordingSleeper : public Sleeper {
- public:
-  explicit RecordingSleeper(std::shared_ptr<FakeClock> clock)
-      : clock_(std::move(clock)) {}
-  void SleepFor(nanoseconds duration) override {
-    waits.push_back(duration);
-    clock_->Advance(duration);
-  }
-  std::vector<nanoseconds> waits;
-
- private:
-  std::shared_ptr<FakeClock> clock_;
-};
 
 class RetryLoopTest : public ::testing::Test {
  protected:

@@ -26,6 +26,7 @@
 #include "stubkit/clock.h"
 #include "stubkit/internal/streaming.h"
 #include "stubkit/retry_observer.h"
+#include "tests/testing/recording_sleeper.h"
 
 namespace stubkit {
 namespace {
@@ -33,6 +34,7 @@ namespace {
 using std::chrono::minutes;
 using std::chrono::nanoseconds;
 using std::chrono::seconds;
+using ::stubkit::testing::RecordingSleeper;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -430,21 +432,6 @@ TEST_F(StreamingTest, FailuresWithoutProgressStillExhaustThePolicy) {
   EXPECT_EQ(StopReasonOf(status), StopReason::kExhausted);
   EXPECT_EQ(reader.attempts(), 2);
 }
-
-// Records each backoff wait and advances the clock by it.
-class RecordingSleeper : public Sleeper {
- public:
-  explicit RecordingSleeper(std::shared_ptr<FakeClock> clock)
-      : clock_(std::move(clock)) {}
-  void SleepFor(nanoseconds wait) override {
-    waits.push_back(wait);
-    clock_->Advance(wait);
-  }
-  std::vector<nanoseconds> waits;
-
- private:
-  std::shared_ptr<FakeClock> clock_;
-};
 
 TEST_F(StreamingTest, TheBackoffStartsAgainAfterProgress) {
   server_.Add(Script{{}, Unavailable()});      // opening fails: wait 1 s
