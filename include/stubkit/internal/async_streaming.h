@@ -263,11 +263,13 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
   void Cancel() override { own_token_->Cancel(); }
 
  private:
-  // An attempt's writing side, whatever its reactor's kind. Guarded by the
-  // operation's `mu_`.
+  // What a reactor of either kind holds: the operation, and the attempt's
+  // writing side (guarded by the operation's `mu_`).
   struct AttemptWrites {
-    explicit AttemptWrites(std::deque<Request> replay)
-        : replay_(std::move(replay)) {}
+    AttemptWrites(std::shared_ptr<AsyncWriteStreamOperation> operation,
+                  std::deque<Request> replay)
+        : operation_(std::move(operation)), replay_(std::move(replay)) {}
+    std::shared_ptr<AsyncWriteStreamOperation> operation_;
     std::deque<Request> replay_;  // sent first
     Request writing_message_;     // in flight
     bool writing_ = false;
@@ -284,9 +286,8 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
   class BidiReactor final : public grpc::ClientBidiReactor<Request, Response>,
                             public AttemptWrites {
    public:
-    BidiReactor(std::shared_ptr<AsyncWriteStreamOperation> operation,
-                std::deque<Request> replay)
-        : AttemptWrites(std::move(replay)), operation_(std::move(operation)) {}
+    using AttemptWrites::AttemptWrites;
+    using AttemptWrites::operation_;
 
     void OnReadDone(bool ok) override {
       if (!ok) {  // the stream ended; OnDone follows once the hold goes
@@ -298,15 +299,11 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
     }
     void OnWriteDone(bool ok) override { operation_->OnWriteDone(this, ok); }
     void OnDone(const grpc::Status& status) override {
-      std::shared_ptr<AsyncWriteStreamOperation> operation =
-          std::move(operation_);
-      operation->OnReactorDone(this, FromGrpcStatus(status));
-      delete this;
+      ReactorDone(this, status);
     }
 
    private:
     friend class AsyncWriteStreamOperation;
-    std::shared_ptr<AsyncWriteStreamOperation> operation_;
     Response message_;
   };
 
@@ -317,27 +314,30 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
   class ClientReactor final : public grpc::ClientWriteReactor<Request>,
                               public AttemptWrites {
    public:
-    ClientReactor(std::shared_ptr<AsyncWriteStreamOperation> operation,
-                  std::deque<Request> replay)
-        : AttemptWrites(std::move(replay)), operation_(std::move(operation)) {}
+    using AttemptWrites::AttemptWrites;
+    using AttemptWrites::operation_;
 
     void OnWriteDone(bool ok) override { operation_->OnWriteDone(this, ok); }
     // Half-closed (or broken): nothing more to write; the status follows.
     void OnWritesDoneDone(bool /*ok*/) override { operation_->EndWrites(this); }
     void OnDone(const grpc::Status& status) override {
-      std::shared_ptr<AsyncWriteStreamOperation> operation =
-          std::move(operation_);
-      operation->OnReactorDone(this, FromGrpcStatus(status));
-      delete this;
+      ReactorDone(this, status);
     }
 
    private:
     friend class AsyncWriteStreamOperation;
-    std::shared_ptr<AsyncWriteStreamOperation> operation_;
     Response response_;  // gRPC's to fill; valid in OnDone with OK
   };
 
   using Reactor = std::conditional_t<kClientStream, ClientReactor, BidiReactor>;
+
+  // Either reactor's OnDone, gRPC's last reaction: the reactor goes with it.
+  static void ReactorDone(Reactor* reactor, const grpc::Status& status) {
+    std::shared_ptr<AsyncWriteStreamOperation> operation =
+        std::move(reactor->operation_);
+    operation->OnReactorDone(reactor, FromGrpcStatus(status));
+    delete reactor;
+  }
 
   void ConfigureAttempt(grpc::ClientContext& /*context*/) override {
     std::lock_guard<std::mutex> lock(mu_);
