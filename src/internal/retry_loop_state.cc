@@ -19,6 +19,7 @@
 #include "stubkit/internal/deadline.h"
 #include "stubkit/internal/metadata.h"
 #include "stubkit/internal/method_options.h"
+#include "stubkit/internal/retry_decision.h"
 #include "stubkit/internal/retry_summary.h"
 #include "stubkit/internal/server_hints.h"
 #include "stubkit/internal/timer_queue.h"
@@ -30,23 +31,6 @@ namespace {
 
 using std::chrono::nanoseconds;
 using time_point = Clock::time_point;
-
-// Whether a DEADLINE_EXCEEDED seen at `now` is the expiry of the deadline an
-// attempt started at `start` was given. gRPC's timer may be read a hair
-// before our clock reaches the same instant, and the server enforces the
-// deadline we send (grpc-timeout) from its own cached clock, so on a loaded
-// machine its verdict can come several milliseconds early (seen in CI under
-// ASan). So one that arrives within a tenth of the attempt's budget of its
-// deadline (at least 2 ms, at most 50 ms) counts as that deadline's: a
-// server's own DEADLINE_EXCEEDED that close to ours is treated as ours, and
-// the call stops or retries as it would a moment later anyway.
-bool ReachedDeadline(time_point now, time_point start, time_point deadline) {
-  if (deadline == time_point::max()) return false;
-  const nanoseconds tolerance = std::clamp<nanoseconds>(
-      (deadline - start) / 10, std::chrono::milliseconds(2),
-      std::chrono::milliseconds(50));
-  return now + tolerance >= deadline;
-}
 
 }  // namespace
 
@@ -72,12 +56,6 @@ bool IsIdempotent(const MethodInfo& method, const OptionsView& options) {
 }
 
 namespace {
-
-// What ended a call that reached its end (see `RetryLoopState::end()`).
-absl::string_view EndWhat(StopReason end_reason) {
-  return end_reason == StopReason::kDeadline ? "the call's deadline"
-                                             : "the retry policy's time limit";
-}
 
 std::string Describe(const absl::Status& status) {
   return absl::StrCat(StatusCodeName(static_cast<int>(status.code())), ": ",
@@ -386,12 +364,13 @@ bool RetryLoopState::Stop(const absl::Status& status, StopReason reason,
   return false;
 }
 
-bool RetryLoopState::ChooseWait(const absl::Status& status,
-                                const grpc::ClientContext& context, Wait* wait,
-                                std::string* refusal) {
-  *wait = Wait{backoff_policy_.DelayFor(failures_ - 1 - backoff_origin_),
-               WaitReason::kBackoff};
-  if (!use_hints_) return true;
+WaitChoice RetryLoopState::ChooseWait(const absl::Status& status,
+                                      const grpc::ClientContext& context,
+                                      int failures) {
+  WaitChoice choice;
+  choice.delay = backoff_policy_.DelayFor(failures - 1 - backoff_origin_);
+  choice.reason = WaitReason::kBackoff;
+  if (!use_hints_) return choice;
   // A server hint replaces the backoff draw; with both hints, the longer.
   std::optional<Wait> hint;
   const auto& trailers = context.GetServerTrailingMetadata();
@@ -400,10 +379,11 @@ bool RetryLoopState::ChooseWait(const absl::Status& status,
     absl::string_view value(pushback->second.data(), pushback->second.size());
     Pushback parsed = ParsePushback(value);
     if (parsed.kind == Pushback::Kind::kDoNotRetry) {
-      *refusal =
+      choice.refused = true;
+      choice.refusal =
           absl::StrCat("retry throttled by the server (", kRetryPushbackHeader,
                        ": ", value.substr(0, 32), ")");
-      return false;
+      return choice;
     }
     hint = Wait{parsed.delay, WaitReason::kPushback};
   }
@@ -422,21 +402,58 @@ bool RetryLoopState::ChooseWait(const absl::Status& status,
                        details->size(), " bytes)"));
     }
   }
-  if (!hint.has_value()) return true;
+  if (!hint.has_value()) return choice;
   const nanoseconds ceiling = options_.get<ServerHintCeilingOption>();
   if (hint->delay > ceiling) {
-    *refusal =
+    choice.refused = true;
+    choice.refusal =
         absl::StrCat("the server asked to wait ", FormatDuration(hint->delay),
                      " (", ToString(hint->reason), "), longer than ",
                      FormatDuration(ceiling), " (ServerHintCeilingOption)");
-    return false;
+    return choice;
   }
-  *wait = *hint;
+  choice.delay = hint->delay;
+  choice.reason = hint->reason;
   // A6: "If this attempt also fails, retry delay will reset to initial
   // backoff for the following retry."
-  backoff_origin_ = failures_;
-  return true;
+  backoff_origin_ = failures;
+  return choice;
 }
+
+namespace {
+
+// The retry throttle as the decision's admission source.
+class ThrottleAdmission final : public AdmissionSource {
+ public:
+  ThrottleAdmission(RetryThrottle& throttle, bool wait_enabled)
+      : throttle_(throttle), wait_enabled_(wait_enabled) {}
+  bool OnRetryableFailure() override { return throttle_.OnRetryableFailure(); }
+  bool MayWait() const override { return wait_enabled_ && throttle_.waiting(); }
+  std::string Refusal() const override {
+    return "gave up: retry throttled (the client's retry token bucket is at "
+           "or below half)";
+  }
+
+ private:
+  RetryThrottle& throttle_;
+  const bool wait_enabled_;
+};
+
+}  // namespace
+
+// Backoff and the hints in the failed attempt's trailers and status.
+class RetryLoopState::Waits final : public WaitSource {
+ public:
+  Waits(RetryLoopState& state, const grpc::ClientContext& context)
+      : state_(state), context_(context) {}
+  WaitChoice NextWait(const absl::Status& status, int failures) override {
+    return state_.ChooseWait(status, context_, failures);
+  }
+
+ private:
+  RetryLoopState& state_;
+  const grpc::ClientContext& context_;
+};
 
 bool RetryLoopState::OnFailure(const absl::Status& status,
                                const grpc::ClientContext& context,
@@ -446,79 +463,43 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
     channel_->CheckGrpcRetries(options_, method_.full_name, false);
   }
   const time_point now = Now();
-  const bool deadline_exceeded =
-      status.code() == absl::StatusCode::kDeadlineExceeded &&
-      ReachedDeadline(now, attempt_start_, attempt_deadline_);
-  const absl::string_view end_what = end_reason_ == StopReason::kDeadline
-                                         ? "the call's deadline"
-                                         : "the retry policy's time limit";
+  FailureFacts facts;
+  facts.method = method_.full_name;
+  facts.now = now;
+  facts.cancelled = cancel_ != nullptr && cancel_->cancelled();
+  facts.idempotent = idempotent_;
+  facts.repeat_forbidden = repeat_forbidden_;
+  facts.failures = failures_;
+  facts.attempt_start = attempt_start_;
+  facts.attempt_deadline = attempt_deadline_;
+  facts.end = end_;
+  facts.end_reason = end_reason_;
+  facts.call_end = call_end_;
+  std::optional<ThrottleAdmission> admission;
+  if (throttle_ != nullptr)
+    admission.emplace(*throttle_, throttle_wait_enabled_);
+  Waits waits(*this, context);
+  const RetryDecision decision = DecideAfterFailure(
+      status, facts, retry_policy_, admission ? &*admission : nullptr, waits);
+  failures_ = decision.failures;
+  return Report(status, decision, now, final_status, wait);
+}
 
-  if (cancel_ != nullptr && cancel_->cancelled()) {
-    *final_status = Cancelled();
-    return false;
-  }
-  // The call's own end ran out during the attempt.
-  if (deadline_exceeded && attempt_deadline_ == end_) {
-    return Stop(status, end_reason_,
-                absl::StrCat("gave up: ", end_what, " was reached"), now,
-                final_status);
-  }
-  // A stream's attempt ran out of the call's end (UseStreamDeadlines).
-  if (deadline_exceeded && attempt_deadline_ >= call_end_) {
-    return Stop(status, StopReason::kDeadline,
-                "gave up: the call's deadline was reached", now, final_status);
-  }
-  // 1. Permanent errors. An attempt that ran out of its own (shorter)
-  // timeout counts as retryable: the next attempt may be faster.
-  // The policy's predicate, if any, is user code: no stubkit lock is held
-  // here in any loop (hedging, which decides under its mutex, does not use
-  // the retry policy).
-  if (!deadline_exceeded && !retry_policy_.IsRetryable(status)) {
-    return Stop(status, StopReason::kPermanentError,
-                absl::StrCat("not retried: ",
-                             StatusCodeName(static_cast<int>(status.code())),
-                             " is not a retryable code (retryable: ",
-                             retry_policy_.retryable_codes().ToString(),
-                             retry_policy_.has_retryable_if()
-                                 ? "; the RetryableIf predicate declined it"
-                                 : "",
-                             ")"),
-                now, final_status);
-  }
-  // A retryable failure says the backend struggles, whatever happens next.
-  const bool throttle_allows =
-      throttle_ == nullptr || throttle_->OnRetryableFailure();
-  // 2. Never repeat an operation that may not be safe to repeat.
-  if (!idempotent_) {
-    NoticeDroppedRetry();
-    return Stop(
-        status, StopReason::kNonIdempotent,
-        absl::StrCat("not retried: ", method_.full_name, " is not idempotent"),
-        now, final_status);
-  }
-  if (!repeat_forbidden_.empty()) {
-    return Stop(status, StopReason::kNotResumable,
-                absl::StrCat("not resumed: the stream ", repeat_forbidden_),
-                now, final_status);
-  }
-  // 3. The retry policy, then the throttle.
-  ++failures_;
-  if (retry_policy_.max_retries() != RetryPolicy::kUnlimitedRetries &&
-      failures_ > retry_policy_.max_retries()) {
-    return Stop(status, StopReason::kExhausted,
-                absl::StrCat(
-                    "gave up: retry policy exhausted (at most ",
-                    retry_policy_.max_retries(),
-                    retry_policy_.max_retries() == 1 ? " retry)" : " retries)"),
-                now, final_status);
-  }
-  if (now >= end_) {
-    return Stop(status, end_reason_,
-                absl::StrCat("gave up: ", end_what, " was reached"), now,
-                final_status);
-  }
-  if (!throttle_allows) {
-    if (throttle_wait_enabled_ && throttle_->waiting()) {
+bool RetryLoopState::Report(const absl::Status& status,
+                            const RetryDecision& decision, time_point now,
+                            absl::Status* final_status, nanoseconds* wait) {
+  switch (decision.kind) {
+    case RetryDecision::Kind::kStop:
+      if (decision.stop_reason == StopReason::kCancelled) {
+        *final_status = Cancelled();
+        return false;
+      }
+      if (decision.stop_reason == StopReason::kNonIdempotent) {
+        NoticeDroppedRetry();
+      }
+      return Stop(status, decision.stop_reason, decision.explanation, now,
+                  final_status);
+    case RetryDecision::Kind::kWaitForAdmission:
       // Waiting mode: sit out the outage within the call's own limits.
       *wait = BeginThrottleWait(status, now);
       BeginDelay(now, *wait);
@@ -532,35 +513,19 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
                          "throttle, waiting mode)"));
       }
       return true;
-    }
-    return Stop(status, StopReason::kThrottled,
-                "gave up: retry throttled (the client's retry token bucket is "
-                "at or below half)",
-                now, final_status);
+    case RetryDecision::Kind::kRetry:
+      break;
   }
-  // 4. Choose the wait; never start one that would end after the call's end.
-  Wait chosen;
-  std::string refusal;
-  if (!ChooseWait(status, context, &chosen, &refusal)) {
-    return Stop(status, StopReason::kThrottled,
-                absl::StrCat("gave up: ", refusal), now, final_status);
-  }
-  if (end_ != time_point::max() && chosen.delay >= end_ - now) {
-    return Stop(
-        status, end_reason_,
-        absl::StrCat("gave up: the next wait (", FormatDuration(chosen.delay),
-                     ", ", ToString(chosen.reason), ") would pass ", end_what),
-        now, final_status);
-  }
+  const Wait chosen{decision.wait, decision.wait_reason};
   Notify(status, now, false, chosen, StopReason::kSuccess);
   if (log_sink_ != nullptr && log_level_ >= LogLevel::kRetries) {
     // Here a DEADLINE_EXCEEDED can only be the attempt's own timeout: the
-    // call's end stopped the call above.
+    // call's end stopped the call before.
     Log(LogLevel::kRetries,
         absl::StrCat(
             "stubkit: ", method_.full_name, " attempt ", attempts_,
             " failed with ", Describe(status),
-            deadline_exceeded
+            decision.attempt_timed_out
                 ? absl::StrCat(
                       " after its attempt timeout (",
                       FormatDuration(options_.get<AttemptTimeoutOption>()),

@@ -1,13 +1,10 @@
 // Copyright 2026 The stubkit Authors.
 //
-// The order of the retry decision (docs/retry-semantics.md), one row at a
-// time where two rules could both apply, sync and async, on a fake clock:
-//
-//   1. not a retryable code        -> kPermanentError
-//   2. not idempotent              -> kNonIdempotent
-//   3. the retry policy exhausted  -> kExhausted
-//   4. the wait would pass the end -> kDeadline (or kExhausted when the
-//                                     policy's own time limit came first)
+// The retry decision. First a table against the decision itself
+// (`DecideAfterFailure`, stubkit/internal/retry_decision.h, which lists the
+// order), one row per rule and one per pair of rules that could both apply;
+// then the same order through the sync and async loops on a fake clock,
+// which shows that they report what the decision says.
 
 #include <atomic>
 #include <chrono>
@@ -19,6 +16,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "stubkit/async_retry_loop.h"
+#include "stubkit/internal/retry_decision.h"
 #include "stubkit/retry_loop.h"
 
 namespace stubkit {
@@ -218,6 +216,360 @@ TEST_P(DecisionTableTest, EarlierOfTotalTimeoutAndDeadlineWins) {
           .set<TotalTimeoutOption>(seconds(10)));
   EXPECT_EQ(policy_first.reason, StopReason::kExhausted);
   EXPECT_EQ(policy_first.attempts, 3);
+}
+
+// --- The table: DecideAfterFailure alone. ---
+
+using internal::AdmissionSource;
+using internal::DecideAfterFailure;
+using internal::FailureFacts;
+using internal::RetryDecision;
+using internal::WaitChoice;
+using internal::WaitSource;
+using Kind = RetryDecision::Kind;
+using time_point = Clock::time_point;
+
+// An admission source that answers as scripted and counts its calls.
+class ScriptedAdmission final : public AdmissionSource {
+ public:
+  ScriptedAdmission(bool admit, bool may_wait)
+      : admit_(admit), may_wait_(may_wait) {}
+  bool OnRetryableFailure() override {
+    ++failures_seen;
+    return admit_;
+  }
+  bool MayWait() const override { return may_wait_; }
+  std::string Refusal() const override { return "gave up: scripted refusal"; }
+  int failures_seen = 0;
+
+ private:
+  bool admit_;
+  bool may_wait_;
+};
+
+// A wait source that answers as scripted and records what it was asked.
+class ScriptedWaits final : public WaitSource {
+ public:
+  explicit ScriptedWaits(WaitChoice choice) : choice_(std::move(choice)) {}
+  WaitChoice NextWait(const absl::Status&, int failures) override {
+    asked_for.push_back(failures);
+    return choice_;
+  }
+  std::vector<int> asked_for;
+
+ private:
+  WaitChoice choice_;
+};
+
+constexpr time_point kStart{};  // the attempt started here
+
+time_point At(nanoseconds since_start) { return kStart + since_start; }
+
+// One row: the facts of a failed attempt, the sources' answers, and the
+// decision expected.
+struct Row {
+  const char* name;
+  absl::StatusCode code = absl::StatusCode::kUnavailable;
+  // Facts, relative to the attempt's start; <0 for "none" (max()).
+  nanoseconds now{seconds(1)};
+  nanoseconds attempt_deadline{-1};
+  nanoseconds end{seconds(100)};
+  StopReason end_reason = StopReason::kExhausted;
+  nanoseconds call_end{-1};
+  bool cancelled = false;
+  bool idempotent = true;
+  const char* repeat_forbidden = "";
+  int failures = 0;
+  int max_retries = RetryPolicy::kUnlimitedRetries;
+  // Sources: admission null when !throttle.
+  bool throttle = true;
+  bool admit = true;
+  bool may_wait = false;
+  WaitChoice wait{false, seconds(2), WaitReason::kBackoff, ""};
+  // Expected.
+  Kind kind = Kind::kRetry;
+  StopReason reason = StopReason::kSuccess;
+  const char* explanation = "";  // a substring
+  int failures_after = 1;
+  int admission_calls = 1;
+  bool wait_asked = true;
+  bool attempt_timed_out = false;
+};
+
+time_point Point(nanoseconds offset) {
+  return offset < nanoseconds::zero() ? time_point::max() : At(offset);
+}
+
+const WaitChoice kRefusedWait{true, seconds(0), WaitReason::kPushback,
+                              "the server said no"};
+
+const Row kRows[] = {
+    {.name = "retryable failure: retry after the wait"},
+    {.name = "cancelled beats everything",
+     .code = absl::StatusCode::kInvalidArgument,
+     .cancelled = true,
+     .idempotent = false,
+     .kind = Kind::kStop,
+     .reason = StopReason::kCancelled,
+     .failures_after = 0,
+     .admission_calls = 0,
+     .wait_asked = false},
+    {.name = "attempt ran out of the call's deadline",
+     .code = absl::StatusCode::kDeadlineExceeded,
+     .now = seconds(5),
+     .attempt_deadline = seconds(5),
+     .end = seconds(5),
+     .end_reason = StopReason::kDeadline,
+     .kind = Kind::kStop,
+     .reason = StopReason::kDeadline,
+     .explanation = "gave up: the call's deadline was reached",
+     .failures_after = 0,
+     .admission_calls = 0,
+     .wait_asked = false},
+    {.name = "attempt ran out of the policy's time limit",
+     .code = absl::StatusCode::kDeadlineExceeded,
+     .now = seconds(5),
+     .attempt_deadline = seconds(5),
+     .end = seconds(5),
+     .kind = Kind::kStop,
+     .reason = StopReason::kExhausted,
+     .explanation = "gave up: the retry policy's time limit was reached",
+     .failures_after = 0,
+     .admission_calls = 0,
+     .wait_asked = false},
+    {.name = "stream attempt ran out of the call's own end, not the policy's",
+     .code = absl::StatusCode::kDeadlineExceeded,
+     .now = seconds(8),
+     .attempt_deadline = seconds(8),
+     .end = seconds(5),
+     .call_end = seconds(8),
+     .kind = Kind::kStop,
+     .reason = StopReason::kDeadline,
+     .explanation = "the call's deadline was reached",
+     .failures_after = 0,
+     .admission_calls = 0,
+     .wait_asked = false},
+    {.name = "attempt timeout is retryable though the code is not",
+     .code = absl::StatusCode::kDeadlineExceeded,
+     .now = seconds(1),
+     .attempt_deadline = seconds(1),
+     .attempt_timed_out = true},
+    {.name = "within the tolerance of the attempt's deadline counts as it",
+     .code = absl::StatusCode::kDeadlineExceeded,
+     .now = milliseconds(960),
+     .attempt_deadline = seconds(1),
+     .attempt_timed_out = true},
+    {.name = "a server's DEADLINE_EXCEEDED well before ours is permanent",
+     .code = absl::StatusCode::kDeadlineExceeded,
+     .now = milliseconds(500),
+     .attempt_deadline = seconds(1),
+     .kind = Kind::kStop,
+     .reason = StopReason::kPermanentError,
+     .explanation = "DEADLINE_EXCEEDED is not a retryable code",
+     .failures_after = 0,
+     .admission_calls = 0,
+     .wait_asked = false},
+    {.name = "permanent code",
+     .code = absl::StatusCode::kInternal,
+     .kind = Kind::kStop,
+     .reason = StopReason::kPermanentError,
+     .explanation = "not retried: INTERNAL is not a retryable code "
+                    "(retryable: UNAVAILABLE)",
+     .failures_after = 0,
+     .admission_calls = 0,
+     .wait_asked = false},
+    {.name = "permanent before non-idempotent",
+     .code = absl::StatusCode::kInternal,
+     .idempotent = false,
+     .kind = Kind::kStop,
+     .reason = StopReason::kPermanentError,
+     .failures_after = 0,
+     .admission_calls = 0,
+     .wait_asked = false},
+    {.name = "non-idempotent: the throttle still counts the failure",
+     .idempotent = false,
+     .kind = Kind::kStop,
+     .reason = StopReason::kNonIdempotent,
+     .explanation = "not retried: test.Table.Get is not idempotent",
+     .failures_after = 0,
+     .wait_asked = false},
+    {.name = "non-idempotent before an exhausted policy",
+     .idempotent = false,
+     .failures = 3,
+     .max_retries = 0,
+     .kind = Kind::kStop,
+     .reason = StopReason::kNonIdempotent,
+     .failures_after = 3,
+     .wait_asked = false},
+    {.name = "non-idempotent before a stream that may not repeat",
+     .idempotent = false,
+     .repeat_forbidden = "broke after delivering messages",
+     .kind = Kind::kStop,
+     .reason = StopReason::kNonIdempotent,
+     .failures_after = 0,
+     .wait_asked = false},
+    {.name = "a stream that may not repeat what it delivered",
+     .repeat_forbidden = "broke after delivering messages",
+     .kind = Kind::kStop,
+     .reason = StopReason::kNotResumable,
+     .explanation = "not resumed: the stream broke after delivering messages",
+     .failures_after = 0,
+     .wait_asked = false},
+    {.name = "error count spent",
+     .failures = 2,
+     .max_retries = 2,
+     .kind = Kind::kStop,
+     .reason = StopReason::kExhausted,
+     .explanation = "gave up: retry policy exhausted (at most 2 retries)",
+     .failures_after = 3,
+     .wait_asked = false},
+    {.name = "error count spent, singular",
+     .failures = 1,
+     .max_retries = 1,
+     .kind = Kind::kStop,
+     .reason = StopReason::kExhausted,
+     .explanation = "(at most 1 retry)",
+     .failures_after = 2,
+     .wait_asked = false},
+    {.name = "last retry the count allows",
+     .failures = 1,
+     .max_retries = 2,
+     .failures_after = 2},
+    {.name = "unlimited count", .failures = 100000, .failures_after = 100001},
+    {.name = "error count before the end",
+     .now = seconds(200),
+     .failures = 2,
+     .max_retries = 2,
+     .kind = Kind::kStop,
+     .reason = StopReason::kExhausted,
+     .explanation = "retry policy exhausted",
+     .failures_after = 3,
+     .wait_asked = false},
+    {.name = "the call's end has passed",
+     .now = seconds(100),
+     .end_reason = StopReason::kDeadline,
+     .kind = Kind::kStop,
+     .reason = StopReason::kDeadline,
+     .explanation = "gave up: the call's deadline was reached",
+     .wait_asked = false},
+    {.name = "the end before admission",
+     .now = seconds(100),
+     .admit = false,
+     .kind = Kind::kStop,
+     .reason = StopReason::kExhausted,
+     .explanation = "the retry policy's time limit was reached",
+     .wait_asked = false},
+    {.name = "admission refused",
+     .admit = false,
+     .kind = Kind::kStop,
+     .reason = StopReason::kThrottled,
+     .explanation = "gave up: scripted refusal",
+     .wait_asked = false},
+    {.name = "admission refused, the call may wait for it",
+     .admit = false,
+     .may_wait = true,
+     .kind = Kind::kWaitForAdmission,
+     .wait_asked = false},
+    {.name = "no admission source", .throttle = false, .admission_calls = 0},
+    {.name = "the server refused the retry",
+     .wait = kRefusedWait,
+     .kind = Kind::kStop,
+     .reason = StopReason::kThrottled,
+     .explanation = "gave up: the server said no"},
+    {.name = "admission before the server's refusal",
+     .admit = false,
+     .wait = kRefusedWait,
+     .kind = Kind::kStop,
+     .reason = StopReason::kThrottled,
+     .explanation = "scripted refusal",
+     .wait_asked = false},
+    {.name = "the wait would pass the end",
+     .now = seconds(98),
+     .end_reason = StopReason::kDeadline,
+     .kind = Kind::kStop,
+     .reason = StopReason::kDeadline,
+     .explanation = "gave up: the next wait (2s, backoff) would pass the "
+                    "call's deadline"},
+    {.name = "the wait ends just before the end",
+     .now = seconds(98) - nanoseconds(1)},
+    {.name = "no end at all, a long wait",
+     .end = nanoseconds(-1),
+     .wait = {false, std::chrono::hours(1000), WaitReason::kRetryInfo, ""}},
+};
+
+TEST(DecideAfterFailureTable, EveryRow) {
+  constexpr MethodInfo kMethod{"test.Table.Get", RpcKind::kUnary,
+                               Idempotency::kIdempotent};
+  for (const Row& row : kRows) {
+    SCOPED_TRACE(row.name);
+    FailureFacts facts;
+    facts.method = kMethod.full_name;
+    facts.now = At(row.now);
+    facts.cancelled = row.cancelled;
+    facts.idempotent = row.idempotent;
+    facts.repeat_forbidden = row.repeat_forbidden;
+    facts.failures = row.failures;
+    facts.attempt_start = kStart;
+    facts.attempt_deadline = Point(row.attempt_deadline);
+    facts.end = Point(row.end);
+    facts.end_reason = row.end_reason;
+    facts.call_end = Point(row.call_end);
+    const RetryPolicy policy =
+        row.max_retries == RetryPolicy::kUnlimitedRetries
+            ? RetryPolicy::LimitedTime(std::chrono::hours(1))
+            : RetryPolicy::LimitedErrorCount(row.max_retries);
+    ScriptedAdmission admission(row.admit, row.may_wait);
+    ScriptedWaits waits(row.wait);
+    const RetryDecision decision =
+        DecideAfterFailure(absl::Status(row.code, "scripted"), facts, policy,
+                           row.throttle ? &admission : nullptr, waits);
+    EXPECT_EQ(decision.kind, row.kind);
+    EXPECT_EQ(decision.failures, row.failures_after);
+    EXPECT_EQ(admission.failures_seen, row.admission_calls);
+    EXPECT_EQ(!waits.asked_for.empty(), row.wait_asked);
+    if (!waits.asked_for.empty()) {
+      // Asked once, with the failure's number counted from 1.
+      EXPECT_EQ(waits.asked_for, std::vector<int>{row.failures + 1});
+    }
+    EXPECT_EQ(decision.attempt_timed_out, row.attempt_timed_out);
+    switch (row.kind) {
+      case Kind::kStop:
+        EXPECT_EQ(decision.stop_reason, row.reason);
+        EXPECT_THAT(decision.explanation, HasSubstr(row.explanation));
+        break;
+      case Kind::kRetry:
+        EXPECT_EQ(decision.wait, row.wait.delay);
+        EXPECT_EQ(decision.wait_reason, row.wait.reason);
+        break;
+      case Kind::kWaitForAdmission:
+        EXPECT_EQ(decision.wait_reason, WaitReason::kThrottle);
+        break;
+    }
+  }
+}
+
+// A RetryableIf predicate runs only when the code alone does not decide:
+// never for a cancelled call or an attempt that ran out of the call's end.
+TEST(DecideAfterFailureTable, PredicateRunsOnlyWhenItCanMatter) {
+  int asked = 0;
+  const RetryPolicy policy = RetryPolicy::LimitedTime(std::chrono::hours(1))
+                                 .WithRetryableIf([&](const absl::Status&) {
+                                   ++asked;
+                                   return true;
+                                 });
+  ScriptedWaits waits({false, seconds(1), WaitReason::kBackoff, ""});
+  FailureFacts facts;
+  facts.method = "test.Table.Get";
+  facts.idempotent = true;
+  facts.now = At(seconds(1));
+  facts.cancelled = true;
+  DecideAfterFailure(absl::InternalError("x"), facts, policy, nullptr, waits);
+  EXPECT_EQ(asked, 0);
+  facts.cancelled = false;
+  const RetryDecision decision = DecideAfterFailure(
+      absl::InternalError("x"), facts, policy, nullptr, waits);
+  EXPECT_EQ(asked, 1);
+  EXPECT_EQ(decision.kind, Kind::kRetry);
 }
 
 }  // namespace

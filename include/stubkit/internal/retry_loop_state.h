@@ -22,6 +22,7 @@
 #include "stubkit/cancellation.h"
 #include "stubkit/clock.h"
 #include "stubkit/internal/call_setup.h"
+#include "stubkit/internal/retry_decision.h"
 #include "stubkit/logging.h"
 #include "stubkit/method.h"
 #include "stubkit/metrics.h"
@@ -82,8 +83,10 @@ class RetryLoopState {
   // Records a successful attempt; the call is over.
   void OnSuccess();
 
-  // Decides after a failed attempt. Returns true to retry after `*wait`;
-  // false to stop, with the status to return in `*final_status`.
+  // Decides after a failed attempt (DecideAfterFailure in
+  // stubkit/internal/retry_decision.h) and reports the decision. Returns
+  // true to retry after `*wait`; false to stop, with the status to return
+  // in `*final_status`.
   bool OnFailure(const absl::Status& status, const grpc::ClientContext& context,
                  absl::Status* final_status, std::chrono::nanoseconds* wait);
 
@@ -217,11 +220,16 @@ class RetryLoopState {
 
   time_point Now() const;
   void Setup(const OptionsView& options);
-  // Chooses the wait from backoff and server hints; false: the server said
-  // not to retry.
-  bool ChooseWait(const absl::Status& status,
-                  const grpc::ClientContext& context, Wait* wait,
-                  std::string* refusal);
+  // The decision's wait source: backoff and the failed attempt's hints.
+  class Waits;
+  // Chooses the wait after the call's `failures`-th retryable failure from
+  // backoff and server hints; refused: the server said not to retry.
+  WaitChoice ChooseWait(const absl::Status& status,
+                        const grpc::ClientContext& context, int failures);
+  // Tells the observer, the logs and the loop what `decision` is.
+  bool Report(const absl::Status& status, const RetryDecision& decision,
+              time_point now, absl::Status* final_status,
+              std::chrono::nanoseconds* wait);
   bool Stop(const absl::Status& status, StopReason reason,
             absl::string_view explanation, time_point now,
             absl::Status* final_status);

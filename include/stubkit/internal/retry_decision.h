@@ -1,0 +1,147 @@
+// Copyright 2026 The stubkit Authors.
+//
+// The retry decision: what happens after one failed attempt. This is the
+// one place that defines the order of the rules (docs/retry-semantics.md
+// and ARCHITECTURE.md point here):
+//
+//   0. the caller cancelled                      -> stop, kCancelled
+//   1. the attempt ran out of the call's end     -> stop, the end's reason
+//   2. not a retryable code (an attempt's own
+//      timeout is retryable)                     -> stop, kPermanentError
+//      (a retryable failure is reported to the admission source here,
+//      whatever follows: it says the backend struggles)
+//   3. not idempotent                            -> stop, kNonIdempotent
+//   4. a stream that may not repeat what it
+//      delivered                                 -> stop, kNotResumable
+//   5. the retry policy's error count is spent   -> stop, kExhausted
+//   6. the call's end has passed                 -> stop, the end's reason
+//   7. admission refused                         -> wait for admission, or
+//                                                   stop, kThrottled
+//   8. the wait source refused (server hints)    -> stop, kThrottled
+//   9. the wait would pass the call's end        -> stop, the end's reason
+//  10. otherwise                                 -> retry after the wait
+//
+// `DecideAfterFailure` reads no clock, does no I/O and runs no observer,
+// log or metric: the loop passes `now` in, and reports the decision itself
+// (RetryLoopState). What varies by feature comes through two interfaces:
+// an `AdmissionSource` (the retry throttle; a retry budget) and a
+// `WaitSource` (backoff and server hints; a deadline inherited from a
+// server's call). A new source is a new class, not a new branch here.
+//
+//   RetryDecision decision = DecideAfterFailure(status, facts, policy,
+//                                               &admission, waits);
+//   if (decision.kind == RetryDecision::Kind::kRetry) Sleep(decision.wait);
+
+#ifndef STUBKIT_INTERNAL_RETRY_DECISION_H_
+#define STUBKIT_INTERNAL_RETRY_DECISION_H_
+
+#include <chrono>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "stubkit/clock.h"
+#include "stubkit/retry_observer.h"
+#include "stubkit/retry_policy.h"
+#include "stubkit/status.h"
+
+namespace stubkit {
+namespace internal {
+
+// Whether a DEADLINE_EXCEEDED seen at `now` is the expiry of the deadline an
+// attempt started at `start` was given, within the tolerance explained in
+// retry_decision.cc. `deadline` is time_point::max() for none.
+bool ReachedDeadline(Clock::time_point now, Clock::time_point start,
+                     Clock::time_point deadline);
+
+// "the call's deadline" or "the retry policy's time limit", for `end_reason`
+// kDeadline or kExhausted: what ended a call that reached its end.
+absl::string_view EndWhat(StopReason end_reason);
+
+// The facts of one failed attempt and the state of its call's budget.
+struct FailureFacts {
+  using time_point = Clock::time_point;
+
+  absl::string_view method;  // "package.Service.Method", for explanations
+  time_point now;
+  bool cancelled = false;
+  bool idempotent = false;
+  // Non-empty: a stream delivered messages and may not repeat them; the
+  // reason, for the explanation ("broke after delivering messages ...").
+  absl::string_view repeat_forbidden;
+  // Retryable failures before this one, counted since the policy started.
+  int failures = 0;
+  time_point attempt_start;
+  time_point attempt_deadline = time_point::max();
+  // The call's end (the earliest of the policy's time limit, the total
+  // timeout and the deadline) and what it is (kDeadline or kExhausted).
+  time_point end = time_point::max();
+  StopReason end_reason = StopReason::kExhausted;
+  // The call's own end, without the policy's time limit: a stream attempt's
+  // deadline is bounded by it, not by `end`.
+  time_point call_end = time_point::max();
+};
+
+// Admits retries: the retry throttle's token bucket, its waiting mode, a
+// retry budget. Not thread-safe by itself; one decision at a time calls it.
+class AdmissionSource {
+ public:
+  virtual ~AdmissionSource() = default;
+  // A retryable failure happened (counted whether or not the call may
+  // retry). Returns whether a retry may go now.
+  virtual bool OnRetryableFailure() = 0;
+  // After a refusal: whether the call may wait for admission instead of
+  // stopping.
+  virtual bool MayWait() const = 0;
+  // After a refusal the call does not wait out: why, for the status.
+  virtual std::string Refusal() const = 0;
+};
+
+// What a wait source chose.
+struct WaitChoice {
+  bool refused = false;  // the call must stop (kThrottled), see `refusal`
+  std::chrono::nanoseconds delay{0};
+  WaitReason reason = WaitReason::kBackoff;
+  std::string refusal;  // when refused: why ("the server asked ...")
+};
+
+// Chooses the wait before the next attempt: backoff, server hints.
+class WaitSource {
+ public:
+  virtual ~WaitSource() = default;
+  // The wait after `status`, the call's `failures`-th retryable failure
+  // (from 1).
+  virtual WaitChoice NextWait(const absl::Status& status, int failures) = 0;
+};
+
+// What happens after a failed attempt.
+struct RetryDecision {
+  enum class Kind {
+    kRetry,             // retry after `wait` (`wait_reason`)
+    kWaitForAdmission,  // wait until the admission source admits a retry
+    kStop,              // stop with `stop_reason`, `explanation`
+  };
+  Kind kind = Kind::kStop;
+  StopReason stop_reason = StopReason::kSuccess;
+  std::string explanation;  // kStop: for the status's retry summary
+  std::chrono::nanoseconds wait{0};
+  WaitReason wait_reason = WaitReason::kNone;
+  // The failure ran out of the attempt's own timeout (retryable).
+  bool attempt_timed_out = false;
+  // Retryable failures counted after this one: the caller keeps it for the
+  // next decision (`FailureFacts::failures`).
+  int failures = 0;
+};
+
+// Decides after a failed attempt, in the order above. `admission` may be
+// null (no throttle). `policy.IsRetryable` may run user code (a
+// `RetryableIf` predicate), so no stubkit lock may be held.
+RetryDecision DecideAfterFailure(const absl::Status& status,
+                                 const FailureFacts& facts,
+                                 const RetryPolicy& policy,
+                                 AdmissionSource* admission, WaitSource& waits);
+
+}  // namespace internal
+}  // namespace stubkit
+
+#endif  // STUBKIT_INTERNAL_RETRY_DECISION_H_

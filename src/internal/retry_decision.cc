@@ -1,0 +1,164 @@
+// Copyright 2026 The stubkit Authors.
+
+#include "stubkit/internal/retry_decision.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "src/internal/format.h"
+
+namespace stubkit {
+namespace internal {
+
+using std::chrono::nanoseconds;
+using time_point = Clock::time_point;
+
+// gRPC's timer may be read a hair before our clock reaches the same instant,
+// and the server enforces the deadline we send (grpc-timeout) from its own
+// cached clock, so on a loaded machine its verdict can come several
+// milliseconds early (seen in CI under ASan). So one that arrives within a
+// tenth of the attempt's budget of its deadline (at least 2 ms, at most
+// 50 ms) counts as that deadline's: a server's own DEADLINE_EXCEEDED that
+// close to ours is treated as ours, and the call stops or retries as it
+// would a moment later anyway.
+bool ReachedDeadline(time_point now, time_point start, time_point deadline) {
+  if (deadline == time_point::max()) return false;
+  const nanoseconds tolerance = std::clamp<nanoseconds>(
+      (deadline - start) / 10, std::chrono::milliseconds(2),
+      std::chrono::milliseconds(50));
+  return now + tolerance >= deadline;
+}
+
+absl::string_view EndWhat(StopReason end_reason) {
+  return end_reason == StopReason::kDeadline ? "the call's deadline"
+                                             : "the retry policy's time limit";
+}
+
+namespace {
+
+RetryDecision Stop(StopReason reason, std::string explanation, int failures) {
+  RetryDecision decision;
+  decision.kind = RetryDecision::Kind::kStop;
+  decision.stop_reason = reason;
+  decision.explanation = std::move(explanation);
+  decision.failures = failures;
+  return decision;
+}
+
+std::string NotRetryable(const absl::Status& status,
+                         const RetryPolicy& policy) {
+  return absl::StrCat(
+      "not retried: ", StatusCodeName(static_cast<int>(status.code())),
+      " is not a retryable code (retryable: ",
+      policy.retryable_codes().ToString(),
+      policy.has_retryable_if() ? "; the RetryableIf predicate declined it"
+                                : "",
+      ")");
+}
+
+}  // namespace
+
+RetryDecision DecideAfterFailure(const absl::Status& status,
+                                 const FailureFacts& facts,
+                                 const RetryPolicy& policy,
+                                 AdmissionSource* admission,
+                                 WaitSource& waits) {
+  const int failures = facts.failures;
+  // 0. The caller's cancel wins over anything the attempt says.
+  if (facts.cancelled) return Stop(StopReason::kCancelled, "", failures);
+  const bool timed_out =
+      status.code() == absl::StatusCode::kDeadlineExceeded &&
+      ReachedDeadline(facts.now, facts.attempt_start, facts.attempt_deadline);
+  // 1. The call's own end ran out during the attempt.
+  if (timed_out && facts.attempt_deadline == facts.end) {
+    return Stop(
+        facts.end_reason,
+        absl::StrCat("gave up: ", EndWhat(facts.end_reason), " was reached"),
+        failures);
+  }
+  // A stream's attempt ran out of the call's end (its deadline is bounded
+  // by `call_end`, not by the policy's time limit).
+  if (timed_out && facts.attempt_deadline >= facts.call_end) {
+    return Stop(StopReason::kDeadline,
+                "gave up: the call's deadline was reached", failures);
+  }
+  // 2. Permanent errors. An attempt that ran out of its own (shorter)
+  // timeout counts as retryable: the next attempt may be faster.
+  if (!timed_out && !policy.IsRetryable(status)) {
+    return Stop(StopReason::kPermanentError, NotRetryable(status, policy),
+                failures);
+  }
+  // A retryable failure says the backend struggles, whatever happens next.
+  const bool admitted = admission == nullptr || admission->OnRetryableFailure();
+  // 3. Never repeat an operation that may not be safe to repeat.
+  if (!facts.idempotent) {
+    return Stop(
+        StopReason::kNonIdempotent,
+        absl::StrCat("not retried: ", facts.method, " is not idempotent"),
+        failures);
+  }
+  // 4. Nor a stream's messages, once delivered.
+  if (!facts.repeat_forbidden.empty()) {
+    return Stop(
+        StopReason::kNotResumable,
+        absl::StrCat("not resumed: the stream ", facts.repeat_forbidden),
+        failures);
+  }
+  // 5. The retry policy's error count.
+  const int counted = failures + 1;
+  if (policy.max_retries() != RetryPolicy::kUnlimitedRetries &&
+      counted > policy.max_retries()) {
+    return Stop(
+        StopReason::kExhausted,
+        absl::StrCat("gave up: retry policy exhausted (at most ",
+                     policy.max_retries(),
+                     policy.max_retries() == 1 ? " retry)" : " retries)"),
+        counted);
+  }
+  // 6. The call's end.
+  if (facts.now >= facts.end) {
+    return Stop(
+        facts.end_reason,
+        absl::StrCat("gave up: ", EndWhat(facts.end_reason), " was reached"),
+        counted);
+  }
+  // 7. Admission.
+  if (!admitted) {
+    if (admission->MayWait()) {
+      RetryDecision decision;
+      decision.kind = RetryDecision::Kind::kWaitForAdmission;
+      decision.wait_reason = WaitReason::kThrottle;
+      decision.attempt_timed_out = timed_out;
+      decision.failures = counted;
+      return decision;
+    }
+    return Stop(StopReason::kThrottled, admission->Refusal(), counted);
+  }
+  // 8. The wait, which the server may refuse.
+  WaitChoice chosen = waits.NextWait(status, counted);
+  if (chosen.refused) {
+    return Stop(StopReason::kThrottled,
+                absl::StrCat("gave up: ", chosen.refusal), counted);
+  }
+  // 9. Never start a wait that would end after the call's end.
+  if (facts.end != time_point::max() && chosen.delay >= facts.end - facts.now) {
+    return Stop(
+        facts.end_reason,
+        absl::StrCat("gave up: the next wait (", FormatDuration(chosen.delay),
+                     ", ", ToString(chosen.reason), ") would pass ",
+                     EndWhat(facts.end_reason)),
+        counted);
+  }
+  // 10. Retry.
+  RetryDecision decision;
+  decision.kind = RetryDecision::Kind::kRetry;
+  decision.wait = chosen.delay;
+  decision.wait_reason = chosen.reason;
+  decision.attempt_timed_out = timed_out;
+  decision.failures = counted;
+  return decision;
+}
+
+}  // namespace internal
+}  // namespace stubkit
