@@ -143,7 +143,7 @@ void HedgedOperationBase::ResetTimerLocked(Step& step) {
 void HedgedOperationBase::AttemptDoneLocked(int index,
                                             const absl::Status& status) {
   done_[index] = true;
-  if (state().has_observer()) {
+  if (state().reporter().has_observer()) {
     results_[index] = status;
     ends_[index] = state().now();
     late_[index] = finished_;
@@ -155,7 +155,8 @@ void HedgedOperationBase::AttemptDoneLocked(int index,
 }
 
 HedgedOperationBase::Next HedgedOperationBase::Perform(Step& step) {
-  if (!step.attempt_log.empty()) state().WriteLog(step.attempt_log);
+  if (!step.attempt_log.empty())
+    state().reporter().Log(LogLevel::kRpc, step.attempt_log);
   // A hedge that waits for the server's pushback, with no attempt to start
   // now: no caller would arm its timer.
   if (step.hedge_pending && step.outcome == Outcome::kNone) {
@@ -187,7 +188,7 @@ absl::Status HedgedOperationBase::Conclude(Step& step) {
   UnwatchCancellation(callback);
   // Only this thread ended the call, and no attempt starts any more: the
   // state is ours, and its observer, metrics and log sink run unlocked.
-  if (state().has_observer()) ReportAttempts(step);
+  if (state().reporter().has_observer()) ReportAttempts(step);
   switch (step.outcome) {
     case Outcome::kSuccess:
       state().OnSuccess();
@@ -215,8 +216,8 @@ void HedgedOperationBase::ReportAttempts(const Step& step) {
   {
     absl::MutexLock lock(&mu_);
     for (int i = 0; i < step.launched; ++i) {
-      seen[i] = Seen{sent_[i], done_[i], late_[i], results_[i], starts_[i],
-                     ends_[i]};
+      seen[i] =
+          Seen{sent_[i], done_[i], late_[i], results_[i], starts_[i], ends_[i]};
     }
   }
   // A call that ended with no attempt's status (cancelled, or its end

@@ -20,6 +20,7 @@
 #include "stubkit/internal/metadata.h"
 #include "stubkit/internal/method_options.h"
 #include "stubkit/internal/retry_decision.h"
+#include "stubkit/internal/retry_sources.h"
 #include "stubkit/internal/retry_summary.h"
 #include "stubkit/internal/server_hints.h"
 #include "stubkit/internal/timer_queue.h"
@@ -70,6 +71,7 @@ RetryLoopState::RetryLoopState(const MethodInfo& method,
       retry_policy_(options.get<RetryPolicyOption>()),
       backoff_policy_(options.get<BackoffPolicyOption>()),
       options_(options),
+      waits_(backoff_policy_, options, reporter_),
       clock_(options.get<ClockOption>().get()),
       sleeper_(options.get<SleeperOption>().get()) {
   start_ = Now();
@@ -92,23 +94,12 @@ RetryLoopState::RetryLoopState(const MethodInfo& method,
 void RetryLoopState::Setup(const OptionsView& options) {
   idempotent_ = IsIdempotent(method_, options);
   // Each optional layer costs one lookup here and a null check later.
-  if (const auto* observer = options.find<RetryObserverOption>()) {
-    if (*observer) observer_ = observer;
-  }
+  reporter_.Configure(method_.full_name, options);
   throttle_ = options.get<RetryThrottleOption>().get();
-  metrics_ = options.get<MetricsOption>().get();
   cancel_ = options.get<CancellationOption>().get();
   if (const auto* metadata = options.find<ResponseMetadataOption>()) {
     response_metadata_ = metadata->get();
   }
-  log_level_ = options.get<LogLevelOption>();
-  if (log_level_ != LogLevel::kOff) {
-    log_sink_ = options.get<LogSinkOption>().get();
-    if (log_sink_ == nullptr) log_sink_ = StderrLogSink().get();
-    log_payloads_ =
-        log_level_ == LogLevel::kRpc && options.get<LogPayloadsOption>();
-  }
-  use_hints_ = options.get<ServerHintsOption>();
 
   if (retry_policy_.max_time() > nanoseconds::zero()) {
     end_ = AddSaturating(start_, retry_policy_.max_time());
@@ -125,19 +116,9 @@ time_point RetryLoopState::Now() const {
   return clock_ != nullptr ? clock_->Now() : std::chrono::steady_clock::now();
 }
 
-void RetryLoopState::Log(LogLevel level, absl::string_view line) const {
-  if (log_sink_ != nullptr && log_level_ >= level) log_sink_->Write(line);
-}
-
-void RetryLoopState::LogPayload(
-    absl::string_view what, const google::protobuf::Message& message) const {
-  Log(LogLevel::kRpc, absl::StrCat("stubkit: ", method_.full_name, " ", what,
-                                   " {", message.ShortDebugString(), "}"));
-}
-
 bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context,
                                     std::string* deferred_log) {
-  delay_pending_ = nanoseconds::zero();  // the wait, if any, is over
+  delay_.End();  // the wait, if any, is over
   const time_point now = Now();
   // An attempt past the call's end (a deadline already in the past, say)
   // could only fail: stop before sending it.
@@ -163,7 +144,7 @@ bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context,
     context.AddMetadata(kRetryAttemptHeader, std::to_string(attempts_));
   }
   ApplyCallOptions(context, options_);
-  if (log_level_ >= LogLevel::kRpc) {
+  if (reporter_.logs(LogLevel::kRpc)) {
     std::vector<std::pair<std::string, std::string>> sent;
     if (metadata != nullptr) sent = *metadata;
     if (attempt_header) {
@@ -192,7 +173,7 @@ void RetryLoopState::FinishAttempt(grpc::ClientContext& context,
   if (response_metadata_ != nullptr) {
     CopyResponseMetadata(context, response_metadata_);
   }
-  if (observer_ != nullptr) finished_context_ = &context;
+  if (reporter_.has_observer()) finished_context_ = &context;
 }
 
 absl::Status RetryLoopState::GiveUp(const absl::Status& status,
@@ -204,16 +185,11 @@ absl::Status RetryLoopState::GiveUp(const absl::Status& status,
 }
 
 absl::Status RetryLoopState::Cancelled() {
-  if (delay_pending_ > nanoseconds::zero()) {
-    // Cancelled during a wait: only the part waited counts.
-    const nanoseconds waited = std::clamp<nanoseconds>(
-        Now() - delay_began_, nanoseconds::zero(), delay_pending_);
-    retry_delay_ -= delay_pending_ - waited;
-    delay_pending_ = nanoseconds::zero();
-  }
-  if (waiting_for_throttle_) {
+  // Cancelled during a wait: only the part waited counts.
+  if (delay_.pending() > nanoseconds::zero()) delay_.CutShort(Now());
+  if (throttle_wait_.waiting()) {
     throttle_->EndWait();
-    LeaveThrottleWait(Now());
+    throttle_wait_.Leave(Now());
   }
   absl::Status final_status;
   if (ended_before_attempt_) {
@@ -249,9 +225,8 @@ absl::Status RetryLoopState::GiveUpAtEnd(const absl::Status& status) {
 
 void RetryLoopState::Notify(const absl::Status& status, time_point now,
                             bool final, Wait wait, StopReason reason) {
-  if (observer_ == nullptr) return;
+  if (!reporter_.has_observer()) return;
   AttemptEvent event;
-  event.method = method_.full_name;
   event.attempt = final && final_attempt_ > 0 ? final_attempt_ : attempts_;
   event.status = status;
   event.attempt_duration = now - attempt_start_;
@@ -265,7 +240,7 @@ void RetryLoopState::Notify(const absl::Status& status, time_point now,
   // Only the event that follows the attempt gets it: the context may be
   // gone by the next one (a cancelled backoff wait).
   finished_context_ = nullptr;
-  (*observer_)(event);
+  reporter_.Observe(event);
 }
 
 void RetryLoopState::NotifyHedgedAttempt(int attempt, time_point its_start,
@@ -273,16 +248,15 @@ void RetryLoopState::NotifyHedgedAttempt(int attempt, time_point its_start,
                                          const absl::Status& status,
                                          bool hedge_loser,
                                          const grpc::ClientContext* context) {
-  if (observer_ == nullptr) return;
+  if (!reporter_.has_observer()) return;
   AttemptEvent event;
-  event.method = method_.full_name;
   event.attempt = attempt;
   event.status = status;
   event.attempt_duration = its_end - its_start;
   event.elapsed = its_end - start_;
   event.hedge_loser = hedge_loser;
   event.context = context;
-  (*observer_)(event);
+  reporter_.Observe(event);
 }
 
 void RetryLoopState::OnSuccess() {
@@ -290,27 +264,21 @@ void RetryLoopState::OnSuccess() {
     channel_->CheckGrpcRetries(options_, method_.full_name, true);
   }
   if (throttle_ != nullptr) {
-    if (waited_for_throttle_) {
+    if (throttle_wait_.admitted_once()) {
       throttle_->OnWaitedSuccess();
     } else {
       throttle_->OnSuccess();
     }
   }
-  if (observer_ == nullptr && metrics_ == nullptr &&
-      log_level_ < LogLevel::kRpc) {
-    return;
-  }
+  if (!reporter_.active()) return;
   const time_point now = Now();
   Notify(absl::OkStatus(), now, true, Wait{nanoseconds(0), WaitReason::kNone},
          StopReason::kSuccess);
-  if (metrics_ != nullptr) {
-    metrics_->RecordCall(method_.full_name, attempts_, StopReason::kSuccess,
-                         now - start_, hedged_ ? attempts_ - 1 : 0,
-                         retry_delay_);
-  }
+  reporter_.RecordCall(attempts_, StopReason::kSuccess, now - start_,
+                       hedged_ ? attempts_ - 1 : 0, delay_.total());
   // The line is built only when it will be written: formatting it costs an
   // allocation on every call.
-  if (log_sink_ != nullptr && log_level_ >= LogLevel::kRpc) {
+  if (reporter_.logs(LogLevel::kRpc)) {
     Log(LogLevel::kRpc,
         absl::StrCat("stubkit: ", method_.full_name, " attempt ", attempts_,
                      " OK after ", FormatDuration(now - attempt_start_)));
@@ -322,8 +290,9 @@ bool RetryLoopState::Stop(const absl::Status& status, StopReason reason,
                           absl::Status* final_status) {
   RetrySummary summary{reason, attempts_, now - start_};
   std::string waited;
-  if (waited_ > nanoseconds::zero()) {
-    waited = absl::StrCat(explanation, "; waited ", FormatDuration(waited_),
+  if (throttle_wait_.waited() > nanoseconds::zero()) {
+    waited = absl::StrCat(explanation, "; waited ",
+                          FormatDuration(throttle_wait_.waited()),
                           " in all for the backend to recover (retry "
                           "throttle, waiting mode)");
     explanation = waited;
@@ -336,11 +305,9 @@ bool RetryLoopState::Stop(const absl::Status& status, StopReason reason,
   }
   *final_status = WithRetrySummary(status, summary, explanation);
   Notify(status, now, true, Wait{nanoseconds(0), WaitReason::kNone}, reason);
-  if (metrics_ != nullptr) {
-    metrics_->RecordCall(method_.full_name, attempts_, reason, now - start_,
-                         hedged_ && attempts_ > 1 ? attempts_ - 1 : 0,
-                         retry_delay_);
-  }
+  reporter_.RecordCall(attempts_, reason, now - start_,
+                       hedged_ && attempts_ > 1 ? attempts_ - 1 : 0,
+                       delay_.total());
   // Every call that gives up is worth a line at `retries`, whatever the
   // reason (the non-idempotent case answers "why wasn't it retried?"); a
   // permanent error or a cancel on the first attempt, never meant to be
@@ -349,7 +316,7 @@ bool RetryLoopState::Stop(const absl::Status& status, StopReason reason,
       attempts_ <= 1 && (reason == StopReason::kPermanentError ||
                          reason == StopReason::kCancelled);
   const LogLevel level = callers_business ? LogLevel::kRpc : LogLevel::kRetries;
-  if (log_sink_ != nullptr && log_level_ >= level) {
+  if (reporter_.logs(level)) {
     if (attempts_ == 0) {
       Log(level, absl::StrCat("stubkit: ", method_.full_name,
                               " stopped before any attempt: ", Describe(status),
@@ -363,97 +330,6 @@ bool RetryLoopState::Stop(const absl::Status& status, StopReason reason,
   }
   return false;
 }
-
-WaitChoice RetryLoopState::ChooseWait(const absl::Status& status,
-                                      const grpc::ClientContext& context,
-                                      int failures) {
-  WaitChoice choice;
-  choice.delay = backoff_policy_.DelayFor(failures - 1 - backoff_origin_);
-  choice.reason = WaitReason::kBackoff;
-  if (!use_hints_) return choice;
-  // A server hint replaces the backoff draw; with both hints, the longer.
-  std::optional<Wait> hint;
-  const auto& trailers = context.GetServerTrailingMetadata();
-  auto pushback = trailers.find(kRetryPushbackHeader);
-  if (pushback != trailers.end()) {
-    absl::string_view value(pushback->second.data(), pushback->second.size());
-    Pushback parsed = ParsePushback(value);
-    if (parsed.kind == Pushback::Kind::kDoNotRetry) {
-      choice.refused = true;
-      choice.refusal =
-          absl::StrCat("retry throttled by the server (", kRetryPushbackHeader,
-                       ": ", value.substr(0, 32), ")");
-      return choice;
-    }
-    hint = Wait{parsed.delay, WaitReason::kPushback};
-  }
-  if (auto details = status.GetPayload(kErrorDetailsPayloadKey)) {
-    RetryInfoHint parsed = details->size() > kMaxStatusDetailsBytes
-                               ? RetryInfoHint{RetryInfoHint::Kind::kMalformed}
-                               : ParseRetryInfoDelay(std::string(*details));
-    if (parsed.kind == RetryInfoHint::Kind::kDelay) {
-      if (!hint.has_value() || parsed.delay > hint->delay) {
-        hint = Wait{parsed.delay, WaitReason::kRetryInfo};
-      }
-    } else if (parsed.kind == RetryInfoHint::Kind::kMalformed) {
-      Log(LogLevel::kRetries,
-          absl::StrCat("stubkit: ", method_.full_name,
-                       " ignoring malformed or oversized status details (",
-                       details->size(), " bytes)"));
-    }
-  }
-  if (!hint.has_value()) return choice;
-  const nanoseconds ceiling = options_.get<ServerHintCeilingOption>();
-  if (hint->delay > ceiling) {
-    choice.refused = true;
-    choice.refusal =
-        absl::StrCat("the server asked to wait ", FormatDuration(hint->delay),
-                     " (", ToString(hint->reason), "), longer than ",
-                     FormatDuration(ceiling), " (ServerHintCeilingOption)");
-    return choice;
-  }
-  choice.delay = hint->delay;
-  choice.reason = hint->reason;
-  // A6: "If this attempt also fails, retry delay will reset to initial
-  // backoff for the following retry."
-  backoff_origin_ = failures;
-  return choice;
-}
-
-namespace {
-
-// The retry throttle as the decision's admission source.
-class ThrottleAdmission final : public AdmissionSource {
- public:
-  ThrottleAdmission(RetryThrottle& throttle, bool wait_enabled)
-      : throttle_(throttle), wait_enabled_(wait_enabled) {}
-  bool OnRetryableFailure() override { return throttle_.OnRetryableFailure(); }
-  bool MayWait() const override { return wait_enabled_ && throttle_.waiting(); }
-  std::string Refusal() const override {
-    return "gave up: retry throttled (the client's retry token bucket is at "
-           "or below half)";
-  }
-
- private:
-  RetryThrottle& throttle_;
-  const bool wait_enabled_;
-};
-
-}  // namespace
-
-// Backoff and the hints in the failed attempt's trailers and status.
-class RetryLoopState::Waits final : public WaitSource {
- public:
-  Waits(RetryLoopState& state, const grpc::ClientContext& context)
-      : state_(state), context_(context) {}
-  WaitChoice NextWait(const absl::Status& status, int failures) override {
-    return state_.ChooseWait(status, context_, failures);
-  }
-
- private:
-  RetryLoopState& state_;
-  const grpc::ClientContext& context_;
-};
 
 bool RetryLoopState::OnFailure(const absl::Status& status,
                                const grpc::ClientContext& context,
@@ -476,11 +352,13 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
   facts.end_reason = end_reason_;
   facts.call_end = call_end_;
   std::optional<ThrottleAdmission> admission;
-  if (throttle_ != nullptr)
-    admission.emplace(*throttle_, throttle_wait_enabled_);
-  Waits waits(*this, context);
+  if (throttle_ != nullptr) {
+    admission.emplace(*throttle_, throttle_wait_.enabled());
+  }
+  waits_.SetAttempt(&context.GetServerTrailingMetadata());
   const RetryDecision decision = DecideAfterFailure(
-      status, facts, retry_policy_, admission ? &*admission : nullptr, waits);
+      status, facts, retry_policy_, admission ? &*admission : nullptr, waits_);
+  waits_.SetAttempt(nullptr);  // the context may not outlive the attempt
   failures_ = decision.failures;
   return Report(status, decision, now, final_status, wait);
 }
@@ -502,10 +380,10 @@ bool RetryLoopState::Report(const absl::Status& status,
     case RetryDecision::Kind::kWaitForAdmission:
       // Waiting mode: sit out the outage within the call's own limits.
       *wait = BeginThrottleWait(status, now);
-      BeginDelay(now, *wait);
+      delay_.Begin(now, *wait);
       Notify(status, now, false, Wait{*wait, WaitReason::kThrottle},
              StopReason::kSuccess);
-      if (log_sink_ != nullptr && log_level_ >= LogLevel::kRetries) {
+      if (reporter_.logs(LogLevel::kRetries)) {
         Log(LogLevel::kRetries,
             absl::StrCat("stubkit: ", method_.full_name, " attempt ", attempts_,
                          " failed with ", Describe(status),
@@ -518,7 +396,7 @@ bool RetryLoopState::Report(const absl::Status& status,
   }
   const Wait chosen{decision.wait, decision.wait_reason};
   Notify(status, now, false, chosen, StopReason::kSuccess);
-  if (log_sink_ != nullptr && log_level_ >= LogLevel::kRetries) {
+  if (reporter_.logs(LogLevel::kRetries)) {
     // Here a DEADLINE_EXCEEDED can only be the attempt's own timeout: the
     // call's end stopped the call before.
     Log(LogLevel::kRetries,
@@ -535,7 +413,7 @@ bool RetryLoopState::Report(const absl::Status& status,
             ToString(chosen.reason), ")"));
   }
   *wait = chosen.delay;
-  BeginDelay(now, chosen.delay);
+  delay_.Begin(now, chosen.delay);
   // The option is read only here, on the retry path.
   follow_channel_ = channel_ != nullptr &&
                     FollowsChannel(status, chosen.reason) &&
@@ -559,19 +437,41 @@ void RetryLoopState::NoticeDroppedRetry() const {
       "retried; mark it idempotent if the server deduplicates it"));
 }
 
-void RetryLoopState::BeginDelay(time_point now, nanoseconds wait) {
+void RetryDelay::Begin(time_point now, nanoseconds wait) {
   // Saturates: a wait may be nanoseconds::max() (the options fuzzer found
   // the overflow), and a sum of large waits must not wrap.
   wait = std::max(wait, nanoseconds::zero());
-  retry_delay_ = wait > nanoseconds::max() - retry_delay_ ? nanoseconds::max()
-                                                          : retry_delay_ + wait;
-  delay_pending_ = wait;
-  delay_began_ = now;
+  total_ =
+      wait > nanoseconds::max() - total_ ? nanoseconds::max() : total_ + wait;
+  pending_ = wait;
+  began_ = now;
+}
+
+nanoseconds RetryDelay::CutShort(time_point now) {
+  const nanoseconds waited =
+      std::clamp<nanoseconds>(now - began_, nanoseconds::zero(), pending_);
+  total_ -= pending_ - waited;
+  pending_ = nanoseconds::zero();
+  return waited;
+}
+
+void ThrottleWait::Begin(const absl::Status& status, time_point now) {
+  waiting_ = true;
+  status_ = status;
+  since_ = now;
+}
+
+void ThrottleWait::Leave(time_point now, bool admitted) {
+  if (!waiting_) return;
+  waiting_ = false;
+  waited_ += now - since_;
+  if (admitted) admitted_once_ = true;
+  status_ = absl::OkStatus();
 }
 
 void RetryLoopState::RestartPolicy() {
   failures_ = 0;  // the error count, and the backoff's position
-  backoff_origin_ = 0;
+  waits_.Restart();
   end_ = call_end_;
   end_reason_ = StopReason::kDeadline;
   if (retry_policy_.max_time() > nanoseconds::zero()) {
@@ -585,29 +485,20 @@ void RetryLoopState::RestartPolicy() {
 }
 
 RetryLoopState::~RetryLoopState() {
-  if (waiting_for_throttle_) throttle_->EndWait();
+  if (throttle_wait_.waiting()) throttle_->EndWait();
 }
 
 nanoseconds RetryLoopState::BeginThrottleWait(const absl::Status& status,
                                               time_point now) {
   throttle_->BeginWait();
-  waiting_for_throttle_ = true;
-  waiting_status_ = status;
-  wait_start_ = now;
+  throttle_wait_.Begin(status, now);
   // end_ > now here: OnFailure stopped the call otherwise.
   return std::min<nanoseconds>(throttle_->PollDelay(), end_ - now);
 }
 
-void RetryLoopState::LeaveThrottleWait(time_point now) {
-  if (!waiting_for_throttle_) return;
-  waiting_for_throttle_ = false;
-  waited_ += now - wait_start_;
-  waiting_status_ = absl::OkStatus();
-}
-
 RetryLoopState::ThrottleStep RetryLoopState::AfterThrottleWait(
     absl::Status* final_status, nanoseconds* wait) {
-  delay_pending_ = nanoseconds::zero();  // the loop waited it out
+  delay_.End();  // the loop waited it out
   follow_channel_ = false;
   const time_point now = Now();
   if (cancel_ != nullptr && cancel_->cancelled()) {
@@ -617,8 +508,8 @@ RetryLoopState::ThrottleStep RetryLoopState::AfterThrottleWait(
   // The call's end comes first: an attempt admitted now could only fail.
   if (now >= end_) {
     throttle_->EndWait();
-    const absl::Status status = waiting_status_;
-    LeaveThrottleWait(now);
+    const absl::Status status = throttle_wait_.failure();
+    throttle_wait_.Leave(now);
     // Stop adds how long it waited.
     Stop(status, StopReason::kThrottled,
          absl::StrCat("gave up: the backend did not recover before ",
@@ -627,27 +518,21 @@ RetryLoopState::ThrottleStep RetryLoopState::AfterThrottleWait(
     return ThrottleStep::kStop;
   }
   if (throttle_->TryAdmit(now)) {  // leaves the throttle's count
-    LeaveThrottleWait(now);
-    waited_for_throttle_ = true;
+    throttle_wait_.Leave(now, /*admitted=*/true);
     return ThrottleStep::kAttempt;
   }
   *wait = std::min<nanoseconds>(throttle_->PollDelay(), end_ - now);
-  BeginDelay(now, *wait);
+  delay_.Begin(now, *wait);
   return ThrottleStep::kWait;
 }
 
 void RetryLoopState::OnChannelReady() {
-  const time_point now = Now();
-  nanoseconds waited = nanoseconds::zero();
-  if (delay_pending_ > nanoseconds::zero()) {
-    waited = std::clamp<nanoseconds>(now - delay_began_, nanoseconds::zero(),
-                                     delay_pending_);
-    retry_delay_ -= delay_pending_ - waited;
-  }
-  const nanoseconds planned = delay_pending_;
-  delay_pending_ = nanoseconds::zero();
+  const nanoseconds planned = delay_.pending();
+  const nanoseconds waited = planned > nanoseconds::zero()
+                                 ? delay_.CutShort(Now())
+                                 : nanoseconds::zero();
   woke_on_reconnect_ = true;
-  if (log_sink_ != nullptr && log_level_ >= LogLevel::kRetries) {
+  if (reporter_.logs(LogLevel::kRetries)) {
     Log(LogLevel::kRetries,
         absl::StrCat("stubkit: ", method_.full_name,
                      " the channel is ready again; attempt ", attempts_ + 1,

@@ -21,8 +21,10 @@
 #include "stubkit/call_options.h"
 #include "stubkit/cancellation.h"
 #include "stubkit/clock.h"
+#include "stubkit/internal/call_reporter.h"
 #include "stubkit/internal/call_setup.h"
 #include "stubkit/internal/retry_decision.h"
+#include "stubkit/internal/retry_sources.h"
 #include "stubkit/logging.h"
 #include "stubkit/method.h"
 #include "stubkit/metrics.h"
@@ -44,6 +46,60 @@ class ConnectionChannel;
 // predicate decided, see stubkit/method_options.h), else the client's
 // `IdempotencyMapOption`, else the proto's.
 bool IsIdempotent(const MethodInfo& method, const OptionsView& options);
+
+// A96's retry delay of one call: the waits handed to the loop, summed
+// (saturating). The last one, until the loop comes back, may yet be cut
+// short by a cancel or the channel's return; then only its elapsed part
+// counts.
+class RetryDelay {
+ public:
+  using time_point = Clock::time_point;
+  // A wait of `wait` begins at `now`.
+  void Begin(time_point now, std::chrono::nanoseconds wait);
+  // The loop came back from the wait: it counts in full.
+  void End() { pending_ = std::chrono::nanoseconds::zero(); }
+  // The wait ended early at `now`: returns its elapsed part, and counts only
+  // that.
+  std::chrono::nanoseconds CutShort(time_point now);
+  // The wait in progress, zero when none.
+  std::chrono::nanoseconds pending() const { return pending_; }
+  std::chrono::nanoseconds total() const { return total_; }
+
+ private:
+  std::chrono::nanoseconds total_{0};
+  std::chrono::nanoseconds pending_{0};
+  time_point began_;
+};
+
+// A call's part in the retry throttle's waiting mode
+// (stubkit/retry_throttle.h): whether it is in the throttle's wait, after which
+// failure, and for how long in all. The throttle's own count
+// (BeginWait/EndWait) is the caller's.
+class ThrottleWait {
+ public:
+  using time_point = Clock::time_point;
+  void Enable() { enabled_ = true; }
+  bool enabled() const { return enabled_; }
+  bool waiting() const { return waiting_; }
+  // Enters the wait at `now`, after the failure `status`.
+  void Begin(const absl::Status& status, time_point now);
+  // The failure the call waits after.
+  const absl::Status& failure() const { return status_; }
+  // Leaves the wait at `now`, if in it; `admitted`: to attempt again.
+  void Leave(time_point now, bool admitted = false);
+  // Admitted at least once: the call's success earns the throttle no credit.
+  bool admitted_once() const { return admitted_once_; }
+  // Time spent in the wait, in all.
+  std::chrono::nanoseconds waited() const { return waited_; }
+
+ private:
+  bool enabled_ = false;
+  bool waiting_ = false;
+  bool admitted_once_ = false;
+  absl::Status status_;
+  time_point since_;
+  std::chrono::nanoseconds waited_{0};
+};
 
 // The decision state of one call: shared by every loop flavour, so the
 // decision table exists once.
@@ -143,8 +199,8 @@ class RetryLoopState {
   // calls `AfterThrottleWait`, which says whether to attempt now, wait
   // `*wait` more, or stop with `*final_status`. A cancelled wait returns
   // `Cancelled()` as any other, which also leaves the throttle's wait.
-  void EnableThrottleWait() { throttle_wait_enabled_ = true; }
-  bool waiting_for_throttle() const { return waiting_for_throttle_; }
+  void EnableThrottleWait() { throttle_wait_.Enable(); }
+  bool waiting_for_throttle() const { return throttle_wait_.waiting(); }
   enum class ThrottleStep { kAttempt, kWait, kStop };
   ThrottleStep AfterThrottleWait(absl::Status* final_status,
                                  std::chrono::nanoseconds* wait);
@@ -162,7 +218,7 @@ class RetryLoopState {
                       absl::string_view explanation);
   RetryThrottle* throttle() const { return throttle_; }
   // Whether server hints (pushback, RetryInfo) are followed.
-  bool use_hints() const { return use_hints_; }
+  bool use_hints() const { return waits_.use_hints(); }
   time_point now() const { return Now(); }
 
   // For loops that run attempts side by side (hedging): when the last
@@ -179,13 +235,9 @@ class RetryLoopState {
   // Ends the call because its end was reached: `status` with the end's stop
   // reason (deadline or retry policy).
   absl::Status GiveUpAtEnd(const absl::Status& status);
-  // Writes a line `PrepareAttempt` deferred.
-  void WriteLog(absl::string_view line) const { Log(LogLevel::kRpc, line); }
-
-  // Payload logging, only when the level is kRpc and payloads were asked for.
-  bool log_payloads() const { return log_payloads_; }
-  void LogPayload(absl::string_view what,
-                  const google::protobuf::Message& message) const;
+  // Observer, logs and metrics (a line `PrepareAttempt` deferred is
+  // written at kRpc; payloads are logged through it).
+  const CallReporter& reporter() const { return reporter_; }
 
   int attempts() const { return attempts_; }
   // For hedging: attempts after the first are hedges, not retries (gRPC
@@ -195,7 +247,6 @@ class RetryLoopState {
   // the observer, if any, of attempt `attempt` (from 1), which ran from
   // `its_start` to `its_end` and is not the one the final event describes.
   // `context` is null for a loser still running.
-  bool has_observer() const { return observer_ != nullptr; }
   void NotifyHedgedAttempt(int attempt, time_point its_start,
                            time_point its_end, const absl::Status& status,
                            bool hedge_loser,
@@ -220,12 +271,9 @@ class RetryLoopState {
 
   time_point Now() const;
   void Setup(const OptionsView& options);
-  // The decision's wait source: backoff and the failed attempt's hints.
-  class Waits;
-  // Chooses the wait after the call's `failures`-th retryable failure from
-  // backoff and server hints; refused: the server said not to retry.
-  WaitChoice ChooseWait(const absl::Status& status,
-                        const grpc::ClientContext& context, int failures);
+  void Log(LogLevel level, absl::string_view line) const {
+    reporter_.Log(level, line);
+  }
   // Tells the observer, the logs and the loop what `decision` is.
   bool Report(const absl::Status& status, const RetryDecision& decision,
               time_point now, absl::Status* final_status,
@@ -238,15 +286,11 @@ class RetryLoopState {
   void NoticeDroppedRetry() const;
   void Notify(const absl::Status& status, time_point now, bool final, Wait wait,
               StopReason reason);
-  void Log(LogLevel level, absl::string_view line) const;
   // Enters the throttle's wait after `status`; returns the first poll delay.
   std::chrono::nanoseconds BeginThrottleWait(const absl::Status& status,
                                              time_point now);
-  void LeaveThrottleWait(time_point now);
   // `Sleep` for a wait that follows the channel.
   bool SleepFollowingChannel(std::chrono::nanoseconds wait);
-  // Counts `wait`, handed to the loop at `now`, in the call's retry delay.
-  void BeginDelay(time_point now, std::chrono::nanoseconds wait);
 
   // A copy: the caller's MethodInfo may be a local that an async call or a
   // stream outlives.
@@ -254,20 +298,18 @@ class RetryLoopState {
   const RetryPolicy& retry_policy_;
   const ExponentialBackoffPolicy& backoff_policy_;
   const OptionsView& options_;
+  // Before waits_, which refers to it.
+  CallReporter reporter_;
+  // The decision's wait source; its backoff state lasts for the call.
+  BackoffWaits waits_;
   const Clock* clock_;  // null: std::chrono::steady_clock
   Sleeper* sleeper_;    // null: std::this_thread::sleep_for
-  const RetryObserverOption::Type* observer_ = nullptr;
   RetryThrottle* throttle_ = nullptr;
-  MetricsCollector* metrics_ = nullptr;
   CancellationToken* cancel_ = nullptr;
   ResponseMetadata* response_metadata_ = nullptr;
   // With an observer: the context of the attempt `FinishAttempt` ended, for
   // the next event only (cleared once notified and when an attempt starts).
   const grpc::ClientContext* finished_context_ = nullptr;
-  LogSink* log_sink_ = nullptr;
-  LogLevel log_level_ = LogLevel::kOff;
-  bool log_payloads_ = false;
-  bool use_hints_ = true;
   absl::Status setup_status_;
   bool idempotent_ = false;
   absl::string_view repeat_forbidden_;  // empty: repeating is allowed
@@ -282,19 +324,9 @@ class RetryLoopState {
   int resumes_ = 0;        // streams: breaks the resume hook accepted
   int final_attempt_ = 0;  // the final event's attempt; 0: attempts_
   int failures_ = 0;
-  // failures_ when the server last chose the wait: the backoff restarts
-  // from its initial delay after it (gRFC A6).
-  int backoff_origin_ = 0;
   // PrepareAttempt refused: the call's end had passed.
   bool ended_before_attempt_ = false;
-  // The throttle's waiting mode.
-  bool throttle_wait_enabled_ = false;
-  bool waiting_for_throttle_ = false;
-  bool waited_for_throttle_ =
-      false;                     // at least once: its success earns no credit
-  absl::Status waiting_status_;  // the failure the call waits after
-  time_point wait_start_;
-  std::chrono::nanoseconds waited_{0};  // in the throttle's wait, in all
+  ThrottleWait throttle_wait_;
   bool hedged_ = false;
   bool stream_deadlines_ = false;
   ConnectionChannel* channel_ = nullptr;
@@ -303,19 +335,16 @@ class RetryLoopState {
   // the same for the attempt running (for its event).
   bool woke_on_reconnect_ = false;
   bool attempt_on_reconnect_ = false;
-  // A96's retry delay: the waits handed to the loop, summed. The last one,
-  // until the loop comes back (`delay_pending_` > 0), may yet be cut short
-  // by a cancel; then only its elapsed part counts.
-  std::chrono::nanoseconds retry_delay_{0};
-  std::chrono::nanoseconds delay_pending_{0};
-  time_point delay_began_;
+  RetryDelay delay_;
 };
 
 template <typename T>
 void MaybeLogPayload(const RetryLoopState& state, absl::string_view what,
                      const T& value) {
   if constexpr (std::is_base_of_v<google::protobuf::Message, T>) {
-    if (state.log_payloads()) state.LogPayload(what, value);
+    if (state.reporter().log_payloads()) {
+      state.reporter().LogPayload(what, value);
+    }
   }
 }
 

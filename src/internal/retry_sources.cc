@@ -1,0 +1,89 @@
+// Copyright 2026 The stubkit Authors.
+
+#include "stubkit/internal/retry_sources.h"
+
+#include <optional>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "src/internal/format.h"
+#include "stubkit/internal/server_hints.h"
+#include "stubkit/server_hints.h"
+
+namespace stubkit {
+namespace internal {
+
+using std::chrono::nanoseconds;
+
+std::string ThrottleAdmission::Refusal() const {
+  return "gave up: retry throttled (the client's retry token bucket is at or "
+         "below half)";
+}
+
+BackoffWaits::BackoffWaits(const ExponentialBackoffPolicy& backoff,
+                           const OptionsView& options,
+                           const CallReporter& reporter)
+    : backoff_(backoff),
+      options_(options),
+      reporter_(reporter),
+      use_hints_(options.get<ServerHintsOption>()) {}
+
+WaitChoice BackoffWaits::NextWait(const absl::Status& status, int failures) {
+  WaitChoice choice;
+  choice.delay = backoff_.DelayFor(failures - 1 - backoff_origin_);
+  choice.reason = WaitReason::kBackoff;
+  if (!use_hints_) return choice;
+  std::optional<std::pair<nanoseconds, WaitReason>> hint;
+  if (trailers_ != nullptr) {
+    auto pushback = trailers_->find(kRetryPushbackHeader);
+    if (pushback != trailers_->end()) {
+      absl::string_view value(pushback->second.data(), pushback->second.size());
+      Pushback parsed = ParsePushback(value);
+      if (parsed.kind == Pushback::Kind::kDoNotRetry) {
+        choice.refused = true;
+        choice.refusal =
+            absl::StrCat("retry throttled by the server (",
+                         kRetryPushbackHeader, ": ", value.substr(0, 32), ")");
+        return choice;
+      }
+      hint.emplace(parsed.delay, WaitReason::kPushback);
+    }
+  }
+  if (auto details = status.GetPayload(kErrorDetailsPayloadKey)) {
+    RetryInfoHint parsed = details->size() > kMaxStatusDetailsBytes
+                               ? RetryInfoHint{RetryInfoHint::Kind::kMalformed}
+                               : ParseRetryInfoDelay(std::string(*details));
+    if (parsed.kind == RetryInfoHint::Kind::kDelay) {
+      if (!hint.has_value() || parsed.delay > hint->first) {
+        hint.emplace(parsed.delay, WaitReason::kRetryInfo);
+      }
+    } else if (parsed.kind == RetryInfoHint::Kind::kMalformed &&
+               reporter_.logs(LogLevel::kRetries)) {
+      reporter_.Log(
+          LogLevel::kRetries,
+          absl::StrCat("stubkit: ", reporter_.method(),
+                       " ignoring malformed or oversized status details (",
+                       details->size(), " bytes)"));
+    }
+  }
+  if (!hint.has_value()) return choice;
+  // Read only here: most failures carry no hint.
+  const nanoseconds ceiling = options_.get<ServerHintCeilingOption>();
+  if (hint->first > ceiling) {
+    choice.refused = true;
+    choice.refusal =
+        absl::StrCat("the server asked to wait ", FormatDuration(hint->first),
+                     " (", ToString(hint->second), "), longer than ",
+                     FormatDuration(ceiling), " (ServerHintCeilingOption)");
+    return choice;
+  }
+  choice.delay = hint->first;
+  choice.reason = hint->second;
+  // A6: "If this attempt also fails, retry delay will reset to initial
+  // backoff for the following retry."
+  backoff_origin_ = failures;
+  return choice;
+}
+
+}  // namespace internal
+}  // namespace stubkit
