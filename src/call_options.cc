@@ -2,11 +2,21 @@
 
 #include "stubkit/call_options.h"
 
+#include <string>
+
 #include "absl/strings/str_cat.h"
 #include "stubkit/internal/call_setup.h"
 #include "stubkit/internal/metadata.h"
 
 namespace stubkit {
+
+absl::Status AddMetadata(grpc::ClientContext& context, absl::string_view key,
+                         absl::string_view value) {
+  absl::Status status = internal::ValidateMetadata(key, value);
+  if (status.ok()) context.AddMetadata(std::string(key), std::string(value));
+  return status;
+}
+
 namespace internal {
 
 absl::Status ValidateCallOptions(const OptionsView& options) {

@@ -45,9 +45,27 @@
 // is over. It runs on the thread that starts the attempt, with no stubkit
 // lock held (for a hedged call, possibly on several threads at once, each
 // with its own attempt's context); it must not block, and must not start
-// or cancel the call. In a generated client, metadata it adds is checked
-// like `MetadataOption`'s (an illegal key fails the attempt with
-// INVALID_ARGUMENT instead of aborting in gRPC).
+// or cancel the call. To add metadata, it calls `stubkit::AddMetadata`
+// (below), never `context.AddMetadata`: a key or value stubkit refuses is
+// simply not added, the hook sees the INVALID_ARGUMENT, and the attempt
+// goes on without it.
+//
+// Adding metadata: `stubkit::AddMetadata(context, key, value)` is the
+// checked route, for decorators and the setup hook alike. It checks the
+// pair as `MetadataOption` is checked and, on a violation, returns
+// INVALID_ARGUMENT naming the key and adds nothing. A decorator returns
+// that status as the attempt's (a sync stream method: a stream whose
+// `Finish()` returns it), so the attempt fails unsent and, INVALID_ARGUMENT
+// not being a retryable code, the call ends with it:
+//
+//   absl::StatusOr<demo::GetResponse> Get(grpc::ClientContext& context,
+//                                         const stubkit::OptionsView& options,
+//                                         const demo::GetRequest& request)
+//       override {
+//     absl::Status added = stubkit::AddMetadata(context, "x-tenant", tenant_);
+//     if (!added.ok()) return added;
+//     return FooStubDecorator::Get(context, options, request);
+//   }
 //
 // Response metadata: set `ResponseMetadataOption` to a
 // `std::shared_ptr<ResponseMetadata>` and the call fills it with what its
@@ -83,6 +101,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "stubkit/options.h"
 
 namespace stubkit {
@@ -127,6 +146,16 @@ struct ContextSetupOption {
   using Type = std::function<void(grpc::ClientContext&)>;
   static Type Default() { return nullptr; }
 };
+
+// Adds `key: value` to the metadata `context` will send, checked as
+// `MetadataOption` is: a key is non-empty, made of [a-z0-9-_.] only and
+// does not start with "grpc-"; the value of a key not ending in "-bin" is
+// printable ASCII. Otherwise INVALID_ARGUMENT naming the key, and nothing
+// is added. The checked form of `grpc::ClientContext::AddMetadata`, on
+// which gRPC aborts the process instead (see the top of this file).
+[[nodiscard]] absl::Status AddMetadata(grpc::ClientContext& context,
+                                       absl::string_view key,
+                                       absl::string_view value);
 
 // What one attempt received besides its response.
 struct ResponseMetadata {
