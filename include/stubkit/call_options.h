@@ -67,6 +67,11 @@
 //     return FooStubDecorator::Get(context, options, request);
 //   }
 //
+// `grpc::ClientContext::AddMetadata` is gRPC's own and checks nothing: gRPC
+// 1.51 aborts the process when a call starts with an illegal key (such as
+// `X-Tenant`) or value on it, and stubkit does not look at what was added
+// that way.
+//
 // Response metadata: set `ResponseMetadataOption` to a
 // `std::shared_ptr<ResponseMetadata>` and the call fills it with what its
 // final attempt received, whether it succeeded or failed (for a hedged

@@ -46,17 +46,6 @@ void PrintStubOverrides(Printer& w, const FileModel& file,
   }
 }
 
-// Opens the gRPC stub's refusal of an attempt whose outgoing metadata (as a
-// decorator left it) gRPC would abort the process on; the caller completes
-// the block. Allocates nothing when the metadata is legal.
-void PrintCheckMetadata(Printer& w, const Printer::Vars& vars) {
-  w.Print(
-      "  if (::absl::Status refused = "
-      "::stubkit::internal::ValidateOutgoingMetadata(\n");
-  PrintCall(w, vars, 5, "", {"context", "\"$method_full_name$\""}, ");");
-  w.Print("      !refused.ok()) {\n");
-}
-
 // The decorator's and the gRPC stub's AsyncM of a streaming M.
 void PrintAsyncStreamDefinitions(Printer& w, const Printer::Vars& mv,
                                  const MethodModel& method,
@@ -75,10 +64,6 @@ void PrintAsyncStreamDefinitions(Printer& w, const Printer::Vars& mv,
             {"\"$method_full_name$\""}, ");");
   w.Print("  }\n");
   PrintRoutingHeader(w, method);
-  PrintCheckMetadata(w, mv);
-  w.Print(mv,
-          "    return refused;\n"
-          "  }\n");
   switch (method.kind) {
     case Kind::kServerStreaming:
       w.Print(mv, "  async->$Method$(&context, &request, reactor);\n");
@@ -119,11 +104,6 @@ void PrintAsyncUnaryDefinitions(Printer& w, const Printer::Vars& mv,
       "    return;\n"
       "  }\n");
   PrintRoutingHeader(w, method);
-  PrintCheckMetadata(w, mv);
-  w.Print(mv,
-          "    done(::std::move(refused));\n"
-          "    return;\n"
-          "  }\n");
   PrintType(w, mv, 1, "::stubkit::internal::StartAsyncUnary<$Response$>", "(");
   w.Print("      [&](auto* response, auto on_done) {\n");
   PrintCall(w, mv, 4, "async->$Method$(",
@@ -134,7 +114,7 @@ void PrintAsyncUnaryDefinitions(Printer& w, const Printer::Vars& mv,
       "}\n\n");
 }
 
-// The gRPC stub's M: refuse illegal metadata, then call grpc_cpp_plugin's.
+// The gRPC stub's M: calls grpc_cpp_plugin's.
 void PrintGrpcStubDefinition(Printer& w, const Printer::Vars& mv,
                              const MethodModel& method,
                              const std::string& grpc_stub) {
@@ -142,48 +122,22 @@ void PrintGrpcStubDefinition(Printer& w, const Printer::Vars& mv,
       *FindSignature(Layer::kStub, method.kind, Variant::kSync);
   PrintDefinition(w, mv, sync, grpc_stub, " {", UnusedOptions(method));
   PrintRoutingHeader(w, method);
-  PrintCheckMetadata(w, mv);
   switch (method.kind) {
     case Kind::kUnary:
-      w.Print(mv,
-              "    return refused;\n"
-              "  }\n"
-              "  $Response$ response;\n");
+      w.Print(mv, "  $Response$ response;\n");
       PrintCall(w, mv, 1, "return ::stubkit::internal::ToStatusOr(",
                 {"grpc_stub_->$Method$(&context, request, &response)",
                  "::std::move(response)"},
                 ");");
       break;
     case Kind::kServerStreaming:
-      PrintType(w, mv, 2,
-                "return ::std::make_unique<"
-                "::stubkit::internal::RefusedClientReader<$Response$>>",
-                "(");
-      w.Print(mv,
-              "        ::stubkit::internal::ToGrpcStatus(refused));\n"
-              "  }\n"
-              "  return grpc_stub_->$Method$(&context, request);\n");
+      w.Print(mv, "  return grpc_stub_->$Method$(&context, request);\n");
       break;
     case Kind::kClientStreaming:
-      PrintType(w, mv, 2,
-                "return ::std::make_unique<"
-                "::stubkit::internal::RefusedClientWriter<$Request$>>",
-                "(");
-      w.Print(mv,
-              "        ::stubkit::internal::ToGrpcStatus(refused));\n"
-              "  }\n"
-              "  return grpc_stub_->$Method$(&context, response);\n");
+      w.Print(mv, "  return grpc_stub_->$Method$(&context, response);\n");
       break;
     case Kind::kBidi:
-      PrintType(w, mv, 2,
-                "return ::std::make_unique<"
-                "::stubkit::internal::RefusedClientReaderWriter<$Request$, "
-                "$Response$>>",
-                "(");
-      w.Print(mv,
-              "        ::stubkit::internal::ToGrpcStatus(refused));\n"
-              "  }\n"
-              "  return grpc_stub_->$Method$(&context);\n");
+      w.Print(mv, "  return grpc_stub_->$Method$(&context);\n");
       break;
   }
   w.Print("}\n\n");

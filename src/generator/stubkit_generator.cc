@@ -145,8 +145,7 @@ void FileGenerator::Source(Printer& w) const {
           "\n");
   std::vector<std::string> project = {
       "stubkit/internal/async_retry_loop.h",
-      "stubkit/internal/async_streaming.h",
-      "stubkit/internal/client_support.h", "stubkit/internal/metadata.h",
+      "stubkit/internal/async_streaming.h", "stubkit/internal/client_support.h",
       "stubkit/internal/streaming.h", "stubkit/internal/unary_call.h"};
   if (HasPagination(file_)) {
     project.push_back("stubkit/internal/page_range.h");

@@ -2,24 +2,19 @@
 
 #include "stubkit/internal/metadata.h"
 
-#include <grpc/impl/codegen/compression_types.h>
+#include <string>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
-// gRPC's ClientContext keeps the metadata it will send private, and names
-// this class a friend without defining it anywhere in its public headers or
-// its library. Defining it here reads the map in place: the only copy-free
-// way to see what a decorator added before gRPC asserts on it.
+// gRPC's ClientContext keeps whether it asked for initial metadata private,
+// and names this class a friend without defining it anywhere in its public
+// headers or its library. Defining it here reads the flag.
 namespace grpc {
 namespace internal {
 class ClientContextAccessor {
  public:
-  static const std::multimap<std::string, std::string>& SendInitialMetadata(
-      const grpc::ClientContext& context) {
-    return context.send_initial_metadata_;
-  }
   static bool InitialMetadataReceived(const grpc::ClientContext& context) {
     return context.initial_metadata_received_;
   }
@@ -93,30 +88,9 @@ absl::Status ValidateMetadata(
   return absl::OkStatus();
 }
 
-absl::Status ValidateOutgoingMetadata(const grpc::ClientContext& context,
-                                      absl::string_view method_full_name) {
-  for (const auto& [key, value] :
-       grpc::internal::ClientContextAccessor::SendInitialMetadata(context)) {
-    // ClientContext::set_compression_algorithm's own, reserved-prefix key.
-    if (key == GRPC_COMPRESSION_REQUEST_ALGORITHM_MD_KEY) continue;
-    absl::Status status = ValidateMetadata(key, value);
-    if (!status.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(method_full_name, ": ", status.message(),
-                       "; the attempt was not sent"));
-    }
-  }
-  return absl::OkStatus();
-}
-
 bool InitialMetadataRequested(const grpc::ClientContext& context) {
   return grpc::internal::ClientContextAccessor::InitialMetadataReceived(
       context);
-}
-
-grpc::Status ToGrpcStatus(const absl::Status& status) {
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
-                      std::string(status.message()));
 }
 
 }  // namespace internal

@@ -8,9 +8,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <memory>
 #include <type_traits>
 
+#include "stubkit/call_options.h"
 #include "stubkit/clock.h"
 #include "stubkit/testing/echo.stubkit_mock.h"
 #include "stubkit/testing/echo_mock.grpc.pb.h"
@@ -68,32 +70,40 @@ TEST(GrpcMockTest, StubkitMockInTheSameProgram) {
   EXPECT_EQ(response->message(), "stubkit mock");
 }
 
-// Illegal metadata from a decorator is refused by the generated gRPC stub
-// before it calls the gRPC stub below it.
+// Illegal metadata from a decorator is refused by stubkit::AddMetadata; the
+// decorator fails its attempt with that status, so the gRPC stub below it is
+// never called and the call is not retried.
 class UppercaseKeyStub : public pkg::EchoServiceStubDecorator {
  public:
   using EchoServiceStubDecorator::EchoServiceStubDecorator;
   absl::StatusOr<pkg::EchoResponse> Echo(
       grpc::ClientContext& context, const stubkit::OptionsView& options,
       const pkg::EchoRequest& request) override {
-    context.AddMetadata("X-Tenant", "blue");
+    ++attempts;
+    absl::Status added = stubkit::AddMetadata(context, "X-Tenant", "blue");
+    if (!added.ok()) return added;
     return EchoServiceStubDecorator::Echo(context, options, request);
   }
+  std::atomic<int> attempts{0};
 };
 
 TEST(GrpcMockTest, IllegalMetadataNeverReachesTheGrpcStub) {
   auto grpc_mock = std::make_unique<pkg::MockEchoServiceStub>();
   EXPECT_CALL(*grpc_mock, Echo(_, _, _)).Times(0);
+  std::shared_ptr<UppercaseKeyStub> decorator;
   pkg::EchoServiceClient client(pkg::MakeEchoServiceConnection(
       std::make_shared<pkg::EchoServiceGrpcStub>(std::move(grpc_mock)),
       stubkit::Options{}.set<pkg::EchoServiceClient::DecoratorsOption>(
-          {[](std::shared_ptr<pkg::EchoServiceStub> child)
+          {[&decorator](std::shared_ptr<pkg::EchoServiceStub> child)
                -> std::shared_ptr<pkg::EchoServiceStub> {
-            return std::make_shared<UppercaseKeyStub>(std::move(child));
+            decorator = std::make_shared<UppercaseKeyStub>(std::move(child));
+            return decorator;
           }})));
   absl::StatusOr<pkg::EchoResponse> response = client.Echo(pkg::EchoRequest{});
   EXPECT_EQ(response.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(response.status().message(), ::testing::HasSubstr("'X-Tenant'"));
+  ASSERT_NE(decorator, nullptr);
+  EXPECT_EQ(decorator->attempts.load(), 1);  // INVALID_ARGUMENT: not retried
 }
 
 }  // namespace

@@ -282,7 +282,7 @@ TEST_F(CallControlsTest, SettingsAndHookReachTheServerInEveryForm) {
           .set<WaitForReadyOption>(true)
           .set<ContextSetupOption>([&hook_runs](grpc::ClientContext& context) {
             ++hook_runs;
-            context.AddMetadata("x-hook", "ran");
+            EXPECT_TRUE(AddMetadata(context, "x-hook", "ran").ok());
           });
   for (const absl::Status& status : CallEveryForm(echo, streams, options)) {
     EXPECT_TRUE(status.ok()) << status;

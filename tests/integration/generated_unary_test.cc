@@ -154,7 +154,8 @@ class CountingStub : public EchoServiceStubDecorator {
                                     const OptionsView& options,
                                     const EchoRequest& request) override {
     ++*echo_attempts_;
-    context.AddMetadata("x-decorated", "yes");
+    absl::Status added = AddMetadata(context, "x-decorated", "yes");
+    if (!added.ok()) return added;
     return EchoServiceStubDecorator::Echo(context, options, request);
   }
 

@@ -16,7 +16,6 @@ namespace stubkit {
 namespace {
 
 using internal::ValidateMetadata;
-using internal::ValidateOutgoingMetadata;
 using ::testing::HasSubstr;
 
 constexpr MethodInfo kGet{"test.Service.Get", RpcKind::kUnary,
@@ -66,21 +65,6 @@ TEST(MetadataTest, IllegalValueBytesAreRefusedOutsideBinaryKeys) {
     EXPECT_THAT(std::string(status.message()),
                 HasSubstr("'x-note': its value holds byte 0x"));
   }
-}
-
-TEST(MetadataTest, OutgoingMetadataOfAContextIsChecked) {
-  grpc::ClientContext good;
-  good.AddMetadata("x-tenant", "blue");
-  EXPECT_TRUE(ValidateOutgoingMetadata(good, "test.Service.Get").ok());
-
-  grpc::ClientContext bad;
-  bad.AddMetadata("x-tenant", "blue");
-  bad.AddMetadata("X-Tenant", "red");
-  absl::Status status = ValidateOutgoingMetadata(bad, "test.Service.Get");
-  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(status.message()),
-              HasSubstr("test.Service.Get: metadata key 'X-Tenant'"));
-  EXPECT_THAT(std::string(status.message()), HasSubstr("not sent"));
 }
 
 TEST(MetadataTest, MetadataOptionIsRefusedBeforeAnyAttempt) {

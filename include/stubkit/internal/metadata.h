@@ -10,21 +10,18 @@
 //   absl::Status s = stubkit::internal::ValidateMetadata("X-Tenant", "blue");
 //   // INVALID_ARGUMENT: metadata key 'X-Tenant': ... lowercase ...
 //
-// `MetadataOption` is checked when a call is set up; whatever a decorator
-// added to an attempt's context is checked by the generated gRPC stub, the
-// bottom layer, through `ValidateOutgoingMetadata`.
+// `MetadataOption` is checked when a call is set up; what a decorator or
+// the setup hook adds goes through `stubkit::AddMetadata`
+// (stubkit/call_options.h), which checks it the same way. Nothing checks
+// what is added with `grpc::ClientContext::AddMetadata` directly.
 //
-// Not public API: generated code and the runtime call it.
+// Not public API: the runtime calls it.
 
 #ifndef STUBKIT_INTERNAL_METADATA_H_
 #define STUBKIT_INTERNAL_METADATA_H_
 
 #include <grpcpp/client_context.h>
-#include <grpcpp/support/status.h>
-#include <grpcpp/support/sync_stream.h>
 
-#include <cstdint>
-#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,76 +43,12 @@ absl::Status ValidateMetadata(absl::string_view key, absl::string_view value);
 absl::Status ValidateMetadata(
     const std::vector<std::pair<std::string, std::string>>& metadata);
 
-// Everything `context` will send as initial metadata, as added by stubkit
-// and by any decorator. OK when all of it is legal. Allocates nothing.
-absl::Status ValidateOutgoingMetadata(const grpc::ClientContext& context,
-                                      absl::string_view method_full_name);
-
 // Whether gRPC asked for the server's initial metadata on `context`, so that
 // `GetServerInitialMetadata()` may be called (it asserts otherwise). gRPC
 // asks when a unary call starts and when a stream first reads or finishes;
 // once that call is over, the map is complete (empty if none came). False
 // for a context no gRPC call used (a mock, a decorator that answered).
 bool InitialMetadataRequested(const grpc::ClientContext& context);
-
-// gRPC status form of the above, for the generated stub's stream openers.
-grpc::Status ToGrpcStatus(const absl::Status& status);
-
-// Stream stand-ins for an attempt refused before it was sent: reading yields
-// nothing, writing fails, `Finish()` returns `status`.
-template <typename Response>
-class RefusedClientReader final : public grpc::ClientReaderInterface<Response> {
- public:
-  explicit RefusedClientReader(grpc::Status status)
-      : status_(std::move(status)) {}
-  grpc::Status Finish() override { return status_; }
-  bool NextMessageSize(uint32_t* size) override {
-    *size = 0;
-    return false;
-  }
-  bool Read(Response* /*msg*/) override { return false; }
-  void WaitForInitialMetadata() override {}
-
- private:
-  grpc::Status status_;
-};
-
-template <typename Request>
-class RefusedClientWriter final : public grpc::ClientWriterInterface<Request> {
- public:
-  explicit RefusedClientWriter(grpc::Status status)
-      : status_(std::move(status)) {}
-  grpc::Status Finish() override { return status_; }
-  bool Write(const Request& /*msg*/, grpc::WriteOptions /*options*/) override {
-    return false;
-  }
-  bool WritesDone() override { return false; }
-
- private:
-  grpc::Status status_;
-};
-
-template <typename Request, typename Response>
-class RefusedClientReaderWriter final
-    : public grpc::ClientReaderWriterInterface<Request, Response> {
- public:
-  explicit RefusedClientReaderWriter(grpc::Status status)
-      : status_(std::move(status)) {}
-  grpc::Status Finish() override { return status_; }
-  bool NextMessageSize(uint32_t* size) override {
-    *size = 0;
-    return false;
-  }
-  bool Read(Response* /*msg*/) override { return false; }
-  void WaitForInitialMetadata() override {}
-  bool Write(const Request& /*msg*/, grpc::WriteOptions /*options*/) override {
-    return false;
-  }
-  bool WritesDone() override { return false; }
-
- private:
-  grpc::Status status_;
-};
 
 }  // namespace internal
 }  // namespace stubkit

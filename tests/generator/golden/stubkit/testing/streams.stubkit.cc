@@ -9,7 +9,6 @@
 #include "stubkit/internal/async_retry_loop.h"
 #include "stubkit/internal/async_streaming.h"
 #include "stubkit/internal/client_support.h"
-#include "stubkit/internal/metadata.h"
 #include "stubkit/internal/streaming.h"
 #include "stubkit/internal/unary_call.h"
 
@@ -59,11 +58,6 @@ StreamServiceStubDecorator::Double(::grpc::ClientContext& context,
     return ::stubkit::internal::NoAsyncStubError(
         "stubkit.testing.StreamService.Range");
   }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "stubkit.testing.StreamService.Range");
-      !refused.ok()) {
-    return refused;
-  }
   async->Range(&context, &request, reactor);
   return ::absl::OkStatus();
 }
@@ -84,11 +78,6 @@ StreamServiceStubDecorator::Double(::grpc::ClientContext& context,
     return ::stubkit::internal::NoAsyncStubError(
         "stubkit.testing.StreamService.Sum");
   }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "stubkit.testing.StreamService.Sum");
-      !refused.ok()) {
-    return refused;
-  }
   async->Sum(&context, response, reactor);
   return ::absl::OkStatus();
 }
@@ -108,11 +97,6 @@ StreamServiceStubDecorator::Double(::grpc::ClientContext& context,
   if (async == nullptr) {
     return ::stubkit::internal::NoAsyncStubError(
         "stubkit.testing.StreamService.Double");
-  }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "stubkit.testing.StreamService.Double");
-      !refused.ok()) {
-    return refused;
   }
   async->Double(&context, reactor);
   return ::absl::OkStatus();
@@ -135,12 +119,6 @@ void StreamServiceGrpcStub::AsyncGet(
         "stubkit.testing.StreamService.Get"));
     return;
   }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "stubkit.testing.StreamService.Get");
-      !refused.ok()) {
-    done(::std::move(refused));
-    return;
-  }
   ::stubkit::internal::StartAsyncUnary<::stubkit::testing::Item>(
       [&](auto* response, auto on_done) {
         async->Get(&context, &request, response, ::std::move(on_done));
@@ -152,13 +130,6 @@ void StreamServiceGrpcStub::AsyncGet(
 StreamServiceGrpcStub::Range(::grpc::ClientContext& context,
                              const ::stubkit::OptionsView& /*options*/,
                              const ::stubkit::testing::RangeRequest& request) {
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "stubkit.testing.StreamService.Range");
-      !refused.ok()) {
-    return ::std::make_unique<
-        ::stubkit::internal::RefusedClientReader<::stubkit::testing::Item>>(
-        ::stubkit::internal::ToGrpcStatus(refused));
-  }
   return grpc_stub_->Range(&context, request);
 }
 
@@ -166,13 +137,6 @@ StreamServiceGrpcStub::Range(::grpc::ClientContext& context,
 StreamServiceGrpcStub::Sum(::grpc::ClientContext& context,
                            const ::stubkit::OptionsView& /*options*/,
                            ::stubkit::testing::SumResponse* response) {
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "stubkit.testing.StreamService.Sum");
-      !refused.ok()) {
-    return ::std::make_unique<
-        ::stubkit::internal::RefusedClientWriter<::stubkit::testing::Item>>(
-        ::stubkit::internal::ToGrpcStatus(refused));
-  }
   return grpc_stub_->Sum(&context, response);
 }
 
@@ -180,24 +144,12 @@ StreamServiceGrpcStub::Sum(::grpc::ClientContext& context,
                                                       ::stubkit::testing::Item>>
 StreamServiceGrpcStub::Double(::grpc::ClientContext& context,
                               const ::stubkit::OptionsView& /*options*/) {
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "stubkit.testing.StreamService.Double");
-      !refused.ok()) {
-    return ::std::make_unique<::stubkit::internal::RefusedClientReaderWriter<
-        ::stubkit::testing::Item, ::stubkit::testing::Item>>(
-        ::stubkit::internal::ToGrpcStatus(refused));
-  }
   return grpc_stub_->Double(&context);
 }
 
 ::absl::StatusOr<::stubkit::testing::Item> StreamServiceGrpcStub::Get(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::RangeRequest& request) {
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "stubkit.testing.StreamService.Get");
-      !refused.ok()) {
-    return refused;
-  }
   ::stubkit::testing::Item response;
   return ::stubkit::internal::ToStatusOr(
       grpc_stub_->Get(&context, request, &response), ::std::move(response));

@@ -9,7 +9,6 @@
 #include "stubkit/internal/async_retry_loop.h"
 #include "stubkit/internal/async_streaming.h"
 #include "stubkit/internal/client_support.h"
-#include "stubkit/internal/metadata.h"
 #include "stubkit/internal/routing.h"
 #include "stubkit/internal/streaming.h"
 #include "stubkit/internal/unary_call.h"
@@ -82,12 +81,6 @@ void LibraryGrpcStub::AsyncGetBook(
     params.Set("name", request.name());
     params.Apply(context);
   }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "stubkit.testing.gen.library.v1.Library.GetBook");
-      !refused.ok()) {
-    done(::std::move(refused));
-    return;
-  }
   ::stubkit::internal::StartAsyncUnary<
       ::stubkit::testing::gen::library::v1::Book>(
       [&](auto* response, auto on_done) {
@@ -117,12 +110,6 @@ void LibraryGrpcStub::AsyncPutBook(
     ::stubkit::internal::RequestParams params;
     params.Set("book.name", request.book().name());
     params.Apply(context);
-  }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "stubkit.testing.gen.library.v1.Library.PutBook");
-      !refused.ok()) {
-    done(::std::move(refused));
-    return;
   }
   ::stubkit::internal::StartAsyncUnary<
       ::stubkit::testing::gen::library::v1::Book>(
@@ -154,12 +141,6 @@ void LibraryGrpcStub::AsyncCreateBook(
     params.Set("parent", request.parent());
     params.Apply(context);
   }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "stubkit.testing.gen.library.v1.Library.CreateBook");
-      !refused.ok()) {
-    done(::std::move(refused));
-    return;
-  }
   ::stubkit::internal::StartAsyncUnary<
       ::stubkit::testing::gen::library::v1::Book>(
       [&](auto* response, auto on_done) {
@@ -190,12 +171,6 @@ void LibraryGrpcStub::AsyncDeleteBook(
     params.Set("name", request.name());
     params.Apply(context);
   }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "stubkit.testing.gen.library.v1.Library.DeleteBook");
-      !refused.ok()) {
-    done(::std::move(refused));
-    return;
-  }
   ::stubkit::internal::StartAsyncUnary<::google::protobuf::Empty>(
       [&](auto* response, auto on_done) {
         async->DeleteBook(&context, &request, response, ::std::move(on_done));
@@ -224,12 +199,6 @@ void LibraryGrpcStub::AsyncTouchBook(
     ::stubkit::internal::RequestParams params;
     params.Set("name", request.name());
     params.Apply(context);
-  }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "stubkit.testing.gen.library.v1.Library.TouchBook");
-      !refused.ok()) {
-    done(::std::move(refused));
-    return;
   }
   ::stubkit::internal::StartAsyncUnary<::google::protobuf::Empty>(
       [&](auto* response, auto on_done) {
@@ -260,12 +229,6 @@ void LibraryGrpcStub::AsyncArchiveBooks(
     params.Set("name", request.name());
     params.Apply(context);
   }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "stubkit.testing.gen.library.v1.Library.ArchiveBooks");
-      !refused.ok()) {
-    done(::std::move(refused));
-    return;
-  }
   ::stubkit::internal::StartAsyncUnary<::google::longrunning::Operation>(
       [&](auto* response, auto on_done) {
         async->ArchiveBooks(&context, &request, response, ::std::move(on_done));
@@ -282,11 +245,6 @@ LibraryGrpcStub::GetBook(
     params.Set("name", request.name());
     params.Apply(context);
   }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "stubkit.testing.gen.library.v1.Library.GetBook");
-      !refused.ok()) {
-    return refused;
-  }
   ::stubkit::testing::gen::library::v1::Book response;
   return ::stubkit::internal::ToStatusOr(
       grpc_stub_->GetBook(&context, request, &response), ::std::move(response));
@@ -300,11 +258,6 @@ LibraryGrpcStub::PutBook(
     ::stubkit::internal::RequestParams params;
     params.Set("book.name", request.book().name());
     params.Apply(context);
-  }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "stubkit.testing.gen.library.v1.Library.PutBook");
-      !refused.ok()) {
-    return refused;
   }
   ::stubkit::testing::gen::library::v1::Book response;
   return ::stubkit::internal::ToStatusOr(
@@ -320,11 +273,6 @@ LibraryGrpcStub::CreateBook(
     params.Set("parent", request.parent());
     params.Apply(context);
   }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "stubkit.testing.gen.library.v1.Library.CreateBook");
-      !refused.ok()) {
-    return refused;
-  }
   ::stubkit::testing::gen::library::v1::Book response;
   return ::stubkit::internal::ToStatusOr(
       grpc_stub_->CreateBook(&context, request, &response),
@@ -338,11 +286,6 @@ LibraryGrpcStub::CreateBook(
     ::stubkit::internal::RequestParams params;
     params.Set("name", request.name());
     params.Apply(context);
-  }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "stubkit.testing.gen.library.v1.Library.DeleteBook");
-      !refused.ok()) {
-    return refused;
   }
   ::google::protobuf::Empty response;
   return ::stubkit::internal::ToStatusOr(
@@ -358,11 +301,6 @@ LibraryGrpcStub::CreateBook(
     params.Set("name", request.name());
     params.Apply(context);
   }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "stubkit.testing.gen.library.v1.Library.TouchBook");
-      !refused.ok()) {
-    return refused;
-  }
   ::google::protobuf::Empty response;
   return ::stubkit::internal::ToStatusOr(
       grpc_stub_->TouchBook(&context, request, &response),
@@ -377,11 +315,6 @@ LibraryGrpcStub::ArchiveBooks(
     ::stubkit::internal::RequestParams params;
     params.Set("name", request.name());
     params.Apply(context);
-  }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "stubkit.testing.gen.library.v1.Library.ArchiveBooks");
-      !refused.ok()) {
-    return refused;
   }
   ::google::longrunning::Operation response;
   return ::stubkit::internal::ToStatusOr(

@@ -9,7 +9,6 @@
 #include "stubkit/internal/async_retry_loop.h"
 #include "stubkit/internal/async_streaming.h"
 #include "stubkit/internal/client_support.h"
-#include "stubkit/internal/metadata.h"
 #include "stubkit/internal/streaming.h"
 #include "stubkit/internal/unary_call.h"
 
@@ -80,12 +79,6 @@ void JobsGrpcStub::AsyncStartJob(
         "stubkit.testing.gen.lro.v1.Jobs.StartJob"));
     return;
   }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "stubkit.testing.gen.lro.v1.Jobs.StartJob");
-      !refused.ok()) {
-    done(::std::move(refused));
-    return;
-  }
   ::stubkit::internal::StartAsyncUnary<::google::longrunning::Operation>(
       [&](auto* response, auto on_done) {
         async->StartJob(&context, &request, response, ::std::move(on_done));
@@ -108,12 +101,6 @@ void JobsGrpcStub::AsyncExportJob(
   if (async == nullptr) {
     done(::stubkit::internal::NoAsyncStubError(
         "stubkit.testing.gen.lro.v1.Jobs.ExportJob"));
-    return;
-  }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "stubkit.testing.gen.lro.v1.Jobs.ExportJob");
-      !refused.ok()) {
-    done(::std::move(refused));
     return;
   }
   ::stubkit::internal::StartAsyncUnary<::google::longrunning::Operation>(
@@ -140,12 +127,6 @@ void JobsGrpcStub::AsyncDeleteJob(
         "stubkit.testing.gen.lro.v1.Jobs.DeleteJob"));
     return;
   }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "stubkit.testing.gen.lro.v1.Jobs.DeleteJob");
-      !refused.ok()) {
-    done(::std::move(refused));
-    return;
-  }
   ::stubkit::internal::StartAsyncUnary<::google::longrunning::Operation>(
       [&](auto* response, auto on_done) {
         async->DeleteJob(&context, &request, response, ::std::move(on_done));
@@ -168,12 +149,6 @@ void JobsGrpcStub::AsyncPeekJob(
   if (async == nullptr) {
     done(::stubkit::internal::NoAsyncStubError(
         "stubkit.testing.gen.lro.v1.Jobs.PeekJob"));
-    return;
-  }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "stubkit.testing.gen.lro.v1.Jobs.PeekJob");
-      !refused.ok()) {
-    done(::std::move(refused));
     return;
   }
   ::stubkit::internal::StartAsyncUnary<::google::longrunning::Operation>(
@@ -200,12 +175,6 @@ void JobsGrpcStub::AsyncArchiveJob(
         "stubkit.testing.gen.lro.v1.Jobs.ArchiveJob"));
     return;
   }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "stubkit.testing.gen.lro.v1.Jobs.ArchiveJob");
-      !refused.ok()) {
-    done(::std::move(refused));
-    return;
-  }
   ::stubkit::internal::StartAsyncUnary<::google::longrunning::Operation>(
       [&](auto* response, auto on_done) {
         async->ArchiveJob(&context, &request, response, ::std::move(on_done));
@@ -228,12 +197,6 @@ void JobsGrpcStub::AsyncRestoreJob(
   if (async == nullptr) {
     done(::stubkit::internal::NoAsyncStubError(
         "stubkit.testing.gen.lro.v1.Jobs.RestoreJob"));
-    return;
-  }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "stubkit.testing.gen.lro.v1.Jobs.RestoreJob");
-      !refused.ok()) {
-    done(::std::move(refused));
     return;
   }
   ::stubkit::internal::StartAsyncUnary<::google::longrunning::Operation>(
@@ -260,12 +223,6 @@ void JobsGrpcStub::AsyncTouchJob(
         "stubkit.testing.gen.lro.v1.Jobs.TouchJob"));
     return;
   }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "stubkit.testing.gen.lro.v1.Jobs.TouchJob");
-      !refused.ok()) {
-    done(::std::move(refused));
-    return;
-  }
   ::stubkit::internal::StartAsyncUnary<::google::longrunning::Operation>(
       [&](auto* response, auto on_done) {
         async->TouchJob(&context, &request, response, ::std::move(on_done));
@@ -276,11 +233,6 @@ void JobsGrpcStub::AsyncTouchJob(
 ::absl::StatusOr<::google::longrunning::Operation> JobsGrpcStub::StartJob(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::lro::v1::StartJobRequest& request) {
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "stubkit.testing.gen.lro.v1.Jobs.StartJob");
-      !refused.ok()) {
-    return refused;
-  }
   ::google::longrunning::Operation response;
   return ::stubkit::internal::ToStatusOr(
       grpc_stub_->StartJob(&context, request, &response),
@@ -290,11 +242,6 @@ void JobsGrpcStub::AsyncTouchJob(
 ::absl::StatusOr<::google::longrunning::Operation> JobsGrpcStub::ExportJob(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::lro::v1::StartJobRequest& request) {
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "stubkit.testing.gen.lro.v1.Jobs.ExportJob");
-      !refused.ok()) {
-    return refused;
-  }
   ::google::longrunning::Operation response;
   return ::stubkit::internal::ToStatusOr(
       grpc_stub_->ExportJob(&context, request, &response),
@@ -304,11 +251,6 @@ void JobsGrpcStub::AsyncTouchJob(
 ::absl::StatusOr<::google::longrunning::Operation> JobsGrpcStub::DeleteJob(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::lro::v1::Job& request) {
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "stubkit.testing.gen.lro.v1.Jobs.DeleteJob");
-      !refused.ok()) {
-    return refused;
-  }
   ::google::longrunning::Operation response;
   return ::stubkit::internal::ToStatusOr(
       grpc_stub_->DeleteJob(&context, request, &response),
@@ -318,11 +260,6 @@ void JobsGrpcStub::AsyncTouchJob(
 ::absl::StatusOr<::google::longrunning::Operation> JobsGrpcStub::PeekJob(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::lro::v1::Job& request) {
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "stubkit.testing.gen.lro.v1.Jobs.PeekJob");
-      !refused.ok()) {
-    return refused;
-  }
   ::google::longrunning::Operation response;
   return ::stubkit::internal::ToStatusOr(
       grpc_stub_->PeekJob(&context, request, &response), ::std::move(response));
@@ -331,11 +268,6 @@ void JobsGrpcStub::AsyncTouchJob(
 ::absl::StatusOr<::google::longrunning::Operation> JobsGrpcStub::ArchiveJob(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::lro::v1::Job& request) {
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "stubkit.testing.gen.lro.v1.Jobs.ArchiveJob");
-      !refused.ok()) {
-    return refused;
-  }
   ::google::longrunning::Operation response;
   return ::stubkit::internal::ToStatusOr(
       grpc_stub_->ArchiveJob(&context, request, &response),
@@ -345,11 +277,6 @@ void JobsGrpcStub::AsyncTouchJob(
 ::absl::StatusOr<::google::longrunning::Operation> JobsGrpcStub::RestoreJob(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::lro::v1::Job& request) {
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "stubkit.testing.gen.lro.v1.Jobs.RestoreJob");
-      !refused.ok()) {
-    return refused;
-  }
   ::google::longrunning::Operation response;
   return ::stubkit::internal::ToStatusOr(
       grpc_stub_->RestoreJob(&context, request, &response),
@@ -359,11 +286,6 @@ void JobsGrpcStub::AsyncTouchJob(
 ::absl::StatusOr<::google::longrunning::Operation> JobsGrpcStub::TouchJob(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::stubkit::testing::gen::lro::v1::Job& request) {
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "stubkit.testing.gen.lro.v1.Jobs.TouchJob");
-      !refused.ok()) {
-    return refused;
-  }
   ::google::longrunning::Operation response;
   return ::stubkit::internal::ToStatusOr(
       grpc_stub_->TouchJob(&context, request, &response),

@@ -9,7 +9,6 @@
 #include "stubkit/internal/async_retry_loop.h"
 #include "stubkit/internal/async_streaming.h"
 #include "stubkit/internal/client_support.h"
-#include "stubkit/internal/metadata.h"
 #include "stubkit/internal/streaming.h"
 #include "stubkit/internal/unary_call.h"
 
@@ -41,11 +40,6 @@ NoPackageStubDecorator::Watch(::grpc::ClientContext& context,
   if (async == nullptr) {
     return ::stubkit::internal::NoAsyncStubError("NoPackage.Watch");
   }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "NoPackage.Watch");
-      !refused.ok()) {
-    return refused;
-  }
   async->Watch(&context, &request, reactor);
   return ::absl::OkStatus();
 }
@@ -66,12 +60,6 @@ void NoPackageGrpcStub::AsyncLookup(
     done(::stubkit::internal::NoAsyncStubError("NoPackage.Lookup"));
     return;
   }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "NoPackage.Lookup");
-      !refused.ok()) {
-    done(::std::move(refused));
-    return;
-  }
   ::stubkit::internal::StartAsyncUnary<::NoPackageResponse>(
       [&](auto* response, auto on_done) {
         async->Lookup(&context, &request, response, ::std::move(on_done));
@@ -82,11 +70,6 @@ void NoPackageGrpcStub::AsyncLookup(
 ::absl::StatusOr<::NoPackageResponse> NoPackageGrpcStub::Lookup(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::NoPackageRequest& request) {
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "NoPackage.Lookup");
-      !refused.ok()) {
-    return refused;
-  }
   ::NoPackageResponse response;
   return ::stubkit::internal::ToStatusOr(
       grpc_stub_->Lookup(&context, request, &response), ::std::move(response));
@@ -96,13 +79,6 @@ void NoPackageGrpcStub::AsyncLookup(
 NoPackageGrpcStub::Watch(::grpc::ClientContext& context,
                          const ::stubkit::OptionsView& /*options*/,
                          const ::NoPackageRequest& request) {
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "NoPackage.Watch");
-      !refused.ok()) {
-    return ::std::make_unique<
-        ::stubkit::internal::RefusedClientReader<::NoPackageResponse>>(
-        ::stubkit::internal::ToGrpcStatus(refused));
-  }
   return grpc_stub_->Watch(&context, request);
 }
 

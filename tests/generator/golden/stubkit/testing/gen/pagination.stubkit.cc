@@ -9,7 +9,6 @@
 #include "stubkit/internal/async_retry_loop.h"
 #include "stubkit/internal/async_streaming.h"
 #include "stubkit/internal/client_support.h"
-#include "stubkit/internal/metadata.h"
 #include "stubkit/internal/page_range.h"
 #include "stubkit/internal/routing.h"
 #include "stubkit/internal/streaming.h"
@@ -73,11 +72,6 @@ PagesStubDecorator::StreamBooks(::grpc::ClientContext& context,
   if (async == nullptr) {
     return ::stubkit::internal::NoAsyncStubError("pages.v1.Pages.StreamBooks");
   }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "pages.v1.Pages.StreamBooks");
-      !refused.ok()) {
-    return refused;
-  }
   async->StreamBooks(&context, &request, reactor);
   return ::absl::OkStatus();
 }
@@ -103,12 +97,6 @@ void PagesGrpcStub::AsyncListBooks(
     params.Set("parent", request.parent());
     params.Apply(context);
   }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "pages.v1.Pages.ListBooks");
-      !refused.ok()) {
-    done(::std::move(refused));
-    return;
-  }
   ::stubkit::internal::StartAsyncUnary<::pages::v1::ListBooksResponse>(
       [&](auto* response, auto on_done) {
         async->ListBooks(&context, &request, response, ::std::move(on_done));
@@ -130,12 +118,6 @@ void PagesGrpcStub::AsyncListShelves(
   auto* async = grpc_stub_->async();
   if (async == nullptr) {
     done(::stubkit::internal::NoAsyncStubError("pages.v1.Pages.ListShelves"));
-    return;
-  }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "pages.v1.Pages.ListShelves");
-      !refused.ok()) {
-    done(::std::move(refused));
     return;
   }
   ::stubkit::internal::StartAsyncUnary<::pages::v1::ListShelvesResponse>(
@@ -161,12 +143,6 @@ void PagesGrpcStub::AsyncListLabels(
     done(::stubkit::internal::NoAsyncStubError("pages.v1.Pages.ListLabels"));
     return;
   }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "pages.v1.Pages.ListLabels");
-      !refused.ok()) {
-    done(::std::move(refused));
-    return;
-  }
   ::stubkit::internal::StartAsyncUnary<::pages::v1::ListLabelsResponse>(
       [&](auto* response, auto on_done) {
         async->ListLabels(&context, &request, response, ::std::move(on_done));
@@ -188,12 +164,6 @@ void PagesGrpcStub::AsyncListStates(
   auto* async = grpc_stub_->async();
   if (async == nullptr) {
     done(::stubkit::internal::NoAsyncStubError("pages.v1.Pages.ListStates"));
-    return;
-  }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "pages.v1.Pages.ListStates");
-      !refused.ok()) {
-    done(::std::move(refused));
     return;
   }
   ::stubkit::internal::StartAsyncUnary<::pages::v1::ListStatesResponse>(
@@ -219,12 +189,6 @@ void PagesGrpcStub::AsyncListAll(
     done(::stubkit::internal::NoAsyncStubError("pages.v1.Pages.ListAll"));
     return;
   }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "pages.v1.Pages.ListAll");
-      !refused.ok()) {
-    done(::std::move(refused));
-    return;
-  }
   ::stubkit::internal::StartAsyncUnary<::pages::v1::ListAllResponse>(
       [&](auto* response, auto on_done) {
         async->ListAll(&context, &request, response, ::std::move(on_done));
@@ -240,11 +204,6 @@ void PagesGrpcStub::AsyncListAll(
     params.Set("parent", request.parent());
     params.Apply(context);
   }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "pages.v1.Pages.ListBooks");
-      !refused.ok()) {
-    return refused;
-  }
   ::pages::v1::ListBooksResponse response;
   return ::stubkit::internal::ToStatusOr(
       grpc_stub_->ListBooks(&context, request, &response),
@@ -254,11 +213,6 @@ void PagesGrpcStub::AsyncListAll(
 ::absl::StatusOr<::pages::v1::ListShelvesResponse> PagesGrpcStub::ListShelves(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::pages::v1::ListBooksRequest& request) {
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "pages.v1.Pages.ListShelves");
-      !refused.ok()) {
-    return refused;
-  }
   ::pages::v1::ListShelvesResponse response;
   return ::stubkit::internal::ToStatusOr(
       grpc_stub_->ListShelves(&context, request, &response),
@@ -268,11 +222,6 @@ void PagesGrpcStub::AsyncListAll(
 ::absl::StatusOr<::pages::v1::ListLabelsResponse> PagesGrpcStub::ListLabels(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::pages::v1::ListLabelsRequest& request) {
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "pages.v1.Pages.ListLabels");
-      !refused.ok()) {
-    return refused;
-  }
   ::pages::v1::ListLabelsResponse response;
   return ::stubkit::internal::ToStatusOr(
       grpc_stub_->ListLabels(&context, request, &response),
@@ -282,11 +231,6 @@ void PagesGrpcStub::AsyncListAll(
 ::absl::StatusOr<::pages::v1::ListStatesResponse> PagesGrpcStub::ListStates(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::pages::v1::ListBooksRequest& request) {
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "pages.v1.Pages.ListStates");
-      !refused.ok()) {
-    return refused;
-  }
   ::pages::v1::ListStatesResponse response;
   return ::stubkit::internal::ToStatusOr(
       grpc_stub_->ListStates(&context, request, &response),
@@ -296,11 +240,6 @@ void PagesGrpcStub::AsyncListAll(
 ::absl::StatusOr<::pages::v1::ListAllResponse> PagesGrpcStub::ListAll(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::pages::v1::ListBooksRequest& request) {
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "pages.v1.Pages.ListAll");
-      !refused.ok()) {
-    return refused;
-  }
   ::pages::v1::ListAllResponse response;
   return ::stubkit::internal::ToStatusOr(
       grpc_stub_->ListAll(&context, request, &response), ::std::move(response));
@@ -310,13 +249,6 @@ void PagesGrpcStub::AsyncListAll(
 PagesGrpcStub::StreamBooks(::grpc::ClientContext& context,
                            const ::stubkit::OptionsView& /*options*/,
                            const ::pages::v1::ListBooksRequest& request) {
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "pages.v1.Pages.StreamBooks");
-      !refused.ok()) {
-    return ::std::make_unique<::stubkit::internal::RefusedClientReader<
-        ::pages::v1::ListBooksResponse>>(
-        ::stubkit::internal::ToGrpcStatus(refused));
-  }
   return grpc_stub_->StreamBooks(&context, request);
 }
 

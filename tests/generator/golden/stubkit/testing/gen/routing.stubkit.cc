@@ -9,7 +9,6 @@
 #include "stubkit/internal/async_retry_loop.h"
 #include "stubkit/internal/async_streaming.h"
 #include "stubkit/internal/client_support.h"
-#include "stubkit/internal/metadata.h"
 #include "stubkit/internal/routing.h"
 #include "stubkit/internal/streaming.h"
 #include "stubkit/internal/unary_call.h"
@@ -82,11 +81,6 @@ RoutedStubDecorator::WriteRows(::grpc::ClientContext& context,
     params.Set("table_name", request.table_name());
     params.Apply(context);
   }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "routing.v1.Routed.StreamRows");
-      !refused.ok()) {
-    return refused;
-  }
   async->StreamRows(&context, &request, reactor);
   return ::absl::OkStatus();
 }
@@ -105,11 +99,6 @@ RoutedStubDecorator::WriteRows(::grpc::ClientContext& context,
   auto* async = grpc_stub_->async();
   if (async == nullptr) {
     return ::stubkit::internal::NoAsyncStubError("routing.v1.Routed.WriteRows");
-  }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "routing.v1.Routed.WriteRows");
-      !refused.ok()) {
-    return refused;
   }
   async->WriteRows(&context, response, reactor);
   return ::absl::OkStatus();
@@ -140,12 +129,6 @@ void RoutedGrpcStub::AsyncReadRows(
                  "projects/*/{table_location=instances/*}/tables/*");
     params.Apply(context);
   }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "routing.v1.Routed.ReadRows");
-      !refused.ok()) {
-    done(::std::move(refused));
-    return;
-  }
   ::stubkit::internal::StartAsyncUnary<::routing::v1::ReadResponse>(
       [&](auto* response, auto on_done) {
         async->ReadRows(&context, &request, response, ::std::move(on_done));
@@ -167,12 +150,6 @@ void RoutedGrpcStub::AsyncPing(
   auto* async = grpc_stub_->async();
   if (async == nullptr) {
     done(::stubkit::internal::NoAsyncStubError("routing.v1.Routed.Ping"));
-    return;
-  }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "routing.v1.Routed.Ping");
-      !refused.ok()) {
-    done(::std::move(refused));
     return;
   }
   ::stubkit::internal::StartAsyncUnary<::routing::v1::ReadResponse>(
@@ -205,12 +182,6 @@ void RoutedGrpcStub::AsyncGetTable(
     params.Set("app_profile_id", request.app_profile_id());
     params.Apply(context);
   }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "routing.v1.Routed.GetTable");
-      !refused.ok()) {
-    done(::std::move(refused));
-    return;
-  }
   ::stubkit::internal::StartAsyncUnary<::routing::v1::Table>(
       [&](auto* response, auto on_done) {
         async->GetTable(&context, &request, response, ::std::move(on_done));
@@ -232,12 +203,6 @@ void RoutedGrpcStub::AsyncPlain(
   auto* async = grpc_stub_->async();
   if (async == nullptr) {
     done(::stubkit::internal::NoAsyncStubError("routing.v1.Routed.Plain"));
-    return;
-  }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "routing.v1.Routed.Plain");
-      !refused.ok()) {
-    done(::std::move(refused));
     return;
   }
   ::stubkit::internal::StartAsyncUnary<::routing::v1::ReadResponse>(
@@ -274,12 +239,6 @@ void RoutedGrpcStub::AsyncGetShard(
     }
     params.Apply(context);
   }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "routing.v1.Routed.GetShard");
-      !refused.ok()) {
-    done(::std::move(refused));
-    return;
-  }
   ::stubkit::internal::StartAsyncUnary<::routing::v1::ReadResponse>(
       [&](auto* response, auto on_done) {
         async->GetShard(&context, &request, response, ::std::move(on_done));
@@ -299,11 +258,6 @@ void RoutedGrpcStub::AsyncGetShard(
                  "projects/*/{table_location=instances/*}/tables/*");
     params.Apply(context);
   }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "routing.v1.Routed.ReadRows");
-      !refused.ok()) {
-    return refused;
-  }
   ::routing::v1::ReadResponse response;
   return ::stubkit::internal::ToStatusOr(
       grpc_stub_->ReadRows(&context, request, &response),
@@ -313,11 +267,6 @@ void RoutedGrpcStub::AsyncGetShard(
 ::absl::StatusOr<::routing::v1::ReadResponse> RoutedGrpcStub::Ping(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::routing::v1::ReadRequest& request) {
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "routing.v1.Routed.Ping");
-      !refused.ok()) {
-    return refused;
-  }
   ::routing::v1::ReadResponse response;
   return ::stubkit::internal::ToStatusOr(
       grpc_stub_->Ping(&context, request, &response), ::std::move(response));
@@ -332,11 +281,6 @@ void RoutedGrpcStub::AsyncGetShard(
     params.Set("shard", request.shard());
     params.Set("app_profile_id", request.app_profile_id());
     params.Apply(context);
-  }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "routing.v1.Routed.GetTable");
-      !refused.ok()) {
-    return refused;
   }
   ::routing::v1::Table response;
   return ::stubkit::internal::ToStatusOr(
@@ -353,13 +297,6 @@ RoutedGrpcStub::StreamRows(::grpc::ClientContext& context,
     params.Set("table_name", request.table_name());
     params.Apply(context);
   }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "routing.v1.Routed.StreamRows");
-      !refused.ok()) {
-    return ::std::make_unique<
-        ::stubkit::internal::RefusedClientReader<::routing::v1::ReadResponse>>(
-        ::stubkit::internal::ToGrpcStatus(refused));
-  }
   return grpc_stub_->StreamRows(&context, request);
 }
 
@@ -367,24 +304,12 @@ RoutedGrpcStub::StreamRows(::grpc::ClientContext& context,
 RoutedGrpcStub::WriteRows(::grpc::ClientContext& context,
                           const ::stubkit::OptionsView& /*options*/,
                           ::routing::v1::ReadResponse* response) {
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "routing.v1.Routed.WriteRows");
-      !refused.ok()) {
-    return ::std::make_unique<
-        ::stubkit::internal::RefusedClientWriter<::routing::v1::ReadRequest>>(
-        ::stubkit::internal::ToGrpcStatus(refused));
-  }
   return grpc_stub_->WriteRows(&context, response);
 }
 
 ::absl::StatusOr<::routing::v1::ReadResponse> RoutedGrpcStub::Plain(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
     const ::routing::v1::ReadRequest& request) {
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "routing.v1.Routed.Plain");
-      !refused.ok()) {
-    return refused;
-  }
   ::routing::v1::ReadResponse response;
   return ::stubkit::internal::ToStatusOr(
       grpc_stub_->Plain(&context, request, &response), ::std::move(response));
@@ -403,11 +328,6 @@ RoutedGrpcStub::WriteRows(::grpc::ClientContext& context,
       params.Set("table.generation", request.table().generation());
     }
     params.Apply(context);
-  }
-  if (::absl::Status refused = ::stubkit::internal::ValidateOutgoingMetadata(
-          context, "routing.v1.Routed.GetShard");
-      !refused.ok()) {
-    return refused;
   }
   ::routing::v1::ReadResponse response;
   return ::stubkit::internal::ToStatusOr(
