@@ -85,15 +85,26 @@ void CopyMap(const std::multimap<grpc::string_ref, grpc::string_ref>& from,
 
 void CopyResponseMetadata(const grpc::ClientContext& context,
                           ResponseMetadata* out) {
-  // GetServerInitialMetadata asserts unless gRPC asked for it on this
-  // context; a call that never reached gRPC has none.
-  if (InitialMetadataRequested(context)) {
-    CopyMap(context.GetServerInitialMetadata(), &out->initial_metadata);
-  } else {
+  // GetServerInitialMetadata asserts unless gRPC asked for initial metadata
+  // on this context, a private flag. Two public facts stand in (gRPC 1.51):
+  // - peer() is empty while no call was created on the context, and not
+  //   once one was (the address, else the channel's target, else
+  //   "unknown"; were it empty, stubkit would only copy less).
+  // - Every call has asked by the time stubkit copies, which is only once
+  //   an attempt is over: BlockingUnaryCall and the callback unary call ask
+  //   before they return (their early return after SendMessagePtr is dead
+  //   code: it always returns OK, serializing later); a callback stream
+  //   asks when its reactor is created or at StartCall, both before
+  //   OnDone; a sync stream at its first Read or at Finish(), and stubkit
+  //   copies after Finish().
+  // A context without a call (a mock, a decorator that answered) has none.
+  out->peer = context.peer();
+  if (out->peer.empty()) {
     out->initial_metadata.clear();
+  } else {
+    CopyMap(context.GetServerInitialMetadata(), &out->initial_metadata);
   }
   CopyMap(context.GetServerTrailingMetadata(), &out->trailing_metadata);
-  out->peer = context.peer();  // empty when no call was created
 }
 
 }  // namespace internal

@@ -85,13 +85,20 @@
 //   received->trailing_metadata.find("x-served-by");
 //
 // Read it once the call has returned (async: once its callback ran); use
-// one object per call. Client and bidi streams fill it at `Finish()`. gRPC
-// asserts (aborts) when initial metadata is read from a context on which
-// it never asked for any, and keeps that flag private: stubkit reads the
-// flag (see `InitialMetadataRequested` in stubkit/internal/metadata.h), so
-// an attempt that never reached gRPC (a mocked or decorated stub that
-// answered itself) leaves the initial metadata, and the peer, empty
-// instead. When the option is unset nothing is copied or allocated.
+// one object per call. Client and bidi streams fill it at `Finish()`. An
+// attempt that created no gRPC call (a mocked or decorated stub that
+// answered itself) leaves the initial metadata, and the peer, empty. When
+// the option is unset nothing is copied or allocated.
+//
+// gRPC asserts (aborts) when initial metadata is read from a context on
+// which it never asked for any, and keeps that flag private, so stubkit
+// reads initial metadata from a context exactly when it has a call
+// (`peer()` is not empty): every gRPC call asks for it by the time it is
+// finished, and stubkit copies only from finished attempts. A stub,
+// decorator or `RetryLoop` attempt that creates a gRPC call on the
+// attempt's context itself must therefore finish it (a unary call
+// returned, a stream's `Finish()` or reactor's `OnDone`) before the
+// attempt ends.
 
 #ifndef STUBKIT_CALL_OPTIONS_H_
 #define STUBKIT_CALL_OPTIONS_H_

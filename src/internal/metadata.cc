@@ -8,20 +8,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
-// gRPC's ClientContext keeps whether it asked for initial metadata private,
-// and names this class a friend without defining it anywhere in its public
-// headers or its library. Defining it here reads the flag.
-namespace grpc {
-namespace internal {
-class ClientContextAccessor {
- public:
-  static bool InitialMetadataReceived(const grpc::ClientContext& context) {
-    return context.initial_metadata_received_;
-  }
-};
-}  // namespace internal
-}  // namespace grpc
-
 namespace stubkit {
 namespace internal {
 namespace {
@@ -86,11 +72,6 @@ absl::Status ValidateMetadata(
     if (!status.ok()) return status;
   }
   return absl::OkStatus();
-}
-
-bool InitialMetadataRequested(const grpc::ClientContext& context) {
-  return grpc::internal::ClientContextAccessor::InitialMetadataReceived(
-      context);
 }
 
 }  // namespace internal

@@ -45,6 +45,8 @@ using ::stubkit::testing::EchoRequest;
 using ::stubkit::testing::EchoResponse;
 using ::stubkit::testing::EchoService;
 using ::stubkit::testing::EchoServiceClient;
+using ::stubkit::testing::EchoServiceStub;
+using ::stubkit::testing::EchoServiceStubDecorator;
 using ::stubkit::testing::Item;
 using ::stubkit::testing::RangeRequest;
 using ::stubkit::testing::StreamService;
@@ -462,6 +464,121 @@ TEST_F(CallControlsTest, ResponseMetadataOfTheFinalAttempt) {
   EXPECT_TRUE(HasEntry(async_received->initial_metadata, "x-initial", "range"));
   EXPECT_TRUE(
       HasEntry(async_received->trailing_metadata, "x-trailing", "range-end"));
+}
+
+// Answers its first `answer` attempts itself, without gRPC (UNAVAILABLE, or
+// a response when `ok`), and passes the others to the server.
+class AnsweringEchoStub : public EchoServiceStubDecorator {
+ public:
+  AnsweringEchoStub(std::shared_ptr<EchoServiceStub> child, int answer, bool ok)
+      : EchoServiceStubDecorator(std::move(child)), answer_(answer), ok_(ok) {}
+
+  absl::StatusOr<EchoResponse> Echo(grpc::ClientContext& context,
+                                    const OptionsView& options,
+                                    const EchoRequest& request) override {
+    if (answered_.fetch_add(1) < answer_) return Answer(request);
+    return EchoServiceStubDecorator::Echo(context, options, request);
+  }
+  void AsyncEcho(grpc::ClientContext& context, const OptionsView& options,
+                 const EchoRequest& request,
+                 AsyncCallback<EchoResponse> done) override {
+    if (answered_.fetch_add(1) < answer_) {
+      done(Answer(request));
+      return;
+    }
+    EchoServiceStubDecorator::AsyncEcho(context, options, request,
+                                        std::move(done));
+  }
+
+ private:
+  absl::StatusOr<EchoResponse> Answer(const EchoRequest& request) const {
+    if (!ok_) return absl::UnavailableError("answered by the decorator");
+    EchoResponse response;
+    response.set_message(request.message());
+    return response;
+  }
+
+  const int answer_;
+  const bool ok_;
+  std::atomic<int> answered_{0};
+};
+
+// An attempt a decorator answered created no gRPC call: its response
+// metadata is empty, and reading it does not trip gRPC's assertion on
+// initial metadata never asked for; an attempt that reached the server has
+// it, in the same call.
+TEST_F(CallControlsTest, ResponseMetadataOfAnAttemptADecoratorAnswered) {
+  const std::string peer_prefix = "ipv4:127.0.0.1:";
+  auto answering = [](int answer, bool ok) {
+    return Options{}.set<EchoServiceClient::DecoratorsOption>(
+        {[answer, ok](std::shared_ptr<EchoServiceStub> child)
+             -> std::shared_ptr<EchoServiceStub> {
+          return std::make_shared<AnsweringEchoStub>(std::move(child), answer,
+                                                     ok);
+        }});
+  };
+  for (bool async : {false, true}) {
+    SCOPED_TRACE(async ? "async" : "sync");
+    const std::string message = async ? "answered-async" : "answered-sync";
+    // Attempt 1 answered (UNAVAILABLE, retried), attempt 2 sent.
+    EchoServiceClient echo(Channel(), answering(1, false));
+    absl::Mutex mu;
+    std::vector<ResponseMetadata> per_attempt;
+    auto received = std::make_shared<ResponseMetadata>();
+    Options options =
+        FastRetries()
+            .set<ResponseMetadataOption>(received)
+            .set<RetryObserverOption>([&](const AttemptEvent& event) {
+              absl::MutexLock lock(&mu);
+              per_attempt.push_back(event.ReceivedMetadata());
+            });
+    EchoRequest request;
+    request.set_message(message);
+    absl::StatusOr<EchoResponse> response =
+        async ? echo.AsyncEcho(request, options).get()
+              : echo.Echo(request, options);
+    ASSERT_TRUE(response.ok()) << response.status();
+    EXPECT_EQ(response->attempt(), 1);  // the server's first
+    absl::MutexLock lock(&mu);
+    ASSERT_EQ(per_attempt.size(), 2u);
+    EXPECT_TRUE(per_attempt[0].initial_metadata.empty());
+    EXPECT_TRUE(per_attempt[0].trailing_metadata.empty());
+    EXPECT_EQ(per_attempt[0].peer, "");
+    EXPECT_TRUE(
+        HasEntry(per_attempt[1].initial_metadata, "x-initial", "i-" + message));
+    EXPECT_TRUE(HasEntry(per_attempt[1].trailing_metadata, "x-trailing",
+                         "t-" + message + "-1"));
+    EXPECT_EQ(per_attempt[1].peer.rfind(peer_prefix, 0), 0u)
+        << per_attempt[1].peer;
+    EXPECT_TRUE(
+        HasEntry(received->initial_metadata, "x-initial", "i-" + message));
+    EXPECT_TRUE(HasEntry(received->trailing_metadata, "x-trailing",
+                         "t-" + message + "-1"));
+    EXPECT_EQ(received->peer.rfind(peer_prefix, 0), 0u) << received->peer;
+  }
+
+  // The only attempt answered (a response): everything empty, stale values
+  // cleared; the server saw nothing.
+  for (bool async : {false, true}) {
+    SCOPED_TRACE(async ? "answered only, async" : "answered only, sync");
+    EchoServiceClient echo(Channel(), answering(1, true));
+    auto received = std::make_shared<ResponseMetadata>();
+    received->initial_metadata.emplace("stale", "1");
+    received->trailing_metadata.emplace("stale", "1");
+    received->peer = "stale";
+    Options options = Options{}.set<ResponseMetadataOption>(received);
+    EchoRequest request;
+    request.set_message(async ? "only-answered-async" : "only-answered-sync");
+    absl::StatusOr<EchoResponse> response =
+        async ? echo.AsyncEcho(request, options).get()
+              : echo.Echo(request, options);
+    ASSERT_TRUE(response.ok()) << response.status();
+    EXPECT_EQ(response->message(), request.message());
+    EXPECT_TRUE(received->initial_metadata.empty());
+    EXPECT_TRUE(received->trailing_metadata.empty());
+    EXPECT_EQ(received->peer, "");
+  }
+  EXPECT_EQ(recorder_.seen().size(), 2u);  // the two attempts sent above
 }
 
 // RetryPolicy::WithRetryableIf against a real server: the server's INTERNAL

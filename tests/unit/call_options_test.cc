@@ -134,9 +134,13 @@ TEST(ContextSetupTest, RunsOnEveryHedgedAttempt) {
   EXPECT_EQ(log.runs.load(), 3);
 }
 
-// The final attempt's metadata, from a fake transport: initial metadata
-// injected on each attempt's context; a context no gRPC call used must not
-// trip gRPC's assertion in GetServerInitialMetadata.
+// The final attempt's metadata, from a fake transport: no attempt creates
+// a gRPC call, so each leaves the metadata empty (stale values cleared),
+// and reading it must not trip gRPC's assertion in
+// GetServerInitialMetadata. stubkit reads initial metadata only from a
+// context with a call (its `peer()` is not empty), so what a test peer
+// injects into a context without one is not read. Real calls:
+// tests/integration/generated_call_controls_test.cc.
 TEST(ResponseMetadataTest, TheFinalAttemptsMetadataOnSuccessAndFailure) {
   auto received = std::make_shared<ResponseMetadata>();
   received->peer = "stale";
@@ -158,10 +162,10 @@ TEST(ResponseMetadataTest, TheFinalAttemptsMetadataOnSuccessAndFailure) {
   absl::StatusOr<int> result =
       RetryLoop<int>(kGet, OptionsView(call, client), attempt);
   ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_THAT(received->initial_metadata,
-              ElementsAre(std::make_pair("x-attempt", "3")));
+  EXPECT_EQ(attempts, 3);
+  EXPECT_TRUE(received->initial_metadata.empty());  // no call was created
   EXPECT_TRUE(received->trailing_metadata.empty());
-  EXPECT_EQ(received->peer, "");  // no call was created
+  EXPECT_EQ(received->peer, "");
 
   // A call whose only attempt never reached gRPC: empty, no assertion.
   attempts = 0;

@@ -22,7 +22,9 @@ void ApplyCallOptions(grpc::ClientContext& context, const OptionsView& options);
 // Runs the setup hook, if set. Call it with no stubkit lock held, last
 // before the attempt starts.
 void RunContextSetup(grpc::ClientContext& context, const OptionsView& options);
-// Replaces `*out` with what `context`'s finished call received.
+// Replaces `*out` with what `context`'s finished call received; the
+// initial metadata and the peer stay empty for a context with no gRPC call
+// (why that is safe: src/call_options.cc).
 void CopyResponseMetadata(const grpc::ClientContext& context,
                           ResponseMetadata* out);
 

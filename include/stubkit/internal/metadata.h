@@ -20,8 +20,6 @@
 #ifndef STUBKIT_INTERNAL_METADATA_H_
 #define STUBKIT_INTERNAL_METADATA_H_
 
-#include <grpcpp/client_context.h>
-
 #include <string>
 #include <utility>
 #include <vector>
@@ -42,13 +40,6 @@ absl::Status ValidateMetadata(absl::string_view key, absl::string_view value);
 // Every entry of `metadata`; the first violation.
 absl::Status ValidateMetadata(
     const std::vector<std::pair<std::string, std::string>>& metadata);
-
-// Whether gRPC asked for the server's initial metadata on `context`, so that
-// `GetServerInitialMetadata()` may be called (it asserts otherwise). gRPC
-// asks when a unary call starts and when a stream first reads or finishes;
-// once that call is over, the map is complete (empty if none came). False
-// for a context no gRPC call used (a mock, a decorator that answered).
-bool InitialMetadataRequested(const grpc::ClientContext& context);
 
 }  // namespace internal
 }  // namespace stubkit
