@@ -426,9 +426,11 @@ int Main(int argc, char** argv) {
         static_cast<long long>(m.calls), double(m.attempts) / double(m.calls));
     table += row;
     // Sanity, not performance: every call ended, the server saw at least
-    // one attempt per call, and an outage makes some calls retry.
-    if (!m.complete || m.attempts < m.calls || amplification < 1.0 ||
-        m.offered_in_outage == 0) {
+    // one attempt per call, and the outage made some calls retry (more
+    // attempts than calls). Not the amplification inside the outage: on a
+    // loaded machine the clients' threads fall behind and fewer attempts
+    // than calls land in its window (0.87x seen while a build ran).
+    if (!m.complete || m.attempts <= m.calls || m.offered_in_outage == 0) {
       sane = false;
     }
   }
