@@ -28,7 +28,7 @@
 #include "stubkit/call_options.h"
 #include "stubkit/hedging.h"
 #include "stubkit/internal/json.h"
-#include "stubkit/internal/method_options.h"
+#include "stubkit/internal/method_options_table.h"
 #include "stubkit/retry_options.h"
 #include "stubkit/retry_policy.h"
 

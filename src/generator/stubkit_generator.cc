@@ -96,12 +96,16 @@ void FileGenerator::Header(Printer& w) const {
           "#define $guard$\n"
           "\n");
   std::vector<std::string> standard = {"future", "memory", "utility"};
-  std::vector<std::string> project = {
-      "absl/status/statusor.h",    file_.stem + ".grpc.pb.h",
-      file_.stem + ".pb.h",        "stubkit/async_callback.h",
-      "stubkit/async_streaming.h", "stubkit/client_support.h",
-      "stubkit/internal/method_options.h", "stubkit/method.h",
-      "stubkit/options.h",         "stubkit/streaming.h"};
+  std::vector<std::string> project = {"absl/status/statusor.h",
+                                      file_.stem + ".grpc.pb.h",
+                                      file_.stem + ".pb.h",
+                                      "stubkit/async_callback.h",
+                                      "stubkit/async_streaming.h",
+                                      "stubkit/client_support.h",
+                                      "stubkit/internal/method_options_table.h",
+                                      "stubkit/method.h",
+                                      "stubkit/options.h",
+                                      "stubkit/streaming.h"};
   // The whole runtime API (CreateChannel, every option): one include.
   project.push_back("stubkit/stubkit.h");
   if (HasPagination(file_)) project.push_back("stubkit/page_range.h");
@@ -144,14 +148,15 @@ void FileGenerator::Source(Printer& w) const {
           "#include \"$stem$.stubkit.h\"\n"
           "\n");
   std::vector<std::string> project = {
-      "stubkit/internal/async_retry_loop.h",
-      "stubkit/internal/async_streaming.h", "stubkit/internal/client_support.h",
-      "stubkit/internal/streaming.h", "stubkit/internal/unary_call.h"};
+      "stubkit/internal/async_retry_operation.h",
+      "stubkit/internal/async_stream_operation.h",
+      "stubkit/internal/stub_support.h", "stubkit/internal/stream_retry.h",
+      "stubkit/internal/unary_call.h"};
   if (HasPagination(file_)) {
-    project.push_back("stubkit/internal/page_range.h");
+    project.push_back("stubkit/internal/make_page_range.h");
   }
   if (HasRouting(file_)) {
-    project.push_back("stubkit/internal/routing.h");
+    project.push_back("stubkit/internal/routing_header.h");
   }
   PrintIncludes(w, {}, {"memory", "utility"}, std::move(project));
   OpenNamespace(w, file_.services.empty());

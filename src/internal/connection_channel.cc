@@ -12,7 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "stubkit/internal/async_call.h"
-#include "stubkit/internal/method_options.h"
+#include "stubkit/internal/method_options_table.h"
 
 namespace stubkit {
 namespace internal {

@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "src/internal/format.h"
-#include "stubkit/internal/server_hints.h"
+#include "stubkit/internal/hint_parsing.h"
 #include "stubkit/server_hints.h"
 
 namespace stubkit {

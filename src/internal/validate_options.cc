@@ -7,7 +7,7 @@
 #include "stubkit/call_options.h"
 #include "stubkit/internal/call_setup.h"
 #include "stubkit/internal/metadata.h"
-#include "stubkit/internal/method_options.h"
+#include "stubkit/internal/method_options_table.h"
 #include "stubkit/logging.h"
 #include "stubkit/retry_options.h"
 #include "stubkit/retry_throttle.h"

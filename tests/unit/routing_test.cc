@@ -3,14 +3,13 @@
 // The x-goog-request-params value: encoding, path templates, "last one
 // wins", and what is left out.
 
-#include "stubkit/internal/routing.h"
-
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <string>
 
 #include "stubkit/internal/metadata.h"
+#include "stubkit/internal/routing_header.h"
 
 namespace stubkit {
 namespace internal {

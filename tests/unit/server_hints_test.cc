@@ -1,11 +1,10 @@
 // Copyright 2026 The stubkit Authors.
 
-#include "stubkit/internal/server_hints.h"
-
 #include <chrono>
 #include <string>
 
 #include "gtest/gtest.h"
+#include "stubkit/internal/hint_parsing.h"
 #include "tests/testing/status_details.h"
 
 namespace stubkit {

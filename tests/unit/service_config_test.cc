@@ -17,7 +17,7 @@
 #include "stubkit/backoff_policy.h"
 #include "stubkit/call_options.h"
 #include "stubkit/hedging.h"
-#include "stubkit/internal/method_options.h"
+#include "stubkit/internal/method_options_table.h"
 #include "stubkit/logging.h"
 #include "stubkit/retry_options.h"
 #include "stubkit/retry_policy.h"

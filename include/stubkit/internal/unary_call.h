@@ -35,9 +35,9 @@
 
 #include "absl/status/statusor.h"
 #include "stubkit/async_callback.h"
-#include "stubkit/internal/async_retry_loop.h"
+#include "stubkit/internal/async_retry_operation.h"
 #include "stubkit/internal/connection_channel.h"
-#include "stubkit/internal/hedging.h"
+#include "stubkit/internal/hedged_operation.h"
 #include "stubkit/internal/options_layers.h"
 #include "stubkit/method.h"
 #include "stubkit/options.h"

@@ -6,11 +6,11 @@
 #include <memory>
 #include <utility>
 
-#include "stubkit/internal/async_retry_loop.h"
-#include "stubkit/internal/async_streaming.h"
-#include "stubkit/internal/client_support.h"
-#include "stubkit/internal/routing.h"
-#include "stubkit/internal/streaming.h"
+#include "stubkit/internal/async_retry_operation.h"
+#include "stubkit/internal/async_stream_operation.h"
+#include "stubkit/internal/routing_header.h"
+#include "stubkit/internal/stream_retry.h"
+#include "stubkit/internal/stub_support.h"
 #include "stubkit/internal/unary_call.h"
 
 namespace stubkit {

@@ -6,10 +6,10 @@
 #include <memory>
 #include <utility>
 
-#include "stubkit/internal/async_retry_loop.h"
-#include "stubkit/internal/async_streaming.h"
-#include "stubkit/internal/client_support.h"
-#include "stubkit/internal/streaming.h"
+#include "stubkit/internal/async_retry_operation.h"
+#include "stubkit/internal/async_stream_operation.h"
+#include "stubkit/internal/stream_retry.h"
+#include "stubkit/internal/stub_support.h"
 #include "stubkit/internal/unary_call.h"
 
 ::absl::StatusOr<::NoPackageResponse> NoPackageStubDecorator::Lookup(

@@ -15,7 +15,7 @@
 #include "stubkit/async_callback.h"
 #include "stubkit/async_streaming.h"
 #include "stubkit/client_support.h"
-#include "stubkit/internal/method_options.h"
+#include "stubkit/internal/method_options_table.h"
 #include "stubkit/method.h"
 #include "stubkit/options.h"
 #include "stubkit/page_range.h"

@@ -4,8 +4,8 @@
 // resolved once when the client is built, and the effective options of one
 // call (`MethodCallOptions`). Not API: see stubkit/method_options.h.
 
-#ifndef STUBKIT_INTERNAL_METHOD_OPTIONS_H_
-#define STUBKIT_INTERNAL_METHOD_OPTIONS_H_
+#ifndef STUBKIT_INTERNAL_METHOD_OPTIONS_TABLE_H_
+#define STUBKIT_INTERNAL_METHOD_OPTIONS_TABLE_H_
 
 #include <atomic>
 #include <initializer_list>
@@ -165,4 +165,4 @@ class MethodOptionsTable {
 }  // namespace internal
 }  // namespace stubkit
 
-#endif  // STUBKIT_INTERNAL_METHOD_OPTIONS_H_
+#endif  // STUBKIT_INTERNAL_METHOD_OPTIONS_TABLE_H_

@@ -1,6 +1,6 @@
 // Copyright 2026 The stubkit Authors.
 
-#include "stubkit/internal/method_options.h"
+#include "stubkit/internal/method_options_table.h"
 
 #include <algorithm>
 

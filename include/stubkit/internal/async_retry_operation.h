@@ -4,8 +4,8 @@
 // call, one allocation), `StartAsyncUnary` (the gRPC callback glue) and the
 // future block. Not API: see stubkit/async_retry_loop.h.
 
-#ifndef STUBKIT_INTERNAL_ASYNC_RETRY_LOOP_H_
-#define STUBKIT_INTERNAL_ASYNC_RETRY_LOOP_H_
+#ifndef STUBKIT_INTERNAL_ASYNC_RETRY_OPERATION_H_
+#define STUBKIT_INTERNAL_ASYNC_RETRY_OPERATION_H_
 
 #include <grpcpp/client_context.h>
 
@@ -102,8 +102,8 @@ class AsyncRetryOperationBase : public AsyncCallBase {
   // Guarded by mu_.
   bool waiting_ = false;
   bool finished_ = false;
-  uint64_t timer_ = 0;  // the live wait's id; 0 while not known yet
-  uint64_t wait_generation_ = 0;  // counts waits, to tell a stale id
+  uint64_t timer_ = 0;             // the live wait's id; 0 while not known yet
+  uint64_t wait_generation_ = 0;   // counts waits, to tell a stale id
   uint64_t watch_ = 0;             // the live wait's channel watch, if any
   bool woken_by_channel_ = false;  // the live wait was ended by the channel
 };
@@ -341,7 +341,7 @@ struct PromiseBlockAllocator {
   PromiseBlock<Response>* block;
 };
 
-// Non-template pieces (src/internal/async_retry_loop.cc).
+// Non-template pieces (src/internal/async_retry_operation.cc).
 absl::Status DroppedCallbackError();
 void ReportSecondCall();
 
@@ -408,4 +408,4 @@ class FulfilPromise {
 }  // namespace internal
 }  // namespace stubkit
 
-#endif  // STUBKIT_INTERNAL_ASYNC_RETRY_LOOP_H_
+#endif  // STUBKIT_INTERNAL_ASYNC_RETRY_OPERATION_H_

@@ -1,6 +1,6 @@
 // Copyright 2026 The stubkit Authors.
 
-#include "stubkit/internal/server_hints.h"
+#include "stubkit/internal/hint_parsing.h"
 
 #include <cstdint>
 #include <limits>

@@ -1,6 +1,6 @@
 // Copyright 2026 The stubkit Authors.
 
-#include "stubkit/internal/routing.h"
+#include "stubkit/internal/routing_header.h"
 
 #include <cstddef>
 #include <string>

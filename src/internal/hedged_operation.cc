@@ -1,13 +1,13 @@
 // Copyright 2026 The stubkit Authors.
 
-#include "stubkit/internal/hedging.h"
+#include "stubkit/internal/hedged_operation.h"
 
 #include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "src/internal/format.h"
-#include "stubkit/internal/server_hints.h"
+#include "stubkit/internal/hint_parsing.h"
 #include "stubkit/server_hints.h"
 
 namespace stubkit {

@@ -5,8 +5,8 @@
 // (`AsyncWriteStreamOperation`).
 // Not API: see stubkit/async_streaming.h.
 
-#ifndef STUBKIT_INTERNAL_ASYNC_STREAMING_H_
-#define STUBKIT_INTERNAL_ASYNC_STREAMING_H_
+#ifndef STUBKIT_INTERNAL_ASYNC_STREAM_OPERATION_H_
+#define STUBKIT_INTERNAL_ASYNC_STREAM_OPERATION_H_
 
 #include <grpcpp/client_context.h>
 #include <grpcpp/support/client_callback.h>
@@ -26,9 +26,9 @@
 #include "stubkit/async_callback.h"
 #include "stubkit/async_streaming.h"
 #include "stubkit/cancellation.h"
-#include "stubkit/internal/async_retry_loop.h"
+#include "stubkit/internal/async_retry_operation.h"
 #include "stubkit/internal/options_layers.h"
-#include "stubkit/internal/streaming.h"
+#include "stubkit/internal/stream_retry.h"
 #include "stubkit/streaming.h"
 
 namespace stubkit {
@@ -179,7 +179,7 @@ using AsyncClientStreamOpener =
 
 // The streams the user writes to, bidi (`kClientStream` false) and client
 // streaming: retried opening (replayed writes) and hook-driven resume, under
-// the rules of `ResumableStream` (stubkit/internal/streaming.h). The user's
+// the rules of `ResumableStream` (stubkit/internal/stream_retry.h). The user's
 // writes wait in `outbox_` and are sent one at a time by the live attempt's
 // reactor, after the replay. A bidi stream hands each message to
 // `on_message` and its status to `on_done`; a client stream's one response
@@ -654,4 +654,4 @@ AsyncStreamWriter<Request> StartAsyncClientStream(
 }  // namespace internal
 }  // namespace stubkit
 
-#endif  // STUBKIT_INTERNAL_ASYNC_STREAMING_H_
+#endif  // STUBKIT_INTERNAL_ASYNC_STREAM_OPERATION_H_

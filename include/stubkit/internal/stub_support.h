@@ -3,8 +3,8 @@
 // Glue the generated code uses between grpc_cpp_plugin stubs and stubkit:
 // `ToStatusOr`, and the decorator stack built once per connection. Not API.
 
-#ifndef STUBKIT_INTERNAL_CLIENT_SUPPORT_H_
-#define STUBKIT_INTERNAL_CLIENT_SUPPORT_H_
+#ifndef STUBKIT_INTERNAL_STUB_SUPPORT_H_
+#define STUBKIT_INTERNAL_STUB_SUPPORT_H_
 
 #include <grpcpp/support/status.h>
 
@@ -45,4 +45,4 @@ std::shared_ptr<Stub> ApplyDecorators(
 }  // namespace internal
 }  // namespace stubkit
 
-#endif  // STUBKIT_INTERNAL_CLIENT_SUPPORT_H_
+#endif  // STUBKIT_INTERNAL_STUB_SUPPORT_H_

@@ -11,8 +11,8 @@
 //
 // Not public API.
 
-#ifndef STUBKIT_INTERNAL_ROUTING_H_
-#define STUBKIT_INTERNAL_ROUTING_H_
+#ifndef STUBKIT_INTERNAL_ROUTING_HEADER_H_
+#define STUBKIT_INTERNAL_ROUTING_HEADER_H_
 
 #include <grpcpp/client_context.h>
 
@@ -79,4 +79,4 @@ class RequestParams {
 }  // namespace internal
 }  // namespace stubkit
 
-#endif  // STUBKIT_INTERNAL_ROUTING_H_
+#endif  // STUBKIT_INTERNAL_ROUTING_HEADER_H_

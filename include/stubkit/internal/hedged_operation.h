@@ -3,8 +3,8 @@
 // The hedged operations (`HedgedOperationBase`, its async and sync forms),
 // `ShouldHedge` and `AsyncHedgedCall`. Not API: see stubkit/hedging.h.
 
-#ifndef STUBKIT_INTERNAL_HEDGING_H_
-#define STUBKIT_INTERNAL_HEDGING_H_
+#ifndef STUBKIT_INTERNAL_HEDGED_OPERATION_H_
+#define STUBKIT_INTERNAL_HEDGED_OPERATION_H_
 
 #include <grpcpp/client_context.h>
 
@@ -25,10 +25,10 @@
 #include "stubkit/async_callback.h"
 #include "stubkit/hedging.h"
 #include "stubkit/internal/async_call.h"
-#include "stubkit/internal/async_retry_loop.h"
+#include "stubkit/internal/async_retry_operation.h"
 #include "stubkit/internal/call_setup.h"
+#include "stubkit/internal/hint_parsing.h"
 #include "stubkit/internal/retry_loop_state.h"
-#include "stubkit/internal/server_hints.h"
 #include "stubkit/method.h"
 #include "stubkit/options.h"
 
@@ -318,4 +318,4 @@ void AsyncHedgedCall(const MethodInfo& method, Options call, Options client,
 }  // namespace internal
 }  // namespace stubkit
 
-#endif  // STUBKIT_INTERNAL_HEDGING_H_
+#endif  // STUBKIT_INTERNAL_HEDGED_OPERATION_H_

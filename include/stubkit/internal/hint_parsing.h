@@ -12,8 +12,8 @@
 //
 // Not API.
 
-#ifndef STUBKIT_INTERNAL_SERVER_HINTS_H_
-#define STUBKIT_INTERNAL_SERVER_HINTS_H_
+#ifndef STUBKIT_INTERNAL_HINT_PARSING_H_
+#define STUBKIT_INTERNAL_HINT_PARSING_H_
 
 #include <chrono>
 #include <cstddef>
@@ -53,4 +53,4 @@ RetryInfoHint ParseRetryInfoDelay(absl::string_view status_details);
 }  // namespace internal
 }  // namespace stubkit
 
-#endif  // STUBKIT_INTERNAL_SERVER_HINTS_H_
+#endif  // STUBKIT_INTERNAL_HINT_PARSING_H_

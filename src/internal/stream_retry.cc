@@ -1,6 +1,6 @@
 // Copyright 2026 The stubkit Authors.
 
-#include "stubkit/internal/streaming.h"
+#include "stubkit/internal/stream_retry.h"
 
 #include "absl/strings/str_cat.h"
 #include "stubkit/retry_options.h"

@@ -18,8 +18,8 @@
 //
 // Not public API.
 
-#ifndef STUBKIT_INTERNAL_PAGE_RANGE_H_
-#define STUBKIT_INTERNAL_PAGE_RANGE_H_
+#ifndef STUBKIT_INTERNAL_MAKE_PAGE_RANGE_H_
+#define STUBKIT_INTERNAL_MAKE_PAGE_RANGE_H_
 
 #include <google/protobuf/map.h>
 
@@ -142,4 +142,4 @@ PageRange<T> MakePageRange(Request request, Options call_options,
 }  // namespace internal
 }  // namespace stubkit
 
-#endif  // STUBKIT_INTERNAL_PAGE_RANGE_H_
+#endif  // STUBKIT_INTERNAL_MAKE_PAGE_RANGE_H_

@@ -1,6 +1,6 @@
 // Copyright 2026 The stubkit Authors.
 
-#include "stubkit/internal/async_retry_loop.h"
+#include "stubkit/internal/async_retry_operation.h"
 
 #include <unistd.h>
 

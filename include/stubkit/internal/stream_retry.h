@@ -6,8 +6,8 @@
 // gRPC-backed writer and reader-writer of a refused call, and the
 // `Open*Stream` entry points of generated connections. Not API.
 
-#ifndef STUBKIT_INTERNAL_STREAMING_H_
-#define STUBKIT_INTERNAL_STREAMING_H_
+#ifndef STUBKIT_INTERNAL_STREAM_RETRY_H_
+#define STUBKIT_INTERNAL_STREAM_RETRY_H_
 
 #include <google/protobuf/message_lite.h>
 #include <grpcpp/client_context.h>
@@ -30,9 +30,9 @@
 #include "stubkit/cancellation.h"
 #include "stubkit/clock.h"
 #include "stubkit/internal/call_setup.h"
-#include "stubkit/internal/client_support.h"
 #include "stubkit/internal/options_layers.h"
 #include "stubkit/internal/retry_loop_state.h"
+#include "stubkit/internal/stub_support.h"
 #include "stubkit/method.h"
 #include "stubkit/options.h"
 #include "stubkit/status.h"
@@ -878,4 +878,4 @@ StreamReaderWriter<Request, Response> OpenBidiStream(const MethodInfo& method,
 }  // namespace internal
 }  // namespace stubkit
 
-#endif  // STUBKIT_INTERNAL_STREAMING_H_
+#endif  // STUBKIT_INTERNAL_STREAM_RETRY_H_
