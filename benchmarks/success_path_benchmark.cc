@@ -399,7 +399,7 @@ void BM_RetryStateSetup(benchmark::State& state) {
   const uint64_t before = bench::Allocations();
   for (auto _ : state) {
     internal::RetryLoopState loop(kEcho, view);
-    benchmark::DoNotOptimize(loop.end());
+    benchmark::DoNotOptimize(loop.facts().end);
   }
   ReportAllocations(state, before);
 }

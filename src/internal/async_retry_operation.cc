@@ -93,7 +93,7 @@ void AsyncRetryOperationBase::ScheduleWait(std::chrono::nanoseconds wait) {
   // A cancel that came before `timer_` was known could not stop the timer.
   CancellationToken* token = state().cancellation();
   if (token != nullptr && token->cancelled()) sleeper().Cancel(timer);
-  if (state().follow_channel()) WatchChannel(generation);
+  if (state().channel_follow().active()) WatchChannel(generation);
 }
 
 void AsyncRetryOperationBase::WatchChannel(uint64_t generation) {

@@ -3,6 +3,7 @@
 #include "stubkit/internal/call_reporter.h"
 
 #include "absl/strings/str_cat.h"
+#include "stubkit/internal/method_options_table.h"
 
 namespace stubkit {
 namespace internal {
@@ -40,6 +41,22 @@ void CallReporter::RecordCall(int attempts, StopReason reason,
                               std::chrono::nanoseconds retry_delay) const {
   if (metrics_ == nullptr) return;
   metrics_->RecordCall(method_, attempts, reason, elapsed, hedges, retry_delay);
+}
+
+void NoticeDroppedRetry(absl::string_view method, const OptionsView& options) {
+  const auto* notice = options.find<DroppedRetryNoticeOption>();
+  if (notice == nullptr || *notice == nullptr || (*notice)->exchange(true)) {
+    return;
+  }
+  const LogLevel* level = options.find<LogLevelOption>();
+  if (level != nullptr && *level == LogLevel::kOff) return;
+  LogSink* sink = options.get<LogSinkOption>().get();
+  if (sink == nullptr) sink = StderrLogSink().get();
+  sink->Write(absl::StrCat(
+      "stubkit: ", method,
+      ": the service config retries it, but it is not idempotent by "
+      "stubkit's rule (ServiceConfigImport::keep_idempotency_rules): not "
+      "retried; mark it idempotent if the server deduplicates it"));
 }
 
 }  // namespace internal

@@ -13,6 +13,27 @@
 namespace stubkit {
 
 namespace internal {
+namespace {
+
+// Once the call has ended and before its final event: tells the observer
+// of attempt `attempt` (from 1), which ran from `its_start` to `its_end` and
+// is not the one the final event describes. `context` is null for a loser
+// still running.
+void NotifyHedgedAttempt(const RetryLoopState& state, int attempt,
+                         Clock::time_point its_start, Clock::time_point its_end,
+                         const absl::Status& status, bool hedge_loser,
+                         const grpc::ClientContext* context) {
+  AttemptEvent event;
+  event.attempt = attempt;
+  event.status = status;
+  event.attempt_duration = its_end - its_start;
+  event.elapsed = its_end - state.start();
+  event.hedge_loser = hedge_loser;
+  event.context = context;
+  state.reporter().Observe(event);
+}
+
+}  // namespace
 
 bool ShouldHedge(const MethodInfo& method, const OptionsView& options) {
   const HedgingPolicy* policy = options.find<HedgingPolicyOption>();
@@ -24,8 +45,13 @@ bool ShouldHedge(const MethodInfo& method, const OptionsView& options) {
 HedgedOperationBase::HedgedOperationBase(const MethodInfo& method, Options call,
                                          Options client)
     : AsyncCallBase(method, std::move(call), std::move(client)),
-      policy_(options().get<HedgingPolicyOption>()) {
+      policy_(options().get<HedgingPolicyOption>()),
+      fixed_delay_(policy_.hedging_delay()) {
   state().MarkHedged();
+  // Hedged calls have no throttle waiting mode: a refusal ends the hedges.
+  if (RetryThrottle* throttle = state().throttle()) {
+    admission_.emplace(*throttle, /*wait_enabled=*/false);
+  }
 }
 
 HedgedOperationBase::~HedgedOperationBase() = default;
@@ -61,13 +87,16 @@ HedgedOperationBase::Next HedgedOperationBase::Begin() {
 void HedgedOperationBase::LaunchLocked(Step& step) {
   if (finished_) return;
   const int index = launched_;
-  if (index >= policy_.max_attempts()) return;
-  if (index > 0 && pushed_back_) return;
-  // A drained retry bucket stops further hedges, as it stops retries.
-  RetryThrottle* throttle = state().throttle();
-  if (index > 0 && throttle != nullptr && !throttle->RetryAllowed()) {
-    throttled_ = true;
-    return;
+  switch (DecideHedgeLaunch(index, policy_.max_attempts(), pushed_back_,
+                            admission_ ? &*admission_ : nullptr)) {
+    case HedgeLaunch::kLaunch:
+      break;
+    case HedgeLaunch::kThrottled:
+      throttled_ = true;
+      return;
+    case HedgeLaunch::kNoneLeft:
+    case HedgeLaunch::kPushedBack:
+      return;
   }
   contexts_[index] = std::make_unique<grpc::ClientContext>();
   ++launched_;
@@ -78,19 +107,18 @@ void HedgedOperationBase::LaunchLocked(Step& step) {
     return;
   }
   sent_[index] = true;
-  starts_[index] = state().attempt_start();
-  deadlines_[index] = state().attempt_deadline();
+  starts_[index] = state().facts().attempt_start;
+  deadlines_[index] = state().facts().attempt_deadline;
   ++outstanding_;
   step.next = Next{index, contexts_[index].get(), false};
   // Arm the hedge timer unless it is armed or no hedge is left. No hedge is
   // started past the call's end.
   if (timer_ == TimerState::kIdle && launched_ < policy_.max_attempts()) {
-    const Clock::time_point end = state().end();
-    if (end == Clock::time_point::max() ||
-        policy_.hedging_delay() < end - state().now()) {
+    const std::chrono::nanoseconds delay = delays_.NextDelay(launched_);
+    if (HedgeStartsInTime(state().now(), state().facts().end, delay)) {
       timer_ = TimerState::kArming;
       ++timer_generation_;
-      timer_delay_ = policy_.hedging_delay();
+      timer_delay_ = delay;
       step.next.arm_timer = true;
     }
   }
@@ -232,12 +260,12 @@ void HedgedOperationBase::ReportAttempts(const Step& step) {
     // Not sent: refused before it started (cancelled, or the call's end).
     if (i == final_index || !attempt.sent) continue;
     if (attempt.done && !attempt.late) {
-      state().NotifyHedgedAttempt(i + 1, attempt.start, attempt.end,
-                                  attempt.status, false, contexts_[i].get());
+      NotifyHedgedAttempt(state(), i + 1, attempt.start, attempt.end,
+                          attempt.status, false, contexts_[i].get());
     } else {
       // Cancelled above (TryCancel), whatever it answers later.
-      state().NotifyHedgedAttempt(
-          i + 1, attempt.start, now,
+      NotifyHedgedAttempt(
+          state(), i + 1, attempt.start, now,
           absl::CancelledError(absl::StrCat(
               "hedged attempt ", i + 1, " cancelled: ",
               step.winner >= 0
@@ -338,74 +366,85 @@ HedgedOperationBase::Next HedgedOperationBase::OnAttemptFailed(
     absl::MutexLock lock(&mu_);
     AttemptDoneLocked(index, status);
     if (finished_) return Next{};
+    HedgeFailureFacts facts;
+    facts.now = state().now();
     CancellationToken* token = state().cancellation();
-    using Expiry = RetryLoopState::Expiry;
-    const Expiry expiry =
-        state().ClassifyExpiry(status, starts_[index], deadlines_[index]);
-    const bool non_fatal = expiry == Expiry::kAttemptTimeout ||
-                           policy_.non_fatal_codes().contains(status.code());
-    if (token != nullptr && token->cancelled()) {
-      EndLocked(step, Outcome::kCancelledOrEnded);
-    } else if (IsNoAsyncStubError(status)) {
-      step.status = status;
-      step.final_index = index;
-      step.explanation = "not hedged: the stub cannot make async calls";
-      EndLocked(step, Outcome::kGiveUp);
-    } else if (expiry == Expiry::kCallEnd ||
-               (non_fatal && state().now() >= state().end())) {
-      // The call's own end: final, whatever hedges are still running.
-      step.status = status;
-      step.final_index = index;
-      EndLocked(step, Outcome::kAtEnd);
-    } else if (!non_fatal) {
-      step.status = status;
-      step.final_index = index;
-      step.explanation = absl::StrCat(
-          "hedged attempt ", index + 1, " failed with ",
-          StatusCodeName(static_cast<int>(status.code())),
-          ", which is fatal (non-fatal: ", policy_.non_fatal_codes().ToString(),
-          ")");
-      EndLocked(step, Outcome::kGiveUp);
-    } else {
-      // Non-fatal, or the attempt ran out of its own attempt timeout (the
-      // next attempt may be faster, as in the retry loop): send the next
-      // hedge at once, unless the throttle says no.
-      last_failure_ = status;
-      last_failure_index_ = index;
-      RetryThrottle* throttle = state().throttle();
-      const std::optional<Pushback> pushback = PushbackOf(index);
-      if (throttle != nullptr && !throttle->OnRetryableFailure()) {
-        throttled_ = true;
-      } else if (pushback.has_value() &&
-                 pushback->kind == Pushback::Kind::kDoNotRetry) {
-        // A6: the server said not to retry: no further hedged requests;
-        // those in flight go on.
-        pushed_back_ = true;
-        ResetTimerLocked(step);
-      } else if (pushback.has_value()) {
-        // A6: the next hedged request waits as long as the server asked.
-        ResetTimerLocked(step);
-        const Clock::time_point end = state().end();
-        if (launched_ < policy_.max_attempts() && !pushed_back_) {
-          if (end == Clock::time_point::max() ||
-              pushback->delay < end - state().now()) {
-            timer_ = TimerState::kArming;
-            ++timer_generation_;
-            timer_delay_ = pushback->delay;
-            step.hedge_pending = true;
-          } else {
-            pushback_past_end_ = true;
-          }
-        }
-      } else {
-        // The hedge after this one waits a full delay from this launch.
-        ResetTimerLocked(step);
-        LaunchLocked(step);
-      }
-      SettleLocked(step);
+    facts.cancelled = token != nullptr && token->cancelled();
+    facts.no_async_stub = IsNoAsyncStubError(status);
+    facts.attempt = index + 1;
+    facts.attempt_start = starts_[index];
+    facts.attempt_deadline = deadlines_[index];
+    facts.end = state().facts().end;
+    facts.hedge_left = launched_ < policy_.max_attempts() && !pushed_back_;
+    facts.pushback = PushbackOf(index);
+    const HedgeDecision decision = DecideAfterHedgeFailure(
+        status, facts, policy_, admission_ ? &*admission_ : nullptr);
+    switch (decision.kind) {
+      case HedgeDecision::Kind::kCancelled:
+        EndLocked(step, Outcome::kCancelledOrEnded);
+        break;
+      case HedgeDecision::Kind::kEndAtCallEnd:
+        // The call's own end: final, whatever hedges are still running.
+        step.status = status;
+        step.final_index = index;
+        EndLocked(step, Outcome::kAtEnd);
+        break;
+      case HedgeDecision::Kind::kEnd:
+        step.status = status;
+        step.final_index = index;
+        step.explanation = decision.explanation;
+        EndLocked(step, Outcome::kGiveUp);
+        break;
+      case HedgeDecision::Kind::kHedgeNow:
+      case HedgeDecision::Kind::kHedgeAfter:
+      case HedgeDecision::Kind::kNoMoreHedges:
+        GoOnLocked(step, index, status, decision);
+        break;
     }
   }
   return Perform(step);
+}
+
+void HedgedOperationBase::GoOnLocked(Step& step, int index,
+                                     const absl::Status& status,
+                                     const HedgeDecision& decision) {
+  last_failure_ = status;
+  last_failure_index_ = index;
+  switch (decision.kind) {
+    case HedgeDecision::Kind::kHedgeNow:
+      // The hedge after this one waits a full delay from this launch.
+      ResetTimerLocked(step);
+      LaunchLocked(step);
+      break;
+    case HedgeDecision::Kind::kHedgeAfter:
+      ResetTimerLocked(step);
+      timer_ = TimerState::kArming;
+      ++timer_generation_;
+      timer_delay_ = decision.delay;
+      step.hedge_pending = true;
+      break;
+    case HedgeDecision::Kind::kNoMoreHedges:
+      switch (decision.why) {
+        case HedgeDecision::Why::kThrottled:
+          throttled_ = true;  // a timer already armed finds it so too
+          break;
+        case HedgeDecision::Why::kPushedBack:
+          pushed_back_ = true;
+          ResetTimerLocked(step);
+          break;
+        case HedgeDecision::Why::kPushbackPastEnd:
+          pushback_past_end_ = true;
+          ResetTimerLocked(step);
+          break;
+        case HedgeDecision::Why::kNoneLeft:
+          ResetTimerLocked(step);
+          break;
+      }
+      break;
+    default:
+      break;
+  }
+  SettleLocked(step);
 }
 
 std::optional<Pushback> HedgedOperationBase::PushbackOf(int index) {

@@ -30,6 +30,17 @@ bool ReachedDeadline(time_point now, time_point start, time_point deadline) {
   return now + tolerance >= deadline;
 }
 
+Expiry ClassifyExpiry(const absl::Status& status, Clock::time_point now,
+                      Clock::time_point its_start,
+                      Clock::time_point its_deadline, Clock::time_point end) {
+  if (status.code() != absl::StatusCode::kDeadlineExceeded) {
+    return Expiry::kNone;
+  }
+  if (!ReachedDeadline(now, its_start, its_deadline)) return Expiry::kNone;
+  return its_deadline == end || now >= end ? Expiry::kCallEnd
+                                           : Expiry::kAttemptTimeout;
+}
+
 absl::string_view EndWhat(StopReason end_reason) {
   return end_reason == StopReason::kDeadline ? "the call's deadline"
                                              : "the retry policy's time limit";

@@ -69,13 +69,14 @@ RetryLoopState::RetryLoopState(const MethodInfo& method,
                                const OptionsView& options)
     : method_(method),
       retry_policy_(options.get<RetryPolicyOption>()),
-      backoff_policy_(options.get<BackoffPolicyOption>()),
       options_(options),
-      waits_(backoff_policy_, options, reporter_),
+      waits_(options.get<BackoffPolicyOption>(), options, reporter_),
       clock_(options.get<ClockOption>().get()),
       sleeper_(options.get<SleeperOption>().get()) {
-  start_ = Now();
-  setup_status_ = ValidateOptions(options, &retry_policy_, &backoff_policy_);
+  start_ = now();
+  facts_.method = method_.full_name;
+  setup_status_ = ValidateOptions(options, &retry_policy_,
+                                  &options.get<BackoffPolicyOption>());
   if (!setup_status_.ok()) {
     RetrySummary summary{StopReason::kInvalidArgument, 0, nanoseconds(0)};
     setup_status_ = WithRetrySummary(setup_status_, summary,
@@ -92,7 +93,7 @@ RetryLoopState::RetryLoopState(const MethodInfo& method,
 }
 
 void RetryLoopState::Setup(const OptionsView& options) {
-  idempotent_ = IsIdempotent(method_, options);
+  facts_.idempotent = IsIdempotent(method_, options);
   // Each optional layer costs one lookup here and a null check later.
   reporter_.Configure(method_.full_name, options);
   throttle_ = options.get<RetryThrottleOption>().get();
@@ -102,38 +103,39 @@ void RetryLoopState::Setup(const OptionsView& options) {
   }
 
   if (retry_policy_.max_time() > nanoseconds::zero()) {
-    end_ = AddSaturating(start_, retry_policy_.max_time());
-    end_reason_ = StopReason::kExhausted;
+    facts_.end = AddSaturating(start_, retry_policy_.max_time());
+    facts_.end_reason = StopReason::kExhausted;
   }
-  call_end_ = CallEnd(options, start_);
-  if (call_end_ < end_) {
-    end_ = call_end_;
-    end_reason_ = StopReason::kDeadline;
+  facts_.call_end = CallEnd(options, start_);
+  if (facts_.call_end < facts_.end) {
+    facts_.end = facts_.call_end;
+    facts_.end_reason = StopReason::kDeadline;
   }
 }
 
-time_point RetryLoopState::Now() const {
+time_point RetryLoopState::now() const {
   return clock_ != nullptr ? clock_->Now() : std::chrono::steady_clock::now();
 }
 
 bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context,
                                     std::string* deferred_log) {
   delay_.End();  // the wait, if any, is over
-  const time_point now = Now();
+  const time_point now = this->now();
   // An attempt past the call's end (a deadline already in the past, say)
   // could only fail: stop before sending it.
-  if (now >= end_) {
+  if (now >= facts_.end) {
     ended_before_attempt_ = true;
     return false;
   }
   finished_context_ = nullptr;
   if (cancel_ != nullptr && !cancel_->Attach(&context)) return false;
   ++attempts_;
-  attempt_start_ = now;
-  attempt_on_reconnect_ = std::exchange(woke_on_reconnect_, false);
-  attempt_deadline_ = AttemptEnd(now, stream_deadlines_ ? call_end_ : end_,
-                                 options_.get<AttemptTimeoutOption>());
-  SetAttemptDeadline(context, now, attempt_deadline_);
+  facts_.attempt_start = now;
+  attempt_on_reconnect_ = follow_.StartAttempt();
+  facts_.attempt_deadline =
+      AttemptEnd(now, stream_deadlines_ ? facts_.call_end : facts_.end,
+                 options_.get<AttemptTimeoutOption>());
+  SetAttemptDeadline(context, now, facts_.attempt_deadline);
   const auto* metadata = options_.find<MetadataOption>();
   if (metadata != nullptr) {
     for (const auto& [key, value] : *metadata) context.AddMetadata(key, value);
@@ -153,14 +155,14 @@ bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context,
     std::string line =
         absl::StrCat("stubkit: ", method_.full_name, " attempt ", attempts_,
                      " starts; timeout ",
-                     attempt_deadline_ == time_point::max()
+                     facts_.attempt_deadline == time_point::max()
                          ? std::string("none")
-                         : FormatDuration(attempt_deadline_ - now),
+                         : FormatDuration(facts_.attempt_deadline - now),
                      "; metadata {", FormatMetadataRedacted(sent), "}");
     if (deferred_log != nullptr) {
       *deferred_log = std::move(line);
     } else {
-      Log(LogLevel::kRpc, line);
+      reporter_.Log(LogLevel::kRpc, line);
     }
   }
   return true;
@@ -180,47 +182,35 @@ absl::Status RetryLoopState::GiveUp(const absl::Status& status,
                                     StopReason reason,
                                     absl::string_view explanation) {
   absl::Status final_status;
-  Stop(status, reason, explanation, Now(), &final_status);
+  Stop(status, reason, explanation, now(), &final_status);
   return final_status;
 }
 
 absl::Status RetryLoopState::Cancelled() {
   // Cancelled during a wait: only the part waited counts.
-  if (delay_.pending() > nanoseconds::zero()) delay_.CutShort(Now());
+  if (delay_.pending() > nanoseconds::zero()) delay_.CutShort(now());
   if (throttle_wait_.waiting()) {
     throttle_->EndWait();
-    throttle_wait_.Leave(Now());
+    throttle_wait_.Leave(now());
   }
   absl::Status final_status;
   if (ended_before_attempt_) {
-    const absl::string_view what = EndWhat(end_reason_);
+    const absl::string_view what = EndWhat(facts_.end_reason);
     Stop(absl::DeadlineExceededError(absl::StrCat(
              what, " passed before attempt ", attempts_ + 1, " was sent")),
-         end_reason_, absl::StrCat("gave up: ", what, " was reached"), Now(),
-         &final_status);
+         facts_.end_reason, absl::StrCat("gave up: ", what, " was reached"),
+         now(), &final_status);
     return final_status;
   }
   Stop(absl::CancelledError("call cancelled by the caller"),
-       StopReason::kCancelled, "cancelled", Now(), &final_status);
+       StopReason::kCancelled, "cancelled", now(), &final_status);
   return final_status;
-}
-
-RetryLoopState::Expiry RetryLoopState::ClassifyExpiry(
-    const absl::Status& status, time_point its_start,
-    time_point its_deadline) const {
-  if (status.code() != absl::StatusCode::kDeadlineExceeded) {
-    return Expiry::kNone;
-  }
-  const time_point now = Now();
-  if (!ReachedDeadline(now, its_start, its_deadline)) return Expiry::kNone;
-  return its_deadline == end_ || now >= end_ ? Expiry::kCallEnd
-                                             : Expiry::kAttemptTimeout;
 }
 
 absl::Status RetryLoopState::GiveUpAtEnd(const absl::Status& status) {
   return GiveUp(
-      status, end_reason_,
-      absl::StrCat("gave up: ", EndWhat(end_reason_), " was reached"));
+      status, facts_.end_reason,
+      absl::StrCat("gave up: ", EndWhat(facts_.end_reason), " was reached"));
 }
 
 void RetryLoopState::Notify(const absl::Status& status, time_point now,
@@ -229,7 +219,7 @@ void RetryLoopState::Notify(const absl::Status& status, time_point now,
   AttemptEvent event;
   event.attempt = final && final_attempt_ > 0 ? final_attempt_ : attempts_;
   event.status = status;
-  event.attempt_duration = now - attempt_start_;
+  event.attempt_duration = now - facts_.attempt_start;
   event.elapsed = now - start_;
   event.final = final;
   event.wait = wait.delay;
@@ -243,25 +233,9 @@ void RetryLoopState::Notify(const absl::Status& status, time_point now,
   reporter_.Observe(event);
 }
 
-void RetryLoopState::NotifyHedgedAttempt(int attempt, time_point its_start,
-                                         time_point its_end,
-                                         const absl::Status& status,
-                                         bool hedge_loser,
-                                         const grpc::ClientContext* context) {
-  if (!reporter_.has_observer()) return;
-  AttemptEvent event;
-  event.attempt = attempt;
-  event.status = status;
-  event.attempt_duration = its_end - its_start;
-  event.elapsed = its_end - start_;
-  event.hedge_loser = hedge_loser;
-  event.context = context;
-  reporter_.Observe(event);
-}
-
 void RetryLoopState::OnSuccess() {
-  if (channel_ != nullptr) {
-    channel_->CheckGrpcRetries(options_, method_.full_name, true);
+  if (follow_.channel() != nullptr) {
+    follow_.channel()->CheckGrpcRetries(options_, method_.full_name, true);
   }
   if (throttle_ != nullptr) {
     if (throttle_wait_.admitted_once()) {
@@ -271,7 +245,7 @@ void RetryLoopState::OnSuccess() {
     }
   }
   if (!reporter_.active()) return;
-  const time_point now = Now();
+  const time_point now = this->now();
   Notify(absl::OkStatus(), now, true, Wait{nanoseconds(0), WaitReason::kNone},
          StopReason::kSuccess);
   reporter_.RecordCall(attempts_, StopReason::kSuccess, now - start_,
@@ -279,9 +253,10 @@ void RetryLoopState::OnSuccess() {
   // The line is built only when it will be written: formatting it costs an
   // allocation on every call.
   if (reporter_.logs(LogLevel::kRpc)) {
-    Log(LogLevel::kRpc,
+    reporter_.Log(
+        LogLevel::kRpc,
         absl::StrCat("stubkit: ", method_.full_name, " attempt ", attempts_,
-                     " OK after ", FormatDuration(now - attempt_start_)));
+                     " OK after ", FormatDuration(now - facts_.attempt_start)));
   }
 }
 
@@ -318,14 +293,15 @@ bool RetryLoopState::Stop(const absl::Status& status, StopReason reason,
   const LogLevel level = callers_business ? LogLevel::kRpc : LogLevel::kRetries;
   if (reporter_.logs(level)) {
     if (attempts_ == 0) {
-      Log(level, absl::StrCat("stubkit: ", method_.full_name,
-                              " stopped before any attempt: ", Describe(status),
-                              "; ", explanation));
+      reporter_.Log(level, absl::StrCat("stubkit: ", method_.full_name,
+                                        " stopped before any attempt: ",
+                                        Describe(status), "; ", explanation));
     } else {
-      Log(level, absl::StrCat("stubkit: ", method_.full_name, " attempt ",
-                              attempts_, " failed with ", Describe(status),
-                              "; ", explanation, " after ", attempts_,
-                              attempts_ == 1 ? " attempt" : " attempts"));
+      reporter_.Log(level,
+                    absl::StrCat("stubkit: ", method_.full_name, " attempt ",
+                                 attempts_, " failed with ", Describe(status),
+                                 "; ", explanation, " after ", attempts_,
+                                 attempts_ == 1 ? " attempt" : " attempts"));
     }
   }
   return false;
@@ -334,32 +310,22 @@ bool RetryLoopState::Stop(const absl::Status& status, StopReason reason,
 bool RetryLoopState::OnFailure(const absl::Status& status,
                                const grpc::ClientContext& context,
                                absl::Status* final_status, nanoseconds* wait) {
-  follow_channel_ = false;
-  if (channel_ != nullptr) {
-    channel_->CheckGrpcRetries(options_, method_.full_name, false);
+  follow_.set_active(false);
+  if (follow_.channel() != nullptr) {
+    follow_.channel()->CheckGrpcRetries(options_, method_.full_name, false);
   }
-  const time_point now = Now();
-  FailureFacts facts;
-  facts.method = method_.full_name;
-  facts.now = now;
-  facts.cancelled = cancel_ != nullptr && cancel_->cancelled();
-  facts.idempotent = idempotent_;
-  facts.repeat_forbidden = repeat_forbidden_;
-  facts.failures = failures_;
-  facts.attempt_start = attempt_start_;
-  facts.attempt_deadline = attempt_deadline_;
-  facts.end = end_;
-  facts.end_reason = end_reason_;
-  facts.call_end = call_end_;
+  const time_point now = this->now();
+  facts_.now = now;
+  facts_.cancelled = cancel_ != nullptr && cancel_->cancelled();
   std::optional<ThrottleAdmission> admission;
   if (throttle_ != nullptr) {
     admission.emplace(*throttle_, throttle_wait_.enabled());
   }
   waits_.SetAttempt(&context.GetServerTrailingMetadata());
   const RetryDecision decision = DecideAfterFailure(
-      status, facts, retry_policy_, admission ? &*admission : nullptr, waits_);
+      status, facts_, retry_policy_, admission ? &*admission : nullptr, waits_);
   waits_.SetAttempt(nullptr);  // the context may not outlive the attempt
-  failures_ = decision.failures;
+  facts_.failures = decision.failures;
   return Report(status, decision, now, final_status, wait);
 }
 
@@ -373,23 +339,12 @@ bool RetryLoopState::Report(const absl::Status& status,
         return false;
       }
       if (decision.stop_reason == StopReason::kNonIdempotent) {
-        NoticeDroppedRetry();
+        NoticeDroppedRetry(method_.full_name, options_);
       }
       return Stop(status, decision.stop_reason, decision.explanation, now,
                   final_status);
     case RetryDecision::Kind::kWaitForAdmission:
-      // Waiting mode: sit out the outage within the call's own limits.
       *wait = BeginThrottleWait(status, now);
-      delay_.Begin(now, *wait);
-      Notify(status, now, false, Wait{*wait, WaitReason::kThrottle},
-             StopReason::kSuccess);
-      if (reporter_.logs(LogLevel::kRetries)) {
-        Log(LogLevel::kRetries,
-            absl::StrCat("stubkit: ", method_.full_name, " attempt ", attempts_,
-                         " failed with ", Describe(status),
-                         "; waiting for the backend to recover (retry "
-                         "throttle, waiting mode)"));
-      }
       return true;
     case RetryDecision::Kind::kRetry:
       break;
@@ -399,7 +354,8 @@ bool RetryLoopState::Report(const absl::Status& status,
   if (reporter_.logs(LogLevel::kRetries)) {
     // Here a DEADLINE_EXCEEDED can only be the attempt's own timeout: the
     // call's end stopped the call before.
-    Log(LogLevel::kRetries,
+    reporter_.Log(
+        LogLevel::kRetries,
         absl::StrCat(
             "stubkit: ", method_.full_name, " attempt ", attempts_,
             " failed with ", Describe(status),
@@ -415,26 +371,10 @@ bool RetryLoopState::Report(const absl::Status& status,
   *wait = chosen.delay;
   delay_.Begin(now, chosen.delay);
   // The option is read only here, on the retry path.
-  follow_channel_ = channel_ != nullptr &&
-                    FollowsChannel(status, chosen.reason) &&
-                    options_.get<FollowReconnectOption>();
+  follow_.set_active(follow_.channel() != nullptr &&
+                     FollowsChannel(status, chosen.reason) &&
+                     options_.get<FollowReconnectOption>());
   return true;
-}
-
-void RetryLoopState::NoticeDroppedRetry() const {
-  const auto* notice = options_.find<DroppedRetryNoticeOption>();
-  if (notice == nullptr || *notice == nullptr || (*notice)->exchange(true)) {
-    return;
-  }
-  const LogLevel* level = options_.find<LogLevelOption>();
-  if (level != nullptr && *level == LogLevel::kOff) return;
-  LogSink* sink = options_.get<LogSinkOption>().get();
-  if (sink == nullptr) sink = StderrLogSink().get();
-  sink->Write(absl::StrCat(
-      "stubkit: ", method_.full_name,
-      ": the service config retries it, but it is not idempotent by "
-      "stubkit's rule (ServiceConfigImport::keep_idempotency_rules): not "
-      "retried; mark it idempotent if the server deduplicates it"));
 }
 
 void RetryDelay::Begin(time_point now, nanoseconds wait) {
@@ -470,16 +410,16 @@ void ThrottleWait::Leave(time_point now, bool admitted) {
 }
 
 void RetryLoopState::RestartPolicy() {
-  failures_ = 0;  // the error count, and the backoff's position
+  facts_.failures = 0;  // the error count, and the backoff's position
   waits_.Restart();
-  end_ = call_end_;
-  end_reason_ = StopReason::kDeadline;
+  facts_.end = facts_.call_end;
+  facts_.end_reason = StopReason::kDeadline;
   if (retry_policy_.max_time() > nanoseconds::zero()) {
     const time_point policy_end =
-        AddSaturating(Now(), retry_policy_.max_time());
-    if (policy_end <= end_) {
-      end_ = policy_end;
-      end_reason_ = StopReason::kExhausted;
+        AddSaturating(now(), retry_policy_.max_time());
+    if (policy_end <= facts_.end) {
+      facts_.end = policy_end;
+      facts_.end_reason = StopReason::kExhausted;
     }
   }
 }
@@ -490,30 +430,43 @@ RetryLoopState::~RetryLoopState() {
 
 nanoseconds RetryLoopState::BeginThrottleWait(const absl::Status& status,
                                               time_point now) {
+  // Waiting mode: sit out the outage within the call's own limits.
   throttle_->BeginWait();
   throttle_wait_.Begin(status, now);
-  // end_ > now here: OnFailure stopped the call otherwise.
-  return std::min<nanoseconds>(throttle_->PollDelay(), end_ - now);
+  // The end is after now here: the decision stopped the call otherwise.
+  const nanoseconds wait =
+      std::min<nanoseconds>(throttle_->PollDelay(), facts_.end - now);
+  delay_.Begin(now, wait);
+  Notify(status, now, false, Wait{wait, WaitReason::kThrottle},
+         StopReason::kSuccess);
+  if (reporter_.logs(LogLevel::kRetries)) {
+    reporter_.Log(LogLevel::kRetries,
+                  absl::StrCat("stubkit: ", method_.full_name, " attempt ",
+                               attempts_, " failed with ", Describe(status),
+                               "; waiting for the backend to recover (retry "
+                               "throttle, waiting mode)"));
+  }
+  return wait;
 }
 
 RetryLoopState::ThrottleStep RetryLoopState::AfterThrottleWait(
     absl::Status* final_status, nanoseconds* wait) {
   delay_.End();  // the loop waited it out
-  follow_channel_ = false;
-  const time_point now = Now();
+  follow_.set_active(false);
+  const time_point now = this->now();
   if (cancel_ != nullptr && cancel_->cancelled()) {
     *final_status = Cancelled();
     return ThrottleStep::kStop;
   }
   // The call's end comes first: an attempt admitted now could only fail.
-  if (now >= end_) {
+  if (now >= facts_.end) {
     throttle_->EndWait();
     const absl::Status status = throttle_wait_.failure();
     throttle_wait_.Leave(now);
     // Stop adds how long it waited.
     Stop(status, StopReason::kThrottled,
          absl::StrCat("gave up: the backend did not recover before ",
-                      EndWhat(end_reason_), " was reached"),
+                      EndWhat(facts_.end_reason), " was reached"),
          now, final_status);
     return ThrottleStep::kStop;
   }
@@ -521,7 +474,7 @@ RetryLoopState::ThrottleStep RetryLoopState::AfterThrottleWait(
     throttle_wait_.Leave(now, /*admitted=*/true);
     return ThrottleStep::kAttempt;
   }
-  *wait = std::min<nanoseconds>(throttle_->PollDelay(), end_ - now);
+  *wait = std::min<nanoseconds>(throttle_->PollDelay(), facts_.end - now);
   delay_.Begin(now, *wait);
   return ThrottleStep::kWait;
 }
@@ -529,11 +482,12 @@ RetryLoopState::ThrottleStep RetryLoopState::AfterThrottleWait(
 void RetryLoopState::OnChannelReady() {
   const nanoseconds planned = delay_.pending();
   const nanoseconds waited = planned > nanoseconds::zero()
-                                 ? delay_.CutShort(Now())
+                                 ? delay_.CutShort(now())
                                  : nanoseconds::zero();
-  woke_on_reconnect_ = true;
+  follow_.Woke();
   if (reporter_.logs(LogLevel::kRetries)) {
-    Log(LogLevel::kRetries,
+    reporter_.Log(
+        LogLevel::kRetries,
         absl::StrCat("stubkit: ", method_.full_name,
                      " the channel is ready again; attempt ", attempts_ + 1,
                      " starts after ", FormatDuration(waited), " of its ",
@@ -561,38 +515,40 @@ struct SyncWake {
 
 }  // namespace
 
-bool RetryLoopState::SleepFollowingChannel(nanoseconds wait) {
+bool ChannelFollow::Wait(nanoseconds wait, CancellationToken* cancel,
+                         bool* woken) {
   // Shared with the callbacks: a wake may come after this wait is over.
   auto wake = std::make_shared<SyncWake>();
   const std::chrono::steady_clock::time_point until = SteadyDeadline(wait);
   uint64_t registration = 0;
-  if (cancel_ != nullptr) {
+  if (cancel != nullptr) {
     registration =
-        cancel_->AddCallback([wake] { wake->Set(&SyncWake::cancelled); });
+        cancel->AddCallback([wake] { wake->Set(&SyncWake::cancelled); });
   }
   // The watcher thread polls the channel meanwhile (see
   // connection_channel.h): this thread only waits on the steady clock.
   const uint64_t watch =
       channel_->Join([wake] { wake->Set(&SyncWake::woken); });
-  bool woken;
   {
     std::unique_lock<std::mutex> lock(wake->mu);
     wake->cv.wait_until(lock, until,
                         [&] { return wake->woken || wake->cancelled; });
-    woken = wake->woken;
+    *woken = wake->woken;
   }
   channel_->Leave(watch);
-  if (cancel_ != nullptr) {
-    cancel_->RemoveCallback(registration);
-    if (cancel_->cancelled()) return false;
+  if (cancel != nullptr) {
+    cancel->RemoveCallback(registration);
+    if (cancel->cancelled()) return false;
   }
-  if (woken) OnChannelReady();
   return true;
 }
 
 bool RetryLoopState::Sleep(nanoseconds wait) {
-  if (sleeper_ == nullptr && follow_channel_) {
-    return SleepFollowingChannel(wait);
+  if (sleeper_ == nullptr && follow_.active()) {
+    bool woken = false;
+    if (!follow_.Wait(wait, cancel_, &woken)) return false;
+    if (woken) OnChannelReady();
+    return true;
   }
   if (sleeper_ != nullptr) {
     sleeper_->SleepFor(wait);

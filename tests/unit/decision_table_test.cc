@@ -18,6 +18,7 @@
 #include "stubkit/async_retry_loop.h"
 #include "stubkit/internal/retry_decision.h"
 #include "stubkit/retry_loop.h"
+#include "tests/testing/scripted_admission.h"
 
 namespace stubkit {
 namespace {
@@ -220,7 +221,6 @@ TEST_P(DecisionTableTest, EarlierOfTotalTimeoutAndDeadlineWins) {
 
 // --- The table: DecideAfterFailure alone. ---
 
-using internal::AdmissionSource;
 using internal::DecideAfterFailure;
 using internal::FailureFacts;
 using internal::RetryDecision;
@@ -229,23 +229,7 @@ using internal::WaitSource;
 using Kind = RetryDecision::Kind;
 using time_point = Clock::time_point;
 
-// An admission source that answers as scripted and counts its calls.
-class ScriptedAdmission final : public AdmissionSource {
- public:
-  ScriptedAdmission(bool admit, bool may_wait)
-      : admit_(admit), may_wait_(may_wait) {}
-  bool OnRetryableFailure() override {
-    ++failures_seen;
-    return admit_;
-  }
-  bool MayWait() const override { return may_wait_; }
-  std::string Refusal() const override { return "gave up: scripted refusal"; }
-  int failures_seen = 0;
-
- private:
-  bool admit_;
-  bool may_wait_;
-};
+using testing::ScriptedAdmission;
 
 // A wait source that answers as scripted and records what it was asked.
 class ScriptedWaits final : public WaitSource {

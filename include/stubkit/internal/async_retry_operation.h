@@ -58,7 +58,7 @@ class AsyncRetryOperationBase : public AsyncCallBase {
   // stubkit/internal/connection_channel.h); before `Start`. Null: none.
   void set_channel(std::shared_ptr<ConnectionChannel> channel) {
     channel_ = std::move(channel);
-    state().set_channel(channel_.get());
+    state().channel_follow().set_channel(channel_.get());
   }
 
   void Start();

@@ -500,7 +500,8 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
 
   // Under mu_: keeps a write for a replay while the stream is being opened.
   void Keep(const Request& request) {
-    if (received_in_attempt_ || replay_overflow_ || !state().idempotent()) {
+    if (received_in_attempt_ || replay_overflow_ ||
+        !state().facts().idempotent) {
       return;
     }
     const std::size_t size = ReplaySize(request);

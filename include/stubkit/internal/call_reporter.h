@@ -76,6 +76,11 @@ class CallReporter {
   bool payloads_ = false;
 };
 
+// Once per client: says that a retry the service config gave was dropped by
+// the idempotency rule (DroppedRetryNoticeOption). Written even when the
+// call's log level is unset, as a warning is: only kOff silences it.
+void NoticeDroppedRetry(absl::string_view method, const OptionsView& options);
+
 }  // namespace internal
 }  // namespace stubkit
 

@@ -27,8 +27,10 @@
 #include "stubkit/internal/async_call.h"
 #include "stubkit/internal/async_retry_operation.h"
 #include "stubkit/internal/call_setup.h"
+#include "stubkit/internal/hedge_decision.h"
 #include "stubkit/internal/hint_parsing.h"
 #include "stubkit/internal/retry_loop_state.h"
+#include "stubkit/internal/retry_sources.h"
 #include "stubkit/method.h"
 #include "stubkit/options.h"
 
@@ -39,9 +41,10 @@ namespace internal {
 // the hedged path must report that).
 bool ShouldHedge(const MethodInfo& method, const OptionsView& options);
 
-// The decisions of one hedged call, shared by the sync and async forms: which
-// attempt to launch, when to arm the hedge timer, when and how the call ends.
-// Decisions are made under `mu_`; everything that may run user code (the
+// One hedged call, shared by the sync and async forms. It applies the
+// decisions of stubkit/internal/hedge_decision.h (which attempt to launch,
+// when to arm the hedge timer, when and how the call ends) and carries them
+// out. Decisions are made under `mu_`; everything that may run user code (the
 // attempts, the observer, metrics, log sink, the result callback) runs after
 // unlocking, and only the one thread that ended the call finishes it. The
 // base's `state()` is guarded by `mu_` while the call runs; once
@@ -113,6 +116,11 @@ class HedgedOperationBase : public AsyncCallBase {
   void ResetTimerLocked(Step& step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void AttemptDoneLocked(int index, const absl::Status& status)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Applies a decision that keeps the call going after the non-fatal
+  // failure `status` of attempt `index`.
+  void GoOnLocked(Step& step, int index, const absl::Status& status,
+                  const HedgeDecision& decision)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Tells the observer of every attempt but the final one (unlocked, on the
   // thread ending the call).
   void ReportAttempts(const Step& step);
@@ -126,6 +134,11 @@ class HedgedOperationBase : public AsyncCallBase {
   void OnCancel() override;
 
   const HedgingPolicy& policy_;
+  // The hedge delay: the policy's, fixed.
+  FixedHedgeDelay fixed_delay_;
+  HedgeDelaySource& delays_ = fixed_delay_;  // asked under mu_
+  // The retry throttle, if any, as the decisions' admission source.
+  std::optional<ThrottleAdmission> admission_;
 
   absl::Mutex mu_;
   // Fixed size: contexts never move, so a launched one is used unlocked.

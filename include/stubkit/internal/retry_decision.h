@@ -54,6 +54,15 @@ namespace internal {
 bool ReachedDeadline(Clock::time_point now, Clock::time_point start,
                      Clock::time_point deadline);
 
+// Whether `status` is an attempt running out of its deadline
+// (`its_deadline`, given at `its_start`; see ReachedDeadline), seen at
+// `now`: its own attempt timeout, or the call's `end` (after which the call
+// is over). For loops that run attempts side by side (hedging).
+enum class Expiry { kNone, kAttemptTimeout, kCallEnd };
+Expiry ClassifyExpiry(const absl::Status& status, Clock::time_point now,
+                      Clock::time_point its_start,
+                      Clock::time_point its_deadline, Clock::time_point end);
+
 // "the call's deadline" or "the retry policy's time limit", for `end_reason`
 // kDeadline or kExhausted: what ended a call that reached its end.
 absl::string_view EndWhat(StopReason end_reason);
@@ -90,6 +99,9 @@ class AdmissionSource {
   // A retryable failure happened (counted whether or not the call may
   // retry). Returns whether a retry may go now.
   virtual bool OnRetryableFailure() = 0;
+  // Whether a retry or a hedge may go now, counting nothing: a hedged call
+  // asks before each hedge (stubkit/internal/hedge_decision.h).
+  virtual bool Admits() const = 0;
   // After a refusal: whether the call may wait for admission instead of
   // stopping.
   virtual bool MayWait() const = 0;

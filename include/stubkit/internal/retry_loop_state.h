@@ -101,6 +101,34 @@ class ThrottleWait {
   std::chrono::nanoseconds waited_{0};
 };
 
+// A call's part in following its channel (FollowReconnectOption): the
+// channel, whether the wait the loop chose may end early when the channel
+// is ready again, and whether the next attempt starts on that return.
+class ChannelFollow {
+ public:
+  // Null (the default): no channel, as for a connection built over a stub.
+  // Set before the first attempt; it outlives the call.
+  void set_channel(ConnectionChannel* channel) { channel_ = channel; }
+  ConnectionChannel* channel() const { return channel_; }
+  // Whether the wait chosen after the last failure follows the channel.
+  bool active() const { return active_; }
+  void set_active(bool active) { active_ = active; }
+  // The wait ended because the channel is ready again.
+  void Woke() { woke_ = true; }
+  // An attempt starts: returns whether it starts on the channel's return.
+  bool StartAttempt() { return std::exchange(woke_, false); }
+  // Waits `wait` on the steady clock, unless the channel is ready again
+  // first (`*woken`) or `cancel` (may be null) is cancelled. Returns false
+  // when cancelled.
+  bool Wait(std::chrono::nanoseconds wait, CancellationToken* cancel,
+            bool* woken);
+
+ private:
+  ConnectionChannel* channel_ = nullptr;
+  bool active_ = false;
+  bool woke_ = false;
+};
+
 // The decision state of one call: shared by every loop flavour, so the
 // decision table exists once.
 class RetryLoopState {
@@ -170,23 +198,19 @@ class RetryLoopState {
   // resume (no resume hook, or it declined): reopening would repeat them,
   // so the next `OnFailure` stops as for a non-idempotent call, with
   // `why` (a string literal) in the summary. Set before that `OnFailure`.
-  void ForbidRepeat(absl::string_view why) { repeat_forbidden_ = why; }
+  void ForbidRepeat(absl::string_view why) { facts_.repeat_forbidden = why; }
 
   // Waits through the configured sleeper. Returns false when the call was
   // cancelled; it must then return `Cancelled()`. A wait that follows the
-  // channel (`follow_channel()`, with no SleeperOption) ends early when the
-  // channel is ready again (stubkit/internal/connection_channel.h).
+  // channel (`channel_follow().active()`, with no SleeperOption) ends early
+  // when the channel is ready again (stubkit/internal/connection_channel.h).
   bool Sleep(std::chrono::nanoseconds wait);
 
   // The channel of the call's connection, for loops that follow it (sync
-  // and async unary); null (the default): none, as for a connection built
-  // over a stub. Set before the first attempt; it outlives the call.
-  void set_channel(ConnectionChannel* channel) { channel_ = channel; }
-  ConnectionChannel* channel() const { return channel_; }
-  // After `OnFailure` returned true: whether the wait it chose may end
-  // early when the channel is ready again (a backoff wait after
-  // UNAVAILABLE, with a channel).
-  bool follow_channel() const { return follow_channel_; }
+  // and async unary). After `OnFailure` returned true, `active()` says
+  // whether the wait it chose may end early when the channel is ready again
+  // (a backoff wait after UNAVAILABLE, with a channel).
+  ChannelFollow& channel_follow() { return follow_; }
   // The wait `OnFailure` chose ended early because the channel is ready
   // again: only its elapsed part counts as retry delay, and the next
   // attempt's observer event says so (`AttemptEvent::started_on_reconnect`).
@@ -219,19 +243,15 @@ class RetryLoopState {
   RetryThrottle* throttle() const { return throttle_; }
   // Whether server hints (pushback, RetryInfo) are followed.
   bool use_hints() const { return waits_.use_hints(); }
-  time_point now() const { return Now(); }
+  // The state's clock (ClockOption, else the steady clock).
+  time_point now() const;
 
-  // For loops that run attempts side by side (hedging): when the last
-  // `PrepareAttempt` started its attempt, and the deadline it gave it
-  // (time_point::max() for none).
-  time_point attempt_start() const { return attempt_start_; }
-  time_point attempt_deadline() const { return attempt_deadline_; }
-  // Whether `status` is an attempt running out of `its_deadline` (with the
-  // tolerance `OnFailure` uses): its own attempt timeout, or the call's end
-  // (after which the call is over).
-  enum class Expiry { kNone, kAttemptTimeout, kCallEnd };
-  Expiry ClassifyExpiry(const absl::Status& status, time_point its_start,
-                        time_point its_deadline) const;
+  // The call's budget as the decision sees it: idempotency, the call's end
+  // (`end`: the earliest of the policy time limit, the total timeout and
+  // the deadline, or time_point::max()), and the last attempt
+  // `PrepareAttempt` started (`attempt_start`, `attempt_deadline`), which
+  // loops running attempts side by side (hedging) read.
+  const FailureFacts& facts() const { return facts_; }
   // Ends the call because its end was reached: `status` with the end's stop
   // reason (deadline or retry policy).
   absl::Status GiveUpAtEnd(const absl::Status& status);
@@ -243,25 +263,13 @@ class RetryLoopState {
   // For hedging: attempts after the first are hedges, not retries (gRPC
   // A96), in the metrics.
   void MarkHedged() { hedged_ = true; }
-  // For hedging, once the call has ended and before its final event: tells
-  // the observer, if any, of attempt `attempt` (from 1), which ran from
-  // `its_start` to `its_end` and is not the one the final event describes.
-  // `context` is null for a loser still running.
-  void NotifyHedgedAttempt(int attempt, time_point its_start,
-                           time_point its_end, const absl::Status& status,
-                           bool hedge_loser,
-                           const grpc::ClientContext* context);
   // For hedging: the attempt the final event describes (by default the last
   // one prepared).
   void SetFinalAttempt(int attempt, time_point its_start) {
     final_attempt_ = attempt;
-    attempt_start_ = its_start;
+    facts_.attempt_start = its_start;
   }
-  bool idempotent() const { return idempotent_; }
   time_point start() const { return start_; }
-  // The call's end: the earliest of the policy time limit, the total
-  // timeout and the deadline, or time_point::max().
-  time_point end() const { return end_; }
 
  private:
   struct Wait {
@@ -269,11 +277,7 @@ class RetryLoopState {
     WaitReason reason;
   };
 
-  time_point Now() const;
   void Setup(const OptionsView& options);
-  void Log(LogLevel level, absl::string_view line) const {
-    reporter_.Log(level, line);
-  }
   // Tells the observer, the logs and the loop what `decision` is.
   bool Report(const absl::Status& status, const RetryDecision& decision,
               time_point now, absl::Status* final_status,
@@ -281,22 +285,16 @@ class RetryLoopState {
   bool Stop(const absl::Status& status, StopReason reason,
             absl::string_view explanation, time_point now,
             absl::Status* final_status);
-  // Once per client: a retry the service config gave, dropped by the
-  // idempotency rule (see DroppedRetryNoticeOption).
-  void NoticeDroppedRetry() const;
   void Notify(const absl::Status& status, time_point now, bool final, Wait wait,
               StopReason reason);
   // Enters the throttle's wait after `status`; returns the first poll delay.
   std::chrono::nanoseconds BeginThrottleWait(const absl::Status& status,
                                              time_point now);
-  // `Sleep` for a wait that follows the channel.
-  bool SleepFollowingChannel(std::chrono::nanoseconds wait);
 
   // A copy: the caller's MethodInfo may be a local that an async call or a
   // stream outlives.
   const MethodInfo method_;
   const RetryPolicy& retry_policy_;
-  const ExponentialBackoffPolicy& backoff_policy_;
   const OptionsView& options_;
   // Before waits_, which refers to it.
   CallReporter reporter_;
@@ -311,29 +309,21 @@ class RetryLoopState {
   // the next event only (cleared once notified and when an attempt starts).
   const grpc::ClientContext* finished_context_ = nullptr;
   absl::Status setup_status_;
-  bool idempotent_ = false;
-  absl::string_view repeat_forbidden_;  // empty: repeating is allowed
+  // What the decision reads, kept up to date (but for `now` and `cancelled`,
+  // set per failure): idempotency, the call's ends, the attempt's deadline,
+  // the failures counted, a stream's refusal to repeat.
+  FailureFacts facts_;
   time_point start_;
-  time_point end_ = time_point::max();
-  StopReason end_reason_ = StopReason::kExhausted;
-  // The call's own end (total timeout, deadline), without the policy's.
-  time_point call_end_ = time_point::max();
-  time_point attempt_start_;
-  time_point attempt_deadline_ = time_point::max();
   int attempts_ = 0;
   int resumes_ = 0;        // streams: breaks the resume hook accepted
   int final_attempt_ = 0;  // the final event's attempt; 0: attempts_
-  int failures_ = 0;
   // PrepareAttempt refused: the call's end had passed.
   bool ended_before_attempt_ = false;
   ThrottleWait throttle_wait_;
   bool hedged_ = false;
   bool stream_deadlines_ = false;
-  ConnectionChannel* channel_ = nullptr;
-  bool follow_channel_ = false;
-  // The wait before the next attempt ended on the channel's return; and
-  // the same for the attempt running (for its event).
-  bool woke_on_reconnect_ = false;
+  ChannelFollow follow_;
+  // The attempt running started on the channel's return (for its event).
   bool attempt_on_reconnect_ = false;
   RetryDelay delay_;
 };

@@ -41,6 +41,7 @@ class ThrottleAdmission final : public AdmissionSource {
   ThrottleAdmission(RetryThrottle& throttle, bool wait_enabled)
       : throttle_(throttle), wait_enabled_(wait_enabled) {}
   bool OnRetryableFailure() override { return throttle_.OnRetryableFailure(); }
+  bool Admits() const override { return throttle_.RetryAllowed(); }
   bool MayWait() const override { return wait_enabled_ && throttle_.waiting(); }
   std::string Refusal() const override;
 

@@ -619,7 +619,8 @@ class ResumableStream {
   // Keeps a write for a replay, while the stream is being opened and could
   // be retried at all.
   void Keep(const Request& request) {
-    if (received_in_attempt_ || replay_overflow_ || !state_.idempotent()) {
+    if (received_in_attempt_ || replay_overflow_ ||
+        !state_.facts().idempotent) {
       return;
     }
     const std::size_t size = ReplaySize(request);

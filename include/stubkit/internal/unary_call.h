@@ -66,7 +66,7 @@ absl::StatusOr<Response> RunUnary(
   if (!state.setup_status().ok()) return state.setup_status();
   MaybeLogPayload(state, "request", request);
   state.EnableThrottleWait();
-  state.set_channel(channel.get());
+  state.channel_follow().set_channel(channel.get());
   return RunRetryLoop<Response>(state, attempt);
 }
 

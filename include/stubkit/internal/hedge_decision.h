@@ -1,0 +1,144 @@
+// Copyright 2026 The stubkit Authors.
+//
+// The hedging decisions (gRFC A6 hedging, stubkit/hedging.h): whether a
+// hedged call may send its next attempt, when, and what happens after one
+// of its attempts failed. Hedging's counterpart of retry_decision.h, and
+// like it the one place that defines the order of its rules
+// (docs/hedging.md and ARCHITECTURE.md point here).
+//
+// May attempt `index` (from 0) be sent (`DecideHedgeLaunch`)?
+//
+//   1. every attempt the policy allows was sent  -> no, none left
+//   2. a hedge (index > 0), after the server's
+//      pushback said not to retry                -> no, pushed back
+//   3. a hedge, and admission refuses (a drained
+//      retry throttle stops hedges as it stops
+//      retries)                                  -> no, throttled
+//   4. otherwise                                 -> yes
+//
+// After a launch, the timer for the next hedge is armed only when a hedge
+// is left and its delay (a `HedgeDelaySource`) ends before the call's end
+// (`HedgeStartsInTime`): no hedge is sent past the call's end.
+//
+// After a failed attempt (`DecideAfterHedgeFailure`):
+//
+//   0. the caller cancelled                      -> end: cancelled
+//   1. the stub cannot make async calls          -> end: this failure
+//   2. the attempt ran out of the call's end, or
+//      failed non-fatally once the end passed    -> end: the call's end
+//   3. a fatal code (not one of the policy's
+//      non-fatal codes; an attempt's own timeout
+//      is non-fatal, as in the retry loop)       -> end: this failure
+//      (a non-fatal failure is reported to the admission source here)
+//   4. admission refused                         -> no more hedges
+//   5. the server's pushback: do not retry       -> no more hedges
+//   6. the server's pushback asks for a wait:
+//        no hedge left                           -> nothing to send
+//        the wait ends past the call's end       -> no more hedges
+//        otherwise                               -> next hedge after it
+//   7. otherwise                                 -> next hedge now
+//
+// In 4-7 the attempts in flight go on; the loop ends the call when none is
+// left and none can be sent. The functions read no clock, do no I/O and
+// run no user code: the hedged loop decides under its mutex and reports
+// after unlocking (stubkit/internal/hedged_operation.h).
+//
+//   HedgeDecision decision =
+//       DecideAfterHedgeFailure(status, facts, policy, admission);
+//   if (decision.kind == HedgeDecision::Kind::kHedgeNow) Launch();
+
+#ifndef STUBKIT_INTERNAL_HEDGE_DECISION_H_
+#define STUBKIT_INTERNAL_HEDGE_DECISION_H_
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "stubkit/clock.h"
+#include "stubkit/hedging.h"
+#include "stubkit/internal/hint_parsing.h"
+#include "stubkit/internal/retry_decision.h"
+
+namespace stubkit {
+namespace internal {
+
+// The delay before the next hedge. Fixed today (`FixedHedgeDelay`); an
+// adaptive delay (a latency percentile) is another source, not a branch in
+// the hedged loop.
+class HedgeDelaySource {
+ public:
+  virtual ~HedgeDelaySource() = default;
+  // The delay before the hedge after attempt `launched` (from 1) was sent.
+  virtual std::chrono::nanoseconds NextDelay(int launched) = 0;
+};
+
+// `HedgingPolicy::hedging_delay()`, every time.
+class FixedHedgeDelay final : public HedgeDelaySource {
+ public:
+  explicit FixedHedgeDelay(std::chrono::nanoseconds delay) : delay_(delay) {}
+  std::chrono::nanoseconds NextDelay(int) override { return delay_; }
+
+ private:
+  std::chrono::nanoseconds delay_;
+};
+
+// Whether a hedge sent `delay` after `now` starts before the call's `end`
+// (time_point::max(): none).
+bool HedgeStartsInTime(Clock::time_point now, Clock::time_point end,
+                       std::chrono::nanoseconds delay);
+
+enum class HedgeLaunch { kLaunch, kNoneLeft, kPushedBack, kThrottled };
+
+// Whether attempt `index` (from 0) may be sent, in the order above.
+// `admission` may be null (no throttle); it is asked only for hedges.
+HedgeLaunch DecideHedgeLaunch(int index, int max_attempts, bool pushed_back,
+                              const AdmissionSource* admission);
+
+// The facts of one failed attempt of a hedged call.
+struct HedgeFailureFacts {
+  using time_point = Clock::time_point;
+
+  time_point now;
+  bool cancelled = false;
+  // The stub has no async form (IsNoAsyncStubError): hedging cannot work.
+  bool no_async_stub = false;
+  int attempt = 1;  // the failed attempt, from 1, for the explanation
+  time_point attempt_start;
+  time_point attempt_deadline = time_point::max();
+  time_point end = time_point::max();  // the call's end
+  // Another attempt may still be sent: fewer than the policy's maximum were
+  // launched, and no pushback said not to retry.
+  bool hedge_left = false;
+  // The failed attempt's pushback, when server hints are followed.
+  std::optional<Pushback> pushback;
+};
+
+// What a hedged call does after a failed attempt.
+struct HedgeDecision {
+  enum class Kind {
+    kCancelled,     // end the call: the caller cancelled
+    kEndAtCallEnd,  // end the call: its end was reached
+    kEnd,           // end the call with this failure (`explanation`)
+    kHedgeNow,      // send the next hedge now; its timer restarts from it
+    kHedgeAfter,    // send the next hedge after `delay` (server's pushback)
+    kNoMoreHedges,  // send no further hedge (`why`); in-flight ones go on
+  };
+  enum class Why { kNoneLeft, kThrottled, kPushedBack, kPushbackPastEnd };
+  Kind kind = Kind::kEnd;
+  Why why = Why::kNoneLeft;
+  std::string explanation;  // kEnd: for the status's retry summary
+  std::chrono::nanoseconds delay{0};
+};
+
+// Decides after a failed attempt of a hedged call, in the order above.
+// `admission` may be null (no throttle).
+HedgeDecision DecideAfterHedgeFailure(const absl::Status& status,
+                                      const HedgeFailureFacts& facts,
+                                      const HedgingPolicy& policy,
+                                      AdmissionSource* admission);
+
+}  // namespace internal
+}  // namespace stubkit
+
+#endif  // STUBKIT_INTERNAL_HEDGE_DECISION_H_
