@@ -431,6 +431,14 @@ int Main(int argc, char** argv) {
     // loaded machine the clients' threads fall behind and fewer attempts
     // than calls land in its window (0.87x seen while a build ran).
     if (!m.complete || m.attempts <= m.calls || m.offered_in_outage == 0) {
+      // Which check failed, for a failure seen once under load.
+      std::fprintf(stderr,
+                   "insane: %s: complete %d, attempts %lld, calls %lld, "
+                   "offered in outage %lld\n",
+                   m.name.c_str(), m.complete ? 1 : 0,
+                   static_cast<long long>(m.attempts),
+                   static_cast<long long>(m.calls),
+                   static_cast<long long>(m.offered_in_outage));
       sane = false;
     }
   }
@@ -458,6 +466,12 @@ int Main(int argc, char** argv) {
     // a second of real time only catches gross overstays.
     if (!m.complete || m.failed_other > 0 ||
         (m.failed > 0 && m.latest_past_policy > 1.0 * s.scale)) {
+      std::fprintf(stderr,
+                   "insane: %s: complete %d, failed other %lld, latest "
+                   "past its policy %.2f s (simulated)\n",
+                   short_policy.name, m.complete ? 1 : 0,
+                   static_cast<long long>(m.failed_other),
+                   m.latest_past_policy);
       sane = false;
     }
   }
