@@ -47,8 +47,8 @@ double ProcessUniform01() {
 
 std::string Jitter::ToString() const {
   switch (kind_) {
-    case Kind::kDefault:
-      return "default";
+    case Kind::kUpToInitialDelay:
+      return "default";  // The name before UpToInitialDelay; logs keep it.
     case Kind::kFull:
       return "full";
     case Kind::kProportional:
@@ -69,6 +69,16 @@ ExponentialBackoffPolicy::ExponentialBackoffPolicy(nanoseconds initial_delay,
       maximum_delay_(maximum_delay),
       multiplier_(multiplier),
       jitter_(jitter) {
+  Validate();
+}
+
+// The same checks, in the same order, however the fields were set.
+void ExponentialBackoffPolicy::Validate() {
+  const nanoseconds initial_delay = initial_delay_;
+  const nanoseconds maximum_delay = maximum_delay_;
+  const double multiplier = multiplier_;
+  const Jitter& jitter = jitter_;
+  status_ = absl::OkStatus();
   if (initial_delay <= nanoseconds::zero()) {
     status_ = absl::InvalidArgumentError(absl::StrCat(
         "ExponentialBackoffPolicy: initial_delay must be positive, got ",
@@ -103,7 +113,7 @@ nanoseconds ExponentialBackoffPolicy::DelayFor(int retry,
       std::min(initial * std::pow(multiplier_, std::max(retry, 0)), maximum);
   double delay = base;
   switch (jitter_.kind()) {
-    case Jitter::Kind::kDefault:
+    case Jitter::Kind::kUpToInitialDelay:
       delay = std::min(base + uniform01 * initial, maximum);
       break;
     case Jitter::Kind::kFull:

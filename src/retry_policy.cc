@@ -52,21 +52,21 @@ std::string StatusCodeSet::ToString() const {
   return absl::StrJoin(names, ", ");
 }
 
-RetryPolicy::RetryPolicy(Limit limit, std::chrono::nanoseconds max_time,
-                         int max_retries)
-    : limit_(limit), max_time_(max_time), max_retries_(max_retries) {}
+RetryPolicy::RetryPolicy(Limit limit, std::chrono::nanoseconds time_limit,
+                         int max_failures)
+    : limit_(limit), time_limit_(time_limit), max_failures_(max_failures) {}
 
 void RetryPolicy::Validate() {
-  if (limit_ == Limit::kTime && max_time_ <= std::chrono::nanoseconds::zero()) {
+  if (limit_ == Limit::kTime &&
+      time_limit_ <= std::chrono::nanoseconds::zero()) {
     status_ = absl::InvalidArgumentError(absl::StrCat(
-        "RetryPolicy::LimitedTime: maximum_duration must be positive, got ",
-        internal::FormatDuration(max_time_)));
-  } else if (limit_ == Limit::kErrorCount && max_retries_ < 0) {
+        "RetryPolicy::LimitedTime: time_limit must be positive, got ",
+        internal::FormatDuration(time_limit_)));
+  } else if (limit_ == Limit::kErrorCount && max_failures_ < 0) {
     status_ = absl::InvalidArgumentError(
-        absl::StrCat("RetryPolicy::LimitedErrorCount: maximum_failures must "
-                     "not be negative, "
-                     "got ",
-                     max_retries_));
+        absl::StrCat("RetryPolicy::LimitedErrorCount: max_failures must "
+                     "not be negative, got ",
+                     max_failures_));
   } else if (retryable_codes_.has_invalid_code()) {
     status_ = absl::InvalidArgumentError(
         "RetryPolicy: retryable_codes holds OK or a value that is not a gRPC "
@@ -96,22 +96,21 @@ std::string RetryPolicy::ToString() const {
   std::string limit =
       limit_ == Limit::kTime
           ? absl::StrCat("RetryPolicy::LimitedTime(",
-                         internal::FormatDuration(max_time_))
-          : absl::StrCat("RetryPolicy::LimitedErrorCount(", max_retries_);
+                         internal::FormatDuration(time_limit_))
+          : absl::StrCat("RetryPolicy::LimitedErrorCount(", max_failures_);
   return absl::StrCat(limit, ", retryable: ", retryable_codes_.ToString(),
                       retryable_if_ ? " or RetryableIf" : "", ")");
 }
 
-RetryPolicy RetryPolicy::LimitedTime(
-    std::chrono::nanoseconds maximum_duration) {
-  RetryPolicy policy(Limit::kTime, maximum_duration, kUnlimitedRetries);
+RetryPolicy RetryPolicy::LimitedTime(std::chrono::nanoseconds time_limit) {
+  RetryPolicy policy(Limit::kTime, time_limit, kUnlimitedFailures);
   policy.Validate();
   return policy;
 }
 
-RetryPolicy RetryPolicy::LimitedErrorCount(int maximum_failures) {
+RetryPolicy RetryPolicy::LimitedErrorCount(int max_failures) {
   RetryPolicy policy(Limit::kErrorCount, std::chrono::nanoseconds::zero(),
-                     maximum_failures);
+                     max_failures);
   policy.Validate();
   return policy;
 }

@@ -12,7 +12,20 @@
 namespace stubkit {
 
 RetryThrottle::RetryThrottle(double max_tokens, double token_ratio)
+    : RetryThrottle(
+          Config().WithMaxTokens(max_tokens).WithTokenRatio(token_ratio)) {}
+
+RetryThrottle::RetryThrottle(double max_tokens, double token_ratio,
+                             WaitForRecovery waiting)
+    : RetryThrottle(Config()
+                        .WithMaxTokens(max_tokens)
+                        .WithTokenRatio(token_ratio)
+                        .WithWaitForRecovery(waiting)) {}
+
+RetryThrottle::RetryThrottle(const Config& config)
     : max_milli_(0), ratio_milli_(0), milli_tokens_(0) {
+  const double max_tokens = config.max_tokens();
+  const double token_ratio = config.token_ratio();
   if (!(max_tokens > 0 && max_tokens <= 1000)) {
     status_ = absl::InvalidArgumentError(absl::StrCat(
         "RetryThrottle: max_tokens must be in (0, 1000], got ", max_tokens));
@@ -27,12 +40,8 @@ RetryThrottle::RetryThrottle(double max_tokens, double token_ratio)
   max_milli_ = std::llround(max_tokens * 1000);
   ratio_milli_ = std::max<int64_t>(1, std::llround(token_ratio * 1000));
   milli_tokens_.store(max_milli_);
-}
-
-RetryThrottle::RetryThrottle(double max_tokens, double token_ratio,
-                             WaitForRecovery waiting)
-    : RetryThrottle(max_tokens, token_ratio) {
-  if (!status_.ok()) return;
+  if (!config.wait_for_recovery()) return;
+  const WaitForRecovery& waiting = *config.wait_for_recovery();
   if (!(waiting.probe_interval > std::chrono::nanoseconds::zero() &&
         waiting.probe_interval <= std::chrono::hours(1))) {
     status_ = absl::InvalidArgumentError(absl::StrCat(

@@ -69,6 +69,7 @@
 #include <memory>
 #include <utility>
 
+#include "absl/base/attributes.h"
 #include "absl/status/status.h"
 #include "stubkit/internal/stream_handles.h"
 
@@ -77,7 +78,11 @@ namespace stubkit {
 // Receives each message of an async server or bidi stream.
 template <typename Response>
 using MessageCallback = std::function<void(const Response&)>;
-using DoneCallback = std::function<void(absl::Status)>;
+// Receives the final status of an async server or bidi stream, once.
+using StreamDoneCallback = std::function<void(absl::Status)>;
+using DoneCallback ABSL_DEPRECATED(
+    "2026-11-27, removed before 1.0: use StreamDoneCallback") =
+    StreamDoneCallback;
 
 // The write side of an async bidi or client stream; what the server sends
 // goes to the callbacks.

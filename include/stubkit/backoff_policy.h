@@ -6,8 +6,9 @@
 // n-th retry (n counted from 0) the base delay is initial * multiplier^n,
 // capped at `maximum`, and a `Jitter` spreads clients apart:
 //
-//   kDefault       min(initial * multiplier^n + U[0, initial], maximum)
-//                  (the classic recipe: with 1 s that is 0..1000 ms extra)
+//   kUpToInitialDelay  min(initial * multiplier^n + U[0, initial], maximum)
+//                      (the default, the classic recipe: with 1 s that is
+//                      0..1000 ms extra)
 //   kFull          U[0, min(initial * multiplier^n, maximum)]
 //   kProportional  min(initial * multiplier^n, maximum) * U[1 - f, 1 + f],
 //                  capped at `maximum`
@@ -18,10 +19,16 @@
 //
 //   using namespace std::chrono_literals;
 //   stubkit::ExponentialBackoffPolicy defaults;  // 1 s, doubling, 5 min cap
-//   stubkit::ExponentialBackoffPolicy quick(200ms, 45s, 2.0);
-//   stubkit::ExponentialBackoffPolicy spread(1s, 1min, 1.5,
-//                                            stubkit::Jitter::Proportional(0.2));
+//   auto quick = stubkit::ExponentialBackoffPolicy()
+//                    .WithInitialDelay(200ms)
+//                    .WithMaximumDelay(45s);
+//   auto spread = stubkit::ExponentialBackoffPolicy()
+//                     .WithMaximumDelay(1min)
+//                     .WithMultiplier(1.5)
+//                     .WithJitter(stubkit::Jitter::Proportional(0.2));
 //
+// Each `With...` returns a copy with one field replaced (the rest keep their
+// defaults): named, so that the two delays cannot be swapped unnoticed.
 // The random numbers come from one process-wide generator, seeded once and
 // drawn from only when a retry happens. Invalid arguments are recorded in
 // `status()`, never clamped.
@@ -33,16 +40,30 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/base/attributes.h"
 #include "absl/status/status.h"
 
 namespace stubkit {
 
 class Jitter {
  public:
-  enum class Kind { kDefault, kFull, kProportional, kNone, kGrpc };
+  enum class Kind {
+    kUpToInitialDelay,
+    kFull,
+    kProportional,
+    kNone,
+    kGrpc,
+    kDefault ABSL_DEPRECATED(
+        "2026-11-27, removed before 1.0: use kUpToInitialDelay") =
+        kUpToInitialDelay,
+  };
 
-  // Adds U[0, initial] to the exponential delay.
-  static Jitter Default() { return Jitter(Kind::kDefault, 0); }
+  // Adds U[0, initial delay] to the exponential delay. The default.
+  static Jitter UpToInitialDelay() {
+    return Jitter(Kind::kUpToInitialDelay, 0);
+  }
+  ABSL_DEPRECATED("2026-11-27, removed before 1.0: use UpToInitialDelay()")
+  static Jitter Default() { return UpToInitialDelay(); }
   // Draws the whole delay from U[0, exponential delay].
   static Jitter Full() { return Jitter(Kind::kFull, 0); }
   // Scales the exponential delay by U[1 - fraction, 1 + fraction];
@@ -72,16 +93,36 @@ class ExponentialBackoffPolicy {
   static constexpr std::chrono::minutes kDefaultMaximumDelay{5};
   static constexpr double kDefaultMultiplier = 2.0;
 
-  ExponentialBackoffPolicy()
-      : ExponentialBackoffPolicy(kDefaultInitialDelay, kDefaultMaximumDelay,
-                                 kDefaultMultiplier) {}
-  // `initial_delay` must be positive, `maximum_delay` at least
-  // `initial_delay`, and `multiplier` positive (below 1 the waits shrink,
-  // as gRFC A6 allows).
+  // 1 s, doubling, capped at 5 min, `Jitter::UpToInitialDelay()`.
+  ExponentialBackoffPolicy() = default;
+  ABSL_DEPRECATED(
+      "2026-11-27, removed before 1.0: use ExponentialBackoffPolicy()"
+      ".WithInitialDelay(i).WithMaximumDelay(m).WithMultiplier(x)")
   ExponentialBackoffPolicy(std::chrono::nanoseconds initial_delay,
                            std::chrono::nanoseconds maximum_delay,
                            double multiplier,
-                           Jitter jitter = Jitter::Default());
+                           Jitter jitter = Jitter::UpToInitialDelay());
+
+  // Copies with one field replaced. `initial_delay` must be positive,
+  // `maximum_delay` at least `initial_delay`, and `multiplier` positive
+  // (below 1 the waits shrink, as gRFC A6 allows). The whole policy is
+  // checked again after each, so the order does not matter: only the last
+  // value's `status()` counts.
+  [[nodiscard]] ExponentialBackoffPolicy WithInitialDelay(
+      std::chrono::nanoseconds initial_delay) const {
+    return With(&ExponentialBackoffPolicy::initial_delay_, initial_delay);
+  }
+  [[nodiscard]] ExponentialBackoffPolicy WithMaximumDelay(
+      std::chrono::nanoseconds maximum_delay) const {
+    return With(&ExponentialBackoffPolicy::maximum_delay_, maximum_delay);
+  }
+  [[nodiscard]] ExponentialBackoffPolicy WithMultiplier(
+      double multiplier) const {
+    return With(&ExponentialBackoffPolicy::multiplier_, multiplier);
+  }
+  [[nodiscard]] ExponentialBackoffPolicy WithJitter(Jitter jitter) const {
+    return With(&ExponentialBackoffPolicy::jitter_, jitter);
+  }
 
   // The wait before retry number `retry` (0 for the first retry), drawing
   // from `uniform01` (a value in [0, 1)) when the jitter needs one.
@@ -99,10 +140,21 @@ class ExponentialBackoffPolicy {
   std::string ToString() const;
 
  private:
-  std::chrono::nanoseconds initial_delay_;
-  std::chrono::nanoseconds maximum_delay_;
-  double multiplier_;
-  Jitter jitter_;
+  // A copy with `field` replaced, checked again as a whole.
+  template <typename T>
+  ExponentialBackoffPolicy With(T ExponentialBackoffPolicy::*field,
+                                T value) const {
+    ExponentialBackoffPolicy copy = *this;
+    copy.*field = value;
+    copy.Validate();
+    return copy;
+  }
+  void Validate();
+
+  std::chrono::nanoseconds initial_delay_ = kDefaultInitialDelay;
+  std::chrono::nanoseconds maximum_delay_ = kDefaultMaximumDelay;
+  double multiplier_ = kDefaultMultiplier;
+  Jitter jitter_ = Jitter::UpToInitialDelay();
   absl::Status status_;
 };
 

@@ -12,7 +12,7 @@
 //
 //   using namespace std::chrono_literals;
 //   auto options = stubkit::Options{}.set<stubkit::HedgingPolicyOption>(
-//       stubkit::HedgingPolicy(/*max_attempts=*/3, /*hedging_delay=*/50ms));
+//       stubkit::HedgingPolicy().WithMaxAttempts(3).WithHedgingDelay(50ms));
 //   auto response = client.Get(request, options);       // sync or
 //   auto future = client.AsyncGet(request, options);    // async
 //
@@ -47,6 +47,7 @@
 
 #include <chrono>
 
+#include "absl/base/attributes.h"
 #include "absl/status/status.h"
 #include "stubkit/retry_policy.h"
 
@@ -58,12 +59,29 @@ class HedgingPolicy {
   static constexpr int kMaxAttemptsLimit = 10;
 
   // No hedging: one attempt at a time, as the retry loop does.
-  HedgingPolicy() : HedgingPolicy(1, std::chrono::nanoseconds::zero()) {}
-  // `max_attempts` in [1, 10]; `hedging_delay` not negative (zero sends all
-  // attempts at once); `non_fatal_codes` neither empty nor holding OK.
+  HedgingPolicy() = default;
+  ABSL_DEPRECATED(
+      "2026-11-27, removed before 1.0: use HedgingPolicy().WithMaxAttempts(n)"
+      ".WithHedgingDelay(d)")
   HedgingPolicy(int max_attempts, std::chrono::nanoseconds hedging_delay,
                 StatusCodeSet non_fatal_codes = {
                     grpc::StatusCode::UNAVAILABLE});
+
+  // Copies with one field replaced; the policy is checked again after each,
+  // so the order does not matter. `max_attempts` in [1, 10];
+  // `hedging_delay` not negative (zero, the default, sends all attempts at
+  // once); `non_fatal_codes` neither empty nor holding OK.
+  [[nodiscard]] HedgingPolicy WithMaxAttempts(int max_attempts) const {
+    return With(&HedgingPolicy::max_attempts_, max_attempts);
+  }
+  [[nodiscard]] HedgingPolicy WithHedgingDelay(
+      std::chrono::nanoseconds hedging_delay) const {
+    return With(&HedgingPolicy::hedging_delay_, hedging_delay);
+  }
+  [[nodiscard]] HedgingPolicy WithNonFatalCodes(
+      StatusCodeSet non_fatal_codes) const {
+    return With(&HedgingPolicy::non_fatal_codes_, non_fatal_codes);
+  }
 
   int max_attempts() const { return max_attempts_; }
   std::chrono::nanoseconds hedging_delay() const { return hedging_delay_; }
@@ -72,9 +90,19 @@ class HedgingPolicy {
   const absl::Status& status() const { return status_; }
 
  private:
-  int max_attempts_;
-  std::chrono::nanoseconds hedging_delay_;
-  StatusCodeSet non_fatal_codes_;
+  // A copy with `field` replaced, checked again as a whole.
+  template <typename T>
+  HedgingPolicy With(T HedgingPolicy::*field, T value) const {
+    HedgingPolicy copy = *this;
+    copy.*field = value;
+    copy.Validate();
+    return copy;
+  }
+  void Validate();
+
+  int max_attempts_ = 1;
+  std::chrono::nanoseconds hedging_delay_ = std::chrono::nanoseconds::zero();
+  StatusCodeSet non_fatal_codes_{grpc::StatusCode::UNAVAILABLE};
   absl::Status status_;
 };
 

@@ -55,6 +55,7 @@
 #include <functional>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -64,7 +65,6 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "absl/types/optional.h"
 
 namespace stubkit {
 
@@ -234,7 +234,7 @@ class PageRange {
     std::string next_page_token;
     std::vector<T> items;
     std::size_t position = 0;
-    absl::optional<absl::StatusOr<T>> current;
+    std::optional<absl::StatusOr<T>> current;
     // Pages fetched so far.
     std::int64_t pages = 0;
     std::int64_t max_pages = 0;

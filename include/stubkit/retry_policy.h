@@ -40,6 +40,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/base/attributes.h"
 #include "absl/status/status.h"
 
 namespace stubkit {
@@ -74,26 +75,36 @@ class StatusCodeSet {
 // Made by `RetryPolicy::LimitedTime` or `RetryPolicy::LimitedErrorCount`.
 class RetryPolicy {
  public:
-  // Where `max_retries()` means "no limit on the count".
-  static constexpr int kUnlimitedRetries = -1;
-  // The time limit of `LimitedTime()`.
-  static constexpr std::chrono::minutes kDefaultMaximumDuration{30};
+  // Where `max_failures()` means "no limit on the count".
+  static constexpr int kUnlimitedFailures = -1;
+  // The time limit of `LimitedTime()`, as `PollingPolicy::kDefaultTimeLimit`.
+  static constexpr std::chrono::minutes kDefaultTimeLimit{30};
+  ABSL_DEPRECATED("2026-11-27, removed before 1.0: use kUnlimitedFailures")
+  static constexpr int kUnlimitedRetries = kUnlimitedFailures;
+  ABSL_DEPRECATED("2026-11-27, removed before 1.0: use kDefaultTimeLimit")
+  static constexpr std::chrono::minutes kDefaultMaximumDuration =
+      kDefaultTimeLimit;
 
-  // Retries until `maximum_duration` (positive) has passed since the call's
-  // start.
+  // Retries until `time_limit` (positive) has passed since the call's start.
+  // Waits never cross that moment: a wait that would end after it is not
+  // started.
   static RetryPolicy LimitedTime(
-      std::chrono::nanoseconds maximum_duration = kDefaultMaximumDuration);
-  // Tolerates `maximum_failures` (not negative) retryable failures: at most
-  // `maximum_failures + 1` attempts. `LimitedErrorCount(0)`: no retries.
-  static RetryPolicy LimitedErrorCount(int maximum_failures);
+      std::chrono::nanoseconds time_limit = kDefaultTimeLimit);
+  // Tolerates `max_failures` (not negative) retryable failures: at most
+  // `max_failures + 1` attempts. `LimitedErrorCount(0)`: no retries.
+  static RetryPolicy LimitedErrorCount(int max_failures);
 
   // The status codes worth another attempt. `UNAVAILABLE` by default.
   const StatusCodeSet& retryable_codes() const { return retryable_codes_; }
   // Time from the call's start after which no new attempt starts, or zero
   // for none.
-  std::chrono::nanoseconds max_time() const { return max_time_; }
-  // Retryable failures tolerated before giving up, or `kUnlimitedRetries`.
-  int max_retries() const { return max_retries_; }
+  std::chrono::nanoseconds time_limit() const { return time_limit_; }
+  // Retryable failures tolerated before giving up, or `kUnlimitedFailures`.
+  int max_failures() const { return max_failures_; }
+  ABSL_DEPRECATED("2026-11-27, removed before 1.0: use time_limit()")
+  std::chrono::nanoseconds max_time() const { return time_limit_; }
+  ABSL_DEPRECATED("2026-11-27, removed before 1.0: use max_failures()")
+  int max_retries() const { return max_failures_; }
 
   // OK, or `InvalidArgument` naming the bad field.
   const absl::Status& status() const { return status_; }
@@ -132,35 +143,37 @@ class RetryPolicy {
 
  protected:
   enum class Limit { kTime, kErrorCount };
-  RetryPolicy(Limit limit, std::chrono::nanoseconds max_time, int max_retries);
+  RetryPolicy(Limit limit, std::chrono::nanoseconds time_limit,
+              int max_failures);
   void Validate();
 
  private:
   Limit limit_;
   StatusCodeSet retryable_codes_{grpc::StatusCode::UNAVAILABLE};
   std::function<bool(const absl::Status&)> retryable_if_;
-  std::chrono::nanoseconds max_time_;
-  int max_retries_;
+  std::chrono::nanoseconds time_limit_;
+  int max_failures_;
   absl::Status status_;
 };
 
-// Stops a call once `maximum_duration` has passed since it started. Waits
-// never cross that moment: a wait that would end after it is not started.
 // The spellings before `RetryPolicy::LimitedTime` and
 // `RetryPolicy::LimitedErrorCount`, kept compiling. They add nothing to a
-// `RetryPolicy` (an option holds a plain `RetryPolicy`); prefer the
-// factories.
-class LimitedTimeRetryPolicy : public RetryPolicy {
+// `RetryPolicy` (an option holds a plain `RetryPolicy`).
+class ABSL_DEPRECATED(
+    "2026-11-27, removed before 1.0: use RetryPolicy::LimitedTime")
+    LimitedTimeRetryPolicy : public RetryPolicy {
  public:
   LimitedTimeRetryPolicy() : RetryPolicy(LimitedTime()) {}
-  explicit LimitedTimeRetryPolicy(std::chrono::nanoseconds maximum_duration)
-      : RetryPolicy(LimitedTime(maximum_duration)) {}
+  explicit LimitedTimeRetryPolicy(std::chrono::nanoseconds time_limit)
+      : RetryPolicy(LimitedTime(time_limit)) {}
 };
 
-class LimitedErrorCountRetryPolicy : public RetryPolicy {
+class ABSL_DEPRECATED(
+    "2026-11-27, removed before 1.0: use RetryPolicy::LimitedErrorCount")
+    LimitedErrorCountRetryPolicy : public RetryPolicy {
  public:
-  explicit LimitedErrorCountRetryPolicy(int maximum_failures)
-      : RetryPolicy(LimitedErrorCount(maximum_failures)) {}
+  explicit LimitedErrorCountRetryPolicy(int max_failures)
+      : RetryPolicy(LimitedErrorCount(max_failures)) {}
 };
 
 }  // namespace stubkit

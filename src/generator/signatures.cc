@@ -21,7 +21,7 @@ const Param kCall{"const ::stubkit::Options&", "call", "{}"};
 const Param kDone{"::stubkit::AsyncCallback<$Response$>", "done", ""};
 const Param kOnMessage{"::stubkit::MessageCallback<$Response$>", "on_message",
                        ""};
-const Param kOnDone{"::stubkit::DoneCallback", "on_done", ""};
+const Param kOnDone{"::stubkit::StreamDoneCallback", "on_done", ""};
 
 const std::vector<Signature>& Table() {
   static const auto* const kTable = new std::vector<Signature>{

@@ -64,8 +64,10 @@ void Report(const std::string& input, const absl::Status& status,
 Options FastRetries() {
   return Options{}
       .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(3))
-      .set<BackoffPolicyOption>(
-          ExponentialBackoffPolicy(milliseconds(5), milliseconds(20), 2.0));
+      .set<BackoffPolicyOption>(ExponentialBackoffPolicy()
+                                    .WithInitialDelay(milliseconds(5))
+                                    .WithMaximumDelay(milliseconds(20))
+                                    .WithMultiplier(2.0));
 }
 
 class BadInputTest : public ::testing::Test {
@@ -83,30 +85,37 @@ TEST_F(BadInputTest, InvalidOptionsFailBeforeSending) {
     std::string says;
   };
   std::vector<Case> cases = {
-      {"`LimitedTimeRetryPolicy(-1s)`",
+      {"`RetryPolicy::LimitedTime(-1s)`",
        Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedTime(seconds(-1))),
-       "maximum_duration must be positive"},
-      {"`LimitedErrorCountRetryPolicy(-1)`",
+       "time_limit must be positive"},
+      {"`RetryPolicy::LimitedErrorCount(-1)`",
        Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(-1)),
-       "maximum_failures must not be negative"},
+       "max_failures must not be negative"},
       {"`.WithRetryableCodes({})`",
        Options{}.set<RetryPolicyOption>(
            RetryPolicy::LimitedErrorCount(1).WithRetryableCodes({})),
        "retryable_codes must not be empty"},
-      {"`ExponentialBackoffPolicy(1s, 5min, NaN)`",
-       Options{}.set<BackoffPolicyOption>(ExponentialBackoffPolicy(
-           seconds(1), std::chrono::minutes(5), std::nan(""))),
+      {"`ExponentialBackoffPolicy().WithMultiplier(NaN)`",
+       Options{}.set<BackoffPolicyOption>(
+           ExponentialBackoffPolicy()
+               .WithInitialDelay(seconds(1))
+               .WithMaximumDelay(std::chrono::minutes(5))
+               .WithMultiplier(std::nan(""))),
        "multiplier must be a finite number > 0"},
       {"`Jitter::Proportional(2)`",
-       Options{}.set<BackoffPolicyOption>(ExponentialBackoffPolicy(
-           seconds(1), std::chrono::minutes(5), 2.0, Jitter::Proportional(2))),
+       Options{}.set<BackoffPolicyOption>(
+           ExponentialBackoffPolicy()
+               .WithInitialDelay(seconds(1))
+               .WithMaximumDelay(std::chrono::minutes(5))
+               .WithMultiplier(2.0)
+               .WithJitter(Jitter::Proportional(2))),
        "jitter fraction must be in (0, 1]"},
       {"`AttemptTimeoutOption(-5ms)`",
        Options{}.set<AttemptTimeoutOption>(milliseconds(-5)),
        "AttemptTimeoutOption must not be negative"},
-      {"`RetryThrottle(0, 0.1)`",
-       Options{}.set<RetryThrottleOption>(
-           std::make_shared<RetryThrottle>(0, 0.1)),
+      {"`Config().WithMaxTokens(0).WithTokenRatio(0.1)`",
+       Options{}.set<RetryThrottleOption>(std::make_shared<RetryThrottle>(
+           RetryThrottle::Config().WithMaxTokens(0).WithTokenRatio(0.1))),
        "max_tokens must be in (0, 1000]"},
   };
   for (const Case& c : cases) {
@@ -317,8 +326,10 @@ TEST_F(MidStreamTest, KilledServerIsResumedExactlyOnceByTheHook) {
       Channel(),
       Options{}
           .set<RetryPolicyOption>(RetryPolicy::LimitedTime(seconds(20)))
-          .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
-              milliseconds(20), milliseconds(200), 2.0))
+          .set<BackoffPolicyOption>(ExponentialBackoffPolicy()
+                                        .WithInitialDelay(milliseconds(20))
+                                        .WithMaximumDelay(milliseconds(200))
+                                        .WithMultiplier(2.0))
           .set<LedgerClient::WatchResumeOption>(
               [&resumes](const WatchEvent& last, WatchRequest& request) {
                 ++resumes;

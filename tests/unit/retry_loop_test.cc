@@ -152,8 +152,11 @@ TEST_F(RetryLoopTest, DefaultPolicyGivesUpWithinThirtyMinutes) {
 TEST_F(RetryLoopTest, WaitThatWouldCrossTheLimitIsNotStarted) {
   auto call = Options{}
                   .set<RetryPolicyOption>(RetryPolicy::LimitedTime(seconds(10)))
-                  .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
-                      seconds(1), minutes(1), 2.0, Jitter::None()));
+                  .set<BackoffPolicyOption>(ExponentialBackoffPolicy()
+                                                .WithInitialDelay(seconds(1))
+                                                .WithMaximumDelay(minutes(1))
+                                                .WithMultiplier(2.0)
+                                                .WithJitter(Jitter::None()));
   absl::StatusOr<int> result =
       Run(kIdempotentMethod, {absl::StatusCode::kUnavailable}, call,
           nanoseconds(0));
@@ -249,20 +252,26 @@ TEST_F(RetryLoopTest, InvalidOptionsFailBeforeAnyAttempt) {
   };
   Case cases[] = {
       {Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedTime(seconds(-5))),
-       "maximum_duration"},
+       "time_limit"},
       {Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(-1)),
-       "maximum_failures"},
+       "max_failures"},
       {Options{}.set<RetryPolicyOption>(
            RetryPolicy::LimitedTime().WithRetryableCodes({})),
        "retryable_codes"},
-      {Options{}.set<BackoffPolicyOption>(
-           ExponentialBackoffPolicy(seconds(1), seconds(10), 0)),
+      {Options{}.set<BackoffPolicyOption>(ExponentialBackoffPolicy()
+                                              .WithInitialDelay(seconds(1))
+                                              .WithMaximumDelay(seconds(10))
+                                              .WithMultiplier(0)),
        "multiplier"},
-      {Options{}.set<BackoffPolicyOption>(
-           ExponentialBackoffPolicy(seconds(10), seconds(1), 2.0)),
+      {Options{}.set<BackoffPolicyOption>(ExponentialBackoffPolicy()
+                                              .WithInitialDelay(seconds(10))
+                                              .WithMaximumDelay(seconds(1))
+                                              .WithMultiplier(2.0)),
        "maximum_delay"},
-      {Options{}.set<BackoffPolicyOption>(
-           ExponentialBackoffPolicy(seconds(-1), seconds(1), 2.0)),
+      {Options{}.set<BackoffPolicyOption>(ExponentialBackoffPolicy()
+                                              .WithInitialDelay(seconds(-1))
+                                              .WithMaximumDelay(seconds(1))
+                                              .WithMultiplier(2.0)),
        "initial_delay"},
       {Options{}.set<AttemptTimeoutOption>(seconds(-1)),
        "AttemptTimeoutOption"},
@@ -280,8 +289,10 @@ TEST_F(RetryLoopTest, InvalidOptionsFailBeforeAnyAttempt) {
               StopReason::kInvalidArgument);
   }
   // Invalid client options are reported the same way, on the first call.
-  client_.set<BackoffPolicyOption>(
-      ExponentialBackoffPolicy(seconds(1), seconds(10), -0.9));
+  client_.set<BackoffPolicyOption>(ExponentialBackoffPolicy()
+                                       .WithInitialDelay(seconds(1))
+                                       .WithMaximumDelay(seconds(10))
+                                       .WithMultiplier(-0.9));
   absl::StatusOr<int> result = Run(kIdempotentMethod, {absl::StatusCode::kOk});
   EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(attempts_, 0);
@@ -427,8 +438,11 @@ TEST_F(RetryLoopTest, DeadlineExceededToleranceIsAtMost50Ms) {
 TEST_F(RetryLoopTest, TotalTimeoutStopsTheCallWithDeadlineReason) {
   auto call = Options{}
                   .set<TotalTimeoutOption>(seconds(5))
-                  .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
-                      seconds(1), minutes(1), 2.0, Jitter::None()));
+                  .set<BackoffPolicyOption>(ExponentialBackoffPolicy()
+                                                .WithInitialDelay(seconds(1))
+                                                .WithMaximumDelay(minutes(1))
+                                                .WithMultiplier(2.0)
+                                                .WithJitter(Jitter::None()));
   const auto start = clock_->Now();
   absl::StatusOr<int> result = Run(
       kIdempotentMethod, {absl::StatusCode::kUnavailable}, call, seconds(0));
@@ -467,8 +481,11 @@ TEST_F(RetryLoopTest, DeadlineInThePastStopsBeforeSending) {
 TEST_F(RetryLoopTest, TimeLimitStartsWithTheCallNotThePolicy) {
   // A policy built long before the call still gives the call its full time.
   client_.set<RetryPolicyOption>(RetryPolicy::LimitedTime(seconds(10)));
-  client_.set<BackoffPolicyOption>(
-      ExponentialBackoffPolicy(seconds(1), seconds(1), 1.0, Jitter::None()));
+  client_.set<BackoffPolicyOption>(ExponentialBackoffPolicy()
+                                       .WithInitialDelay(seconds(1))
+                                       .WithMaximumDelay(seconds(1))
+                                       .WithMultiplier(1.0)
+                                       .WithJitter(Jitter::None()));
   clock_->Advance(std::chrono::hours(5));
   absl::StatusOr<int> result =
       Run(kIdempotentMethod, {absl::StatusCode::kUnavailable}, {}, seconds(0));

@@ -42,7 +42,7 @@ TEST(RetryPolicyTest, DefaultRetriesOnlyUnavailable) {
               code == grpc::StatusCode::UNAVAILABLE)
         << static_cast<int>(code);
   }
-  EXPECT_EQ(policy.max_time(), minutes(30));
+  EXPECT_EQ(policy.time_limit(), minutes(30));
 }
 
 TEST(RetryPolicyTest, RetryableCodesCanBeChanged) {
@@ -54,7 +54,7 @@ TEST(RetryPolicyTest, RetryableCodesCanBeChanged) {
   EXPECT_TRUE(
       policy.retryable_codes().contains(absl::StatusCode::kUnavailable));
   EXPECT_FALSE(policy.retryable_codes().contains(grpc::StatusCode::INTERNAL));
-  EXPECT_EQ(policy.max_retries(), 3);
+  EXPECT_EQ(policy.max_failures(), 3);
   EXPECT_EQ(policy.retryable_codes().ToString(),
             "RESOURCE_EXHAUSTED, UNAVAILABLE");
 }
@@ -62,21 +62,21 @@ TEST(RetryPolicyTest, RetryableCodesCanBeChanged) {
 TEST(RetryPolicyTest, ZeroFailuresIsValidAndMeansNoRetries) {
   RetryPolicy policy = RetryPolicy::LimitedErrorCount(0);
   EXPECT_TRUE(policy.status().ok());
-  EXPECT_EQ(policy.max_retries(), 0);
+  EXPECT_EQ(policy.max_failures(), 0);
 }
 
 TEST(RetryPolicyTest, InvalidArgumentsNameTheField) {
   RetryPolicy negative = RetryPolicy::LimitedTime(seconds(-1));
   EXPECT_EQ(negative.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(negative.status().message(), HasSubstr("maximum_duration"));
+  EXPECT_THAT(negative.status().message(), HasSubstr("time_limit"));
 
   RetryPolicy zero = RetryPolicy::LimitedTime(seconds(0));
   EXPECT_EQ(zero.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(zero.status().message(), HasSubstr("maximum_duration"));
+  EXPECT_THAT(zero.status().message(), HasSubstr("time_limit"));
 
   RetryPolicy count = RetryPolicy::LimitedErrorCount(-2);
   EXPECT_EQ(count.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(count.status().message(), HasSubstr("maximum_failures"));
+  EXPECT_THAT(count.status().message(), HasSubstr("max_failures"));
 
   auto empty = RetryPolicy::LimitedTime().WithRetryableCodes(StatusCodeSet{});
   EXPECT_EQ(empty.status().code(), absl::StatusCode::kInvalidArgument);
@@ -131,17 +131,6 @@ TEST(RetryPolicyTest, NegativeDurationsAreQuotedExactly) {
               HasSubstr("got -5ms"));
   EXPECT_THAT(RetryPolicy::LimitedTime(minutes(-90)).status().message(),
               HasSubstr("got -1h30m"));
-}
-
-TEST(RetryPolicyTest, TheOldSpellingsBuildTheSamePolicies) {
-  const RetryPolicy by_time = LimitedTimeRetryPolicy(seconds(5));
-  EXPECT_EQ(by_time.ToString(),
-            RetryPolicy::LimitedTime(seconds(5)).ToString());
-  const RetryPolicy by_default = LimitedTimeRetryPolicy();
-  EXPECT_EQ(by_default.max_time(), RetryPolicy::kDefaultMaximumDuration);
-  const RetryPolicy by_count = LimitedErrorCountRetryPolicy(3);
-  EXPECT_EQ(by_count.max_retries(), 3);
-  EXPECT_FALSE(LimitedErrorCountRetryPolicy(-1).status().ok());
 }
 
 }  // namespace

@@ -49,7 +49,7 @@ class AsyncServerStreamOperation final : public AsyncRetryOperationBase {
                              Options client, const Request& request,
                              AsyncStreamOpener<Request, Response> open,
                              MessageCallback<Response> on_message,
-                             DoneCallback on_done)
+                             StreamDoneCallback on_done)
       : AsyncRetryOperationBase(method, std::move(call), std::move(client)),
         request_(request),
         open_(std::move(open)),
@@ -129,7 +129,7 @@ class AsyncServerStreamOperation final : public AsyncRetryOperationBase {
   }
 
   void Deliver(absl::Status status) override {
-    DoneCallback done = std::move(on_done_);
+    StreamDoneCallback done = std::move(on_done_);
     done(std::move(status));
   }
 
@@ -141,7 +141,7 @@ class AsyncServerStreamOperation final : public AsyncRetryOperationBase {
   Request request_;
   AsyncStreamOpener<Request, Response> open_;
   MessageCallback<Response> on_message_;
-  DoneCallback on_done_;
+  StreamDoneCallback on_done_;
   Response last_;
   bool received_in_attempt_ = false;
   bool resume_pending_ = false;  // the next attempt is the hook's
@@ -152,7 +152,7 @@ void StartAsyncServerStream(const MethodInfo& method,
                             const OptionsView& options, const Request& request,
                             AsyncStreamOpener<Request, Response> open,
                             MessageCallback<Response> on_message,
-                            DoneCallback on_done) {
+                            StreamDoneCallback on_done) {
   auto operation = std::make_shared<
       AsyncServerStreamOperation<ResumeTag, Request, Response>>(
       method, options.call(), CopyLowerLayers(options), request,
@@ -199,8 +199,8 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
   using Opener = std::conditional_t<kClientStream,
                                     AsyncClientStreamOpener<Request, Response>,
                                     AsyncBidiOpener<Request, Response>>;
-  using Done =
-      std::conditional_t<kClientStream, AsyncCallback<Response>, DoneCallback>;
+  using Done = std::conditional_t<kClientStream, AsyncCallback<Response>,
+                                  StreamDoneCallback>;
 
   AsyncWriteStreamOperation(const MethodInfo& method, Options call,
                             Options client, Opener open,
@@ -636,7 +636,7 @@ template <typename ResumeTag, typename Request, typename Response>
 AsyncStreamWriter<Request> StartAsyncBidiStream(
     const MethodInfo& method, const OptionsView& options,
     AsyncBidiOpener<Request, Response> open,
-    MessageCallback<Response> on_message, DoneCallback on_done) {
+    MessageCallback<Response> on_message, StreamDoneCallback on_done) {
   return StartAsyncWriteStream<ResumeTag, Request, Response, false>(
       method, options, std::move(open), std::move(on_message),
       std::move(on_done));

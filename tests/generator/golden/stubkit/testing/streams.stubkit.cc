@@ -183,7 +183,7 @@ class StreamServiceConnectionImpl : public StreamServiceConnection {
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::RangeRequest& request,
       ::stubkit::MessageCallback<::stubkit::testing::Item> on_message,
-      ::stubkit::DoneCallback on_done) override {
+      ::stubkit::StreamDoneCallback on_done) override {
     ::stubkit::internal::StartAsyncServerStream<
         StreamServiceClient::RangeResumeOption,
         ::stubkit::testing::RangeRequest, ::stubkit::testing::Item>(
@@ -246,7 +246,7 @@ class StreamServiceConnectionImpl : public StreamServiceConnection {
   ::stubkit::AsyncStreamWriter<::stubkit::testing::Item> AsyncDouble(
       const ::stubkit::OptionsView& options,
       ::stubkit::MessageCallback<::stubkit::testing::Item> on_message,
-      ::stubkit::DoneCallback on_done) override {
+      ::stubkit::StreamDoneCallback on_done) override {
     return ::stubkit::internal::StartAsyncBidiStream<
         StreamServiceClient::DoubleResumeOption, ::stubkit::testing::Item,
         ::stubkit::testing::Item>(
@@ -310,7 +310,7 @@ class StreamServiceRefusingConnection : public StreamServiceConnection {
       const ::stubkit::OptionsView& /*options*/,
       const ::stubkit::testing::RangeRequest& /*request*/,
       ::stubkit::MessageCallback<::stubkit::testing::Item> /*on_message*/,
-      ::stubkit::DoneCallback on_done) override {
+      ::stubkit::StreamDoneCallback on_done) override {
     on_done(refusal_);
   }
 
@@ -346,7 +346,7 @@ class StreamServiceRefusingConnection : public StreamServiceConnection {
   ::stubkit::AsyncStreamWriter<::stubkit::testing::Item> AsyncDouble(
       const ::stubkit::OptionsView& /*options*/,
       ::stubkit::MessageCallback<::stubkit::testing::Item> /*on_message*/,
-      ::stubkit::DoneCallback on_done) override {
+      ::stubkit::StreamDoneCallback on_done) override {
     on_done(refusal_);
     return ::stubkit::AsyncStreamWriter<::stubkit::testing::Item>();
   }
@@ -435,7 +435,7 @@ StreamServiceClient::StreamServiceClient(
 void StreamServiceClient::AsyncRange(
     const ::stubkit::testing::RangeRequest& request,
     ::stubkit::MessageCallback<::stubkit::testing::Item> on_message,
-    ::stubkit::DoneCallback on_done, const ::stubkit::Options& call) {
+    ::stubkit::StreamDoneCallback on_done, const ::stubkit::Options& call) {
   connection_->AsyncRange(method_options_.View(0, call, options_, request),
                           request, ::std::move(on_message),
                           ::std::move(on_done));
@@ -464,7 +464,7 @@ StreamServiceClient::Double(const ::stubkit::Options& call) {
 ::stubkit::AsyncStreamWriter<::stubkit::testing::Item>
 StreamServiceClient::AsyncDouble(
     ::stubkit::MessageCallback<::stubkit::testing::Item> on_message,
-    ::stubkit::DoneCallback on_done, const ::stubkit::Options& call) {
+    ::stubkit::StreamDoneCallback on_done, const ::stubkit::Options& call) {
   return connection_->AsyncDouble(method_options_.View(2, call, options_),
                                   ::std::move(on_message),
                                   ::std::move(on_done));

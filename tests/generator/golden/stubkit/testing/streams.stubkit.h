@@ -195,7 +195,7 @@ class StreamServiceConnection {
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::RangeRequest& request,
       ::stubkit::MessageCallback<::stubkit::testing::Item> on_message,
-      ::stubkit::DoneCallback on_done) = 0;
+      ::stubkit::StreamDoneCallback on_done) = 0;
 
   virtual ::stubkit::StreamWriter<::stubkit::testing::Item,
                                   ::stubkit::testing::SumResponse>
@@ -210,7 +210,7 @@ class StreamServiceConnection {
   virtual ::stubkit::AsyncStreamWriter<::stubkit::testing::Item> AsyncDouble(
       const ::stubkit::OptionsView& options,
       ::stubkit::MessageCallback<::stubkit::testing::Item> on_message,
-      ::stubkit::DoneCallback on_done) = 0;
+      ::stubkit::StreamDoneCallback on_done) = 0;
 
   virtual ::absl::StatusOr<::stubkit::testing::Item> Get(
       const ::stubkit::OptionsView& options,
@@ -287,7 +287,8 @@ class StreamServiceClient {
   void AsyncRange(
       const ::stubkit::testing::RangeRequest& request,
       ::stubkit::MessageCallback<::stubkit::testing::Item> on_message,
-      ::stubkit::DoneCallback on_done, const ::stubkit::Options& call = {});
+      ::stubkit::StreamDoneCallback on_done,
+      const ::stubkit::Options& call = {});
 
   // Adds up the items sent.
   //
@@ -317,7 +318,8 @@ class StreamServiceClient {
   // each message goes to `on_message`, then the final status to `on_done`.
   ::stubkit::AsyncStreamWriter<::stubkit::testing::Item> AsyncDouble(
       ::stubkit::MessageCallback<::stubkit::testing::Item> on_message,
-      ::stubkit::DoneCallback on_done, const ::stubkit::Options& call = {});
+      ::stubkit::StreamDoneCallback on_done,
+      const ::stubkit::Options& call = {});
 
   // A unary method next to the streaming ones.
   //

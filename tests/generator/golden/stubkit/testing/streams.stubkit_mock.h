@@ -74,7 +74,7 @@ class MockStreamServiceConnection
               (const ::stubkit::OptionsView&,
                const ::stubkit::testing::RangeRequest&,
                ::stubkit::MessageCallback<::stubkit::testing::Item>,
-               ::stubkit::DoneCallback),
+               ::stubkit::StreamDoneCallback),
               (override));
   MOCK_METHOD((::stubkit::StreamWriter<::stubkit::testing::Item,
                                        ::stubkit::testing::SumResponse>),
@@ -91,7 +91,7 @@ class MockStreamServiceConnection
               AsyncDouble,
               (const ::stubkit::OptionsView&,
                ::stubkit::MessageCallback<::stubkit::testing::Item>,
-               ::stubkit::DoneCallback),
+               ::stubkit::StreamDoneCallback),
               (override));
   MOCK_METHOD((::absl::StatusOr<::stubkit::testing::Item>), Get,
               (const ::stubkit::OptionsView&,

@@ -127,7 +127,7 @@ class NoPackageConnectionImpl : public NoPackageConnection {
   void AsyncWatch(const ::stubkit::OptionsView& options,
                   const ::NoPackageRequest& request,
                   ::stubkit::MessageCallback<::NoPackageResponse> on_message,
-                  ::stubkit::DoneCallback on_done) override {
+                  ::stubkit::StreamDoneCallback on_done) override {
     ::stubkit::internal::StartAsyncServerStream<
         NoPackageClient::WatchResumeOption, ::NoPackageRequest,
         ::NoPackageResponse>(
@@ -184,7 +184,7 @@ class NoPackageRefusingConnection : public NoPackageConnection {
       const ::stubkit::OptionsView& /*options*/,
       const ::NoPackageRequest& /*request*/,
       ::stubkit::MessageCallback<::NoPackageResponse> /*on_message*/,
-      ::stubkit::DoneCallback on_done) override {
+      ::stubkit::StreamDoneCallback on_done) override {
     on_done(refusal_);
   }
 
@@ -278,7 +278,7 @@ void NoPackageClient::AsyncLookup(
 void NoPackageClient::AsyncWatch(
     const ::NoPackageRequest& request,
     ::stubkit::MessageCallback<::NoPackageResponse> on_message,
-    ::stubkit::DoneCallback on_done, const ::stubkit::Options& call) {
+    ::stubkit::StreamDoneCallback on_done, const ::stubkit::Options& call) {
   connection_->AsyncWatch(method_options_.View(1, call, options_, request),
                           request, ::std::move(on_message),
                           ::std::move(on_done));

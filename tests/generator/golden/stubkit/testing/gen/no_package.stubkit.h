@@ -133,7 +133,7 @@ class NoPackageConnection {
   virtual void AsyncWatch(
       const ::stubkit::OptionsView& options, const ::NoPackageRequest& request,
       ::stubkit::MessageCallback<::NoPackageResponse> on_message,
-      ::stubkit::DoneCallback on_done) = 0;
+      ::stubkit::StreamDoneCallback on_done) = 0;
 };
 
 // The default connection over `channel`. The decorators in `options`
@@ -197,7 +197,7 @@ class NoPackageClient {
   // status to `on_done`.
   void AsyncWatch(const ::NoPackageRequest& request,
                   ::stubkit::MessageCallback<::NoPackageResponse> on_message,
-                  ::stubkit::DoneCallback on_done,
+                  ::stubkit::StreamDoneCallback on_done,
                   const ::stubkit::Options& call = {});
 
  private:

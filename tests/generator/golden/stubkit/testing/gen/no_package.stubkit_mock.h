@@ -56,7 +56,7 @@ class MockNoPackageConnection : public ::NoPackageConnection {
   MOCK_METHOD((void), AsyncWatch,
               (const ::stubkit::OptionsView&, const ::NoPackageRequest&,
                ::stubkit::MessageCallback<::NoPackageResponse>,
-               ::stubkit::DoneCallback),
+               ::stubkit::StreamDoneCallback),
               (override));
 };
 

@@ -380,7 +380,7 @@ class PagesConnectionImpl : public PagesConnection {
       const ::stubkit::OptionsView& options,
       const ::pages::v1::ListBooksRequest& request,
       ::stubkit::MessageCallback<::pages::v1::ListBooksResponse> on_message,
-      ::stubkit::DoneCallback on_done) override {
+      ::stubkit::StreamDoneCallback on_done) override {
     ::stubkit::internal::StartAsyncServerStream<
         PagesClient::StreamBooksResumeOption, ::pages::v1::ListBooksRequest,
         ::pages::v1::ListBooksResponse>(
@@ -514,7 +514,7 @@ class PagesRefusingConnection : public PagesConnection {
       const ::stubkit::OptionsView& /*options*/,
       const ::pages::v1::ListBooksRequest& /*request*/,
       ::stubkit::MessageCallback<::pages::v1::ListBooksResponse> /*on_message*/,
-      ::stubkit::DoneCallback on_done) override {
+      ::stubkit::StreamDoneCallback on_done) override {
     on_done(refusal_);
   }
 
@@ -714,7 +714,7 @@ PagesClient::StreamBooks(const ::pages::v1::ListBooksRequest& request,
 void PagesClient::AsyncStreamBooks(
     const ::pages::v1::ListBooksRequest& request,
     ::stubkit::MessageCallback<::pages::v1::ListBooksResponse> on_message,
-    ::stubkit::DoneCallback on_done, const ::stubkit::Options& call) {
+    ::stubkit::StreamDoneCallback on_done, const ::stubkit::Options& call) {
   connection_->AsyncStreamBooks(
       method_options_.View(5, call, options_, request), request,
       ::std::move(on_message), ::std::move(on_done));

@@ -287,7 +287,7 @@ class PagesConnection {
       const ::stubkit::OptionsView& options,
       const ::pages::v1::ListBooksRequest& request,
       ::stubkit::MessageCallback<::pages::v1::ListBooksResponse> on_message,
-      ::stubkit::DoneCallback on_done) = 0;
+      ::stubkit::StreamDoneCallback on_done) = 0;
 };
 
 // The default connection over `channel`. The decorators in `options`
@@ -418,7 +418,8 @@ class PagesClient {
   void AsyncStreamBooks(
       const ::pages::v1::ListBooksRequest& request,
       ::stubkit::MessageCallback<::pages::v1::ListBooksResponse> on_message,
-      ::stubkit::DoneCallback on_done, const ::stubkit::Options& call = {});
+      ::stubkit::StreamDoneCallback on_done,
+      const ::stubkit::Options& call = {});
 
   // Every ::pages::v1::Book that ListBooks lists, page after page, each page
   // fetched when needed by one ListBooks call (retried as usual). See

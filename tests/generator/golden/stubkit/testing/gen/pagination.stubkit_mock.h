@@ -137,7 +137,7 @@ class MockPagesConnection : public ::pages::v1::PagesConnection {
               (const ::stubkit::OptionsView&,
                const ::pages::v1::ListBooksRequest&,
                ::stubkit::MessageCallback<::pages::v1::ListBooksResponse>,
-               ::stubkit::DoneCallback),
+               ::stubkit::StreamDoneCallback),
               (override));
 };
 

@@ -422,7 +422,7 @@ class RoutedConnectionImpl : public RoutedConnection {
       const ::stubkit::OptionsView& options,
       const ::routing::v1::ReadRequest& request,
       ::stubkit::MessageCallback<::routing::v1::ReadResponse> on_message,
-      ::stubkit::DoneCallback on_done) override {
+      ::stubkit::StreamDoneCallback on_done) override {
     ::stubkit::internal::StartAsyncServerStream<
         RoutedClient::StreamRowsResumeOption, ::routing::v1::ReadRequest,
         ::routing::v1::ReadResponse>(
@@ -602,7 +602,7 @@ class RoutedRefusingConnection : public RoutedConnection {
       const ::stubkit::OptionsView& /*options*/,
       const ::routing::v1::ReadRequest& /*request*/,
       ::stubkit::MessageCallback<::routing::v1::ReadResponse> /*on_message*/,
-      ::stubkit::DoneCallback on_done) override {
+      ::stubkit::StreamDoneCallback on_done) override {
     on_done(refusal_);
   }
 
@@ -788,7 +788,7 @@ void RoutedClient::AsyncGetTable(
 void RoutedClient::AsyncStreamRows(
     const ::routing::v1::ReadRequest& request,
     ::stubkit::MessageCallback<::routing::v1::ReadResponse> on_message,
-    ::stubkit::DoneCallback on_done, const ::stubkit::Options& call) {
+    ::stubkit::StreamDoneCallback on_done, const ::stubkit::Options& call) {
   connection_->AsyncStreamRows(method_options_.View(3, call, options_, request),
                                request, ::std::move(on_message),
                                ::std::move(on_done));

@@ -297,7 +297,7 @@ class RoutedConnection {
       const ::stubkit::OptionsView& options,
       const ::routing::v1::ReadRequest& request,
       ::stubkit::MessageCallback<::routing::v1::ReadResponse> on_message,
-      ::stubkit::DoneCallback on_done) = 0;
+      ::stubkit::StreamDoneCallback on_done) = 0;
 
   virtual ::stubkit::StreamWriter<::routing::v1::ReadRequest,
                                   ::routing::v1::ReadResponse>
@@ -425,7 +425,8 @@ class RoutedClient {
   void AsyncStreamRows(
       const ::routing::v1::ReadRequest& request,
       ::stubkit::MessageCallback<::routing::v1::ReadResponse> on_message,
-      ::stubkit::DoneCallback on_done, const ::stubkit::Options& call = {});
+      ::stubkit::StreamDoneCallback on_done,
+      const ::stubkit::Options& call = {});
 
   // Client streaming: no request when an attempt starts, so no header.
   //

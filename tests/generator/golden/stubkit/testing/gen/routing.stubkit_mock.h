@@ -125,7 +125,7 @@ class MockRoutedConnection : public ::routing::v1::RoutedConnection {
   MOCK_METHOD((void), AsyncStreamRows,
               (const ::stubkit::OptionsView&, const ::routing::v1::ReadRequest&,
                ::stubkit::MessageCallback<::routing::v1::ReadResponse>,
-               ::stubkit::DoneCallback),
+               ::stubkit::StreamDoneCallback),
               (override));
   MOCK_METHOD((::stubkit::StreamWriter<::routing::v1::ReadRequest,
                                        ::routing::v1::ReadResponse>),
