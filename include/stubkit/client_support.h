@@ -1,79 +1,13 @@
 // Copyright 2026 The stubkit Authors.
 //
-// Support for the code protoc-gen-stubkit generates: stub decorators and the
-// glue between grpc_cpp_plugin stubs and stubkit's `absl::Status` world.
+// Deprecated (2026-11-27, removed before 1.0): the stub decorator types
+// moved to a header named for them. Include that one instead:
 //
-// Every generated service `Foo` has a per-attempt interface `FooStub`. A user
-// decorator derives from the generated `FooStubDecorator`, overrides the
-// methods it cares about, and is installed once, when the client is built:
-//
-//   class CountingStub : public demo::FooStubDecorator {
-//    public:
-//     using FooStubDecorator::FooStubDecorator;
-//     absl::StatusOr<demo::GetResponse> Get(
-//         grpc::ClientContext& context, const stubkit::OptionsView& options,
-//         const demo::GetRequest& request) override {
-//       ++attempts;  // runs on every attempt, retries included
-//       return FooStubDecorator::Get(context, options, request);
-//     }
-//     std::atomic<int> attempts{0};
-//   };
-//
-//   demo::FooClient client(channel, stubkit::Options{}.set<
-//       demo::FooClient::DecoratorsOption>({
-//           [](std::shared_ptr<demo::FooStub> child) {
-//             return std::make_shared<CountingStub>(std::move(child));
-//           }}));
-//
-// Decorators are applied in order: the first wraps the gRPC stub, the last
-// is the outermost layer and sees each attempt first.
-//
-// A decorator adds metadata with `stubkit::AddMetadata`
-// (stubkit/call_options.h) and returns its status when it refuses a key or
-// value, so that the attempt fails unsent instead of reaching gRPC:
-//
-//   absl::Status added = stubkit::AddMetadata(context, "x-tenant", tenant);
-//   if (!added.ok()) return added;  // INVALID_ARGUMENT naming the key
-//
-// `context.AddMetadata` is gRPC's own and checks nothing: gRPC aborts the
-// process on an illegal key such as "X-Tenant".
-//
-// Sync calls go through the sync methods (`Get`), async calls through the
-// async ones (`AsyncGet`), hedged or not (see `stubkit/hedging.h`): a
-// decorator that must see every attempt overrides both. The attempts of a
-// hedged sync call run on several threads at once, so a decorator's sync
-// methods must be thread-safe, as in the example.
+//   #include "stubkit/decorator.h"
 
 #ifndef STUBKIT_CLIENT_SUPPORT_H_
 #define STUBKIT_CLIENT_SUPPORT_H_
 
-#include <grpcpp/support/status.h>
-
-#include <functional>
-#include <memory>
-#include <utility>
-#include <vector>
-
-#include "absl/status/statusor.h"
-#include "stubkit/method_options.h"
-#include "stubkit/status.h"
-
-namespace stubkit {
-
-// Wraps the stub below it and returns the wrapper. `Stub` is a generated
-// per-attempt interface such as `FooStub`.
-template <typename Stub>
-using StubDecoratorFactory =
-    std::function<std::shared_ptr<Stub>(std::shared_ptr<Stub>)>;
-
-// The option tag type behind each generated `FooClient::DecoratorsOption`;
-// one tag per service, since each service has its own `Stub` type.
-template <typename Stub>
-struct DecoratorsOptionFor {
-  using Type = std::vector<StubDecoratorFactory<Stub>>;
-  static Type Default() { return {}; }
-};
-
-}  // namespace stubkit
+#include "stubkit/decorator.h"  // IWYU pragma: export
 
 #endif  // STUBKIT_CLIENT_SUPPORT_H_

@@ -27,32 +27,32 @@
 #ifndef STUBKIT_STUBKIT_H_
 #define STUBKIT_STUBKIT_H_
 
-#include "stubkit/async_callback.h"    // IWYU pragma: export
-#include "stubkit/async_retry_loop.h"  // IWYU pragma: export
-#include "stubkit/async_streaming.h"   // IWYU pragma: export
-#include "stubkit/backoff_policy.h"    // IWYU pragma: export
-#include "stubkit/call_options.h"      // IWYU pragma: export
-#include "stubkit/cancellation.h"      // IWYU pragma: export
-#include "stubkit/channel.h"           // IWYU pragma: export
-#include "stubkit/client_support.h"    // IWYU pragma: export
-#include "stubkit/clock.h"             // IWYU pragma: export
-#include "stubkit/hedging.h"           // IWYU pragma: export
-#include "stubkit/logging.h"           // IWYU pragma: export
-#include "stubkit/method.h"            // IWYU pragma: export
-#include "stubkit/method_options.h"    // IWYU pragma: export
-#include "stubkit/metrics.h"           // IWYU pragma: export
-#include "stubkit/operation.h"         // IWYU pragma: export
-#include "stubkit/options.h"           // IWYU pragma: export
-#include "stubkit/page_range.h"        // IWYU pragma: export
-#include "stubkit/retry_loop.h"        // IWYU pragma: export
-#include "stubkit/retry_observer.h"    // IWYU pragma: export
-#include "stubkit/retry_options.h"     // IWYU pragma: export
-#include "stubkit/retry_policy.h"      // IWYU pragma: export
-#include "stubkit/retry_throttle.h"    // IWYU pragma: export
-#include "stubkit/routing.h"           // IWYU pragma: export
-#include "stubkit/server_hints.h"      // IWYU pragma: export
-#include "stubkit/service_config.h"    // IWYU pragma: export
-#include "stubkit/status.h"            // IWYU pragma: export
-#include "stubkit/streaming.h"         // IWYU pragma: export
+#include "stubkit/async_callback.h"          // IWYU pragma: export
+#include "stubkit/async_retry_loop.h"        // IWYU pragma: export
+#include "stubkit/async_streaming.h"         // IWYU pragma: export
+#include "stubkit/backoff_policy.h"          // IWYU pragma: export
+#include "stubkit/call_options.h"            // IWYU pragma: export
+#include "stubkit/cancellation.h"            // IWYU pragma: export
+#include "stubkit/channel.h"                 // IWYU pragma: export
+#include "stubkit/clock.h"                   // IWYU pragma: export
+#include "stubkit/decorator.h"               // IWYU pragma: export
+#include "stubkit/hedging.h"                 // IWYU pragma: export
+#include "stubkit/logging.h"                 // IWYU pragma: export
+#include "stubkit/long_running_operation.h"  // IWYU pragma: export
+#include "stubkit/method.h"                  // IWYU pragma: export
+#include "stubkit/method_options.h"          // IWYU pragma: export
+#include "stubkit/metrics.h"                 // IWYU pragma: export
+#include "stubkit/options.h"                 // IWYU pragma: export
+#include "stubkit/page_range.h"              // IWYU pragma: export
+#include "stubkit/retry_loop.h"              // IWYU pragma: export
+#include "stubkit/retry_observer.h"          // IWYU pragma: export
+#include "stubkit/retry_options.h"           // IWYU pragma: export
+#include "stubkit/retry_policy.h"            // IWYU pragma: export
+#include "stubkit/retry_throttle.h"          // IWYU pragma: export
+#include "stubkit/routing.h"                 // IWYU pragma: export
+#include "stubkit/server_hints.h"            // IWYU pragma: export
+#include "stubkit/service_config.h"          // IWYU pragma: export
+#include "stubkit/status.h"                  // IWYU pragma: export
+#include "stubkit/streaming.h"               // IWYU pragma: export
 
 #endif  // STUBKIT_STUBKIT_H_

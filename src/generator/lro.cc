@@ -248,8 +248,8 @@ void PrintLroClientDeclarations(Printer& w, const FileModel& file,
   const std::vector<const Signature*> signatures = LroClientSignatures();
   const char* comments[] = {
       "Starts $Method$, then polls the operation it returns until it is "
-      "done (stubkit/operation.h): its $lro_response_full_name$, or its "
-      "error.",
+      "done (stubkit/long_running_operation.h): its $lro_response_full_name$, "
+      "or its error.",
       "Await$Method$ without blocking: waits between polls on a timer.",
       "Polls an operation $Method$ started, by its name: e.g. after "
       "Await$Method$ ran out of polling time (stubkit::GetOperationName).",

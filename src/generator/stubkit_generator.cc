@@ -101,7 +101,7 @@ void FileGenerator::Header(Printer& w) const {
                                       file_.stem + ".pb.h",
                                       "stubkit/async_callback.h",
                                       "stubkit/async_streaming.h",
-                                      "stubkit/client_support.h",
+                                      "stubkit/decorator.h",
                                       "stubkit/internal/method_options_table.h",
                                       "stubkit/method.h",
                                       "stubkit/options.h",
@@ -121,7 +121,7 @@ void FileGenerator::Header(Printer& w) const {
     standard = {"future", "memory", "string", "utility"};
     project.push_back("google/longrunning/operations.stubkit.h");
     project.push_back("stubkit/internal/operation_poller.h");
-    project.push_back("stubkit/operation.h");
+    project.push_back("stubkit/long_running_operation.h");
   }
   PrintIncludes(w, {"grpcpp/client_context.h", "grpcpp/support/sync_stream.h"},
                 standard, project);

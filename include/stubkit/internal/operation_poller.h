@@ -1,7 +1,7 @@
 // Copyright 2026 The stubkit Authors.
 //
 // The polling loops behind generated `AwaitFoo` / `AsyncAwaitFoo` (see
-// stubkit/operation.h). Templates over the generated
+// stubkit/long_running_operation.h). Templates over the generated
 // `google::longrunning::OperationsClient`, so the runtime library itself
 // links no google/longrunning code: the user's generated library does.
 //
@@ -27,7 +27,7 @@
 #include "stubkit/cancellation.h"
 #include "stubkit/clock.h"
 #include "stubkit/internal/timer_queue.h"
-#include "stubkit/operation.h"
+#include "stubkit/long_running_operation.h"
 #include "stubkit/options.h"
 #include "stubkit/retry_options.h"
 

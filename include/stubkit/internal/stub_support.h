@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "stubkit/client_support.h"
+#include "stubkit/decorator.h"
 #include "stubkit/status.h"
 
 namespace stubkit {

@@ -14,7 +14,7 @@
 #include "absl/status/statusor.h"
 #include "stubkit/async_callback.h"
 #include "stubkit/async_streaming.h"
-#include "stubkit/client_support.h"
+#include "stubkit/decorator.h"
 #include "stubkit/internal/method_options_table.h"
 #include "stubkit/method.h"
 #include "stubkit/options.h"

@@ -16,11 +16,11 @@
 #include "google/longrunning/operations.stubkit.h"
 #include "stubkit/async_callback.h"
 #include "stubkit/async_streaming.h"
-#include "stubkit/client_support.h"
+#include "stubkit/decorator.h"
 #include "stubkit/internal/method_options_table.h"
 #include "stubkit/internal/operation_poller.h"
+#include "stubkit/long_running_operation.h"
 #include "stubkit/method.h"
-#include "stubkit/operation.h"
 #include "stubkit/options.h"
 #include "stubkit/routing.h"
 #include "stubkit/streaming.h"
@@ -463,7 +463,8 @@ class LibraryClient {
       ::stubkit::AsyncCallback<::google::longrunning::Operation> done,
       const ::stubkit::Options& call = {});
   // Starts ArchiveBooks, then polls the operation it returns until it is done
-  // (stubkit/operation.h): its google.protobuf.Empty, or its error.
+  // (stubkit/long_running_operation.h): its google.protobuf.Empty, or its
+  // error.
   ::absl::StatusOr<::google::protobuf::Empty> AwaitArchiveBooks(
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
       const ::stubkit::Options& call = {});

@@ -16,11 +16,11 @@
 #include "google/longrunning/operations.stubkit.h"
 #include "stubkit/async_callback.h"
 #include "stubkit/async_streaming.h"
-#include "stubkit/client_support.h"
+#include "stubkit/decorator.h"
 #include "stubkit/internal/method_options_table.h"
 #include "stubkit/internal/operation_poller.h"
+#include "stubkit/long_running_operation.h"
 #include "stubkit/method.h"
-#include "stubkit/operation.h"
 #include "stubkit/options.h"
 #include "stubkit/streaming.h"
 #include "stubkit/stubkit.h"
@@ -382,7 +382,8 @@ class JobsClient {
       ::stubkit::AsyncCallback<::google::longrunning::Operation> done,
       const ::stubkit::Options& call = {});
   // Starts StartJob, then polls the operation it returns until it is done
-  // (stubkit/operation.h): its stubkit.testing.gen.lro.v1.Job, or its error.
+  // (stubkit/long_running_operation.h): its stubkit.testing.gen.lro.v1.Job, or
+  // its error.
   ::absl::StatusOr<::stubkit::testing::gen::lro::v1::Job> AwaitStartJob(
       const ::stubkit::testing::gen::lro::v1::StartJobRequest& request,
       const ::stubkit::Options& call = {});
@@ -418,7 +419,8 @@ class JobsClient {
       ::stubkit::AsyncCallback<::google::longrunning::Operation> done,
       const ::stubkit::Options& call = {});
   // Starts ExportJob, then polls the operation it returns until it is done
-  // (stubkit/operation.h): its stubkit.testing.gen.common.Entry, or its error.
+  // (stubkit/long_running_operation.h): its stubkit.testing.gen.common.Entry,
+  // or its error.
   ::absl::StatusOr<::stubkit::testing::gen::common::Entry> AwaitExportJob(
       const ::stubkit::testing::gen::lro::v1::StartJobRequest& request,
       const ::stubkit::Options& call = {});
@@ -453,7 +455,8 @@ class JobsClient {
       ::stubkit::AsyncCallback<::google::longrunning::Operation> done,
       const ::stubkit::Options& call = {});
   // Starts DeleteJob, then polls the operation it returns until it is done
-  // (stubkit/operation.h): its google.protobuf.Empty, or its error.
+  // (stubkit/long_running_operation.h): its google.protobuf.Empty, or its
+  // error.
   ::absl::StatusOr<::google::protobuf::Empty> AwaitDeleteJob(
       const ::stubkit::testing::gen::lro::v1::Job& request,
       const ::stubkit::Options& call = {});
@@ -530,7 +533,8 @@ class JobsClient {
       ::stubkit::AsyncCallback<::google::longrunning::Operation> done,
       const ::stubkit::Options& call = {});
   // Starts RestoreJob, then polls the operation it returns until it is done
-  // (stubkit/operation.h): its stubkit.testing.gen.lro.v1.Job, or its error.
+  // (stubkit/long_running_operation.h): its stubkit.testing.gen.lro.v1.Job, or
+  // its error.
   ::absl::StatusOr<::stubkit::testing::gen::lro::v1::Job> AwaitRestoreJob(
       const ::stubkit::testing::gen::lro::v1::Job& request,
       const ::stubkit::Options& call = {});

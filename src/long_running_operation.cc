@@ -1,6 +1,6 @@
 // Copyright 2026 The stubkit Authors.
 
-#include "stubkit/operation.h"
+#include "stubkit/long_running_operation.h"
 
 #include <algorithm>
 #include <chrono>
