@@ -117,9 +117,12 @@ int Run(int calls) {
   EchoServiceClient client(
       channel,
       Options{}
-          .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
-              std::chrono::seconds(60), std::chrono::seconds(60), 2.0,
-              Jitter::None()))
+          .set<BackoffPolicyOption>(
+              ExponentialBackoffPolicy()
+                  .WithInitialDelay(std::chrono::seconds(60))
+                  .WithMaximumDelay(std::chrono::seconds(60))
+                  .WithMultiplier(2.0)
+                  .WithJitter(Jitter::None()))
           .set<RetryObserverOption>([&waiting](const AttemptEvent& event) {
             if (!event.final) waiting.fetch_add(1);
           }));
@@ -129,8 +132,10 @@ int Run(int calls) {
     EchoServiceClient warm(
         channel,
         Options{}
-            .set<BackoffPolicyOption>(
-                ExponentialBackoffPolicy(milliseconds(1), milliseconds(1), 1.0))
+            .set<BackoffPolicyOption>(ExponentialBackoffPolicy()
+                                          .WithInitialDelay(milliseconds(1))
+                                          .WithMaximumDelay(milliseconds(1))
+                                          .WithMultiplier(1.0))
             .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(2)));
     for (int i = 0; i < 20; ++i) (void)warm.AsyncEcho(request).get();
   }

@@ -203,8 +203,11 @@ Summary RunStrategy(const Strategy& strategy, const Scenario& s, FILE* csv) {
   const std::string address = "127.0.0.1:" + std::to_string(port);
 
   // The default policies with every duration scaled.
-  const ExponentialBackoffPolicy backoff(Sim(1, s), Sim(300, s), 2.0,
-                                         strategy.jitter);
+  const ExponentialBackoffPolicy backoff = ExponentialBackoffPolicy()
+                                               .WithInitialDelay(Sim(1, s))
+                                               .WithMaximumDelay(Sim(300, s))
+                                               .WithMultiplier(2.0)
+                                               .WithJitter(strategy.jitter);
   std::vector<std::unique_ptr<EchoServiceClient>> clients;
   for (int i = 0; i < s.clients; ++i) {
     grpc::ChannelArguments args;
@@ -219,10 +222,13 @@ Summary RunStrategy(const Strategy& strategy, const Scenario& s, FILE* csv) {
       waiting.probe_interval = Sim(5, s);
       waiting.probes = 1;
       options.set<RetryThrottleOption>(
-          std::make_shared<RetryThrottle>(10, 0.1, waiting));
+          std::make_shared<RetryThrottle>(RetryThrottle::Config()
+                                              .WithMaxTokens(10)
+                                              .WithTokenRatio(0.1)
+                                              .WithWaitForRecovery(waiting)));
     } else if (strategy.throttle) {
-      options.set<RetryThrottleOption>(
-          std::make_shared<RetryThrottle>(10, 0.1));
+      options.set<RetryThrottleOption>(std::make_shared<RetryThrottle>(
+          RetryThrottle::Config().WithMaxTokens(10).WithTokenRatio(0.1)));
     }
     clients.push_back(std::make_unique<EchoServiceClient>(
         grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
@@ -378,11 +384,11 @@ int Main(int argc, char** argv) {
 
   const Strategy strategies[] = {
       {"no_jitter", Jitter::None(), false},
-      {"default_jitter", Jitter::Default(), false},
+      {"default_jitter", Jitter::UpToInitialDelay(), false},
       {"full_jitter", Jitter::Full(), false},
       {"proportional_jitter", Jitter::Proportional(0.2), false},
-      {"default_throttled", Jitter::Default(), true},
-      {"throttle_waiting", Jitter::Default(), true, true},
+      {"default_throttled", Jitter::UpToInitialDelay(), true},
+      {"throttle_waiting", Jitter::UpToInitialDelay(), true, true},
   };
   std::vector<Summary> summaries;
   for (const Strategy& strategy : strategies) {
@@ -391,7 +397,7 @@ int Main(int argc, char** argv) {
   }
   // The outage outlasts this policy: waiting calls must end by its end.
   const Strategy short_policy = {"throttle_waiting_short_policy",
-                                 Jitter::Default(), true, true, 20};
+                                 Jitter::UpToInitialDelay(), true, true, 20};
   const Summary short_summary = RunStrategy(short_policy, s, csv);
   std::fprintf(stderr, "%s done\n", short_policy.name);
   std::fclose(csv);

@@ -125,7 +125,8 @@ Options DecoratedOptions() {
       .set<RetryObserverOption>([](const AttemptEvent& event) {
         benchmark::DoNotOptimize(event.attempt);
       })
-      .set<RetryThrottleOption>(std::make_shared<RetryThrottle>(10, 0.1))
+      .set<RetryThrottleOption>(std::make_shared<RetryThrottle>(
+          RetryThrottle::Config().WithMaxTokens(10).WithTokenRatio(0.1)))
       .set<MetricsOption>(std::make_shared<MetricsCollector>())
       .set<EchoServiceClient::DecoratorsOption>(
           {[](std::shared_ptr<EchoServiceStub> child) {

@@ -76,7 +76,7 @@ echo "== consumer-test: building a program with pkg-config"
 cat >"${work}/pc_main.cc" <<'EOF'
 #include "stubkit/retry_policy.h"
 int main() {
-  stubkit::LimitedErrorCountRetryPolicy policy(2);
+  auto policy = stubkit::RetryPolicy::LimitedErrorCount(2);
   (void)policy;
   return 0;
 }

@@ -405,8 +405,11 @@ absl::Status ParseRetryPolicy(const JsonValue& in,
   rules.retry->WithRetryableCodes(*codes);
   // Full jitter by default: gRFC A6 draws each wait from U[0, capped
   // exponential].
-  rules.backoff =
-      ExponentialBackoffPolicy(*initial, *maximum, multiplier, how.jitter);
+  rules.backoff = ExponentialBackoffPolicy()
+                      .WithInitialDelay(*initial)
+                      .WithMaximumDelay(*maximum)
+                      .WithMultiplier(multiplier)
+                      .WithJitter(how.jitter);
   return absl::OkStatus();
 }
 
@@ -448,7 +451,10 @@ absl::Status ParseHedgingPolicy(const JsonValue& in,
       CodesMember(in, path, "nonFatalStatusCodes", codes_given);
   if (!codes.ok()) return codes.status();
   if (!codes->empty()) non_fatal = *codes;
-  rules.hedging = HedgingPolicy(*attempts, delay, non_fatal);
+  rules.hedging = HedgingPolicy()
+                      .WithMaxAttempts(*attempts)
+                      .WithHedgingDelay(delay)
+                      .WithNonFatalCodes(non_fatal);
   return absl::OkStatus();
 }
 
@@ -583,8 +589,11 @@ absl::StatusOr<ServiceConfig> ParseServiceConfig(
         "ServiceConfigImport::max_attempts must be at least 2, got ",
         how.max_attempts));
   }
-  if (absl::Status jitter = ExponentialBackoffPolicy(
-                                nanoseconds(1), nanoseconds(1), 1, how.jitter)
+  if (absl::Status jitter = ExponentialBackoffPolicy()
+                                .WithInitialDelay(nanoseconds(1))
+                                .WithMaximumDelay(nanoseconds(1))
+                                .WithMultiplier(1)
+                                .WithJitter(how.jitter)
                                 .status();
       !jitter.ok()) {
     return absl::InvalidArgumentError(
@@ -715,7 +724,9 @@ absl::StatusOr<ServiceConfig> ParseServiceConfig(
                  absl::StrCat("must be in [0.001, maxTokens], got ", ratio));
     }
     config.throttle_ = std::make_shared<RetryThrottle>(
-        static_cast<double>(**max_tokens), ratio);
+        RetryThrottle::Config()
+            .WithMaxTokens(static_cast<double>(**max_tokens))
+            .WithTokenRatio(ratio));
   }
   const Rules* default_rules = nullptr;
   if (auto it = names.find(""); it != names.end()) {
@@ -817,7 +828,7 @@ void ServiceConfig::SetImported(Options& options,
 void ServiceConfig::NoticeDroppedRetries(Options& options) const {
   // A fresh flag for each client's options: the notice is once per client.
   if (how_.keep_idempotency_rules &&
-      (options.get<RetryPolicyOption>().max_retries() != 0 ||
+      (options.get<RetryPolicyOption>().max_failures() != 0 ||
        options.get<HedgingPolicyOption>().enabled())) {
     options.set<internal::DroppedRetryNoticeOption>(
         std::make_shared<std::atomic<bool>>(false));

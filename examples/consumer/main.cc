@@ -57,11 +57,14 @@ int main() {
   auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(port),
                                      grpc::InsecureChannelCredentials());
   greeter::GreeterClient client(
-      channel, stubkit::Options{}
-                   .set<stubkit::RetryPolicyOption>(
-                       stubkit::RetryPolicy::LimitedErrorCount(3))
-                   .set<stubkit::BackoffPolicyOption>(
-                       stubkit::ExponentialBackoffPolicy(10ms, 100ms, 2.0)));
+      channel,
+      stubkit::Options{}
+          .set<stubkit::RetryPolicyOption>(
+              stubkit::RetryPolicy::LimitedErrorCount(3))
+          .set<stubkit::BackoffPolicyOption>(stubkit::ExponentialBackoffPolicy()
+                                                 .WithInitialDelay(10ms)
+                                                 .WithMaximumDelay(100ms)
+                                                 .WithMultiplier(2.0)));
 
   greeter::HelloRequest request;
   request.set_name("stubkit");

@@ -16,11 +16,14 @@ int main(int argc, char** argv) {
 
   // Client-wide configuration; everything has a default.
   demo::KeyValueClient client(
-      channel, stubkit::Options{}
-                   .set<stubkit::RetryPolicyOption>(
-                       stubkit::RetryPolicy::LimitedTime(20s))
-                   .set<stubkit::BackoffPolicyOption>(
-                       stubkit::ExponentialBackoffPolicy(200ms, 5s, 2.0)));
+      channel,
+      stubkit::Options{}
+          .set<stubkit::RetryPolicyOption>(
+              stubkit::RetryPolicy::LimitedTime(20s))
+          .set<stubkit::BackoffPolicyOption>(stubkit::ExponentialBackoffPolicy()
+                                                 .WithInitialDelay(200ms)
+                                                 .WithMaximumDelay(5s)
+                                                 .WithMultiplier(2.0)));
 
   demo::PutRequest put;  // Put is IDEMPOTENT in the proto: retried
   put.set_key("answer");

@@ -63,9 +63,10 @@ int main() {
   // Short waits between attempts, for the example's sake.
   stubkit::Options options =
       stubkit::Options{}.set<stubkit::BackoffPolicyOption>(
-          stubkit::ExponentialBackoffPolicy(std::chrono::milliseconds(10),
-                                            std::chrono::milliseconds(100),
-                                            2.0));
+          stubkit::ExponentialBackoffPolicy()
+              .WithInitialDelay(std::chrono::milliseconds(10))
+              .WithMaximumDelay(std::chrono::milliseconds(100))
+              .WithMultiplier(2.0));
 
   // Without a hook: the items before the break, then the break itself.
   StreamServiceClient plain(channel, options);

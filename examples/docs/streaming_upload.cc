@@ -50,9 +50,10 @@ int main() {
                              grpc::InsecureChannelCredentials()),
       // Short waits between attempts, for the example's sake.
       stubkit::Options{}.set<stubkit::BackoffPolicyOption>(
-          stubkit::ExponentialBackoffPolicy(std::chrono::milliseconds(10),
-                                            std::chrono::milliseconds(100),
-                                            2.0)));
+          stubkit::ExponentialBackoffPolicy()
+              .WithInitialDelay(std::chrono::milliseconds(10))
+              .WithMaximumDelay(std::chrono::milliseconds(100))
+              .WithMultiplier(2.0)));
 
   // Adding up is safe to repeat, though the proto does not say so: the
   // call says it, and the writes are replayed on a new stream.

@@ -9,7 +9,9 @@
 //   auto client_options = stubkit::Options{}
 //       .set<stubkit::RetryPolicyOption>(stubkit::RetryPolicy::LimitedTime(10min))
 //       .set<stubkit::BackoffPolicyOption>(
-//           stubkit::ExponentialBackoffPolicy(200ms, 45s, 2.0))
+//           stubkit::ExponentialBackoffPolicy()
+//               .WithInitialDelay(200ms)
+//               .WithMaximumDelay(45s))
 //       .set<stubkit::IdempotencyMapOption>(
 //           {{"demo.Ledger.Append", stubkit::Idempotency::kIdempotent}});
 //   auto one_call = stubkit::Options{}
@@ -19,7 +21,7 @@
 // | option                   | default                                    |
 // | ------------------------ | ------------------------------------------ |
 // | RetryPolicyOption        | RetryPolicy::LimitedTime(30min), UNAVAILABLE |
-// | BackoffPolicyOption      | ExponentialBackoffPolicy(1s, 5min, 2.0)    |
+// | BackoffPolicyOption      | ExponentialBackoffPolicy(): 1s, 5min, x2.0 |
 // | IdempotencyOption        | unset: the method's (map, then proto)      |
 // | IdempotencyMapOption     | empty                                      |
 // | AttemptTimeoutOption     | 0: no per-attempt timeout                  |

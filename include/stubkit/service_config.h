@@ -52,8 +52,8 @@
 // | retryPolicy, no maxAttempts | RetryPolicy::LimitedTime(timeout), or    |
 // |                             | the default 30 minutes without a timeout |
 // | retryableStatusCodes        | the policy's codes (names or numbers)    |
-// | initialBackoff, maxBackoff, | ExponentialBackoffPolicy(initial, max,   |
-// | backoffMultiplier           | multiplier, Jitter::Full())              |
+// | initialBackoff, maxBackoff, | ExponentialBackoffPolicy() with the      |
+// | backoffMultiplier           | three and Jitter::Full()                 |
 // | perAttemptRecvTimeout       | AttemptTimeoutOption                     |
 // | retryPolicy, hedgingPolicy  | also IdempotencyOption(kIdempotent)      |
 // | no retryPolicy              | RetryPolicy::LimitedErrorCount(0): none  |

@@ -47,7 +47,10 @@ using std::chrono::seconds;
 // Short waits, so that a stream is back soon after etcd serves again.
 Options FastBackoff() {
   return Options{}.set<BackoffPolicyOption>(
-      ExponentialBackoffPolicy(milliseconds(50), milliseconds(500), 2.0));
+      ExponentialBackoffPolicy()
+          .WithInitialDelay(milliseconds(50))
+          .WithMaximumDelay(milliseconds(500))
+          .WithMultiplier(2.0));
 }
 
 // As in examples/docs/streaming_watch.cc.

@@ -10,7 +10,7 @@
 //   - invalid options: InvalidArgument with kInvalidArgument, nothing sent;
 //   - a non-idempotent call makes exactly one attempt, and stops as the
 //     decision table's order says (permanent error, then not idempotent);
-//   - a count policy makes at most max_retries + 1 attempts;
+//   - a count policy makes at most max_failures + 1 attempts;
 //   - the result is the last attempt's (OK, or its code and message with a
 //     summary whose attempt count is exact);
 //   - no wait is negative, and no wait crosses the call's end;
@@ -113,13 +113,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const double multiplier = in.Double();
   const uint8_t jitter_kind = in.Byte() % 4;
   const double fraction = in.Double();
-  stubkit::Jitter jitter = jitter_kind == 0   ? stubkit::Jitter::Default()
-                           : jitter_kind == 1 ? stubkit::Jitter::Full()
-                           : jitter_kind == 2
-                               ? stubkit::Jitter::Proportional(fraction)
-                               : stubkit::Jitter::None();
-  stubkit::ExponentialBackoffPolicy backoff(initial, maximum, multiplier,
-                                            jitter);
+  stubkit::Jitter jitter =
+      jitter_kind == 0   ? stubkit::Jitter::UpToInitialDelay()
+      : jitter_kind == 1 ? stubkit::Jitter::Full()
+      : jitter_kind == 2 ? stubkit::Jitter::Proportional(fraction)
+                         : stubkit::Jitter::None();
+  stubkit::ExponentialBackoffPolicy backoff =
+      stubkit::ExponentialBackoffPolicy()
+          .WithInitialDelay(initial)
+          .WithMaximumDelay(maximum)
+          .WithMultiplier(multiplier)
+          .WithJitter(jitter);
   if (backoff.status().ok()) {
     for (int retry : {0, 1, 2, 10, 63, 64, 1000, 1 << 30}) {
       for (double u : {0.0, 0.5, 0.999999}) {
@@ -143,7 +147,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (flags & 16) {
     double max_tokens = in.Double();
     double ratio = in.Double();
-    throttle = std::make_shared<stubkit::RetryThrottle>(max_tokens, ratio);
+    throttle = std::make_shared<stubkit::RetryThrottle>(
+        stubkit::RetryThrottle::Config()
+            .WithMaxTokens(max_tokens)
+            .WithTokenRatio(ratio));
     client.set<stubkit::RetryThrottleOption>(throttle);
   }
   const bool idempotent = !(flags & 32);
@@ -244,7 +251,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // No wait crosses the call's end (policy limit or total timeout).
   if (!clock->saturated) {
     nanoseconds end = nanoseconds::max();
-    if (!count_policy) end = policy.max_time();
+    if (!count_policy) end = policy.time_limit();
     if (flags & 8) {
       nanoseconds total = call.get<stubkit::TotalTimeoutOption>();
       if (total > nanoseconds::zero() && total < end) end = total;

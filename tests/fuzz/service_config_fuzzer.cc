@@ -63,7 +63,7 @@ void CheckThrottle(const stubkit::ServiceConfig& config,
     return;
   }
   const bool repeats =
-      options.get<stubkit::RetryPolicyOption>().max_retries() != 0 ||
+      options.get<stubkit::RetryPolicyOption>().max_failures() != 0 ||
       options.get<stubkit::HedgingPolicyOption>().enabled();
   FUZZ_CHECK(throttle == (repeats ? config.throttle() : nullptr));
 }
@@ -74,8 +74,8 @@ void CheckSame(const stubkit::Options& a, const stubkit::Options& b) {
              b.has<stubkit::RetryPolicyOption>());
   const auto& ra = a.get<stubkit::RetryPolicyOption>();
   const auto& rb = b.get<stubkit::RetryPolicyOption>();
-  FUZZ_CHECK(ra.max_retries() == rb.max_retries());
-  FUZZ_CHECK(ra.max_time() == rb.max_time());
+  FUZZ_CHECK(ra.max_failures() == rb.max_failures());
+  FUZZ_CHECK(ra.time_limit() == rb.time_limit());
   FUZZ_CHECK(ra.retryable_codes() == rb.retryable_codes());
   FUZZ_CHECK(a.get<stubkit::TotalTimeoutOption>() ==
              b.get<stubkit::TotalTimeoutOption>());

@@ -38,8 +38,10 @@ class AsyncIntegrationTest : public ::testing::Test {
     ASSERT_TRUE(server_->ok());
     stub_ = EchoService::NewStub(stubkit::CreateChannel(
         server_->address(), grpc::InsecureChannelCredentials()));
-    client_.set<BackoffPolicyOption>(
-        ExponentialBackoffPolicy(milliseconds(5), milliseconds(20), 2.0));
+    client_.set<BackoffPolicyOption>(ExponentialBackoffPolicy()
+                                         .WithInitialDelay(milliseconds(5))
+                                         .WithMaximumDelay(milliseconds(20))
+                                         .WithMultiplier(2.0));
   }
 
   std::future<absl::StatusOr<EchoResponse>> Call(EchoRequest request,
@@ -117,8 +119,11 @@ TEST_F(AsyncIntegrationTest, CancelDuringAnAttempt) {
 TEST_F(AsyncIntegrationTest, CancelDuringBackoff) {
   auto token = std::make_shared<CancellationToken>();
   auto call = Options{}.set<CancellationOption>(token).set<BackoffPolicyOption>(
-      ExponentialBackoffPolicy(std::chrono::minutes(5), std::chrono::minutes(5),
-                               1.0, Jitter::None()));
+      ExponentialBackoffPolicy()
+          .WithInitialDelay(std::chrono::minutes(5))
+          .WithMaximumDelay(std::chrono::minutes(5))
+          .WithMultiplier(1.0)
+          .WithJitter(Jitter::None()));
   auto future = Call(Failing("backoff", 5), call);
   while (service_.attempts("backoff") < 1) {
     std::this_thread::sleep_for(milliseconds(1));

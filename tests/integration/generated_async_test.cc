@@ -57,8 +57,11 @@ TEST_F(GeneratedAsyncTest, RetriesToSuccessOnAFakeClock) {
 
 TEST_F(GeneratedAsyncTest, CallbackOverloadAndSyncDecisions) {
   ASSERT_TRUE(server_.ok());
-  auto fast = Options{}.set<BackoffPolicyOption>(
-      ExponentialBackoffPolicy(milliseconds(1), milliseconds(5), 2.0));
+  auto fast =
+      Options{}.set<BackoffPolicyOption>(ExponentialBackoffPolicy()
+                                             .WithInitialDelay(milliseconds(1))
+                                             .WithMaximumDelay(milliseconds(5))
+                                             .WithMultiplier(2.0));
   EchoServiceClient client(server_.Channel(), fast);
   std::promise<absl::StatusOr<EchoResponse>> done;
   client.AsyncEcho(Request("callback", 2), [&](absl::StatusOr<EchoResponse> r) {
@@ -93,9 +96,11 @@ TEST_F(GeneratedAsyncTest, CancelDuringBackoff) {
   auto future = client.AsyncEcho(
       Request("cancel", 5),
       Options{}.set<CancellationOption>(token).set<BackoffPolicyOption>(
-          ExponentialBackoffPolicy(std::chrono::minutes(10),
-                                   std::chrono::minutes(10), 1.0,
-                                   Jitter::None())));
+          ExponentialBackoffPolicy()
+              .WithInitialDelay(std::chrono::minutes(10))
+              .WithMaximumDelay(std::chrono::minutes(10))
+              .WithMultiplier(1.0)
+              .WithJitter(Jitter::None())));
   while (service_.attempts("cancel") < 1) {
     std::this_thread::sleep_for(milliseconds(1));
   }
@@ -116,9 +121,12 @@ TEST_F(GeneratedAsyncTest, DestroyingTheClientMidFlightIsSafe) {
   std::vector<std::future<absl::StatusOr<EchoResponse>>> futures;
   auto channel = server_.Channel();
   {
-    EchoServiceClient client(
-        channel, Options{}.set<BackoffPolicyOption>(ExponentialBackoffPolicy(
-                     milliseconds(20), milliseconds(20), 1.0)));
+    EchoServiceClient client(channel,
+                             Options{}.set<BackoffPolicyOption>(
+                                 ExponentialBackoffPolicy()
+                                     .WithInitialDelay(milliseconds(20))
+                                     .WithMaximumDelay(milliseconds(20))
+                                     .WithMultiplier(1.0)));
     for (int i = 0; i < 50; ++i) {
       futures.push_back(
           client.AsyncEcho(Request("inflight-" + std::to_string(i), i % 3)));

@@ -209,12 +209,15 @@ class Server {
 Options FastRetries() {
   return Options{}
       .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(3))
-      .set<BackoffPolicyOption>(
-          ExponentialBackoffPolicy(milliseconds(1), milliseconds(5), 2.0));
+      .set<BackoffPolicyOption>(ExponentialBackoffPolicy()
+                                    .WithInitialDelay(milliseconds(1))
+                                    .WithMaximumDelay(milliseconds(5))
+                                    .WithMultiplier(2.0));
 }
 
 Options Hedged(Options options) {
-  return options.set<HedgingPolicyOption>(HedgingPolicy(2, milliseconds(50)));
+  return options.set<HedgingPolicyOption>(
+      HedgingPolicy().WithMaxAttempts(2).WithHedgingDelay(milliseconds(50)));
 }
 
 // Makes one call of every form with `options`; returns the statuses.
@@ -406,7 +409,9 @@ TEST_F(CallControlsTest, ResponseMetadataOfTheFinalAttempt) {
     Options options = FastRetries().set<ResponseMetadataOption>(received);
     // A hedge only after a failure, so the server numbers them in order.
     if (hedged) {
-      options.set<HedgingPolicyOption>(HedgingPolicy(2, std::chrono::hours(1)));
+      options.set<HedgingPolicyOption>(
+          HedgingPolicy().WithMaxAttempts(2).WithHedgingDelay(
+              std::chrono::hours(1)));
     }
     EchoRequest request;
     request.set_message(hedged ? "hedged-fails" : "fails");
@@ -430,10 +435,11 @@ TEST_F(CallControlsTest, ResponseMetadataOfTheFinalAttempt) {
     EchoRequest request;
     request.set_message("hang-first");
     absl::StatusOr<EchoResponse> response = echo.Echo(
-        request,
-        Options{}
-            .set<ResponseMetadataOption>(received)
-            .set<HedgingPolicyOption>(HedgingPolicy(2, milliseconds(20))));
+        request, Options{}
+                     .set<ResponseMetadataOption>(received)
+                     .set<HedgingPolicyOption>(
+                         HedgingPolicy().WithMaxAttempts(2).WithHedgingDelay(
+                             milliseconds(20))));
     ASSERT_TRUE(response.ok()) << response.status();
     EXPECT_EQ(response->attempt(), 2);
     EXPECT_TRUE(
@@ -592,7 +598,10 @@ TEST_F(CallControlsTest, RetryPredicateRetriesAChosenInternal) {
         return status.code() == absl::StatusCode::kInternal &&
                absl::StrContains(status.message(), "RST_STREAM");
       });
-  auto fast = ExponentialBackoffPolicy(milliseconds(1), milliseconds(5), 2.0);
+  auto fast = ExponentialBackoffPolicy()
+                  .WithInitialDelay(milliseconds(1))
+                  .WithMaximumDelay(milliseconds(5))
+                  .WithMultiplier(2.0);
   auto options =
       Options{}.set<RetryPolicyOption>(policy).set<BackoffPolicyOption>(fast);
   for (bool async : {false, true}) {

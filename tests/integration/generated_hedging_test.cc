@@ -33,7 +33,8 @@ using ::stubkit::testing::TestServer;
 using ::testing::HasSubstr;
 
 Options Hedged(int max_attempts, milliseconds delay) {
-  return Options{}.set<HedgingPolicyOption>(HedgingPolicy(max_attempts, delay));
+  return Options{}.set<HedgingPolicyOption>(
+      HedgingPolicy().WithMaxAttempts(max_attempts).WithHedgingDelay(delay));
 }
 
 void WaitFor(const std::function<bool()>& condition) {
@@ -130,7 +131,8 @@ TEST_F(GeneratedHedgingTest, NonIdempotentMethodsAreNeverHedged) {
 
 TEST_F(GeneratedHedgingTest, DrainedThrottleStopsHedges) {
   ASSERT_TRUE(server_.ok());
-  auto throttle = std::make_shared<RetryThrottle>(4, 1);
+  auto throttle = std::make_shared<RetryThrottle>(
+      RetryThrottle::Config().WithMaxTokens(4).WithTokenRatio(1));
   throttle->OnRetryableFailure();
   throttle->OnRetryableFailure();  // 2 tokens: at half, no retries
   EchoServiceClient client(server_.Channel(),
@@ -147,9 +149,13 @@ TEST_F(GeneratedHedgingTest, InvalidHedgingPolicyFailsBeforeSending) {
   ASSERT_TRUE(server_.ok());
   EchoServiceClient client(server_.Channel());
   for (const HedgingPolicy& bad :
-       {HedgingPolicy(0, milliseconds(5)), HedgingPolicy(11, milliseconds(5)),
-        HedgingPolicy(3, milliseconds(-5)),
-        HedgingPolicy(3, milliseconds(5), StatusCodeSet{})}) {
+       {HedgingPolicy().WithMaxAttempts(0).WithHedgingDelay(milliseconds(5)),
+        HedgingPolicy().WithMaxAttempts(11).WithHedgingDelay(milliseconds(5)),
+        HedgingPolicy().WithMaxAttempts(3).WithHedgingDelay(milliseconds(-5)),
+        HedgingPolicy()
+            .WithMaxAttempts(3)
+            .WithHedgingDelay(milliseconds(5))
+            .WithNonFatalCodes(StatusCodeSet{})}) {
     absl::StatusOr<EchoResponse> response = client.Echo(
         Request("invalid"), Options{}.set<HedgingPolicyOption>(bad));
     EXPECT_EQ(response.status().code(), absl::StatusCode::kInvalidArgument);

@@ -24,7 +24,7 @@
 #include "google/rpc/status.pb.h"
 #include "stubkit/cancellation.h"
 #include "stubkit/logging.h"
-#include "stubkit/operation.h"
+#include "stubkit/long_running_operation.h"
 #include "stubkit/service_config.h"
 #include "stubkit/status.h"
 #include "stubkit/testing/lro.stubkit.h"
@@ -198,14 +198,19 @@ class GeneratedLroTest : public ::testing::Test {
         .set<ClockOption>(clock_)
         .set<SleeperOption>(clock_)
         .set<AsyncSleeperOption>(clock_)
-        .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(5))
-        .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
-            std::chrono::seconds(1), std::chrono::seconds(10), 2.0,
-            Jitter::None()))
+        .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(5))
+        .set<BackoffPolicyOption>(
+            ExponentialBackoffPolicy()
+                .WithInitialDelay(std::chrono::seconds(1))
+                .WithMaximumDelay(std::chrono::seconds(10))
+                .WithMultiplier(2.0)
+                .WithJitter(Jitter::None()))
         .set<PollingPolicyOption>(
-            PollingPolicy(ExponentialBackoffPolicy(std::chrono::seconds(1),
-                                                   std::chrono::minutes(1), 2.0,
-                                                   Jitter::None()),
+            PollingPolicy(ExponentialBackoffPolicy()
+                              .WithInitialDelay(std::chrono::seconds(1))
+                              .WithMaximumDelay(std::chrono::minutes(1))
+                              .WithMultiplier(2.0)
+                              .WithJitter(Jitter::None()),
                           time_limit));
   }
 
@@ -385,9 +390,11 @@ TEST_F(GeneratedLroTest, PollingTimesOutAndIsResumedByName) {
   const auto resumed = clock_->Now();
   result = client.AwaitBuildByName(
       *name, Options{}.set<PollingPolicyOption>(
-                 PollingPolicy(ExponentialBackoffPolicy(std::chrono::seconds(1),
-                                                        std::chrono::minutes(1),
-                                                        2.0, Jitter::None()),
+                 PollingPolicy(ExponentialBackoffPolicy()
+                                   .WithInitialDelay(std::chrono::seconds(1))
+                                   .WithMaximumDelay(std::chrono::minutes(1))
+                                   .WithMultiplier(2.0)
+                                   .WithJitter(Jitter::None()),
                                std::chrono::hours(1))));
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->artifact(), "app.tar");
@@ -413,9 +420,11 @@ TEST_F(GeneratedLroTest, AsyncPollingTimesOutAndIsResumedByName) {
   result = client
                .AsyncAwaitBuildByName(
                    *name, Options{}.set<PollingPolicyOption>(PollingPolicy(
-                              ExponentialBackoffPolicy(std::chrono::seconds(1),
-                                                       std::chrono::minutes(1),
-                                                       2.0, Jitter::None()),
+                              ExponentialBackoffPolicy()
+                                  .WithInitialDelay(std::chrono::seconds(1))
+                                  .WithMaximumDelay(std::chrono::minutes(1))
+                                  .WithMultiplier(2.0)
+                                  .WithJitter(Jitter::None()),
                               std::chrono::hours(1))))
                .get();
   ASSERT_TRUE(result.ok()) << result.status();
@@ -527,11 +536,13 @@ TEST(GeneratedLroCancelTest, CancellationStopsPolling) {
               .set<CancelOperationOnCancelOption>(cancel_operation)
               .set<SleeperOption>(sleeper)
               .set<AsyncSleeperOption>(sleeper)
-              .set<PollingPolicyOption>(PollingPolicy(
-                  ExponentialBackoffPolicy(std::chrono::minutes(10),
-                                           std::chrono::minutes(10), 2.0,
-                                           Jitter::None()),
-                  std::chrono::hours(1)));
+              .set<PollingPolicyOption>(
+                  PollingPolicy(ExponentialBackoffPolicy()
+                                    .WithInitialDelay(std::chrono::minutes(10))
+                                    .WithMaximumDelay(std::chrono::minutes(10))
+                                    .WithMultiplier(2.0)
+                                    .WithJitter(Jitter::None()),
+                                std::chrono::hours(1)));
       absl::StatusOr<BuildResponse> result =
           async ? client.AsyncAwaitBuild(Target("app"), options).get()
                 : client.AwaitBuild(Target("app"), options);

@@ -308,9 +308,11 @@ TEST_F(GeneratedMetadataTest, HedgedCallIsRefusedBeforeSending) {
   std::shared_ptr<TenantEchoStub> stub;
   EchoServiceClient client = EchoClient("X-Tenant", &stub);
   // Echo is idempotent, so this call is hedged (on the async stub).
-  absl::StatusOr<EchoResponse> response = client.Echo(
-      Request("hedged"), Options{}.set<HedgingPolicyOption>(
-                             HedgingPolicy(3, std::chrono::milliseconds(1))));
+  absl::StatusOr<EchoResponse> response =
+      client.Echo(Request("hedged"),
+                  Options{}.set<HedgingPolicyOption>(
+                      HedgingPolicy().WithMaxAttempts(3).WithHedgingDelay(
+                          std::chrono::milliseconds(1))));
   EXPECT_THAT(response.status(), RefusedKey());
   EXPECT_GE(stub->attempts.load(), 1);
   EXPECT_EQ(echo_.total_attempts(), 0);

@@ -122,9 +122,12 @@ class GeneratedMethodOptionsTest : public ::testing::Test {
         .set<SleeperOption>(clock_)
         .set<AsyncSleeperOption>(clock_)
         .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(5))
-        .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
-            std::chrono::milliseconds(100), std::chrono::seconds(1), 2.0,
-            Jitter::None()));
+        .set<BackoffPolicyOption>(
+            ExponentialBackoffPolicy()
+                .WithInitialDelay(std::chrono::milliseconds(100))
+                .WithMaximumDelay(std::chrono::seconds(1))
+                .WithMultiplier(2.0)
+                .WithJitter(Jitter::None()));
   }
 
   static Options Tag(const std::string& layer) {
@@ -335,11 +338,13 @@ TEST_F(GeneratedMethodOptionsTest, PredicateDecidesHedging) {
   ASSERT_TRUE(echo_server_.ok());
   // A hedged call whose first attempt fails with a non-fatal code sends the
   // next hedge at once, but only when the call is idempotent.
-  EchoServiceClient client(echo_server_.Channel(),
-                           Base()
-                               .MergedWith(SafePrefixIsIdempotent())
-                               .set<HedgingPolicyOption>(
-                                   HedgingPolicy(2, std::chrono::seconds(10))));
+  EchoServiceClient client(
+      echo_server_.Channel(),
+      Base()
+          .MergedWith(SafePrefixIsIdempotent())
+          .set<HedgingPolicyOption>(
+              HedgingPolicy().WithMaxAttempts(2).WithHedgingDelay(
+                  std::chrono::seconds(10))));
   EXPECT_TRUE(client.Append(Request("safe-hedged", 1)).ok());
   EXPECT_EQ(echo_service_.attempts("safe-hedged"), 2);
   EXPECT_FALSE(client.Append(Request("unsafe-hedged", 1)).ok());
@@ -409,7 +414,9 @@ TEST_F(GeneratedMethodOptionsTest, PredicateOfAnotherRequestTypeIsRefused) {
       Base()
           .set<IdempotencyPredicateOption>(IdempotentIf<RangeRequest>(
               [&](const RangeRequest&) { return true; }))
-          .set<HedgingPolicyOption>(HedgingPolicy(2, std::chrono::seconds(1))));
+          .set<HedgingPolicyOption>(
+              HedgingPolicy().WithMaxAttempts(2).WithHedgingDelay(
+                  std::chrono::seconds(1))));
   EXPECT_EQ(hedged.Echo(Request("mismatch")).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(echo_service_.attempts("mismatch"), 0);

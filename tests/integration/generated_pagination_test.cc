@@ -122,10 +122,13 @@ class GeneratedPaginationTest : public ::testing::Test {
         Options{}
             .set<ClockOption>(clock_)
             .set<SleeperOption>(clock_)
-            .set<RetryPolicyOption>(LimitedErrorCountRetryPolicy(3))
-            .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
-                std::chrono::seconds(1), std::chrono::seconds(10), 2.0,
-                Jitter::None())));
+            .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(3))
+            .set<BackoffPolicyOption>(
+                ExponentialBackoffPolicy()
+                    .WithInitialDelay(std::chrono::seconds(1))
+                    .WithMaximumDelay(std::chrono::seconds(10))
+                    .WithMultiplier(2.0)
+                    .WithJitter(Jitter::None())));
   }
 
   static ListBooksRequest Request() {

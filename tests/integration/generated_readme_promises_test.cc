@@ -106,8 +106,11 @@ class EchoPromisesTest : public ::testing::Test {
         .set<SleeperOption>(clock_)
         .set<AsyncSleeperOption>(clock_)
         .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(5))
-        .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
-            seconds(1), seconds(10), 2.0, Jitter::None()));
+        .set<BackoffPolicyOption>(ExponentialBackoffPolicy()
+                                      .WithInitialDelay(seconds(1))
+                                      .WithMaximumDelay(seconds(10))
+                                      .WithMultiplier(2.0)
+                                      .WithJitter(Jitter::None()));
   }
 
   static Options Hedged(int max_attempts, nanoseconds delay,
@@ -115,8 +118,10 @@ class EchoPromisesTest : public ::testing::Test {
                             grpc::StatusCode::UNAVAILABLE}) {
     // The real timer thread: a fake one would fire every hedge at once.
     return Options{}
-        .set<HedgingPolicyOption>(
-            HedgingPolicy(max_attempts, delay, std::move(non_fatal)))
+        .set<HedgingPolicyOption>(HedgingPolicy()
+                                      .WithMaxAttempts(max_attempts)
+                                      .WithHedgingDelay(delay)
+                                      .WithNonFatalCodes(std::move(non_fatal)))
         .set<AsyncSleeperOption>(nullptr);
   }
 
@@ -158,7 +163,8 @@ TEST_F(EchoPromisesTest, HedgingHonoursCustomNonFatalCodes) {
 
 TEST_F(EchoPromisesTest, HedgesTakeThrottleTokens) {
   ASSERT_TRUE(server_.ok());
-  auto throttle = std::make_shared<RetryThrottle>(10, 0.5);
+  auto throttle = std::make_shared<RetryThrottle>(
+      RetryThrottle::Config().WithMaxTokens(10).WithTokenRatio(0.5));
   EchoServiceClient client(server_.Channel(),
                            Options{}.set<RetryThrottleOption>(throttle));
   // Two non-fatal failures take a token each; the success returns 0.5.
@@ -421,7 +427,8 @@ TEST_F(EchoPromisesTest, RetryAttemptHeaderOffOnAsyncCalls) {
 TEST_F(EchoPromisesTest, OneThrottleSharedByTwoClients) {
   ASSERT_TRUE(server_.ok());
   // gRPC's semantics: 4 tokens, retries stop at or below 2.
-  auto shared = std::make_shared<RetryThrottle>(4, 0.1);
+  auto shared = std::make_shared<RetryThrottle>(
+      RetryThrottle::Config().WithMaxTokens(4).WithTokenRatio(0.1));
   Options options = FastRetries().set<RetryThrottleOption>(shared);
   // TestServer::Channel() makes a new channel each time.
   EchoServiceClient a(server_.Channel(), options);
@@ -444,9 +451,10 @@ TEST_F(EchoPromisesTest, OneThrottleSharedByTwoClients) {
   EXPECT_EQ(service_.attempts("b-async"), 1);
 
   // Control: a client with a bucket of its own retries the same failure.
-  EchoServiceClient c(server_.Channel(),
-                      FastRetries().set<RetryThrottleOption>(
-                          std::make_shared<RetryThrottle>(4, 0.1)));
+  EchoServiceClient c(
+      server_.Channel(),
+      FastRetries().set<RetryThrottleOption>(std::make_shared<RetryThrottle>(
+          RetryThrottle::Config().WithMaxTokens(4).WithTokenRatio(0.1))));
   ASSERT_TRUE(c.Echo(Request("c", 1)).ok());
   EXPECT_EQ(service_.attempts("c"), 2);
 }
@@ -527,8 +535,11 @@ class StreamPromisesTest : public ::testing::Test {
         .set<SleeperOption>(clock_)
         .set<AsyncSleeperOption>(clock_)
         .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(5))
-        .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
-            seconds(1), seconds(10), 2.0, Jitter::None()));
+        .set<BackoffPolicyOption>(ExponentialBackoffPolicy()
+                                      .WithInitialDelay(seconds(1))
+                                      .WithMaximumDelay(seconds(10))
+                                      .WithMultiplier(2.0)
+                                      .WithJitter(Jitter::None()));
   }
 
   static RangeRequest Range(int start, int count) {
@@ -633,8 +644,11 @@ TEST_F(StreamPromisesTest, CancellationOptionEndsASyncStreamsReopenWait) {
   StreamServiceClient client(
       server_.Channel(),
       Options{}.set<CancellationOption>(token).set<BackoffPolicyOption>(
-          ExponentialBackoffPolicy(minutes(10), minutes(10), 1.0,
-                                   Jitter::None())));
+          ExponentialBackoffPolicy()
+              .WithInitialDelay(minutes(10))
+              .WithMaximumDelay(minutes(10))
+              .WithMultiplier(1.0)
+              .WithJitter(Jitter::None())));
   std::thread canceller([&] {
     WaitFor([&] { return service_.range_calls.load() >= 1; });
     std::this_thread::sleep_for(milliseconds(20));

@@ -136,9 +136,12 @@ class ReconnectTest : public ::testing::Test {
     // A long backoff without jitter: the wait after the failure would last
     // 30 s. The default sleepers, as a client without test hooks has.
     return Options{}
-        .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
-            std::chrono::seconds(30), std::chrono::seconds(30), 2.0,
-            Jitter::None()))
+        .set<BackoffPolicyOption>(
+            ExponentialBackoffPolicy()
+                .WithInitialDelay(std::chrono::seconds(30))
+                .WithMaximumDelay(std::chrono::seconds(30))
+                .WithMultiplier(2.0)
+                .WithJitter(Jitter::None()))
         .set<RetryObserverOption>(events_.Observer());
   }
 
@@ -226,9 +229,12 @@ TEST_F(ReconnectTest, FollowReconnectOptionFalseWaitsOutTheBackoff) {
       ClientOptions()
           .set<FollowReconnectOption>(false)
           // Short, so that the test does not wait 30 s.
-          .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
-              std::chrono::milliseconds(500), std::chrono::milliseconds(500),
-              2.0, Jitter::None())));
+          .set<BackoffPolicyOption>(
+              ExponentialBackoffPolicy()
+                  .WithInitialDelay(std::chrono::milliseconds(500))
+                  .WithMaximumDelay(std::chrono::milliseconds(500))
+                  .WithMultiplier(2.0)
+                  .WithJitter(Jitter::None())));
   ASSERT_TRUE(
       client.Echo(Request("before"), Options{}.set<RetryObserverOption>({}))
           .ok());

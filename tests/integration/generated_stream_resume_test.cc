@@ -142,9 +142,12 @@ class GeneratedStreamResumeTest : public ::testing::Test {
         .set<ClockOption>(clock_)
         .set<SleeperOption>(clock_)
         .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(5))
-        .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
-            std::chrono::seconds(1), std::chrono::seconds(10), 2.0,
-            Jitter::None()))
+        .set<BackoffPolicyOption>(
+            ExponentialBackoffPolicy()
+                .WithInitialDelay(std::chrono::seconds(1))
+                .WithMaximumDelay(std::chrono::seconds(10))
+                .WithMultiplier(2.0)
+                .WithJitter(Jitter::None()))
         .set<RetryObserverOption>([this](const AttemptEvent& event) {
           std::lock_guard<std::mutex> lock(mu_);
           events_.push_back(event.final);
@@ -422,9 +425,12 @@ TEST_F(GeneratedStreamResumeTest, CancelDuringTheReopenWaitEndsTheStream) {
   StreamServiceClient client(
       server_.Channel(),
       Options{}
-          .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
-              std::chrono::minutes(10), std::chrono::minutes(10), 2.0,
-              Jitter::None()))
+          .set<BackoffPolicyOption>(
+              ExponentialBackoffPolicy()
+                  .WithInitialDelay(std::chrono::minutes(10))
+                  .WithMaximumDelay(std::chrono::minutes(10))
+                  .WithMultiplier(2.0)
+                  .WithJitter(Jitter::None()))
           .set<RetryObserverOption>(
               [waiting, once = std::make_shared<std::once_flag>()](
                   const AttemptEvent& event) {
@@ -657,9 +663,12 @@ TEST_F(GeneratedStreamResumeTest, AsyncBidiCancelDuringTheReopenWait) {
   StreamServiceClient client(
       server_.Channel(),
       Options{}
-          .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
-              std::chrono::minutes(10), std::chrono::minutes(10), 2.0,
-              Jitter::None()))
+          .set<BackoffPolicyOption>(
+              ExponentialBackoffPolicy()
+                  .WithInitialDelay(std::chrono::minutes(10))
+                  .WithMaximumDelay(std::chrono::minutes(10))
+                  .WithMultiplier(2.0)
+                  .WithJitter(Jitter::None()))
           .set<RetryObserverOption>(
               [waiting, once = std::make_shared<std::once_flag>()](
                   const AttemptEvent& event) {

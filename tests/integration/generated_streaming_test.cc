@@ -164,9 +164,12 @@ class GeneratedStreamingTest : public ::testing::Test {
         .set<ClockOption>(clock_)
         .set<SleeperOption>(clock_)
         .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(5))
-        .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
-            std::chrono::seconds(1), std::chrono::seconds(10), 2.0,
-            Jitter::None()));
+        .set<BackoffPolicyOption>(
+            ExponentialBackoffPolicy()
+                .WithInitialDelay(std::chrono::seconds(1))
+                .WithMaximumDelay(std::chrono::seconds(10))
+                .WithMultiplier(2.0)
+                .WithJitter(Jitter::None()));
   }
 
   static RangeRequest Range(int start, int count) {
@@ -587,9 +590,12 @@ TenMinuteBackoff TenMinuteBackoffOptions() {
   backoff.waiting = decided->get_future();
   backoff.options =
       Options{}
-          .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
-              std::chrono::minutes(10), std::chrono::minutes(10), 2.0,
-              Jitter::None()))
+          .set<BackoffPolicyOption>(
+              ExponentialBackoffPolicy()
+                  .WithInitialDelay(std::chrono::minutes(10))
+                  .WithMaximumDelay(std::chrono::minutes(10))
+                  .WithMultiplier(2.0)
+                  .WithJitter(Jitter::None()))
           .set<RetryObserverOption>(
               [decided, once = std::make_shared<std::once_flag>()](
                   const AttemptEvent& event) {
@@ -892,8 +898,10 @@ TEST_F(GeneratedStreamingTest, AsyncStreamCanBeCancelledWhileWaiting) {
   StreamServiceClient client(
       server_.Channel(),
       Options{}.set<CancellationOption>(token).set<BackoffPolicyOption>(
-          ExponentialBackoffPolicy(std::chrono::minutes(1),
-                                   std::chrono::minutes(1), 1.0)));
+          ExponentialBackoffPolicy()
+              .WithInitialDelay(std::chrono::minutes(1))
+              .WithMaximumDelay(std::chrono::minutes(1))
+              .WithMultiplier(1.0)));
   std::promise<absl::Status> done;
   client.AsyncRange(
       Range(0, 3), [](const Item&) {},

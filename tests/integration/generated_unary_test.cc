@@ -39,9 +39,12 @@ class GeneratedUnaryTest : public ::testing::Test {
         .set<ClockOption>(clock_)
         .set<SleeperOption>(clock_)
         .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(5))
-        .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
-            std::chrono::seconds(1), std::chrono::seconds(10), 2.0,
-            Jitter::None()));
+        .set<BackoffPolicyOption>(
+            ExponentialBackoffPolicy()
+                .WithInitialDelay(std::chrono::seconds(1))
+                .WithMaximumDelay(std::chrono::seconds(10))
+                .WithMultiplier(2.0)
+                .WithJitter(Jitter::None()));
   }
 
   static EchoRequest Request(int fail_first, int fail_code = 0) {

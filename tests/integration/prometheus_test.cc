@@ -142,7 +142,8 @@ class PrometheusTest : public ::testing::Test {
     request.set_fail_first(fail_first);
     request.set_fail_code(grpc::StatusCode::UNAVAILABLE);
     const Options call = Options{}.set<HedgingPolicyOption>(
-        HedgingPolicy(3, std::chrono::minutes(10)));
+        HedgingPolicy().WithMaxAttempts(3).WithHedgingDelay(
+            std::chrono::minutes(10)));
     return internal::RunUnary<EchoResponse>(
                kEcho, OptionsView(call, client_options_), request,
                [&](grpc::ClientContext& context)
@@ -251,8 +252,12 @@ TEST_F(PrometheusTest, ScrapeShowsHedgesAndRetryDelay) {
   auto collectable = std::make_shared<PrometheusCollectable>(metrics_);
   exposer.RegisterCollectable(collectable);
   // Waits of exactly 100 ms, then 200 ms (chosen, not slept).
-  client_options_.set<BackoffPolicyOption>(ExponentialBackoffPolicy(
-      milliseconds(100), milliseconds(1000), 2.0, Jitter::None()));
+  client_options_.set<BackoffPolicyOption>(
+      ExponentialBackoffPolicy()
+          .WithInitialDelay(milliseconds(100))
+          .WithMaximumDelay(milliseconds(1000))
+          .WithMultiplier(2.0)
+          .WithJitter(Jitter::None()));
 
   const auto kUnavailable = grpc::StatusCode::UNAVAILABLE;
   EXPECT_TRUE(Call(kEcho, "two-failures", 2, kUnavailable).ok());

@@ -252,7 +252,8 @@ TEST_F(ServerHintsIntegrationTest, ThrottleBoundsAttemptsDuringAnOutage) {
 
   // With gRPC's bucket (10 tokens, 0.1 per success): the first call spends
   // 5 tokens in 5 attempts, then every call makes exactly one attempt.
-  client_.set<RetryThrottleOption>(std::make_shared<RetryThrottle>(10, 0.1));
+  client_.set<RetryThrottleOption>(std::make_shared<RetryThrottle>(
+      RetryThrottle::Config().WithMaxTokens(10).WithTokenRatio(0.1)));
   int throttled = 0;
   for (int i = 0; i < kCalls; ++i) {
     absl::StatusOr<EchoResponse> response = Call(Failing("throttled", 0), call);

@@ -99,13 +99,20 @@ TEST(ThrottleWaitingIntegrationTest, OutageThenRecoveryUnderSteadyLoad) {
   RetryThrottle::WaitForRecovery waiting;
   waiting.probe_interval = kProbeInterval;
   waiting.probes = 1;
-  auto throttle = std::make_shared<RetryThrottle>(kMaxTokens, 0.1, waiting);
-  const Options client = Options{}
-                             .set<RetryThrottleOption>(throttle)
-                             .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
-                                 milliseconds(20), milliseconds(200), 2))
-                             .set<RetryPolicyOption>(RetryPolicy::LimitedTime(
-                                 std::chrono::seconds(30)));
+  auto throttle =
+      std::make_shared<RetryThrottle>(RetryThrottle::Config()
+                                          .WithMaxTokens(kMaxTokens)
+                                          .WithTokenRatio(0.1)
+                                          .WithWaitForRecovery(waiting));
+  const Options client =
+      Options{}
+          .set<RetryThrottleOption>(throttle)
+          .set<BackoffPolicyOption>(ExponentialBackoffPolicy()
+                                        .WithInitialDelay(milliseconds(20))
+                                        .WithMaximumDelay(milliseconds(200))
+                                        .WithMultiplier(2))
+          .set<RetryPolicyOption>(
+              RetryPolicy::LimitedTime(std::chrono::seconds(30)));
 
   const Steady::time_point t0 = Steady::now();
   service.down_from = t0 + kOutageStart;

@@ -82,12 +82,15 @@ class CountingStreamService final : public StreamService::Service {
 Options Fast() {
   return Options{}
       .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(3))
-      .set<BackoffPolicyOption>(
-          ExponentialBackoffPolicy(milliseconds(1), milliseconds(5), 2.0));
+      .set<BackoffPolicyOption>(ExponentialBackoffPolicy()
+                                    .WithInitialDelay(milliseconds(1))
+                                    .WithMaximumDelay(milliseconds(5))
+                                    .WithMultiplier(2.0));
 }
 
 Options Hedged(Options options) {
-  return options.set<HedgingPolicyOption>(HedgingPolicy(2, milliseconds(50)));
+  return options.set<HedgingPolicyOption>(
+      HedgingPolicy().WithMaxAttempts(2).WithHedgingDelay(milliseconds(50)));
 }
 
 void Report(const std::string& input, const std::string& outcome) {
@@ -256,27 +259,33 @@ TEST_F(BadOptionsTest, NegativeTotalTimeout) {
 }
 
 TEST_F(BadOptionsTest, BackoffOutOfShape) {
+  ExpectRefusedEverywhere("`ExponentialBackoffPolicy().WithInitialDelay(0s)`",
+                          Options{}.set<BackoffPolicyOption>(
+                              ExponentialBackoffPolicy()
+                                  .WithInitialDelay(seconds(0))
+                                  .WithMaximumDelay(std::chrono::minutes(5))
+                                  .WithMultiplier(2.0)),
+                          "initial_delay must be positive");
   ExpectRefusedEverywhere(
-      "`ExponentialBackoffPolicy(0s, 5min, 2.0)`",
-      Options{}.set<BackoffPolicyOption>(
-          ExponentialBackoffPolicy(seconds(0), std::chrono::minutes(5), 2.0)),
-      "initial_delay must be positive");
-  ExpectRefusedEverywhere(
-      "`ExponentialBackoffPolicy(2s, 1s, 2.0)`",
-      Options{}.set<BackoffPolicyOption>(
-          ExponentialBackoffPolicy(seconds(2), seconds(1), 2.0)),
+      "`ExponentialBackoffPolicy().WithInitialDelay(2s).WithMaximumDelay(1s)`",
+      Options{}.set<BackoffPolicyOption>(ExponentialBackoffPolicy()
+                                             .WithInitialDelay(seconds(2))
+                                             .WithMaximumDelay(seconds(1))
+                                             .WithMultiplier(2.0)),
       "must not be below initial_delay");
 }
 
 TEST_F(BadOptionsTest, AbsurdCounts) {
-  ExpectRefusedEverywhere("`RetryThrottle(1e9, 0.1)`",
-                          Options{}.set<RetryThrottleOption>(
-                              std::make_shared<RetryThrottle>(1e9, 0.1)),
-                          "max_tokens must be in (0, 1000]");
-  ExpectRefusedEverywhere("`RetryThrottle(10, 0)`",
-                          Options{}.set<RetryThrottleOption>(
-                              std::make_shared<RetryThrottle>(10, 0)),
-                          "token_ratio must be in (0, max_tokens]");
+  ExpectRefusedEverywhere(
+      "`Config().WithMaxTokens(1e9).WithTokenRatio(0.1)`",
+      Options{}.set<RetryThrottleOption>(std::make_shared<RetryThrottle>(
+          RetryThrottle::Config().WithMaxTokens(1e9).WithTokenRatio(0.1))),
+      "max_tokens must be in (0, 1000]");
+  ExpectRefusedEverywhere(
+      "`Config().WithMaxTokens(10).WithTokenRatio(0)`",
+      Options{}.set<RetryThrottleOption>(std::make_shared<RetryThrottle>(
+          RetryThrottle::Config().WithMaxTokens(10).WithTokenRatio(0))),
+      "token_ratio must be in (0, max_tokens]");
 }
 
 TEST_F(BadOptionsTest, HedgingPolicyOutOfRange) {
@@ -286,12 +295,19 @@ TEST_F(BadOptionsTest, HedgingPolicyOutOfRange) {
   request.set_message("hedge");
   for (const auto& [input, policy, says] :
        std::vector<std::tuple<std::string, HedgingPolicy, std::string>>{
-           {"`HedgingPolicy(11, 10ms)`", HedgingPolicy(11, milliseconds(10)),
+           {"`HedgingPolicy().WithMaxAttempts(11)`",
+            HedgingPolicy().WithMaxAttempts(11).WithHedgingDelay(
+                milliseconds(10)),
             "max_attempts must be in [1, 10], got 11"},
-           {"`HedgingPolicy(2, -1ms)`", HedgingPolicy(2, milliseconds(-1)),
+           {"`.WithHedgingDelay(-1ms)`",
+            HedgingPolicy().WithMaxAttempts(2).WithHedgingDelay(
+                milliseconds(-1)),
             "hedging_delay must not be negative"},
-           {"`HedgingPolicy(2, 10ms, {})`",
-            HedgingPolicy(2, milliseconds(10), StatusCodeSet{}),
+           {"`.WithNonFatalCodes({})`",
+            HedgingPolicy()
+                .WithMaxAttempts(2)
+                .WithHedgingDelay(milliseconds(10))
+                .WithNonFatalCodes(StatusCodeSet{}),
             "non_fatal_codes must be non-empty"}}) {
     auto options = Options{}.set<HedgingPolicyOption>(policy);
     absl::Status sync = echo.Echo(request, options).status();
@@ -310,20 +326,23 @@ TEST_F(BadOptionsTest, HedgingPolicyOutOfRange) {
 // what the call does.
 TEST_F(BadOptionsTest, NullPointersAndFunctionsMeanUnset) {
   EchoServiceClient echo(echo_server_.Channel());
-  auto options = Options{}
-                     .set<RetryObserverOption>(nullptr)
-                     .set<LogSinkOption>(nullptr)
-                     .set<MetricsOption>(nullptr)
-                     .set<RetryThrottleOption>(nullptr)
-                     .set<CancellationOption>(nullptr)
-                     .set<ClockOption>(nullptr)
-                     .set<SleeperOption>(nullptr)
-                     .set<AsyncSleeperOption>(nullptr)
-                     .set<CallCredentialsOption>(nullptr)
-                     .set<ContextSetupOption>(nullptr)
-                     .set<ResponseMetadataOption>(nullptr)
-                     .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
-                         milliseconds(1), milliseconds(2), 2.0));
+  auto options =
+      Options{}
+          .set<RetryObserverOption>(nullptr)
+          .set<LogSinkOption>(nullptr)
+          .set<MetricsOption>(nullptr)
+          .set<RetryThrottleOption>(nullptr)
+          .set<CancellationOption>(nullptr)
+          .set<ClockOption>(nullptr)
+          .set<SleeperOption>(nullptr)
+          .set<AsyncSleeperOption>(nullptr)
+          .set<CallCredentialsOption>(nullptr)
+          .set<ContextSetupOption>(nullptr)
+          .set<ResponseMetadataOption>(nullptr)
+          .set<BackoffPolicyOption>(ExponentialBackoffPolicy()
+                                        .WithInitialDelay(milliseconds(1))
+                                        .WithMaximumDelay(milliseconds(2))
+                                        .WithMultiplier(2.0));
   EchoRequest request;
   request.set_message("nulls");
   request.set_fail_first(1);
@@ -389,7 +408,7 @@ TEST_F(BadOptionsTest, ZeroAndHugeDurationsMeanNoLimit) {
             Options{}
                 .set<AttemptTimeoutOption>(nanoseconds::max())
                 .set<TotalTimeoutOption>(nanoseconds::max())},
-           {"`LimitedTimeRetryPolicy(nanoseconds::max())`",
+           {"`RetryPolicy::LimitedTime(nanoseconds::max())`",
             Options{}.set<RetryPolicyOption>(
                 RetryPolicy::LimitedTime(nanoseconds::max()))},
            {"`DeadlineOption(system_clock::time_point::max())`",
@@ -397,7 +416,7 @@ TEST_F(BadOptionsTest, ZeroAndHugeDurationsMeanNoLimit) {
                 std::chrono::system_clock::time_point::max())},
            {"`ServerHintCeilingOption(nanoseconds::max())`",
             Options{}.set<ServerHintCeilingOption>(nanoseconds::max())},
-           {"`LimitedErrorCountRetryPolicy(INT_MAX)`",
+           {"`RetryPolicy::LimitedErrorCount(INT_MAX)`",
             Options{}.set<RetryPolicyOption>(
                 RetryPolicy::LimitedErrorCount(INT_MAX))}}) {
     absl::StatusOr<EchoResponse> sync = echo.Echo(request, options);
@@ -415,10 +434,11 @@ TEST_F(BadOptionsTest, ZeroAndHugeDurationsMeanNoLimit) {
 
 TEST_F(BadOptionsTest, HedgingANonIdempotentCallMakesOneAttempt) {
   EchoServiceClient echo(echo_server_.Channel());
-  auto options =
-      Options{}
-          .set<HedgingPolicyOption>(HedgingPolicy(3, milliseconds(1)))
-          .set<IdempotencyOption>(Idempotency::kNonIdempotent);
+  auto options = Options{}
+                     .set<HedgingPolicyOption>(
+                         HedgingPolicy().WithMaxAttempts(3).WithHedgingDelay(
+                             milliseconds(1)))
+                     .set<IdempotencyOption>(Idempotency::kNonIdempotent);
   EchoRequest request;
   request.set_message("not hedged");
   request.set_fail_first(1);

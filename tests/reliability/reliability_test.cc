@@ -158,8 +158,10 @@ TEST_F(ReliabilityTest, IdempotentCallsAreNeverLost) {
       MakeChannel(proxy_->address()),
       Options{}
           .set<RetryPolicyOption>(RetryPolicy::LimitedTime(seconds(30)))
-          .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
-              milliseconds(20), milliseconds(250), 2.0))
+          .set<BackoffPolicyOption>(ExponentialBackoffPolicy()
+                                        .WithInitialDelay(milliseconds(20))
+                                        .WithMaximumDelay(milliseconds(250))
+                                        .WithMultiplier(2.0))
           .set<AttemptTimeoutOption>(seconds(2))
           .set<RetryObserverOption>(
               [&attempts](const AttemptEvent&) { ++attempts; }));
@@ -216,10 +218,12 @@ TEST_F(ReliabilityTest, IdempotentCallsAreNeverLost) {
 // each with its policy's stop reason, within the policy's time.
 TEST_F(ReliabilityTest, IdempotentCallsOutlastedByAnOutageSayWhy) {
   server_->Kill();
-  LedgerClient client(
-      MakeChannel(proxy_->address()),
-      Options{}.set<BackoffPolicyOption>(
-          ExponentialBackoffPolicy(milliseconds(20), milliseconds(100), 2.0)));
+  LedgerClient client(MakeChannel(proxy_->address()),
+                      Options{}.set<BackoffPolicyOption>(
+                          ExponentialBackoffPolicy()
+                              .WithInitialDelay(milliseconds(20))
+                              .WithMaximumDelay(milliseconds(100))
+                              .WithMultiplier(2.0)));
   struct Case {
     const char* name;
     Options options;
@@ -373,11 +377,14 @@ TEST_F(ReliabilityTest, NonIdempotentCallsAreNeverAppliedTwice) {
 // or deadline: every call ends by its deadline plus a small margin.
 TEST_F(ReliabilityTest, DeadlinesHoldAgainstASlowServer) {
   proxy_->SetLatency(milliseconds(10));
-  LedgerClient client(MakeChannel(proxy_->address()),
-                      Options{}
-                          .set<AttemptTimeoutOption>(milliseconds(100))
-                          .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
-                              milliseconds(10), milliseconds(40), 2.0)));
+  LedgerClient client(
+      MakeChannel(proxy_->address()),
+      Options{}
+          .set<AttemptTimeoutOption>(milliseconds(100))
+          .set<BackoffPolicyOption>(ExponentialBackoffPolicy()
+                                        .WithInitialDelay(milliseconds(10))
+                                        .WithMaximumDelay(milliseconds(40))
+                                        .WithMultiplier(2.0)));
   // Warm the connection up so the first call does not pay for connecting.
   SlowRequest quick;
   quick.set_sleep_ms(0);

@@ -104,7 +104,7 @@ TEST(RuntimeConcurrencyTest, SharedOptionsReadConcurrently) {
       OptionsView view(call, client);
       Options copy = client;  // copies share the values
       Options merged = client.MergedWith(call);
-      if (view.get<RetryPolicyOption>().max_retries() != 3 ||
+      if (view.get<RetryPolicyOption>().max_failures() != 3 ||
           view.get<TotalTimeoutOption>() != milliseconds(t + 1) ||
           copy.get<AttemptTimeoutOption>() != milliseconds(5) ||
           merged.get<TotalTimeoutOption>() != milliseconds(t + 1) ||
@@ -118,7 +118,8 @@ TEST(RuntimeConcurrencyTest, SharedOptionsReadConcurrently) {
 }
 
 TEST(RuntimeConcurrencyTest, ThrottleStaysWithinItsBounds) {
-  RetryThrottle throttle(10, 0.5);
+  RetryThrottle throttle(
+      RetryThrottle::Config().WithMaxTokens(10).WithTokenRatio(0.5));
   std::atomic<int> out_of_bounds{0};
   RunThreads(kThreads, [&](int t) {
     for (int i = 0; i < 20000; ++i) {
@@ -229,7 +230,8 @@ TEST(RuntimeConcurrencyTest, TimerQueueRunsEachCallbackExactlyOnce) {
 // a metrics collector, an observer and a fake clock.
 TEST(RuntimeConcurrencyTest, SyncRetryLoopSharedClient) {
   auto clock = std::make_shared<FakeClock>();
-  auto throttle = std::make_shared<RetryThrottle>(1000, 1);
+  auto throttle = std::make_shared<RetryThrottle>(
+      RetryThrottle::Config().WithMaxTokens(1000).WithTokenRatio(1));
   auto metrics = std::make_shared<MetricsCollector>();
   std::atomic<int> observed{0};
   Options client =
@@ -274,8 +276,10 @@ TEST(RuntimeConcurrencyTest, AsyncRetryLoopWithCancellation) {
   Options client =
       Options{}
           .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(10))
-          .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
-              microseconds(100), microseconds(500), 2.0))
+          .set<BackoffPolicyOption>(ExponentialBackoffPolicy()
+                                        .WithInitialDelay(microseconds(100))
+                                        .WithMaximumDelay(microseconds(500))
+                                        .WithMultiplier(2.0))
           .set<MetricsOption>(metrics);
   constexpr int kCalls = 200;
   std::atomic<int> delivered{0}, ok{0}, cancelled{0}, other{0};

@@ -48,7 +48,7 @@ inline Interval Backoff(const CallSpec& c, int k) {
   const double base = std::min(initial * std::pow(c.multiplier, k), maximum);
   double lo = base, hi = base;
   switch (c.jitter) {
-    case Jitter::Kind::kDefault:  // min(base + U[0, initial], maximum)
+    case Jitter::Kind::kUpToInitialDelay:  // min(base + U[0, initial], maximum)
       lo = base;
       hi = std::min(base + initial, maximum);
       break;

@@ -112,7 +112,7 @@ struct CallSpec {
   milliseconds initial{100};
   milliseconds maximum{5000};
   double multiplier = 2.0;
-  Jitter::Kind jitter = Jitter::Kind::kDefault;
+  Jitter::Kind jitter = Jitter::Kind::kUpToInitialDelay;
   double fraction = 0.2;
   // Timeouts.
   milliseconds attempt_timeout{0};
@@ -403,9 +403,9 @@ class Generator {
     c.initial = milliseconds(Pick<int>({1, 10, 100, 1000}));
     c.maximum = c.initial * Pick<int>({1, 5, 50, 300});
     c.multiplier = Pick<double>({1.0, 1.5, 2.0, 3.0});
-    c.jitter =
-        Pick<Jitter::Kind>({Jitter::Kind::kDefault, Jitter::Kind::kFull,
-                            Jitter::Kind::kProportional, Jitter::Kind::kNone});
+    c.jitter = Pick<Jitter::Kind>(
+        {Jitter::Kind::kUpToInitialDelay, Jitter::Kind::kFull,
+         Jitter::Kind::kProportional, Jitter::Kind::kNone});
     c.fraction = Pick<double>({0.1, 0.2, 0.5, 1.0});
     // Keep a time-limited call to a few hundred waits.
     if (!c.count_policy && c.max_time / c.maximum > 300) {

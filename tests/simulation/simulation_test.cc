@@ -56,7 +56,7 @@
 #include "stubkit/internal/stream_retry.h"
 #include "stubkit/internal/unary_call.h"
 #include "stubkit/logging.h"
-#include "stubkit/operation.h"
+#include "stubkit/long_running_operation.h"
 #include "stubkit/page_range.h"
 #include "stubkit/retry_loop.h"
 #include "stubkit/retry_observer.h"
@@ -366,8 +366,10 @@ class Runner {
     transport_ = std::make_unique<SimTransport>(sched_.get());
     transport_->set_order_counter(&order_);
     if (s.throttle) {
-      throttle_ =
-          std::make_shared<RetryThrottle>(s.throttle_max, s.throttle_ratio);
+      throttle_ = std::make_shared<RetryThrottle>(
+          RetryThrottle::Config()
+              .WithMaxTokens(s.throttle_max)
+              .WithTokenRatio(s.throttle_ratio));
       transport_->set_throttle_reader([t = throttle_] {
         return static_cast<int64_t>(std::llround(t->tokens() * 1000));
       });
@@ -466,17 +468,23 @@ class Runner {
           RetryPolicy::LimitedTime(c.max_time).WithRetryableCodes(codes),
           decoy_policy);
     }
-    Jitter jitter = c.jitter == Jitter::Kind::kDefault ? Jitter::Default()
-                    : c.jitter == Jitter::Kind::kFull  ? Jitter::Full()
-                    : c.jitter == Jitter::Kind::kNone
-                        ? Jitter::None()
-                        : Jitter::Proportional(c.fraction);
+    Jitter jitter =
+        c.jitter == Jitter::Kind::kUpToInitialDelay ? Jitter::UpToInitialDelay()
+        : c.jitter == Jitter::Kind::kFull           ? Jitter::Full()
+        : c.jitter == Jitter::Kind::kNone           ? Jitter::None()
+                                          : Jitter::Proportional(c.fraction);
     if (!config) {
-      Place<BackoffPolicyOption>(
-          run, layer_rng,
-          ExponentialBackoffPolicy(c.initial, c.maximum, c.multiplier, jitter),
-          ExponentialBackoffPolicy(milliseconds(7), milliseconds(7), 1.0,
-                                   Jitter::None()));
+      Place<BackoffPolicyOption>(run, layer_rng,
+                                 ExponentialBackoffPolicy()
+                                     .WithInitialDelay(c.initial)
+                                     .WithMaximumDelay(c.maximum)
+                                     .WithMultiplier(c.multiplier)
+                                     .WithJitter(jitter),
+                                 ExponentialBackoffPolicy()
+                                     .WithInitialDelay(milliseconds(7))
+                                     .WithMaximumDelay(milliseconds(7))
+                                     .WithMultiplier(1.0)
+                                     .WithJitter(Jitter::None()));
     }
     if (c.attempt_timeout.count() > 0) {
       Place<AttemptTimeoutOption>(run, layer_rng, c.attempt_timeout,
@@ -553,7 +561,10 @@ class Runner {
       StatusCodeSet non_fatal;
       for (auto code : c.non_fatal) non_fatal.insert(code);
       run.call.set<HedgingPolicyOption>(
-          HedgingPolicy(c.hedge_max_attempts, c.hedge_delay, non_fatal));
+          HedgingPolicy()
+              .WithMaxAttempts(c.hedge_max_attempts)
+              .WithHedgingDelay(c.hedge_delay)
+              .WithNonFatalCodes(non_fatal));
     }
     if (IsStream(c.kind) && c.resume_hook) {
       const bool refuses = c.hook_refuses;
@@ -571,9 +582,13 @@ class Runner {
           c.method_idempotent ? &kUnaryIdempotent : &kUnaryNotIdempotent;
     }
     if (IsAwaitKind(c.kind)) {
-      const ExponentialBackoffPolicy backoff(
-          c.poll_initial, c.poll_huge ? nanoseconds::max() : c.poll_maximum,
-          c.poll_multiplier, Jitter::None());
+      const ExponentialBackoffPolicy backoff =
+          ExponentialBackoffPolicy()
+              .WithInitialDelay(c.poll_initial)
+              .WithMaximumDelay(c.poll_huge ? nanoseconds::max()
+                                            : c.poll_maximum)
+              .WithMultiplier(c.poll_multiplier)
+              .WithJitter(Jitter::None());
       run.call.set<PollingPolicyOption>(PollingPolicy(backoff, c.poll_limit));
       run.call.set<CancelOperationOnCancelOption>(c.cancel_operation);
     }

@@ -185,7 +185,11 @@ class Runner {
     waiting.probe_interval = s.interval;
     waiting.probes = s.probes;
     waiting.release_ratio = s.release_ratio;
-    throttle_ = std::make_shared<RetryThrottle>(s.max_tokens, s.ratio, waiting);
+    throttle_ =
+        std::make_shared<RetryThrottle>(RetryThrottle::Config()
+                                            .WithMaxTokens(s.max_tokens)
+                                            .WithTokenRatio(s.ratio)
+                                            .WithWaitForRecovery(waiting));
     t0_ = sched_->Now();
     logs_.resize(s.calls.size());
   }
@@ -239,8 +243,10 @@ class Runner {
         .set<SleeperOption>(sched_)
         .set<AsyncSleeperOption>(sched_)
         .set<RetryThrottleOption>(throttle_)
-        .set<BackoffPolicyOption>(
-            ExponentialBackoffPolicy(c.initial, milliseconds(5000), 2.0));
+        .set<BackoffPolicyOption>(ExponentialBackoffPolicy()
+                                      .WithInitialDelay(c.initial)
+                                      .WithMaximumDelay(milliseconds(5000))
+                                      .WithMultiplier(2.0));
     if (c.count_policy) {
       o.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(c.max_retries));
     } else {

@@ -133,8 +133,10 @@ TEST_F(AsyncRetryLoopTest, InvalidOptionsCompleteInlineWithoutAttempts) {
   bool called = false;
   AsyncRetryLoop<std::string>(
       kGet,
-      Options{}.set<BackoffPolicyOption>(
-          ExponentialBackoffPolicy(seconds(2), seconds(1), 2.0)),
+      Options{}.set<BackoffPolicyOption>(ExponentialBackoffPolicy()
+                                             .WithInitialDelay(seconds(2))
+                                             .WithMaximumDelay(seconds(1))
+                                             .WithMultiplier(2.0)),
       client_, ScriptedAttempt(attempts, {absl::StatusCode::kOk}),
       [&](absl::StatusOr<std::string> result) {
         called = true;
@@ -275,8 +277,11 @@ TEST(AsyncRetryLoopTimerTest, CancelEndsAPendingWaitPromptly) {
   auto token = std::make_shared<CancellationToken>();
   auto attempts = std::make_shared<std::atomic<int>>(0);
   auto call = Options{}.set<CancellationOption>(token).set<BackoffPolicyOption>(
-      ExponentialBackoffPolicy(std::chrono::minutes(10),
-                               std::chrono::minutes(10), 1.0, Jitter::None()));
+      ExponentialBackoffPolicy()
+          .WithInitialDelay(std::chrono::minutes(10))
+          .WithMaximumDelay(std::chrono::minutes(10))
+          .WithMultiplier(1.0)
+          .WithJitter(Jitter::None()));
   auto future = AsyncRetryLoop<std::string>(
       kGet, call, Options{},
       ScriptedAttempt(attempts, {absl::StatusCode::kUnavailable}));
@@ -304,8 +309,12 @@ TEST(AsyncRetryLoopTimerTest, CancelEndsAPendingWaitPromptly) {
 TEST(AsyncRetryLoopTimerTest, ManyCallsWaitOnOneTimerThread) {
   constexpr int kCalls = 1000;
   auto attempts = std::make_shared<std::atomic<int>>(0);
-  auto call = Options{}.set<BackoffPolicyOption>(ExponentialBackoffPolicy(
-      milliseconds(20), milliseconds(20), 1.0, Jitter::None()));
+  auto call =
+      Options{}.set<BackoffPolicyOption>(ExponentialBackoffPolicy()
+                                             .WithInitialDelay(milliseconds(20))
+                                             .WithMaximumDelay(milliseconds(20))
+                                             .WithMultiplier(1.0)
+                                             .WithJitter(Jitter::None()));
   std::vector<std::future<absl::StatusOr<std::string>>> futures;
   // Attempts answer inline, so only the timer thread ever runs the retries.
   auto inline_attempt = [attempts](grpc::ClientContext&, const OptionsView&,
@@ -329,8 +338,11 @@ TEST(AsyncRetryLoopTimerTest, ManyCallsWaitOnOneTimerThread) {
 TEST(CancellationTokenTest, SyncLoopCancelledDuringBackoffReturnsPromptly) {
   auto token = std::make_shared<CancellationToken>();
   auto call = Options{}.set<CancellationOption>(token).set<BackoffPolicyOption>(
-      ExponentialBackoffPolicy(std::chrono::minutes(10),
-                               std::chrono::minutes(10), 1.0, Jitter::None()));
+      ExponentialBackoffPolicy()
+          .WithInitialDelay(std::chrono::minutes(10))
+          .WithMaximumDelay(std::chrono::minutes(10))
+          .WithMultiplier(1.0)
+          .WithJitter(Jitter::None()));
   std::atomic<int> attempts{0};
   std::chrono::steady_clock::time_point cancelled_at;
   std::thread canceller([&] {
@@ -381,8 +393,11 @@ TEST(AsyncRetryLoopDefaultSleeperTest, BlockingCallbackDelaysNoOtherBackoff) {
   using Steady = std::chrono::steady_clock;
   constexpr auto kBlockFor = seconds(2);
   const Options fast =
-      Options{}.set<BackoffPolicyOption>(ExponentialBackoffPolicy(
-          milliseconds(10), milliseconds(10), 1.0, Jitter::None()));
+      Options{}.set<BackoffPolicyOption>(ExponentialBackoffPolicy()
+                                             .WithInitialDelay(milliseconds(10))
+                                             .WithMaximumDelay(milliseconds(10))
+                                             .WithMultiplier(1.0)
+                                             .WithJitter(Jitter::None()));
   std::promise<void> others_done;
   std::shared_future<void> others_done_future = others_done.get_future();
   std::promise<void> blocking_entered;

@@ -61,8 +61,11 @@ TEST(BackoffPolicyTest, DefaultJitterIsExactForAGivenDraw) {
 }
 
 TEST(BackoffPolicyTest, NoJitterIsDeterministic) {
-  ExponentialBackoffPolicy policy(milliseconds(200), seconds(45), 2.0,
-                                  Jitter::None());
+  ExponentialBackoffPolicy policy = ExponentialBackoffPolicy()
+                                        .WithInitialDelay(milliseconds(200))
+                                        .WithMaximumDelay(seconds(45))
+                                        .WithMultiplier(2.0)
+                                        .WithJitter(Jitter::None());
   ASSERT_TRUE(policy.status().ok());
   EXPECT_EQ(policy.DelayFor(0), milliseconds(200));
   EXPECT_EQ(policy.DelayFor(1), milliseconds(400));
@@ -71,7 +74,11 @@ TEST(BackoffPolicyTest, NoJitterIsDeterministic) {
 }
 
 TEST(BackoffPolicyTest, FullJitterStaysWithinTheExponentialBound) {
-  ExponentialBackoffPolicy policy(seconds(1), minutes(5), 2.0, Jitter::Full());
+  ExponentialBackoffPolicy policy = ExponentialBackoffPolicy()
+                                        .WithInitialDelay(seconds(1))
+                                        .WithMaximumDelay(minutes(5))
+                                        .WithMultiplier(2.0)
+                                        .WithJitter(Jitter::Full());
   for (int n = 0; n < 12; ++n) {
     const nanoseconds bound =
         std::min<nanoseconds>(seconds(1) * (int64_t{1} << n), minutes(5));
@@ -87,8 +94,11 @@ TEST(BackoffPolicyTest, FullJitterStaysWithinTheExponentialBound) {
 }
 
 TEST(BackoffPolicyTest, ProportionalJitterStaysWithinTheFraction) {
-  ExponentialBackoffPolicy policy(seconds(1), minutes(5), 2.0,
-                                  Jitter::Proportional(0.2));
+  ExponentialBackoffPolicy policy = ExponentialBackoffPolicy()
+                                        .WithInitialDelay(seconds(1))
+                                        .WithMaximumDelay(minutes(5))
+                                        .WithMultiplier(2.0)
+                                        .WithJitter(Jitter::Proportional(0.2));
   ASSERT_TRUE(policy.status().ok());
   for (int n = 0; n < 12; ++n) {
     const double base = std::min<double>(1e9 * std::pow(2.0, n), 300e9);
@@ -115,21 +125,57 @@ TEST(BackoffPolicyTest, InvalidArgumentsNameTheField) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
   Case cases[] = {
-      {ExponentialBackoffPolicy(seconds(-1), seconds(10), 2.0),
+      {ExponentialBackoffPolicy()
+           .WithInitialDelay(seconds(-1))
+           .WithMaximumDelay(seconds(10))
+           .WithMultiplier(2.0),
        "initial_delay"},
-      {ExponentialBackoffPolicy(seconds(0), seconds(10), 2.0), "initial_delay"},
-      {ExponentialBackoffPolicy(seconds(10), seconds(1), 2.0), "maximum_delay"},
-      {ExponentialBackoffPolicy(seconds(1), seconds(-10), 2.0),
+      {ExponentialBackoffPolicy()
+           .WithInitialDelay(seconds(0))
+           .WithMaximumDelay(seconds(10))
+           .WithMultiplier(2.0),
+       "initial_delay"},
+      {ExponentialBackoffPolicy()
+           .WithInitialDelay(seconds(10))
+           .WithMaximumDelay(seconds(1))
+           .WithMultiplier(2.0),
        "maximum_delay"},
-      {ExponentialBackoffPolicy(seconds(1), seconds(10), 0), "multiplier"},
-      {ExponentialBackoffPolicy(seconds(1), seconds(10), -2), "multiplier"},
-      {ExponentialBackoffPolicy(seconds(1), seconds(10), nan), "multiplier"},
-      {ExponentialBackoffPolicy(seconds(1), seconds(10), inf), "multiplier"},
-      {ExponentialBackoffPolicy(seconds(1), seconds(10), 2.0,
-                                Jitter::Proportional(0)),
+      {ExponentialBackoffPolicy()
+           .WithInitialDelay(seconds(1))
+           .WithMaximumDelay(seconds(-10))
+           .WithMultiplier(2.0),
+       "maximum_delay"},
+      {ExponentialBackoffPolicy()
+           .WithInitialDelay(seconds(1))
+           .WithMaximumDelay(seconds(10))
+           .WithMultiplier(0),
+       "multiplier"},
+      {ExponentialBackoffPolicy()
+           .WithInitialDelay(seconds(1))
+           .WithMaximumDelay(seconds(10))
+           .WithMultiplier(-2),
+       "multiplier"},
+      {ExponentialBackoffPolicy()
+           .WithInitialDelay(seconds(1))
+           .WithMaximumDelay(seconds(10))
+           .WithMultiplier(nan),
+       "multiplier"},
+      {ExponentialBackoffPolicy()
+           .WithInitialDelay(seconds(1))
+           .WithMaximumDelay(seconds(10))
+           .WithMultiplier(inf),
+       "multiplier"},
+      {ExponentialBackoffPolicy()
+           .WithInitialDelay(seconds(1))
+           .WithMaximumDelay(seconds(10))
+           .WithMultiplier(2.0)
+           .WithJitter(Jitter::Proportional(0)),
        "fraction"},
-      {ExponentialBackoffPolicy(seconds(1), seconds(10), 2.0,
-                                Jitter::Proportional(1.5)),
+      {ExponentialBackoffPolicy()
+           .WithInitialDelay(seconds(1))
+           .WithMaximumDelay(seconds(10))
+           .WithMultiplier(2.0)
+           .WithJitter(Jitter::Proportional(1.5)),
        "fraction"},
   };
   for (const Case& c : cases) {
@@ -140,13 +186,21 @@ TEST(BackoffPolicyTest, InvalidArgumentsNameTheField) {
     EXPECT_EQ(c.policy.DelayFor(0), nanoseconds::zero());
   }
   // Equal initial and maximum, and a multiplier of exactly 1, are fine.
-  EXPECT_TRUE(
-      ExponentialBackoffPolicy(seconds(1), seconds(1), 1.0).status().ok());
+  EXPECT_TRUE(ExponentialBackoffPolicy()
+                  .WithInitialDelay(seconds(1))
+                  .WithMaximumDelay(seconds(1))
+                  .WithMultiplier(1.0)
+                  .status()
+                  .ok());
 }
 
 // gRFC A6 allows a multiplier in (0, 1): the waits shrink.
 TEST(ExponentialBackoffPolicyTest, MultiplierBelowOneShrinksTheWaits) {
-  ExponentialBackoffPolicy policy(seconds(8), seconds(10), 0.5, Jitter::None());
+  ExponentialBackoffPolicy policy = ExponentialBackoffPolicy()
+                                        .WithInitialDelay(seconds(8))
+                                        .WithMaximumDelay(seconds(10))
+                                        .WithMultiplier(0.5)
+                                        .WithJitter(Jitter::None());
   ASSERT_TRUE(policy.status().ok()) << policy.status();
   EXPECT_EQ(policy.DelayFor(0), seconds(8));
   EXPECT_EQ(policy.DelayFor(1), seconds(4));
@@ -155,7 +209,11 @@ TEST(ExponentialBackoffPolicyTest, MultiplierBelowOneShrinksTheWaits) {
 
 // Jitter::Grpc(): gRPC C++ 1.51's BackOff, for imported service configs.
 TEST(ExponentialBackoffPolicyTest, GrpcJitter) {
-  ExponentialBackoffPolicy policy(seconds(1), seconds(3), 2.0, Jitter::Grpc());
+  ExponentialBackoffPolicy policy = ExponentialBackoffPolicy()
+                                        .WithInitialDelay(seconds(1))
+                                        .WithMaximumDelay(seconds(3))
+                                        .WithMultiplier(2.0)
+                                        .WithJitter(Jitter::Grpc());
   // The first retry waits exactly the initial backoff, whatever the draw.
   EXPECT_EQ(policy.DelayFor(0, 0.0), seconds(1));
   EXPECT_EQ(policy.DelayFor(0, 0.99), seconds(1));
@@ -185,15 +243,21 @@ namespace {
 // the capped delay, as a double, rounded up past int64's range, and the
 // conversion back was undefined (in practice a negative wait).
 TEST(BackoffPolicyTest, MaximumNearTheLimitOfNanosecondsIsExact) {
-  ExponentialBackoffPolicy policy(std::chrono::seconds(1),
-                                  std::chrono::nanoseconds::max(), 10.0,
-                                  Jitter::None());
+  ExponentialBackoffPolicy policy =
+      ExponentialBackoffPolicy()
+          .WithInitialDelay(std::chrono::seconds(1))
+          .WithMaximumDelay(std::chrono::nanoseconds::max())
+          .WithMultiplier(10.0)
+          .WithJitter(Jitter::None());
   ASSERT_TRUE(policy.status().ok());
   EXPECT_EQ(policy.DelayFor(0, 0.0), std::chrono::seconds(1));
   EXPECT_EQ(policy.DelayFor(100, 0.0), std::chrono::nanoseconds::max());
-  ExponentialBackoffPolicy full(std::chrono::seconds(1),
-                                std::chrono::nanoseconds::max(), 10.0,
-                                Jitter::Full());
+  ExponentialBackoffPolicy full =
+      ExponentialBackoffPolicy()
+          .WithInitialDelay(std::chrono::seconds(1))
+          .WithMaximumDelay(std::chrono::nanoseconds::max())
+          .WithMultiplier(10.0)
+          .WithJitter(Jitter::Full());
   EXPECT_GE(full.DelayFor(100, 0.999999), std::chrono::nanoseconds::zero());
   EXPECT_LE(full.DelayFor(100, 0.999999), std::chrono::nanoseconds::max());
 }

@@ -41,8 +41,10 @@ absl::Status Unavailable() { return absl::UnavailableError("down"); }
 Options Fast() {
   return Options{}
       .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(3))
-      .set<BackoffPolicyOption>(
-          ExponentialBackoffPolicy(milliseconds(1), milliseconds(2), 2.0));
+      .set<BackoffPolicyOption>(ExponentialBackoffPolicy()
+                                    .WithInitialDelay(milliseconds(1))
+                                    .WithMaximumDelay(milliseconds(2))
+                                    .WithMultiplier(2.0));
 }
 
 // What the hook saw of each attempt's context when it ran: the retry header
@@ -112,9 +114,10 @@ TEST(ContextSetupTest, RunsOncePerAttemptInTheAsyncLoop) {
 
 TEST(ContextSetupTest, RunsOnEveryHedgedAttempt) {
   HookLog log;
-  Options call =
-      WithHook(Fast(), &log)
-          .set<HedgingPolicyOption>(HedgingPolicy(3, milliseconds(0)));
+  Options call = WithHook(Fast(), &log)
+                     .set<HedgingPolicyOption>(
+                         HedgingPolicy().WithMaxAttempts(3).WithHedgingDelay(
+                             milliseconds(0)));
   Options client;
   std::atomic<int> attempts{0};
   std::atomic<int> attempts_with_hook{0};

@@ -205,7 +205,7 @@ class HedgingTest : public ::testing::Test {
 
   static Options Hedged(int max_attempts, std::chrono::nanoseconds delay) {
     return Options{}.set<HedgingPolicyOption>(
-        HedgingPolicy(max_attempts, delay));
+        HedgingPolicy().WithMaxAttempts(max_attempts).WithHedgingDelay(delay));
   }
 
   void StartAsync(const Options& call, Outcome& outcome) {
@@ -277,7 +277,8 @@ TEST_F(HedgingTest, EveryAttemptReachesTheObserverLosersMarked) {
 // drained (by other calls) before the hedge is launched, left the call with
 // nothing in flight, no timer and no result: it never completed.
 TEST_F(HedgingTest, ThrottleDrainedBetweenDecisionAndLaunchStillCompletes) {
-  auto throttle = std::make_shared<RetryThrottle>(10, 1);
+  auto throttle = std::make_shared<RetryThrottle>(
+      RetryThrottle::Config().WithMaxTokens(10).WithTokenRatio(1));
   client_.set<RetryThrottleOption>(throttle);
   // Other calls failing at the moment this call disarms its hedge timer.
   sleeper_->set_on_cancel([throttle] {
@@ -299,7 +300,8 @@ TEST_F(HedgingTest, ThrottleDrainedBetweenDecisionAndLaunchStillCompletes) {
 }
 
 TEST_F(HedgingTest, ThrottledNonFatalFailureEndsTheCallWhenNothingIsInFlight) {
-  auto throttle = std::make_shared<RetryThrottle>(4, 1);
+  auto throttle = std::make_shared<RetryThrottle>(
+      RetryThrottle::Config().WithMaxTokens(4).WithTokenRatio(1));
   throttle->OnRetryableFailure();  // 3 tokens: the next failure drains it
   client_.set<RetryThrottleOption>(throttle);
   Outcome outcome;
@@ -618,8 +620,11 @@ TEST_F(HedgingTest, NoAsyncStubErrorIsNeitherHedgedNorRetried) {
   // Even when the user made FAILED_PRECONDITION non-fatal.
   internal::AsyncHedgedCall<std::string>(
       kGet,
-      Options{}.set<HedgingPolicyOption>(HedgingPolicy(
-          3, seconds(1), {grpc::StatusCode::FAILED_PRECONDITION})),
+      Options{}.set<HedgingPolicyOption>(
+          HedgingPolicy()
+              .WithMaxAttempts(3)
+              .WithHedgingDelay(seconds(1))
+              .WithNonFatalCodes({grpc::StatusCode::FAILED_PRECONDITION})),
       client_,
       [](grpc::ClientContext&, const OptionsView&,
          AsyncCallback<std::string> done) {
@@ -645,7 +650,8 @@ TEST_F(HedgingTest, RandomInterleavingsCompleteExactlyOnce) {
     };
     auto clock = std::make_shared<FakeClock>();
     auto sleeper = std::make_shared<ManualSleeper>();
-    auto throttle = std::make_shared<RetryThrottle>(6, 1);
+    auto throttle = std::make_shared<RetryThrottle>(
+        RetryThrottle::Config().WithMaxTokens(6).WithTokenRatio(1));
     auto token = std::make_shared<CancellationToken>();
     FakeTransport transport;
     Options call = Hedged(1 + pick(4), seconds(1));
@@ -721,17 +727,20 @@ TEST(HedgingStressTest, AsyncCallsCompleteExactlyOnce) {
   constexpr int kCalls = 200;
   std::vector<std::unique_ptr<Outcome>> outcomes;
   std::vector<std::shared_ptr<CancellationToken>> tokens;
-  auto throttle = std::make_shared<RetryThrottle>(20, 0.5);
+  auto throttle = std::make_shared<RetryThrottle>(
+      RetryThrottle::Config().WithMaxTokens(20).WithTokenRatio(0.5));
   // Shared: a hedge may still start after its call's result is in.
   auto seed = std::make_shared<std::atomic<int>>(0);
   for (int i = 0; i < kCalls; ++i) {
     outcomes.push_back(std::make_unique<Outcome>());
     tokens.push_back(std::make_shared<CancellationToken>());
-    Options call = Options{}
-                       .set<HedgingPolicyOption>(HedgingPolicy(
-                           1 + i % 4, std::chrono::microseconds(100 * (i % 5))))
-                       .set<CancellationOption>(tokens.back())
-                       .set<RetryThrottleOption>(throttle);
+    Options call =
+        Options{}
+            .set<HedgingPolicyOption>(
+                HedgingPolicy().WithMaxAttempts(1 + i % 4).WithHedgingDelay(
+                    std::chrono::microseconds(100 * (i % 5))))
+            .set<CancellationOption>(tokens.back())
+            .set<RetryThrottleOption>(throttle);
     internal::AsyncHedgedCall<std::string>(
         kGet, call, Options{},
         [seed](grpc::ClientContext&, const OptionsView&,
@@ -785,10 +794,12 @@ TEST(HedgingStressTest, SyncCallsReturnAfterEveryAttempt) {
           return std::string("ok");
         };
         auto token = std::make_shared<CancellationToken>();
-        Options call = Options{}
-                           .set<HedgingPolicyOption>(HedgingPolicy(
-                               3, std::chrono::microseconds(50 * (i % 4))))
-                           .set<CancellationOption>(token);
+        Options call =
+            Options{}
+                .set<HedgingPolicyOption>(
+                    HedgingPolicy().WithMaxAttempts(3).WithHedgingDelay(
+                        std::chrono::microseconds(50 * (i % 4))))
+                .set<CancellationOption>(token);
         if (i % 5 == 0) token->Cancel();
         Result result = internal::RunUnary<std::string>(
             kGet, OptionsView(call, Options{}), std::string("request"), attempt,

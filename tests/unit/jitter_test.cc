@@ -71,7 +71,10 @@ std::vector<nanoseconds> Sample(const ExponentialBackoffPolicy& policy,
 }
 
 TEST(JitterTest, DefaultAddsUpToInitialNotASecond) {
-  ExponentialBackoffPolicy policy(milliseconds(200), seconds(45), 2.0);
+  ExponentialBackoffPolicy policy = ExponentialBackoffPolicy()
+                                        .WithInitialDelay(milliseconds(200))
+                                        .WithMaximumDelay(seconds(45))
+                                        .WithMultiplier(2.0);
   ASSERT_TRUE(policy.status().ok());
   // Exact for a given draw: 200 ms * 2^n + u * 200 ms.
   EXPECT_EQ(policy.DelayFor(0, 0.0), milliseconds(200));
@@ -101,8 +104,11 @@ TEST(JitterTest, DefaultWithTheDefaultInitialSpreadsOverOneSecond) {
 }
 
 TEST(JitterTest, FullSpreadsOverZeroToTheBase) {
-  ExponentialBackoffPolicy policy(milliseconds(200), seconds(45), 2.0,
-                                  Jitter::Full());
+  ExponentialBackoffPolicy policy = ExponentialBackoffPolicy()
+                                        .WithInitialDelay(milliseconds(200))
+                                        .WithMaximumDelay(seconds(45))
+                                        .WithMultiplier(2.0)
+                                        .WithJitter(Jitter::Full());
   ASSERT_TRUE(policy.status().ok());
   EXPECT_EQ(policy.DelayFor(3, 0.0), nanoseconds::zero());
   EXPECT_EQ(policy.DelayFor(3, 0.5), milliseconds(800));
@@ -121,8 +127,11 @@ TEST(JitterTest, FullSpreadsOverZeroToTheBase) {
 }
 
 TEST(JitterTest, ProportionalSpreadsOverTheFraction) {
-  ExponentialBackoffPolicy policy(milliseconds(200), seconds(45), 2.0,
-                                  Jitter::Proportional(0.2));
+  ExponentialBackoffPolicy policy = ExponentialBackoffPolicy()
+                                        .WithInitialDelay(milliseconds(200))
+                                        .WithMaximumDelay(seconds(45))
+                                        .WithMultiplier(2.0)
+                                        .WithJitter(Jitter::Proportional(0.2));
   ASSERT_TRUE(policy.status().ok());
   EXPECT_EQ(policy.DelayFor(0, 0.0), milliseconds(160));
   EXPECT_EQ(policy.DelayFor(0, 0.5), milliseconds(200));
@@ -150,8 +159,11 @@ TEST(JitterTest, ProportionalSpreadsOverTheFraction) {
 }
 
 TEST(JitterTest, NoneDoesNotSpread) {
-  ExponentialBackoffPolicy policy(milliseconds(200), seconds(45), 2.0,
-                                  Jitter::None());
+  ExponentialBackoffPolicy policy = ExponentialBackoffPolicy()
+                                        .WithInitialDelay(milliseconds(200))
+                                        .WithMaximumDelay(seconds(45))
+                                        .WithMultiplier(2.0)
+                                        .WithJitter(Jitter::None());
   for (int n : {0, 3, 8}) {
     std::set<int64_t> distinct;
     for (nanoseconds d : Sample(policy, n)) distinct.insert(d.count());

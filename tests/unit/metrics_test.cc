@@ -138,8 +138,12 @@ class MetricsTest : public ::testing::Test {
 };
 
 Options FixedBackoff(int initial_ms, int maximum_ms) {
-  return Options{}.set<BackoffPolicyOption>(ExponentialBackoffPolicy(
-      milliseconds(initial_ms), milliseconds(maximum_ms), 2.0, Jitter::None()));
+  return Options{}.set<BackoffPolicyOption>(
+      ExponentialBackoffPolicy()
+          .WithInitialDelay(milliseconds(initial_ms))
+          .WithMaximumDelay(milliseconds(maximum_ms))
+          .WithMultiplier(2.0)
+          .WithJitter(Jitter::None()));
 }
 
 TEST_F(MetricsTest, EveryStopReasonLatencyAndBucketOfSyncCalls) {
@@ -163,8 +167,8 @@ TEST_F(MetricsTest, EveryStopReasonLatencyAndBucketOfSyncCalls) {
       [&](int) { return Took(10, unavailable); });
   // A bucket of 2 tokens: one failure leaves it at half, so no retry.
   RunSync("m.6.Throttled", Idempotency::kIdempotent,
-          Options{}.set<RetryThrottleOption>(
-              std::make_shared<RetryThrottle>(2, 0.1)),
+          Options{}.set<RetryThrottleOption>(std::make_shared<RetryThrottle>(
+              RetryThrottle::Config().WithMaxTokens(2).WithTokenRatio(0.1))),
           [&](int) { return Took(5, unavailable); });
   auto token = std::make_shared<CancellationToken>();
   RunSync("m.7.Cancelled", Idempotency::kIdempotent,
@@ -308,7 +312,8 @@ TEST_F(MetricsTest, HedgedCalls) {
   internal::AsyncHedgedCall<int>(
       method,
       Options{}.set<HedgingPolicyOption>(
-          HedgingPolicy(3, std::chrono::minutes(10))),
+          HedgingPolicy().WithMaxAttempts(3).WithHedgingDelay(
+              std::chrono::minutes(10))),
       client,
       [n, clock](grpc::ClientContext&, const OptionsView&,
                  AsyncCallback<int> done) {

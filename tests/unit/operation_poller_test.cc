@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "stubkit/operation.h"
+#include "stubkit/long_running_operation.h"
 #include "stubkit/status.h"
 
 namespace stubkit {
@@ -125,16 +125,17 @@ FakeOperation DoneWith(const std::string& value) {
 class OperationPollerTest : public ::testing::Test {
  protected:
   OperationPollerTest()
-      : client_options_(
-            Options{}
-                .set<ClockOption>(clock_)
-                .set<SleeperOption>(clock_)
-                .set<AsyncSleeperOption>(clock_)
-                .set<PollingPolicyOption>(PollingPolicy(
-                    ExponentialBackoffPolicy(std::chrono::seconds(1),
-                                             std::chrono::seconds(4), 2.0,
-                                             Jitter::None()),
-                    std::chrono::seconds(20)))) {}
+      : client_options_(Options{}
+                            .set<ClockOption>(clock_)
+                            .set<SleeperOption>(clock_)
+                            .set<AsyncSleeperOption>(clock_)
+                            .set<PollingPolicyOption>(PollingPolicy(
+                                ExponentialBackoffPolicy()
+                                    .WithInitialDelay(std::chrono::seconds(1))
+                                    .WithMaximumDelay(std::chrono::seconds(4))
+                                    .WithMultiplier(2.0)
+                                    .WithJitter(Jitter::None()),
+                                std::chrono::seconds(20)))) {}
 
   template <typename Response>
   absl::StatusOr<Response> Await(absl::StatusOr<FakeOperation> started,
@@ -202,7 +203,7 @@ TEST_F(OperationPollerTest, TheLastPollComesAtTheLimit) {
     // all.
     EXPECT_EQ(client_.poll_calls[5].get<TotalTimeoutOption>(),
               std::chrono::seconds(1));
-    EXPECT_EQ(client_.poll_calls[6].get<RetryPolicyOption>().max_retries(), 0);
+    EXPECT_EQ(client_.poll_calls[6].get<RetryPolicyOption>().max_failures(), 0);
   }
 }
 
@@ -240,11 +241,13 @@ TEST_F(OperationPollerTest, APollKeepsAShorterTotalTimeoutFromAnyLayer) {
 // validation) used to overflow `elapsed + wait`, so the awaiter slept for
 // centuries (sync) or scheduled a timer that never fired (async).
 TEST_F(OperationPollerTest, AnEndlessBackoffStillStopsAtTheLimit) {
-  client_options_.set<PollingPolicyOption>(PollingPolicy(
-      ExponentialBackoffPolicy(std::chrono::seconds(1),
-                               std::chrono::nanoseconds::max(), 2.0,
-                               Jitter::None()),
-      std::chrono::seconds(20)));
+  client_options_.set<PollingPolicyOption>(
+      PollingPolicy(ExponentialBackoffPolicy()
+                        .WithInitialDelay(std::chrono::seconds(1))
+                        .WithMaximumDelay(std::chrono::nanoseconds::max())
+                        .WithMultiplier(2.0)
+                        .WithJitter(Jitter::None()),
+                    std::chrono::seconds(20)));
   ASSERT_TRUE(client_options_.get<PollingPolicyOption>().status().ok());
   for (bool async : {false, true}) {
     SCOPED_TRACE(async ? "async" : "sync");
@@ -395,8 +398,10 @@ TEST(PollingPolicyTest, DefaultsAndValidation) {
                   .status()
                   .message(),
               HasSubstr("time_limit must be positive"));
-  EXPECT_EQ(PollingPolicy(ExponentialBackoffPolicy(std::chrono::seconds(0),
-                                                   std::chrono::seconds(1), 2),
+  EXPECT_EQ(PollingPolicy(ExponentialBackoffPolicy()
+                              .WithInitialDelay(std::chrono::seconds(0))
+                              .WithMaximumDelay(std::chrono::seconds(1))
+                              .WithMultiplier(2),
                           std::chrono::seconds(1))
                 .status()
                 .code(),

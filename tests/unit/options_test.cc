@@ -129,14 +129,14 @@ TEST(OptionsTest, MergedWithPrefersOverrides) {
 TEST(OptionsTest, TheDesignDefaults) {
   Options options;
   const RetryPolicy& retry = options.get<RetryPolicyOption>();
-  EXPECT_EQ(retry.max_time(), std::chrono::minutes(30));
-  EXPECT_EQ(retry.max_retries(), RetryPolicy::kUnlimitedRetries);
+  EXPECT_EQ(retry.time_limit(), std::chrono::minutes(30));
+  EXPECT_EQ(retry.max_failures(), RetryPolicy::kUnlimitedFailures);
   EXPECT_TRUE(retry.retryable_codes().contains(grpc::StatusCode::UNAVAILABLE));
   const ExponentialBackoffPolicy& backoff = options.get<BackoffPolicyOption>();
   EXPECT_EQ(backoff.initial_delay(), seconds(1));
   EXPECT_EQ(backoff.maximum_delay(), std::chrono::minutes(5));
   EXPECT_EQ(backoff.multiplier(), 2.0);
-  EXPECT_EQ(backoff.jitter().kind(), Jitter::Kind::kDefault);
+  EXPECT_EQ(backoff.jitter().kind(), Jitter::Kind::kUpToInitialDelay);
   EXPECT_TRUE(options.get<RetryAttemptHeaderOption>());
 }
 

@@ -62,8 +62,11 @@ class RetryLoopFeaturesTest : public ::testing::Test {
  protected:
   RetryLoopFeaturesTest() : clock_(std::make_shared<FakeClock>()) {
     client_.set<ClockOption>(clock_).set<SleeperOption>(clock_);
-    client_.set<BackoffPolicyOption>(
-        ExponentialBackoffPolicy(seconds(1), minutes(1), 2.0, Jitter::None()));
+    client_.set<BackoffPolicyOption>(ExponentialBackoffPolicy()
+                                         .WithInitialDelay(seconds(1))
+                                         .WithMaximumDelay(minutes(1))
+                                         .WithMultiplier(2.0)
+                                         .WithJitter(Jitter::None()));
     client_.set<RetryObserverOption>(
         [this](const AttemptEvent& e) { events_.push_back(e); });
   }
@@ -218,7 +221,8 @@ TEST_F(RetryLoopFeaturesTest, MalformedDetailsAreIgnoredAndLogged) {
 }
 
 TEST_F(RetryLoopFeaturesTest, ThrottleStopsRetriesWhenTheBucketDrains) {
-  auto throttle = std::make_shared<RetryThrottle>(4, 1);
+  auto throttle = std::make_shared<RetryThrottle>(
+      RetryThrottle::Config().WithMaxTokens(4).WithTokenRatio(1));
   client_.set<RetryThrottleOption>(throttle);
   // 4 tokens: the first failure leaves 3 (> 2, retry), the second 2 (stop).
   absl::StatusOr<std::string> result = Run(kGet, {Unavailable()});
@@ -236,7 +240,8 @@ TEST_F(RetryLoopFeaturesTest, ThrottleStopsRetriesWhenTheBucketDrains) {
 }
 
 TEST_F(RetryLoopFeaturesTest, InvalidThrottleFailsBeforeSending) {
-  client_.set<RetryThrottleOption>(std::make_shared<RetryThrottle>(-1, 1));
+  client_.set<RetryThrottleOption>(std::make_shared<RetryThrottle>(
+      RetryThrottle::Config().WithMaxTokens(-1).WithTokenRatio(1)));
   absl::StatusOr<std::string> result = Run(kGet, {absl::OkStatus()});
   EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(result.status().message(), HasSubstr("max_tokens"));

@@ -14,7 +14,8 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(RetryThrottleTest, FollowsGrpcTokenBucketSemantics) {
-  RetryThrottle throttle(10, 0.5);
+  RetryThrottle throttle(
+      RetryThrottle::Config().WithMaxTokens(10).WithTokenRatio(0.5));
   ASSERT_TRUE(throttle.status().ok());
   EXPECT_EQ(throttle.tokens(), 10);
   // 10 -> 6: retries allowed while tokens > 5.
@@ -31,20 +32,37 @@ TEST(RetryThrottleTest, FollowsGrpcTokenBucketSemantics) {
 }
 
 TEST(RetryThrottleTest, InvalidParametersAreReported) {
-  EXPECT_THAT(RetryThrottle(0, 0.1).status().message(),
+  EXPECT_THAT(RetryThrottle(
+                  RetryThrottle::Config().WithMaxTokens(0).WithTokenRatio(0.1))
+                  .status()
+                  .message(),
               HasSubstr("max_tokens"));
-  EXPECT_THAT(RetryThrottle(-3, 0.1).status().message(),
+  EXPECT_THAT(RetryThrottle(
+                  RetryThrottle::Config().WithMaxTokens(-3).WithTokenRatio(0.1))
+                  .status()
+                  .message(),
               HasSubstr("max_tokens"));
-  EXPECT_THAT(RetryThrottle(5000, 0.1).status().message(),
-              HasSubstr("max_tokens"));
-  EXPECT_THAT(RetryThrottle(10, 0).status().message(),
-              HasSubstr("token_ratio"));
-  EXPECT_THAT(RetryThrottle(10, 11).status().message(),
+  EXPECT_THAT(
+      RetryThrottle(
+          RetryThrottle::Config().WithMaxTokens(5000).WithTokenRatio(0.1))
+          .status()
+          .message(),
+      HasSubstr("max_tokens"));
+  EXPECT_THAT(
+      RetryThrottle(RetryThrottle::Config().WithMaxTokens(10).WithTokenRatio(0))
+          .status()
+          .message(),
+      HasSubstr("token_ratio"));
+  EXPECT_THAT(RetryThrottle(
+                  RetryThrottle::Config().WithMaxTokens(10).WithTokenRatio(11))
+                  .status()
+                  .message(),
               HasSubstr("token_ratio"));
 }
 
 TEST(RetryThrottleTest, ConcurrentUpdatesLoseNothing) {
-  RetryThrottle throttle(1000, 1);
+  RetryThrottle throttle(
+      RetryThrottle::Config().WithMaxTokens(1000).WithTokenRatio(1));
   for (int i = 0; i < 500; ++i) throttle.OnRetryableFailure();  // 500 left
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {

@@ -71,7 +71,7 @@ TEST(ServiceConfigMappingTest, RetryPolicyTimeoutAndWaitForReady) {
 
   const RetryPolicy& retry = options.get<RetryPolicyOption>();
   ASSERT_TRUE(retry.status().ok()) << retry.status();
-  EXPECT_EQ(retry.max_retries(), 3);  // maxAttempts counts the first
+  EXPECT_EQ(retry.max_failures(), 3);  // maxAttempts counts the first
   EXPECT_EQ(retry.retryable_codes(),
             StatusCodeSet({grpc::StatusCode::UNAVAILABLE,
                            grpc::StatusCode::RESOURCE_EXHAUSTED}));
@@ -130,14 +130,14 @@ TEST(ServiceConfigMappingTest, MaxAttemptsAboveFiveCountsAsFive) {
   EXPECT_EQ(MustParse(json)
                 .OptionsFor("a.B.C")
                 .get<RetryPolicyOption>()
-                .max_retries(),
+                .max_failures(),
             4);
   // Opt-in: a higher limit.
   ServiceConfigImport how;
   how.max_attempts = 20;
   absl::StatusOr<ServiceConfig> config = ParseServiceConfig(json, how);
   ASSERT_TRUE(config.ok()) << config.status();
-  EXPECT_EQ(config->OptionsFor("a.B.C").get<RetryPolicyOption>().max_retries(),
+  EXPECT_EQ(config->OptionsFor("a.B.C").get<RetryPolicyOption>().max_failures(),
             11);
   how.max_attempts = 1;
   EXPECT_THAT(ParseServiceConfig(json, how).status().message(),
@@ -151,8 +151,8 @@ TEST(ServiceConfigMappingTest, OmittedMaxAttemptsIsBoundedByTheTimeout) {
       "backoffMultiplier": 1.3, "retryableStatusCodes": ["UNAVAILABLE"]})"));
   Options options = config.OptionsFor("a.B.C");
   const RetryPolicy& retry = options.get<RetryPolicyOption>();
-  EXPECT_EQ(retry.max_retries(), RetryPolicy::kUnlimitedRetries);
-  EXPECT_EQ(retry.max_time(), seconds(60));
+  EXPECT_EQ(retry.max_failures(), RetryPolicy::kUnlimitedFailures);
+  EXPECT_EQ(retry.time_limit(), seconds(60));
   EXPECT_EQ(options.get<TotalTimeoutOption>(), seconds(60));
 }
 
@@ -160,15 +160,15 @@ TEST(ServiceConfigMappingTest, OmittedMaxAttemptsWithoutTimeoutIsTheDefault) {
   ServiceConfig config = MustParse(Default(R"("retryPolicy": {
       "initialBackoff": "1s", "maxBackoff": "2s", "backoffMultiplier": 2,
       "retryableStatusCodes": ["UNAVAILABLE"]})"));
-  EXPECT_EQ(config.OptionsFor("a.B.C").get<RetryPolicyOption>().max_time(),
-            RetryPolicy::kDefaultMaximumDuration);
+  EXPECT_EQ(config.OptionsFor("a.B.C").get<RetryPolicyOption>().time_limit(),
+            RetryPolicy::kDefaultTimeLimit);
 }
 
 TEST(ServiceConfigMappingTest, NoRetryPolicyMeansNoRetries) {
   ServiceConfig config = MustParse(Default(R"("timeout": "5s")"));
   Options options = config.OptionsFor("a.B.C");
   ASSERT_TRUE(options.has<RetryPolicyOption>());
-  EXPECT_EQ(options.get<RetryPolicyOption>().max_retries(), 0);
+  EXPECT_EQ(options.get<RetryPolicyOption>().max_failures(), 0);
   EXPECT_FALSE(options.get<HedgingPolicyOption>().enabled());
 }
 
@@ -185,7 +185,7 @@ TEST(ServiceConfigMappingTest, HedgingPolicy) {
             StatusCodeSet(
                 {grpc::StatusCode::UNAVAILABLE, grpc::StatusCode::ABORTED}));
   // No retries besides the hedges.
-  EXPECT_EQ(options.get<RetryPolicyOption>().max_retries(), 0);
+  EXPECT_EQ(options.get<RetryPolicyOption>().max_failures(), 0);
 }
 
 TEST(ServiceConfigMappingTest, HedgingDefaults) {
@@ -319,13 +319,13 @@ TEST(ServiceConfigMappingTest, AGoogleapisStyleFile) {
   EXPECT_EQ(create.get<BackoffPolicyOption>().multiplier(), 1.3);
   EXPECT_EQ(config.OptionsFor("google.pubsub.v1.Subscriber.Pull")
                 .get<RetryPolicyOption>()
-                .max_retries(),
+                .max_failures(),
             0);
   // Publisher.DeleteTopic is named by no entry, and there is no default:
   // not retried, as under gRPC.
   EXPECT_EQ(config.OptionsFor("google.pubsub.v1.Publisher.DeleteTopic")
                 .get<RetryPolicyOption>()
-                .max_retries(),
+                .max_failures(),
             0);
 }
 
@@ -352,13 +352,15 @@ TEST(ServiceConfigPrecedenceTest, MethodOverServiceOverDefault) {
   EXPECT_EQ(config.OptionsFor("a.B.Exact").get<TotalTimeoutOption>(),
             seconds(3));
   EXPECT_EQ(
-      config.OptionsFor("a.B.Exact").get<RetryPolicyOption>().max_retries(), 4);
+      config.OptionsFor("a.B.Exact").get<RetryPolicyOption>().max_failures(),
+      4);
   EXPECT_EQ(config.OptionsFor("a.B.Other").get<TotalTimeoutOption>(),
             seconds(20));
   EXPECT_EQ(
-      config.OptionsFor("a.B.Other").get<RetryPolicyOption>().max_retries(), 2);
+      config.OptionsFor("a.B.Other").get<RetryPolicyOption>().max_failures(),
+      2);
   EXPECT_EQ(config.OptionsFor("x.Y.Z").get<TotalTimeoutOption>(), seconds(100));
-  EXPECT_EQ(config.OptionsFor("x.Y.Z").get<RetryPolicyOption>().max_retries(),
+  EXPECT_EQ(config.OptionsFor("x.Y.Z").get<RetryPolicyOption>().max_failures(),
             1);
 }
 
@@ -366,7 +368,7 @@ TEST(ServiceConfigPrecedenceTest, TheMostSpecificEntryWinsAsAWhole) {
   // "Bare" names only itself: nothing of its service's or the default's
   // entry leaks in (gRPC does not merge entries either).
   Options bare = MustParse(kLayered).OptionsFor("a.B.Bare");
-  EXPECT_EQ(bare.get<RetryPolicyOption>().max_retries(), 0);
+  EXPECT_EQ(bare.get<RetryPolicyOption>().max_failures(), 0);
   EXPECT_EQ(bare.get<TotalTimeoutOption>(), seconds(0));
   EXPECT_FALSE(bare.get<WaitForReadyOption>());
   EXPECT_EQ(bare.get<BackoffPolicyOption>().initial_delay(),
@@ -381,7 +383,7 @@ TEST(ServiceConfigPrecedenceTest, UnnamedMethodsAreNotRetried) {
   ServiceConfig config = MustParse(json);
   for (const Options& options :
        {config.OptionsFor("x.Y.Z"), config.ToOptions()}) {
-    EXPECT_EQ(options.get<RetryPolicyOption>().max_retries(), 0);
+    EXPECT_EQ(options.get<RetryPolicyOption>().max_failures(), 0);
     EXPECT_FALSE(options.get<HedgingPolicyOption>().enabled());
   }
   EXPECT_TRUE(config.ToOptions().get<MethodOptionsOption>().count("a.B"));
@@ -420,10 +422,10 @@ TEST(ServiceConfigPrecedenceTest, ToOptionsLayersTheEntries) {
   Options bare =
       options.MergedWith(entries.at("a.B")).MergedWith(entries.at("a.B/Bare"));
   EXPECT_EQ(bare.get<TotalTimeoutOption>(), seconds(0));
-  EXPECT_EQ(bare.get<RetryPolicyOption>().max_retries(), 0);
+  EXPECT_EQ(bare.get<RetryPolicyOption>().max_failures(), 0);
   Options exact =
       options.MergedWith(entries.at("a.B")).MergedWith(entries.at("a.B/Exact"));
-  EXPECT_EQ(exact.get<RetryPolicyOption>().max_retries(), 4);
+  EXPECT_EQ(exact.get<RetryPolicyOption>().max_failures(), 4);
 }
 
 TEST(ServiceConfigPrecedenceTest, ToOptionsForOneService) {
@@ -459,9 +461,9 @@ TEST(ServiceConfigPrecedenceTest, MethodOfAServiceIsNotTheServiceOfThatName) {
 TEST(ServiceConfigPrecedenceTest, EmptyConfig) {
   // As gRPC with an empty config: nothing is retried.
   ServiceConfig config = MustParse("{}");
-  EXPECT_EQ(config.ToOptions().get<RetryPolicyOption>().max_retries(), 0);
+  EXPECT_EQ(config.ToOptions().get<RetryPolicyOption>().max_failures(), 0);
   EXPECT_FALSE(config.ToOptions().has<MethodOptionsOption>());
-  EXPECT_EQ(config.OptionsFor("a.B.C").get<RetryPolicyOption>().max_retries(),
+  EXPECT_EQ(config.OptionsFor("a.B.C").get<RetryPolicyOption>().max_failures(),
             0);
   ServiceConfigImport how;
   how.keep_stubkit_defaults = true;
@@ -558,7 +560,7 @@ TEST(ServiceConfigTest, ReadsValuesAsGrpcDoes) {
       "futureField": true}],
       "method_config": 7, "loadBalancingConfig": [{"round_robin": {}}]})");
   const Options options = config.OptionsFor("a.B/C");
-  EXPECT_EQ(options.get<RetryPolicyOption>().max_retries(), 2);
+  EXPECT_EQ(options.get<RetryPolicyOption>().max_failures(), 2);
   EXPECT_FALSE(options.has<TotalTimeoutOption>());
   EXPECT_FALSE(options.has<WaitForReadyOption>());
 }

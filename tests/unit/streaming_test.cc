@@ -160,8 +160,11 @@ class StreamingTest : public ::testing::Test {
     return Options{}
         .set<ClockOption>(clock_)
         .set<SleeperOption>(clock_)
-        .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
-            seconds(1), minutes(10), 2.0, Jitter::None()));
+        .set<BackoffPolicyOption>(ExponentialBackoffPolicy()
+                                      .WithInitialDelay(seconds(1))
+                                      .WithMaximumDelay(minutes(10))
+                                      .WithMultiplier(2.0)
+                                      .WithJitter(Jitter::None()));
   }
 
   StreamReader<int> Open(const Options& call, int request = 0,
@@ -248,15 +251,19 @@ RealWait TenMinuteBackoff() {
   auto decided = std::make_shared<std::promise<void>>();
   RealWait wait;
   wait.waiting = decided->get_future();
-  wait.options = Options{}
-                     .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
-                         minutes(10), minutes(10), 2.0, Jitter::None()))
-                     .set<RetryObserverOption>(
-                         [decided, once = std::make_shared<std::once_flag>()](
-                             const AttemptEvent& event) {
-                           if (event.final) return;
-                           std::call_once(*once, [&] { decided->set_value(); });
-                         });
+  wait.options =
+      Options{}
+          .set<BackoffPolicyOption>(ExponentialBackoffPolicy()
+                                        .WithInitialDelay(minutes(10))
+                                        .WithMaximumDelay(minutes(10))
+                                        .WithMultiplier(2.0)
+                                        .WithJitter(Jitter::None()))
+          .set<RetryObserverOption>(
+              [decided, once = std::make_shared<std::once_flag>()](
+                  const AttemptEvent& event) {
+                if (event.final) return;
+                std::call_once(*once, [&] { decided->set_value(); });
+              });
   return wait;
 }
 
@@ -283,9 +290,12 @@ TEST_F(StreamingTest, CancelWhileTheReaderReopensEndsIt) {
   StreamReader<int> reader =
       Open(FakeTimeOptions()
                .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(1 << 30))
-               .set<BackoffPolicyOption>(ExponentialBackoffPolicy(
-                   std::chrono::microseconds(1), std::chrono::microseconds(1),
-                   1.0, Jitter::None())));
+               .set<BackoffPolicyOption>(
+                   ExponentialBackoffPolicy()
+                       .WithInitialDelay(std::chrono::microseconds(1))
+                       .WithMaximumDelay(std::chrono::microseconds(1))
+                       .WithMultiplier(1.0)
+                       .WithJitter(Jitter::None())));
   auto reading =
       std::async(std::launch::async, [&] { return ReadAll(reader); });
   while (server_.requests().size() < 100) std::this_thread::yield();

@@ -45,7 +45,11 @@ std::shared_ptr<RetryThrottle> DownThrottle(nanoseconds interval, int probes,
                                             double release_ratio = 0.5) {
   RetryThrottle::WaitForRecovery waiting = Waiting(interval, probes);
   waiting.release_ratio = release_ratio;
-  auto throttle = std::make_shared<RetryThrottle>(max_tokens, 0.5, waiting);
+  auto throttle =
+      std::make_shared<RetryThrottle>(RetryThrottle::Config()
+                                          .WithMaxTokens(max_tokens)
+                                          .WithTokenRatio(0.5)
+                                          .WithWaitForRecovery(waiting));
   while (throttle->OnRetryableFailure()) {
   }
   return throttle;
@@ -53,34 +57,72 @@ std::shared_ptr<RetryThrottle> DownThrottle(nanoseconds interval, int probes,
 
 TEST(ThrottleWaitingRules, InvalidParametersAreReported) {
   EXPECT_THAT(
-      RetryThrottle(10, 0.1, Waiting(nanoseconds(0), 1)).status().message(),
+      RetryThrottle(RetryThrottle::Config()
+                        .WithMaxTokens(10)
+                        .WithTokenRatio(0.1)
+                        .WithWaitForRecovery(Waiting(nanoseconds(0), 1)))
+          .status()
+          .message(),
       HasSubstr("probe_interval"));
-  EXPECT_THAT(
-      RetryThrottle(10, 0.1, Waiting(seconds(-1), 1)).status().message(),
-      HasSubstr("probe_interval"));
-  EXPECT_THAT(
-      RetryThrottle(10, 0.1, Waiting(minutes(61), 1)).status().message(),
-      HasSubstr("probe_interval"));
-  EXPECT_THAT(RetryThrottle(10, 0.1, Waiting(seconds(1), 0)).status().message(),
+  EXPECT_THAT(RetryThrottle(RetryThrottle::Config()
+                                .WithMaxTokens(10)
+                                .WithTokenRatio(0.1)
+                                .WithWaitForRecovery(Waiting(seconds(-1), 1)))
+                  .status()
+                  .message(),
+              HasSubstr("probe_interval"));
+  EXPECT_THAT(RetryThrottle(RetryThrottle::Config()
+                                .WithMaxTokens(10)
+                                .WithTokenRatio(0.1)
+                                .WithWaitForRecovery(Waiting(minutes(61), 1)))
+                  .status()
+                  .message(),
+              HasSubstr("probe_interval"));
+  EXPECT_THAT(RetryThrottle(RetryThrottle::Config()
+                                .WithMaxTokens(10)
+                                .WithTokenRatio(0.1)
+                                .WithWaitForRecovery(Waiting(seconds(1), 0)))
+                  .status()
+                  .message(),
               HasSubstr("probes"));
-  EXPECT_THAT(
-      RetryThrottle(10, 0.1, Waiting(seconds(1), 1001)).status().message(),
-      HasSubstr("probes"));
+  EXPECT_THAT(RetryThrottle(RetryThrottle::Config()
+                                .WithMaxTokens(10)
+                                .WithTokenRatio(0.1)
+                                .WithWaitForRecovery(Waiting(seconds(1), 1001)))
+                  .status()
+                  .message(),
+              HasSubstr("probes"));
   for (double ratio :
        {0.0, -0.5, 1.5, std::numeric_limits<double>::quiet_NaN()}) {
     RetryThrottle::WaitForRecovery w = Waiting(seconds(1), 1);
     w.release_ratio = ratio;
-    EXPECT_THAT(RetryThrottle(10, 0.1, w).status().message(),
+    EXPECT_THAT(RetryThrottle(RetryThrottle::Config()
+                                  .WithMaxTokens(10)
+                                  .WithTokenRatio(0.1)
+                                  .WithWaitForRecovery(w))
+                    .status()
+                    .message(),
                 HasSubstr("release_ratio must be in (0, 1]"))
         << ratio;
   }
   // The bucket's own checks come first.
-  EXPECT_THAT(RetryThrottle(0, 0.1, Waiting(seconds(1), 1)).status().message(),
+  EXPECT_THAT(RetryThrottle(RetryThrottle::Config()
+                                .WithMaxTokens(0)
+                                .WithTokenRatio(0.1)
+                                .WithWaitForRecovery(Waiting(seconds(1), 1)))
+                  .status()
+                  .message(),
               HasSubstr("max_tokens"));
-  RetryThrottle ok(10, 0.1, RetryThrottle::WaitForRecovery{});
+  RetryThrottle ok(RetryThrottle::Config()
+                       .WithMaxTokens(10)
+                       .WithTokenRatio(0.1)
+                       .WithWaitForRecovery(RetryThrottle::WaitForRecovery{}));
   EXPECT_TRUE(ok.status().ok());
-  EXPECT_TRUE(ok.waiting());
-  EXPECT_FALSE(RetryThrottle(10, 0.1).waiting());
+  EXPECT_TRUE(ok.waiting_mode());
+  EXPECT_FALSE(
+      RetryThrottle(
+          RetryThrottle::Config().WithMaxTokens(10).WithTokenRatio(0.1))
+          .waiting_mode());
 }
 
 // The bad-input rows of docs/reliability.md: a call with such a throttle
@@ -88,14 +130,25 @@ TEST(ThrottleWaitingRules, InvalidParametersAreReported) {
 TEST(ThrottleWaitingRules, InvalidParametersFailCallsBeforeSending) {
   for (const auto& [throttle, message] :
        std::vector<std::pair<std::shared_ptr<RetryThrottle>, std::string>>{
-           {std::make_shared<RetryThrottle>(10, 0.1,
-                                            Waiting(nanoseconds(0), 1)),
+           {std::make_shared<RetryThrottle>(
+                RetryThrottle::Config()
+                    .WithMaxTokens(10)
+                    .WithTokenRatio(0.1)
+                    .WithWaitForRecovery(Waiting(nanoseconds(0), 1))),
             "INVALID_ARGUMENT: RetryThrottle::WaitForRecovery: probe_interval "
             "must be in (0, 1h], got 0"},
-           {std::make_shared<RetryThrottle>(10, 0.1, Waiting(minutes(61), 1)),
+           {std::make_shared<RetryThrottle>(
+                RetryThrottle::Config()
+                    .WithMaxTokens(10)
+                    .WithTokenRatio(0.1)
+                    .WithWaitForRecovery(Waiting(minutes(61), 1))),
             "INVALID_ARGUMENT: RetryThrottle::WaitForRecovery: probe_interval "
             "must be in (0, 1h], got 1h1m"},
-           {std::make_shared<RetryThrottle>(10, 0.1, Waiting(seconds(1), 0)),
+           {std::make_shared<RetryThrottle>(
+                RetryThrottle::Config()
+                    .WithMaxTokens(10)
+                    .WithTokenRatio(0.1)
+                    .WithWaitForRecovery(Waiting(seconds(1), 0))),
             "INVALID_ARGUMENT: RetryThrottle::WaitForRecovery: probes must be "
             "in [1, 1000], got 0"}}) {
     const Options options = Options{}.set<RetryThrottleOption>(throttle);
@@ -234,7 +287,10 @@ TEST(ThrottleWaitingRules, NoBurstAfterABurstOfNewSuccesses) {
 }
 
 TEST(ThrottleWaitingRules, PollDelaysAreJitteredWithinTheInterval) {
-  RetryThrottle throttle(10, 0.1, Waiting(seconds(2), 1));
+  RetryThrottle throttle(RetryThrottle::Config()
+                             .WithMaxTokens(10)
+                             .WithTokenRatio(0.1)
+                             .WithWaitForRecovery(Waiting(seconds(2), 1)));
   nanoseconds lo = nanoseconds::max(), hi = nanoseconds::min();
   for (int i = 0; i < 1000; ++i) {
     const nanoseconds d = throttle.PollDelay();
