@@ -181,9 +181,7 @@ class RetryThrottle {
 
   // Whether this throttle is in waiting mode.
   bool waiting_mode() const { return waiting_; }
-  // The spelling before `waiting_mode()`, to be removed before 1.0. Not yet
-  // [[deprecated]]: include/stubkit/internal/retry_sources.h still calls it,
-  // and tests/compile builds every header with -Werror.
+  ABSL_DEPRECATED("2026-11-27, removed before 1.0: use waiting_mode()")
   bool waiting() const { return waiting_; }
   const WaitForRecovery& wait_options() const { return wait_options_; }
   // Calls waiting now, and whether the backend is considered down.

@@ -118,13 +118,13 @@ RetryDecision DecideAfterFailure(const absl::Status& status,
   }
   // 5. The retry policy's error count.
   const int counted = failures + 1;
-  if (policy.max_retries() != RetryPolicy::kUnlimitedRetries &&
-      counted > policy.max_retries()) {
+  if (policy.max_failures() != RetryPolicy::kUnlimitedFailures &&
+      counted > policy.max_failures()) {
     return Stop(
         StopReason::kExhausted,
         absl::StrCat("gave up: retry policy exhausted (at most ",
-                     policy.max_retries(),
-                     policy.max_retries() == 1 ? " retry)" : " retries)"),
+                     policy.max_failures(),
+                     policy.max_failures() == 1 ? " retry)" : " retries)"),
         counted);
   }
   // 6. The call's end.

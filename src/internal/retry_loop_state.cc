@@ -102,8 +102,8 @@ void RetryLoopState::Setup(const OptionsView& options) {
     response_metadata_ = metadata->get();
   }
 
-  if (retry_policy_.max_time() > nanoseconds::zero()) {
-    facts_.end = AddSaturating(start_, retry_policy_.max_time());
+  if (retry_policy_.time_limit() > nanoseconds::zero()) {
+    facts_.end = AddSaturating(start_, retry_policy_.time_limit());
     facts_.end_reason = StopReason::kExhausted;
   }
   facts_.call_end = CallEnd(options, start_);
@@ -414,9 +414,9 @@ void RetryLoopState::RestartPolicy() {
   waits_.Restart();
   facts_.end = facts_.call_end;
   facts_.end_reason = StopReason::kDeadline;
-  if (retry_policy_.max_time() > nanoseconds::zero()) {
+  if (retry_policy_.time_limit() > nanoseconds::zero()) {
     const time_point policy_end =
-        AddSaturating(now(), retry_policy_.max_time());
+        AddSaturating(now(), retry_policy_.time_limit());
     if (policy_end <= facts_.end) {
       facts_.end = policy_end;
       facts_.end_reason = StopReason::kExhausted;

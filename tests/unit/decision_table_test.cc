@@ -91,8 +91,11 @@ class DecisionTableTest : public ::testing::TestWithParam<bool> {
   }
 
   static Options NoJitter() {
-    return Options{}.set<BackoffPolicyOption>(
-        ExponentialBackoffPolicy(seconds(1), seconds(1), 2.0, Jitter::None()));
+    return Options{}.set<BackoffPolicyOption>(ExponentialBackoffPolicy()
+                                                  .WithInitialDelay(seconds(1))
+                                                  .WithMaximumDelay(seconds(1))
+                                                  .WithMultiplier(2.0)
+                                                  .WithJitter(Jitter::None()));
   }
 };
 
@@ -264,7 +267,7 @@ struct Row {
   bool idempotent = true;
   const char* repeat_forbidden = "";
   int failures = 0;
-  int max_retries = RetryPolicy::kUnlimitedRetries;
+  int max_failures = RetryPolicy::kUnlimitedFailures;
   // Sources: admission null when !throttle.
   bool throttle = true;
   bool admit = true;
@@ -380,7 +383,7 @@ const Row kRows[] = {
     {.name = "non-idempotent before an exhausted policy",
      .idempotent = false,
      .failures = 3,
-     .max_retries = 0,
+     .max_failures = 0,
      .kind = Kind::kStop,
      .reason = StopReason::kNonIdempotent,
      .failures_after = 3,
@@ -401,7 +404,7 @@ const Row kRows[] = {
      .wait_asked = false},
     {.name = "error count spent",
      .failures = 2,
-     .max_retries = 2,
+     .max_failures = 2,
      .kind = Kind::kStop,
      .reason = StopReason::kExhausted,
      .explanation = "gave up: retry policy exhausted (at most 2 retries)",
@@ -409,7 +412,7 @@ const Row kRows[] = {
      .wait_asked = false},
     {.name = "error count spent, singular",
      .failures = 1,
-     .max_retries = 1,
+     .max_failures = 1,
      .kind = Kind::kStop,
      .reason = StopReason::kExhausted,
      .explanation = "(at most 1 retry)",
@@ -417,13 +420,13 @@ const Row kRows[] = {
      .wait_asked = false},
     {.name = "last retry the count allows",
      .failures = 1,
-     .max_retries = 2,
+     .max_failures = 2,
      .failures_after = 2},
     {.name = "unlimited count", .failures = 100000, .failures_after = 100001},
     {.name = "error count before the end",
      .now = seconds(200),
      .failures = 2,
-     .max_retries = 2,
+     .max_failures = 2,
      .kind = Kind::kStop,
      .reason = StopReason::kExhausted,
      .explanation = "retry policy exhausted",
@@ -499,9 +502,9 @@ TEST(DecideAfterFailureTable, EveryRow) {
     facts.end_reason = row.end_reason;
     facts.call_end = Point(row.call_end);
     const RetryPolicy policy =
-        row.max_retries == RetryPolicy::kUnlimitedRetries
+        row.max_failures == RetryPolicy::kUnlimitedFailures
             ? RetryPolicy::LimitedTime(std::chrono::hours(1))
-            : RetryPolicy::LimitedErrorCount(row.max_retries);
+            : RetryPolicy::LimitedErrorCount(row.max_failures);
     ScriptedAdmission admission(row.admit, row.may_wait);
     ScriptedWaits waits(row.wait);
     const RetryDecision decision =

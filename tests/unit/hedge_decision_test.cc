@@ -228,7 +228,8 @@ const FailureRow kFailureRows[] = {
 };
 
 TEST(DecideAfterHedgeFailureTable, EveryRow) {
-  const HedgingPolicy policy(3, milliseconds(50));
+  const HedgingPolicy policy =
+      HedgingPolicy().WithMaxAttempts(3).WithHedgingDelay(milliseconds(50));
   for (const FailureRow& row : kFailureRows) {
     SCOPED_TRACE(row.name);
     HedgeFailureFacts facts;
@@ -267,8 +268,11 @@ TEST(DecideAfterHedgeFailureTable, EveryRow) {
 
 // The policy's own non-fatal codes decide, not the retry loop's.
 TEST(DecideAfterHedgeFailureTable, NonFatalCodesAreThePolicys) {
-  const HedgingPolicy policy(3, milliseconds(50),
-                             {grpc::StatusCode::RESOURCE_EXHAUSTED});
+  const HedgingPolicy policy =
+      HedgingPolicy()
+          .WithMaxAttempts(3)
+          .WithHedgingDelay(milliseconds(50))
+          .WithNonFatalCodes({grpc::StatusCode::RESOURCE_EXHAUSTED});
   HedgeFailureFacts facts;
   facts.now = At(seconds(1));
   facts.attempt_start = kStart;

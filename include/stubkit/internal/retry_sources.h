@@ -42,7 +42,9 @@ class ThrottleAdmission final : public AdmissionSource {
       : throttle_(throttle), wait_enabled_(wait_enabled) {}
   bool OnRetryableFailure() override { return throttle_.OnRetryableFailure(); }
   bool Admits() const override { return throttle_.RetryAllowed(); }
-  bool MayWait() const override { return wait_enabled_ && throttle_.waiting(); }
+  bool MayWait() const override {
+    return wait_enabled_ && throttle_.waiting_mode();
+  }
   std::string Refusal() const override;
 
  private:
