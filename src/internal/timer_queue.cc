@@ -14,15 +14,15 @@ TimerQueue::TimerQueue() : thread_([this] { Run(); }) {}
 
 TimerQueue::~TimerQueue() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
-  wake_.notify_one();
+  wake_.NotifyOne();
   thread_.join();
   // Every wait completes exactly once.
   absl::flat_hash_map<uint64_t, std::function<void(bool)>> pending;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     pending.swap(pending_);
   }
   for (auto& [id, done] : pending) done(false);
@@ -34,21 +34,21 @@ uint64_t TimerQueue::Schedule(std::chrono::nanoseconds duration,
   bool earliest;
   uint64_t id;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     id = next_id_++;
     pending_.emplace(id, std::move(done));
     earliest = heap_.empty() || when < heap_.front().when;
     heap_.push_back(Entry{when, id});
     std::push_heap(heap_.begin(), heap_.end(), std::greater<Entry>());
   }
-  if (earliest) wake_.notify_one();
+  if (earliest) wake_.NotifyOne();
   return id;
 }
 
 void TimerQueue::Cancel(uint64_t id) {
   std::function<void(bool)> done;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = pending_.find(id);
     if (it == pending_.end()) return;  // ran, running or cancelled
     done = std::move(it->second);
@@ -60,7 +60,7 @@ void TimerQueue::Cancel(uint64_t id) {
 }
 
 TimerQueue::Footprint TimerQueue::footprint() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return Footprint{heap_.size(), heap_.capacity(), pending_.size(),
                    pending_.capacity()};
 }
@@ -81,19 +81,19 @@ void TimerQueue::MaybePurgeCancelled() {
 }
 
 void TimerQueue::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   while (!stopping_) {
     if (heap_.empty()) {
-      wake_.wait(lock);
+      wake_.Wait(lock);
       continue;
     }
     const Steady::time_point when = heap_.front().when;
     if (when > Steady::now()) {
       // Sleep until then, or until an earlier entry arrives.
       if (when == Steady::time_point::max()) {
-        wake_.wait(lock);
+        wake_.Wait(lock);
       } else {
-        wake_.wait_until(lock, when);
+        wake_.WaitUntil(lock, when);
       }
       continue;
     }
@@ -106,11 +106,11 @@ void TimerQueue::Run() {
     pending_.erase(it);
     // Fewer pending waits: the cancelled entries left may now outnumber them.
     MaybePurgeCancelled();
-    lock.unlock();
+    mu_.Unlock();
     done(true);
     // What it captured is user code too: destroyed before the lock is taken.
     done = nullptr;
-    lock.lock();
+    mu_.Lock();
   }
 }
 
@@ -119,10 +119,11 @@ CallbackRunner::CallbackRunner(size_t max_threads, ThreadStarter start_thread)
       start_thread_(start_thread) {}
 
 CallbackRunner::~CallbackRunner() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   stopping_ = true;
-  wake_.notify_all();
-  all_ended_.wait(lock, [this] { return threads_ == 0; });
+  wake_.NotifyAll();
+  all_ended_.Wait(
+      lock, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return threads_ == 0; });
 }
 
 void CallbackRunner::StartDetachedThread(std::function<void()> work) {
@@ -131,10 +132,10 @@ void CallbackRunner::StartDetachedThread(std::function<void()> work) {
 
 void CallbackRunner::Run(std::function<void(bool)> done) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     ready_.push_back(std::move(done));
     if (idle_ >= ready_.size()) {
-      wake_.notify_one();
+      wake_.NotifyOne();
       return;
     }
     if (threads_ >= max_threads_) return;  // waits for a thread to free up
@@ -150,13 +151,13 @@ void CallbackRunner::Run(std::function<void(bool)> done) {
   // it runs here, late but not lost.
   std::function<void(bool)> inline_done;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     --threads_;
     if (threads_ > 0) {
-      wake_.notify_one();  // an idle one, if any, takes it at once
+      wake_.NotifyOne();  // an idle one, if any, takes it at once
       return;
     }
-    all_ended_.notify_all();
+    all_ended_.NotifyAll();
     if (ready_.empty()) return;
     inline_done = std::move(ready_.front());
     ready_.pop_front();
@@ -165,32 +166,35 @@ void CallbackRunner::Run(std::function<void(bool)> done) {
 }
 
 size_t CallbackRunner::threads() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return threads_;
 }
 
 void CallbackRunner::Work() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (;;) {
     if (ready_.empty()) {
       if (stopping_) break;
       ++idle_;
-      const bool woken = wake_.wait_for(lock, kIdleExit, [this] {
-        return !ready_.empty() || stopping_;
-      });
+      // wait_for(kIdleExit): a wait until now + kIdleExit on the steady clock.
+      const bool woken =
+          wake_.WaitUntil(lock, std::chrono::steady_clock::now() + kIdleExit,
+                          [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+                            return !ready_.empty() || stopping_;
+                          });
       --idle_;
       if (!woken && threads_ > 1) break;
       continue;
     }
     std::function<void(bool)> done = std::move(ready_.front());
     ready_.pop_front();
-    lock.unlock();
+    mu_.Unlock();
     done(true);
     done = nullptr;  // what it captured is user code too
-    lock.lock();
+    mu_.Lock();
   }
   --threads_;
-  if (threads_ == 0) all_ended_.notify_all();
+  if (threads_ == 0) all_ended_.NotifyAll();
 }
 
 namespace {

@@ -19,6 +19,7 @@
 //
 // Every wait is on the steady clock: deadlines are
 // `std::chrono::steady_clock` time points and the thread sleeps in
+// `CondVar::WaitUntil` (stubkit/internal/mutex.h), a
 // `std::condition_variable::wait_until`, which libstdc++ (GCC 12) implements
 // with pthread_cond_clockwait(CLOCK_MONOTONIC) for steady_clock time points.
 // Not abseil's timed waits: in abseil 20220623 `Mutex::AwaitWithDeadline`
@@ -34,17 +35,17 @@
 #define STUBKIT_INTERNAL_TIMER_QUEUE_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "stubkit/clock.h"
+#include "stubkit/internal/mutex.h"
 
 namespace stubkit {
 namespace internal {
@@ -87,24 +88,23 @@ class CallbackRunner {
   CallbackRunner& operator=(const CallbackRunner&) = delete;
 
   // Runs `done(true)` on a pool thread (see above).
-  void Run(std::function<void(bool)> done);
+  void Run(std::function<void(bool)> done) ABSL_LOCKS_EXCLUDED(mu_);
 
   // For tests: the threads running now.
   size_t threads() const;
 
  private:
-  void Work();
+  void Work() ABSL_LOCKS_EXCLUDED(mu_);
 
   const size_t max_threads_;
   const ThreadStarter start_thread_;
-  mutable std::mutex mu_;
-  std::condition_variable wake_;
-  std::condition_variable all_ended_;
-  // All guarded by mu_.
-  std::deque<std::function<void(bool)>> ready_;
-  size_t idle_ = 0;
-  size_t threads_ = 0;
-  bool stopping_ = false;
+  mutable Mutex mu_;
+  CondVar wake_;
+  CondVar all_ended_;
+  std::deque<std::function<void(bool)>> ready_ ABSL_GUARDED_BY(mu_);
+  size_t idle_ ABSL_GUARDED_BY(mu_) = 0;
+  size_t threads_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 class TimerQueue : public AsyncSleeper {
@@ -142,21 +142,21 @@ class TimerQueue : public AsyncSleeper {
     bool operator>(const Entry& other) const { return when > other.when; }
   };
 
-  void Run();
+  void Run() ABSL_LOCKS_EXCLUDED(mu_);
   // Rebuilds the heap without cancelled entries once they outnumber the
-  // pending ones. Called with mu_ held.
-  void MaybePurgeCancelled();
+  // pending ones.
+  void MaybePurgeCancelled() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   // Signalled when an entry becomes the earliest, and on stopping.
-  std::condition_variable wake_;
-  // All guarded by mu_.
+  CondVar wake_;
   // A min-heap (std::push_heap with std::greater) of deadlines, cancelled
   // ones included until purged.
-  std::vector<Entry> heap_;
-  absl::flat_hash_map<uint64_t, std::function<void(bool)>> pending_;
-  uint64_t next_id_ = 1;
-  bool stopping_ = false;
+  std::vector<Entry> heap_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<uint64_t, std::function<void(bool)>> pending_
+      ABSL_GUARDED_BY(mu_);
+  uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
 
   std::thread thread_;  // last: starts once the rest is built
 };
