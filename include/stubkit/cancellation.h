@@ -20,14 +20,15 @@
 #include <grpcpp/client_context.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "stubkit/internal/mutex.h"
 
 namespace stubkit {
 
@@ -45,7 +46,7 @@ class CancellationToken {
   // too: its completion callback runs on this thread. Don't call `Cancel`
   // holding a lock such a callback takes. A call with an attempt in flight
   // completes later, on gRPC's thread.
-  void Cancel();
+  void Cancel() ABSL_LOCKS_EXCLUDED(mu_);
   bool cancelled() const;
 
   // The rest is for the retry loops.
@@ -59,22 +60,22 @@ class CancellationToken {
   // Runs `callback` once on `Cancel()`, on the thread calling it (at once,
   // on this thread, if already cancelled), unless removed first. Callbacks
   // run without the token's lock held.
-  uint64_t AddCallback(std::function<void()> callback);
+  uint64_t AddCallback(std::function<void()> callback) ABSL_LOCKS_EXCLUDED(mu_);
   void RemoveCallback(uint64_t id);
 
  private:
-  // std::mutex and std::condition_variable, not absl::Mutex: abseil
-  // 20220623's timed waits follow the wall clock (see
-  // stubkit/internal/timer_queue.h).
-  mutable std::mutex mu_;
-  std::condition_variable cancelled_cv_;
-  // All guarded by mu_.
-  bool cancelled_ = false;
+  // Not absl::Mutex: abseil 20220623's timed waits follow the wall clock
+  // (see stubkit/internal/timer_queue.h); internal::CondVar waits on the
+  // steady clock.
+  mutable internal::Mutex mu_;
+  internal::CondVar cancelled_cv_;
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
   // The thread running `Cancel`'s TryCancel loop, if any.
-  std::thread::id cancelling_;
-  std::vector<grpc::ClientContext*> contexts_;
-  std::vector<std::pair<uint64_t, std::function<void()>>> callbacks_;
-  uint64_t next_callback_id_ = 1;
+  std::thread::id cancelling_ ABSL_GUARDED_BY(mu_);
+  std::vector<grpc::ClientContext*> contexts_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::pair<uint64_t, std::function<void()>>> callbacks_
+      ABSL_GUARDED_BY(mu_);
+  uint64_t next_callback_id_ ABSL_GUARDED_BY(mu_) = 1;
 };
 
 struct CancellationOption {
