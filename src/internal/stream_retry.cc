@@ -27,39 +27,40 @@ Options StreamCallOptions(const MethodInfo& method, const OptionsView& options,
 void StreamCancelState::Cancel() {
   grpc::ClientContext* context;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (cancelled_) return;
     cancelled_ = true;
     context = context_;
     cancelling_ = context != nullptr;
   }
-  cv_.notify_all();  // ends a backoff wait
+  cv_.NotifyAll();  // ends a backoff wait
   if (context == nullptr) return;
   // Without the lock: TryCancel runs the channel's interceptors. `Release`
   // waits for `cancelling_`, so the context outlives this call.
   context->TryCancel();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     cancelling_ = false;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 bool StreamCancelState::cancelled() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return cancelled_;
 }
 
 bool StreamCancelState::Install(grpc::ClientContext* context) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (cancelled_) return false;
   context_ = context;
   return true;
 }
 
 void StreamCancelState::Release() {
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [this] { return !cancelling_; });
+  MutexLock lock(&mu_);
+  cv_.Wait(lock,
+           [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !cancelling_; });
   context_ = nullptr;
 }
 
@@ -71,8 +72,10 @@ bool StreamCancelState::WaitFor(nanoseconds duration) {
   const Steady::time_point until = step >= Steady::time_point::max() - now
                                        ? Steady::time_point::max()
                                        : now + step;
-  std::unique_lock<std::mutex> lock(mu_);
-  return !cv_.wait_until(lock, until, [this] { return cancelled_; });
+  MutexLock lock(&mu_);
+  return !cv_.WaitUntil(lock, until, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return cancelled_;
+  });
 }
 
 absl::Status NullStreamError(const MethodInfo& method) {

@@ -14,22 +14,22 @@
 #include <grpcpp/support/sync_stream.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "stubkit/cancellation.h"
 #include "stubkit/clock.h"
 #include "stubkit/internal/call_setup.h"
+#include "stubkit/internal/mutex.h"
 #include "stubkit/internal/options_layers.h"
 #include "stubkit/internal/retry_loop_state.h"
 #include "stubkit/internal/stub_support.h"
@@ -59,7 +59,7 @@ absl::Status UnreadFinishError(const MethodInfo& method);
 class StreamCancelState {
  public:
   // Sets the flag, cancels the installed context, ends a wait. Idempotent.
-  void Cancel();
+  void Cancel() ABSL_LOCKS_EXCLUDED(mu_);
   bool cancelled() const;
   // Makes `context` the one `Cancel()` cancels; false (and nothing
   // installed) when already cancelled.
@@ -72,11 +72,12 @@ class StreamCancelState {
   bool WaitFor(std::chrono::nanoseconds duration);
 
  private:
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool cancelled_ = false;
-  bool cancelling_ = false;  // a Cancel() uses context_ without the lock
-  grpc::ClientContext* context_ = nullptr;
+  mutable Mutex mu_;
+  CondVar cv_;
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  // A Cancel() uses context_ without the lock.
+  bool cancelling_ ABSL_GUARDED_BY(mu_) = false;
+  grpc::ClientContext* context_ ABSL_GUARDED_BY(mu_) = nullptr;
 };
 
 // Server streaming with retried opening and hook-driven resume. Owns copies
