@@ -84,7 +84,7 @@ bool RetryThrottle::OnRetryableFailure() {
   if (!allowed && waiting_) {
     // A refused retry: the backend is down (again); the rate it proved
     // before goes.
-    std::lock_guard<std::mutex> lock(mu_);
+    internal::MutexLock lock(&mu_);
     down_.store(true, std::memory_order_relaxed);
     window_start_ = time_point::min();
     window_fresh_ = 0;
@@ -99,7 +99,7 @@ void RetryThrottle::Recovered(bool fresh) {
       waiters_.load(std::memory_order_relaxed) == 0) {
     return;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  internal::MutexLock lock(&mu_);
   down_.store(false, std::memory_order_relaxed);
   if (fresh) ++window_fresh_;
 }
@@ -118,7 +118,7 @@ void RetryThrottle::EndWait() {
 }
 
 bool RetryThrottle::TryAdmit(time_point now) {
-  std::lock_guard<std::mutex> lock(mu_);
+  internal::MutexLock lock(&mu_);
   using std::chrono::nanoseconds;
   nanoseconds spacing = probe_spacing_;
   if (!down_.load(std::memory_order_relaxed)) {
@@ -159,7 +159,7 @@ bool RetryThrottle::TryAdmit(time_point now) {
 
 std::chrono::nanoseconds RetryThrottle::PollDelay() {
   const int64_t interval = wait_options_.probe_interval.count();
-  std::lock_guard<std::mutex> lock(mu_);
+  internal::MutexLock lock(&mu_);
   std::uniform_int_distribution<int64_t> draw(interval / 2, interval);
   return std::chrono::nanoseconds(draw(random_));
 }

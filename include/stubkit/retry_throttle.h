@@ -92,12 +92,13 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <random>
 
 #include "absl/base/attributes.h"
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "stubkit/internal/mutex.h"
 
 namespace stubkit {
 
@@ -217,16 +218,16 @@ class RetryThrottle {
   // Read without the lock on the success path; written under it.
   std::atomic<bool> down_{false};
   std::atomic<int> waiters_{0};
-  std::mutex mu_;
-  // The rest is guarded by mu_. The last admission (probe or release).
-  time_point last_admit_ = time_point::min();
+  internal::Mutex mu_;
+  // The last admission (probe or release).
+  time_point last_admit_ ABSL_GUARDED_BY(mu_) = time_point::min();
   // The measuring window of R: its start (min: none yet) and the successes
   // of calls that did not wait counted since.
-  time_point window_start_ = time_point::min();
-  int64_t window_fresh_ = 0;
+  time_point window_start_ ABSL_GUARDED_BY(mu_) = time_point::min();
+  int64_t window_fresh_ ABSL_GUARDED_BY(mu_) = 0;
   // R, in successes per nanosecond; 0 until measured, and after a refusal.
-  double fresh_rate_ = 0;
-  std::minstd_rand random_;  // guarded by mu_
+  double fresh_rate_ ABSL_GUARDED_BY(mu_) = 0;
+  std::minstd_rand random_ ABSL_GUARDED_BY(mu_);
 };
 
 struct RetryThrottleOption {
