@@ -58,12 +58,13 @@ class ConnectivityWatcher {
 };
 
 struct StubkitChannels {
-  std::mutex mu;
+  Mutex mu;
   // The channel's address, to compare without locking the weak reference
   // (a lock could drop the last reference, and destroy the channel, under
   // mu); the weak reference tells a live channel from a dead one whose
   // address was reused.
-  std::vector<std::pair<const void*, std::weak_ptr<grpc::Channel>>> channels;
+  std::vector<std::pair<const void*, std::weak_ptr<grpc::Channel>>> channels
+      ABSL_GUARDED_BY(mu);
 };
 
 StubkitChannels& Registry() {
@@ -164,7 +165,7 @@ uint64_t ConnectionChannel::Join(std::function<void()> wake) {
   ReconnectWatchLogic::Step step;
   uint64_t id;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     id = next_id_++;
     step = logic_.Join(id, std::move(wake), state, now);
   }
@@ -174,7 +175,7 @@ uint64_t ConnectionChannel::Join(std::function<void()> wake) {
 
 void ConnectionChannel::Leave(uint64_t id) {
   std::function<void()> dropped;  // destroyed after the lock is released
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   dropped = logic_.Leave(id);
 }
 
@@ -183,7 +184,7 @@ void ConnectionChannel::OnWatchEnded() {
   const auto now = std::chrono::steady_clock::now();
   ReconnectWatchLogic::Step step;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     step = logic_.OnWatchEnded(state, now);
   }
   Apply(std::move(step), state);
@@ -243,7 +244,7 @@ void ConnectionChannel::CheckGrpcRetriesSlow(const OptionsView& options,
 void RememberStubkitChannel(const std::shared_ptr<grpc::Channel>& channel) {
   if (channel == nullptr) return;
   StubkitChannels& registry = Registry();
-  std::lock_guard<std::mutex> lock(registry.mu);
+  MutexLock lock(&registry.mu);
   auto& channels = registry.channels;
   channels.erase(
       std::remove_if(channels.begin(), channels.end(),
@@ -254,7 +255,7 @@ void RememberStubkitChannel(const std::shared_ptr<grpc::Channel>& channel) {
 
 bool IsStubkitChannel(const grpc::ChannelInterface* channel) {
   StubkitChannels& registry = Registry();
-  std::lock_guard<std::mutex> lock(registry.mu);
+  MutexLock lock(&registry.mu);
   for (const auto& [address, weak] : registry.channels) {
     // A grpc::Channel is a ChannelInterface at the same address (its first
     // base); compare as the derived type to be sure.

@@ -63,13 +63,14 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "stubkit/clock.h"
+#include "stubkit/internal/mutex.h"
 #include "stubkit/options.h"
 #include "stubkit/retry_observer.h"
 
@@ -172,7 +173,9 @@ class ConnectionChannel
 
  private:
   class Watch;
-  void Apply(ReconnectWatchLogic::Step step, grpc_connectivity_state state);
+  // Runs the step's wake callbacks and gRPC calls: without the lock.
+  void Apply(ReconnectWatchLogic::Step step, grpc_connectivity_state state)
+      ABSL_LOCKS_EXCLUDED(mu_);
   void Arm(grpc_connectivity_state last);
   void OnWatchEnded();
   void CheckGrpcRetriesSlow(const OptionsView& options,
@@ -180,10 +183,9 @@ class ConnectionChannel
 
   const std::shared_ptr<grpc::ChannelInterface> channel_;
   grpc::Channel* const grpc_channel_;  // null: not a grpc::Channel
-  std::mutex mu_;
-  // Guarded by mu_.
-  ReconnectWatchLogic logic_;
-  uint64_t next_id_ = 1;
+  Mutex mu_;
+  ReconnectWatchLogic logic_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
   std::atomic<bool> grpc_retries_checked_{false};
   std::atomic<int> grpc_retries_checks_{0};
 };
