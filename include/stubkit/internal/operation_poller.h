@@ -14,18 +14,19 @@
 #include <functional>
 #include <future>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <type_traits>
 #include <utility>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "stubkit/async_retry_loop.h"
 #include "stubkit/cancellation.h"
 #include "stubkit/clock.h"
+#include "stubkit/internal/mutex.h"
 #include "stubkit/internal/timer_queue.h"
 #include "stubkit/long_running_operation.h"
 #include "stubkit/options.h"
@@ -266,7 +267,7 @@ class AsyncOperationPoller : public std::enable_shared_from_this<
       const uint64_t id = token_->AddCallback([weak] {
         if (auto self = weak.lock()) self->OnCancel();
       });
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       cancel_callback_ = id;
     }
     OnOperation(*std::move(op));
@@ -296,7 +297,7 @@ class AsyncOperationPoller : public std::enable_shared_from_this<
     ++polls_;
     uint64_t round;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       round = ++round_;
       timer_state_ = TimerState::kScheduling;
     }
@@ -305,7 +306,7 @@ class AsyncOperationPoller : public std::enable_shared_from_this<
         sleeper_->Schedule(wait, [self](bool fired) { self->OnTimer(fired); });
     bool cancel_now = false;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       // Unless the wait already ended (a sleeper may run it inline) and a
       // later round began.
       if (round_ == round && timer_state_ == TimerState::kScheduling) {
@@ -319,7 +320,7 @@ class AsyncOperationPoller : public std::enable_shared_from_this<
 
   void OnTimer(bool fired) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       timer_state_ = TimerState::kIdle;
     }
     if (!fired || (token_ != nullptr && token_->cancelled()))
@@ -339,7 +340,7 @@ class AsyncOperationPoller : public std::enable_shared_from_this<
   void OnCancel() {
     uint64_t id = 0;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       cancelled_ = true;
       if (timer_state_ != TimerState::kPending) return;
       id = timer_id_;
@@ -366,7 +367,7 @@ class AsyncOperationPoller : public std::enable_shared_from_this<
   void Finish(absl::StatusOr<Response> result) {
     uint64_t callback = 0;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       if (finished_) return;
       finished_ = true;
       callback = cancel_callback_;
@@ -396,14 +397,13 @@ class AsyncOperationPoller : public std::enable_shared_from_this<
   Clock::time_point start_;
   int polls_ = 0;
 
-  std::mutex mu_;
-  // All guarded by mu_.
-  TimerState timer_state_ = TimerState::kIdle;
-  uint64_t timer_id_ = 0;
-  uint64_t round_ = 0;
-  bool cancelled_ = false;
-  uint64_t cancel_callback_ = 0;
-  bool finished_ = false;
+  Mutex mu_;
+  TimerState timer_state_ ABSL_GUARDED_BY(mu_) = TimerState::kIdle;
+  uint64_t timer_id_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t round_ ABSL_GUARDED_BY(mu_) = 0;
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t cancel_callback_ ABSL_GUARDED_BY(mu_) = 0;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 // AsyncAwaitFoo: the future of the result and the callback to start the
