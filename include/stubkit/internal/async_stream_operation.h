@@ -17,16 +17,17 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "stubkit/async_callback.h"
 #include "stubkit/async_streaming.h"
 #include "stubkit/cancellation.h"
 #include "stubkit/internal/async_retry_operation.h"
+#include "stubkit/internal/mutex.h"
 #include "stubkit/internal/options_layers.h"
 #include "stubkit/internal/stream_retry.h"
 #include "stubkit/streaming.h"
@@ -239,7 +240,7 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
   bool Write(Request request) override {
     Reactor* reactor;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       if (over_ || writes_done_) return false;
       outbox_.push_back(std::move(request));
       reactor = reactor_;
@@ -251,7 +252,7 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
   bool WritesDone() override {
     Reactor* reactor;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       if (over_ || writes_done_) return false;
       writes_done_ = true;
       reactor = reactor_;
@@ -340,7 +341,7 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
   }
 
   void ConfigureAttempt(grpc::ClientContext& /*context*/) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     received_in_attempt_ = false;
     if (resume_pending_) state().CountResume();  // for the summary
     resume_pending_ = false;
@@ -350,7 +351,7 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
                     const OptionsView& options) override {
     std::deque<Request> replay;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       replay.assign(replay_.begin(), replay_.end());
     }
     auto* reactor = new Reactor(
@@ -370,7 +371,7 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
     reactor->AddHold();
     if constexpr (!kClientStream) reactor->StartRead(&reactor->message_);
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       reactor_ = reactor;
     }
     reactor->StartCall();
@@ -381,7 +382,7 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
   void Pump(Reactor* reactor) {
     bool close = false;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       if (reactor_ != reactor || reactor->writing_ || reactor->half_closed_ ||
           reactor->ending_) {
         return;
@@ -412,7 +413,7 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
     }
     bool release = false;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       --reactor->pumping_;
       release = TakeRelease(reactor);
     }
@@ -421,7 +422,7 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
 
   void OnWriteDone(Reactor* reactor, bool ok) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       reactor->writing_ = false;
     }
     if (!ok) {
@@ -436,7 +437,7 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
   void EndWrites(Reactor* reactor) {
     bool release;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       reactor->ending_ = true;
       release = TakeRelease(reactor);
     }
@@ -449,7 +450,7 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
     bool release;
     {
       // While it is reactor_, OnDone has not run: the reactor is alive.
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       reactor = reactor_;
       if (reactor == nullptr) return;
       reactor->ending_ = true;
@@ -470,7 +471,7 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
   void OnMessage(const Response& message) {
     const bool keep_last = hook() != nullptr;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       if (!received_in_attempt_) {
         // Established: only the hook may reopen it from now on.
         received_in_attempt_ = true;
@@ -488,7 +489,7 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
 
   void OnReactorDone(Reactor* reactor, const absl::Status& status) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       if (reactor_ == reactor) reactor_ = nullptr;
     }
     if constexpr (kClientStream) {
@@ -498,8 +499,8 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
     OnAttemptDone(status);
   }
 
-  // Under mu_: keeps a write for a replay while the stream is being opened.
-  void Keep(const Request& request) {
+  // Keeps a write for a replay while the stream is being opened.
+  void Keep(const Request& request) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (received_in_attempt_ || replay_overflow_ ||
         !state().facts().idempotent) {
       return;
@@ -519,7 +520,7 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
     bool progressed;
     bool overflow;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       progressed = received_in_attempt_;
       overflow = replay_overflow_;
     }
@@ -533,7 +534,7 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
     }
     {
       // Written before the hook runs and not sent: the hook's to restore.
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       outbox_.clear();
     }
     std::vector<Request> restore;
@@ -543,7 +544,7 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
       return true;
     }
     if (progressed) state().RestartPolicy();
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     replay_ = std::move(restore);
     replay_bytes_ = 0;
     for (const Request& request : replay_) replay_bytes_ += ReplaySize(request);
@@ -554,7 +555,7 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
 
   void Deliver(absl::Status status) override {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       over_ = true;
       outbox_.clear();
     }
@@ -589,19 +590,21 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
   // Touched by one attempt's reactions, then by MayRetry: never at once.
   Response last_;
   bool has_last_ = false;
-  bool resume_pending_ =
-      false;  // guarded by mu_; the next attempt is the hook's
+  // The next attempt is the hook's.
+  bool resume_pending_ ABSL_GUARDED_BY(mu_) = false;
 
-  std::mutex mu_;
-  // All guarded by mu_.
-  Reactor* reactor_ = nullptr;  // the live attempt's, once it started
-  std::deque<Request> outbox_;  // written, not yet handed to a stream
-  bool writes_done_ = false;
-  bool over_ = false;
-  std::vector<Request> replay_;  // sent first on every new attempt
-  std::size_t replay_bytes_ = 0;
-  bool replay_overflow_ = false;
-  bool received_in_attempt_ = false;
+  Mutex mu_;
+  // The live attempt's, once it started.
+  Reactor* reactor_ ABSL_GUARDED_BY(mu_) = nullptr;
+  // Written, not yet handed to a stream.
+  std::deque<Request> outbox_ ABSL_GUARDED_BY(mu_);
+  bool writes_done_ ABSL_GUARDED_BY(mu_) = false;
+  bool over_ ABSL_GUARDED_BY(mu_) = false;
+  // Sent first on every new attempt.
+  std::vector<Request> replay_ ABSL_GUARDED_BY(mu_);
+  std::size_t replay_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  bool replay_overflow_ ABSL_GUARDED_BY(mu_) = false;
+  bool received_in_attempt_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 // Starts an async bidi or client stream. The handle's Cancel() goes
