@@ -72,7 +72,7 @@ void AsyncRetryOperationBase::OnAttemptDone(const absl::Status& status) {
 void AsyncRetryOperationBase::ScheduleWait(std::chrono::nanoseconds wait) {
   uint64_t generation;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (finished_) return;
     waiting_ = true;
     timer_ = 0;
@@ -83,7 +83,7 @@ void AsyncRetryOperationBase::ScheduleWait(std::chrono::nanoseconds wait) {
   uint64_t timer =
       sleeper().Schedule(wait, [self](bool fired) { self->OnWaitDone(fired); });
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     // The wait may have ended inside `Schedule`, and the next attempt may
     // have failed and begun a newer wait already: `timer` is then stale and
     // must not replace the live wait's id, or a cancel would miss it.
@@ -113,7 +113,7 @@ void AsyncRetryOperationBase::WatchChannel(uint64_t generation) {
         });
   });
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (waiting_ && wait_generation_ == generation && !finished_) {
       watch_ = watch;
       return;
@@ -125,7 +125,7 @@ void AsyncRetryOperationBase::WatchChannel(uint64_t generation) {
 void AsyncRetryOperationBase::OnChannelReady(uint64_t generation) {
   uint64_t timer;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (finished_ || !waiting_ || wait_generation_ != generation) return;
     woken_by_channel_ = true;
     timer = timer_;
@@ -140,7 +140,7 @@ void AsyncRetryOperationBase::OnWaitDone(bool fired) {
   uint64_t watch;
   bool finished;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     waiting_ = false;
     timer_ = 0;
     woken = std::exchange(woken_by_channel_, false);
@@ -176,7 +176,7 @@ void AsyncRetryOperationBase::OnWaitDone(bool fired) {
 void AsyncRetryOperationBase::OnCancel() {
   uint64_t timer = 0;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (finished_ || !waiting_)
       return;  // an attempt in flight is cancelled
                // by the token through its context
@@ -187,7 +187,7 @@ void AsyncRetryOperationBase::OnCancel() {
 
 void AsyncRetryOperationBase::Finish(absl::Status status) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (finished_) return;
     finished_ = true;
   }
