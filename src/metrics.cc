@@ -44,7 +44,7 @@ MetricsCollector::Entry& MetricsCollector::EntryFor(absl::string_view method) {
 }
 
 MetricsCollector::Entry& MetricsCollector::FindOrAdd(absl::string_view method) {
-  absl::MutexLock lock(&mu_);
+  internal::MutexLock lock(&mu_);
   std::unique_ptr<Entry>& entry = entries_[method];
   if (entry == nullptr) entry = std::make_unique<Entry>(method);
   return *entry;
@@ -82,7 +82,10 @@ void MetricsCollector::RecordCall(absl::string_view method, int attempts,
 
 std::vector<MethodMetrics> MetricsCollector::Snapshot() const {
   std::vector<MethodMetrics> result;
-  absl::ReaderMutexLock lock(&mu_);
+  // Exclusive (absl::ReaderMutexLock was shared): snapshots are an
+  // exporter's occasional polls, and calls take the lock only on a miss of
+  // the method cache, so nothing contends for it.
+  internal::MutexLock lock(&mu_);
   for (const auto& [name, entry] : entries_) {
     MethodMetrics m;
     m.method = name;

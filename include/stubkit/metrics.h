@@ -42,9 +42,10 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
+#include "stubkit/internal/mutex.h"
 #include "stubkit/status.h"
 
 namespace stubkit {
@@ -158,7 +159,7 @@ class MetricsCollector {
   std::array<std::atomic<Entry*>, kCacheSlots> cache_{};
 
   const std::string target_;
-  mutable absl::Mutex mu_;
+  mutable internal::Mutex mu_;
   absl::flat_hash_map<std::string, std::unique_ptr<Entry>> entries_
       ABSL_GUARDED_BY(mu_);
 };
