@@ -65,7 +65,7 @@ HedgedOperationBase::Next HedgedOperationBase::Begin() {
   }
   if (!invalid.ok()) {
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       finished_ = true;
     }
     Complete(std::move(invalid));
@@ -73,12 +73,12 @@ HedgedOperationBase::Next HedgedOperationBase::Begin() {
   }
   // Runs OnCancel inline when the token is already cancelled.
   if (const uint64_t id = WatchCancellation(); id != 0) {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     cancel_callback_ = id;
   }
   Step step;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     LaunchLocked(step);
   }
   return Perform(step);
@@ -177,6 +177,7 @@ void HedgedOperationBase::AttemptDoneLocked(int index,
     late_[index] = finished_;
   }
   --outstanding_;
+  if (outstanding_ == 0) idle_.NotifyAll();
   // Only attempts that end before the call does: a loser cancelled after
   // the winner must not replace its metadata (nor write after delivery).
   state().FinishAttempt(*contexts_[index], /*record_metadata=*/!finished_);
@@ -209,7 +210,7 @@ absl::Status HedgedOperationBase::Conclude(Step& step) {
   if (step.cancel_timer != 0) sleeper().Cancel(step.cancel_timer);
   uint64_t callback = 0;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     callback = cancel_callback_;
     cancel_callback_ = 0;
   }
@@ -242,7 +243,7 @@ void HedgedOperationBase::ReportAttempts(const Step& step) {
   };
   std::array<Seen, HedgingPolicy::kMaxAttemptsLimit> seen;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     for (int i = 0; i < step.launched; ++i) {
       seen[i] =
           Seen{sent_[i], done_[i], late_[i], results_[i], starts_[i], ends_[i]};
@@ -281,23 +282,23 @@ void HedgedOperationBase::ReportAttempts(const Step& step) {
 
 void HedgedOperationBase::Complete(absl::Status status) {
   Deliver(std::move(status));
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   delivered_ = true;
+  idle_.NotifyAll();
 }
 
 void HedgedOperationBase::AwaitIdle() {
-  absl::MutexLock lock(&mu_);
-  auto idle = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  MutexLock lock(&mu_);
+  idle_.Wait(lock, [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return delivered_ && outstanding_ == 0;
-  };
-  mu_.Await(absl::Condition(&idle));
+  });
 }
 
 void HedgedOperationBase::ArmHedgeTimer() {
   uint64_t generation = 0;
   std::chrono::nanoseconds delay{0};
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (timer_ != TimerState::kArming) return;  // the call ended meanwhile
     generation = timer_generation_;
     delay = timer_delay_;
@@ -308,7 +309,7 @@ void HedgedOperationBase::ArmHedgeTimer() {
   });
   bool stale = false;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (generation != timer_generation_) {
       stale = true;  // ended (or fired inline) while scheduling
     } else if (timer_ == TimerState::kArming) {
@@ -323,7 +324,7 @@ void HedgedOperationBase::ArmHedgeTimer() {
 void HedgedOperationBase::OnHedgeTimer(uint64_t generation, bool fired) {
   Step step;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     // Only our own Cancel() cancels, and it made the generation stale.
     if (!fired || generation != timer_generation_ || finished_) return;
     timer_ = TimerState::kIdle;
@@ -338,7 +339,7 @@ void HedgedOperationBase::OnHedgeTimer(uint64_t generation, bool fired) {
 void HedgedOperationBase::OnCancel() {
   Step step;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (finished_) return;
     EndLocked(step, Outcome::kCancelledOrEnded);
   }
@@ -348,7 +349,7 @@ void HedgedOperationBase::OnCancel() {
 bool HedgedOperationBase::OnAttemptSucceeded(int index) {
   Step step;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     AttemptDoneLocked(index, absl::OkStatus());
     if (finished_) return false;
     step.winner = index;
@@ -363,7 +364,7 @@ HedgedOperationBase::Next HedgedOperationBase::OnAttemptFailed(
     int index, const absl::Status& status) {
   Step step;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     AttemptDoneLocked(index, status);
     if (finished_) return Next{};
     HedgeFailureFacts facts;

@@ -3,9 +3,7 @@
 #include "stubkit/internal/retry_loop_state.h"
 
 #include <algorithm>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -20,6 +18,7 @@
 #include "stubkit/internal/hint_parsing.h"
 #include "stubkit/internal/metadata.h"
 #include "stubkit/internal/method_options_table.h"
+#include "stubkit/internal/mutex.h"
 #include "stubkit/internal/retry_decision.h"
 #include "stubkit/internal/retry_sources.h"
 #include "stubkit/internal/retry_summary.h"
@@ -500,16 +499,16 @@ namespace {
 // A sync wait that may end early: woken by the channel's watch (on the
 // watcher thread) or by a cancel (on the cancelling thread).
 struct SyncWake {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool woken = false;      // guarded by mu
-  bool cancelled = false;  // guarded by mu
+  Mutex mu;
+  CondVar cv;
+  bool woken ABSL_GUARDED_BY(mu) = false;
+  bool cancelled ABSL_GUARDED_BY(mu) = false;
   void Set(bool SyncWake::*flag) {
     {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(&mu);
       this->*flag = true;
     }
-    cv.notify_all();
+    cv.NotifyAll();
   }
 };
 
@@ -530,9 +529,11 @@ bool ChannelFollow::Wait(nanoseconds wait, CancellationToken* cancel,
   const uint64_t watch =
       channel_->Join([wake] { wake->Set(&SyncWake::woken); });
   {
-    std::unique_lock<std::mutex> lock(wake->mu);
-    wake->cv.wait_until(lock, until,
-                        [&] { return wake->woken || wake->cancelled; });
+    MutexLock lock(&wake->mu);
+    wake->cv.WaitUntil(lock, until,
+                       [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(wake->mu) {
+                         return wake->woken || wake->cancelled;
+                       });
     *woken = wake->woken;
   }
   channel_->Leave(watch);

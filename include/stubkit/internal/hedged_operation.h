@@ -19,9 +19,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "stubkit/async_callback.h"
 #include "stubkit/hedging.h"
 #include "stubkit/internal/async_call.h"
@@ -29,6 +29,7 @@
 #include "stubkit/internal/call_setup.h"
 #include "stubkit/internal/hedge_decision.h"
 #include "stubkit/internal/hint_parsing.h"
+#include "stubkit/internal/mutex.h"
 #include "stubkit/internal/retry_loop_state.h"
 #include "stubkit/internal/retry_sources.h"
 #include "stubkit/method.h"
@@ -140,7 +141,9 @@ class HedgedOperationBase : public AsyncCallBase {
   // The retry throttle, if any, as the decisions' admission source.
   std::optional<ThrottleAdmission> admission_;
 
-  absl::Mutex mu_;
+  Mutex mu_;
+  // Signalled when the result is delivered or an attempt ends (AwaitIdle).
+  CondVar idle_;
   // Fixed size: contexts never move, so a launched one is used unlocked.
   std::array<std::unique_ptr<grpc::ClientContext>,
              HedgingPolicy::kMaxAttemptsLimit>
@@ -251,7 +254,7 @@ class SyncHedgedOperation final : public HedgedOperationBase {
     AwaitIdle();
     std::vector<std::thread> threads;
     {
-      absl::MutexLock lock(&threads_mu_);
+      MutexLock lock(&threads_mu_);
       threads.swap(threads_);
     }
     for (std::thread& thread : threads) thread.join();
@@ -289,7 +292,7 @@ class SyncHedgedOperation final : public HedgedOperationBase {
     {
       // Held while the thread starts, so `Run` cannot take the list before
       // the thread is in it.
-      absl::MutexLock lock(&threads_mu_);
+      MutexLock lock(&threads_mu_);
       try {
         threads_.emplace_back([self, next] { self->RunAttempts(next); });
       } catch (const std::system_error&) {
@@ -312,7 +315,7 @@ class SyncHedgedOperation final : public HedgedOperationBase {
   // Written before `Complete`, read after `AwaitIdle`.
   absl::Status final_status_;
   Response response_;
-  absl::Mutex threads_mu_;
+  Mutex threads_mu_;
   std::vector<std::thread> threads_ ABSL_GUARDED_BY(threads_mu_);
 };
 
