@@ -36,6 +36,9 @@ struct MethodInfo {
   absl::string_view full_name;
   RpcKind kind;
   Idempotency default_idempotency;
+  // The method's position in its service, counted from 0 in proto order:
+  // generated clients look their per-method options up by it.
+  int index = 0;
 };
 
 absl::string_view ToString(Idempotency idempotency);

@@ -174,6 +174,17 @@ void WriteConfigWarning(const Options& client, absl::string_view line) {
   sink->Write(line);
 }
 
+void MethodOptionsTable::RefuseDecorators(absl::string_view make_connection,
+                                          absl::string_view client_name) {
+  // Wins over a bad MethodOptionsOption entry, as the refusal it replaces
+  // did: it is the first thing to fix.
+  status_ = absl::InvalidArgumentError(absl::StrCat(
+      service_, ": DecoratorsOption must be given to ", make_connection,
+      " (or to the ", client_name,
+      " constructor that takes a channel); the client was built from a "
+      "connection, which cannot apply them, so the call was not sent"));
+}
+
 absl::Status MethodOptionsTable::Mismatch(
     int method, const IdempotencyPredicate& predicate,
     const std::string& request_type) const {

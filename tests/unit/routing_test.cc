@@ -3,6 +3,10 @@
 // The x-goog-request-params value: encoding, path templates, "last one
 // wins", and what is left out.
 
+#include "stubkit/routing.h"
+
+#include <grpcpp/client_context.h>
+#include <grpcpp/test/client_context_test_peer.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -10,6 +14,7 @@
 
 #include "stubkit/internal/metadata.h"
 #include "stubkit/internal/routing_header.h"
+#include "stubkit/options.h"
 
 namespace stubkit {
 namespace internal {
@@ -81,6 +86,49 @@ TEST(RoutingTest, NothingSetIsAnEmptyValue) {
   params.Set("name", "");
   params.Match("p", "x", "{p=projects/*}");
   EXPECT_EQ(params.Value(), "");
+}
+
+struct FakeRequest {
+  std::string name;
+};
+
+void FakeParams(const FakeRequest& request, RequestParams& params) {
+  params.Set("name", request.name);
+}
+
+// The one call a generated stub makes before each attempt.
+TEST(RoutingTest, ApplyRoutingHeaderSendsWhatTheParamsFunctionSets) {
+  FakeRequest request{"shelves/1"};
+  Options call;
+  Options client;
+  grpc::ClientContext on;
+  ApplyRoutingHeader(on, OptionsView(call, client), request, FakeParams);
+  auto sent =
+      grpc::testing::ClientContextTestPeer(&on).GetSendInitialMetadata();
+  ASSERT_EQ(sent.count(kRequestParamsHeader), 1u);
+  EXPECT_EQ(sent.find(kRequestParamsHeader)->second, "name=shelves%2F1");
+
+  // Turned off for the call: nothing is sent, and the request is not read.
+  Options off = Options{}.set<RoutingHeaderOption>(false);
+  grpc::ClientContext none;
+  ApplyRoutingHeader(
+      none, OptionsView(off, client), request,
+      +[](const FakeRequest&, RequestParams&) {
+        ADD_FAILURE() << "read the request";
+      });
+  EXPECT_EQ(grpc::testing::ClientContextTestPeer(&none)
+                .GetSendInitialMetadata()
+                .count(kRequestParamsHeader),
+            0u);
+
+  // Nothing set, nothing sent.
+  FakeRequest empty;
+  grpc::ClientContext unset;
+  ApplyRoutingHeader(unset, OptionsView(call, client), empty, FakeParams);
+  EXPECT_EQ(grpc::testing::ClientContextTestPeer(&unset)
+                .GetSendInitialMetadata()
+                .count(kRequestParamsHeader),
+            0u);
 }
 
 }  // namespace

@@ -926,6 +926,86 @@ TEST(ServiceConfigClientTableTest, HandWrittenUnknownMethodIsRefused) {
   EXPECT_EQ(slash.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// A refusing table puts its status in the call's own layer, where the
+// retry loops return it before anything is sent (issue 26: this replaced a
+// generated refusing connection per service).
+TEST(ServiceConfigClientTableTest,
+     RefusingTableRefusesEveryCallThroughTheView) {
+  Options client = Options{}.set<MethodOptionsOption>(
+      {{"a.B.Olld", Options{}.set<TotalTimeoutOption>(seconds(3))}});
+  internal::MethodOptionsTable table(client, "a.B", {"Old", "Other"});
+  ASSERT_FALSE(table.status().ok());
+  constexpr MethodInfo kOther{"a.B.Other", RpcKind::kUnary,
+                              Idempotency::kIdempotent, 1};
+  Options call = Options{}.set<AttemptTimeoutOption>(seconds(1));
+  internal::MethodCallOptions stream = table.View(kOther, call, client);
+  const OptionsView& view = stream;
+  EXPECT_EQ(view.call().get<internal::CallRefusalOption>(), table.status());
+  // The call's own options are still there.
+  EXPECT_EQ(view.get<AttemptTimeoutOption>(), seconds(1));
+  internal::MethodCallOptions unary =
+      table.View(kOther, call, client, std::string("request"));
+  EXPECT_EQ(static_cast<const OptionsView&>(unary)
+                .call()
+                .get<internal::CallRefusalOption>(),
+            table.status());
+}
+
+// The MethodInfo's index picks the method's layer.
+TEST(ServiceConfigClientTableTest, ViewLooksTheMethodUpByItsIndex) {
+  Options client = Options{}.set<MethodOptionsOption>(
+      {{"a.B.Other", Options{}.set<TotalTimeoutOption>(seconds(7))}});
+  internal::MethodOptionsTable table(client, "a.B", {"Old", "Other"});
+  ASSERT_TRUE(table.status().ok()) << table.status();
+  constexpr MethodInfo kOld{"a.B.Old", RpcKind::kUnary,
+                            Idempotency::kIdempotent, 0};
+  constexpr MethodInfo kOther{"a.B.Other", RpcKind::kUnary,
+                              Idempotency::kIdempotent, 1};
+  Options call;
+  internal::MethodCallOptions old_view = table.View(kOld, call, client);
+  internal::MethodCallOptions other_view = table.View(kOther, call, client);
+  EXPECT_FALSE(
+      static_cast<const OptionsView&>(old_view).find<TotalTimeoutOption>());
+  EXPECT_EQ(
+      static_cast<const OptionsView&>(other_view).get<TotalTimeoutOption>(),
+      seconds(7));
+  EXPECT_FALSE(static_cast<const OptionsView&>(other_view)
+                   .call()
+                   .has<internal::CallRefusalOption>());
+}
+
+struct TestDecoratorsOption {
+  using Type = std::vector<int>;
+  static Type Default() { return {}; }
+};
+
+// A client built from a connection cannot apply decorators: with some,
+// every call is refused, and that refusal wins over a bad entry.
+TEST(ServiceConfigClientTableTest, DecoratorsOnAClientFromAConnectionRefuse) {
+  internal::MethodOptionsTable none(Options{}, "a.B", {"Old"});
+  none.RefuseDecorators<TestDecoratorsOption>(Options{}, "MakeBConnection",
+                                              "BClient");
+  EXPECT_TRUE(none.status().ok());
+  Options empty = Options{}.set<TestDecoratorsOption>({});
+  none.RefuseDecorators<TestDecoratorsOption>(empty, "MakeBConnection",
+                                              "BClient");
+  EXPECT_TRUE(none.status().ok());
+
+  Options client =
+      Options{}.set<TestDecoratorsOption>({1}).set<MethodOptionsOption>(
+          {{"a.B.Olld", Options{}}});
+  internal::MethodOptionsTable table(client, "a.B", {"Old"});
+  ASSERT_FALSE(table.status().ok());
+  table.RefuseDecorators<TestDecoratorsOption>(client, "MakeBConnection",
+                                               "BClient");
+  EXPECT_EQ(table.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(table.status().message(),
+            "a.B: DecoratorsOption must be given to MakeBConnection (or to "
+            "the BClient constructor that takes a channel); the client was "
+            "built from a connection, which cannot apply them, so the call "
+            "was not sent");
+}
+
 // Issue 22 item 9, in the table: a service named like another's package
 // ("a.B.C" next to "a.B") is not a method of a.B, nor are its methods.
 TEST(ServiceConfigClientTableTest, ServiceNamedLikeAMethodIsNotATypo) {

@@ -17,6 +17,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "stubkit/method.h"
 #include "stubkit/method_options.h"
 #include "stubkit/options.h"
 #include "stubkit/retry_options.h"
@@ -102,20 +103,48 @@ class MethodOptionsTable {
                      std::initializer_list<absl::string_view> methods);
 
   // Non-OK when the client's `MethodOptionsOption` names a method this
-  // service does not have, or nests one: every call must fail with it.
+  // service does not have, or nests one, or after `RefuseDecorators`:
+  // every call fails with it (`View` puts it in the call's own layer as a
+  // `CallRefusalOption`, which the retry loops return before anything is
+  // sent).
   const absl::Status& status() const { return status_; }
 
+  // For a client built from a connection: the connection was made already,
+  // so the client's non-empty `decorators` can no longer be applied, and
+  // every call is refused, naming `make_connection` ("MakeFooConnection")
+  // and `client_name` ("FooClient").
+  template <typename DecoratorsOption>
+  void RefuseDecorators(const Options& client,
+                        absl::string_view make_connection,
+                        absl::string_view client_name) {
+    const auto* decorators = client.find<DecoratorsOption>();
+    if (decorators != nullptr && !decorators->empty()) {
+      RefuseDecorators(make_connection, client_name);
+    }
+  }
+
   // For client and bidi streams.
+  MethodCallOptions View(const MethodInfo& method, const Options& call,
+                         const Options& client) const {
+    return View(method.index, call, client);
+  }
   MethodCallOptions View(int method, const Options& call,
                          const Options& client) const {
+    if (!status_.ok()) return Refused(method, call, client);
     return MethodCallOptions(Layered(method, call, client));
   }
 
   // For methods with a request: applies the request-aware predicate, if
   // any, unless the call sets `IdempotencyOption`.
   template <typename Request>
+  MethodCallOptions View(const MethodInfo& method, const Options& call,
+                         const Options& client, const Request& request) const {
+    return View(method.index, call, client, request);
+  }
+  template <typename Request>
   MethodCallOptions View(int method, const Options& call, const Options& client,
                          const Request& request) const {
+    if (!status_.ok()) return Refused(method, call, client);
     OptionsView view = Layered(method, call, client);
     const auto* predicate = view.find<IdempotencyPredicateOption>();
     if (predicate == nullptr || !*predicate || call.has<IdempotencyOption>()) {
@@ -138,6 +167,14 @@ class MethodOptionsTable {
     const Options* method = nullptr;
     const Options* service = nullptr;
   };
+
+  MethodCallOptions Refused(int method, const Options& call,
+                            const Options& client) const {
+    return MethodCallOptions(Layered(method, call, client),
+                             Options(call).set<CallRefusalOption>(status_));
+  }
+  void RefuseDecorators(absl::string_view make_connection,
+                        absl::string_view client_name);
 
   OptionsView Layered(int method, const Options& call,
                       const Options& client) const {

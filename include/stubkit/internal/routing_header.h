@@ -1,13 +1,19 @@
 // Copyright 2026 The stubkit Authors.
 //
 // Builds the `x-goog-request-params` value of one attempt (see
-// stubkit/routing.h). Generated gRPC stubs use it, after reading the typed
-// request:
+// stubkit/routing.h). Generated code prints, once per routed method, a
+// function that reads the typed request:
 //
-//   ::stubkit::internal::RequestParams params;
-//   params.Match("project", request.parent(), "{project=projects/*}/**");
-//   params.Set("name", request.name());
-//   params.Apply(context);
+//   void GetBookParams(const GetBookRequest& request,
+//                      ::stubkit::internal::RequestParams& params) {
+//     params.Match("project", request.parent(), "{project=projects/*}/**");
+//     params.Set("name", request.name());
+//   }
+//
+// and its gRPC stub's sync and async methods each call
+//
+//   ::stubkit::internal::ApplyRoutingHeader(context, options, request,
+//                                           GetBookParams);
 //
 // Not public API.
 
@@ -24,6 +30,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/optional.h"
+#include "stubkit/options.h"
+#include "stubkit/routing.h"
 
 namespace stubkit {
 namespace internal {
@@ -75,6 +83,18 @@ class RequestParams {
  private:
   std::vector<std::pair<std::string, std::string>> params_;
 };
+
+// Adds the header `params_of` builds from `request` to the attempt's
+// `context`, unless the call turned it off with `RoutingHeaderOption`.
+template <typename Request>
+void ApplyRoutingHeader(grpc::ClientContext& context,
+                        const OptionsView& options, const Request& request,
+                        void (*params_of)(const Request&, RequestParams&)) {
+  if (!options.get<RoutingHeaderOption>()) return;
+  RequestParams params;
+  params_of(request, params);
+  params.Apply(context);
+}
 
 }  // namespace internal
 }  // namespace stubkit
