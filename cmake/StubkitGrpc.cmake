@@ -39,6 +39,55 @@ endif()
 set_property(GLOBAL PROPERTY STUBKIT_GOOGLEAPIS_PROTO_DIR
   "${STUBKIT_GOOGLEAPIS_PROTO_DIR}")
 
+# Sets `out` to TRUE when one of PROTOS imports `rel` ("a/b.proto")
+# directly, as protoc reads them with IMPORT_DIRS: the `dependency` fields
+# of their FileDescriptorProtos, decoded to text by protoc itself. A proto
+# that protoc cannot read stops the configuration with protoc's message.
+# Editing a proto runs the configuration again, so an import added later
+# is seen.
+function(_stubkit_protos_import out name rel)
+  cmake_parse_arguments(ARG "" "" "PROTOS;IMPORT_DIRS" ${ARGN})
+  get_target_property(protoc protobuf::protoc IMPORTED_LOCATION_NONE)
+  if(NOT protoc)
+    get_target_property(protoc protobuf::protoc IMPORTED_LOCATION_RELEASE)
+  endif()
+  if(NOT protoc)
+    get_target_property(protoc protobuf::protoc IMPORTED_LOCATION)
+  endif()
+  if(NOT protoc)
+    find_program(protoc protoc REQUIRED)
+  endif()
+  set(flags)
+  foreach(dir IN LISTS ARG_IMPORT_DIRS)
+    list(APPEND flags "-I${dir}")
+  endforeach()
+  set(descriptors "${CMAKE_CURRENT_BINARY_DIR}/${name}_gen/imports.pb")
+  execute_process(
+    COMMAND "${protoc}" ${flags} "--descriptor_set_out=${descriptors}"
+      ${ARG_PROTOS}
+    RESULT_VARIABLE result ERROR_VARIABLE error)
+  if(NOT result EQUAL 0)
+    message(FATAL_ERROR "stubkit_add_grpc_library(${name}): protoc cannot "
+      "read PROTOS:\n${error}")
+  endif()
+  execute_process(
+    COMMAND "${protoc}" --decode=google.protobuf.FileDescriptorSet
+      google/protobuf/descriptor.proto
+    INPUT_FILE "${descriptors}"
+    RESULT_VARIABLE result OUTPUT_VARIABLE text ERROR_VARIABLE error)
+  if(NOT result EQUAL 0)
+    message(FATAL_ERROR "stubkit_add_grpc_library(${name}): protoc cannot "
+      "decode the descriptors of PROTOS:\n${error}")
+  endif()
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${ARG_PROTOS})
+  string(FIND "${text}" "dependency: \"${rel}\"" at)
+  if(at EQUAL -1)
+    set(${out} FALSE PARENT_SCOPE)
+  else()
+    set(${out} TRUE PARENT_SCOPE)
+  endif()
+endfunction()
+
 function(stubkit_add_grpc_library name)
   cmake_parse_arguments(ARG "NO_STUBKIT" "LONGRUNNING_TARGET"
     "PROTOS;IMPORT_DIRS" ${ARGN})
@@ -59,20 +108,24 @@ function(stubkit_add_grpc_library name)
 
   # Long-running operations: a proto that imports operations.proto without
   # this library compiling it gets it from another library (see above).
+  # Which protos import it, protoc says: their descriptors' dependency
+  # lists, read at configure time, which comments, odd spacing or
+  # `import weak` cannot fool as a regex over the text could. stubkit's copy
+  # of googleapis comes last on the probe's path, so that the import
+  # resolves when no IMPORT_DIRS entry has it.
+  get_property(googleapis_dir GLOBAL PROPERTY STUBKIT_GOOGLEAPIS_PROTO_DIR)
   set(longrunning_rel "google/longrunning/operations.proto")
-  set(imports_longrunning FALSE)
   set(lists_longrunning FALSE)
+  set(all_protos)
   foreach(proto IN LISTS ARG_PROTOS)
     get_filename_component(proto_abs "${proto}" ABSOLUTE)
+    list(APPEND all_protos "${proto_abs}")
     if(proto_abs MATCHES "/${longrunning_rel}$")
       set(lists_longrunning TRUE)
     endif()
-    file(STRINGS "${proto_abs}" lines
-      REGEX "^[ \t]*import[ \t]+(public[ \t]+)?\"${longrunning_rel}\"")
-    if(lines)
-      set(imports_longrunning TRUE)
-    endif()
   endforeach()
+  _stubkit_protos_import(imports_longrunning "${name}" "${longrunning_rel}"
+    PROTOS ${all_protos} IMPORT_DIRS ${import_dirs} "${googleapis_dir}")
   set(longrunning_link)
   if(imports_longrunning AND NOT lists_longrunning)
     if(ARG_LONGRUNNING_TARGET)
@@ -86,7 +139,6 @@ function(stubkit_add_grpc_library name)
             "and pass that library as LONGRUNNING_TARGET")
         endif()
       endforeach()
-      get_property(googleapis_dir GLOBAL PROPERTY STUBKIT_GOOGLEAPIS_PROTO_DIR)
       if(NOT TARGET stubkit_longrunning_protos)
         stubkit_add_grpc_library(stubkit_longrunning_protos
           PROTOS
@@ -119,13 +171,8 @@ function(stubkit_add_grpc_library name)
     set(grpc_plugin "$<TARGET_FILE:gRPC::grpc_cpp_plugin>")
   endif()
 
-  # Every command depends on all of the library's protos: one may import
-  # another, and protoc reads the imports.
-  set(all_protos)
-  foreach(proto IN LISTS ARG_PROTOS)
-    get_filename_component(proto_abs "${proto}" ABSOLUTE)
-    list(APPEND all_protos "${proto_abs}")
-  endforeach()
+  # Every command depends on all of the library's protos (all_protos,
+  # above): one may import another, and protoc reads the imports.
 
   set(sources)
   set(headers)
