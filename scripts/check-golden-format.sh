@@ -6,12 +6,19 @@
 #   scripts/check-golden-format.sh [budget]    # default budget: 0
 #
 # Fails when there are more violations than `budget`. ctest passes 0, which
-# is exactly the -Werror check. CLANG_FORMAT overrides the binary.
+# is exactly the -Werror check. CLANG_FORMAT overrides the binary (default:
+# clang-format-14, else clang-format). The golden test formats the plugin's
+# output with it, so this guards goldens edited by hand or formatted by
+# another version.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 budget="${1:-0}"
-clang_format="${CLANG_FORMAT:-clang-format}"
+clang_format="${CLANG_FORMAT:-}"
+if [[ -z "${clang_format}" ]]; then
+  clang_format="$(command -v clang-format-14 || command -v clang-format ||
+    echo clang-format)"
+fi
 if ! command -v "${clang_format}" >/dev/null; then
   echo "check-golden-format: ${clang_format} not found;" \
     "scripts/install-deps.sh installs it" >&2

@@ -11,7 +11,7 @@ packages=(
   libabsl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   prometheus-cpp-dev
-  clang-format  # tests/generator: the goldens' format check
+  clang-format-14  # tests/generator: the goldens are formatted with it
 )
 # Extra packages for optional suites, e.g. STUBKIT_EXTRA_PACKAGES="clang".
 if [[ -n "${STUBKIT_EXTRA_PACKAGES:-}" ]]; then

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "src/generator/layout.h"
+#include "absl/strings/str_join.h"
 #include "src/generator/printers.h"
 
 namespace stubkit {
@@ -54,18 +54,17 @@ struct StreamEntry {
 
 void PrintStreamEntry(Printer& w, const Printer::Vars& vars,
                       const StreamEntry& e) {
-  PrintType(w, vars, 2,
-            absl::StrCat(e.prefix, "::stubkit::internal::", e.entry,
-                         "<$Service$Client::$Method$ResumeOption, $Request$, "
-                         "$Response$>"),
-            "(");
-  w.Print(vars, e.with_request
-                    ? "        $Service$Methods::k$Method$, options, request,\n"
-                    : "        $Service$Methods::k$Method$, options,\n");
-  PrintLambdaHead(w, vars, 4, "[stub = stub_]", e.params);
-  PrintCall(w, vars, 5, absl::StrCat("return stub->", e.stub_method, "("),
-            e.args, ");");
-  w.Print(e.tail);
+  w.Print(vars,
+          absl::StrCat(
+              "    ", e.prefix, "::stubkit::internal::", e.entry,
+              "<$Service$Client::$Method$ResumeOption, $Request$, "
+              "$Response$>(\n",
+              e.with_request
+                  ? "        $Service$Methods::k$Method$, options, request,\n"
+                  : "        $Service$Methods::k$Method$, options,\n",
+              "        [stub = stub_](", absl::StrJoin(e.params, ", "), ") {\n",
+              "          return stub->", e.stub_method, "(",
+              absl::StrJoin(e.args, ", "), ");\n", e.tail));
 }
 
 // SConnectionImpl's M (and AsyncM): the runtime's loop for the kind over
@@ -77,31 +76,22 @@ void PrintConnectionImplMethod(Printer& w, const Printer::Vars& mv,
       w, mv, *FindSignature(Layer::kConnection, method.kind, Variant::kSync));
   switch (method.kind) {
     case Kind::kUnary:
-      PrintType(w, mv, 2, "return ::stubkit::internal::RunUnary<$Response$>",
-                "(");
       w.Print(mv,
+              "    return ::stubkit::internal::RunUnary<$Response$>(\n"
               "        $Service$Methods::k$Method$, options, request,\n"
               "        [&](::grpc::ClientContext& context) {\n"
               "          return stub_->$Method$(context, options, request);\n"
-              "        },\n");
-      {
-        // The connection's channel last, on the lambda's line when it fits
-        // (as clang-format lays it out).
-        const std::string last = w.Expand(
-            mv, "        [&] { return Async$Method$Attempt(request); },");
-        w.PrintRaw(last.size() + sizeof(" channel_);") - 1 <= 80
-                       ? last + " channel_);\n"
-                       : last + "\n        channel_);\n");
-      }
-      w.Print("  }\n\n");
+              "        },\n"
+              "        [&] { return Async$Method$Attempt(request); }, "
+              "channel_);\n"
+              "  }\n\n");
       PrintOverrideHead(
           w, mv,
           *FindSignature(Layer::kConnection, method.kind, Variant::kAsync));
-      PrintCall(
-          w, mv, 2, "::stubkit::internal::RunAsyncUnary<$Response$>(",
-          {"$Service$Methods::k$Method$", "options",
-           "Async$Method$Attempt(request)", "::std::move(done)", "channel_"},
-          ");");
+      w.Print(mv,
+              "    ::stubkit::internal::RunAsyncUnary<$Response$>("
+              "$Service$Methods::k$Method$, options, "
+              "Async$Method$Attempt(request), ::std::move(done), channel_);\n");
       break;
     case Kind::kServerStreaming:
       // The reader outlives this call, so the lambda owns the stub.
@@ -181,14 +171,12 @@ void PrintConnectionImpl(Printer& w, const FileModel& file,
   // `channel`: the one the stub stack calls through, when the connection
   // was made over a channel; unary retry waits follow it back after a
   // connection failure (stubkit/internal/connection_channel.h).
-  PrintConstructor(
-      w, ServiceVars(file, service), "$Service$ConnectionImpl",
-      {"::std::shared_ptr<$Service$Stub> stub",
-       "::std::shared_ptr<::stubkit::internal::ConnectionChannel> channel"},
-      "");
-  w.Print(
-      "      : stub_(::std::move(stub)), "
-      "channel_(::std::move(channel)) {}\n");
+  w.Print(ServiceVars(file, service),
+          "  explicit $Service$ConnectionImpl("
+          "::std::shared_ptr<$Service$Stub> stub, "
+          "::std::shared_ptr<::stubkit::internal::ConnectionChannel> channel)\n"
+          "      : stub_(::std::move(stub)), "
+          "channel_(::std::move(channel)) {}\n");
   for (const MethodModel& method : service.methods) {
     PrintConnectionImplMethod(w, MethodVars(file, service, method), method);
   }
@@ -198,19 +186,11 @@ void PrintConnectionImpl(Printer& w, const FileModel& file,
     // An attempt that owns the stub and a copy of the request: async and
     // hedged attempts may outlive the call that started them. Not a
     // std::function: the async loop stores it in the call's one allocation.
-    const Printer::Vars mv = MethodVars(file, service, method);
-    FunctionHead head;
-    head.return_type = w.Expand(
-        mv,
-        "::stubkit::internal::AsyncUnaryAttempt<$Service$Stub, $Request$, "
-        "$Response$, &$Service$Stub::Async$Method$>");
-    head.name = w.Expand(mv, "Async$Method$Attempt");
-    head.params = {w.Expand(mv, "const $Request$& request")};
-    head.suffix = " const {";
-    w.Indent();
-    w.PrintRaw(LayoutFunctionHead(head, w.indent()) + "\n");
-    w.Outdent();
     w.Print(
+        MethodVars(file, service, method),
+        "  ::stubkit::internal::AsyncUnaryAttempt<$Service$Stub, $Request$, "
+        "$Response$, &$Service$Stub::Async$Method$> "
+        "Async$Method$Attempt(const $Request$& request) const {\n"
         "    return {stub_, request};\n"
         "  }\n\n");
   }
@@ -232,9 +212,9 @@ void PrintRefusingConnection(Printer& w, const FileModel& file,
   w.Print(ServiceVars(file, service),
           "class $Service$RefusingConnection : public $Service$Connection {\n"
           " public:\n");
-  PrintConstructor(w, ServiceVars(file, service), "$Service$RefusingConnection",
-                   {"::absl::Status refusal"}, "");
-  w.Print("      : refusal_(::std::move(refusal)) {}\n");
+  w.Print(ServiceVars(file, service),
+          "  explicit $Service$RefusingConnection(::absl::Status refusal)\n"
+          "      : refusal_(::std::move(refusal)) {}\n");
   const Unnamed unused = {"options", "request", "on_message"};
   for (const MethodModel& method : service.methods) {
     const Printer::Vars mv = MethodVars(file, service, method);
@@ -252,9 +232,9 @@ void PrintRefusingConnection(Printer& w, const FileModel& file,
         w.Print("    done(refusal_);\n");
         break;
       case Kind::kServerStreaming:
-        PrintCall(w, mv, 2, "return ::stubkit::StreamReader<$Response$>(",
-                  {"refusal_"}, ");");
-        w.Print("  }\n");
+        w.Print(mv,
+                "    return ::stubkit::StreamReader<$Response$>(refusal_);\n"
+                "  }\n");
         PrintOverrideHead(
             w, mv,
             *FindSignature(Layer::kConnection, method.kind, Variant::kAsync),
@@ -262,42 +242,39 @@ void PrintRefusingConnection(Printer& w, const FileModel& file,
         w.Print("    on_done(refusal_);\n");
         break;
       case Kind::kClientStreaming:
-        PrintType(w, mv, 2,
-                  "auto writer = ::std::make_unique<"
-                  "::stubkit::internal::GrpcStreamWriter<$Request$, "
-                  "$Response$>>",
-                  "();");
-        w.Print("    writer->Start(nullptr, refusal_);\n");
-        PrintType(w, mv, 2,
-                  "return ::stubkit::StreamWriter<$Request$, $Response$>", "(");
-        w.Print("        ::std::move(writer));\n  }\n");
+        w.Print(mv,
+                "    auto writer = ::std::make_unique<"
+                "::stubkit::internal::GrpcStreamWriter<$Request$, "
+                "$Response$>>();\n"
+                "    writer->Start(nullptr, refusal_);\n"
+                "    return ::stubkit::StreamWriter<$Request$, $Response$>("
+                "::std::move(writer));\n"
+                "  }\n");
         PrintOverrideHead(
             w, mv,
             *FindSignature(Layer::kConnection, method.kind, Variant::kAsync),
             unused);
-        w.Print("    done(refusal_);\n");
-        PrintType(w, mv, 2, "return ::stubkit::AsyncStreamWriter<$Request$>",
-                  "();");
+        w.Print(mv,
+                "    done(refusal_);\n"
+                "    return ::stubkit::AsyncStreamWriter<$Request$>();\n");
         break;
       case Kind::kBidi:
-        PrintCall(w, mv, 2,
-                  "auto stream = ::std::make_unique<"
-                  "::stubkit::internal::GrpcStreamReaderWriter<$Request$, "
-                  "$Response$>>(",
-                  {"$Service$Methods::k$Method$"}, ");");
-        w.Print("    stream->Start(nullptr, refusal_);\n");
-        PrintType(w, mv, 2,
-                  "return ::stubkit::StreamReaderWriter<$Request$, "
-                  "$Response$>",
-                  "(");
-        w.Print("        ::std::move(stream));\n  }\n");
+        w.Print(
+            mv,
+            "    auto stream = ::std::make_unique<"
+            "::stubkit::internal::GrpcStreamReaderWriter<$Request$, "
+            "$Response$>>($Service$Methods::k$Method$);\n"
+            "    stream->Start(nullptr, refusal_);\n"
+            "    return ::stubkit::StreamReaderWriter<$Request$, $Response$>("
+            "::std::move(stream));\n"
+            "  }\n");
         PrintOverrideHead(
             w, mv,
             *FindSignature(Layer::kConnection, method.kind, Variant::kAsync),
             unused);
-        w.Print("    on_done(refusal_);\n");
-        PrintType(w, mv, 2, "return ::stubkit::AsyncStreamWriter<$Request$>",
-                  "();");
+        w.Print(mv,
+                "    on_done(refusal_);\n"
+                "    return ::stubkit::AsyncStreamWriter<$Request$>();\n");
         break;
     }
     w.Print("  }\n");
@@ -313,14 +290,10 @@ void PrintRefusingConnection(Printer& w, const FileModel& file,
 // ::stubkit::Options& options)": declared (with " = {}") or defined.
 void PrintMakeConnectionHead(Printer& w, const Printer::Vars& vars,
                              const std::string& first, bool declaration) {
-  FunctionHead head;
-  head.return_type = w.Expand(vars, "::std::shared_ptr<$Service$Connection>");
-  head.name = w.Expand(vars, "Make$Service$Connection");
-  head.params = {w.Expand(vars, first),
-                 declaration ? "const ::stubkit::Options& options = {}"
-                             : "const ::stubkit::Options& options"};
-  head.suffix = declaration ? ";" : " {";
-  w.PrintRaw(LayoutFunctionHead(head, w.indent()) + "\n");
+  w.Print(vars, absl::StrCat("::std::shared_ptr<$Service$Connection> "
+                             "Make$Service$Connection(",
+                             first, ", const ::stubkit::Options& options",
+                             declaration ? " = {});\n" : ") {\n"));
 }
 
 }  // namespace
@@ -357,23 +330,22 @@ void PrintConnectionSource(Printer& w, const FileModel& file,
   PrintMakeConnectionHead(w, vars,
                           "::std::shared_ptr<::grpc::ChannelInterface> channel",
                           /*declaration=*/false);
-  w.Print(vars, "  return ::std::make_shared<$Service$ConnectionImpl>(\n");
-  PrintCall(w, vars, 3, "::stubkit::internal::ApplyDecorators<$Service$Stub>(",
-            {"::std::make_shared<$Service$GrpcStub>("
-             "$grpc_class$::NewStub(channel))",
-             "options.get<$Service$Client::DecoratorsOption>()"},
-            "),");
-  w.Print("      ::stubkit::internal::ConnectionChannel::Make(channel));\n");
-  w.Print("}\n\n");
+  w.Print(vars,
+          "  return ::std::make_shared<$Service$ConnectionImpl>(\n"
+          "      ::stubkit::internal::ApplyDecorators<$Service$Stub>("
+          "::std::make_shared<$Service$GrpcStub>("
+          "$grpc_class$::NewStub(channel)), "
+          "options.get<$Service$Client::DecoratorsOption>()),\n"
+          "      ::stubkit::internal::ConnectionChannel::Make(channel));\n"
+          "}\n\n");
   PrintMakeConnectionHead(w, vars, "::std::shared_ptr<$Service$Stub> stub",
                           /*declaration=*/false);
-  w.Print(vars, "  return ::std::make_shared<$Service$ConnectionImpl>(\n");
-  PrintCall(
-      w, vars, 3, "::stubkit::internal::ApplyDecorators(",
-      {"::std::move(stub)", "options.get<$Service$Client::DecoratorsOption>()"},
-      "),");
-  w.Print("      nullptr);\n");
-  w.Print("}\n\n");
+  w.Print(vars,
+          "  return ::std::make_shared<$Service$ConnectionImpl>(\n"
+          "      ::stubkit::internal::ApplyDecorators(::std::move(stub), "
+          "options.get<$Service$Client::DecoratorsOption>()),\n"
+          "      nullptr);\n"
+          "}\n\n");
 }
 
 }  // namespace generator

@@ -201,9 +201,9 @@ Printer::Vars LroVars(const FileModel& file, const ServiceModel& service,
   return vars;
 }
 
-// A local alias keeps the calls below short enough for one-line heads.
+// A local alias keeps the calls below short.
 void PrintResponseAlias(Printer& w, const Printer::Vars& vars) {
-  PrintTypeMember(w, vars, "using Response = $LroResponse$", ";");
+  w.Print(vars, "  using Response = $LroResponse$;\n");
 }
 
 }  // namespace
@@ -219,15 +219,10 @@ void PrintLroClientOptions(Printer& w, const FileModel& file,
                  "client built from a connection has none unless this is "
                  "set; its Await methods then fail with FAILED_PRECONDITION.");
   w.Outdent();
-  w.Print("  struct OperationsConnectionOption {\n");
-  w.Indent();
-  PrintTypeMember(
-      w, vars,
-      "using Type = "
-      "::std::shared_ptr<::google::longrunning::OperationsConnection>",
-      ";");
-  w.Outdent();
   w.Print(
+      "  struct OperationsConnectionOption {\n"
+      "    using Type = "
+      "::std::shared_ptr<::google::longrunning::OperationsConnection>;\n"
       "    static Type Default() { return nullptr; }\n"
       "  };\n");
 }
@@ -307,49 +302,54 @@ void PrintLroClientDefinitions(Printer& w, const FileModel& file,
   w.Print("\n");
   PrintDefinition(w, vars, *signatures[0], "$Service$Client", " {");
   PrintResponseAlias(w, vars);
-  w.Print("  if (operations_ == nullptr) {\n");
-  PrintCall(w, vars, 2, "return ::stubkit::internal::NoOperationsClient(",
-            {"\"$method_full_name$\""}, ");");
-  w.Print("  }\n");
-  PrintCall(w, vars, 1, "return ::stubkit::internal::PollOperation<Response>(",
-            {"*operations_", view, "call", "\"$method_full_name$\"",
-             "[&] { return $Method$(request, call); }"},
-            ");");
-  w.Print("}\n");
+  w.Print(vars,
+          absl::StrCat("  if (operations_ == nullptr) {\n"
+                       "    return ::stubkit::internal::NoOperationsClient("
+                       "\"$method_full_name$\");\n"
+                       "  }\n"
+                       "  return ::stubkit::internal::PollOperation<Response>("
+                       "*operations_, ",
+                       view,
+                       ", call, \"$method_full_name$\", "
+                       "[&] { return $Method$(request, call); });\n"
+                       "}\n"));
   // AsyncAwait$Method$
   w.Print("\n");
   PrintDefinition(w, vars, *signatures[1], "$Service$Client", " {");
   PrintResponseAlias(w, vars);
-  PrintCall(w, vars, 1,
-            "auto [future, started] = "
-            "::stubkit::internal::AsyncAwaitOperation<Response>(",
-            {"operations_", view, "call", "\"$method_full_name$\""}, ");");
-  w.Print(vars,
-          "  if (started != nullptr) {\n"
-          "    Async$Method$(request, ::std::move(started), call);\n"
-          "  }\n"
-          "  return ::std::move(future);\n"
-          "}\n");
+  w.Print(vars, absl::StrCat("  auto [future, started] = "
+                             "::stubkit::internal::AsyncAwaitOperation<"
+                             "Response>(operations_, ",
+                             view,
+                             ", call, \"$method_full_name$\");\n"
+                             "  if (started != nullptr) {\n"
+                             "    Async$Method$(request, ::std::move(started), "
+                             "call);\n"
+                             "  }\n"
+                             "  return ::std::move(future);\n"
+                             "}\n"));
   // Await$Method$ByName
   w.Print("\n");
   PrintDefinition(w, vars, *signatures[2], "$Service$Client", " {");
   PrintResponseAlias(w, vars);
-  PrintCall(w, vars, 1,
-            "return ::stubkit::internal::AwaitOperationByName<Response>(",
-            {"operations_.get()", name_view, "call", "\"$method_full_name$\"",
-             "operation_name"},
-            ");");
-  w.Print("}\n");
+  w.Print(vars, absl::StrCat("  return ::stubkit::internal::"
+                             "AwaitOperationByName<Response>("
+                             "operations_.get(), ",
+                             name_view,
+                             ", call, \"$method_full_name$\", "
+                             "operation_name);\n"
+                             "}\n"));
   // AsyncAwait$Method$ByName
   w.Print("\n");
   PrintDefinition(w, vars, *signatures[3], "$Service$Client", " {");
   PrintResponseAlias(w, vars);
-  PrintCall(w, vars, 1,
-            "return ::stubkit::internal::AsyncAwaitOperationByName<Response>(",
-            {"operations_", name_view, "call", "\"$method_full_name$\"",
-             "operation_name"},
-            ");");
-  w.Print("}\n");
+  w.Print(vars, absl::StrCat("  return ::stubkit::internal::"
+                             "AsyncAwaitOperationByName<Response>("
+                             "operations_, ",
+                             name_view,
+                             ", call, \"$method_full_name$\", "
+                             "operation_name);\n"
+                             "}\n"));
 }
 
 }  // namespace generator

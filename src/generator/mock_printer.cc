@@ -3,7 +3,6 @@
 // The mocks: gMock classes of SStub and SConnection, in the nested
 // namespace kMockNamespace.
 
-#include "src/generator/layout.h"
 #include "src/generator/printers.h"
 
 namespace stubkit {
@@ -12,10 +11,9 @@ namespace generator {
 void PrintMockHeader(Printer& w, const FileModel& file,
                      const ServiceModel& service) {
   const Printer::Vars vars = ServiceVars(file, service);
-  w.PrintRaw(LayoutClassHead(w.Expand(vars, "Mock$Service$Stub"),
-                             w.Expand(vars, "$package$::$Service$Stub"),
-                             w.indent()) +
-             "\n public:\n");
+  w.Print(vars,
+          "class Mock$Service$Stub : public $package$::$Service$Stub {\n"
+          " public:\n");
   for (const MethodModel& method : service.methods) {
     for (const Signature* signature :
          SignaturesFor(Layer::kStub, method.kind)) {
@@ -23,10 +21,10 @@ void PrintMockHeader(Printer& w, const FileModel& file,
     }
   }
   w.Print("};\n\n");
-  w.PrintRaw(LayoutClassHead(w.Expand(vars, "Mock$Service$Connection"),
-                             w.Expand(vars, "$package$::$Service$Connection"),
-                             w.indent()) +
-             "\n public:\n");
+  w.Print(vars,
+          "class Mock$Service$Connection : public "
+          "$package$::$Service$Connection {\n"
+          " public:\n");
   for (const MethodModel& method : service.methods) {
     for (const Signature* signature :
          SignaturesFor(Layer::kConnection, method.kind)) {

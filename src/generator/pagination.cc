@@ -188,8 +188,8 @@ void PrintPaginationDefinitions(Printer& w, const FileModel& file,
           "#pragma GCC diagnostic ignored \"-Wdeprecated-declarations\"\n");
     }
     PrintDefinition(w, vars, RangeSignature(), "$Service$Client", " {");
-    PrintTypeMember(w, vars, "using Item = $Item$", ";");
     w.Print(vars,
+            "  using Item = $Item$;\n"
             "  return ::stubkit::internal::MakePageRange<Item>(\n"
             "      ::std::move(request), call, "
             "method_options_.View($method_index$, call, options_),\n"

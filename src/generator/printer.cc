@@ -2,14 +2,12 @@
 
 #include "src/generator/printer.h"
 
-#include <algorithm>
 #include <string>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
-#include "src/generator/names.h"
 
 namespace stubkit {
 namespace generator {
@@ -69,12 +67,8 @@ void Printer::PrintComment(const Vars& vars, absl::string_view text) {
   if (!error_.empty()) return;
   const std::string expanded = Expand(vars, text);
   if (!error_.empty()) return;
-  constexpr int kColumnLimit = 80;
-  const int width = std::max(kColumnLimit - indent_ - 3, 1);
-  for (const std::string& line :
-       WrapWords(absl::StrReplaceAll(expanded, {{"\n", " "}}), width)) {
-    PrintRaw(absl::StrCat("// ", line, "\n"));
-  }
+  PrintRaw(
+      absl::StrCat("// ", absl::StrReplaceAll(expanded, {{"\n", " "}}), "\n"));
 }
 
 std::string Printer::Expand(const Vars& vars, absl::string_view text) {
@@ -82,15 +76,9 @@ std::string Printer::Expand(const Vars& vars, absl::string_view text) {
   return generator::Expand(vars, text, &error_);
 }
 
-void Printer::Indent() {
-  printer_->Indent();
-  indent_ += 2;
-}
+void Printer::Indent() { printer_->Indent(); }
 
-void Printer::Outdent() {
-  printer_->Outdent();
-  indent_ -= 2;
-}
+void Printer::Outdent() { printer_->Outdent(); }
 
 std::string Printer::Finish() {
   // io::Printer hands unused buffer space back when it is destroyed.

@@ -39,17 +39,13 @@ class Printer {
   // `text` as it is, '$' included: for text from the proto, like comments.
   void PrintRaw(absl::string_view text);
 
-  // `text` (a template) as a // comment, its words refilled to end by
-  // column 80 at the current indentation: clang-format would refill any
-  // longer line, and how long one is depends on the names in it.
+  // `text` (a template) as a // comment on one line, its newlines made
+  // spaces: clang-format refills it (the goldens' formatting step).
   void PrintComment(const Vars& vars, absl::string_view text);
 
   // Every line printed from now on starts with two more (fewer) spaces.
   void Indent();
   void Outdent();
-
-  // The current indentation, in columns.
-  int indent() const { return indent_; }
 
   // `text` with `vars` substituted, not printed; errors as Print's.
   std::string Expand(const Vars& vars, absl::string_view text);
@@ -65,7 +61,6 @@ class Printer {
   std::unique_ptr<google::protobuf::io::StringOutputStream> stream_;
   std::unique_ptr<google::protobuf::io::Printer> printer_;
   std::string error_;
-  int indent_ = 0;
 };
 
 // `text` printed with `vars`: the template's text alone, e.g. to measure it.

@@ -5,10 +5,7 @@
 #include "src/generator/printers.h"
 
 #include <string>
-#include <vector>
 
-#include "absl/strings/str_cat.h"
-#include "src/generator/layout.h"
 #include "src/generator/names.h"
 
 namespace stubkit {
@@ -59,86 +56,6 @@ void PrintMember(Printer& w, const Printer::Vars& vars,
   w.Indent();
   w.Print(vars, text);
   w.Outdent();
-}
-
-void PrintConstructor(Printer& w, const Printer::Vars& vars,
-                      const std::string& name,
-                      const std::vector<std::string>& params,
-                      const std::string& suffix) {
-  FunctionHead head;
-  head.prefix = "explicit ";
-  head.name = w.Expand(vars, name);
-  for (const std::string& param : params) {
-    head.params.push_back(w.Expand(vars, param));
-  }
-  head.suffix = suffix;
-  w.Indent();
-  w.PrintRaw(LayoutFunctionHead(head, w.indent()) + "\n");
-  w.Outdent();
-}
-
-void PrintListMember(Printer& w, const Printer::Vars& vars,
-                     const std::string& head,
-                     const std::vector<std::string>& items,
-                     const std::string& tail) {
-  std::vector<std::string> expanded;
-  for (const std::string& item : items) {
-    expanded.push_back(w.Expand(vars, item));
-  }
-  w.Indent();
-  w.PrintRaw(LayoutList(w.Expand(vars, head), expanded, w.Expand(vars, tail),
-                        w.indent()) +
-             "\n");
-  w.Outdent();
-}
-
-void PrintVariableMember(Printer& w, const Printer::Vars& vars,
-                         const std::string& type, const std::string& name) {
-  w.Indent();
-  w.PrintRaw(
-      LayoutVariable(w.Expand(vars, type), w.Expand(vars, name), w.indent()) +
-      "\n");
-  w.Outdent();
-}
-
-void PrintTypeMember(Printer& w, const Printer::Vars& vars,
-                     const std::string& type, const std::string& suffix) {
-  w.Indent();
-  w.PrintRaw(LayoutType(w.Expand(vars, type), suffix, w.indent()) + "\n");
-  w.Outdent();
-}
-
-void PrintType(Printer& w, const Printer::Vars& vars, int depth,
-               const std::string& type, const std::string& suffix) {
-  for (int i = 0; i < depth; ++i) w.Indent();
-  w.PrintRaw(LayoutType(w.Expand(vars, type), suffix, w.indent()) + "\n");
-  for (int i = 0; i < depth; ++i) w.Outdent();
-}
-
-void PrintLambdaHead(Printer& w, const Printer::Vars& vars, int depth,
-                     const std::string& capture,
-                     const std::vector<std::string>& params) {
-  FunctionHead head;
-  head.name = capture;
-  for (const std::string& param : params) {
-    head.params.push_back(w.Expand(vars, param));
-  }
-  head.suffix = " {";
-  for (int i = 0; i < depth; ++i) w.Indent();
-  w.PrintRaw(LayoutFunctionHead(head, w.indent()) + "\n");
-  for (int i = 0; i < depth; ++i) w.Outdent();
-}
-
-void PrintCall(Printer& w, const Printer::Vars& vars, int depth,
-               const std::string& head, const std::vector<std::string>& args,
-               const std::string& tail) {
-  for (int i = 0; i < depth; ++i) w.Indent();
-  std::vector<std::string> expanded;
-  for (const std::string& arg : args) expanded.push_back(w.Expand(vars, arg));
-  w.PrintRaw(LayoutList(w.Expand(vars, head), expanded, w.Expand(vars, tail),
-                        w.indent()) +
-             "\n");
-  for (int i = 0; i < depth; ++i) w.Outdent();
 }
 
 void PrintInterface(Printer& w, const FileModel& file,

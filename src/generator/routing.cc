@@ -269,16 +269,18 @@ void PrintRoutingHeader(Printer& w, const MethodModel& method) {
       "    ::stubkit::internal::RequestParams params;\n");
   for (const RoutingParam& param : method.routing.params) {
     std::vector<std::string> args = {Quote(param.key), param.getter};
-    if (!param.path_template.empty())
+    if (!param.path_template.empty()) {
       args.push_back(Quote(param.path_template));
-    const int depth = param.condition.empty() ? 2 : 3;
-    if (!param.condition.empty()) {
-      PrintCall(w, {}, 2, "if (", {param.condition}, ") {");
     }
-    PrintCall(w, {}, depth,
-              param.path_template.empty() ? "params.Set(" : "params.Match(",
-              args, ");");
-    if (!param.condition.empty()) w.Print("    }\n");
+    const std::string call = absl::StrCat(
+        param.path_template.empty() ? "params.Set(" : "params.Match(",
+        absl::StrJoin(args, ", "), ");\n");
+    if (param.condition.empty()) {
+      w.Print(absl::StrCat("    ", call));
+    } else {
+      w.Print(absl::StrCat("    if (", param.condition, ") {\n      ", call,
+                           "    }\n"));
+    }
   }
   w.Print(
       "    params.Apply(context);\n"

@@ -60,25 +60,24 @@ std::string Definition(const Signature& signature, const std::string& cls,
                        const Unnamed& unnamed = {});
 
 // Prints `prefix`, the declaration and `suffix` (" = 0;", " override {")
-// as a member of the class being printed, laid out as clang-format would
-// (layout.h).
+// on one line, as a member of the class being printed.
 void PrintDeclaration(Printer& w, const Printer::Vars& vars,
                       const Signature& signature, const std::string& prefix,
                       const std::string& suffix, const Unnamed& unnamed = {});
 
 // Prints the definition head of `signature` in class `cls` (a template),
-// then `suffix` (" {"), laid out as clang-format would.
+// then `suffix` (" {"), on one line.
 void PrintDefinition(Printer& w, const Printer::Vars& vars,
                      const Signature& signature, const std::string& cls,
                      const std::string& suffix, const Unnamed& unnamed = {});
 
 // "MOCK_METHOD((R), F, (parameter types), (override));" on one line, as a
-// template. The parameters are unnamed: clang-format misreads "T& name" in
-// a macro argument as a multiplication-like expression ("T & name").
+// template; a type with a comma is parenthesized, as gMock needs. The
+// parameters are unnamed: clang-format misreads "T& name" in a macro
+// argument as a multiplication-like expression ("T & name").
 std::string MockMethod(const Signature& signature);
 
-// Prints the MOCK_METHOD of `signature` as a member of the mock class, laid
-// out as clang-format would.
+// Prints the MOCK_METHOD of `signature` as a member of the mock class.
 void PrintMockMethod(Printer& w, const Printer::Vars& vars,
                      const Signature& signature);
 

@@ -59,10 +59,10 @@ void PrintAsyncStreamDefinitions(Printer& w, const Printer::Vars& mv,
   PrintDefinition(w, mv, async, grpc_stub, " {", UnusedOptions(method));
   w.Print(mv,
           "  auto* async = grpc_stub_->async();\n"
-          "  if (async == nullptr) {\n");
-  PrintCall(w, mv, 2, "return ::stubkit::internal::NoAsyncStubError(",
-            {"\"$method_full_name$\""}, ");");
-  w.Print("  }\n");
+          "  if (async == nullptr) {\n"
+          "    return ::stubkit::internal::NoAsyncStubError("
+          "\"$method_full_name$\");\n"
+          "  }\n");
   PrintRoutingHeader(w, method);
   switch (method.kind) {
     case Kind::kServerStreaming:
@@ -97,21 +97,20 @@ void PrintAsyncUnaryDefinitions(Printer& w, const Printer::Vars& mv,
   PrintDefinition(w, mv, async, grpc_stub, " {", UnusedOptions(method));
   w.Print(mv,
           "  auto* async = grpc_stub_->async();\n"
-          "  if (async == nullptr) {\n");
-  PrintCall(w, mv, 2, "done(::stubkit::internal::NoAsyncStubError(",
-            {"\"$method_full_name$\""}, "));");
-  w.Print(
-      "    return;\n"
-      "  }\n");
+          "  if (async == nullptr) {\n"
+          "    done(::stubkit::internal::NoAsyncStubError("
+          "\"$method_full_name$\"));\n"
+          "    return;\n"
+          "  }\n");
   PrintRoutingHeader(w, method);
-  PrintType(w, mv, 1, "::stubkit::internal::StartAsyncUnary<$Response$>", "(");
-  w.Print("      [&](auto* response, auto on_done) {\n");
-  PrintCall(w, mv, 4, "async->$Method$(",
-            {"&context", "&request", "response", "::std::move(on_done)"}, ");");
-  w.Print(
-      "      },\n"
-      "      ::std::move(done));\n"
-      "}\n\n");
+  w.Print(mv,
+          "  ::stubkit::internal::StartAsyncUnary<$Response$>(\n"
+          "      [&](auto* response, auto on_done) {\n"
+          "        async->$Method$(&context, &request, response, "
+          "::std::move(on_done));\n"
+          "      },\n"
+          "      ::std::move(done));\n"
+          "}\n\n");
 }
 
 // The gRPC stub's M: calls grpc_cpp_plugin's.
@@ -124,11 +123,11 @@ void PrintGrpcStubDefinition(Printer& w, const Printer::Vars& mv,
   PrintRoutingHeader(w, method);
   switch (method.kind) {
     case Kind::kUnary:
-      w.Print(mv, "  $Response$ response;\n");
-      PrintCall(w, mv, 1, "return ::stubkit::internal::ToStatusOr(",
-                {"grpc_stub_->$Method$(&context, request, &response)",
-                 "::std::move(response)"},
-                ");");
+      w.Print(mv,
+              "  $Response$ response;\n"
+              "  return ::stubkit::internal::ToStatusOr("
+              "grpc_stub_->$Method$(&context, request, &response), "
+              "::std::move(response));\n");
       break;
     case Kind::kServerStreaming:
       w.Print(mv, "  return grpc_stub_->$Method$(&context, request);\n");
@@ -153,10 +152,9 @@ void PrintStubHeader(Printer& w, const FileModel& file,
                  "method, handed to the stubkit runtime.");
   w.Print(vars, "struct $Service$Methods {\n");
   for (const MethodModel& method : service.methods) {
-    PrintListMember(w, MethodVars(file, service, method),
-                    "static constexpr ::stubkit::MethodInfo k$Method${",
-                    {"\"$method_full_name$\"", "$kind$", "$idempotency$"},
-                    "};");
+    w.Print(MethodVars(file, service, method),
+            "  static constexpr ::stubkit::MethodInfo k$Method${"
+            "\"$method_full_name$\", $kind$, $idempotency$};\n");
   }
   w.Print("};\n\n");
 
@@ -173,9 +171,10 @@ void PrintStubHeader(Printer& w, const FileModel& file,
           "need.\n"
           "class $Service$StubDecorator : public $Service$Stub {\n"
           " public:\n");
-  PrintConstructor(w, vars, "$Service$StubDecorator",
-                   {"::std::shared_ptr<$Service$Stub> child"}, "");
-  w.Print("      : child_(::std::move(child)) {}\n");
+  w.Print(vars,
+          "  explicit $Service$StubDecorator("
+          "::std::shared_ptr<$Service$Stub> child)\n"
+          "      : child_(::std::move(child)) {}\n");
   PrintStubOverrides(w, file, service);
   w.Print(vars,
           "\n"
@@ -192,15 +191,16 @@ void PrintStubHeader(Printer& w, const FileModel& file,
           "// Calls the grpc_cpp_plugin stub.\n"
           "class $Service$GrpcStub : public $Service$Stub {\n"
           " public:\n");
-  PrintConstructor(w, vars, "$Service$GrpcStub",
-                   {"::std::unique_ptr<$grpc_class$::StubInterface> grpc_stub"},
-                   "");
-  w.Print("      : grpc_stub_(::std::move(grpc_stub)) {}\n");
+  w.Print(vars,
+          "  explicit $Service$GrpcStub("
+          "::std::unique_ptr<$grpc_class$::StubInterface> grpc_stub)\n"
+          "      : grpc_stub_(::std::move(grpc_stub)) {}\n");
   PrintStubOverrides(w, file, service);
-  w.Print("\n private:\n");
-  PrintVariableMember(w, vars, "::std::unique_ptr<$grpc_class$::StubInterface>",
-                      "grpc_stub_;");
-  w.Print("};\n\n");
+  w.Print(vars,
+          "\n"
+          " private:\n"
+          "  ::std::unique_ptr<$grpc_class$::StubInterface> grpc_stub_;\n"
+          "};\n\n");
 }
 
 void PrintStubSource(Printer& w, const FileModel& file,

@@ -1,8 +1,11 @@
 // Copyright 2026 The stubkit Authors.
 //
 // Runs protoc with protoc-gen-stubkit the way a user would and checks:
-//   - the output for a few protos equals the checked-in golden files
-//     (regenerate with scripts/regen-golden.sh after an intended change);
+//   - the output for a few protos, run through clang-format 14 with the
+//     repository's .clang-format, equals the checked-in golden files
+//     (regenerate with scripts/regen-golden.sh after an intended change).
+//     The generator prints plain templates; clang-format lays them out, as
+//     scripts/regen-golden.sh does;
 //   - protos the generator cannot handle fail the run with a message that
 //     names the file, the service and the method.
 
@@ -53,6 +56,34 @@ std::string Protoc(const std::string& out_dir, const std::string& protos) {
          " --stubkit_out=" + out_dir + " " + protos;
 }
 
+// The clang-format the goldens are formatted with: the one CMake found
+// (STUBKIT_CLANG_FORMAT), else the CLANG_FORMAT environment variable, else
+// clang-format-14 or clang-format on the PATH (the Bazel test); "" when
+// there is none.
+std::string FindClangFormat() {
+  if (std::string(STUBKIT_CLANG_FORMAT) != "") return STUBKIT_CLANG_FORMAT;
+  const char* env = std::getenv("CLANG_FORMAT");
+  if (env != nullptr && *env != '\0') return env;
+  for (const char* name : {"clang-format-14", "clang-format"}) {
+    RunResult found =
+        RunCommand(std::string("command -v ") + name + " >/dev/null");
+    if (found.exit_code == 0) return name;
+  }
+  return "";
+}
+
+// Formats the file `path` in place as the goldens are formatted: `name`
+// tells clang-format the language. Returns clang-format's complaint, or ""
+// on success.
+std::string FormatInPlace(const std::string& clang_format,
+                          const std::string& name, const std::string& path) {
+  RunResult run = RunCommand(
+      clang_format + " --style=file:" + STUBKIT_SOURCE_DIR + "/.clang-format" +
+      " --assume-filename=" + name + " < " + path + " > " + path +
+      ".formatted && mv " + path + ".formatted " + path);
+  return run.exit_code == 0 ? "" : clang_format + " failed: " + run.output;
+}
+
 std::string MakeTempDir() {
   char pattern[] = "/tmp/stubkit_golden_XXXXXX";
   const char* dir = mkdtemp(pattern);
@@ -76,6 +107,17 @@ std::string FirstDifference(const std::string& want, const std::string& got) {
 }
 
 TEST(GoldenTest, OutputMatchesCheckedInFiles) {
+  const std::string clang_format = FindClangFormat();
+  ASSERT_FALSE(clang_format.empty())
+      << "clang-format 14 was not found (neither clang-format-14 nor "
+         "clang-format); the goldens are the plugin's output formatted with "
+         "it. scripts/install-deps.sh installs it.";
+  std::string version = RunCommand(clang_format + " --version").output;
+  if (version.find("version 14.") == std::string::npos) {
+    version +=
+        "(the goldens are clang-format 14's: another version may lay "
+        "them out differently)";
+  }
   const std::string out = MakeTempDir();
   ASSERT_FALSE(out.empty());
   RunResult run = RunCommand(Protoc(out,
@@ -98,10 +140,14 @@ TEST(GoldenTest, OutputMatchesCheckedInFiles) {
       const std::string name = stem + suffix;
       const std::string golden = ReadFile(std::string(STUBKIT_SOURCE_DIR) +
                                           "/tests/generator/golden/" + name);
-      const std::string actual = ReadFile(out + "/" + name);
+      const std::string path = out + "/" + name;
+      const std::string problem = FormatInPlace(clang_format, name, path);
+      EXPECT_EQ(problem, "");
+      const std::string actual = ReadFile(path);
       EXPECT_EQ(golden, actual)
           << name << " differs from its golden file at "
-          << FirstDifference(golden, actual)
+          << FirstDifference(golden, actual) << "\nformatted with "
+          << clang_format << ": " << version
           << "\nIf the change is intended, run scripts/regen-golden.sh.";
       ++compared;
     }
