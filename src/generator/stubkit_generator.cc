@@ -2,6 +2,7 @@
 
 #include "src/generator/stubkit_generator.h"
 
+#include <google/protobuf/compiler/code_generator.h>
 #include <google/protobuf/compiler/plugin.pb.h>
 #include <google/protobuf/io/zero_copy_stream.h>
 
@@ -9,9 +10,11 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "src/generator/clang_format.h"
 #include "src/generator/lro.h"
 #include "src/generator/model.h"
 #include "src/generator/names.h"
@@ -234,9 +237,18 @@ bool StubkitGenerator::Generate(const FileDescriptor* file,
                                 const std::string& parameter,
                                 GeneratorContext* context,
                                 std::string* error) const {
-  if (!parameter.empty()) {
-    *error = absl::StrCat("protoc-gen-stubkit takes no options, got '",
-                          parameter, "'");
+  // The one option: clang_format=<binary> (clang_format.h).
+  std::string clang_format;
+  std::vector<std::pair<std::string, std::string>> options;
+  google::protobuf::compiler::ParseGeneratorParameter(parameter, &options);
+  for (const auto& [key, value] : options) {
+    if (key == "clang_format" && !value.empty()) {
+      clang_format = value;
+      continue;
+    }
+    *error = absl::StrCat(
+        "protoc-gen-stubkit: unknown option '", key, value.empty() ? "" : "=",
+        value, "'; it takes only clang_format=<clang-format binary>");
     return false;
   }
   // protoc's own C++ generator names the accessors the generated code
@@ -256,7 +268,8 @@ bool StubkitGenerator::Generate(const FileDescriptor* file,
   Output outputs[] = {{".stubkit.h", &FileGenerator::Header, ""},
                       {".stubkit.cc", &FileGenerator::Source, ""},
                       {".stubkit_mock.h", &FileGenerator::Mock, ""}};
-  // Print everything before writing anything: a printer bug leaves no file.
+  // Print (and format) everything before writing anything: a printer bug,
+  // or a clang-format that fails, leaves no file.
   for (Output& output : outputs) {
     Printer printer;
     (generator.*output.print)(printer);
@@ -266,6 +279,14 @@ bool StubkitGenerator::Generate(const FileDescriptor* file,
       return false;
     }
     output.contents = printer.Finish();
+    if (!clang_format.empty()) {
+      std::string formatted;
+      if (!ClangFormat(clang_format, model.stem + output.suffix,
+                       output.contents, &formatted, error)) {
+        return false;
+      }
+      output.contents = std::move(formatted);
+    }
   }
   for (const Output& output : outputs) {
     if (!WriteFile(context, model.stem + output.suffix, output.contents,
