@@ -42,12 +42,14 @@ const char* AsyncComment(Kind kind) {
   return "";
 }
 
-// The effective options of a call of the method numbered $method_index$:
-// with the request, for the request-aware idempotency predicate.
+// The effective options of a call of the method: with the request, for
+// the request-aware idempotency predicate.
 std::string ViewOf(Kind kind) {
   return kind == Kind::kClientStreaming || kind == Kind::kBidi
-             ? "method_options_.View($method_index$, call, options_)"
-             : "method_options_.View($method_index$, call, options_, request)";
+             ? "method_options_.View($Service$Methods::k$Method$, call, "
+               "options_)"
+             : "method_options_.View($Service$Methods::k$Method$, call, "
+               "options_, request)";
 }
 
 // What the client passes for each parameter of the connection's method:
@@ -94,32 +96,6 @@ void PrintConstructorHead(Printer& w, const Printer::Vars& vars,
                              "    : options_(::std::move(options)),\n"
                              "      method_options_(options_, "
                              "\"$service_full_name$\", {$method_names$}),\n"));
-}
-
-// The message of a client built from a connection with decorators, as
-// string literals on lines of their own, the last followed by "));". A
-// piece too long for its line at column 12 (where the goldens have them)
-// is split after a space, as in the goldens: clang-format would rather
-// break the call around it than the literal.
-void PrintRefusalMessage(Printer& w, const Printer::Vars& vars) {
-  constexpr int kColumn = 12;
-  constexpr int kColumnLimit = 80;
-  std::vector<std::string> lines;
-  for (const char* piece :
-       {"$service_full_name$: DecoratorsOption must be given to",
-        "Make$Service$Connection (or to the $Service$Client",
-        "constructor that takes a channel); the client was",
-        "built from a connection, which cannot apply them, so",
-        "the call was not sent"}) {
-    // Each literal but the last ends with a space, the quotes around it.
-    for (const std::string& line :
-         WrapWords(w.Expand(vars, piece), kColumnLimit - kColumn - 3)) {
-      lines.push_back(absl::StrCat("            \"", line, " \"\n"));
-    }
-  }
-  lines.back().replace(lines.back().size() - 3, 3, "\"));\n");
-  // Raw: expanded already.
-  for (const std::string& line : lines) w.PrintRaw(line);
 }
 
 // What the generated call does on failure, and why: the idempotency the
@@ -262,9 +238,10 @@ void PrintClientHeader(Printer& w, const FileModel& file,
 
 void PrintClientSource(Printer& w, const FileModel& file,
                        const ServiceModel& service) {
-  // The constructors. The one over a connection cannot apply decorators.
-  // Both resolve the client's MethodOptionsOption once; a key naming a
-  // method this service lacks makes every call fail, unsent.
+  // The constructors. Both resolve the client's MethodOptionsOption once;
+  // a key naming a method this service lacks makes every call fail,
+  // unsent (the table's View refuses). The one over a connection cannot
+  // apply decorators, so it refuses too when it is given some.
   Printer::Vars vars = ServiceVars(file, service);
   std::vector<std::string> method_names;
   for (const MethodModel& method : service.methods) {
@@ -279,34 +256,21 @@ void PrintClientSource(Printer& w, const FileModel& file,
                        "::std::shared_ptr<::grpc::ChannelInterface> channel");
   w.Print(vars,
           "      connection_(Make$Service$Connection($channel_arg$, options_)) "
-          "{\n"
-          "  if (!method_options_.status().ok()) {\n"
-          "    connection_ = ::std::make_shared<$Service$RefusingConnection>("
-          "method_options_.status());\n"
-          "  }\n");
+          "{\n");
   PrintLroConstructorTail(w, service, /*from_channel=*/true);  // lro.h
   w.Print("}\n\n");
   PrintConstructorHead(w, vars,
                        "::std::shared_ptr<$Service$Connection> connection");
-  w.Print(vars,
-          "      connection_(::std::move(connection)) {\n"
-          "  const auto* decorators = options_.find<DecoratorsOption>();\n"
-          "  if (decorators != nullptr && !decorators->empty()) {\n"
-          "    connection_ = ::std::make_shared<$Service$RefusingConnection>(\n"
-          "        ::absl::InvalidArgumentError(\n");
-  PrintRefusalMessage(w, vars);
-  w.Print(vars,
-          "  } else if (!method_options_.status().ok()) {\n"
-          "    connection_ = ::std::make_shared<$Service$RefusingConnection>("
-          "method_options_.status());\n"
-          "  }\n");
+  w.Print(
+      vars,
+      "      connection_(::std::move(connection)) {\n"
+      "  method_options_.RefuseDecorators<DecoratorsOption>(\n"
+      "      options_, \"Make$Service$Connection\", \"$Service$Client\");\n");
   PrintLroConstructorTail(w, service, /*from_channel=*/false);  // lro.h
   w.Print("}\n");
   // The calls.
-  int method_index = 0;
   for (const MethodModel& method : service.methods) {
-    Printer::Vars mv = MethodVars(file, service, method);
-    mv["method_index"] = absl::StrCat(method_index);
+    const Printer::Vars mv = MethodVars(file, service, method);
     for (const Signature* signature :
          SignaturesFor(Layer::kClient, method.kind)) {
       w.Print("\n");
@@ -314,8 +278,7 @@ void PrintClientSource(Printer& w, const FileModel& file,
       PrintClientBody(w, mv, *signature);
       w.Print("}\n");
     }
-    PrintLroClientDefinitions(w, file, service, method, method_index);
-    ++method_index;
+    PrintLroClientDefinitions(w, file, service, method);
   }
   PrintPaginationDefinitions(w, file, service);
 }

@@ -2,8 +2,7 @@
 //
 // The connection layer: SConnection (one call under the retry rules; what
 // users mock), MakeSConnection, and in the source SConnectionImpl (the
-// runtime's retry loops over a stub stack) and SRefusingConnection (fails
-// every call of a client built with decorators it cannot apply).
+// runtime's retry loops over a stub stack).
 
 #include <string>
 #include <vector>
@@ -201,91 +200,6 @@ void PrintConnectionImpl(Printer& w, const FileModel& file,
           "};\n\n");
 }
 
-// What a client built from a connection uses when its options hold
-// decorators it cannot apply: every call fails before anything is sent.
-void PrintRefusingConnection(Printer& w, const FileModel& file,
-                             const ServiceModel& service) {
-  w.PrintComment(ServiceVars(file, service),
-                 "Stands in for the connection of $Service$Client when it is "
-                 "built from a connection with DecoratorsOption, which only "
-                 "Make$Service$Connection can apply.");
-  w.Print(ServiceVars(file, service),
-          "class $Service$RefusingConnection : public $Service$Connection {\n"
-          " public:\n");
-  w.Print(ServiceVars(file, service),
-          "  explicit $Service$RefusingConnection(::absl::Status refusal)\n"
-          "      : refusal_(::std::move(refusal)) {}\n");
-  const Unnamed unused = {"options", "request", "on_message"};
-  for (const MethodModel& method : service.methods) {
-    const Printer::Vars mv = MethodVars(file, service, method);
-    w.Print("\n");
-    PrintOverrideHead(
-        w, mv, *FindSignature(Layer::kConnection, method.kind, Variant::kSync),
-        unused);
-    switch (method.kind) {
-      case Kind::kUnary:
-        w.Print("    return refusal_;\n  }\n");
-        PrintOverrideHead(
-            w, mv,
-            *FindSignature(Layer::kConnection, method.kind, Variant::kAsync),
-            unused);
-        w.Print("    done(refusal_);\n");
-        break;
-      case Kind::kServerStreaming:
-        w.Print(mv,
-                "    return ::stubkit::StreamReader<$Response$>(refusal_);\n"
-                "  }\n");
-        PrintOverrideHead(
-            w, mv,
-            *FindSignature(Layer::kConnection, method.kind, Variant::kAsync),
-            unused);
-        w.Print("    on_done(refusal_);\n");
-        break;
-      case Kind::kClientStreaming:
-        w.Print(mv,
-                "    auto writer = ::std::make_unique<"
-                "::stubkit::internal::GrpcStreamWriter<$Request$, "
-                "$Response$>>();\n"
-                "    writer->Start(nullptr, refusal_);\n"
-                "    return ::stubkit::StreamWriter<$Request$, $Response$>("
-                "::std::move(writer));\n"
-                "  }\n");
-        PrintOverrideHead(
-            w, mv,
-            *FindSignature(Layer::kConnection, method.kind, Variant::kAsync),
-            unused);
-        w.Print(mv,
-                "    done(refusal_);\n"
-                "    return ::stubkit::AsyncStreamWriter<$Request$>();\n");
-        break;
-      case Kind::kBidi:
-        w.Print(
-            mv,
-            "    auto stream = ::std::make_unique<"
-            "::stubkit::internal::GrpcStreamReaderWriter<$Request$, "
-            "$Response$>>($Service$Methods::k$Method$);\n"
-            "    stream->Start(nullptr, refusal_);\n"
-            "    return ::stubkit::StreamReaderWriter<$Request$, $Response$>("
-            "::std::move(stream));\n"
-            "  }\n");
-        PrintOverrideHead(
-            w, mv,
-            *FindSignature(Layer::kConnection, method.kind, Variant::kAsync),
-            unused);
-        w.Print(mv,
-                "    on_done(refusal_);\n"
-                "    return ::stubkit::AsyncStreamWriter<$Request$>();\n");
-        break;
-    }
-    w.Print("  }\n");
-  }
-  w.Print(
-      "\n"
-      " private:\n"
-      "  ::absl::Status refusal_;\n"
-      "};\n\n");
-}
-
 // "::std::shared_ptr<SConnection> MakeSConnection(`first`, const
 // ::stubkit::Options& options)": declared (with " = {}") or defined.
 void PrintMakeConnectionHead(Printer& w, const Printer::Vars& vars,
@@ -324,7 +238,6 @@ void PrintConnectionSource(Printer& w, const FileModel& file,
                            const ServiceModel& service) {
   w.Print("namespace {\n\n");
   PrintConnectionImpl(w, file, service);
-  PrintRefusingConnection(w, file, service);
   const Printer::Vars vars = ServiceVars(file, service);
   w.Print("}  // namespace\n\n");
   PrintMakeConnectionHead(w, vars,

@@ -289,15 +289,15 @@ void PrintLroConstructorTail(Printer& w, const ServiceModel& service,
 
 void PrintLroClientDefinitions(Printer& w, const FileModel& file,
                                const ServiceModel& service,
-                               const MethodModel& method, int method_index) {
+                               const MethodModel& method) {
   if (!method.lro.present) return;
   Printer::Vars vars = LroVars(file, service, method);
-  vars["method_index"] = absl::StrCat(method_index);
   const std::vector<const Signature*> signatures = LroClientSignatures();
   const std::string view =
-      "method_options_.View($method_index$, call, options_, request)";
+      "method_options_.View($Service$Methods::k$Method$, call, options_, "
+      "request)";
   const std::string name_view =
-      "method_options_.View($method_index$, call, options_)";
+      "method_options_.View($Service$Methods::k$Method$, call, options_)";
   // Await$Method$
   w.Print("\n");
   PrintDefinition(w, vars, *signatures[0], "$Service$Client", " {");

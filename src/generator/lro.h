@@ -94,11 +94,10 @@ void PrintLroClientMembers(Printer& w, const ServiceModel& service);
 // channel, whose `channel` parameter is still valid there).
 void PrintLroConstructorTail(Printer& w, const ServiceModel& service,
                              bool from_channel);
-// After the definitions of `method`; `method_index` as the client numbers
-// its methods.
+// After the definitions of `method`.
 void PrintLroClientDefinitions(Printer& w, const FileModel& file,
                                const ServiceModel& service,
-                               const MethodModel& method, int method_index);
+                               const MethodModel& method);
 
 }  // namespace generator
 }  // namespace stubkit

@@ -231,6 +231,7 @@ bool BuildServiceModel(const ServiceDescriptor* service, int protoc_release,
     if (!error->empty()) return false;
     model->methods.push_back(
         BuildMethodModel(service->method(m), protoc_release));
+    model->methods.back().index = m;
     if (!BuildRoutingModel(service->method(m), &model->methods.back().routing,
                            error, protoc_release)) {
       return false;

@@ -35,6 +35,7 @@ struct MethodModel {
   std::string request;   // "::pkg::Req"
   std::string response;  // "::pkg::Resp"
   std::string comment;   // "// ...\n" lines, possibly empty
+  int index = 0;         // its position in the service, from 0
   // API conventions (AIP-158, AIP-4222): pagination.h, routing.h.
   PaginationModel pagination;
   RoutingModel routing;

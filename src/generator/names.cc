@@ -133,15 +133,10 @@ std::string IncludeGuard(const std::string& file_name) {
 }
 
 std::vector<std::string> GeneratedTopLevelNames(const std::string& service) {
-  return {service + "Methods",
-          service + "Stub",
-          service + "StubDecorator",
-          service + "GrpcStub",
-          service + "Connection",
-          "Make" + service + "Connection",
-          service + "Client",
-          service + "ConnectionImpl",
-          service + "RefusingConnection"};
+  return {service + "Methods",       service + "Stub",
+          service + "StubDecorator", service + "GrpcStub",
+          service + "Connection",    "Make" + service + "Connection",
+          service + "Client",        service + "ConnectionImpl"};
 }
 
 std::vector<std::string> GeneratedMockNames(const std::string& service) {
@@ -167,20 +162,6 @@ std::string FormatComment(const std::string& text, const std::string& indent) {
     }
   }
   return out;
-}
-
-std::vector<std::string> WrapWords(const std::string& text, size_t width) {
-  std::vector<std::string> lines;
-  std::string line;
-  for (absl::string_view word : absl::StrSplit(text, ' ', absl::SkipEmpty())) {
-    if (!line.empty() && line.size() + 1 + word.size() > width) {
-      lines.push_back(std::move(line));
-      line.clear();
-    }
-    absl::StrAppend(&line, line.empty() ? "" : " ", word);
-  }
-  if (!line.empty()) lines.push_back(std::move(line));
-  return lines;
 }
 
 }  // namespace generator

@@ -89,10 +89,6 @@ std::vector<std::string> GeneratedMockNames(const std::string& service);
 // would splice the next line of code into the comment.
 std::string FormatComment(const std::string& text, const std::string& indent);
 
-// `text`'s words (split at spaces) in lines of at most `width` characters,
-// filled greedily; a longer word gets a line of its own.
-std::vector<std::string> WrapWords(const std::string& text, size_t width);
-
 // The leading comment of `descriptor`'s declaration, formatted; "" when the
 // descriptor has none (or no source info).
 template <typename D>

@@ -174,12 +174,9 @@ void PrintPaginationDeclarations(Printer& w, const FileModel& file,
 
 void PrintPaginationDefinitions(Printer& w, const FileModel& file,
                                 const ServiceModel& service) {
-  int method_index = -1;
   for (const MethodModel& method : service.methods) {
-    ++method_index;
     if (!method.pagination.paginated) continue;
     Printer::Vars vars = RangeVars(file, service, method);
-    vars["method_index"] = absl::StrCat(method_index);
     w.Print("\n");
     // MRange of a deprecated M calls M: no warning for the generated code.
     if (method.deprecated) {
@@ -188,18 +185,19 @@ void PrintPaginationDefinitions(Printer& w, const FileModel& file,
           "#pragma GCC diagnostic ignored \"-Wdeprecated-declarations\"\n");
     }
     PrintDefinition(w, vars, RangeSignature(), "$Service$Client", " {");
-    w.Print(vars,
-            "  using Item = $Item$;\n"
-            "  return ::stubkit::internal::MakePageRange<Item>(\n"
-            "      ::std::move(request), call, "
-            "method_options_.View($method_index$, call, options_),\n"
-            "      [client = *this](const auto& page_request, "
-            "const auto& options) mutable {\n"
-            "        return client.$Method$(page_request, options);\n"
-            "      },\n"
-            "      [](auto& response) { return "
-            "response.mutable_$items_field$(); });\n"
-            "}\n");
+    w.Print(
+        vars,
+        "  using Item = $Item$;\n"
+        "  return ::stubkit::internal::MakePageRange<Item>(\n"
+        "      ::std::move(request), call, "
+        "method_options_.View($Service$Methods::k$Method$, call, options_),\n"
+        "      [client = *this](const auto& page_request, "
+        "const auto& options) mutable {\n"
+        "        return client.$Method$(page_request, options);\n"
+        "      },\n"
+        "      [](auto& response) { return "
+        "response.mutable_$items_field$(); });\n"
+        "}\n");
     if (method.deprecated) w.Print("#pragma GCC diagnostic pop\n");
   }
 }

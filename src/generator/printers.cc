@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "src/generator/names.h"
 
 namespace stubkit {
@@ -45,6 +46,11 @@ Printer::Vars MethodVars(const FileModel& file, const ServiceModel& service,
   vars["Request"] = method.request;
   vars["Response"] = method.response;
   vars["kind"] = KindName(method.kind);
+  vars["method_index"] = absl::StrCat(method.index);
+  // The source's function that reads its routing header from a request
+  // (routing.h); the service in its name keeps two services' apart.
+  vars["routing_params"] =
+      absl::StrCat(service.name, method.name, "RoutingParams");
   vars["idempotency"] = method.idempotent
                             ? "::stubkit::Idempotency::kIdempotent"
                             : "::stubkit::Idempotency::kNonIdempotent";

@@ -262,11 +262,13 @@ bool HasRouting(const FileModel& file) {
   return false;
 }
 
-void PrintRoutingHeader(Printer& w, const MethodModel& method) {
+void PrintRoutingParamsFunction(Printer& w, const Printer::Vars& vars,
+                                const MethodModel& method) {
   if (method.routing.params.empty()) return;
-  w.Print(
-      "  if (options.get<::stubkit::RoutingHeaderOption>()) {\n"
-      "    ::stubkit::internal::RequestParams params;\n");
+  w.Print(vars,
+          "// The x-goog-request-params of a $Method$ attempt.\n"
+          "void $routing_params$(const $Request$& request, "
+          "::stubkit::internal::RequestParams& params) {\n");
   for (const RoutingParam& param : method.routing.params) {
     std::vector<std::string> args = {Quote(param.key), param.getter};
     if (!param.path_template.empty()) {
@@ -275,16 +277,23 @@ void PrintRoutingHeader(Printer& w, const MethodModel& method) {
     const std::string call = absl::StrCat(
         param.path_template.empty() ? "params.Set(" : "params.Match(",
         absl::StrJoin(args, ", "), ");\n");
+    // Raw: keys and templates come from the proto, and may hold a '$'.
     if (param.condition.empty()) {
-      w.Print(absl::StrCat("    ", call));
+      w.PrintRaw(absl::StrCat("  ", call));
     } else {
-      w.Print(absl::StrCat("    if (", param.condition, ") {\n      ", call,
-                           "    }\n"));
+      w.PrintRaw(
+          absl::StrCat("  if (", param.condition, ") {\n    ", call, "  }\n"));
     }
   }
-  w.Print(
-      "    params.Apply(context);\n"
-      "  }\n");
+  w.Print("}\n\n");
+}
+
+void PrintRoutingHeader(Printer& w, const Printer::Vars& vars,
+                        const MethodModel& method) {
+  if (method.routing.params.empty()) return;
+  w.Print(vars,
+          "  ::stubkit::internal::ApplyRoutingHeader(context, options, "
+          "request, $routing_params$);\n");
 }
 
 }  // namespace generator

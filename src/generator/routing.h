@@ -22,13 +22,13 @@
 #include <vector>
 
 #include "src/generator/names.h"
+#include "src/generator/printer.h"
 
 namespace stubkit {
 namespace generator {
 
 struct FileModel;
 struct MethodModel;
-class Printer;
 
 struct RoutingParam {
   std::string key;            // the header key
@@ -53,10 +53,18 @@ bool BuildRoutingModel(const google::protobuf::MethodDescriptor* method,
 // includes).
 bool HasRouting(const FileModel& file);
 
-// Inside the gRPC stub's method of `method`, before the metadata check:
-// adds the header to `context` unless RoutingHeaderOption is off. Prints
-// nothing for a method without routing.
-void PrintRoutingHeader(Printer& w, const MethodModel& method);
+// In the source, once per method: the function that reads the header's
+// parameters from a request ($routing_params$ in `vars`, MethodVars).
+// Prints nothing for a method without routing.
+void PrintRoutingParamsFunction(Printer& w, const Printer::Vars& vars,
+                                const MethodModel& method);
+
+// Inside the gRPC stub's sync and async methods of `method`: one runtime
+// call that adds the header to `context` unless RoutingHeaderOption is off
+// (stubkit/internal/routing_header.h). Prints nothing for a method without
+// routing.
+void PrintRoutingHeader(Printer& w, const Printer::Vars& vars,
+                        const MethodModel& method);
 
 }  // namespace generator
 }  // namespace stubkit

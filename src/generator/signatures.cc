@@ -211,32 +211,6 @@ std::vector<std::string> Params(const Signature& signature, bool defaults,
   return params;
 }
 
-// `text` (a head of `signature`) with a line break before each /*name*/
-// whose parameter does not fit at `column`, the parameters' continuation
-// indent. clang-format keeps such a break and never makes one: given a
-// "const T& /*name*/" too long for its line it breaks inside T, where the
-// goldens keep T whole and put the comment on the next line.
-std::string BreakBeforeLongComments(Printer& w, const Printer::Vars& vars,
-                                    const Signature& signature,
-                                    const Unnamed& unnamed, int column,
-                                    std::string text) {
-  constexpr size_t kColumnLimit = 80;
-  for (const Param& param : signature.params) {
-    if (unnamed.count(param.name) == 0) continue;
-    const std::string comment = absl::StrCat(" /*", param.name, "*/");
-    // With the ',' or ')' after it.
-    if (column + w.Expand(vars, param.type).size() + comment.size() + 1 <=
-        kColumnLimit) {
-      continue;
-    }
-    text = absl::StrReplaceAll(
-        text, {{absl::StrCat(param.type, comment),
-                absl::StrCat(param.type, "\n", std::string(column, ' '),
-                             comment.substr(1))}});
-  }
-  return text;
-}
-
 }  // namespace
 
 std::vector<const Signature*> SignaturesFor(Layer layer, Kind kind) {
@@ -275,20 +249,15 @@ std::string Definition(const Signature& signature, const std::string& cls,
 void PrintDeclaration(Printer& w, const Printer::Vars& vars,
                       const Signature& signature, const std::string& prefix,
                       const std::string& suffix, const Unnamed& unnamed) {
-  w.Print(vars, absl::StrCat("  ", prefix,
-                             BreakBeforeLongComments(
-                                 w, vars, signature, unnamed, /*column=*/6,
-                                 Declaration(signature, unnamed)),
+  w.Print(vars, absl::StrCat("  ", prefix, Declaration(signature, unnamed),
                              suffix, "\n"));
 }
 
 void PrintDefinition(Printer& w, const Printer::Vars& vars,
                      const Signature& signature, const std::string& cls,
                      const std::string& suffix, const Unnamed& unnamed) {
-  w.Print(vars, absl::StrCat(BreakBeforeLongComments(
-                                 w, vars, signature, unnamed, /*column=*/4,
-                                 Definition(signature, cls, unnamed)),
-                             suffix, "\n"));
+  w.Print(vars,
+          absl::StrCat(Definition(signature, cls, unnamed), suffix, "\n"));
 }
 
 std::string MockMethod(const Signature& signature) {

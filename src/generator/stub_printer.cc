@@ -2,7 +2,8 @@
 //
 // The stub layer: SMethods (each method's static description), SStub (one
 // attempt, the interface decorators implement), SStubDecorator (forwards
-// to the stub below) and SGrpcStub (calls grpc_cpp_plugin's stub).
+// to the stub below) and, in the source only, SGrpcStub (calls
+// grpc_cpp_plugin's stub; MakeSGrpcStub in the header).
 
 #include <string>
 #include <vector>
@@ -46,24 +47,57 @@ void PrintStubOverrides(Printer& w, const FileModel& file,
   }
 }
 
-// The decorator's and the gRPC stub's AsyncM of a streaming M.
-void PrintAsyncStreamDefinitions(Printer& w, const Printer::Vars& mv,
-                                 const MethodModel& method,
-                                 const std::string& decorator,
-                                 const std::string& grpc_stub) {
+// The decorator's AsyncM: forwards.
+void PrintDecoratorAsyncDefinition(Printer& w, const Printer::Vars& mv,
+                                   const MethodModel& method,
+                                   const std::string& decorator) {
   const Signature& async =
       *FindSignature(Layer::kStub, method.kind, Variant::kAsync);
   PrintDefinition(w, mv, async, decorator, " {");
+  if (method.kind == Kind::kUnary) {
+    w.Print(mv,
+            "  child_->Async$Method$(context, options, request, "
+            "::std::move(done));\n"
+            "}\n\n");
+    return;
+  }
   w.Print(mv, absl::StrCat("  return child_->Async$Method$(", Arguments(async),
                            ");\n}\n\n"));
+}
+
+// The gRPC stub's AsyncM: grpc_cpp_plugin's callback API.
+void PrintGrpcStubAsyncDefinition(Printer& w, const Printer::Vars& mv,
+                                  const MethodModel& method,
+                                  const std::string& grpc_stub) {
+  const Signature& async =
+      *FindSignature(Layer::kStub, method.kind, Variant::kAsync);
   PrintDefinition(w, mv, async, grpc_stub, " {", UnusedOptions(method));
+  if (method.kind == Kind::kUnary) {
+    w.Print(mv,
+            "  auto* async = grpc_stub_->async();\n"
+            "  if (async == nullptr) {\n"
+            "    done(::stubkit::internal::NoAsyncStubError("
+            "\"$method_full_name$\"));\n"
+            "    return;\n"
+            "  }\n");
+    PrintRoutingHeader(w, mv, method);
+    w.Print(mv,
+            "  ::stubkit::internal::StartAsyncUnary<$Response$>(\n"
+            "      [&](auto* response, auto on_done) {\n"
+            "        async->$Method$(&context, &request, response, "
+            "::std::move(on_done));\n"
+            "      },\n"
+            "      ::std::move(done));\n"
+            "}\n\n");
+    return;
+  }
   w.Print(mv,
           "  auto* async = grpc_stub_->async();\n"
           "  if (async == nullptr) {\n"
           "    return ::stubkit::internal::NoAsyncStubError("
           "\"$method_full_name$\");\n"
           "  }\n");
-  PrintRoutingHeader(w, method);
+  PrintRoutingHeader(w, mv, method);
   switch (method.kind) {
     case Kind::kServerStreaming:
       w.Print(mv, "  async->$Method$(&context, &request, reactor);\n");
@@ -74,43 +108,12 @@ void PrintAsyncStreamDefinitions(Printer& w, const Printer::Vars& mv,
     case Kind::kBidi:
       w.Print(mv, "  async->$Method$(&context, reactor);\n");
       break;
-    case Kind::kUnary:  // PrintAsyncUnaryDefinitions
+    case Kind::kUnary:  // above
       break;
   }
   w.Print(
       "  return ::absl::OkStatus();\n"
       "}\n\n");
-}
-
-// The decorator's and the gRPC stub's AsyncM of a unary M.
-void PrintAsyncUnaryDefinitions(Printer& w, const Printer::Vars& mv,
-                                const MethodModel& method,
-                                const std::string& decorator,
-                                const std::string& grpc_stub) {
-  const Signature& async =
-      *FindSignature(Layer::kStub, method.kind, Variant::kAsync);
-  PrintDefinition(w, mv, async, decorator, " {");
-  w.Print(mv,
-          "  child_->Async$Method$(context, options, request, "
-          "::std::move(done));\n"
-          "}\n\n");
-  PrintDefinition(w, mv, async, grpc_stub, " {", UnusedOptions(method));
-  w.Print(mv,
-          "  auto* async = grpc_stub_->async();\n"
-          "  if (async == nullptr) {\n"
-          "    done(::stubkit::internal::NoAsyncStubError("
-          "\"$method_full_name$\"));\n"
-          "    return;\n"
-          "  }\n");
-  PrintRoutingHeader(w, method);
-  w.Print(mv,
-          "  ::stubkit::internal::StartAsyncUnary<$Response$>(\n"
-          "      [&](auto* response, auto on_done) {\n"
-          "        async->$Method$(&context, &request, response, "
-          "::std::move(on_done));\n"
-          "      },\n"
-          "      ::std::move(done));\n"
-          "}\n\n");
 }
 
 // The gRPC stub's M: calls grpc_cpp_plugin's.
@@ -120,7 +123,7 @@ void PrintGrpcStubDefinition(Printer& w, const Printer::Vars& mv,
   const Signature& sync =
       *FindSignature(Layer::kStub, method.kind, Variant::kSync);
   PrintDefinition(w, mv, sync, grpc_stub, " {", UnusedOptions(method));
-  PrintRoutingHeader(w, method);
+  PrintRoutingHeader(w, mv, method);
   switch (method.kind) {
     case Kind::kUnary:
       w.Print(mv,
@@ -152,17 +155,19 @@ void PrintStubHeader(Printer& w, const FileModel& file,
                  "method, handed to the stubkit runtime.");
   w.Print(vars, "struct $Service$Methods {\n");
   for (const MethodModel& method : service.methods) {
-    w.Print(MethodVars(file, service, method),
-            "  static constexpr ::stubkit::MethodInfo k$Method${"
-            "\"$method_full_name$\", $kind$, $idempotency$};\n");
+    w.Print(
+        MethodVars(file, service, method),
+        "  static constexpr ::stubkit::MethodInfo k$Method${"
+        "\"$method_full_name$\", $kind$, $idempotency$, $method_index$};\n");
   }
   w.Print("};\n\n");
 
   // The per-attempt interface.
   w.PrintComment(vars,
                  "One attempt of each $service_full_name$ RPC. Implemented "
-                 "by $Service$GrpcStub (the wire) and by decorators; derive "
-                 "from $Service$StubDecorator to add a layer.");
+                 "by the gRPC stub (Make$Service$GrpcStub) and by "
+                 "decorators; derive from $Service$StubDecorator to add a "
+                 "layer.");
   PrintInterface(w, file, service, vars.at("Service") + "Stub", Layer::kStub);
 
   // The forwarding base.
@@ -186,12 +191,38 @@ void PrintStubHeader(Printer& w, const FileModel& file,
           "  ::std::shared_ptr<$Service$Stub> child_;\n"
           "};\n\n");
 
-  // The bottom.
+  // The bottom; its class is in the source.
   w.Print(vars,
-          "// Calls the grpc_cpp_plugin stub.\n"
+          "// The stub at the bottom of every stack: calls grpc_cpp_plugin's "
+          "stub (or a mock of its StubInterface).\n"
+          "::std::shared_ptr<$Service$Stub> Make$Service$GrpcStub("
+          "::std::unique_ptr<$grpc_class$::StubInterface> grpc_stub);\n\n");
+}
+
+void PrintStubSource(Printer& w, const FileModel& file,
+                     const ServiceModel& service) {
+  const Printer::Vars vars = ServiceVars(file, service);
+  const std::string decorator = service.name + "StubDecorator";
+  const std::string grpc_stub = service.name + "GrpcStub";
+  // The decorator base: every method forwards.
+  for (const MethodModel& method : service.methods) {
+    const Signature& sync =
+        *FindSignature(Layer::kStub, method.kind, Variant::kSync);
+    const Printer::Vars mv = MethodVars(file, service, method);
+    PrintDefinition(w, mv, sync, decorator, " {");
+    w.Print(mv, absl::StrCat("  return child_->$Method$(", Arguments(sync),
+                             ");\n}\n\n"));
+    PrintDecoratorAsyncDefinition(w, mv, method, decorator);
+  }
+  // The gRPC stub: the attempt's routing header (routing.h), then
+  // grpc_cpp_plugin's call.
+  w.Print("namespace {\n\n");
+  for (const MethodModel& method : service.methods) {
+    PrintRoutingParamsFunction(w, MethodVars(file, service, method), method);
+  }
+  w.Print(vars,
           "class $Service$GrpcStub : public $Service$Stub {\n"
-          " public:\n");
-  w.Print(vars,
+          " public:\n"
           "  explicit $Service$GrpcStub("
           "::std::unique_ptr<$grpc_class$::StubInterface> grpc_stub)\n"
           "      : grpc_stub_(::std::move(grpc_stub)) {}\n");
@@ -200,37 +231,19 @@ void PrintStubHeader(Printer& w, const FileModel& file,
           "\n"
           " private:\n"
           "  ::std::unique_ptr<$grpc_class$::StubInterface> grpc_stub_;\n"
-          "};\n\n");
-}
-
-void PrintStubSource(Printer& w, const FileModel& file,
-                     const ServiceModel& service) {
-  const std::string decorator = service.name + "StubDecorator";
-  const std::string grpc_stub = service.name + "GrpcStub";
+          "};\n\n"
+          "}  // namespace\n\n");
   for (const MethodModel& method : service.methods) {
-    const Signature& sync =
-        *FindSignature(Layer::kStub, method.kind, Variant::kSync);
     const Printer::Vars mv = MethodVars(file, service, method);
-    PrintDefinition(w, mv, sync, decorator, " {");
-    w.Print(mv, absl::StrCat("  return child_->$Method$(", Arguments(sync),
-                             ");\n}\n\n"));
+    PrintGrpcStubDefinition(w, mv, method, grpc_stub);
+    PrintGrpcStubAsyncDefinition(w, mv, method, grpc_stub);
   }
-  for (const MethodModel& method : service.methods) {
-    if (method.kind != Kind::kUnary) {
-      PrintAsyncStreamDefinitions(w, MethodVars(file, service, method), method,
-                                  decorator, grpc_stub);
-    }
-  }
-  for (const MethodModel& method : service.methods) {
-    if (method.kind == Kind::kUnary) {
-      PrintAsyncUnaryDefinitions(w, MethodVars(file, service, method), method,
-                                 decorator, grpc_stub);
-    }
-  }
-  for (const MethodModel& method : service.methods) {
-    PrintGrpcStubDefinition(w, MethodVars(file, service, method), method,
-                            grpc_stub);
-  }
+  w.Print(vars,
+          "::std::shared_ptr<$Service$Stub> Make$Service$GrpcStub("
+          "::std::unique_ptr<$grpc_class$::StubInterface> grpc_stub) {\n"
+          "  return ::std::make_shared<$Service$GrpcStub>("
+          "::std::move(grpc_stub));\n"
+          "}\n\n");
 }
 
 }  // namespace generator

@@ -129,10 +129,16 @@ void FileGenerator::Header(Printer& w) const {
   PrintIncludes(w, {"grpcpp/client_context.h", "grpcpp/support/sync_stream.h"},
                 standard, project);
   OpenNamespace(w, file_.services.empty());
+  // Top-down, as a user needs it: the client, then its connection (what
+  // tests mock), then the stub layers (what decorator authors implement).
   for (const ServiceModel& service : file_.services) {
-    PrintStubHeader(w, file_, service);
-    PrintConnectionHeader(w, file_, service);
+    w.Print(ServiceVars(file_, service),
+            "class $Service$Stub;\n"
+            "class $Service$Connection;\n"
+            "\n");
     PrintClientHeader(w, file_, service);
+    PrintConnectionHeader(w, file_, service);
+    PrintStubHeader(w, file_, service);
   }
   CloseNamespace(w, file_.services.empty());
   // The last class ends with a blank line; with a package, so do the

@@ -45,7 +45,7 @@ TEST(GrpcMockTest, GrpcMockUnderTheStubkitClient) {
   // The client's options run the retry loop; a fake clock takes the wait.
   pkg::EchoServiceClient client(
       pkg::MakeEchoServiceConnection(
-          std::make_shared<pkg::EchoServiceGrpcStub>(std::move(grpc_mock))),
+          pkg::MakeEchoServiceGrpcStub(std::move(grpc_mock))),
       stubkit::Options{}
           .set<stubkit::ClockOption>(clock)
           .set<stubkit::SleeperOption>(clock));
@@ -92,7 +92,7 @@ TEST(GrpcMockTest, IllegalMetadataNeverReachesTheGrpcStub) {
   EXPECT_CALL(*grpc_mock, Echo(_, _, _)).Times(0);
   std::shared_ptr<UppercaseKeyStub> decorator;
   pkg::EchoServiceClient client(pkg::MakeEchoServiceConnection(
-      std::make_shared<pkg::EchoServiceGrpcStub>(std::move(grpc_mock)),
+      pkg::MakeEchoServiceGrpcStub(std::move(grpc_mock)),
       stubkit::Options{}.set<pkg::EchoServiceClient::DecoratorsOption>(
           {[&decorator](std::shared_ptr<pkg::EchoServiceStub> child)
                -> std::shared_ptr<pkg::EchoServiceStub> {

@@ -176,26 +176,6 @@ TEST(SignaturesTest, PrintsOnOneLineWithTheVariablesSubstituted) {
       "options, const Req& request) {\n");
 }
 
-TEST(SignaturesTest, AnUnnamedParameterTooLongForItsLineStartsOne) {
-  // clang-format keeps a break before a block comment but would not make
-  // it: it would break inside the type instead.
-  const Signature& sync =
-      *FindSignature(Layer::kConnection, Kind::kUnary, Variant::kSync);
-  Printer w;
-  PrintDeclaration(
-      w,
-      {{"Method", "Get"},
-       {"Request", "::a::very::long_package::name::v1::GetRequestOfSomeLength"},
-       {"Response", "Resp"}},
-      sync, "", " override;", {"options", "request"});
-  EXPECT_THAT(w.error(), IsEmpty());
-  EXPECT_EQ(w.Finish(),
-            "  ::absl::StatusOr<Resp> Get(const ::stubkit::OptionsView& "
-            "/*options*/, const "
-            "::a::very::long_package::name::v1::GetRequestOfSomeLength&\n"
-            "      /*request*/) override;\n");
-}
-
 TEST(SignaturesTest, MockMethodParenthesizesATypeWithAComma) {
   EXPECT_EQ(
       MockMethod(*FindSignature(Layer::kStub, Kind::kBidi, Variant::kAsync)),

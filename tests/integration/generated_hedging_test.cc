@@ -258,7 +258,7 @@ class SyncOnlyStub : public ::stubkit::testing::EchoService::StubInterface {
 
 EchoServiceClient SyncOnlyClient(const TestServer& server) {
   return EchoServiceClient(::stubkit::testing::MakeEchoServiceConnection(
-      std::make_shared<::stubkit::testing::EchoServiceGrpcStub>(
+      ::stubkit::testing::MakeEchoServiceGrpcStub(
           std::make_unique<SyncOnlyStub>(server.Channel()))));
 }
 

@@ -22,11 +22,25 @@ StreamServiceStubDecorator::Range(
   return child_->Range(context, options, request);
 }
 
+::absl::Status StreamServiceStubDecorator::AsyncRange(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+    const ::stubkit::testing::RangeRequest& request,
+    ::grpc::ClientReadReactor<::stubkit::testing::Item>* reactor) {
+  return child_->AsyncRange(context, options, request, reactor);
+}
+
 ::std::unique_ptr<::grpc::ClientWriterInterface<::stubkit::testing::Item>>
 StreamServiceStubDecorator::Sum(::grpc::ClientContext& context,
                                 const ::stubkit::OptionsView& options,
                                 ::stubkit::testing::SumResponse* response) {
   return child_->Sum(context, options, response);
+}
+
+::absl::Status StreamServiceStubDecorator::AsyncSum(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+    ::stubkit::testing::SumResponse* response,
+    ::grpc::ClientWriteReactor<::stubkit::testing::Item>* reactor) {
+  return child_->AsyncSum(context, options, response, reactor);
 }
 
 ::std::unique_ptr<::grpc::ClientReaderWriterInterface<::stubkit::testing::Item,
@@ -36,17 +50,80 @@ StreamServiceStubDecorator::Double(::grpc::ClientContext& context,
   return child_->Double(context, options);
 }
 
+::absl::Status StreamServiceStubDecorator::AsyncDouble(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+    ::grpc::ClientBidiReactor<::stubkit::testing::Item,
+                              ::stubkit::testing::Item>* reactor) {
+  return child_->AsyncDouble(context, options, reactor);
+}
+
 ::absl::StatusOr<::stubkit::testing::Item> StreamServiceStubDecorator::Get(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::RangeRequest& request) {
   return child_->Get(context, options, request);
 }
 
-::absl::Status StreamServiceStubDecorator::AsyncRange(
+void StreamServiceStubDecorator::AsyncGet(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::RangeRequest& request,
-    ::grpc::ClientReadReactor<::stubkit::testing::Item>* reactor) {
-  return child_->AsyncRange(context, options, request, reactor);
+    ::stubkit::AsyncCallback<::stubkit::testing::Item> done) {
+  child_->AsyncGet(context, options, request, ::std::move(done));
+}
+
+namespace {
+
+class StreamServiceGrpcStub : public StreamServiceStub {
+ public:
+  explicit StreamServiceGrpcStub(
+      ::std::unique_ptr<::stubkit::testing::StreamService::StubInterface>
+          grpc_stub)
+      : grpc_stub_(::std::move(grpc_stub)) {}
+
+  ::std::unique_ptr<::grpc::ClientReaderInterface<::stubkit::testing::Item>>
+  Range(::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+        const ::stubkit::testing::RangeRequest& request) override;
+  ::absl::Status AsyncRange(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::RangeRequest& request,
+      ::grpc::ClientReadReactor<::stubkit::testing::Item>* reactor) override;
+
+  ::std::unique_ptr<::grpc::ClientWriterInterface<::stubkit::testing::Item>>
+  Sum(::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      ::stubkit::testing::SumResponse* response) override;
+  ::absl::Status AsyncSum(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      ::stubkit::testing::SumResponse* response,
+      ::grpc::ClientWriteReactor<::stubkit::testing::Item>* reactor) override;
+
+  ::std::unique_ptr<::grpc::ClientReaderWriterInterface<
+      ::stubkit::testing::Item, ::stubkit::testing::Item>>
+  Double(::grpc::ClientContext& context,
+         const ::stubkit::OptionsView& options) override;
+  ::absl::Status AsyncDouble(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      ::grpc::ClientBidiReactor<::stubkit::testing::Item,
+                                ::stubkit::testing::Item>* reactor) override;
+
+  ::absl::StatusOr<::stubkit::testing::Item> Get(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::RangeRequest& request) override;
+  void AsyncGet(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::RangeRequest& request,
+      ::stubkit::AsyncCallback<::stubkit::testing::Item> done) override;
+
+ private:
+  ::std::unique_ptr<::stubkit::testing::StreamService::StubInterface>
+      grpc_stub_;
+};
+
+}  // namespace
+
+::std::unique_ptr<::grpc::ClientReaderInterface<::stubkit::testing::Item>>
+StreamServiceGrpcStub::Range(::grpc::ClientContext& context,
+                             const ::stubkit::OptionsView& /*options*/,
+                             const ::stubkit::testing::RangeRequest& request) {
+  return grpc_stub_->Range(&context, request);
 }
 
 ::absl::Status StreamServiceGrpcStub::AsyncRange(
@@ -62,11 +139,11 @@ StreamServiceStubDecorator::Double(::grpc::ClientContext& context,
   return ::absl::OkStatus();
 }
 
-::absl::Status StreamServiceStubDecorator::AsyncSum(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-    ::stubkit::testing::SumResponse* response,
-    ::grpc::ClientWriteReactor<::stubkit::testing::Item>* reactor) {
-  return child_->AsyncSum(context, options, response, reactor);
+::std::unique_ptr<::grpc::ClientWriterInterface<::stubkit::testing::Item>>
+StreamServiceGrpcStub::Sum(::grpc::ClientContext& context,
+                           const ::stubkit::OptionsView& /*options*/,
+                           ::stubkit::testing::SumResponse* response) {
+  return grpc_stub_->Sum(&context, response);
 }
 
 ::absl::Status StreamServiceGrpcStub::AsyncSum(
@@ -82,11 +159,11 @@ StreamServiceStubDecorator::Double(::grpc::ClientContext& context,
   return ::absl::OkStatus();
 }
 
-::absl::Status StreamServiceStubDecorator::AsyncDouble(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-    ::grpc::ClientBidiReactor<::stubkit::testing::Item,
-                              ::stubkit::testing::Item>* reactor) {
-  return child_->AsyncDouble(context, options, reactor);
+::std::unique_ptr<::grpc::ClientReaderWriterInterface<::stubkit::testing::Item,
+                                                      ::stubkit::testing::Item>>
+StreamServiceGrpcStub::Double(::grpc::ClientContext& context,
+                              const ::stubkit::OptionsView& /*options*/) {
+  return grpc_stub_->Double(&context);
 }
 
 ::absl::Status StreamServiceGrpcStub::AsyncDouble(
@@ -102,11 +179,12 @@ StreamServiceStubDecorator::Double(::grpc::ClientContext& context,
   return ::absl::OkStatus();
 }
 
-void StreamServiceStubDecorator::AsyncGet(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-    const ::stubkit::testing::RangeRequest& request,
-    ::stubkit::AsyncCallback<::stubkit::testing::Item> done) {
-  child_->AsyncGet(context, options, request, ::std::move(done));
+::absl::StatusOr<::stubkit::testing::Item> StreamServiceGrpcStub::Get(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
+    const ::stubkit::testing::RangeRequest& request) {
+  ::stubkit::testing::Item response;
+  return ::stubkit::internal::ToStatusOr(
+      grpc_stub_->Get(&context, request, &response), ::std::move(response));
 }
 
 void StreamServiceGrpcStub::AsyncGet(
@@ -126,33 +204,10 @@ void StreamServiceGrpcStub::AsyncGet(
       ::std::move(done));
 }
 
-::std::unique_ptr<::grpc::ClientReaderInterface<::stubkit::testing::Item>>
-StreamServiceGrpcStub::Range(::grpc::ClientContext& context,
-                             const ::stubkit::OptionsView& /*options*/,
-                             const ::stubkit::testing::RangeRequest& request) {
-  return grpc_stub_->Range(&context, request);
-}
-
-::std::unique_ptr<::grpc::ClientWriterInterface<::stubkit::testing::Item>>
-StreamServiceGrpcStub::Sum(::grpc::ClientContext& context,
-                           const ::stubkit::OptionsView& /*options*/,
-                           ::stubkit::testing::SumResponse* response) {
-  return grpc_stub_->Sum(&context, response);
-}
-
-::std::unique_ptr<::grpc::ClientReaderWriterInterface<::stubkit::testing::Item,
-                                                      ::stubkit::testing::Item>>
-StreamServiceGrpcStub::Double(::grpc::ClientContext& context,
-                              const ::stubkit::OptionsView& /*options*/) {
-  return grpc_stub_->Double(&context);
-}
-
-::absl::StatusOr<::stubkit::testing::Item> StreamServiceGrpcStub::Get(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
-    const ::stubkit::testing::RangeRequest& request) {
-  ::stubkit::testing::Item response;
-  return ::stubkit::internal::ToStatusOr(
-      grpc_stub_->Get(&context, request, &response), ::std::move(response));
+::std::shared_ptr<StreamServiceStub> MakeStreamServiceGrpcStub(
+    ::std::unique_ptr<::stubkit::testing::StreamService::StubInterface>
+        grpc_stub) {
+  return ::std::make_shared<StreamServiceGrpcStub>(::std::move(grpc_stub));
 }
 
 namespace {
@@ -293,80 +348,6 @@ class StreamServiceConnectionImpl : public StreamServiceConnection {
   ::std::shared_ptr<::stubkit::internal::ConnectionChannel> channel_;
 };
 
-// Stands in for the connection of StreamServiceClient when it is built from a
-// connection with DecoratorsOption, which only MakeStreamServiceConnection can
-// apply.
-class StreamServiceRefusingConnection : public StreamServiceConnection {
- public:
-  explicit StreamServiceRefusingConnection(::absl::Status refusal)
-      : refusal_(::std::move(refusal)) {}
-
-  ::stubkit::StreamReader<::stubkit::testing::Item> Range(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::RangeRequest& /*request*/) override {
-    return ::stubkit::StreamReader<::stubkit::testing::Item>(refusal_);
-  }
-  void AsyncRange(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::RangeRequest& /*request*/,
-      ::stubkit::MessageCallback<::stubkit::testing::Item> /*on_message*/,
-      ::stubkit::StreamDoneCallback on_done) override {
-    on_done(refusal_);
-  }
-
-  ::stubkit::StreamWriter<::stubkit::testing::Item,
-                          ::stubkit::testing::SumResponse>
-  Sum(const ::stubkit::OptionsView& /*options*/) override {
-    auto writer = ::std::make_unique<::stubkit::internal::GrpcStreamWriter<
-        ::stubkit::testing::Item, ::stubkit::testing::SumResponse>>();
-    writer->Start(nullptr, refusal_);
-    return ::stubkit::StreamWriter<::stubkit::testing::Item,
-                                   ::stubkit::testing::SumResponse>(
-        ::std::move(writer));
-  }
-  ::stubkit::AsyncStreamWriter<::stubkit::testing::Item> AsyncSum(
-      const ::stubkit::OptionsView& /*options*/,
-      ::stubkit::AsyncCallback<::stubkit::testing::SumResponse> done) override {
-    done(refusal_);
-    return ::stubkit::AsyncStreamWriter<::stubkit::testing::Item>();
-  }
-
-  ::stubkit::StreamReaderWriter<::stubkit::testing::Item,
-                                ::stubkit::testing::Item>
-  Double(const ::stubkit::OptionsView& /*options*/) override {
-    auto stream =
-        ::std::make_unique<::stubkit::internal::GrpcStreamReaderWriter<
-            ::stubkit::testing::Item, ::stubkit::testing::Item>>(
-            StreamServiceMethods::kDouble);
-    stream->Start(nullptr, refusal_);
-    return ::stubkit::StreamReaderWriter<::stubkit::testing::Item,
-                                         ::stubkit::testing::Item>(
-        ::std::move(stream));
-  }
-  ::stubkit::AsyncStreamWriter<::stubkit::testing::Item> AsyncDouble(
-      const ::stubkit::OptionsView& /*options*/,
-      ::stubkit::MessageCallback<::stubkit::testing::Item> /*on_message*/,
-      ::stubkit::StreamDoneCallback on_done) override {
-    on_done(refusal_);
-    return ::stubkit::AsyncStreamWriter<::stubkit::testing::Item>();
-  }
-
-  ::absl::StatusOr<::stubkit::testing::Item> Get(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::RangeRequest& /*request*/) override {
-    return refusal_;
-  }
-  void AsyncGet(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::RangeRequest& /*request*/,
-      ::stubkit::AsyncCallback<::stubkit::testing::Item> done) override {
-    done(refusal_);
-  }
-
- private:
-  ::absl::Status refusal_;
-};
-
 }  // namespace
 
 ::std::shared_ptr<StreamServiceConnection> MakeStreamServiceConnection(
@@ -397,10 +378,6 @@ StreamServiceClient::StreamServiceClient(
       method_options_(options_, "stubkit.testing.StreamService",
                       {"Range", "Sum", "Double", "Get"}),
       connection_(MakeStreamServiceConnection(::std::move(channel), options_)) {
-  if (!method_options_.status().ok()) {
-    connection_ = ::std::make_shared<StreamServiceRefusingConnection>(
-        method_options_.status());
-  }
 }
 
 StreamServiceClient::StreamServiceClient(
@@ -410,25 +387,15 @@ StreamServiceClient::StreamServiceClient(
       method_options_(options_, "stubkit.testing.StreamService",
                       {"Range", "Sum", "Double", "Get"}),
       connection_(::std::move(connection)) {
-  const auto* decorators = options_.find<DecoratorsOption>();
-  if (decorators != nullptr && !decorators->empty()) {
-    connection_ = ::std::make_shared<StreamServiceRefusingConnection>(
-        ::absl::InvalidArgumentError(
-            "stubkit.testing.StreamService: DecoratorsOption must be given to "
-            "MakeStreamServiceConnection (or to the StreamServiceClient "
-            "constructor that takes a channel); the client was "
-            "built from a connection, which cannot apply them, so "
-            "the call was not sent"));
-  } else if (!method_options_.status().ok()) {
-    connection_ = ::std::make_shared<StreamServiceRefusingConnection>(
-        method_options_.status());
-  }
+  method_options_.RefuseDecorators<DecoratorsOption>(
+      options_, "MakeStreamServiceConnection", "StreamServiceClient");
 }
 
 ::stubkit::StreamReader<::stubkit::testing::Item> StreamServiceClient::Range(
     const ::stubkit::testing::RangeRequest& request,
     const ::stubkit::Options& call) {
-  return connection_->Range(method_options_.View(0, call, options_, request),
+  return connection_->Range(method_options_.View(StreamServiceMethods::kRange,
+                                                 call, options_, request),
                             request);
 }
 
@@ -436,7 +403,8 @@ void StreamServiceClient::AsyncRange(
     const ::stubkit::testing::RangeRequest& request,
     ::stubkit::MessageCallback<::stubkit::testing::Item> on_message,
     ::stubkit::StreamDoneCallback on_done, const ::stubkit::Options& call) {
-  connection_->AsyncRange(method_options_.View(0, call, options_, request),
+  connection_->AsyncRange(method_options_.View(StreamServiceMethods::kRange,
+                                               call, options_, request),
                           request, ::std::move(on_message),
                           ::std::move(on_done));
 }
@@ -444,37 +412,41 @@ void StreamServiceClient::AsyncRange(
 ::stubkit::StreamWriter<::stubkit::testing::Item,
                         ::stubkit::testing::SumResponse>
 StreamServiceClient::Sum(const ::stubkit::Options& call) {
-  return connection_->Sum(method_options_.View(1, call, options_));
+  return connection_->Sum(
+      method_options_.View(StreamServiceMethods::kSum, call, options_));
 }
 
 ::stubkit::AsyncStreamWriter<::stubkit::testing::Item>
 StreamServiceClient::AsyncSum(
     ::stubkit::AsyncCallback<::stubkit::testing::SumResponse> done,
     const ::stubkit::Options& call) {
-  return connection_->AsyncSum(method_options_.View(1, call, options_),
-                               ::std::move(done));
+  return connection_->AsyncSum(
+      method_options_.View(StreamServiceMethods::kSum, call, options_),
+      ::std::move(done));
 }
 
 ::stubkit::StreamReaderWriter<::stubkit::testing::Item,
                               ::stubkit::testing::Item>
 StreamServiceClient::Double(const ::stubkit::Options& call) {
-  return connection_->Double(method_options_.View(2, call, options_));
+  return connection_->Double(
+      method_options_.View(StreamServiceMethods::kDouble, call, options_));
 }
 
 ::stubkit::AsyncStreamWriter<::stubkit::testing::Item>
 StreamServiceClient::AsyncDouble(
     ::stubkit::MessageCallback<::stubkit::testing::Item> on_message,
     ::stubkit::StreamDoneCallback on_done, const ::stubkit::Options& call) {
-  return connection_->AsyncDouble(method_options_.View(2, call, options_),
-                                  ::std::move(on_message),
-                                  ::std::move(on_done));
+  return connection_->AsyncDouble(
+      method_options_.View(StreamServiceMethods::kDouble, call, options_),
+      ::std::move(on_message), ::std::move(on_done));
 }
 
 ::absl::StatusOr<::stubkit::testing::Item> StreamServiceClient::Get(
     const ::stubkit::testing::RangeRequest& request,
     const ::stubkit::Options& call) {
-  return connection_->Get(method_options_.View(3, call, options_, request),
-                          request);
+  return connection_->Get(
+      method_options_.View(StreamServiceMethods::kGet, call, options_, request),
+      request);
 }
 
 ::std::future<::absl::StatusOr<::stubkit::testing::Item>>
@@ -482,8 +454,9 @@ StreamServiceClient::AsyncGet(const ::stubkit::testing::RangeRequest& request,
                               const ::stubkit::Options& call) {
   auto [future, fulfil] =
       ::stubkit::internal::FulfilPromise<::stubkit::testing::Item>::Make();
-  connection_->AsyncGet(method_options_.View(3, call, options_, request),
-                        request, fulfil);
+  connection_->AsyncGet(
+      method_options_.View(StreamServiceMethods::kGet, call, options_, request),
+      request, fulfil);
   return ::std::move(future);
 }
 
@@ -491,8 +464,9 @@ void StreamServiceClient::AsyncGet(
     const ::stubkit::testing::RangeRequest& request,
     ::stubkit::AsyncCallback<::stubkit::testing::Item> done,
     const ::stubkit::Options& call) {
-  connection_->AsyncGet(method_options_.View(3, call, options_, request),
-                        request, ::std::move(done));
+  connection_->AsyncGet(
+      method_options_.View(StreamServiceMethods::kGet, call, options_, request),
+      request, ::std::move(done));
 }
 
 }  // namespace testing

@@ -26,210 +26,8 @@
 namespace stubkit {
 namespace testing {
 
-// The static description of each stubkit.testing.StreamService method, handed
-// to the stubkit runtime.
-struct StreamServiceMethods {
-  static constexpr ::stubkit::MethodInfo kRange{
-      "stubkit.testing.StreamService.Range",
-      ::stubkit::RpcKind::kServerStreaming,
-      ::stubkit::Idempotency::kIdempotent};
-  static constexpr ::stubkit::MethodInfo kSum{
-      "stubkit.testing.StreamService.Sum", ::stubkit::RpcKind::kClientStreaming,
-      ::stubkit::Idempotency::kNonIdempotent};
-  static constexpr ::stubkit::MethodInfo kDouble{
-      "stubkit.testing.StreamService.Double",
-      ::stubkit::RpcKind::kBidiStreaming,
-      ::stubkit::Idempotency::kNonIdempotent};
-  static constexpr ::stubkit::MethodInfo kGet{
-      "stubkit.testing.StreamService.Get", ::stubkit::RpcKind::kUnary,
-      ::stubkit::Idempotency::kIdempotent};
-};
-
-// One attempt of each stubkit.testing.StreamService RPC. Implemented by
-// StreamServiceGrpcStub (the wire) and by decorators; derive from
-// StreamServiceStubDecorator to add a layer.
-class StreamServiceStub {
- public:
-  virtual ~StreamServiceStub() = default;
-
-  virtual ::std::unique_ptr<
-      ::grpc::ClientReaderInterface<::stubkit::testing::Item>>
-  Range(::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-        const ::stubkit::testing::RangeRequest& request) = 0;
-  virtual ::absl::Status AsyncRange(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::RangeRequest& request,
-      ::grpc::ClientReadReactor<::stubkit::testing::Item>* reactor) = 0;
-
-  virtual ::std::unique_ptr<
-      ::grpc::ClientWriterInterface<::stubkit::testing::Item>>
-  Sum(::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      ::stubkit::testing::SumResponse* response) = 0;
-  virtual ::absl::Status AsyncSum(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      ::stubkit::testing::SumResponse* response,
-      ::grpc::ClientWriteReactor<::stubkit::testing::Item>* reactor) = 0;
-
-  virtual ::std::unique_ptr<::grpc::ClientReaderWriterInterface<
-      ::stubkit::testing::Item, ::stubkit::testing::Item>>
-  Double(::grpc::ClientContext& context,
-         const ::stubkit::OptionsView& options) = 0;
-  virtual ::absl::Status AsyncDouble(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      ::grpc::ClientBidiReactor<::stubkit::testing::Item,
-                                ::stubkit::testing::Item>* reactor) = 0;
-
-  virtual ::absl::StatusOr<::stubkit::testing::Item> Get(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::RangeRequest& request) = 0;
-  virtual void AsyncGet(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::RangeRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::Item> done) = 0;
-};
-
-// Forwards every method to the stub below it. Override what you need.
-class StreamServiceStubDecorator : public StreamServiceStub {
- public:
-  explicit StreamServiceStubDecorator(
-      ::std::shared_ptr<StreamServiceStub> child)
-      : child_(::std::move(child)) {}
-
-  ::std::unique_ptr<::grpc::ClientReaderInterface<::stubkit::testing::Item>>
-  Range(::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-        const ::stubkit::testing::RangeRequest& request) override;
-  ::absl::Status AsyncRange(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::RangeRequest& request,
-      ::grpc::ClientReadReactor<::stubkit::testing::Item>* reactor) override;
-
-  ::std::unique_ptr<::grpc::ClientWriterInterface<::stubkit::testing::Item>>
-  Sum(::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      ::stubkit::testing::SumResponse* response) override;
-  ::absl::Status AsyncSum(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      ::stubkit::testing::SumResponse* response,
-      ::grpc::ClientWriteReactor<::stubkit::testing::Item>* reactor) override;
-
-  ::std::unique_ptr<::grpc::ClientReaderWriterInterface<
-      ::stubkit::testing::Item, ::stubkit::testing::Item>>
-  Double(::grpc::ClientContext& context,
-         const ::stubkit::OptionsView& options) override;
-  ::absl::Status AsyncDouble(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      ::grpc::ClientBidiReactor<::stubkit::testing::Item,
-                                ::stubkit::testing::Item>* reactor) override;
-
-  ::absl::StatusOr<::stubkit::testing::Item> Get(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::RangeRequest& request) override;
-  void AsyncGet(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::RangeRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::Item> done) override;
-
- protected:
-  const ::std::shared_ptr<StreamServiceStub>& child() const { return child_; }
-
- private:
-  ::std::shared_ptr<StreamServiceStub> child_;
-};
-
-// Calls the grpc_cpp_plugin stub.
-class StreamServiceGrpcStub : public StreamServiceStub {
- public:
-  explicit StreamServiceGrpcStub(
-      ::std::unique_ptr<::stubkit::testing::StreamService::StubInterface>
-          grpc_stub)
-      : grpc_stub_(::std::move(grpc_stub)) {}
-
-  ::std::unique_ptr<::grpc::ClientReaderInterface<::stubkit::testing::Item>>
-  Range(::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-        const ::stubkit::testing::RangeRequest& request) override;
-  ::absl::Status AsyncRange(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::RangeRequest& request,
-      ::grpc::ClientReadReactor<::stubkit::testing::Item>* reactor) override;
-
-  ::std::unique_ptr<::grpc::ClientWriterInterface<::stubkit::testing::Item>>
-  Sum(::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      ::stubkit::testing::SumResponse* response) override;
-  ::absl::Status AsyncSum(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      ::stubkit::testing::SumResponse* response,
-      ::grpc::ClientWriteReactor<::stubkit::testing::Item>* reactor) override;
-
-  ::std::unique_ptr<::grpc::ClientReaderWriterInterface<
-      ::stubkit::testing::Item, ::stubkit::testing::Item>>
-  Double(::grpc::ClientContext& context,
-         const ::stubkit::OptionsView& options) override;
-  ::absl::Status AsyncDouble(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      ::grpc::ClientBidiReactor<::stubkit::testing::Item,
-                                ::stubkit::testing::Item>* reactor) override;
-
-  ::absl::StatusOr<::stubkit::testing::Item> Get(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::RangeRequest& request) override;
-  void AsyncGet(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::RangeRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::Item> done) override;
-
- private:
-  ::std::unique_ptr<::stubkit::testing::StreamService::StubInterface>
-      grpc_stub_;
-};
-
-// Runs each stubkit.testing.StreamService call under the stubkit retry rules.
-// Mock it (stubkit_mocks::MockStreamServiceConnection) to test code that uses
-// StreamServiceClient.
-class StreamServiceConnection {
- public:
-  virtual ~StreamServiceConnection() = default;
-
-  virtual ::stubkit::StreamReader<::stubkit::testing::Item> Range(
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::RangeRequest& request) = 0;
-  virtual void AsyncRange(
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::RangeRequest& request,
-      ::stubkit::MessageCallback<::stubkit::testing::Item> on_message,
-      ::stubkit::StreamDoneCallback on_done) = 0;
-
-  virtual ::stubkit::StreamWriter<::stubkit::testing::Item,
-                                  ::stubkit::testing::SumResponse>
-  Sum(const ::stubkit::OptionsView& options) = 0;
-  virtual ::stubkit::AsyncStreamWriter<::stubkit::testing::Item> AsyncSum(
-      const ::stubkit::OptionsView& options,
-      ::stubkit::AsyncCallback<::stubkit::testing::SumResponse> done) = 0;
-
-  virtual ::stubkit::StreamReaderWriter<::stubkit::testing::Item,
-                                        ::stubkit::testing::Item>
-  Double(const ::stubkit::OptionsView& options) = 0;
-  virtual ::stubkit::AsyncStreamWriter<::stubkit::testing::Item> AsyncDouble(
-      const ::stubkit::OptionsView& options,
-      ::stubkit::MessageCallback<::stubkit::testing::Item> on_message,
-      ::stubkit::StreamDoneCallback on_done) = 0;
-
-  virtual ::absl::StatusOr<::stubkit::testing::Item> Get(
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::RangeRequest& request) = 0;
-  virtual void AsyncGet(
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::RangeRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::Item> done) = 0;
-};
-
-// The default connection over `channel`. The decorators in `options`
-// (StreamServiceClient::DecoratorsOption) are applied here, once.
-::std::shared_ptr<StreamServiceConnection> MakeStreamServiceConnection(
-    ::std::shared_ptr<::grpc::ChannelInterface> channel,
-    const ::stubkit::Options& options = {});
-// The default connection over any stub stack, e.g. a mock.
-::std::shared_ptr<StreamServiceConnection> MakeStreamServiceConnection(
-    ::std::shared_ptr<StreamServiceStub> stub,
-    const ::stubkit::Options& options = {});
+class StreamServiceStub;
+class StreamServiceConnection;
 
 // The client of stubkit.testing.StreamService: cheap to copy, safe to share
 // between threads. Every call takes per-call options that override the
@@ -342,6 +140,171 @@ class StreamServiceClient {
   ::stubkit::internal::MethodOptionsTable method_options_;
   ::std::shared_ptr<StreamServiceConnection> connection_;
 };
+
+// Runs each stubkit.testing.StreamService call under the stubkit retry rules.
+// Mock it (stubkit_mocks::MockStreamServiceConnection) to test code that uses
+// StreamServiceClient.
+class StreamServiceConnection {
+ public:
+  virtual ~StreamServiceConnection() = default;
+
+  virtual ::stubkit::StreamReader<::stubkit::testing::Item> Range(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::RangeRequest& request) = 0;
+  virtual void AsyncRange(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::RangeRequest& request,
+      ::stubkit::MessageCallback<::stubkit::testing::Item> on_message,
+      ::stubkit::StreamDoneCallback on_done) = 0;
+
+  virtual ::stubkit::StreamWriter<::stubkit::testing::Item,
+                                  ::stubkit::testing::SumResponse>
+  Sum(const ::stubkit::OptionsView& options) = 0;
+  virtual ::stubkit::AsyncStreamWriter<::stubkit::testing::Item> AsyncSum(
+      const ::stubkit::OptionsView& options,
+      ::stubkit::AsyncCallback<::stubkit::testing::SumResponse> done) = 0;
+
+  virtual ::stubkit::StreamReaderWriter<::stubkit::testing::Item,
+                                        ::stubkit::testing::Item>
+  Double(const ::stubkit::OptionsView& options) = 0;
+  virtual ::stubkit::AsyncStreamWriter<::stubkit::testing::Item> AsyncDouble(
+      const ::stubkit::OptionsView& options,
+      ::stubkit::MessageCallback<::stubkit::testing::Item> on_message,
+      ::stubkit::StreamDoneCallback on_done) = 0;
+
+  virtual ::absl::StatusOr<::stubkit::testing::Item> Get(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::RangeRequest& request) = 0;
+  virtual void AsyncGet(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::RangeRequest& request,
+      ::stubkit::AsyncCallback<::stubkit::testing::Item> done) = 0;
+};
+
+// The default connection over `channel`. The decorators in `options`
+// (StreamServiceClient::DecoratorsOption) are applied here, once.
+::std::shared_ptr<StreamServiceConnection> MakeStreamServiceConnection(
+    ::std::shared_ptr<::grpc::ChannelInterface> channel,
+    const ::stubkit::Options& options = {});
+// The default connection over any stub stack, e.g. a mock.
+::std::shared_ptr<StreamServiceConnection> MakeStreamServiceConnection(
+    ::std::shared_ptr<StreamServiceStub> stub,
+    const ::stubkit::Options& options = {});
+
+// The static description of each stubkit.testing.StreamService method, handed
+// to the stubkit runtime.
+struct StreamServiceMethods {
+  static constexpr ::stubkit::MethodInfo kRange{
+      "stubkit.testing.StreamService.Range",
+      ::stubkit::RpcKind::kServerStreaming, ::stubkit::Idempotency::kIdempotent,
+      0};
+  static constexpr ::stubkit::MethodInfo kSum{
+      "stubkit.testing.StreamService.Sum", ::stubkit::RpcKind::kClientStreaming,
+      ::stubkit::Idempotency::kNonIdempotent, 1};
+  static constexpr ::stubkit::MethodInfo kDouble{
+      "stubkit.testing.StreamService.Double",
+      ::stubkit::RpcKind::kBidiStreaming,
+      ::stubkit::Idempotency::kNonIdempotent, 2};
+  static constexpr ::stubkit::MethodInfo kGet{
+      "stubkit.testing.StreamService.Get", ::stubkit::RpcKind::kUnary,
+      ::stubkit::Idempotency::kIdempotent, 3};
+};
+
+// One attempt of each stubkit.testing.StreamService RPC. Implemented by the
+// gRPC stub (MakeStreamServiceGrpcStub) and by decorators; derive from
+// StreamServiceStubDecorator to add a layer.
+class StreamServiceStub {
+ public:
+  virtual ~StreamServiceStub() = default;
+
+  virtual ::std::unique_ptr<
+      ::grpc::ClientReaderInterface<::stubkit::testing::Item>>
+  Range(::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+        const ::stubkit::testing::RangeRequest& request) = 0;
+  virtual ::absl::Status AsyncRange(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::RangeRequest& request,
+      ::grpc::ClientReadReactor<::stubkit::testing::Item>* reactor) = 0;
+
+  virtual ::std::unique_ptr<
+      ::grpc::ClientWriterInterface<::stubkit::testing::Item>>
+  Sum(::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      ::stubkit::testing::SumResponse* response) = 0;
+  virtual ::absl::Status AsyncSum(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      ::stubkit::testing::SumResponse* response,
+      ::grpc::ClientWriteReactor<::stubkit::testing::Item>* reactor) = 0;
+
+  virtual ::std::unique_ptr<::grpc::ClientReaderWriterInterface<
+      ::stubkit::testing::Item, ::stubkit::testing::Item>>
+  Double(::grpc::ClientContext& context,
+         const ::stubkit::OptionsView& options) = 0;
+  virtual ::absl::Status AsyncDouble(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      ::grpc::ClientBidiReactor<::stubkit::testing::Item,
+                                ::stubkit::testing::Item>* reactor) = 0;
+
+  virtual ::absl::StatusOr<::stubkit::testing::Item> Get(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::RangeRequest& request) = 0;
+  virtual void AsyncGet(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::RangeRequest& request,
+      ::stubkit::AsyncCallback<::stubkit::testing::Item> done) = 0;
+};
+
+// Forwards every method to the stub below it. Override what you need.
+class StreamServiceStubDecorator : public StreamServiceStub {
+ public:
+  explicit StreamServiceStubDecorator(
+      ::std::shared_ptr<StreamServiceStub> child)
+      : child_(::std::move(child)) {}
+
+  ::std::unique_ptr<::grpc::ClientReaderInterface<::stubkit::testing::Item>>
+  Range(::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+        const ::stubkit::testing::RangeRequest& request) override;
+  ::absl::Status AsyncRange(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::RangeRequest& request,
+      ::grpc::ClientReadReactor<::stubkit::testing::Item>* reactor) override;
+
+  ::std::unique_ptr<::grpc::ClientWriterInterface<::stubkit::testing::Item>>
+  Sum(::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      ::stubkit::testing::SumResponse* response) override;
+  ::absl::Status AsyncSum(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      ::stubkit::testing::SumResponse* response,
+      ::grpc::ClientWriteReactor<::stubkit::testing::Item>* reactor) override;
+
+  ::std::unique_ptr<::grpc::ClientReaderWriterInterface<
+      ::stubkit::testing::Item, ::stubkit::testing::Item>>
+  Double(::grpc::ClientContext& context,
+         const ::stubkit::OptionsView& options) override;
+  ::absl::Status AsyncDouble(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      ::grpc::ClientBidiReactor<::stubkit::testing::Item,
+                                ::stubkit::testing::Item>* reactor) override;
+
+  ::absl::StatusOr<::stubkit::testing::Item> Get(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::RangeRequest& request) override;
+  void AsyncGet(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::RangeRequest& request,
+      ::stubkit::AsyncCallback<::stubkit::testing::Item> done) override;
+
+ protected:
+  const ::std::shared_ptr<StreamServiceStub>& child() const { return child_; }
+
+ private:
+  ::std::shared_ptr<StreamServiceStub> child_;
+};
+
+// The stub at the bottom of every stack: calls grpc_cpp_plugin's stub (or a
+// mock of its StubInterface).
+::std::shared_ptr<StreamServiceStub> MakeStreamServiceGrpcStub(
+    ::std::unique_ptr<::stubkit::testing::StreamService::StubInterface>
+        grpc_stub);
 
 }  // namespace testing
 }  // namespace stubkit

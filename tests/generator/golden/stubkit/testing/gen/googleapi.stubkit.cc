@@ -26,11 +26,25 @@ LibraryStubDecorator::GetBook(
   return child_->GetBook(context, options, request);
 }
 
+void LibraryStubDecorator::AsyncGetBook(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+    const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+    ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) {
+  child_->AsyncGetBook(context, options, request, ::std::move(done));
+}
+
 ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
 LibraryStubDecorator::PutBook(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::library::v1::PutBookRequest& request) {
   return child_->PutBook(context, options, request);
+}
+
+void LibraryStubDecorator::AsyncPutBook(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+    const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
+    ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) {
+  child_->AsyncPutBook(context, options, request, ::std::move(done));
 }
 
 ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
@@ -40,16 +54,37 @@ LibraryStubDecorator::CreateBook(
   return child_->CreateBook(context, options, request);
 }
 
+void LibraryStubDecorator::AsyncCreateBook(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+    const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
+    ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) {
+  child_->AsyncCreateBook(context, options, request, ::std::move(done));
+}
+
 ::absl::StatusOr<::google::protobuf::Empty> LibraryStubDecorator::DeleteBook(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request) {
   return child_->DeleteBook(context, options, request);
 }
 
+void LibraryStubDecorator::AsyncDeleteBook(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+    const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
+    ::stubkit::AsyncCallback<::google::protobuf::Empty> done) {
+  child_->AsyncDeleteBook(context, options, request, ::std::move(done));
+}
+
 ::absl::StatusOr<::google::protobuf::Empty> LibraryStubDecorator::TouchBook(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request) {
   return child_->TouchBook(context, options, request);
+}
+
+void LibraryStubDecorator::AsyncTouchBook(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+    const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+    ::stubkit::AsyncCallback<::google::protobuf::Empty> done) {
+  child_->AsyncTouchBook(context, options, request, ::std::move(done));
 }
 
 ::absl::StatusOr<::google::longrunning::Operation>
@@ -59,11 +94,139 @@ LibraryStubDecorator::ArchiveBooks(
   return child_->ArchiveBooks(context, options, request);
 }
 
-void LibraryStubDecorator::AsyncGetBook(
+void LibraryStubDecorator::AsyncArchiveBooks(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
-    ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) {
-  child_->AsyncGetBook(context, options, request, ::std::move(done));
+    ::stubkit::AsyncCallback<::google::longrunning::Operation> done) {
+  child_->AsyncArchiveBooks(context, options, request, ::std::move(done));
+}
+
+namespace {
+
+// The x-goog-request-params of a GetBook attempt.
+void LibraryGetBookRoutingParams(
+    const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+    ::stubkit::internal::RequestParams& params) {
+  params.Set("name", request.name());
+}
+
+// The x-goog-request-params of a PutBook attempt.
+void LibraryPutBookRoutingParams(
+    const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
+    ::stubkit::internal::RequestParams& params) {
+  params.Set("book.name", request.book().name());
+}
+
+// The x-goog-request-params of a CreateBook attempt.
+void LibraryCreateBookRoutingParams(
+    const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
+    ::stubkit::internal::RequestParams& params) {
+  params.Set("parent", request.parent());
+}
+
+// The x-goog-request-params of a DeleteBook attempt.
+void LibraryDeleteBookRoutingParams(
+    const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
+    ::stubkit::internal::RequestParams& params) {
+  params.Set("name", request.name());
+}
+
+// The x-goog-request-params of a TouchBook attempt.
+void LibraryTouchBookRoutingParams(
+    const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+    ::stubkit::internal::RequestParams& params) {
+  params.Set("name", request.name());
+}
+
+// The x-goog-request-params of a ArchiveBooks attempt.
+void LibraryArchiveBooksRoutingParams(
+    const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+    ::stubkit::internal::RequestParams& params) {
+  params.Set("name", request.name());
+}
+
+class LibraryGrpcStub : public LibraryStub {
+ public:
+  explicit LibraryGrpcStub(
+      ::std::unique_ptr<
+          ::stubkit::testing::gen::library::v1::Library::StubInterface>
+          grpc_stub)
+      : grpc_stub_(::std::move(grpc_stub)) {}
+
+  ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> GetBook(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request)
+      override;
+  void AsyncGetBook(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
+      override;
+
+  ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> PutBook(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::PutBookRequest& request)
+      override;
+  void AsyncPutBook(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
+      override;
+
+  ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> CreateBook(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::CreateBookRequest& request)
+      override;
+  void AsyncCreateBook(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
+      override;
+
+  ::absl::StatusOr<::google::protobuf::Empty> DeleteBook(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request)
+      override;
+  void AsyncDeleteBook(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
+      ::stubkit::AsyncCallback<::google::protobuf::Empty> done) override;
+
+  ::absl::StatusOr<::google::protobuf::Empty> TouchBook(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request)
+      override;
+  void AsyncTouchBook(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+      ::stubkit::AsyncCallback<::google::protobuf::Empty> done) override;
+
+  ::absl::StatusOr<::google::longrunning::Operation> ArchiveBooks(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request)
+      override;
+  void AsyncArchiveBooks(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override;
+
+ private:
+  ::std::unique_ptr<
+      ::stubkit::testing::gen::library::v1::Library::StubInterface>
+      grpc_stub_;
+};
+
+}  // namespace
+
+::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
+LibraryGrpcStub::GetBook(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+    const ::stubkit::testing::gen::library::v1::GetBookRequest& request) {
+  ::stubkit::internal::ApplyRoutingHeader(context, options, request,
+                                          LibraryGetBookRoutingParams);
+  ::stubkit::testing::gen::library::v1::Book response;
+  return ::stubkit::internal::ToStatusOr(
+      grpc_stub_->GetBook(&context, request, &response), ::std::move(response));
 }
 
 void LibraryGrpcStub::AsyncGetBook(
@@ -76,11 +239,8 @@ void LibraryGrpcStub::AsyncGetBook(
         "stubkit.testing.gen.library.v1.Library.GetBook"));
     return;
   }
-  if (options.get<::stubkit::RoutingHeaderOption>()) {
-    ::stubkit::internal::RequestParams params;
-    params.Set("name", request.name());
-    params.Apply(context);
-  }
+  ::stubkit::internal::ApplyRoutingHeader(context, options, request,
+                                          LibraryGetBookRoutingParams);
   ::stubkit::internal::StartAsyncUnary<
       ::stubkit::testing::gen::library::v1::Book>(
       [&](auto* response, auto on_done) {
@@ -89,11 +249,15 @@ void LibraryGrpcStub::AsyncGetBook(
       ::std::move(done));
 }
 
-void LibraryStubDecorator::AsyncPutBook(
+::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
+LibraryGrpcStub::PutBook(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-    const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
-    ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) {
-  child_->AsyncPutBook(context, options, request, ::std::move(done));
+    const ::stubkit::testing::gen::library::v1::PutBookRequest& request) {
+  ::stubkit::internal::ApplyRoutingHeader(context, options, request,
+                                          LibraryPutBookRoutingParams);
+  ::stubkit::testing::gen::library::v1::Book response;
+  return ::stubkit::internal::ToStatusOr(
+      grpc_stub_->PutBook(&context, request, &response), ::std::move(response));
 }
 
 void LibraryGrpcStub::AsyncPutBook(
@@ -106,11 +270,8 @@ void LibraryGrpcStub::AsyncPutBook(
         "stubkit.testing.gen.library.v1.Library.PutBook"));
     return;
   }
-  if (options.get<::stubkit::RoutingHeaderOption>()) {
-    ::stubkit::internal::RequestParams params;
-    params.Set("book.name", request.book().name());
-    params.Apply(context);
-  }
+  ::stubkit::internal::ApplyRoutingHeader(context, options, request,
+                                          LibraryPutBookRoutingParams);
   ::stubkit::internal::StartAsyncUnary<
       ::stubkit::testing::gen::library::v1::Book>(
       [&](auto* response, auto on_done) {
@@ -119,11 +280,16 @@ void LibraryGrpcStub::AsyncPutBook(
       ::std::move(done));
 }
 
-void LibraryStubDecorator::AsyncCreateBook(
+::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
+LibraryGrpcStub::CreateBook(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-    const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
-    ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done) {
-  child_->AsyncCreateBook(context, options, request, ::std::move(done));
+    const ::stubkit::testing::gen::library::v1::CreateBookRequest& request) {
+  ::stubkit::internal::ApplyRoutingHeader(context, options, request,
+                                          LibraryCreateBookRoutingParams);
+  ::stubkit::testing::gen::library::v1::Book response;
+  return ::stubkit::internal::ToStatusOr(
+      grpc_stub_->CreateBook(&context, request, &response),
+      ::std::move(response));
 }
 
 void LibraryGrpcStub::AsyncCreateBook(
@@ -136,11 +302,8 @@ void LibraryGrpcStub::AsyncCreateBook(
         "stubkit.testing.gen.library.v1.Library.CreateBook"));
     return;
   }
-  if (options.get<::stubkit::RoutingHeaderOption>()) {
-    ::stubkit::internal::RequestParams params;
-    params.Set("parent", request.parent());
-    params.Apply(context);
-  }
+  ::stubkit::internal::ApplyRoutingHeader(context, options, request,
+                                          LibraryCreateBookRoutingParams);
   ::stubkit::internal::StartAsyncUnary<
       ::stubkit::testing::gen::library::v1::Book>(
       [&](auto* response, auto on_done) {
@@ -149,11 +312,15 @@ void LibraryGrpcStub::AsyncCreateBook(
       ::std::move(done));
 }
 
-void LibraryStubDecorator::AsyncDeleteBook(
+::absl::StatusOr<::google::protobuf::Empty> LibraryGrpcStub::DeleteBook(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-    const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
-    ::stubkit::AsyncCallback<::google::protobuf::Empty> done) {
-  child_->AsyncDeleteBook(context, options, request, ::std::move(done));
+    const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request) {
+  ::stubkit::internal::ApplyRoutingHeader(context, options, request,
+                                          LibraryDeleteBookRoutingParams);
+  ::google::protobuf::Empty response;
+  return ::stubkit::internal::ToStatusOr(
+      grpc_stub_->DeleteBook(&context, request, &response),
+      ::std::move(response));
 }
 
 void LibraryGrpcStub::AsyncDeleteBook(
@@ -166,11 +333,8 @@ void LibraryGrpcStub::AsyncDeleteBook(
         "stubkit.testing.gen.library.v1.Library.DeleteBook"));
     return;
   }
-  if (options.get<::stubkit::RoutingHeaderOption>()) {
-    ::stubkit::internal::RequestParams params;
-    params.Set("name", request.name());
-    params.Apply(context);
-  }
+  ::stubkit::internal::ApplyRoutingHeader(context, options, request,
+                                          LibraryDeleteBookRoutingParams);
   ::stubkit::internal::StartAsyncUnary<::google::protobuf::Empty>(
       [&](auto* response, auto on_done) {
         async->DeleteBook(&context, &request, response, ::std::move(on_done));
@@ -178,11 +342,15 @@ void LibraryGrpcStub::AsyncDeleteBook(
       ::std::move(done));
 }
 
-void LibraryStubDecorator::AsyncTouchBook(
+::absl::StatusOr<::google::protobuf::Empty> LibraryGrpcStub::TouchBook(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-    const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
-    ::stubkit::AsyncCallback<::google::protobuf::Empty> done) {
-  child_->AsyncTouchBook(context, options, request, ::std::move(done));
+    const ::stubkit::testing::gen::library::v1::GetBookRequest& request) {
+  ::stubkit::internal::ApplyRoutingHeader(context, options, request,
+                                          LibraryTouchBookRoutingParams);
+  ::google::protobuf::Empty response;
+  return ::stubkit::internal::ToStatusOr(
+      grpc_stub_->TouchBook(&context, request, &response),
+      ::std::move(response));
 }
 
 void LibraryGrpcStub::AsyncTouchBook(
@@ -195,11 +363,8 @@ void LibraryGrpcStub::AsyncTouchBook(
         "stubkit.testing.gen.library.v1.Library.TouchBook"));
     return;
   }
-  if (options.get<::stubkit::RoutingHeaderOption>()) {
-    ::stubkit::internal::RequestParams params;
-    params.Set("name", request.name());
-    params.Apply(context);
-  }
+  ::stubkit::internal::ApplyRoutingHeader(context, options, request,
+                                          LibraryTouchBookRoutingParams);
   ::stubkit::internal::StartAsyncUnary<::google::protobuf::Empty>(
       [&](auto* response, auto on_done) {
         async->TouchBook(&context, &request, response, ::std::move(on_done));
@@ -207,11 +372,16 @@ void LibraryGrpcStub::AsyncTouchBook(
       ::std::move(done));
 }
 
-void LibraryStubDecorator::AsyncArchiveBooks(
+::absl::StatusOr<::google::longrunning::Operation>
+LibraryGrpcStub::ArchiveBooks(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-    const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
-    ::stubkit::AsyncCallback<::google::longrunning::Operation> done) {
-  child_->AsyncArchiveBooks(context, options, request, ::std::move(done));
+    const ::stubkit::testing::gen::library::v1::GetBookRequest& request) {
+  ::stubkit::internal::ApplyRoutingHeader(context, options, request,
+                                          LibraryArchiveBooksRoutingParams);
+  ::google::longrunning::Operation response;
+  return ::stubkit::internal::ToStatusOr(
+      grpc_stub_->ArchiveBooks(&context, request, &response),
+      ::std::move(response));
 }
 
 void LibraryGrpcStub::AsyncArchiveBooks(
@@ -224,11 +394,8 @@ void LibraryGrpcStub::AsyncArchiveBooks(
         "stubkit.testing.gen.library.v1.Library.ArchiveBooks"));
     return;
   }
-  if (options.get<::stubkit::RoutingHeaderOption>()) {
-    ::stubkit::internal::RequestParams params;
-    params.Set("name", request.name());
-    params.Apply(context);
-  }
+  ::stubkit::internal::ApplyRoutingHeader(context, options, request,
+                                          LibraryArchiveBooksRoutingParams);
   ::stubkit::internal::StartAsyncUnary<::google::longrunning::Operation>(
       [&](auto* response, auto on_done) {
         async->ArchiveBooks(&context, &request, response, ::std::move(on_done));
@@ -236,90 +403,11 @@ void LibraryGrpcStub::AsyncArchiveBooks(
       ::std::move(done));
 }
 
-::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
-LibraryGrpcStub::GetBook(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-    const ::stubkit::testing::gen::library::v1::GetBookRequest& request) {
-  if (options.get<::stubkit::RoutingHeaderOption>()) {
-    ::stubkit::internal::RequestParams params;
-    params.Set("name", request.name());
-    params.Apply(context);
-  }
-  ::stubkit::testing::gen::library::v1::Book response;
-  return ::stubkit::internal::ToStatusOr(
-      grpc_stub_->GetBook(&context, request, &response), ::std::move(response));
-}
-
-::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
-LibraryGrpcStub::PutBook(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-    const ::stubkit::testing::gen::library::v1::PutBookRequest& request) {
-  if (options.get<::stubkit::RoutingHeaderOption>()) {
-    ::stubkit::internal::RequestParams params;
-    params.Set("book.name", request.book().name());
-    params.Apply(context);
-  }
-  ::stubkit::testing::gen::library::v1::Book response;
-  return ::stubkit::internal::ToStatusOr(
-      grpc_stub_->PutBook(&context, request, &response), ::std::move(response));
-}
-
-::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
-LibraryGrpcStub::CreateBook(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-    const ::stubkit::testing::gen::library::v1::CreateBookRequest& request) {
-  if (options.get<::stubkit::RoutingHeaderOption>()) {
-    ::stubkit::internal::RequestParams params;
-    params.Set("parent", request.parent());
-    params.Apply(context);
-  }
-  ::stubkit::testing::gen::library::v1::Book response;
-  return ::stubkit::internal::ToStatusOr(
-      grpc_stub_->CreateBook(&context, request, &response),
-      ::std::move(response));
-}
-
-::absl::StatusOr<::google::protobuf::Empty> LibraryGrpcStub::DeleteBook(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-    const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request) {
-  if (options.get<::stubkit::RoutingHeaderOption>()) {
-    ::stubkit::internal::RequestParams params;
-    params.Set("name", request.name());
-    params.Apply(context);
-  }
-  ::google::protobuf::Empty response;
-  return ::stubkit::internal::ToStatusOr(
-      grpc_stub_->DeleteBook(&context, request, &response),
-      ::std::move(response));
-}
-
-::absl::StatusOr<::google::protobuf::Empty> LibraryGrpcStub::TouchBook(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-    const ::stubkit::testing::gen::library::v1::GetBookRequest& request) {
-  if (options.get<::stubkit::RoutingHeaderOption>()) {
-    ::stubkit::internal::RequestParams params;
-    params.Set("name", request.name());
-    params.Apply(context);
-  }
-  ::google::protobuf::Empty response;
-  return ::stubkit::internal::ToStatusOr(
-      grpc_stub_->TouchBook(&context, request, &response),
-      ::std::move(response));
-}
-
-::absl::StatusOr<::google::longrunning::Operation>
-LibraryGrpcStub::ArchiveBooks(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-    const ::stubkit::testing::gen::library::v1::GetBookRequest& request) {
-  if (options.get<::stubkit::RoutingHeaderOption>()) {
-    ::stubkit::internal::RequestParams params;
-    params.Set("name", request.name());
-    params.Apply(context);
-  }
-  ::google::longrunning::Operation response;
-  return ::stubkit::internal::ToStatusOr(
-      grpc_stub_->ArchiveBooks(&context, request, &response),
-      ::std::move(response));
+::std::shared_ptr<LibraryStub> MakeLibraryGrpcStub(
+    ::std::unique_ptr<
+        ::stubkit::testing::gen::library::v1::Library::StubInterface>
+        grpc_stub) {
+  return ::std::make_shared<LibraryGrpcStub>(::std::move(grpc_stub));
 }
 
 namespace {
@@ -526,101 +614,6 @@ class LibraryConnectionImpl : public LibraryConnection {
   ::std::shared_ptr<::stubkit::internal::ConnectionChannel> channel_;
 };
 
-// Stands in for the connection of LibraryClient when it is built from a
-// connection with DecoratorsOption, which only MakeLibraryConnection can apply.
-class LibraryRefusingConnection : public LibraryConnection {
- public:
-  explicit LibraryRefusingConnection(::absl::Status refusal)
-      : refusal_(::std::move(refusal)) {}
-
-  ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> GetBook(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& /*request*/)
-      override {
-    return refusal_;
-  }
-  void AsyncGetBook(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& /*request*/,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
-      override {
-    done(refusal_);
-  }
-
-  ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> PutBook(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::gen::library::v1::PutBookRequest& /*request*/)
-      override {
-    return refusal_;
-  }
-  void AsyncPutBook(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::gen::library::v1::PutBookRequest& /*request*/,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
-      override {
-    done(refusal_);
-  }
-
-  ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> CreateBook(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::gen::library::v1::CreateBookRequest&
-      /*request*/) override {
-    return refusal_;
-  }
-  void AsyncCreateBook(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::gen::library::v1::CreateBookRequest&
-      /*request*/,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
-      override {
-    done(refusal_);
-  }
-
-  ::absl::StatusOr<::google::protobuf::Empty> DeleteBook(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::gen::library::v1::DeleteBookRequest&
-      /*request*/) override {
-    return refusal_;
-  }
-  void AsyncDeleteBook(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::gen::library::v1::DeleteBookRequest&
-      /*request*/,
-      ::stubkit::AsyncCallback<::google::protobuf::Empty> done) override {
-    done(refusal_);
-  }
-
-  ::absl::StatusOr<::google::protobuf::Empty> TouchBook(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& /*request*/)
-      override {
-    return refusal_;
-  }
-  void AsyncTouchBook(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& /*request*/,
-      ::stubkit::AsyncCallback<::google::protobuf::Empty> done) override {
-    done(refusal_);
-  }
-
-  ::absl::StatusOr<::google::longrunning::Operation> ArchiveBooks(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& /*request*/)
-      override {
-    return refusal_;
-  }
-  void AsyncArchiveBooks(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& /*request*/,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done)
-      override {
-    done(refusal_);
-  }
-
- private:
-  ::absl::Status refusal_;
-};
-
 }  // namespace
 
 ::std::shared_ptr<LibraryConnection> MakeLibraryConnection(
@@ -650,10 +643,6 @@ LibraryClient::LibraryClient(
                       {"GetBook", "PutBook", "CreateBook", "DeleteBook",
                        "TouchBook", "ArchiveBooks"}),
       connection_(MakeLibraryConnection(channel, options_)) {
-  if (!method_options_.status().ok()) {
-    connection_ =
-        ::std::make_shared<LibraryRefusingConnection>(method_options_.status());
-  }
   if (options_.get<OperationsConnectionOption>() != nullptr) {
     operations_ = ::std::make_shared<::google::longrunning::OperationsClient>(
         options_.get<OperationsConnectionOption>(), options_);
@@ -670,20 +659,8 @@ LibraryClient::LibraryClient(::std::shared_ptr<LibraryConnection> connection,
                       {"GetBook", "PutBook", "CreateBook", "DeleteBook",
                        "TouchBook", "ArchiveBooks"}),
       connection_(::std::move(connection)) {
-  const auto* decorators = options_.find<DecoratorsOption>();
-  if (decorators != nullptr && !decorators->empty()) {
-    connection_ = ::std::make_shared<LibraryRefusingConnection>(
-        ::absl::InvalidArgumentError(
-            "stubkit.testing.gen.library.v1.Library: DecoratorsOption must be "
-            "given to "
-            "MakeLibraryConnection (or to the LibraryClient "
-            "constructor that takes a channel); the client was "
-            "built from a connection, which cannot apply them, so "
-            "the call was not sent"));
-  } else if (!method_options_.status().ok()) {
-    connection_ =
-        ::std::make_shared<LibraryRefusingConnection>(method_options_.status());
-  }
+  method_options_.RefuseDecorators<DecoratorsOption>(
+      options_, "MakeLibraryConnection", "LibraryClient");
   if (options_.get<OperationsConnectionOption>() != nullptr) {
     operations_ = ::std::make_shared<::google::longrunning::OperationsClient>(
         options_.get<OperationsConnectionOption>(), options_);
@@ -694,8 +671,9 @@ LibraryClient::LibraryClient(::std::shared_ptr<LibraryConnection> connection,
 LibraryClient::GetBook(
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     const ::stubkit::Options& call) {
-  return connection_->GetBook(method_options_.View(0, call, options_, request),
-                              request);
+  return connection_->GetBook(
+      method_options_.View(LibraryMethods::kGetBook, call, options_, request),
+      request);
 }
 
 ::std::future<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>
@@ -704,8 +682,9 @@ LibraryClient::AsyncGetBook(
     const ::stubkit::Options& call) {
   auto [future, fulfil] = ::stubkit::internal::FulfilPromise<
       ::stubkit::testing::gen::library::v1::Book>::Make();
-  connection_->AsyncGetBook(method_options_.View(0, call, options_, request),
-                            request, fulfil);
+  connection_->AsyncGetBook(
+      method_options_.View(LibraryMethods::kGetBook, call, options_, request),
+      request, fulfil);
   return ::std::move(future);
 }
 
@@ -713,16 +692,18 @@ void LibraryClient::AsyncGetBook(
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done,
     const ::stubkit::Options& call) {
-  connection_->AsyncGetBook(method_options_.View(0, call, options_, request),
-                            request, ::std::move(done));
+  connection_->AsyncGetBook(
+      method_options_.View(LibraryMethods::kGetBook, call, options_, request),
+      request, ::std::move(done));
 }
 
 ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
 LibraryClient::PutBook(
     const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
     const ::stubkit::Options& call) {
-  return connection_->PutBook(method_options_.View(1, call, options_, request),
-                              request);
+  return connection_->PutBook(
+      method_options_.View(LibraryMethods::kPutBook, call, options_, request),
+      request);
 }
 
 ::std::future<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>
@@ -731,8 +712,9 @@ LibraryClient::AsyncPutBook(
     const ::stubkit::Options& call) {
   auto [future, fulfil] = ::stubkit::internal::FulfilPromise<
       ::stubkit::testing::gen::library::v1::Book>::Make();
-  connection_->AsyncPutBook(method_options_.View(1, call, options_, request),
-                            request, fulfil);
+  connection_->AsyncPutBook(
+      method_options_.View(LibraryMethods::kPutBook, call, options_, request),
+      request, fulfil);
   return ::std::move(future);
 }
 
@@ -740,8 +722,9 @@ void LibraryClient::AsyncPutBook(
     const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
     ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done,
     const ::stubkit::Options& call) {
-  connection_->AsyncPutBook(method_options_.View(1, call, options_, request),
-                            request, ::std::move(done));
+  connection_->AsyncPutBook(
+      method_options_.View(LibraryMethods::kPutBook, call, options_, request),
+      request, ::std::move(done));
 }
 
 ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
@@ -749,7 +732,9 @@ LibraryClient::CreateBook(
     const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
     const ::stubkit::Options& call) {
   return connection_->CreateBook(
-      method_options_.View(2, call, options_, request), request);
+      method_options_.View(LibraryMethods::kCreateBook, call, options_,
+                           request),
+      request);
 }
 
 ::std::future<::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>>
@@ -758,7 +743,8 @@ LibraryClient::AsyncCreateBook(
     const ::stubkit::Options& call) {
   auto [future, fulfil] = ::stubkit::internal::FulfilPromise<
       ::stubkit::testing::gen::library::v1::Book>::Make();
-  connection_->AsyncCreateBook(method_options_.View(2, call, options_, request),
+  connection_->AsyncCreateBook(method_options_.View(LibraryMethods::kCreateBook,
+                                                    call, options_, request),
                                request, fulfil);
   return ::std::move(future);
 }
@@ -767,7 +753,8 @@ void LibraryClient::AsyncCreateBook(
     const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
     ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done,
     const ::stubkit::Options& call) {
-  connection_->AsyncCreateBook(method_options_.View(2, call, options_, request),
+  connection_->AsyncCreateBook(method_options_.View(LibraryMethods::kCreateBook,
+                                                    call, options_, request),
                                request, ::std::move(done));
 }
 
@@ -775,7 +762,9 @@ void LibraryClient::AsyncCreateBook(
     const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
     const ::stubkit::Options& call) {
   return connection_->DeleteBook(
-      method_options_.View(3, call, options_, request), request);
+      method_options_.View(LibraryMethods::kDeleteBook, call, options_,
+                           request),
+      request);
 }
 
 ::std::future<::absl::StatusOr<::google::protobuf::Empty>>
@@ -784,7 +773,8 @@ LibraryClient::AsyncDeleteBook(
     const ::stubkit::Options& call) {
   auto [future, fulfil] =
       ::stubkit::internal::FulfilPromise<::google::protobuf::Empty>::Make();
-  connection_->AsyncDeleteBook(method_options_.View(3, call, options_, request),
+  connection_->AsyncDeleteBook(method_options_.View(LibraryMethods::kDeleteBook,
+                                                    call, options_, request),
                                request, fulfil);
   return ::std::move(future);
 }
@@ -793,7 +783,8 @@ void LibraryClient::AsyncDeleteBook(
     const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
     ::stubkit::AsyncCallback<::google::protobuf::Empty> done,
     const ::stubkit::Options& call) {
-  connection_->AsyncDeleteBook(method_options_.View(3, call, options_, request),
+  connection_->AsyncDeleteBook(method_options_.View(LibraryMethods::kDeleteBook,
+                                                    call, options_, request),
                                request, ::std::move(done));
 }
 
@@ -801,7 +792,8 @@ void LibraryClient::AsyncDeleteBook(
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     const ::stubkit::Options& call) {
   return connection_->TouchBook(
-      method_options_.View(4, call, options_, request), request);
+      method_options_.View(LibraryMethods::kTouchBook, call, options_, request),
+      request);
 }
 
 ::std::future<::absl::StatusOr<::google::protobuf::Empty>>
@@ -810,8 +802,9 @@ LibraryClient::AsyncTouchBook(
     const ::stubkit::Options& call) {
   auto [future, fulfil] =
       ::stubkit::internal::FulfilPromise<::google::protobuf::Empty>::Make();
-  connection_->AsyncTouchBook(method_options_.View(4, call, options_, request),
-                              request, fulfil);
+  connection_->AsyncTouchBook(
+      method_options_.View(LibraryMethods::kTouchBook, call, options_, request),
+      request, fulfil);
   return ::std::move(future);
 }
 
@@ -819,15 +812,18 @@ void LibraryClient::AsyncTouchBook(
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     ::stubkit::AsyncCallback<::google::protobuf::Empty> done,
     const ::stubkit::Options& call) {
-  connection_->AsyncTouchBook(method_options_.View(4, call, options_, request),
-                              request, ::std::move(done));
+  connection_->AsyncTouchBook(
+      method_options_.View(LibraryMethods::kTouchBook, call, options_, request),
+      request, ::std::move(done));
 }
 
 ::absl::StatusOr<::google::longrunning::Operation> LibraryClient::ArchiveBooks(
     const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
     const ::stubkit::Options& call) {
   return connection_->ArchiveBooks(
-      method_options_.View(5, call, options_, request), request);
+      method_options_.View(LibraryMethods::kArchiveBooks, call, options_,
+                           request),
+      request);
 }
 
 ::std::future<::absl::StatusOr<::google::longrunning::Operation>>
@@ -837,7 +833,9 @@ LibraryClient::AsyncArchiveBooks(
   auto [future, fulfil] = ::stubkit::internal::FulfilPromise<
       ::google::longrunning::Operation>::Make();
   connection_->AsyncArchiveBooks(
-      method_options_.View(5, call, options_, request), request, fulfil);
+      method_options_.View(LibraryMethods::kArchiveBooks, call, options_,
+                           request),
+      request, fulfil);
   return ::std::move(future);
 }
 
@@ -846,8 +844,9 @@ void LibraryClient::AsyncArchiveBooks(
     ::stubkit::AsyncCallback<::google::longrunning::Operation> done,
     const ::stubkit::Options& call) {
   connection_->AsyncArchiveBooks(
-      method_options_.View(5, call, options_, request), request,
-      ::std::move(done));
+      method_options_.View(LibraryMethods::kArchiveBooks, call, options_,
+                           request),
+      request, ::std::move(done));
 }
 
 ::absl::StatusOr<::google::protobuf::Empty> LibraryClient::AwaitArchiveBooks(
@@ -859,8 +858,10 @@ void LibraryClient::AsyncArchiveBooks(
         "stubkit.testing.gen.library.v1.Library.ArchiveBooks");
   }
   return ::stubkit::internal::PollOperation<Response>(
-      *operations_, method_options_.View(5, call, options_, request), call,
-      "stubkit.testing.gen.library.v1.Library.ArchiveBooks",
+      *operations_,
+      method_options_.View(LibraryMethods::kArchiveBooks, call, options_,
+                           request),
+      call, "stubkit.testing.gen.library.v1.Library.ArchiveBooks",
       [&] { return ArchiveBooks(request, call); });
 }
 
@@ -870,8 +871,10 @@ LibraryClient::AsyncAwaitArchiveBooks(
     const ::stubkit::Options& call) {
   using Response = ::google::protobuf::Empty;
   auto [future, started] = ::stubkit::internal::AsyncAwaitOperation<Response>(
-      operations_, method_options_.View(5, call, options_, request), call,
-      "stubkit.testing.gen.library.v1.Library.ArchiveBooks");
+      operations_,
+      method_options_.View(LibraryMethods::kArchiveBooks, call, options_,
+                           request),
+      call, "stubkit.testing.gen.library.v1.Library.ArchiveBooks");
   if (started != nullptr) {
     AsyncArchiveBooks(request, ::std::move(started), call);
   }
@@ -883,7 +886,8 @@ LibraryClient::AwaitArchiveBooksByName(const ::std::string& operation_name,
                                        const ::stubkit::Options& call) {
   using Response = ::google::protobuf::Empty;
   return ::stubkit::internal::AwaitOperationByName<Response>(
-      operations_.get(), method_options_.View(5, call, options_), call,
+      operations_.get(),
+      method_options_.View(LibraryMethods::kArchiveBooks, call, options_), call,
       "stubkit.testing.gen.library.v1.Library.ArchiveBooks", operation_name);
 }
 
@@ -892,7 +896,8 @@ LibraryClient::AsyncAwaitArchiveBooksByName(const ::std::string& operation_name,
                                             const ::stubkit::Options& call) {
   using Response = ::google::protobuf::Empty;
   return ::stubkit::internal::AsyncAwaitOperationByName<Response>(
-      operations_, method_options_.View(5, call, options_), call,
+      operations_,
+      method_options_.View(LibraryMethods::kArchiveBooks, call, options_), call,
       "stubkit.testing.gen.library.v1.Library.ArchiveBooks", operation_name);
 }
 

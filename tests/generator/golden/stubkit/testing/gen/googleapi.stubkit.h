@@ -34,303 +34,8 @@ namespace gen {
 namespace library {
 namespace v1 {
 
-// The static description of each stubkit.testing.gen.library.v1.Library method,
-// handed to the stubkit runtime.
-struct LibraryMethods {
-  static constexpr ::stubkit::MethodInfo kGetBook{
-      "stubkit.testing.gen.library.v1.Library.GetBook",
-      ::stubkit::RpcKind::kUnary, ::stubkit::Idempotency::kIdempotent};
-  static constexpr ::stubkit::MethodInfo kPutBook{
-      "stubkit.testing.gen.library.v1.Library.PutBook",
-      ::stubkit::RpcKind::kUnary, ::stubkit::Idempotency::kIdempotent};
-  static constexpr ::stubkit::MethodInfo kCreateBook{
-      "stubkit.testing.gen.library.v1.Library.CreateBook",
-      ::stubkit::RpcKind::kUnary, ::stubkit::Idempotency::kNonIdempotent};
-  static constexpr ::stubkit::MethodInfo kDeleteBook{
-      "stubkit.testing.gen.library.v1.Library.DeleteBook",
-      ::stubkit::RpcKind::kUnary, ::stubkit::Idempotency::kNonIdempotent};
-  static constexpr ::stubkit::MethodInfo kTouchBook{
-      "stubkit.testing.gen.library.v1.Library.TouchBook",
-      ::stubkit::RpcKind::kUnary, ::stubkit::Idempotency::kIdempotent};
-  static constexpr ::stubkit::MethodInfo kArchiveBooks{
-      "stubkit.testing.gen.library.v1.Library.ArchiveBooks",
-      ::stubkit::RpcKind::kUnary, ::stubkit::Idempotency::kNonIdempotent};
-};
-
-// One attempt of each stubkit.testing.gen.library.v1.Library RPC. Implemented
-// by LibraryGrpcStub (the wire) and by decorators; derive from
-// LibraryStubDecorator to add a layer.
-class LibraryStub {
- public:
-  virtual ~LibraryStub() = default;
-
-  virtual ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> GetBook(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request) = 0;
-  virtual void AsyncGetBook(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book>
-          done) = 0;
-
-  virtual ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> PutBook(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::PutBookRequest& request) = 0;
-  virtual void AsyncPutBook(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book>
-          done) = 0;
-
-  virtual ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
-  CreateBook(::grpc::ClientContext& context,
-             const ::stubkit::OptionsView& options,
-             const ::stubkit::testing::gen::library::v1::CreateBookRequest&
-                 request) = 0;
-  virtual void AsyncCreateBook(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book>
-          done) = 0;
-
-  virtual ::absl::StatusOr<::google::protobuf::Empty> DeleteBook(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::DeleteBookRequest&
-          request) = 0;
-  virtual void AsyncDeleteBook(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
-      ::stubkit::AsyncCallback<::google::protobuf::Empty> done) = 0;
-
-  virtual ::absl::StatusOr<::google::protobuf::Empty> TouchBook(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request) = 0;
-  virtual void AsyncTouchBook(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
-      ::stubkit::AsyncCallback<::google::protobuf::Empty> done) = 0;
-
-  virtual ::absl::StatusOr<::google::longrunning::Operation> ArchiveBooks(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request) = 0;
-  virtual void AsyncArchiveBooks(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) = 0;
-};
-
-// Forwards every method to the stub below it. Override what you need.
-class LibraryStubDecorator : public LibraryStub {
- public:
-  explicit LibraryStubDecorator(::std::shared_ptr<LibraryStub> child)
-      : child_(::std::move(child)) {}
-
-  ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> GetBook(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request)
-      override;
-  void AsyncGetBook(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
-      override;
-
-  ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> PutBook(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::PutBookRequest& request)
-      override;
-  void AsyncPutBook(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
-      override;
-
-  ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> CreateBook(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::CreateBookRequest& request)
-      override;
-  void AsyncCreateBook(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
-      override;
-
-  ::absl::StatusOr<::google::protobuf::Empty> DeleteBook(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request)
-      override;
-  void AsyncDeleteBook(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
-      ::stubkit::AsyncCallback<::google::protobuf::Empty> done) override;
-
-  ::absl::StatusOr<::google::protobuf::Empty> TouchBook(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request)
-      override;
-  void AsyncTouchBook(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
-      ::stubkit::AsyncCallback<::google::protobuf::Empty> done) override;
-
-  ::absl::StatusOr<::google::longrunning::Operation> ArchiveBooks(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request)
-      override;
-  void AsyncArchiveBooks(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override;
-
- protected:
-  const ::std::shared_ptr<LibraryStub>& child() const { return child_; }
-
- private:
-  ::std::shared_ptr<LibraryStub> child_;
-};
-
-// Calls the grpc_cpp_plugin stub.
-class LibraryGrpcStub : public LibraryStub {
- public:
-  explicit LibraryGrpcStub(
-      ::std::unique_ptr<
-          ::stubkit::testing::gen::library::v1::Library::StubInterface>
-          grpc_stub)
-      : grpc_stub_(::std::move(grpc_stub)) {}
-
-  ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> GetBook(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request)
-      override;
-  void AsyncGetBook(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
-      override;
-
-  ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> PutBook(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::PutBookRequest& request)
-      override;
-  void AsyncPutBook(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
-      override;
-
-  ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> CreateBook(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::CreateBookRequest& request)
-      override;
-  void AsyncCreateBook(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
-      override;
-
-  ::absl::StatusOr<::google::protobuf::Empty> DeleteBook(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request)
-      override;
-  void AsyncDeleteBook(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
-      ::stubkit::AsyncCallback<::google::protobuf::Empty> done) override;
-
-  ::absl::StatusOr<::google::protobuf::Empty> TouchBook(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request)
-      override;
-  void AsyncTouchBook(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
-      ::stubkit::AsyncCallback<::google::protobuf::Empty> done) override;
-
-  ::absl::StatusOr<::google::longrunning::Operation> ArchiveBooks(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request)
-      override;
-  void AsyncArchiveBooks(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override;
-
- private:
-  ::std::unique_ptr<
-      ::stubkit::testing::gen::library::v1::Library::StubInterface>
-      grpc_stub_;
-};
-
-// Runs each stubkit.testing.gen.library.v1.Library call under the stubkit retry
-// rules. Mock it (stubkit_mocks::MockLibraryConnection) to test code that uses
-// LibraryClient.
-class LibraryConnection {
- public:
-  virtual ~LibraryConnection() = default;
-
-  virtual ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> GetBook(
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request) = 0;
-  virtual void AsyncGetBook(
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book>
-          done) = 0;
-
-  virtual ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> PutBook(
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::PutBookRequest& request) = 0;
-  virtual void AsyncPutBook(
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book>
-          done) = 0;
-
-  virtual ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
-  CreateBook(const ::stubkit::OptionsView& options,
-             const ::stubkit::testing::gen::library::v1::CreateBookRequest&
-                 request) = 0;
-  virtual void AsyncCreateBook(
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
-      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book>
-          done) = 0;
-
-  virtual ::absl::StatusOr<::google::protobuf::Empty> DeleteBook(
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::DeleteBookRequest&
-          request) = 0;
-  virtual void AsyncDeleteBook(
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
-      ::stubkit::AsyncCallback<::google::protobuf::Empty> done) = 0;
-
-  virtual ::absl::StatusOr<::google::protobuf::Empty> TouchBook(
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request) = 0;
-  virtual void AsyncTouchBook(
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
-      ::stubkit::AsyncCallback<::google::protobuf::Empty> done) = 0;
-
-  virtual ::absl::StatusOr<::google::longrunning::Operation> ArchiveBooks(
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request) = 0;
-  virtual void AsyncArchiveBooks(
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) = 0;
-};
-
-// The default connection over `channel`. The decorators in `options`
-// (LibraryClient::DecoratorsOption) are applied here, once.
-::std::shared_ptr<LibraryConnection> MakeLibraryConnection(
-    ::std::shared_ptr<::grpc::ChannelInterface> channel,
-    const ::stubkit::Options& options = {});
-// The default connection over any stub stack, e.g. a mock.
-::std::shared_ptr<LibraryConnection> MakeLibraryConnection(
-    ::std::shared_ptr<LibraryStub> stub,
-    const ::stubkit::Options& options = {});
+class LibraryStub;
+class LibraryConnection;
 
 // The client of stubkit.testing.gen.library.v1.Library: cheap to copy, safe to
 // share between threads. Every call takes per-call options that override the
@@ -490,6 +195,239 @@ class LibraryClient {
   // OperationsConnectionOption.
   ::std::shared_ptr<::google::longrunning::OperationsClient> operations_;
 };
+
+// Runs each stubkit.testing.gen.library.v1.Library call under the stubkit retry
+// rules. Mock it (stubkit_mocks::MockLibraryConnection) to test code that uses
+// LibraryClient.
+class LibraryConnection {
+ public:
+  virtual ~LibraryConnection() = default;
+
+  virtual ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> GetBook(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request) = 0;
+  virtual void AsyncGetBook(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book>
+          done) = 0;
+
+  virtual ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> PutBook(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::PutBookRequest& request) = 0;
+  virtual void AsyncPutBook(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book>
+          done) = 0;
+
+  virtual ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
+  CreateBook(const ::stubkit::OptionsView& options,
+             const ::stubkit::testing::gen::library::v1::CreateBookRequest&
+                 request) = 0;
+  virtual void AsyncCreateBook(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book>
+          done) = 0;
+
+  virtual ::absl::StatusOr<::google::protobuf::Empty> DeleteBook(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::DeleteBookRequest&
+          request) = 0;
+  virtual void AsyncDeleteBook(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
+      ::stubkit::AsyncCallback<::google::protobuf::Empty> done) = 0;
+
+  virtual ::absl::StatusOr<::google::protobuf::Empty> TouchBook(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request) = 0;
+  virtual void AsyncTouchBook(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+      ::stubkit::AsyncCallback<::google::protobuf::Empty> done) = 0;
+
+  virtual ::absl::StatusOr<::google::longrunning::Operation> ArchiveBooks(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request) = 0;
+  virtual void AsyncArchiveBooks(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) = 0;
+};
+
+// The default connection over `channel`. The decorators in `options`
+// (LibraryClient::DecoratorsOption) are applied here, once.
+::std::shared_ptr<LibraryConnection> MakeLibraryConnection(
+    ::std::shared_ptr<::grpc::ChannelInterface> channel,
+    const ::stubkit::Options& options = {});
+// The default connection over any stub stack, e.g. a mock.
+::std::shared_ptr<LibraryConnection> MakeLibraryConnection(
+    ::std::shared_ptr<LibraryStub> stub,
+    const ::stubkit::Options& options = {});
+
+// The static description of each stubkit.testing.gen.library.v1.Library method,
+// handed to the stubkit runtime.
+struct LibraryMethods {
+  static constexpr ::stubkit::MethodInfo kGetBook{
+      "stubkit.testing.gen.library.v1.Library.GetBook",
+      ::stubkit::RpcKind::kUnary, ::stubkit::Idempotency::kIdempotent, 0};
+  static constexpr ::stubkit::MethodInfo kPutBook{
+      "stubkit.testing.gen.library.v1.Library.PutBook",
+      ::stubkit::RpcKind::kUnary, ::stubkit::Idempotency::kIdempotent, 1};
+  static constexpr ::stubkit::MethodInfo kCreateBook{
+      "stubkit.testing.gen.library.v1.Library.CreateBook",
+      ::stubkit::RpcKind::kUnary, ::stubkit::Idempotency::kNonIdempotent, 2};
+  static constexpr ::stubkit::MethodInfo kDeleteBook{
+      "stubkit.testing.gen.library.v1.Library.DeleteBook",
+      ::stubkit::RpcKind::kUnary, ::stubkit::Idempotency::kNonIdempotent, 3};
+  static constexpr ::stubkit::MethodInfo kTouchBook{
+      "stubkit.testing.gen.library.v1.Library.TouchBook",
+      ::stubkit::RpcKind::kUnary, ::stubkit::Idempotency::kIdempotent, 4};
+  static constexpr ::stubkit::MethodInfo kArchiveBooks{
+      "stubkit.testing.gen.library.v1.Library.ArchiveBooks",
+      ::stubkit::RpcKind::kUnary, ::stubkit::Idempotency::kNonIdempotent, 5};
+};
+
+// One attempt of each stubkit.testing.gen.library.v1.Library RPC. Implemented
+// by the gRPC stub (MakeLibraryGrpcStub) and by decorators; derive from
+// LibraryStubDecorator to add a layer.
+class LibraryStub {
+ public:
+  virtual ~LibraryStub() = default;
+
+  virtual ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> GetBook(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request) = 0;
+  virtual void AsyncGetBook(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book>
+          done) = 0;
+
+  virtual ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> PutBook(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::PutBookRequest& request) = 0;
+  virtual void AsyncPutBook(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book>
+          done) = 0;
+
+  virtual ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book>
+  CreateBook(::grpc::ClientContext& context,
+             const ::stubkit::OptionsView& options,
+             const ::stubkit::testing::gen::library::v1::CreateBookRequest&
+                 request) = 0;
+  virtual void AsyncCreateBook(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book>
+          done) = 0;
+
+  virtual ::absl::StatusOr<::google::protobuf::Empty> DeleteBook(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::DeleteBookRequest&
+          request) = 0;
+  virtual void AsyncDeleteBook(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
+      ::stubkit::AsyncCallback<::google::protobuf::Empty> done) = 0;
+
+  virtual ::absl::StatusOr<::google::protobuf::Empty> TouchBook(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request) = 0;
+  virtual void AsyncTouchBook(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+      ::stubkit::AsyncCallback<::google::protobuf::Empty> done) = 0;
+
+  virtual ::absl::StatusOr<::google::longrunning::Operation> ArchiveBooks(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request) = 0;
+  virtual void AsyncArchiveBooks(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) = 0;
+};
+
+// Forwards every method to the stub below it. Override what you need.
+class LibraryStubDecorator : public LibraryStub {
+ public:
+  explicit LibraryStubDecorator(::std::shared_ptr<LibraryStub> child)
+      : child_(::std::move(child)) {}
+
+  ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> GetBook(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request)
+      override;
+  void AsyncGetBook(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
+      override;
+
+  ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> PutBook(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::PutBookRequest& request)
+      override;
+  void AsyncPutBook(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
+      override;
+
+  ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> CreateBook(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::CreateBookRequest& request)
+      override;
+  void AsyncCreateBook(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
+      ::stubkit::AsyncCallback<::stubkit::testing::gen::library::v1::Book> done)
+      override;
+
+  ::absl::StatusOr<::google::protobuf::Empty> DeleteBook(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request)
+      override;
+  void AsyncDeleteBook(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
+      ::stubkit::AsyncCallback<::google::protobuf::Empty> done) override;
+
+  ::absl::StatusOr<::google::protobuf::Empty> TouchBook(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request)
+      override;
+  void AsyncTouchBook(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+      ::stubkit::AsyncCallback<::google::protobuf::Empty> done) override;
+
+  ::absl::StatusOr<::google::longrunning::Operation> ArchiveBooks(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request)
+      override;
+  void AsyncArchiveBooks(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override;
+
+ protected:
+  const ::std::shared_ptr<LibraryStub>& child() const { return child_; }
+
+ private:
+  ::std::shared_ptr<LibraryStub> child_;
+};
+
+// The stub at the bottom of every stack: calls grpc_cpp_plugin's stub (or a
+// mock of its StubInterface).
+::std::shared_ptr<LibraryStub> MakeLibraryGrpcStub(
+    ::std::unique_ptr<
+        ::stubkit::testing::gen::library::v1::Library::StubInterface>
+        grpc_stub);
 
 }  // namespace v1
 }  // namespace library

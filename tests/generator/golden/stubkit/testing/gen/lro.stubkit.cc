@@ -24,10 +24,24 @@ namespace v1 {
   return child_->StartJob(context, options, request);
 }
 
+void JobsStubDecorator::AsyncStartJob(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+    const ::stubkit::testing::gen::lro::v1::StartJobRequest& request,
+    ::stubkit::AsyncCallback<::google::longrunning::Operation> done) {
+  child_->AsyncStartJob(context, options, request, ::std::move(done));
+}
+
 ::absl::StatusOr<::google::longrunning::Operation> JobsStubDecorator::ExportJob(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::lro::v1::StartJobRequest& request) {
   return child_->ExportJob(context, options, request);
+}
+
+void JobsStubDecorator::AsyncExportJob(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+    const ::stubkit::testing::gen::lro::v1::StartJobRequest& request,
+    ::stubkit::AsyncCallback<::google::longrunning::Operation> done) {
+  child_->AsyncExportJob(context, options, request, ::std::move(done));
 }
 
 ::absl::StatusOr<::google::longrunning::Operation> JobsStubDecorator::DeleteJob(
@@ -36,10 +50,24 @@ namespace v1 {
   return child_->DeleteJob(context, options, request);
 }
 
+void JobsStubDecorator::AsyncDeleteJob(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+    const ::stubkit::testing::gen::lro::v1::Job& request,
+    ::stubkit::AsyncCallback<::google::longrunning::Operation> done) {
+  child_->AsyncDeleteJob(context, options, request, ::std::move(done));
+}
+
 ::absl::StatusOr<::google::longrunning::Operation> JobsStubDecorator::PeekJob(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::lro::v1::Job& request) {
   return child_->PeekJob(context, options, request);
+}
+
+void JobsStubDecorator::AsyncPeekJob(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+    const ::stubkit::testing::gen::lro::v1::Job& request,
+    ::stubkit::AsyncCallback<::google::longrunning::Operation> done) {
+  child_->AsyncPeekJob(context, options, request, ::std::move(done));
 }
 
 ::absl::StatusOr<::google::longrunning::Operation>
@@ -49,11 +77,25 @@ JobsStubDecorator::ArchiveJob(
   return child_->ArchiveJob(context, options, request);
 }
 
+void JobsStubDecorator::AsyncArchiveJob(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+    const ::stubkit::testing::gen::lro::v1::Job& request,
+    ::stubkit::AsyncCallback<::google::longrunning::Operation> done) {
+  child_->AsyncArchiveJob(context, options, request, ::std::move(done));
+}
+
 ::absl::StatusOr<::google::longrunning::Operation>
 JobsStubDecorator::RestoreJob(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::stubkit::testing::gen::lro::v1::Job& request) {
   return child_->RestoreJob(context, options, request);
+}
+
+void JobsStubDecorator::AsyncRestoreJob(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+    const ::stubkit::testing::gen::lro::v1::Job& request,
+    ::stubkit::AsyncCallback<::google::longrunning::Operation> done) {
+  child_->AsyncRestoreJob(context, options, request, ::std::move(done));
 }
 
 ::absl::StatusOr<::google::longrunning::Operation> JobsStubDecorator::TouchJob(
@@ -62,11 +104,94 @@ JobsStubDecorator::RestoreJob(
   return child_->TouchJob(context, options, request);
 }
 
-void JobsStubDecorator::AsyncStartJob(
+void JobsStubDecorator::AsyncTouchJob(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-    const ::stubkit::testing::gen::lro::v1::StartJobRequest& request,
+    const ::stubkit::testing::gen::lro::v1::Job& request,
     ::stubkit::AsyncCallback<::google::longrunning::Operation> done) {
-  child_->AsyncStartJob(context, options, request, ::std::move(done));
+  child_->AsyncTouchJob(context, options, request, ::std::move(done));
+}
+
+namespace {
+
+class JobsGrpcStub : public JobsStub {
+ public:
+  explicit JobsGrpcStub(
+      ::std::unique_ptr<::stubkit::testing::gen::lro::v1::Jobs::StubInterface>
+          grpc_stub)
+      : grpc_stub_(::std::move(grpc_stub)) {}
+
+  ::absl::StatusOr<::google::longrunning::Operation> StartJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::StartJobRequest& request)
+      override;
+  void AsyncStartJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::StartJobRequest& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override;
+
+  ::absl::StatusOr<::google::longrunning::Operation> ExportJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::StartJobRequest& request)
+      override;
+  void AsyncExportJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::StartJobRequest& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override;
+
+  ::absl::StatusOr<::google::longrunning::Operation> DeleteJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request) override;
+  void AsyncDeleteJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override;
+
+  ::absl::StatusOr<::google::longrunning::Operation> PeekJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request) override;
+  void AsyncPeekJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override;
+
+  ::absl::StatusOr<::google::longrunning::Operation> ArchiveJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request) override;
+  void AsyncArchiveJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override;
+
+  ::absl::StatusOr<::google::longrunning::Operation> RestoreJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request) override;
+  void AsyncRestoreJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override;
+
+  ::absl::StatusOr<::google::longrunning::Operation> TouchJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request) override;
+  void AsyncTouchJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override;
+
+ private:
+  ::std::unique_ptr<::stubkit::testing::gen::lro::v1::Jobs::StubInterface>
+      grpc_stub_;
+};
+
+}  // namespace
+
+::absl::StatusOr<::google::longrunning::Operation> JobsGrpcStub::StartJob(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
+    const ::stubkit::testing::gen::lro::v1::StartJobRequest& request) {
+  ::google::longrunning::Operation response;
+  return ::stubkit::internal::ToStatusOr(
+      grpc_stub_->StartJob(&context, request, &response),
+      ::std::move(response));
 }
 
 void JobsGrpcStub::AsyncStartJob(
@@ -86,11 +211,13 @@ void JobsGrpcStub::AsyncStartJob(
       ::std::move(done));
 }
 
-void JobsStubDecorator::AsyncExportJob(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-    const ::stubkit::testing::gen::lro::v1::StartJobRequest& request,
-    ::stubkit::AsyncCallback<::google::longrunning::Operation> done) {
-  child_->AsyncExportJob(context, options, request, ::std::move(done));
+::absl::StatusOr<::google::longrunning::Operation> JobsGrpcStub::ExportJob(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
+    const ::stubkit::testing::gen::lro::v1::StartJobRequest& request) {
+  ::google::longrunning::Operation response;
+  return ::stubkit::internal::ToStatusOr(
+      grpc_stub_->ExportJob(&context, request, &response),
+      ::std::move(response));
 }
 
 void JobsGrpcStub::AsyncExportJob(
@@ -110,11 +237,13 @@ void JobsGrpcStub::AsyncExportJob(
       ::std::move(done));
 }
 
-void JobsStubDecorator::AsyncDeleteJob(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-    const ::stubkit::testing::gen::lro::v1::Job& request,
-    ::stubkit::AsyncCallback<::google::longrunning::Operation> done) {
-  child_->AsyncDeleteJob(context, options, request, ::std::move(done));
+::absl::StatusOr<::google::longrunning::Operation> JobsGrpcStub::DeleteJob(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
+    const ::stubkit::testing::gen::lro::v1::Job& request) {
+  ::google::longrunning::Operation response;
+  return ::stubkit::internal::ToStatusOr(
+      grpc_stub_->DeleteJob(&context, request, &response),
+      ::std::move(response));
 }
 
 void JobsGrpcStub::AsyncDeleteJob(
@@ -134,11 +263,12 @@ void JobsGrpcStub::AsyncDeleteJob(
       ::std::move(done));
 }
 
-void JobsStubDecorator::AsyncPeekJob(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-    const ::stubkit::testing::gen::lro::v1::Job& request,
-    ::stubkit::AsyncCallback<::google::longrunning::Operation> done) {
-  child_->AsyncPeekJob(context, options, request, ::std::move(done));
+::absl::StatusOr<::google::longrunning::Operation> JobsGrpcStub::PeekJob(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
+    const ::stubkit::testing::gen::lro::v1::Job& request) {
+  ::google::longrunning::Operation response;
+  return ::stubkit::internal::ToStatusOr(
+      grpc_stub_->PeekJob(&context, request, &response), ::std::move(response));
 }
 
 void JobsGrpcStub::AsyncPeekJob(
@@ -158,11 +288,13 @@ void JobsGrpcStub::AsyncPeekJob(
       ::std::move(done));
 }
 
-void JobsStubDecorator::AsyncArchiveJob(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-    const ::stubkit::testing::gen::lro::v1::Job& request,
-    ::stubkit::AsyncCallback<::google::longrunning::Operation> done) {
-  child_->AsyncArchiveJob(context, options, request, ::std::move(done));
+::absl::StatusOr<::google::longrunning::Operation> JobsGrpcStub::ArchiveJob(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
+    const ::stubkit::testing::gen::lro::v1::Job& request) {
+  ::google::longrunning::Operation response;
+  return ::stubkit::internal::ToStatusOr(
+      grpc_stub_->ArchiveJob(&context, request, &response),
+      ::std::move(response));
 }
 
 void JobsGrpcStub::AsyncArchiveJob(
@@ -182,11 +314,13 @@ void JobsGrpcStub::AsyncArchiveJob(
       ::std::move(done));
 }
 
-void JobsStubDecorator::AsyncRestoreJob(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-    const ::stubkit::testing::gen::lro::v1::Job& request,
-    ::stubkit::AsyncCallback<::google::longrunning::Operation> done) {
-  child_->AsyncRestoreJob(context, options, request, ::std::move(done));
+::absl::StatusOr<::google::longrunning::Operation> JobsGrpcStub::RestoreJob(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
+    const ::stubkit::testing::gen::lro::v1::Job& request) {
+  ::google::longrunning::Operation response;
+  return ::stubkit::internal::ToStatusOr(
+      grpc_stub_->RestoreJob(&context, request, &response),
+      ::std::move(response));
 }
 
 void JobsGrpcStub::AsyncRestoreJob(
@@ -206,11 +340,13 @@ void JobsGrpcStub::AsyncRestoreJob(
       ::std::move(done));
 }
 
-void JobsStubDecorator::AsyncTouchJob(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-    const ::stubkit::testing::gen::lro::v1::Job& request,
-    ::stubkit::AsyncCallback<::google::longrunning::Operation> done) {
-  child_->AsyncTouchJob(context, options, request, ::std::move(done));
+::absl::StatusOr<::google::longrunning::Operation> JobsGrpcStub::TouchJob(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
+    const ::stubkit::testing::gen::lro::v1::Job& request) {
+  ::google::longrunning::Operation response;
+  return ::stubkit::internal::ToStatusOr(
+      grpc_stub_->TouchJob(&context, request, &response),
+      ::std::move(response));
 }
 
 void JobsGrpcStub::AsyncTouchJob(
@@ -230,66 +366,10 @@ void JobsGrpcStub::AsyncTouchJob(
       ::std::move(done));
 }
 
-::absl::StatusOr<::google::longrunning::Operation> JobsGrpcStub::StartJob(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
-    const ::stubkit::testing::gen::lro::v1::StartJobRequest& request) {
-  ::google::longrunning::Operation response;
-  return ::stubkit::internal::ToStatusOr(
-      grpc_stub_->StartJob(&context, request, &response),
-      ::std::move(response));
-}
-
-::absl::StatusOr<::google::longrunning::Operation> JobsGrpcStub::ExportJob(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
-    const ::stubkit::testing::gen::lro::v1::StartJobRequest& request) {
-  ::google::longrunning::Operation response;
-  return ::stubkit::internal::ToStatusOr(
-      grpc_stub_->ExportJob(&context, request, &response),
-      ::std::move(response));
-}
-
-::absl::StatusOr<::google::longrunning::Operation> JobsGrpcStub::DeleteJob(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
-    const ::stubkit::testing::gen::lro::v1::Job& request) {
-  ::google::longrunning::Operation response;
-  return ::stubkit::internal::ToStatusOr(
-      grpc_stub_->DeleteJob(&context, request, &response),
-      ::std::move(response));
-}
-
-::absl::StatusOr<::google::longrunning::Operation> JobsGrpcStub::PeekJob(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
-    const ::stubkit::testing::gen::lro::v1::Job& request) {
-  ::google::longrunning::Operation response;
-  return ::stubkit::internal::ToStatusOr(
-      grpc_stub_->PeekJob(&context, request, &response), ::std::move(response));
-}
-
-::absl::StatusOr<::google::longrunning::Operation> JobsGrpcStub::ArchiveJob(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
-    const ::stubkit::testing::gen::lro::v1::Job& request) {
-  ::google::longrunning::Operation response;
-  return ::stubkit::internal::ToStatusOr(
-      grpc_stub_->ArchiveJob(&context, request, &response),
-      ::std::move(response));
-}
-
-::absl::StatusOr<::google::longrunning::Operation> JobsGrpcStub::RestoreJob(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
-    const ::stubkit::testing::gen::lro::v1::Job& request) {
-  ::google::longrunning::Operation response;
-  return ::stubkit::internal::ToStatusOr(
-      grpc_stub_->RestoreJob(&context, request, &response),
-      ::std::move(response));
-}
-
-::absl::StatusOr<::google::longrunning::Operation> JobsGrpcStub::TouchJob(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
-    const ::stubkit::testing::gen::lro::v1::Job& request) {
-  ::google::longrunning::Operation response;
-  return ::stubkit::internal::ToStatusOr(
-      grpc_stub_->TouchJob(&context, request, &response),
-      ::std::move(response));
+::std::shared_ptr<JobsStub> MakeJobsGrpcStub(
+    ::std::unique_ptr<::stubkit::testing::gen::lro::v1::Jobs::StubInterface>
+        grpc_stub) {
+  return ::std::make_shared<JobsGrpcStub>(::std::move(grpc_stub));
 }
 
 namespace {
@@ -508,107 +588,6 @@ class JobsConnectionImpl : public JobsConnection {
   ::std::shared_ptr<::stubkit::internal::ConnectionChannel> channel_;
 };
 
-// Stands in for the connection of JobsClient when it is built from a connection
-// with DecoratorsOption, which only MakeJobsConnection can apply.
-class JobsRefusingConnection : public JobsConnection {
- public:
-  explicit JobsRefusingConnection(::absl::Status refusal)
-      : refusal_(::std::move(refusal)) {}
-
-  ::absl::StatusOr<::google::longrunning::Operation> StartJob(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::gen::lro::v1::StartJobRequest& /*request*/)
-      override {
-    return refusal_;
-  }
-  void AsyncStartJob(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::gen::lro::v1::StartJobRequest& /*request*/,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done)
-      override {
-    done(refusal_);
-  }
-
-  ::absl::StatusOr<::google::longrunning::Operation> ExportJob(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::gen::lro::v1::StartJobRequest& /*request*/)
-      override {
-    return refusal_;
-  }
-  void AsyncExportJob(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::gen::lro::v1::StartJobRequest& /*request*/,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done)
-      override {
-    done(refusal_);
-  }
-
-  ::absl::StatusOr<::google::longrunning::Operation> DeleteJob(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::gen::lro::v1::Job& /*request*/) override {
-    return refusal_;
-  }
-  void AsyncDeleteJob(const ::stubkit::OptionsView& /*options*/,
-                      const ::stubkit::testing::gen::lro::v1::Job& /*request*/,
-                      ::stubkit::AsyncCallback<::google::longrunning::Operation>
-                          done) override {
-    done(refusal_);
-  }
-
-  ::absl::StatusOr<::google::longrunning::Operation> PeekJob(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::gen::lro::v1::Job& /*request*/) override {
-    return refusal_;
-  }
-  void AsyncPeekJob(const ::stubkit::OptionsView& /*options*/,
-                    const ::stubkit::testing::gen::lro::v1::Job& /*request*/,
-                    ::stubkit::AsyncCallback<::google::longrunning::Operation>
-                        done) override {
-    done(refusal_);
-  }
-
-  ::absl::StatusOr<::google::longrunning::Operation> ArchiveJob(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::gen::lro::v1::Job& /*request*/) override {
-    return refusal_;
-  }
-  void AsyncArchiveJob(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::gen::lro::v1::Job& /*request*/,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done)
-      override {
-    done(refusal_);
-  }
-
-  ::absl::StatusOr<::google::longrunning::Operation> RestoreJob(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::gen::lro::v1::Job& /*request*/) override {
-    return refusal_;
-  }
-  void AsyncRestoreJob(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::gen::lro::v1::Job& /*request*/,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done)
-      override {
-    done(refusal_);
-  }
-
-  ::absl::StatusOr<::google::longrunning::Operation> TouchJob(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::stubkit::testing::gen::lro::v1::Job& /*request*/) override {
-    return refusal_;
-  }
-  void AsyncTouchJob(const ::stubkit::OptionsView& /*options*/,
-                     const ::stubkit::testing::gen::lro::v1::Job& /*request*/,
-                     ::stubkit::AsyncCallback<::google::longrunning::Operation>
-                         done) override {
-    done(refusal_);
-  }
-
- private:
-  ::absl::Status refusal_;
-};
-
 }  // namespace
 
 ::std::shared_ptr<JobsConnection> MakeJobsConnection(
@@ -637,10 +616,6 @@ JobsClient::JobsClient(::std::shared_ptr<::grpc::ChannelInterface> channel,
                       {"StartJob", "ExportJob", "DeleteJob", "PeekJob",
                        "ArchiveJob", "RestoreJob", "TouchJob"}),
       connection_(MakeJobsConnection(channel, options_)) {
-  if (!method_options_.status().ok()) {
-    connection_ =
-        ::std::make_shared<JobsRefusingConnection>(method_options_.status());
-  }
   if (options_.get<OperationsConnectionOption>() != nullptr) {
     operations_ = ::std::make_shared<::google::longrunning::OperationsClient>(
         options_.get<OperationsConnectionOption>(), options_);
@@ -657,20 +632,8 @@ JobsClient::JobsClient(::std::shared_ptr<JobsConnection> connection,
                       {"StartJob", "ExportJob", "DeleteJob", "PeekJob",
                        "ArchiveJob", "RestoreJob", "TouchJob"}),
       connection_(::std::move(connection)) {
-  const auto* decorators = options_.find<DecoratorsOption>();
-  if (decorators != nullptr && !decorators->empty()) {
-    connection_ =
-        ::std::make_shared<JobsRefusingConnection>(::absl::InvalidArgumentError(
-            "stubkit.testing.gen.lro.v1.Jobs: DecoratorsOption must be given "
-            "to "
-            "MakeJobsConnection (or to the JobsClient "
-            "constructor that takes a channel); the client was "
-            "built from a connection, which cannot apply them, so "
-            "the call was not sent"));
-  } else if (!method_options_.status().ok()) {
-    connection_ =
-        ::std::make_shared<JobsRefusingConnection>(method_options_.status());
-  }
+  method_options_.RefuseDecorators<DecoratorsOption>(
+      options_, "MakeJobsConnection", "JobsClient");
   if (options_.get<OperationsConnectionOption>() != nullptr) {
     operations_ = ::std::make_shared<::google::longrunning::OperationsClient>(
         options_.get<OperationsConnectionOption>(), options_);
@@ -680,8 +643,9 @@ JobsClient::JobsClient(::std::shared_ptr<JobsConnection> connection,
 ::absl::StatusOr<::google::longrunning::Operation> JobsClient::StartJob(
     const ::stubkit::testing::gen::lro::v1::StartJobRequest& request,
     const ::stubkit::Options& call) {
-  return connection_->StartJob(method_options_.View(0, call, options_, request),
-                               request);
+  return connection_->StartJob(
+      method_options_.View(JobsMethods::kStartJob, call, options_, request),
+      request);
 }
 
 ::std::future<::absl::StatusOr<::google::longrunning::Operation>>
@@ -690,8 +654,9 @@ JobsClient::AsyncStartJob(
     const ::stubkit::Options& call) {
   auto [future, fulfil] = ::stubkit::internal::FulfilPromise<
       ::google::longrunning::Operation>::Make();
-  connection_->AsyncStartJob(method_options_.View(0, call, options_, request),
-                             request, fulfil);
+  connection_->AsyncStartJob(
+      method_options_.View(JobsMethods::kStartJob, call, options_, request),
+      request, fulfil);
   return ::std::move(future);
 }
 
@@ -699,8 +664,9 @@ void JobsClient::AsyncStartJob(
     const ::stubkit::testing::gen::lro::v1::StartJobRequest& request,
     ::stubkit::AsyncCallback<::google::longrunning::Operation> done,
     const ::stubkit::Options& call) {
-  connection_->AsyncStartJob(method_options_.View(0, call, options_, request),
-                             request, ::std::move(done));
+  connection_->AsyncStartJob(
+      method_options_.View(JobsMethods::kStartJob, call, options_, request),
+      request, ::std::move(done));
 }
 
 ::absl::StatusOr<::stubkit::testing::gen::lro::v1::Job>
@@ -713,8 +679,9 @@ JobsClient::AwaitStartJob(
         "stubkit.testing.gen.lro.v1.Jobs.StartJob");
   }
   return ::stubkit::internal::PollOperation<Response>(
-      *operations_, method_options_.View(0, call, options_, request), call,
-      "stubkit.testing.gen.lro.v1.Jobs.StartJob",
+      *operations_,
+      method_options_.View(JobsMethods::kStartJob, call, options_, request),
+      call, "stubkit.testing.gen.lro.v1.Jobs.StartJob",
       [&] { return StartJob(request, call); });
 }
 
@@ -724,8 +691,9 @@ JobsClient::AsyncAwaitStartJob(
     const ::stubkit::Options& call) {
   using Response = ::stubkit::testing::gen::lro::v1::Job;
   auto [future, started] = ::stubkit::internal::AsyncAwaitOperation<Response>(
-      operations_, method_options_.View(0, call, options_, request), call,
-      "stubkit.testing.gen.lro.v1.Jobs.StartJob");
+      operations_,
+      method_options_.View(JobsMethods::kStartJob, call, options_, request),
+      call, "stubkit.testing.gen.lro.v1.Jobs.StartJob");
   if (started != nullptr) {
     AsyncStartJob(request, ::std::move(started), call);
   }
@@ -737,7 +705,8 @@ JobsClient::AwaitStartJobByName(const ::std::string& operation_name,
                                 const ::stubkit::Options& call) {
   using Response = ::stubkit::testing::gen::lro::v1::Job;
   return ::stubkit::internal::AwaitOperationByName<Response>(
-      operations_.get(), method_options_.View(0, call, options_), call,
+      operations_.get(),
+      method_options_.View(JobsMethods::kStartJob, call, options_), call,
       "stubkit.testing.gen.lro.v1.Jobs.StartJob", operation_name);
 }
 
@@ -746,15 +715,16 @@ JobsClient::AsyncAwaitStartJobByName(const ::std::string& operation_name,
                                      const ::stubkit::Options& call) {
   using Response = ::stubkit::testing::gen::lro::v1::Job;
   return ::stubkit::internal::AsyncAwaitOperationByName<Response>(
-      operations_, method_options_.View(0, call, options_), call,
-      "stubkit.testing.gen.lro.v1.Jobs.StartJob", operation_name);
+      operations_, method_options_.View(JobsMethods::kStartJob, call, options_),
+      call, "stubkit.testing.gen.lro.v1.Jobs.StartJob", operation_name);
 }
 
 ::absl::StatusOr<::google::longrunning::Operation> JobsClient::ExportJob(
     const ::stubkit::testing::gen::lro::v1::StartJobRequest& request,
     const ::stubkit::Options& call) {
   return connection_->ExportJob(
-      method_options_.View(1, call, options_, request), request);
+      method_options_.View(JobsMethods::kExportJob, call, options_, request),
+      request);
 }
 
 ::std::future<::absl::StatusOr<::google::longrunning::Operation>>
@@ -763,8 +733,9 @@ JobsClient::AsyncExportJob(
     const ::stubkit::Options& call) {
   auto [future, fulfil] = ::stubkit::internal::FulfilPromise<
       ::google::longrunning::Operation>::Make();
-  connection_->AsyncExportJob(method_options_.View(1, call, options_, request),
-                              request, fulfil);
+  connection_->AsyncExportJob(
+      method_options_.View(JobsMethods::kExportJob, call, options_, request),
+      request, fulfil);
   return ::std::move(future);
 }
 
@@ -772,8 +743,9 @@ void JobsClient::AsyncExportJob(
     const ::stubkit::testing::gen::lro::v1::StartJobRequest& request,
     ::stubkit::AsyncCallback<::google::longrunning::Operation> done,
     const ::stubkit::Options& call) {
-  connection_->AsyncExportJob(method_options_.View(1, call, options_, request),
-                              request, ::std::move(done));
+  connection_->AsyncExportJob(
+      method_options_.View(JobsMethods::kExportJob, call, options_, request),
+      request, ::std::move(done));
 }
 
 ::absl::StatusOr<::stubkit::testing::gen::common::Entry>
@@ -786,8 +758,9 @@ JobsClient::AwaitExportJob(
         "stubkit.testing.gen.lro.v1.Jobs.ExportJob");
   }
   return ::stubkit::internal::PollOperation<Response>(
-      *operations_, method_options_.View(1, call, options_, request), call,
-      "stubkit.testing.gen.lro.v1.Jobs.ExportJob",
+      *operations_,
+      method_options_.View(JobsMethods::kExportJob, call, options_, request),
+      call, "stubkit.testing.gen.lro.v1.Jobs.ExportJob",
       [&] { return ExportJob(request, call); });
 }
 
@@ -797,8 +770,9 @@ JobsClient::AsyncAwaitExportJob(
     const ::stubkit::Options& call) {
   using Response = ::stubkit::testing::gen::common::Entry;
   auto [future, started] = ::stubkit::internal::AsyncAwaitOperation<Response>(
-      operations_, method_options_.View(1, call, options_, request), call,
-      "stubkit.testing.gen.lro.v1.Jobs.ExportJob");
+      operations_,
+      method_options_.View(JobsMethods::kExportJob, call, options_, request),
+      call, "stubkit.testing.gen.lro.v1.Jobs.ExportJob");
   if (started != nullptr) {
     AsyncExportJob(request, ::std::move(started), call);
   }
@@ -810,7 +784,8 @@ JobsClient::AwaitExportJobByName(const ::std::string& operation_name,
                                  const ::stubkit::Options& call) {
   using Response = ::stubkit::testing::gen::common::Entry;
   return ::stubkit::internal::AwaitOperationByName<Response>(
-      operations_.get(), method_options_.View(1, call, options_), call,
+      operations_.get(),
+      method_options_.View(JobsMethods::kExportJob, call, options_), call,
       "stubkit.testing.gen.lro.v1.Jobs.ExportJob", operation_name);
 }
 
@@ -819,7 +794,8 @@ JobsClient::AsyncAwaitExportJobByName(const ::std::string& operation_name,
                                       const ::stubkit::Options& call) {
   using Response = ::stubkit::testing::gen::common::Entry;
   return ::stubkit::internal::AsyncAwaitOperationByName<Response>(
-      operations_, method_options_.View(1, call, options_), call,
+      operations_,
+      method_options_.View(JobsMethods::kExportJob, call, options_), call,
       "stubkit.testing.gen.lro.v1.Jobs.ExportJob", operation_name);
 }
 
@@ -827,7 +803,8 @@ JobsClient::AsyncAwaitExportJobByName(const ::std::string& operation_name,
     const ::stubkit::testing::gen::lro::v1::Job& request,
     const ::stubkit::Options& call) {
   return connection_->DeleteJob(
-      method_options_.View(2, call, options_, request), request);
+      method_options_.View(JobsMethods::kDeleteJob, call, options_, request),
+      request);
 }
 
 ::std::future<::absl::StatusOr<::google::longrunning::Operation>>
@@ -835,8 +812,9 @@ JobsClient::AsyncDeleteJob(const ::stubkit::testing::gen::lro::v1::Job& request,
                            const ::stubkit::Options& call) {
   auto [future, fulfil] = ::stubkit::internal::FulfilPromise<
       ::google::longrunning::Operation>::Make();
-  connection_->AsyncDeleteJob(method_options_.View(2, call, options_, request),
-                              request, fulfil);
+  connection_->AsyncDeleteJob(
+      method_options_.View(JobsMethods::kDeleteJob, call, options_, request),
+      request, fulfil);
   return ::std::move(future);
 }
 
@@ -844,8 +822,9 @@ void JobsClient::AsyncDeleteJob(
     const ::stubkit::testing::gen::lro::v1::Job& request,
     ::stubkit::AsyncCallback<::google::longrunning::Operation> done,
     const ::stubkit::Options& call) {
-  connection_->AsyncDeleteJob(method_options_.View(2, call, options_, request),
-                              request, ::std::move(done));
+  connection_->AsyncDeleteJob(
+      method_options_.View(JobsMethods::kDeleteJob, call, options_, request),
+      request, ::std::move(done));
 }
 
 ::absl::StatusOr<::google::protobuf::Empty> JobsClient::AwaitDeleteJob(
@@ -857,8 +836,9 @@ void JobsClient::AsyncDeleteJob(
         "stubkit.testing.gen.lro.v1.Jobs.DeleteJob");
   }
   return ::stubkit::internal::PollOperation<Response>(
-      *operations_, method_options_.View(2, call, options_, request), call,
-      "stubkit.testing.gen.lro.v1.Jobs.DeleteJob",
+      *operations_,
+      method_options_.View(JobsMethods::kDeleteJob, call, options_, request),
+      call, "stubkit.testing.gen.lro.v1.Jobs.DeleteJob",
       [&] { return DeleteJob(request, call); });
 }
 
@@ -868,8 +848,9 @@ JobsClient::AsyncAwaitDeleteJob(
     const ::stubkit::Options& call) {
   using Response = ::google::protobuf::Empty;
   auto [future, started] = ::stubkit::internal::AsyncAwaitOperation<Response>(
-      operations_, method_options_.View(2, call, options_, request), call,
-      "stubkit.testing.gen.lro.v1.Jobs.DeleteJob");
+      operations_,
+      method_options_.View(JobsMethods::kDeleteJob, call, options_, request),
+      call, "stubkit.testing.gen.lro.v1.Jobs.DeleteJob");
   if (started != nullptr) {
     AsyncDeleteJob(request, ::std::move(started), call);
   }
@@ -880,7 +861,8 @@ JobsClient::AsyncAwaitDeleteJob(
     const ::std::string& operation_name, const ::stubkit::Options& call) {
   using Response = ::google::protobuf::Empty;
   return ::stubkit::internal::AwaitOperationByName<Response>(
-      operations_.get(), method_options_.View(2, call, options_), call,
+      operations_.get(),
+      method_options_.View(JobsMethods::kDeleteJob, call, options_), call,
       "stubkit.testing.gen.lro.v1.Jobs.DeleteJob", operation_name);
 }
 
@@ -889,15 +871,17 @@ JobsClient::AsyncAwaitDeleteJobByName(const ::std::string& operation_name,
                                       const ::stubkit::Options& call) {
   using Response = ::google::protobuf::Empty;
   return ::stubkit::internal::AsyncAwaitOperationByName<Response>(
-      operations_, method_options_.View(2, call, options_), call,
+      operations_,
+      method_options_.View(JobsMethods::kDeleteJob, call, options_), call,
       "stubkit.testing.gen.lro.v1.Jobs.DeleteJob", operation_name);
 }
 
 ::absl::StatusOr<::google::longrunning::Operation> JobsClient::PeekJob(
     const ::stubkit::testing::gen::lro::v1::Job& request,
     const ::stubkit::Options& call) {
-  return connection_->PeekJob(method_options_.View(3, call, options_, request),
-                              request);
+  return connection_->PeekJob(
+      method_options_.View(JobsMethods::kPeekJob, call, options_, request),
+      request);
 }
 
 ::std::future<::absl::StatusOr<::google::longrunning::Operation>>
@@ -905,8 +889,9 @@ JobsClient::AsyncPeekJob(const ::stubkit::testing::gen::lro::v1::Job& request,
                          const ::stubkit::Options& call) {
   auto [future, fulfil] = ::stubkit::internal::FulfilPromise<
       ::google::longrunning::Operation>::Make();
-  connection_->AsyncPeekJob(method_options_.View(3, call, options_, request),
-                            request, fulfil);
+  connection_->AsyncPeekJob(
+      method_options_.View(JobsMethods::kPeekJob, call, options_, request),
+      request, fulfil);
   return ::std::move(future);
 }
 
@@ -914,15 +899,17 @@ void JobsClient::AsyncPeekJob(
     const ::stubkit::testing::gen::lro::v1::Job& request,
     ::stubkit::AsyncCallback<::google::longrunning::Operation> done,
     const ::stubkit::Options& call) {
-  connection_->AsyncPeekJob(method_options_.View(3, call, options_, request),
-                            request, ::std::move(done));
+  connection_->AsyncPeekJob(
+      method_options_.View(JobsMethods::kPeekJob, call, options_, request),
+      request, ::std::move(done));
 }
 
 ::absl::StatusOr<::google::longrunning::Operation> JobsClient::ArchiveJob(
     const ::stubkit::testing::gen::lro::v1::Job& request,
     const ::stubkit::Options& call) {
   return connection_->ArchiveJob(
-      method_options_.View(4, call, options_, request), request);
+      method_options_.View(JobsMethods::kArchiveJob, call, options_, request),
+      request);
 }
 
 ::std::future<::absl::StatusOr<::google::longrunning::Operation>>
@@ -931,8 +918,9 @@ JobsClient::AsyncArchiveJob(
     const ::stubkit::Options& call) {
   auto [future, fulfil] = ::stubkit::internal::FulfilPromise<
       ::google::longrunning::Operation>::Make();
-  connection_->AsyncArchiveJob(method_options_.View(4, call, options_, request),
-                               request, fulfil);
+  connection_->AsyncArchiveJob(
+      method_options_.View(JobsMethods::kArchiveJob, call, options_, request),
+      request, fulfil);
   return ::std::move(future);
 }
 
@@ -940,15 +928,17 @@ void JobsClient::AsyncArchiveJob(
     const ::stubkit::testing::gen::lro::v1::Job& request,
     ::stubkit::AsyncCallback<::google::longrunning::Operation> done,
     const ::stubkit::Options& call) {
-  connection_->AsyncArchiveJob(method_options_.View(4, call, options_, request),
-                               request, ::std::move(done));
+  connection_->AsyncArchiveJob(
+      method_options_.View(JobsMethods::kArchiveJob, call, options_, request),
+      request, ::std::move(done));
 }
 
 ::absl::StatusOr<::google::longrunning::Operation> JobsClient::RestoreJob(
     const ::stubkit::testing::gen::lro::v1::Job& request,
     const ::stubkit::Options& call) {
   return connection_->RestoreJob(
-      method_options_.View(5, call, options_, request), request);
+      method_options_.View(JobsMethods::kRestoreJob, call, options_, request),
+      request);
 }
 
 ::std::future<::absl::StatusOr<::google::longrunning::Operation>>
@@ -957,8 +947,9 @@ JobsClient::AsyncRestoreJob(
     const ::stubkit::Options& call) {
   auto [future, fulfil] = ::stubkit::internal::FulfilPromise<
       ::google::longrunning::Operation>::Make();
-  connection_->AsyncRestoreJob(method_options_.View(5, call, options_, request),
-                               request, fulfil);
+  connection_->AsyncRestoreJob(
+      method_options_.View(JobsMethods::kRestoreJob, call, options_, request),
+      request, fulfil);
   return ::std::move(future);
 }
 
@@ -966,8 +957,9 @@ void JobsClient::AsyncRestoreJob(
     const ::stubkit::testing::gen::lro::v1::Job& request,
     ::stubkit::AsyncCallback<::google::longrunning::Operation> done,
     const ::stubkit::Options& call) {
-  connection_->AsyncRestoreJob(method_options_.View(5, call, options_, request),
-                               request, ::std::move(done));
+  connection_->AsyncRestoreJob(
+      method_options_.View(JobsMethods::kRestoreJob, call, options_, request),
+      request, ::std::move(done));
 }
 
 ::absl::StatusOr<::stubkit::testing::gen::lro::v1::Job>
@@ -980,8 +972,9 @@ JobsClient::AwaitRestoreJob(
         "stubkit.testing.gen.lro.v1.Jobs.RestoreJob");
   }
   return ::stubkit::internal::PollOperation<Response>(
-      *operations_, method_options_.View(5, call, options_, request), call,
-      "stubkit.testing.gen.lro.v1.Jobs.RestoreJob",
+      *operations_,
+      method_options_.View(JobsMethods::kRestoreJob, call, options_, request),
+      call, "stubkit.testing.gen.lro.v1.Jobs.RestoreJob",
       [&] { return RestoreJob(request, call); });
 }
 
@@ -991,8 +984,9 @@ JobsClient::AsyncAwaitRestoreJob(
     const ::stubkit::Options& call) {
   using Response = ::stubkit::testing::gen::lro::v1::Job;
   auto [future, started] = ::stubkit::internal::AsyncAwaitOperation<Response>(
-      operations_, method_options_.View(5, call, options_, request), call,
-      "stubkit.testing.gen.lro.v1.Jobs.RestoreJob");
+      operations_,
+      method_options_.View(JobsMethods::kRestoreJob, call, options_, request),
+      call, "stubkit.testing.gen.lro.v1.Jobs.RestoreJob");
   if (started != nullptr) {
     AsyncRestoreJob(request, ::std::move(started), call);
   }
@@ -1004,7 +998,8 @@ JobsClient::AwaitRestoreJobByName(const ::std::string& operation_name,
                                   const ::stubkit::Options& call) {
   using Response = ::stubkit::testing::gen::lro::v1::Job;
   return ::stubkit::internal::AwaitOperationByName<Response>(
-      operations_.get(), method_options_.View(5, call, options_), call,
+      operations_.get(),
+      method_options_.View(JobsMethods::kRestoreJob, call, options_), call,
       "stubkit.testing.gen.lro.v1.Jobs.RestoreJob", operation_name);
 }
 
@@ -1013,15 +1008,17 @@ JobsClient::AsyncAwaitRestoreJobByName(const ::std::string& operation_name,
                                        const ::stubkit::Options& call) {
   using Response = ::stubkit::testing::gen::lro::v1::Job;
   return ::stubkit::internal::AsyncAwaitOperationByName<Response>(
-      operations_, method_options_.View(5, call, options_), call,
+      operations_,
+      method_options_.View(JobsMethods::kRestoreJob, call, options_), call,
       "stubkit.testing.gen.lro.v1.Jobs.RestoreJob", operation_name);
 }
 
 ::absl::StatusOr<::google::longrunning::Operation> JobsClient::TouchJob(
     const ::stubkit::testing::gen::lro::v1::Job& request,
     const ::stubkit::Options& call) {
-  return connection_->TouchJob(method_options_.View(6, call, options_, request),
-                               request);
+  return connection_->TouchJob(
+      method_options_.View(JobsMethods::kTouchJob, call, options_, request),
+      request);
 }
 
 ::std::future<::absl::StatusOr<::google::longrunning::Operation>>
@@ -1029,8 +1026,9 @@ JobsClient::AsyncTouchJob(const ::stubkit::testing::gen::lro::v1::Job& request,
                           const ::stubkit::Options& call) {
   auto [future, fulfil] = ::stubkit::internal::FulfilPromise<
       ::google::longrunning::Operation>::Make();
-  connection_->AsyncTouchJob(method_options_.View(6, call, options_, request),
-                             request, fulfil);
+  connection_->AsyncTouchJob(
+      method_options_.View(JobsMethods::kTouchJob, call, options_, request),
+      request, fulfil);
   return ::std::move(future);
 }
 
@@ -1038,8 +1036,9 @@ void JobsClient::AsyncTouchJob(
     const ::stubkit::testing::gen::lro::v1::Job& request,
     ::stubkit::AsyncCallback<::google::longrunning::Operation> done,
     const ::stubkit::Options& call) {
-  connection_->AsyncTouchJob(method_options_.View(6, call, options_, request),
-                             request, ::std::move(done));
+  connection_->AsyncTouchJob(
+      method_options_.View(JobsMethods::kTouchJob, call, options_, request),
+      request, ::std::move(done));
 }
 
 }  // namespace v1

@@ -33,310 +33,8 @@ namespace gen {
 namespace lro {
 namespace v1 {
 
-// The static description of each stubkit.testing.gen.lro.v1.Jobs method, handed
-// to the stubkit runtime.
-struct JobsMethods {
-  static constexpr ::stubkit::MethodInfo kStartJob{
-      "stubkit.testing.gen.lro.v1.Jobs.StartJob", ::stubkit::RpcKind::kUnary,
-      ::stubkit::Idempotency::kNonIdempotent};
-  static constexpr ::stubkit::MethodInfo kExportJob{
-      "stubkit.testing.gen.lro.v1.Jobs.ExportJob", ::stubkit::RpcKind::kUnary,
-      ::stubkit::Idempotency::kNonIdempotent};
-  static constexpr ::stubkit::MethodInfo kDeleteJob{
-      "stubkit.testing.gen.lro.v1.Jobs.DeleteJob", ::stubkit::RpcKind::kUnary,
-      ::stubkit::Idempotency::kNonIdempotent};
-  static constexpr ::stubkit::MethodInfo kPeekJob{
-      "stubkit.testing.gen.lro.v1.Jobs.PeekJob", ::stubkit::RpcKind::kUnary,
-      ::stubkit::Idempotency::kNonIdempotent};
-  static constexpr ::stubkit::MethodInfo kArchiveJob{
-      "stubkit.testing.gen.lro.v1.Jobs.ArchiveJob", ::stubkit::RpcKind::kUnary,
-      ::stubkit::Idempotency::kNonIdempotent};
-  static constexpr ::stubkit::MethodInfo kRestoreJob{
-      "stubkit.testing.gen.lro.v1.Jobs.RestoreJob", ::stubkit::RpcKind::kUnary,
-      ::stubkit::Idempotency::kNonIdempotent};
-  static constexpr ::stubkit::MethodInfo kTouchJob{
-      "stubkit.testing.gen.lro.v1.Jobs.TouchJob", ::stubkit::RpcKind::kUnary,
-      ::stubkit::Idempotency::kNonIdempotent};
-};
-
-// One attempt of each stubkit.testing.gen.lro.v1.Jobs RPC. Implemented by
-// JobsGrpcStub (the wire) and by decorators; derive from JobsStubDecorator to
-// add a layer.
-class JobsStub {
- public:
-  virtual ~JobsStub() = default;
-
-  virtual ::absl::StatusOr<::google::longrunning::Operation> StartJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::StartJobRequest& request) = 0;
-  virtual void AsyncStartJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::StartJobRequest& request,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) = 0;
-
-  virtual ::absl::StatusOr<::google::longrunning::Operation> ExportJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::StartJobRequest& request) = 0;
-  virtual void AsyncExportJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::StartJobRequest& request,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) = 0;
-
-  virtual ::absl::StatusOr<::google::longrunning::Operation> DeleteJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request) = 0;
-  virtual void AsyncDeleteJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) = 0;
-
-  virtual ::absl::StatusOr<::google::longrunning::Operation> PeekJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request) = 0;
-  virtual void AsyncPeekJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) = 0;
-
-  virtual ::absl::StatusOr<::google::longrunning::Operation> ArchiveJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request) = 0;
-  virtual void AsyncArchiveJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) = 0;
-
-  virtual ::absl::StatusOr<::google::longrunning::Operation> RestoreJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request) = 0;
-  virtual void AsyncRestoreJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) = 0;
-
-  virtual ::absl::StatusOr<::google::longrunning::Operation> TouchJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request) = 0;
-  virtual void AsyncTouchJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) = 0;
-};
-
-// Forwards every method to the stub below it. Override what you need.
-class JobsStubDecorator : public JobsStub {
- public:
-  explicit JobsStubDecorator(::std::shared_ptr<JobsStub> child)
-      : child_(::std::move(child)) {}
-
-  ::absl::StatusOr<::google::longrunning::Operation> StartJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::StartJobRequest& request)
-      override;
-  void AsyncStartJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::StartJobRequest& request,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override;
-
-  ::absl::StatusOr<::google::longrunning::Operation> ExportJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::StartJobRequest& request)
-      override;
-  void AsyncExportJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::StartJobRequest& request,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override;
-
-  ::absl::StatusOr<::google::longrunning::Operation> DeleteJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request) override;
-  void AsyncDeleteJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override;
-
-  ::absl::StatusOr<::google::longrunning::Operation> PeekJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request) override;
-  void AsyncPeekJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override;
-
-  ::absl::StatusOr<::google::longrunning::Operation> ArchiveJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request) override;
-  void AsyncArchiveJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override;
-
-  ::absl::StatusOr<::google::longrunning::Operation> RestoreJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request) override;
-  void AsyncRestoreJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override;
-
-  ::absl::StatusOr<::google::longrunning::Operation> TouchJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request) override;
-  void AsyncTouchJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override;
-
- protected:
-  const ::std::shared_ptr<JobsStub>& child() const { return child_; }
-
- private:
-  ::std::shared_ptr<JobsStub> child_;
-};
-
-// Calls the grpc_cpp_plugin stub.
-class JobsGrpcStub : public JobsStub {
- public:
-  explicit JobsGrpcStub(
-      ::std::unique_ptr<::stubkit::testing::gen::lro::v1::Jobs::StubInterface>
-          grpc_stub)
-      : grpc_stub_(::std::move(grpc_stub)) {}
-
-  ::absl::StatusOr<::google::longrunning::Operation> StartJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::StartJobRequest& request)
-      override;
-  void AsyncStartJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::StartJobRequest& request,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override;
-
-  ::absl::StatusOr<::google::longrunning::Operation> ExportJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::StartJobRequest& request)
-      override;
-  void AsyncExportJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::StartJobRequest& request,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override;
-
-  ::absl::StatusOr<::google::longrunning::Operation> DeleteJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request) override;
-  void AsyncDeleteJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override;
-
-  ::absl::StatusOr<::google::longrunning::Operation> PeekJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request) override;
-  void AsyncPeekJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override;
-
-  ::absl::StatusOr<::google::longrunning::Operation> ArchiveJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request) override;
-  void AsyncArchiveJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override;
-
-  ::absl::StatusOr<::google::longrunning::Operation> RestoreJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request) override;
-  void AsyncRestoreJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override;
-
-  ::absl::StatusOr<::google::longrunning::Operation> TouchJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request) override;
-  void AsyncTouchJob(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override;
-
- private:
-  ::std::unique_ptr<::stubkit::testing::gen::lro::v1::Jobs::StubInterface>
-      grpc_stub_;
-};
-
-// Runs each stubkit.testing.gen.lro.v1.Jobs call under the stubkit retry rules.
-// Mock it (stubkit_mocks::MockJobsConnection) to test code that uses
-// JobsClient.
-class JobsConnection {
- public:
-  virtual ~JobsConnection() = default;
-
-  virtual ::absl::StatusOr<::google::longrunning::Operation> StartJob(
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::StartJobRequest& request) = 0;
-  virtual void AsyncStartJob(
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::StartJobRequest& request,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) = 0;
-
-  virtual ::absl::StatusOr<::google::longrunning::Operation> ExportJob(
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::StartJobRequest& request) = 0;
-  virtual void AsyncExportJob(
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::StartJobRequest& request,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) = 0;
-
-  virtual ::absl::StatusOr<::google::longrunning::Operation> DeleteJob(
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request) = 0;
-  virtual void AsyncDeleteJob(
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) = 0;
-
-  virtual ::absl::StatusOr<::google::longrunning::Operation> PeekJob(
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request) = 0;
-  virtual void AsyncPeekJob(
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) = 0;
-
-  virtual ::absl::StatusOr<::google::longrunning::Operation> ArchiveJob(
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request) = 0;
-  virtual void AsyncArchiveJob(
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) = 0;
-
-  virtual ::absl::StatusOr<::google::longrunning::Operation> RestoreJob(
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request) = 0;
-  virtual void AsyncRestoreJob(
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) = 0;
-
-  virtual ::absl::StatusOr<::google::longrunning::Operation> TouchJob(
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request) = 0;
-  virtual void AsyncTouchJob(
-      const ::stubkit::OptionsView& options,
-      const ::stubkit::testing::gen::lro::v1::Job& request,
-      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) = 0;
-};
-
-// The default connection over `channel`. The decorators in `options`
-// (JobsClient::DecoratorsOption) are applied here, once.
-::std::shared_ptr<JobsConnection> MakeJobsConnection(
-    ::std::shared_ptr<::grpc::ChannelInterface> channel,
-    const ::stubkit::Options& options = {});
-// The default connection over any stub stack, e.g. a mock.
-::std::shared_ptr<JobsConnection> MakeJobsConnection(
-    ::std::shared_ptr<JobsStub> stub, const ::stubkit::Options& options = {});
+class JobsStub;
+class JobsConnection;
 
 // The client of stubkit.testing.gen.lro.v1.Jobs: cheap to copy, safe to share
 // between threads. Every call takes per-call options that override the
@@ -580,6 +278,246 @@ class JobsClient {
   // OperationsConnectionOption.
   ::std::shared_ptr<::google::longrunning::OperationsClient> operations_;
 };
+
+// Runs each stubkit.testing.gen.lro.v1.Jobs call under the stubkit retry rules.
+// Mock it (stubkit_mocks::MockJobsConnection) to test code that uses
+// JobsClient.
+class JobsConnection {
+ public:
+  virtual ~JobsConnection() = default;
+
+  virtual ::absl::StatusOr<::google::longrunning::Operation> StartJob(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::StartJobRequest& request) = 0;
+  virtual void AsyncStartJob(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::StartJobRequest& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) = 0;
+
+  virtual ::absl::StatusOr<::google::longrunning::Operation> ExportJob(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::StartJobRequest& request) = 0;
+  virtual void AsyncExportJob(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::StartJobRequest& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) = 0;
+
+  virtual ::absl::StatusOr<::google::longrunning::Operation> DeleteJob(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request) = 0;
+  virtual void AsyncDeleteJob(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) = 0;
+
+  virtual ::absl::StatusOr<::google::longrunning::Operation> PeekJob(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request) = 0;
+  virtual void AsyncPeekJob(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) = 0;
+
+  virtual ::absl::StatusOr<::google::longrunning::Operation> ArchiveJob(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request) = 0;
+  virtual void AsyncArchiveJob(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) = 0;
+
+  virtual ::absl::StatusOr<::google::longrunning::Operation> RestoreJob(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request) = 0;
+  virtual void AsyncRestoreJob(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) = 0;
+
+  virtual ::absl::StatusOr<::google::longrunning::Operation> TouchJob(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request) = 0;
+  virtual void AsyncTouchJob(
+      const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) = 0;
+};
+
+// The default connection over `channel`. The decorators in `options`
+// (JobsClient::DecoratorsOption) are applied here, once.
+::std::shared_ptr<JobsConnection> MakeJobsConnection(
+    ::std::shared_ptr<::grpc::ChannelInterface> channel,
+    const ::stubkit::Options& options = {});
+// The default connection over any stub stack, e.g. a mock.
+::std::shared_ptr<JobsConnection> MakeJobsConnection(
+    ::std::shared_ptr<JobsStub> stub, const ::stubkit::Options& options = {});
+
+// The static description of each stubkit.testing.gen.lro.v1.Jobs method, handed
+// to the stubkit runtime.
+struct JobsMethods {
+  static constexpr ::stubkit::MethodInfo kStartJob{
+      "stubkit.testing.gen.lro.v1.Jobs.StartJob", ::stubkit::RpcKind::kUnary,
+      ::stubkit::Idempotency::kNonIdempotent, 0};
+  static constexpr ::stubkit::MethodInfo kExportJob{
+      "stubkit.testing.gen.lro.v1.Jobs.ExportJob", ::stubkit::RpcKind::kUnary,
+      ::stubkit::Idempotency::kNonIdempotent, 1};
+  static constexpr ::stubkit::MethodInfo kDeleteJob{
+      "stubkit.testing.gen.lro.v1.Jobs.DeleteJob", ::stubkit::RpcKind::kUnary,
+      ::stubkit::Idempotency::kNonIdempotent, 2};
+  static constexpr ::stubkit::MethodInfo kPeekJob{
+      "stubkit.testing.gen.lro.v1.Jobs.PeekJob", ::stubkit::RpcKind::kUnary,
+      ::stubkit::Idempotency::kNonIdempotent, 3};
+  static constexpr ::stubkit::MethodInfo kArchiveJob{
+      "stubkit.testing.gen.lro.v1.Jobs.ArchiveJob", ::stubkit::RpcKind::kUnary,
+      ::stubkit::Idempotency::kNonIdempotent, 4};
+  static constexpr ::stubkit::MethodInfo kRestoreJob{
+      "stubkit.testing.gen.lro.v1.Jobs.RestoreJob", ::stubkit::RpcKind::kUnary,
+      ::stubkit::Idempotency::kNonIdempotent, 5};
+  static constexpr ::stubkit::MethodInfo kTouchJob{
+      "stubkit.testing.gen.lro.v1.Jobs.TouchJob", ::stubkit::RpcKind::kUnary,
+      ::stubkit::Idempotency::kNonIdempotent, 6};
+};
+
+// One attempt of each stubkit.testing.gen.lro.v1.Jobs RPC. Implemented by the
+// gRPC stub (MakeJobsGrpcStub) and by decorators; derive from JobsStubDecorator
+// to add a layer.
+class JobsStub {
+ public:
+  virtual ~JobsStub() = default;
+
+  virtual ::absl::StatusOr<::google::longrunning::Operation> StartJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::StartJobRequest& request) = 0;
+  virtual void AsyncStartJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::StartJobRequest& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) = 0;
+
+  virtual ::absl::StatusOr<::google::longrunning::Operation> ExportJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::StartJobRequest& request) = 0;
+  virtual void AsyncExportJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::StartJobRequest& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) = 0;
+
+  virtual ::absl::StatusOr<::google::longrunning::Operation> DeleteJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request) = 0;
+  virtual void AsyncDeleteJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) = 0;
+
+  virtual ::absl::StatusOr<::google::longrunning::Operation> PeekJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request) = 0;
+  virtual void AsyncPeekJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) = 0;
+
+  virtual ::absl::StatusOr<::google::longrunning::Operation> ArchiveJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request) = 0;
+  virtual void AsyncArchiveJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) = 0;
+
+  virtual ::absl::StatusOr<::google::longrunning::Operation> RestoreJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request) = 0;
+  virtual void AsyncRestoreJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) = 0;
+
+  virtual ::absl::StatusOr<::google::longrunning::Operation> TouchJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request) = 0;
+  virtual void AsyncTouchJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) = 0;
+};
+
+// Forwards every method to the stub below it. Override what you need.
+class JobsStubDecorator : public JobsStub {
+ public:
+  explicit JobsStubDecorator(::std::shared_ptr<JobsStub> child)
+      : child_(::std::move(child)) {}
+
+  ::absl::StatusOr<::google::longrunning::Operation> StartJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::StartJobRequest& request)
+      override;
+  void AsyncStartJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::StartJobRequest& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override;
+
+  ::absl::StatusOr<::google::longrunning::Operation> ExportJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::StartJobRequest& request)
+      override;
+  void AsyncExportJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::StartJobRequest& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override;
+
+  ::absl::StatusOr<::google::longrunning::Operation> DeleteJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request) override;
+  void AsyncDeleteJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override;
+
+  ::absl::StatusOr<::google::longrunning::Operation> PeekJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request) override;
+  void AsyncPeekJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override;
+
+  ::absl::StatusOr<::google::longrunning::Operation> ArchiveJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request) override;
+  void AsyncArchiveJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override;
+
+  ::absl::StatusOr<::google::longrunning::Operation> RestoreJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request) override;
+  void AsyncRestoreJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override;
+
+  ::absl::StatusOr<::google::longrunning::Operation> TouchJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request) override;
+  void AsyncTouchJob(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::stubkit::testing::gen::lro::v1::Job& request,
+      ::stubkit::AsyncCallback<::google::longrunning::Operation> done) override;
+
+ protected:
+  const ::std::shared_ptr<JobsStub>& child() const { return child_; }
+
+ private:
+  ::std::shared_ptr<JobsStub> child_;
+};
+
+// The stub at the bottom of every stack: calls grpc_cpp_plugin's stub (or a
+// mock of its StubInterface).
+::std::shared_ptr<JobsStub> MakeJobsGrpcStub(
+    ::std::unique_ptr<::stubkit::testing::gen::lro::v1::Jobs::StubInterface>
+        grpc_stub);
 
 }  // namespace v1
 }  // namespace lro

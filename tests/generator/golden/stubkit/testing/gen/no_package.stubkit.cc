@@ -18,6 +18,13 @@
   return child_->Lookup(context, options, request);
 }
 
+void NoPackageStubDecorator::AsyncLookup(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+    const ::NoPackageRequest& request,
+    ::stubkit::AsyncCallback<::NoPackageResponse> done) {
+  child_->AsyncLookup(context, options, request, ::std::move(done));
+}
+
 ::std::unique_ptr<::grpc::ClientReaderInterface<::NoPackageResponse>>
 NoPackageStubDecorator::Watch(::grpc::ClientContext& context,
                               const ::stubkit::OptionsView& options,
@@ -32,23 +39,42 @@ NoPackageStubDecorator::Watch(::grpc::ClientContext& context,
   return child_->AsyncWatch(context, options, request, reactor);
 }
 
-::absl::Status NoPackageGrpcStub::AsyncWatch(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
-    const ::NoPackageRequest& request,
-    ::grpc::ClientReadReactor<::NoPackageResponse>* reactor) {
-  auto* async = grpc_stub_->async();
-  if (async == nullptr) {
-    return ::stubkit::internal::NoAsyncStubError("NoPackage.Watch");
-  }
-  async->Watch(&context, &request, reactor);
-  return ::absl::OkStatus();
-}
+namespace {
 
-void NoPackageStubDecorator::AsyncLookup(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-    const ::NoPackageRequest& request,
-    ::stubkit::AsyncCallback<::NoPackageResponse> done) {
-  child_->AsyncLookup(context, options, request, ::std::move(done));
+class NoPackageGrpcStub : public NoPackageStub {
+ public:
+  explicit NoPackageGrpcStub(
+      ::std::unique_ptr<::NoPackage::StubInterface> grpc_stub)
+      : grpc_stub_(::std::move(grpc_stub)) {}
+
+  ::absl::StatusOr<::NoPackageResponse> Lookup(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::NoPackageRequest& request) override;
+  void AsyncLookup(::grpc::ClientContext& context,
+                   const ::stubkit::OptionsView& options,
+                   const ::NoPackageRequest& request,
+                   ::stubkit::AsyncCallback<::NoPackageResponse> done) override;
+
+  ::std::unique_ptr<::grpc::ClientReaderInterface<::NoPackageResponse>> Watch(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::NoPackageRequest& request) override;
+  ::absl::Status AsyncWatch(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::NoPackageRequest& request,
+      ::grpc::ClientReadReactor<::NoPackageResponse>* reactor) override;
+
+ private:
+  ::std::unique_ptr<::NoPackage::StubInterface> grpc_stub_;
+};
+
+}  // namespace
+
+::absl::StatusOr<::NoPackageResponse> NoPackageGrpcStub::Lookup(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
+    const ::NoPackageRequest& request) {
+  ::NoPackageResponse response;
+  return ::stubkit::internal::ToStatusOr(
+      grpc_stub_->Lookup(&context, request, &response), ::std::move(response));
 }
 
 void NoPackageGrpcStub::AsyncLookup(
@@ -67,19 +93,28 @@ void NoPackageGrpcStub::AsyncLookup(
       ::std::move(done));
 }
 
-::absl::StatusOr<::NoPackageResponse> NoPackageGrpcStub::Lookup(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
-    const ::NoPackageRequest& request) {
-  ::NoPackageResponse response;
-  return ::stubkit::internal::ToStatusOr(
-      grpc_stub_->Lookup(&context, request, &response), ::std::move(response));
-}
-
 ::std::unique_ptr<::grpc::ClientReaderInterface<::NoPackageResponse>>
 NoPackageGrpcStub::Watch(::grpc::ClientContext& context,
                          const ::stubkit::OptionsView& /*options*/,
                          const ::NoPackageRequest& request) {
   return grpc_stub_->Watch(&context, request);
+}
+
+::absl::Status NoPackageGrpcStub::AsyncWatch(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
+    const ::NoPackageRequest& request,
+    ::grpc::ClientReadReactor<::NoPackageResponse>* reactor) {
+  auto* async = grpc_stub_->async();
+  if (async == nullptr) {
+    return ::stubkit::internal::NoAsyncStubError("NoPackage.Watch");
+  }
+  async->Watch(&context, &request, reactor);
+  return ::absl::OkStatus();
+}
+
+::std::shared_ptr<NoPackageStub> MakeNoPackageGrpcStub(
+    ::std::unique_ptr<::NoPackage::StubInterface> grpc_stub) {
+  return ::std::make_shared<NoPackageGrpcStub>(::std::move(grpc_stub));
 }
 
 namespace {
@@ -155,43 +190,6 @@ class NoPackageConnectionImpl : public NoPackageConnection {
   ::std::shared_ptr<::stubkit::internal::ConnectionChannel> channel_;
 };
 
-// Stands in for the connection of NoPackageClient when it is built from a
-// connection with DecoratorsOption, which only MakeNoPackageConnection can
-// apply.
-class NoPackageRefusingConnection : public NoPackageConnection {
- public:
-  explicit NoPackageRefusingConnection(::absl::Status refusal)
-      : refusal_(::std::move(refusal)) {}
-
-  ::absl::StatusOr<::NoPackageResponse> Lookup(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::NoPackageRequest& /*request*/) override {
-    return refusal_;
-  }
-  void AsyncLookup(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::NoPackageRequest& /*request*/,
-      ::stubkit::AsyncCallback<::NoPackageResponse> done) override {
-    done(refusal_);
-  }
-
-  ::stubkit::StreamReader<::NoPackageResponse> Watch(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::NoPackageRequest& /*request*/) override {
-    return ::stubkit::StreamReader<::NoPackageResponse>(refusal_);
-  }
-  void AsyncWatch(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::NoPackageRequest& /*request*/,
-      ::stubkit::MessageCallback<::NoPackageResponse> /*on_message*/,
-      ::stubkit::StreamDoneCallback on_done) override {
-    on_done(refusal_);
-  }
-
- private:
-  ::absl::Status refusal_;
-};
-
 }  // namespace
 
 ::std::shared_ptr<NoPackageConnection> MakeNoPackageConnection(
@@ -217,12 +215,7 @@ NoPackageClient::NoPackageClient(
     ::stubkit::Options options)
     : options_(::std::move(options)),
       method_options_(options_, "NoPackage", {"Lookup", "Watch"}),
-      connection_(MakeNoPackageConnection(::std::move(channel), options_)) {
-  if (!method_options_.status().ok()) {
-    connection_ = ::std::make_shared<NoPackageRefusingConnection>(
-        method_options_.status());
-  }
-}
+      connection_(MakeNoPackageConnection(::std::move(channel), options_)) {}
 
 NoPackageClient::NoPackageClient(
     ::std::shared_ptr<NoPackageConnection> connection,
@@ -230,25 +223,15 @@ NoPackageClient::NoPackageClient(
     : options_(::std::move(options)),
       method_options_(options_, "NoPackage", {"Lookup", "Watch"}),
       connection_(::std::move(connection)) {
-  const auto* decorators = options_.find<DecoratorsOption>();
-  if (decorators != nullptr && !decorators->empty()) {
-    connection_ = ::std::make_shared<NoPackageRefusingConnection>(
-        ::absl::InvalidArgumentError(
-            "NoPackage: DecoratorsOption must be given to "
-            "MakeNoPackageConnection (or to the NoPackageClient "
-            "constructor that takes a channel); the client was "
-            "built from a connection, which cannot apply them, so "
-            "the call was not sent"));
-  } else if (!method_options_.status().ok()) {
-    connection_ = ::std::make_shared<NoPackageRefusingConnection>(
-        method_options_.status());
-  }
+  method_options_.RefuseDecorators<DecoratorsOption>(
+      options_, "MakeNoPackageConnection", "NoPackageClient");
 }
 
 ::absl::StatusOr<::NoPackageResponse> NoPackageClient::Lookup(
     const ::NoPackageRequest& request, const ::stubkit::Options& call) {
-  return connection_->Lookup(method_options_.View(0, call, options_, request),
-                             request);
+  return connection_->Lookup(
+      method_options_.View(NoPackageMethods::kLookup, call, options_, request),
+      request);
 }
 
 ::std::future<::absl::StatusOr<::NoPackageResponse>>
@@ -256,8 +239,9 @@ NoPackageClient::AsyncLookup(const ::NoPackageRequest& request,
                              const ::stubkit::Options& call) {
   auto [future, fulfil] =
       ::stubkit::internal::FulfilPromise<::NoPackageResponse>::Make();
-  connection_->AsyncLookup(method_options_.View(0, call, options_, request),
-                           request, fulfil);
+  connection_->AsyncLookup(
+      method_options_.View(NoPackageMethods::kLookup, call, options_, request),
+      request, fulfil);
   return ::std::move(future);
 }
 
@@ -265,21 +249,23 @@ void NoPackageClient::AsyncLookup(
     const ::NoPackageRequest& request,
     ::stubkit::AsyncCallback<::NoPackageResponse> done,
     const ::stubkit::Options& call) {
-  connection_->AsyncLookup(method_options_.View(0, call, options_, request),
-                           request, ::std::move(done));
+  connection_->AsyncLookup(
+      method_options_.View(NoPackageMethods::kLookup, call, options_, request),
+      request, ::std::move(done));
 }
 
 ::stubkit::StreamReader<::NoPackageResponse> NoPackageClient::Watch(
     const ::NoPackageRequest& request, const ::stubkit::Options& call) {
-  return connection_->Watch(method_options_.View(1, call, options_, request),
-                            request);
+  return connection_->Watch(
+      method_options_.View(NoPackageMethods::kWatch, call, options_, request),
+      request);
 }
 
 void NoPackageClient::AsyncWatch(
     const ::NoPackageRequest& request,
     ::stubkit::MessageCallback<::NoPackageResponse> on_message,
     ::stubkit::StreamDoneCallback on_done, const ::stubkit::Options& call) {
-  connection_->AsyncWatch(method_options_.View(1, call, options_, request),
-                          request, ::std::move(on_message),
-                          ::std::move(on_done));
+  connection_->AsyncWatch(
+      method_options_.View(NoPackageMethods::kWatch, call, options_, request),
+      request, ::std::move(on_message), ::std::move(on_done));
 }

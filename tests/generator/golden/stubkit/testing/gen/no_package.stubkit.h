@@ -23,128 +23,8 @@
 #include "stubkit/testing/gen/no_package.grpc.pb.h"
 #include "stubkit/testing/gen/no_package.pb.h"
 
-// The static description of each NoPackage method, handed to the stubkit
-// runtime.
-struct NoPackageMethods {
-  static constexpr ::stubkit::MethodInfo kLookup{
-      "NoPackage.Lookup", ::stubkit::RpcKind::kUnary,
-      ::stubkit::Idempotency::kNonIdempotent};
-  static constexpr ::stubkit::MethodInfo kWatch{
-      "NoPackage.Watch", ::stubkit::RpcKind::kServerStreaming,
-      ::stubkit::Idempotency::kNonIdempotent};
-};
-
-// One attempt of each NoPackage RPC. Implemented by NoPackageGrpcStub (the
-// wire) and by decorators; derive from NoPackageStubDecorator to add a layer.
-class NoPackageStub {
- public:
-  virtual ~NoPackageStub() = default;
-
-  virtual ::absl::StatusOr<::NoPackageResponse> Lookup(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::NoPackageRequest& request) = 0;
-  virtual void AsyncLookup(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::NoPackageRequest& request,
-      ::stubkit::AsyncCallback<::NoPackageResponse> done) = 0;
-
-  virtual ::std::unique_ptr<::grpc::ClientReaderInterface<::NoPackageResponse>>
-  Watch(::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-        const ::NoPackageRequest& request) = 0;
-  virtual ::absl::Status AsyncWatch(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::NoPackageRequest& request,
-      ::grpc::ClientReadReactor<::NoPackageResponse>* reactor) = 0;
-};
-
-// Forwards every method to the stub below it. Override what you need.
-class NoPackageStubDecorator : public NoPackageStub {
- public:
-  explicit NoPackageStubDecorator(::std::shared_ptr<NoPackageStub> child)
-      : child_(::std::move(child)) {}
-
-  ::absl::StatusOr<::NoPackageResponse> Lookup(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::NoPackageRequest& request) override;
-  void AsyncLookup(::grpc::ClientContext& context,
-                   const ::stubkit::OptionsView& options,
-                   const ::NoPackageRequest& request,
-                   ::stubkit::AsyncCallback<::NoPackageResponse> done) override;
-
-  ::std::unique_ptr<::grpc::ClientReaderInterface<::NoPackageResponse>> Watch(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::NoPackageRequest& request) override;
-  ::absl::Status AsyncWatch(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::NoPackageRequest& request,
-      ::grpc::ClientReadReactor<::NoPackageResponse>* reactor) override;
-
- protected:
-  const ::std::shared_ptr<NoPackageStub>& child() const { return child_; }
-
- private:
-  ::std::shared_ptr<NoPackageStub> child_;
-};
-
-// Calls the grpc_cpp_plugin stub.
-class NoPackageGrpcStub : public NoPackageStub {
- public:
-  explicit NoPackageGrpcStub(
-      ::std::unique_ptr<::NoPackage::StubInterface> grpc_stub)
-      : grpc_stub_(::std::move(grpc_stub)) {}
-
-  ::absl::StatusOr<::NoPackageResponse> Lookup(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::NoPackageRequest& request) override;
-  void AsyncLookup(::grpc::ClientContext& context,
-                   const ::stubkit::OptionsView& options,
-                   const ::NoPackageRequest& request,
-                   ::stubkit::AsyncCallback<::NoPackageResponse> done) override;
-
-  ::std::unique_ptr<::grpc::ClientReaderInterface<::NoPackageResponse>> Watch(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::NoPackageRequest& request) override;
-  ::absl::Status AsyncWatch(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::NoPackageRequest& request,
-      ::grpc::ClientReadReactor<::NoPackageResponse>* reactor) override;
-
- private:
-  ::std::unique_ptr<::NoPackage::StubInterface> grpc_stub_;
-};
-
-// Runs each NoPackage call under the stubkit retry rules. Mock it
-// (stubkit_mocks::MockNoPackageConnection) to test code that uses
-// NoPackageClient.
-class NoPackageConnection {
- public:
-  virtual ~NoPackageConnection() = default;
-
-  virtual ::absl::StatusOr<::NoPackageResponse> Lookup(
-      const ::stubkit::OptionsView& options,
-      const ::NoPackageRequest& request) = 0;
-  virtual void AsyncLookup(
-      const ::stubkit::OptionsView& options, const ::NoPackageRequest& request,
-      ::stubkit::AsyncCallback<::NoPackageResponse> done) = 0;
-
-  virtual ::stubkit::StreamReader<::NoPackageResponse> Watch(
-      const ::stubkit::OptionsView& options,
-      const ::NoPackageRequest& request) = 0;
-  virtual void AsyncWatch(
-      const ::stubkit::OptionsView& options, const ::NoPackageRequest& request,
-      ::stubkit::MessageCallback<::NoPackageResponse> on_message,
-      ::stubkit::StreamDoneCallback on_done) = 0;
-};
-
-// The default connection over `channel`. The decorators in `options`
-// (NoPackageClient::DecoratorsOption) are applied here, once.
-::std::shared_ptr<NoPackageConnection> MakeNoPackageConnection(
-    ::std::shared_ptr<::grpc::ChannelInterface> channel,
-    const ::stubkit::Options& options = {});
-// The default connection over any stub stack, e.g. a mock.
-::std::shared_ptr<NoPackageConnection> MakeNoPackageConnection(
-    ::std::shared_ptr<NoPackageStub> stub,
-    const ::stubkit::Options& options = {});
+class NoPackageStub;
+class NoPackageConnection;
 
 // A service at global scope. (A comment ending in a backslash would break
 // grpc_cpp_plugin's output, which copies comments verbatim; stubkit strips
@@ -206,5 +86,107 @@ class NoPackageClient {
   ::stubkit::internal::MethodOptionsTable method_options_;
   ::std::shared_ptr<NoPackageConnection> connection_;
 };
+
+// Runs each NoPackage call under the stubkit retry rules. Mock it
+// (stubkit_mocks::MockNoPackageConnection) to test code that uses
+// NoPackageClient.
+class NoPackageConnection {
+ public:
+  virtual ~NoPackageConnection() = default;
+
+  virtual ::absl::StatusOr<::NoPackageResponse> Lookup(
+      const ::stubkit::OptionsView& options,
+      const ::NoPackageRequest& request) = 0;
+  virtual void AsyncLookup(
+      const ::stubkit::OptionsView& options, const ::NoPackageRequest& request,
+      ::stubkit::AsyncCallback<::NoPackageResponse> done) = 0;
+
+  virtual ::stubkit::StreamReader<::NoPackageResponse> Watch(
+      const ::stubkit::OptionsView& options,
+      const ::NoPackageRequest& request) = 0;
+  virtual void AsyncWatch(
+      const ::stubkit::OptionsView& options, const ::NoPackageRequest& request,
+      ::stubkit::MessageCallback<::NoPackageResponse> on_message,
+      ::stubkit::StreamDoneCallback on_done) = 0;
+};
+
+// The default connection over `channel`. The decorators in `options`
+// (NoPackageClient::DecoratorsOption) are applied here, once.
+::std::shared_ptr<NoPackageConnection> MakeNoPackageConnection(
+    ::std::shared_ptr<::grpc::ChannelInterface> channel,
+    const ::stubkit::Options& options = {});
+// The default connection over any stub stack, e.g. a mock.
+::std::shared_ptr<NoPackageConnection> MakeNoPackageConnection(
+    ::std::shared_ptr<NoPackageStub> stub,
+    const ::stubkit::Options& options = {});
+
+// The static description of each NoPackage method, handed to the stubkit
+// runtime.
+struct NoPackageMethods {
+  static constexpr ::stubkit::MethodInfo kLookup{
+      "NoPackage.Lookup", ::stubkit::RpcKind::kUnary,
+      ::stubkit::Idempotency::kNonIdempotent, 0};
+  static constexpr ::stubkit::MethodInfo kWatch{
+      "NoPackage.Watch", ::stubkit::RpcKind::kServerStreaming,
+      ::stubkit::Idempotency::kNonIdempotent, 1};
+};
+
+// One attempt of each NoPackage RPC. Implemented by the gRPC stub
+// (MakeNoPackageGrpcStub) and by decorators; derive from NoPackageStubDecorator
+// to add a layer.
+class NoPackageStub {
+ public:
+  virtual ~NoPackageStub() = default;
+
+  virtual ::absl::StatusOr<::NoPackageResponse> Lookup(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::NoPackageRequest& request) = 0;
+  virtual void AsyncLookup(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::NoPackageRequest& request,
+      ::stubkit::AsyncCallback<::NoPackageResponse> done) = 0;
+
+  virtual ::std::unique_ptr<::grpc::ClientReaderInterface<::NoPackageResponse>>
+  Watch(::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+        const ::NoPackageRequest& request) = 0;
+  virtual ::absl::Status AsyncWatch(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::NoPackageRequest& request,
+      ::grpc::ClientReadReactor<::NoPackageResponse>* reactor) = 0;
+};
+
+// Forwards every method to the stub below it. Override what you need.
+class NoPackageStubDecorator : public NoPackageStub {
+ public:
+  explicit NoPackageStubDecorator(::std::shared_ptr<NoPackageStub> child)
+      : child_(::std::move(child)) {}
+
+  ::absl::StatusOr<::NoPackageResponse> Lookup(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::NoPackageRequest& request) override;
+  void AsyncLookup(::grpc::ClientContext& context,
+                   const ::stubkit::OptionsView& options,
+                   const ::NoPackageRequest& request,
+                   ::stubkit::AsyncCallback<::NoPackageResponse> done) override;
+
+  ::std::unique_ptr<::grpc::ClientReaderInterface<::NoPackageResponse>> Watch(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::NoPackageRequest& request) override;
+  ::absl::Status AsyncWatch(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::NoPackageRequest& request,
+      ::grpc::ClientReadReactor<::NoPackageResponse>* reactor) override;
+
+ protected:
+  const ::std::shared_ptr<NoPackageStub>& child() const { return child_; }
+
+ private:
+  ::std::shared_ptr<NoPackageStub> child_;
+};
+
+// The stub at the bottom of every stack: calls grpc_cpp_plugin's stub (or a
+// mock of its StubInterface).
+::std::shared_ptr<NoPackageStub> MakeNoPackageGrpcStub(
+    ::std::unique_ptr<::NoPackage::StubInterface> grpc_stub);
 
 #endif  // STUBKIT_GENERATED_STUBKIT_TESTING_GEN_NO_PACKAGE_STUBKIT_H_

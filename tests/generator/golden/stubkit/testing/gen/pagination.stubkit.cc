@@ -23,11 +23,25 @@ namespace v1 {
   return child_->ListBooks(context, options, request);
 }
 
+void PagesStubDecorator::AsyncListBooks(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+    const ::pages::v1::ListBooksRequest& request,
+    ::stubkit::AsyncCallback<::pages::v1::ListBooksResponse> done) {
+  child_->AsyncListBooks(context, options, request, ::std::move(done));
+}
+
 ::absl::StatusOr<::pages::v1::ListShelvesResponse>
 PagesStubDecorator::ListShelves(::grpc::ClientContext& context,
                                 const ::stubkit::OptionsView& options,
                                 const ::pages::v1::ListBooksRequest& request) {
   return child_->ListShelves(context, options, request);
+}
+
+void PagesStubDecorator::AsyncListShelves(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+    const ::pages::v1::ListBooksRequest& request,
+    ::stubkit::AsyncCallback<::pages::v1::ListShelvesResponse> done) {
+  child_->AsyncListShelves(context, options, request, ::std::move(done));
 }
 
 ::absl::StatusOr<::pages::v1::ListLabelsResponse>
@@ -37,6 +51,13 @@ PagesStubDecorator::ListLabels(::grpc::ClientContext& context,
   return child_->ListLabels(context, options, request);
 }
 
+void PagesStubDecorator::AsyncListLabels(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+    const ::pages::v1::ListLabelsRequest& request,
+    ::stubkit::AsyncCallback<::pages::v1::ListLabelsResponse> done) {
+  child_->AsyncListLabels(context, options, request, ::std::move(done));
+}
+
 ::absl::StatusOr<::pages::v1::ListStatesResponse>
 PagesStubDecorator::ListStates(::grpc::ClientContext& context,
                                const ::stubkit::OptionsView& options,
@@ -44,10 +65,24 @@ PagesStubDecorator::ListStates(::grpc::ClientContext& context,
   return child_->ListStates(context, options, request);
 }
 
+void PagesStubDecorator::AsyncListStates(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+    const ::pages::v1::ListBooksRequest& request,
+    ::stubkit::AsyncCallback<::pages::v1::ListStatesResponse> done) {
+  child_->AsyncListStates(context, options, request, ::std::move(done));
+}
+
 ::absl::StatusOr<::pages::v1::ListAllResponse> PagesStubDecorator::ListAll(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::pages::v1::ListBooksRequest& request) {
   return child_->ListAll(context, options, request);
+}
+
+void PagesStubDecorator::AsyncListAll(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+    const ::pages::v1::ListBooksRequest& request,
+    ::stubkit::AsyncCallback<::pages::v1::ListAllResponse> done) {
+  child_->AsyncListAll(context, options, request, ::std::move(done));
 }
 
 ::std::unique_ptr<::grpc::ClientReaderInterface<::pages::v1::ListBooksResponse>>
@@ -64,23 +99,86 @@ PagesStubDecorator::StreamBooks(::grpc::ClientContext& context,
   return child_->AsyncStreamBooks(context, options, request, reactor);
 }
 
-::absl::Status PagesGrpcStub::AsyncStreamBooks(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
-    const ::pages::v1::ListBooksRequest& request,
-    ::grpc::ClientReadReactor<::pages::v1::ListBooksResponse>* reactor) {
-  auto* async = grpc_stub_->async();
-  if (async == nullptr) {
-    return ::stubkit::internal::NoAsyncStubError("pages.v1.Pages.StreamBooks");
-  }
-  async->StreamBooks(&context, &request, reactor);
-  return ::absl::OkStatus();
+namespace {
+
+// The x-goog-request-params of a ListBooks attempt.
+void PagesListBooksRoutingParams(const ::pages::v1::ListBooksRequest& request,
+                                 ::stubkit::internal::RequestParams& params) {
+  params.Set("parent", request.parent());
 }
 
-void PagesStubDecorator::AsyncListBooks(
+class PagesGrpcStub : public PagesStub {
+ public:
+  explicit PagesGrpcStub(
+      ::std::unique_ptr<::pages::v1::Pages::StubInterface> grpc_stub)
+      : grpc_stub_(::std::move(grpc_stub)) {}
+
+  ::absl::StatusOr<::pages::v1::ListBooksResponse> ListBooks(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListBooksRequest& request) override;
+  void AsyncListBooks(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListBooksRequest& request,
+      ::stubkit::AsyncCallback<::pages::v1::ListBooksResponse> done) override;
+
+  ::absl::StatusOr<::pages::v1::ListShelvesResponse> ListShelves(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListBooksRequest& request) override;
+  void AsyncListShelves(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListBooksRequest& request,
+      ::stubkit::AsyncCallback<::pages::v1::ListShelvesResponse> done) override;
+
+  ::absl::StatusOr<::pages::v1::ListLabelsResponse> ListLabels(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListLabelsRequest& request) override;
+  void AsyncListLabels(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListLabelsRequest& request,
+      ::stubkit::AsyncCallback<::pages::v1::ListLabelsResponse> done) override;
+
+  ::absl::StatusOr<::pages::v1::ListStatesResponse> ListStates(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListBooksRequest& request) override;
+  void AsyncListStates(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListBooksRequest& request,
+      ::stubkit::AsyncCallback<::pages::v1::ListStatesResponse> done) override;
+
+  ::absl::StatusOr<::pages::v1::ListAllResponse> ListAll(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListBooksRequest& request) override;
+  void AsyncListAll(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListBooksRequest& request,
+      ::stubkit::AsyncCallback<::pages::v1::ListAllResponse> done) override;
+
+  ::std::unique_ptr<
+      ::grpc::ClientReaderInterface<::pages::v1::ListBooksResponse>>
+  StreamBooks(::grpc::ClientContext& context,
+              const ::stubkit::OptionsView& options,
+              const ::pages::v1::ListBooksRequest& request) override;
+  ::absl::Status AsyncStreamBooks(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListBooksRequest& request,
+      ::grpc::ClientReadReactor<::pages::v1::ListBooksResponse>* reactor)
+      override;
+
+ private:
+  ::std::unique_ptr<::pages::v1::Pages::StubInterface> grpc_stub_;
+};
+
+}  // namespace
+
+::absl::StatusOr<::pages::v1::ListBooksResponse> PagesGrpcStub::ListBooks(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-    const ::pages::v1::ListBooksRequest& request,
-    ::stubkit::AsyncCallback<::pages::v1::ListBooksResponse> done) {
-  child_->AsyncListBooks(context, options, request, ::std::move(done));
+    const ::pages::v1::ListBooksRequest& request) {
+  ::stubkit::internal::ApplyRoutingHeader(context, options, request,
+                                          PagesListBooksRoutingParams);
+  ::pages::v1::ListBooksResponse response;
+  return ::stubkit::internal::ToStatusOr(
+      grpc_stub_->ListBooks(&context, request, &response),
+      ::std::move(response));
 }
 
 void PagesGrpcStub::AsyncListBooks(
@@ -92,11 +190,8 @@ void PagesGrpcStub::AsyncListBooks(
     done(::stubkit::internal::NoAsyncStubError("pages.v1.Pages.ListBooks"));
     return;
   }
-  if (options.get<::stubkit::RoutingHeaderOption>()) {
-    ::stubkit::internal::RequestParams params;
-    params.Set("parent", request.parent());
-    params.Apply(context);
-  }
+  ::stubkit::internal::ApplyRoutingHeader(context, options, request,
+                                          PagesListBooksRoutingParams);
   ::stubkit::internal::StartAsyncUnary<::pages::v1::ListBooksResponse>(
       [&](auto* response, auto on_done) {
         async->ListBooks(&context, &request, response, ::std::move(on_done));
@@ -104,11 +199,13 @@ void PagesGrpcStub::AsyncListBooks(
       ::std::move(done));
 }
 
-void PagesStubDecorator::AsyncListShelves(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-    const ::pages::v1::ListBooksRequest& request,
-    ::stubkit::AsyncCallback<::pages::v1::ListShelvesResponse> done) {
-  child_->AsyncListShelves(context, options, request, ::std::move(done));
+::absl::StatusOr<::pages::v1::ListShelvesResponse> PagesGrpcStub::ListShelves(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
+    const ::pages::v1::ListBooksRequest& request) {
+  ::pages::v1::ListShelvesResponse response;
+  return ::stubkit::internal::ToStatusOr(
+      grpc_stub_->ListShelves(&context, request, &response),
+      ::std::move(response));
 }
 
 void PagesGrpcStub::AsyncListShelves(
@@ -127,11 +224,13 @@ void PagesGrpcStub::AsyncListShelves(
       ::std::move(done));
 }
 
-void PagesStubDecorator::AsyncListLabels(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-    const ::pages::v1::ListLabelsRequest& request,
-    ::stubkit::AsyncCallback<::pages::v1::ListLabelsResponse> done) {
-  child_->AsyncListLabels(context, options, request, ::std::move(done));
+::absl::StatusOr<::pages::v1::ListLabelsResponse> PagesGrpcStub::ListLabels(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
+    const ::pages::v1::ListLabelsRequest& request) {
+  ::pages::v1::ListLabelsResponse response;
+  return ::stubkit::internal::ToStatusOr(
+      grpc_stub_->ListLabels(&context, request, &response),
+      ::std::move(response));
 }
 
 void PagesGrpcStub::AsyncListLabels(
@@ -150,11 +249,13 @@ void PagesGrpcStub::AsyncListLabels(
       ::std::move(done));
 }
 
-void PagesStubDecorator::AsyncListStates(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-    const ::pages::v1::ListBooksRequest& request,
-    ::stubkit::AsyncCallback<::pages::v1::ListStatesResponse> done) {
-  child_->AsyncListStates(context, options, request, ::std::move(done));
+::absl::StatusOr<::pages::v1::ListStatesResponse> PagesGrpcStub::ListStates(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
+    const ::pages::v1::ListBooksRequest& request) {
+  ::pages::v1::ListStatesResponse response;
+  return ::stubkit::internal::ToStatusOr(
+      grpc_stub_->ListStates(&context, request, &response),
+      ::std::move(response));
 }
 
 void PagesGrpcStub::AsyncListStates(
@@ -173,11 +274,12 @@ void PagesGrpcStub::AsyncListStates(
       ::std::move(done));
 }
 
-void PagesStubDecorator::AsyncListAll(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-    const ::pages::v1::ListBooksRequest& request,
-    ::stubkit::AsyncCallback<::pages::v1::ListAllResponse> done) {
-  child_->AsyncListAll(context, options, request, ::std::move(done));
+::absl::StatusOr<::pages::v1::ListAllResponse> PagesGrpcStub::ListAll(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
+    const ::pages::v1::ListBooksRequest& request) {
+  ::pages::v1::ListAllResponse response;
+  return ::stubkit::internal::ToStatusOr(
+      grpc_stub_->ListAll(&context, request, &response), ::std::move(response));
 }
 
 void PagesGrpcStub::AsyncListAll(
@@ -196,60 +298,28 @@ void PagesGrpcStub::AsyncListAll(
       ::std::move(done));
 }
 
-::absl::StatusOr<::pages::v1::ListBooksResponse> PagesGrpcStub::ListBooks(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-    const ::pages::v1::ListBooksRequest& request) {
-  if (options.get<::stubkit::RoutingHeaderOption>()) {
-    ::stubkit::internal::RequestParams params;
-    params.Set("parent", request.parent());
-    params.Apply(context);
-  }
-  ::pages::v1::ListBooksResponse response;
-  return ::stubkit::internal::ToStatusOr(
-      grpc_stub_->ListBooks(&context, request, &response),
-      ::std::move(response));
-}
-
-::absl::StatusOr<::pages::v1::ListShelvesResponse> PagesGrpcStub::ListShelves(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
-    const ::pages::v1::ListBooksRequest& request) {
-  ::pages::v1::ListShelvesResponse response;
-  return ::stubkit::internal::ToStatusOr(
-      grpc_stub_->ListShelves(&context, request, &response),
-      ::std::move(response));
-}
-
-::absl::StatusOr<::pages::v1::ListLabelsResponse> PagesGrpcStub::ListLabels(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
-    const ::pages::v1::ListLabelsRequest& request) {
-  ::pages::v1::ListLabelsResponse response;
-  return ::stubkit::internal::ToStatusOr(
-      grpc_stub_->ListLabels(&context, request, &response),
-      ::std::move(response));
-}
-
-::absl::StatusOr<::pages::v1::ListStatesResponse> PagesGrpcStub::ListStates(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
-    const ::pages::v1::ListBooksRequest& request) {
-  ::pages::v1::ListStatesResponse response;
-  return ::stubkit::internal::ToStatusOr(
-      grpc_stub_->ListStates(&context, request, &response),
-      ::std::move(response));
-}
-
-::absl::StatusOr<::pages::v1::ListAllResponse> PagesGrpcStub::ListAll(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
-    const ::pages::v1::ListBooksRequest& request) {
-  ::pages::v1::ListAllResponse response;
-  return ::stubkit::internal::ToStatusOr(
-      grpc_stub_->ListAll(&context, request, &response), ::std::move(response));
-}
-
 ::std::unique_ptr<::grpc::ClientReaderInterface<::pages::v1::ListBooksResponse>>
 PagesGrpcStub::StreamBooks(::grpc::ClientContext& context,
                            const ::stubkit::OptionsView& /*options*/,
                            const ::pages::v1::ListBooksRequest& request) {
   return grpc_stub_->StreamBooks(&context, request);
+}
+
+::absl::Status PagesGrpcStub::AsyncStreamBooks(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
+    const ::pages::v1::ListBooksRequest& request,
+    ::grpc::ClientReadReactor<::pages::v1::ListBooksResponse>* reactor) {
+  auto* async = grpc_stub_->async();
+  if (async == nullptr) {
+    return ::stubkit::internal::NoAsyncStubError("pages.v1.Pages.StreamBooks");
+  }
+  async->StreamBooks(&context, &request, reactor);
+  return ::absl::OkStatus();
+}
+
+::std::shared_ptr<PagesStub> MakePagesGrpcStub(
+    ::std::unique_ptr<::pages::v1::Pages::StubInterface> grpc_stub) {
+  return ::std::make_shared<PagesGrpcStub>(::std::move(grpc_stub));
 }
 
 namespace {
@@ -437,91 +507,6 @@ class PagesConnectionImpl : public PagesConnection {
   ::std::shared_ptr<::stubkit::internal::ConnectionChannel> channel_;
 };
 
-// Stands in for the connection of PagesClient when it is built from a
-// connection with DecoratorsOption, which only MakePagesConnection can apply.
-class PagesRefusingConnection : public PagesConnection {
- public:
-  explicit PagesRefusingConnection(::absl::Status refusal)
-      : refusal_(::std::move(refusal)) {}
-
-  ::absl::StatusOr<::pages::v1::ListBooksResponse> ListBooks(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::pages::v1::ListBooksRequest& /*request*/) override {
-    return refusal_;
-  }
-  void AsyncListBooks(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::pages::v1::ListBooksRequest& /*request*/,
-      ::stubkit::AsyncCallback<::pages::v1::ListBooksResponse> done) override {
-    done(refusal_);
-  }
-
-  ::absl::StatusOr<::pages::v1::ListShelvesResponse> ListShelves(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::pages::v1::ListBooksRequest& /*request*/) override {
-    return refusal_;
-  }
-  void AsyncListShelves(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::pages::v1::ListBooksRequest& /*request*/,
-      ::stubkit::AsyncCallback<::pages::v1::ListShelvesResponse> done)
-      override {
-    done(refusal_);
-  }
-
-  ::absl::StatusOr<::pages::v1::ListLabelsResponse> ListLabels(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::pages::v1::ListLabelsRequest& /*request*/) override {
-    return refusal_;
-  }
-  void AsyncListLabels(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::pages::v1::ListLabelsRequest& /*request*/,
-      ::stubkit::AsyncCallback<::pages::v1::ListLabelsResponse> done) override {
-    done(refusal_);
-  }
-
-  ::absl::StatusOr<::pages::v1::ListStatesResponse> ListStates(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::pages::v1::ListBooksRequest& /*request*/) override {
-    return refusal_;
-  }
-  void AsyncListStates(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::pages::v1::ListBooksRequest& /*request*/,
-      ::stubkit::AsyncCallback<::pages::v1::ListStatesResponse> done) override {
-    done(refusal_);
-  }
-
-  ::absl::StatusOr<::pages::v1::ListAllResponse> ListAll(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::pages::v1::ListBooksRequest& /*request*/) override {
-    return refusal_;
-  }
-  void AsyncListAll(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::pages::v1::ListBooksRequest& /*request*/,
-      ::stubkit::AsyncCallback<::pages::v1::ListAllResponse> done) override {
-    done(refusal_);
-  }
-
-  ::stubkit::StreamReader<::pages::v1::ListBooksResponse> StreamBooks(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::pages::v1::ListBooksRequest& /*request*/) override {
-    return ::stubkit::StreamReader<::pages::v1::ListBooksResponse>(refusal_);
-  }
-  void AsyncStreamBooks(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::pages::v1::ListBooksRequest& /*request*/,
-      ::stubkit::MessageCallback<::pages::v1::ListBooksResponse> /*on_message*/,
-      ::stubkit::StreamDoneCallback on_done) override {
-    on_done(refusal_);
-  }
-
- private:
-  ::absl::Status refusal_;
-};
-
 }  // namespace
 
 ::std::shared_ptr<PagesConnection> MakePagesConnection(
@@ -549,12 +534,7 @@ PagesClient::PagesClient(::std::shared_ptr<::grpc::ChannelInterface> channel,
       method_options_(options_, "pages.v1.Pages",
                       {"ListBooks", "ListShelves", "ListLabels", "ListStates",
                        "ListAll", "StreamBooks"}),
-      connection_(MakePagesConnection(::std::move(channel), options_)) {
-  if (!method_options_.status().ok()) {
-    connection_ =
-        ::std::make_shared<PagesRefusingConnection>(method_options_.status());
-  }
-}
+      connection_(MakePagesConnection(::std::move(channel), options_)) {}
 
 PagesClient::PagesClient(::std::shared_ptr<PagesConnection> connection,
                          ::stubkit::Options options)
@@ -563,26 +543,16 @@ PagesClient::PagesClient(::std::shared_ptr<PagesConnection> connection,
                       {"ListBooks", "ListShelves", "ListLabels", "ListStates",
                        "ListAll", "StreamBooks"}),
       connection_(::std::move(connection)) {
-  const auto* decorators = options_.find<DecoratorsOption>();
-  if (decorators != nullptr && !decorators->empty()) {
-    connection_ = ::std::make_shared<PagesRefusingConnection>(
-        ::absl::InvalidArgumentError(
-            "pages.v1.Pages: DecoratorsOption must be given to "
-            "MakePagesConnection (or to the PagesClient "
-            "constructor that takes a channel); the client was "
-            "built from a connection, which cannot apply them, so "
-            "the call was not sent"));
-  } else if (!method_options_.status().ok()) {
-    connection_ =
-        ::std::make_shared<PagesRefusingConnection>(method_options_.status());
-  }
+  method_options_.RefuseDecorators<DecoratorsOption>(
+      options_, "MakePagesConnection", "PagesClient");
 }
 
 ::absl::StatusOr<::pages::v1::ListBooksResponse> PagesClient::ListBooks(
     const ::pages::v1::ListBooksRequest& request,
     const ::stubkit::Options& call) {
   return connection_->ListBooks(
-      method_options_.View(0, call, options_, request), request);
+      method_options_.View(PagesMethods::kListBooks, call, options_, request),
+      request);
 }
 
 ::std::future<::absl::StatusOr<::pages::v1::ListBooksResponse>>
@@ -590,8 +560,9 @@ PagesClient::AsyncListBooks(const ::pages::v1::ListBooksRequest& request,
                             const ::stubkit::Options& call) {
   auto [future, fulfil] = ::stubkit::internal::FulfilPromise<
       ::pages::v1::ListBooksResponse>::Make();
-  connection_->AsyncListBooks(method_options_.View(0, call, options_, request),
-                              request, fulfil);
+  connection_->AsyncListBooks(
+      method_options_.View(PagesMethods::kListBooks, call, options_, request),
+      request, fulfil);
   return ::std::move(future);
 }
 
@@ -599,15 +570,17 @@ void PagesClient::AsyncListBooks(
     const ::pages::v1::ListBooksRequest& request,
     ::stubkit::AsyncCallback<::pages::v1::ListBooksResponse> done,
     const ::stubkit::Options& call) {
-  connection_->AsyncListBooks(method_options_.View(0, call, options_, request),
-                              request, ::std::move(done));
+  connection_->AsyncListBooks(
+      method_options_.View(PagesMethods::kListBooks, call, options_, request),
+      request, ::std::move(done));
 }
 
 ::absl::StatusOr<::pages::v1::ListShelvesResponse> PagesClient::ListShelves(
     const ::pages::v1::ListBooksRequest& request,
     const ::stubkit::Options& call) {
   return connection_->ListShelves(
-      method_options_.View(1, call, options_, request), request);
+      method_options_.View(PagesMethods::kListShelves, call, options_, request),
+      request);
 }
 
 ::std::future<::absl::StatusOr<::pages::v1::ListShelvesResponse>>
@@ -616,7 +589,8 @@ PagesClient::AsyncListShelves(const ::pages::v1::ListBooksRequest& request,
   auto [future, fulfil] = ::stubkit::internal::FulfilPromise<
       ::pages::v1::ListShelvesResponse>::Make();
   connection_->AsyncListShelves(
-      method_options_.View(1, call, options_, request), request, fulfil);
+      method_options_.View(PagesMethods::kListShelves, call, options_, request),
+      request, fulfil);
   return ::std::move(future);
 }
 
@@ -625,15 +599,16 @@ void PagesClient::AsyncListShelves(
     ::stubkit::AsyncCallback<::pages::v1::ListShelvesResponse> done,
     const ::stubkit::Options& call) {
   connection_->AsyncListShelves(
-      method_options_.View(1, call, options_, request), request,
-      ::std::move(done));
+      method_options_.View(PagesMethods::kListShelves, call, options_, request),
+      request, ::std::move(done));
 }
 
 ::absl::StatusOr<::pages::v1::ListLabelsResponse> PagesClient::ListLabels(
     const ::pages::v1::ListLabelsRequest& request,
     const ::stubkit::Options& call) {
   return connection_->ListLabels(
-      method_options_.View(2, call, options_, request), request);
+      method_options_.View(PagesMethods::kListLabels, call, options_, request),
+      request);
 }
 
 ::std::future<::absl::StatusOr<::pages::v1::ListLabelsResponse>>
@@ -641,8 +616,9 @@ PagesClient::AsyncListLabels(const ::pages::v1::ListLabelsRequest& request,
                              const ::stubkit::Options& call) {
   auto [future, fulfil] = ::stubkit::internal::FulfilPromise<
       ::pages::v1::ListLabelsResponse>::Make();
-  connection_->AsyncListLabels(method_options_.View(2, call, options_, request),
-                               request, fulfil);
+  connection_->AsyncListLabels(
+      method_options_.View(PagesMethods::kListLabels, call, options_, request),
+      request, fulfil);
   return ::std::move(future);
 }
 
@@ -650,15 +626,17 @@ void PagesClient::AsyncListLabels(
     const ::pages::v1::ListLabelsRequest& request,
     ::stubkit::AsyncCallback<::pages::v1::ListLabelsResponse> done,
     const ::stubkit::Options& call) {
-  connection_->AsyncListLabels(method_options_.View(2, call, options_, request),
-                               request, ::std::move(done));
+  connection_->AsyncListLabels(
+      method_options_.View(PagesMethods::kListLabels, call, options_, request),
+      request, ::std::move(done));
 }
 
 ::absl::StatusOr<::pages::v1::ListStatesResponse> PagesClient::ListStates(
     const ::pages::v1::ListBooksRequest& request,
     const ::stubkit::Options& call) {
   return connection_->ListStates(
-      method_options_.View(3, call, options_, request), request);
+      method_options_.View(PagesMethods::kListStates, call, options_, request),
+      request);
 }
 
 ::std::future<::absl::StatusOr<::pages::v1::ListStatesResponse>>
@@ -666,8 +644,9 @@ PagesClient::AsyncListStates(const ::pages::v1::ListBooksRequest& request,
                              const ::stubkit::Options& call) {
   auto [future, fulfil] = ::stubkit::internal::FulfilPromise<
       ::pages::v1::ListStatesResponse>::Make();
-  connection_->AsyncListStates(method_options_.View(3, call, options_, request),
-                               request, fulfil);
+  connection_->AsyncListStates(
+      method_options_.View(PagesMethods::kListStates, call, options_, request),
+      request, fulfil);
   return ::std::move(future);
 }
 
@@ -675,15 +654,17 @@ void PagesClient::AsyncListStates(
     const ::pages::v1::ListBooksRequest& request,
     ::stubkit::AsyncCallback<::pages::v1::ListStatesResponse> done,
     const ::stubkit::Options& call) {
-  connection_->AsyncListStates(method_options_.View(3, call, options_, request),
-                               request, ::std::move(done));
+  connection_->AsyncListStates(
+      method_options_.View(PagesMethods::kListStates, call, options_, request),
+      request, ::std::move(done));
 }
 
 ::absl::StatusOr<::pages::v1::ListAllResponse> PagesClient::ListAll(
     const ::pages::v1::ListBooksRequest& request,
     const ::stubkit::Options& call) {
-  return connection_->ListAll(method_options_.View(4, call, options_, request),
-                              request);
+  return connection_->ListAll(
+      method_options_.View(PagesMethods::kListAll, call, options_, request),
+      request);
 }
 
 ::std::future<::absl::StatusOr<::pages::v1::ListAllResponse>>
@@ -691,8 +672,9 @@ PagesClient::AsyncListAll(const ::pages::v1::ListBooksRequest& request,
                           const ::stubkit::Options& call) {
   auto [future, fulfil] =
       ::stubkit::internal::FulfilPromise<::pages::v1::ListAllResponse>::Make();
-  connection_->AsyncListAll(method_options_.View(4, call, options_, request),
-                            request, fulfil);
+  connection_->AsyncListAll(
+      method_options_.View(PagesMethods::kListAll, call, options_, request),
+      request, fulfil);
   return ::std::move(future);
 }
 
@@ -700,15 +682,17 @@ void PagesClient::AsyncListAll(
     const ::pages::v1::ListBooksRequest& request,
     ::stubkit::AsyncCallback<::pages::v1::ListAllResponse> done,
     const ::stubkit::Options& call) {
-  connection_->AsyncListAll(method_options_.View(4, call, options_, request),
-                            request, ::std::move(done));
+  connection_->AsyncListAll(
+      method_options_.View(PagesMethods::kListAll, call, options_, request),
+      request, ::std::move(done));
 }
 
 ::stubkit::StreamReader<::pages::v1::ListBooksResponse>
 PagesClient::StreamBooks(const ::pages::v1::ListBooksRequest& request,
                          const ::stubkit::Options& call) {
   return connection_->StreamBooks(
-      method_options_.View(5, call, options_, request), request);
+      method_options_.View(PagesMethods::kStreamBooks, call, options_, request),
+      request);
 }
 
 void PagesClient::AsyncStreamBooks(
@@ -716,15 +700,16 @@ void PagesClient::AsyncStreamBooks(
     ::stubkit::MessageCallback<::pages::v1::ListBooksResponse> on_message,
     ::stubkit::StreamDoneCallback on_done, const ::stubkit::Options& call) {
   connection_->AsyncStreamBooks(
-      method_options_.View(5, call, options_, request), request,
-      ::std::move(on_message), ::std::move(on_done));
+      method_options_.View(PagesMethods::kStreamBooks, call, options_, request),
+      request, ::std::move(on_message), ::std::move(on_done));
 }
 
 ::stubkit::PageRange<::pages::v1::Book> PagesClient::ListBooksRange(
     ::pages::v1::ListBooksRequest request, const ::stubkit::Options& call) {
   using Item = ::pages::v1::Book;
   return ::stubkit::internal::MakePageRange<Item>(
-      ::std::move(request), call, method_options_.View(0, call, options_),
+      ::std::move(request), call,
+      method_options_.View(PagesMethods::kListBooks, call, options_),
       [client = *this](const auto& page_request, const auto& options) mutable {
         return client.ListBooks(page_request, options);
       },
@@ -735,7 +720,8 @@ void PagesClient::AsyncStreamBooks(
     ::pages::v1::ListBooksRequest request, const ::stubkit::Options& call) {
   using Item = ::pages::v1::Book;
   return ::stubkit::internal::MakePageRange<Item>(
-      ::std::move(request), call, method_options_.View(1, call, options_),
+      ::std::move(request), call,
+      method_options_.View(PagesMethods::kListShelves, call, options_),
       [client = *this](const auto& page_request, const auto& options) mutable {
         return client.ListShelves(page_request, options);
       },
@@ -747,7 +733,8 @@ PagesClient::ListLabelsRange(::pages::v1::ListLabelsRequest request,
                              const ::stubkit::Options& call) {
   using Item = ::std::pair<::std::string, ::int64_t>;
   return ::stubkit::internal::MakePageRange<Item>(
-      ::std::move(request), call, method_options_.View(2, call, options_),
+      ::std::move(request), call,
+      method_options_.View(PagesMethods::kListLabels, call, options_),
       [client = *this](const auto& page_request, const auto& options) mutable {
         return client.ListLabels(page_request, options);
       },
@@ -759,7 +746,8 @@ PagesClient::ListStatesRange(::pages::v1::ListBooksRequest request,
                              const ::stubkit::Options& call) {
   using Item = ::pages::v1::ListStatesResponse_State;
   return ::stubkit::internal::MakePageRange<Item>(
-      ::std::move(request), call, method_options_.View(3, call, options_),
+      ::std::move(request), call,
+      method_options_.View(PagesMethods::kListStates, call, options_),
       [client = *this](const auto& page_request, const auto& options) mutable {
         return client.ListStates(page_request, options);
       },

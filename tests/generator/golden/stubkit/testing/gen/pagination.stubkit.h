@@ -28,276 +28,8 @@
 namespace pages {
 namespace v1 {
 
-// The static description of each pages.v1.Pages method, handed to the stubkit
-// runtime.
-struct PagesMethods {
-  static constexpr ::stubkit::MethodInfo kListBooks{
-      "pages.v1.Pages.ListBooks", ::stubkit::RpcKind::kUnary,
-      ::stubkit::Idempotency::kIdempotent};
-  static constexpr ::stubkit::MethodInfo kListShelves{
-      "pages.v1.Pages.ListShelves", ::stubkit::RpcKind::kUnary,
-      ::stubkit::Idempotency::kNonIdempotent};
-  static constexpr ::stubkit::MethodInfo kListLabels{
-      "pages.v1.Pages.ListLabels", ::stubkit::RpcKind::kUnary,
-      ::stubkit::Idempotency::kNonIdempotent};
-  static constexpr ::stubkit::MethodInfo kListStates{
-      "pages.v1.Pages.ListStates", ::stubkit::RpcKind::kUnary,
-      ::stubkit::Idempotency::kNonIdempotent};
-  static constexpr ::stubkit::MethodInfo kListAll{
-      "pages.v1.Pages.ListAll", ::stubkit::RpcKind::kUnary,
-      ::stubkit::Idempotency::kNonIdempotent};
-  static constexpr ::stubkit::MethodInfo kStreamBooks{
-      "pages.v1.Pages.StreamBooks", ::stubkit::RpcKind::kServerStreaming,
-      ::stubkit::Idempotency::kNonIdempotent};
-};
-
-// One attempt of each pages.v1.Pages RPC. Implemented by PagesGrpcStub (the
-// wire) and by decorators; derive from PagesStubDecorator to add a layer.
-class PagesStub {
- public:
-  virtual ~PagesStub() = default;
-
-  virtual ::absl::StatusOr<::pages::v1::ListBooksResponse> ListBooks(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListBooksRequest& request) = 0;
-  virtual void AsyncListBooks(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListBooksRequest& request,
-      ::stubkit::AsyncCallback<::pages::v1::ListBooksResponse> done) = 0;
-
-  virtual ::absl::StatusOr<::pages::v1::ListShelvesResponse> ListShelves(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListBooksRequest& request) = 0;
-  virtual void AsyncListShelves(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListBooksRequest& request,
-      ::stubkit::AsyncCallback<::pages::v1::ListShelvesResponse> done) = 0;
-
-  virtual ::absl::StatusOr<::pages::v1::ListLabelsResponse> ListLabels(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListLabelsRequest& request) = 0;
-  virtual void AsyncListLabels(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListLabelsRequest& request,
-      ::stubkit::AsyncCallback<::pages::v1::ListLabelsResponse> done) = 0;
-
-  virtual ::absl::StatusOr<::pages::v1::ListStatesResponse> ListStates(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListBooksRequest& request) = 0;
-  virtual void AsyncListStates(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListBooksRequest& request,
-      ::stubkit::AsyncCallback<::pages::v1::ListStatesResponse> done) = 0;
-
-  virtual ::absl::StatusOr<::pages::v1::ListAllResponse> ListAll(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListBooksRequest& request) = 0;
-  virtual void AsyncListAll(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListBooksRequest& request,
-      ::stubkit::AsyncCallback<::pages::v1::ListAllResponse> done) = 0;
-
-  virtual ::std::unique_ptr<
-      ::grpc::ClientReaderInterface<::pages::v1::ListBooksResponse>>
-  StreamBooks(::grpc::ClientContext& context,
-              const ::stubkit::OptionsView& options,
-              const ::pages::v1::ListBooksRequest& request) = 0;
-  virtual ::absl::Status AsyncStreamBooks(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListBooksRequest& request,
-      ::grpc::ClientReadReactor<::pages::v1::ListBooksResponse>* reactor) = 0;
-};
-
-// Forwards every method to the stub below it. Override what you need.
-class PagesStubDecorator : public PagesStub {
- public:
-  explicit PagesStubDecorator(::std::shared_ptr<PagesStub> child)
-      : child_(::std::move(child)) {}
-
-  ::absl::StatusOr<::pages::v1::ListBooksResponse> ListBooks(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListBooksRequest& request) override;
-  void AsyncListBooks(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListBooksRequest& request,
-      ::stubkit::AsyncCallback<::pages::v1::ListBooksResponse> done) override;
-
-  ::absl::StatusOr<::pages::v1::ListShelvesResponse> ListShelves(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListBooksRequest& request) override;
-  void AsyncListShelves(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListBooksRequest& request,
-      ::stubkit::AsyncCallback<::pages::v1::ListShelvesResponse> done) override;
-
-  ::absl::StatusOr<::pages::v1::ListLabelsResponse> ListLabels(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListLabelsRequest& request) override;
-  void AsyncListLabels(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListLabelsRequest& request,
-      ::stubkit::AsyncCallback<::pages::v1::ListLabelsResponse> done) override;
-
-  ::absl::StatusOr<::pages::v1::ListStatesResponse> ListStates(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListBooksRequest& request) override;
-  void AsyncListStates(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListBooksRequest& request,
-      ::stubkit::AsyncCallback<::pages::v1::ListStatesResponse> done) override;
-
-  ::absl::StatusOr<::pages::v1::ListAllResponse> ListAll(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListBooksRequest& request) override;
-  void AsyncListAll(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListBooksRequest& request,
-      ::stubkit::AsyncCallback<::pages::v1::ListAllResponse> done) override;
-
-  ::std::unique_ptr<
-      ::grpc::ClientReaderInterface<::pages::v1::ListBooksResponse>>
-  StreamBooks(::grpc::ClientContext& context,
-              const ::stubkit::OptionsView& options,
-              const ::pages::v1::ListBooksRequest& request) override;
-  ::absl::Status AsyncStreamBooks(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListBooksRequest& request,
-      ::grpc::ClientReadReactor<::pages::v1::ListBooksResponse>* reactor)
-      override;
-
- protected:
-  const ::std::shared_ptr<PagesStub>& child() const { return child_; }
-
- private:
-  ::std::shared_ptr<PagesStub> child_;
-};
-
-// Calls the grpc_cpp_plugin stub.
-class PagesGrpcStub : public PagesStub {
- public:
-  explicit PagesGrpcStub(
-      ::std::unique_ptr<::pages::v1::Pages::StubInterface> grpc_stub)
-      : grpc_stub_(::std::move(grpc_stub)) {}
-
-  ::absl::StatusOr<::pages::v1::ListBooksResponse> ListBooks(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListBooksRequest& request) override;
-  void AsyncListBooks(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListBooksRequest& request,
-      ::stubkit::AsyncCallback<::pages::v1::ListBooksResponse> done) override;
-
-  ::absl::StatusOr<::pages::v1::ListShelvesResponse> ListShelves(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListBooksRequest& request) override;
-  void AsyncListShelves(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListBooksRequest& request,
-      ::stubkit::AsyncCallback<::pages::v1::ListShelvesResponse> done) override;
-
-  ::absl::StatusOr<::pages::v1::ListLabelsResponse> ListLabels(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListLabelsRequest& request) override;
-  void AsyncListLabels(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListLabelsRequest& request,
-      ::stubkit::AsyncCallback<::pages::v1::ListLabelsResponse> done) override;
-
-  ::absl::StatusOr<::pages::v1::ListStatesResponse> ListStates(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListBooksRequest& request) override;
-  void AsyncListStates(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListBooksRequest& request,
-      ::stubkit::AsyncCallback<::pages::v1::ListStatesResponse> done) override;
-
-  ::absl::StatusOr<::pages::v1::ListAllResponse> ListAll(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListBooksRequest& request) override;
-  void AsyncListAll(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListBooksRequest& request,
-      ::stubkit::AsyncCallback<::pages::v1::ListAllResponse> done) override;
-
-  ::std::unique_ptr<
-      ::grpc::ClientReaderInterface<::pages::v1::ListBooksResponse>>
-  StreamBooks(::grpc::ClientContext& context,
-              const ::stubkit::OptionsView& options,
-              const ::pages::v1::ListBooksRequest& request) override;
-  ::absl::Status AsyncStreamBooks(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListBooksRequest& request,
-      ::grpc::ClientReadReactor<::pages::v1::ListBooksResponse>* reactor)
-      override;
-
- private:
-  ::std::unique_ptr<::pages::v1::Pages::StubInterface> grpc_stub_;
-};
-
-// Runs each pages.v1.Pages call under the stubkit retry rules. Mock it
-// (stubkit_mocks::MockPagesConnection) to test code that uses PagesClient.
-class PagesConnection {
- public:
-  virtual ~PagesConnection() = default;
-
-  virtual ::absl::StatusOr<::pages::v1::ListBooksResponse> ListBooks(
-      const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListBooksRequest& request) = 0;
-  virtual void AsyncListBooks(
-      const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListBooksRequest& request,
-      ::stubkit::AsyncCallback<::pages::v1::ListBooksResponse> done) = 0;
-
-  virtual ::absl::StatusOr<::pages::v1::ListShelvesResponse> ListShelves(
-      const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListBooksRequest& request) = 0;
-  virtual void AsyncListShelves(
-      const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListBooksRequest& request,
-      ::stubkit::AsyncCallback<::pages::v1::ListShelvesResponse> done) = 0;
-
-  virtual ::absl::StatusOr<::pages::v1::ListLabelsResponse> ListLabels(
-      const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListLabelsRequest& request) = 0;
-  virtual void AsyncListLabels(
-      const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListLabelsRequest& request,
-      ::stubkit::AsyncCallback<::pages::v1::ListLabelsResponse> done) = 0;
-
-  virtual ::absl::StatusOr<::pages::v1::ListStatesResponse> ListStates(
-      const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListBooksRequest& request) = 0;
-  virtual void AsyncListStates(
-      const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListBooksRequest& request,
-      ::stubkit::AsyncCallback<::pages::v1::ListStatesResponse> done) = 0;
-
-  virtual ::absl::StatusOr<::pages::v1::ListAllResponse> ListAll(
-      const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListBooksRequest& request) = 0;
-  virtual void AsyncListAll(
-      const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListBooksRequest& request,
-      ::stubkit::AsyncCallback<::pages::v1::ListAllResponse> done) = 0;
-
-  virtual ::stubkit::StreamReader<::pages::v1::ListBooksResponse> StreamBooks(
-      const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListBooksRequest& request) = 0;
-  virtual void AsyncStreamBooks(
-      const ::stubkit::OptionsView& options,
-      const ::pages::v1::ListBooksRequest& request,
-      ::stubkit::MessageCallback<::pages::v1::ListBooksResponse> on_message,
-      ::stubkit::StreamDoneCallback on_done) = 0;
-};
-
-// The default connection over `channel`. The decorators in `options`
-// (PagesClient::DecoratorsOption) are applied here, once.
-::std::shared_ptr<PagesConnection> MakePagesConnection(
-    ::std::shared_ptr<::grpc::ChannelInterface> channel,
-    const ::stubkit::Options& options = {});
-// The default connection over any stub stack, e.g. a mock.
-::std::shared_ptr<PagesConnection> MakePagesConnection(
-    ::std::shared_ptr<PagesStub> stub, const ::stubkit::Options& options = {});
+class PagesStub;
+class PagesConnection;
 
 // The client of pages.v1.Pages: cheap to copy, safe to share between threads.
 // Every call takes per-call options that override the client's.
@@ -455,6 +187,221 @@ class PagesClient {
   ::stubkit::internal::MethodOptionsTable method_options_;
   ::std::shared_ptr<PagesConnection> connection_;
 };
+
+// Runs each pages.v1.Pages call under the stubkit retry rules. Mock it
+// (stubkit_mocks::MockPagesConnection) to test code that uses PagesClient.
+class PagesConnection {
+ public:
+  virtual ~PagesConnection() = default;
+
+  virtual ::absl::StatusOr<::pages::v1::ListBooksResponse> ListBooks(
+      const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListBooksRequest& request) = 0;
+  virtual void AsyncListBooks(
+      const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListBooksRequest& request,
+      ::stubkit::AsyncCallback<::pages::v1::ListBooksResponse> done) = 0;
+
+  virtual ::absl::StatusOr<::pages::v1::ListShelvesResponse> ListShelves(
+      const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListBooksRequest& request) = 0;
+  virtual void AsyncListShelves(
+      const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListBooksRequest& request,
+      ::stubkit::AsyncCallback<::pages::v1::ListShelvesResponse> done) = 0;
+
+  virtual ::absl::StatusOr<::pages::v1::ListLabelsResponse> ListLabels(
+      const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListLabelsRequest& request) = 0;
+  virtual void AsyncListLabels(
+      const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListLabelsRequest& request,
+      ::stubkit::AsyncCallback<::pages::v1::ListLabelsResponse> done) = 0;
+
+  virtual ::absl::StatusOr<::pages::v1::ListStatesResponse> ListStates(
+      const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListBooksRequest& request) = 0;
+  virtual void AsyncListStates(
+      const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListBooksRequest& request,
+      ::stubkit::AsyncCallback<::pages::v1::ListStatesResponse> done) = 0;
+
+  virtual ::absl::StatusOr<::pages::v1::ListAllResponse> ListAll(
+      const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListBooksRequest& request) = 0;
+  virtual void AsyncListAll(
+      const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListBooksRequest& request,
+      ::stubkit::AsyncCallback<::pages::v1::ListAllResponse> done) = 0;
+
+  virtual ::stubkit::StreamReader<::pages::v1::ListBooksResponse> StreamBooks(
+      const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListBooksRequest& request) = 0;
+  virtual void AsyncStreamBooks(
+      const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListBooksRequest& request,
+      ::stubkit::MessageCallback<::pages::v1::ListBooksResponse> on_message,
+      ::stubkit::StreamDoneCallback on_done) = 0;
+};
+
+// The default connection over `channel`. The decorators in `options`
+// (PagesClient::DecoratorsOption) are applied here, once.
+::std::shared_ptr<PagesConnection> MakePagesConnection(
+    ::std::shared_ptr<::grpc::ChannelInterface> channel,
+    const ::stubkit::Options& options = {});
+// The default connection over any stub stack, e.g. a mock.
+::std::shared_ptr<PagesConnection> MakePagesConnection(
+    ::std::shared_ptr<PagesStub> stub, const ::stubkit::Options& options = {});
+
+// The static description of each pages.v1.Pages method, handed to the stubkit
+// runtime.
+struct PagesMethods {
+  static constexpr ::stubkit::MethodInfo kListBooks{
+      "pages.v1.Pages.ListBooks", ::stubkit::RpcKind::kUnary,
+      ::stubkit::Idempotency::kIdempotent, 0};
+  static constexpr ::stubkit::MethodInfo kListShelves{
+      "pages.v1.Pages.ListShelves", ::stubkit::RpcKind::kUnary,
+      ::stubkit::Idempotency::kNonIdempotent, 1};
+  static constexpr ::stubkit::MethodInfo kListLabels{
+      "pages.v1.Pages.ListLabels", ::stubkit::RpcKind::kUnary,
+      ::stubkit::Idempotency::kNonIdempotent, 2};
+  static constexpr ::stubkit::MethodInfo kListStates{
+      "pages.v1.Pages.ListStates", ::stubkit::RpcKind::kUnary,
+      ::stubkit::Idempotency::kNonIdempotent, 3};
+  static constexpr ::stubkit::MethodInfo kListAll{
+      "pages.v1.Pages.ListAll", ::stubkit::RpcKind::kUnary,
+      ::stubkit::Idempotency::kNonIdempotent, 4};
+  static constexpr ::stubkit::MethodInfo kStreamBooks{
+      "pages.v1.Pages.StreamBooks", ::stubkit::RpcKind::kServerStreaming,
+      ::stubkit::Idempotency::kNonIdempotent, 5};
+};
+
+// One attempt of each pages.v1.Pages RPC. Implemented by the gRPC stub
+// (MakePagesGrpcStub) and by decorators; derive from PagesStubDecorator to add
+// a layer.
+class PagesStub {
+ public:
+  virtual ~PagesStub() = default;
+
+  virtual ::absl::StatusOr<::pages::v1::ListBooksResponse> ListBooks(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListBooksRequest& request) = 0;
+  virtual void AsyncListBooks(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListBooksRequest& request,
+      ::stubkit::AsyncCallback<::pages::v1::ListBooksResponse> done) = 0;
+
+  virtual ::absl::StatusOr<::pages::v1::ListShelvesResponse> ListShelves(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListBooksRequest& request) = 0;
+  virtual void AsyncListShelves(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListBooksRequest& request,
+      ::stubkit::AsyncCallback<::pages::v1::ListShelvesResponse> done) = 0;
+
+  virtual ::absl::StatusOr<::pages::v1::ListLabelsResponse> ListLabels(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListLabelsRequest& request) = 0;
+  virtual void AsyncListLabels(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListLabelsRequest& request,
+      ::stubkit::AsyncCallback<::pages::v1::ListLabelsResponse> done) = 0;
+
+  virtual ::absl::StatusOr<::pages::v1::ListStatesResponse> ListStates(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListBooksRequest& request) = 0;
+  virtual void AsyncListStates(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListBooksRequest& request,
+      ::stubkit::AsyncCallback<::pages::v1::ListStatesResponse> done) = 0;
+
+  virtual ::absl::StatusOr<::pages::v1::ListAllResponse> ListAll(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListBooksRequest& request) = 0;
+  virtual void AsyncListAll(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListBooksRequest& request,
+      ::stubkit::AsyncCallback<::pages::v1::ListAllResponse> done) = 0;
+
+  virtual ::std::unique_ptr<
+      ::grpc::ClientReaderInterface<::pages::v1::ListBooksResponse>>
+  StreamBooks(::grpc::ClientContext& context,
+              const ::stubkit::OptionsView& options,
+              const ::pages::v1::ListBooksRequest& request) = 0;
+  virtual ::absl::Status AsyncStreamBooks(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListBooksRequest& request,
+      ::grpc::ClientReadReactor<::pages::v1::ListBooksResponse>* reactor) = 0;
+};
+
+// Forwards every method to the stub below it. Override what you need.
+class PagesStubDecorator : public PagesStub {
+ public:
+  explicit PagesStubDecorator(::std::shared_ptr<PagesStub> child)
+      : child_(::std::move(child)) {}
+
+  ::absl::StatusOr<::pages::v1::ListBooksResponse> ListBooks(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListBooksRequest& request) override;
+  void AsyncListBooks(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListBooksRequest& request,
+      ::stubkit::AsyncCallback<::pages::v1::ListBooksResponse> done) override;
+
+  ::absl::StatusOr<::pages::v1::ListShelvesResponse> ListShelves(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListBooksRequest& request) override;
+  void AsyncListShelves(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListBooksRequest& request,
+      ::stubkit::AsyncCallback<::pages::v1::ListShelvesResponse> done) override;
+
+  ::absl::StatusOr<::pages::v1::ListLabelsResponse> ListLabels(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListLabelsRequest& request) override;
+  void AsyncListLabels(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListLabelsRequest& request,
+      ::stubkit::AsyncCallback<::pages::v1::ListLabelsResponse> done) override;
+
+  ::absl::StatusOr<::pages::v1::ListStatesResponse> ListStates(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListBooksRequest& request) override;
+  void AsyncListStates(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListBooksRequest& request,
+      ::stubkit::AsyncCallback<::pages::v1::ListStatesResponse> done) override;
+
+  ::absl::StatusOr<::pages::v1::ListAllResponse> ListAll(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListBooksRequest& request) override;
+  void AsyncListAll(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListBooksRequest& request,
+      ::stubkit::AsyncCallback<::pages::v1::ListAllResponse> done) override;
+
+  ::std::unique_ptr<
+      ::grpc::ClientReaderInterface<::pages::v1::ListBooksResponse>>
+  StreamBooks(::grpc::ClientContext& context,
+              const ::stubkit::OptionsView& options,
+              const ::pages::v1::ListBooksRequest& request) override;
+  ::absl::Status AsyncStreamBooks(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::pages::v1::ListBooksRequest& request,
+      ::grpc::ClientReadReactor<::pages::v1::ListBooksResponse>* reactor)
+      override;
+
+ protected:
+  const ::std::shared_ptr<PagesStub>& child() const { return child_; }
+
+ private:
+  ::std::shared_ptr<PagesStub> child_;
+};
+
+// The stub at the bottom of every stack: calls grpc_cpp_plugin's stub (or a
+// mock of its StubInterface).
+::std::shared_ptr<PagesStub> MakePagesGrpcStub(
+    ::std::unique_ptr<::pages::v1::Pages::StubInterface> grpc_stub);
 
 }  // namespace v1
 }  // namespace pages

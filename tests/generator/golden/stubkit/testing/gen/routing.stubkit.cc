@@ -22,16 +22,37 @@ namespace v1 {
   return child_->ReadRows(context, options, request);
 }
 
+void RoutedStubDecorator::AsyncReadRows(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+    const ::routing::v1::ReadRequest& request,
+    ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) {
+  child_->AsyncReadRows(context, options, request, ::std::move(done));
+}
+
 ::absl::StatusOr<::routing::v1::ReadResponse> RoutedStubDecorator::Ping(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::routing::v1::ReadRequest& request) {
   return child_->Ping(context, options, request);
 }
 
+void RoutedStubDecorator::AsyncPing(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+    const ::routing::v1::ReadRequest& request,
+    ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) {
+  child_->AsyncPing(context, options, request, ::std::move(done));
+}
+
 ::absl::StatusOr<::routing::v1::Table> RoutedStubDecorator::GetTable(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::routing::v1::ReadRequest& request) {
   return child_->GetTable(context, options, request);
+}
+
+void RoutedStubDecorator::AsyncGetTable(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+    const ::routing::v1::ReadRequest& request,
+    ::stubkit::AsyncCallback<::routing::v1::Table> done) {
+  child_->AsyncGetTable(context, options, request, ::std::move(done));
 }
 
 ::std::unique_ptr<::grpc::ClientReaderInterface<::routing::v1::ReadResponse>>
@@ -41,25 +62,6 @@ RoutedStubDecorator::StreamRows(::grpc::ClientContext& context,
   return child_->StreamRows(context, options, request);
 }
 
-::std::unique_ptr<::grpc::ClientWriterInterface<::routing::v1::ReadRequest>>
-RoutedStubDecorator::WriteRows(::grpc::ClientContext& context,
-                               const ::stubkit::OptionsView& options,
-                               ::routing::v1::ReadResponse* response) {
-  return child_->WriteRows(context, options, response);
-}
-
-::absl::StatusOr<::routing::v1::ReadResponse> RoutedStubDecorator::Plain(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-    const ::routing::v1::ReadRequest& request) {
-  return child_->Plain(context, options, request);
-}
-
-::absl::StatusOr<::routing::v1::ReadResponse> RoutedStubDecorator::GetShard(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-    const ::routing::v1::ReadRequest& request) {
-  return child_->GetShard(context, options, request);
-}
-
 ::absl::Status RoutedStubDecorator::AsyncStreamRows(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::routing::v1::ReadRequest& request,
@@ -67,22 +69,11 @@ RoutedStubDecorator::WriteRows(::grpc::ClientContext& context,
   return child_->AsyncStreamRows(context, options, request, reactor);
 }
 
-::absl::Status RoutedGrpcStub::AsyncStreamRows(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-    const ::routing::v1::ReadRequest& request,
-    ::grpc::ClientReadReactor<::routing::v1::ReadResponse>* reactor) {
-  auto* async = grpc_stub_->async();
-  if (async == nullptr) {
-    return ::stubkit::internal::NoAsyncStubError(
-        "routing.v1.Routed.StreamRows");
-  }
-  if (options.get<::stubkit::RoutingHeaderOption>()) {
-    ::stubkit::internal::RequestParams params;
-    params.Set("table_name", request.table_name());
-    params.Apply(context);
-  }
-  async->StreamRows(&context, &request, reactor);
-  return ::absl::OkStatus();
+::std::unique_ptr<::grpc::ClientWriterInterface<::routing::v1::ReadRequest>>
+RoutedStubDecorator::WriteRows(::grpc::ClientContext& context,
+                               const ::stubkit::OptionsView& options,
+                               ::routing::v1::ReadResponse* response) {
+  return child_->WriteRows(context, options, response);
 }
 
 ::absl::Status RoutedStubDecorator::AsyncWriteRows(
@@ -92,23 +83,149 @@ RoutedStubDecorator::WriteRows(::grpc::ClientContext& context,
   return child_->AsyncWriteRows(context, options, response, reactor);
 }
 
-::absl::Status RoutedGrpcStub::AsyncWriteRows(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
-    ::routing::v1::ReadResponse* response,
-    ::grpc::ClientWriteReactor<::routing::v1::ReadRequest>* reactor) {
-  auto* async = grpc_stub_->async();
-  if (async == nullptr) {
-    return ::stubkit::internal::NoAsyncStubError("routing.v1.Routed.WriteRows");
-  }
-  async->WriteRows(&context, response, reactor);
-  return ::absl::OkStatus();
+::absl::StatusOr<::routing::v1::ReadResponse> RoutedStubDecorator::Plain(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+    const ::routing::v1::ReadRequest& request) {
+  return child_->Plain(context, options, request);
 }
 
-void RoutedStubDecorator::AsyncReadRows(
+void RoutedStubDecorator::AsyncPlain(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::routing::v1::ReadRequest& request,
     ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) {
-  child_->AsyncReadRows(context, options, request, ::std::move(done));
+  child_->AsyncPlain(context, options, request, ::std::move(done));
+}
+
+::absl::StatusOr<::routing::v1::ReadResponse> RoutedStubDecorator::GetShard(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+    const ::routing::v1::ReadRequest& request) {
+  return child_->GetShard(context, options, request);
+}
+
+void RoutedStubDecorator::AsyncGetShard(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+    const ::routing::v1::ReadRequest& request,
+    ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) {
+  child_->AsyncGetShard(context, options, request, ::std::move(done));
+}
+
+namespace {
+
+// The x-goog-request-params of a ReadRows attempt.
+void RoutedReadRowsRoutingParams(const ::routing::v1::ReadRequest& request,
+                                 ::stubkit::internal::RequestParams& params) {
+  params.Match("table_location", request.table_name(),
+               "{table_location=projects/*/instances/*}/**");
+  params.Set("app_profile_id", request.app_profile_id());
+  params.Match("table_location", request.table().name(),
+               "projects/*/{table_location=instances/*}/tables/*");
+}
+
+// The x-goog-request-params of a GetTable attempt.
+void RoutedGetTableRoutingParams(const ::routing::v1::ReadRequest& request,
+                                 ::stubkit::internal::RequestParams& params) {
+  params.Set("table.name", request.table().name());
+  params.Set("shard", request.shard());
+  params.Set("app_profile_id", request.app_profile_id());
+}
+
+// The x-goog-request-params of a StreamRows attempt.
+void RoutedStreamRowsRoutingParams(const ::routing::v1::ReadRequest& request,
+                                   ::stubkit::internal::RequestParams& params) {
+  params.Set("table_name", request.table_name());
+}
+
+// The x-goog-request-params of a GetShard attempt.
+void RoutedGetShardRoutingParams(const ::routing::v1::ReadRequest& request,
+                                 ::stubkit::internal::RequestParams& params) {
+  params.Set("shard", request.shard());
+  if (request.has_replica()) {
+    params.Set("replica", request.replica());
+  }
+  if (request.has_table()) {
+    params.Set("table.generation", request.table().generation());
+  }
+}
+
+class RoutedGrpcStub : public RoutedStub {
+ public:
+  explicit RoutedGrpcStub(
+      ::std::unique_ptr<::routing::v1::Routed::StubInterface> grpc_stub)
+      : grpc_stub_(::std::move(grpc_stub)) {}
+
+  ::absl::StatusOr<::routing::v1::ReadResponse> ReadRows(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request) override;
+  void AsyncReadRows(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request,
+      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) override;
+
+  ::absl::StatusOr<::routing::v1::ReadResponse> Ping(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request) override;
+  void AsyncPing(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request,
+      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) override;
+
+  ::absl::StatusOr<::routing::v1::Table> GetTable(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request) override;
+  void AsyncGetTable(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request,
+      ::stubkit::AsyncCallback<::routing::v1::Table> done) override;
+
+  ::std::unique_ptr<::grpc::ClientReaderInterface<::routing::v1::ReadResponse>>
+  StreamRows(::grpc::ClientContext& context,
+             const ::stubkit::OptionsView& options,
+             const ::routing::v1::ReadRequest& request) override;
+  ::absl::Status AsyncStreamRows(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request,
+      ::grpc::ClientReadReactor<::routing::v1::ReadResponse>* reactor) override;
+
+  ::std::unique_ptr<::grpc::ClientWriterInterface<::routing::v1::ReadRequest>>
+  WriteRows(::grpc::ClientContext& context,
+            const ::stubkit::OptionsView& options,
+            ::routing::v1::ReadResponse* response) override;
+  ::absl::Status AsyncWriteRows(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      ::routing::v1::ReadResponse* response,
+      ::grpc::ClientWriteReactor<::routing::v1::ReadRequest>* reactor) override;
+
+  ::absl::StatusOr<::routing::v1::ReadResponse> Plain(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request) override;
+  void AsyncPlain(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request,
+      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) override;
+
+  ::absl::StatusOr<::routing::v1::ReadResponse> GetShard(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request) override;
+  void AsyncGetShard(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request,
+      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) override;
+
+ private:
+  ::std::unique_ptr<::routing::v1::Routed::StubInterface> grpc_stub_;
+};
+
+}  // namespace
+
+::absl::StatusOr<::routing::v1::ReadResponse> RoutedGrpcStub::ReadRows(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+    const ::routing::v1::ReadRequest& request) {
+  ::stubkit::internal::ApplyRoutingHeader(context, options, request,
+                                          RoutedReadRowsRoutingParams);
+  ::routing::v1::ReadResponse response;
+  return ::stubkit::internal::ToStatusOr(
+      grpc_stub_->ReadRows(&context, request, &response),
+      ::std::move(response));
 }
 
 void RoutedGrpcStub::AsyncReadRows(
@@ -120,15 +237,8 @@ void RoutedGrpcStub::AsyncReadRows(
     done(::stubkit::internal::NoAsyncStubError("routing.v1.Routed.ReadRows"));
     return;
   }
-  if (options.get<::stubkit::RoutingHeaderOption>()) {
-    ::stubkit::internal::RequestParams params;
-    params.Match("table_location", request.table_name(),
-                 "{table_location=projects/*/instances/*}/**");
-    params.Set("app_profile_id", request.app_profile_id());
-    params.Match("table_location", request.table().name(),
-                 "projects/*/{table_location=instances/*}/tables/*");
-    params.Apply(context);
-  }
+  ::stubkit::internal::ApplyRoutingHeader(context, options, request,
+                                          RoutedReadRowsRoutingParams);
   ::stubkit::internal::StartAsyncUnary<::routing::v1::ReadResponse>(
       [&](auto* response, auto on_done) {
         async->ReadRows(&context, &request, response, ::std::move(on_done));
@@ -136,11 +246,12 @@ void RoutedGrpcStub::AsyncReadRows(
       ::std::move(done));
 }
 
-void RoutedStubDecorator::AsyncPing(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-    const ::routing::v1::ReadRequest& request,
-    ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) {
-  child_->AsyncPing(context, options, request, ::std::move(done));
+::absl::StatusOr<::routing::v1::ReadResponse> RoutedGrpcStub::Ping(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
+    const ::routing::v1::ReadRequest& request) {
+  ::routing::v1::ReadResponse response;
+  return ::stubkit::internal::ToStatusOr(
+      grpc_stub_->Ping(&context, request, &response), ::std::move(response));
 }
 
 void RoutedGrpcStub::AsyncPing(
@@ -159,11 +270,15 @@ void RoutedGrpcStub::AsyncPing(
       ::std::move(done));
 }
 
-void RoutedStubDecorator::AsyncGetTable(
+::absl::StatusOr<::routing::v1::Table> RoutedGrpcStub::GetTable(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-    const ::routing::v1::ReadRequest& request,
-    ::stubkit::AsyncCallback<::routing::v1::Table> done) {
-  child_->AsyncGetTable(context, options, request, ::std::move(done));
+    const ::routing::v1::ReadRequest& request) {
+  ::stubkit::internal::ApplyRoutingHeader(context, options, request,
+                                          RoutedGetTableRoutingParams);
+  ::routing::v1::Table response;
+  return ::stubkit::internal::ToStatusOr(
+      grpc_stub_->GetTable(&context, request, &response),
+      ::std::move(response));
 }
 
 void RoutedGrpcStub::AsyncGetTable(
@@ -175,13 +290,8 @@ void RoutedGrpcStub::AsyncGetTable(
     done(::stubkit::internal::NoAsyncStubError("routing.v1.Routed.GetTable"));
     return;
   }
-  if (options.get<::stubkit::RoutingHeaderOption>()) {
-    ::stubkit::internal::RequestParams params;
-    params.Set("table.name", request.table().name());
-    params.Set("shard", request.shard());
-    params.Set("app_profile_id", request.app_profile_id());
-    params.Apply(context);
-  }
+  ::stubkit::internal::ApplyRoutingHeader(context, options, request,
+                                          RoutedGetTableRoutingParams);
   ::stubkit::internal::StartAsyncUnary<::routing::v1::Table>(
       [&](auto* response, auto on_done) {
         async->GetTable(&context, &request, response, ::std::move(on_done));
@@ -189,11 +299,55 @@ void RoutedGrpcStub::AsyncGetTable(
       ::std::move(done));
 }
 
-void RoutedStubDecorator::AsyncPlain(
+::std::unique_ptr<::grpc::ClientReaderInterface<::routing::v1::ReadResponse>>
+RoutedGrpcStub::StreamRows(::grpc::ClientContext& context,
+                           const ::stubkit::OptionsView& options,
+                           const ::routing::v1::ReadRequest& request) {
+  ::stubkit::internal::ApplyRoutingHeader(context, options, request,
+                                          RoutedStreamRowsRoutingParams);
+  return grpc_stub_->StreamRows(&context, request);
+}
+
+::absl::Status RoutedGrpcStub::AsyncStreamRows(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
     const ::routing::v1::ReadRequest& request,
-    ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) {
-  child_->AsyncPlain(context, options, request, ::std::move(done));
+    ::grpc::ClientReadReactor<::routing::v1::ReadResponse>* reactor) {
+  auto* async = grpc_stub_->async();
+  if (async == nullptr) {
+    return ::stubkit::internal::NoAsyncStubError(
+        "routing.v1.Routed.StreamRows");
+  }
+  ::stubkit::internal::ApplyRoutingHeader(context, options, request,
+                                          RoutedStreamRowsRoutingParams);
+  async->StreamRows(&context, &request, reactor);
+  return ::absl::OkStatus();
+}
+
+::std::unique_ptr<::grpc::ClientWriterInterface<::routing::v1::ReadRequest>>
+RoutedGrpcStub::WriteRows(::grpc::ClientContext& context,
+                          const ::stubkit::OptionsView& /*options*/,
+                          ::routing::v1::ReadResponse* response) {
+  return grpc_stub_->WriteRows(&context, response);
+}
+
+::absl::Status RoutedGrpcStub::AsyncWriteRows(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
+    ::routing::v1::ReadResponse* response,
+    ::grpc::ClientWriteReactor<::routing::v1::ReadRequest>* reactor) {
+  auto* async = grpc_stub_->async();
+  if (async == nullptr) {
+    return ::stubkit::internal::NoAsyncStubError("routing.v1.Routed.WriteRows");
+  }
+  async->WriteRows(&context, response, reactor);
+  return ::absl::OkStatus();
+}
+
+::absl::StatusOr<::routing::v1::ReadResponse> RoutedGrpcStub::Plain(
+    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
+    const ::routing::v1::ReadRequest& request) {
+  ::routing::v1::ReadResponse response;
+  return ::stubkit::internal::ToStatusOr(
+      grpc_stub_->Plain(&context, request, &response), ::std::move(response));
 }
 
 void RoutedGrpcStub::AsyncPlain(
@@ -212,11 +366,15 @@ void RoutedGrpcStub::AsyncPlain(
       ::std::move(done));
 }
 
-void RoutedStubDecorator::AsyncGetShard(
+::absl::StatusOr<::routing::v1::ReadResponse> RoutedGrpcStub::GetShard(
     ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-    const ::routing::v1::ReadRequest& request,
-    ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) {
-  child_->AsyncGetShard(context, options, request, ::std::move(done));
+    const ::routing::v1::ReadRequest& request) {
+  ::stubkit::internal::ApplyRoutingHeader(context, options, request,
+                                          RoutedGetShardRoutingParams);
+  ::routing::v1::ReadResponse response;
+  return ::stubkit::internal::ToStatusOr(
+      grpc_stub_->GetShard(&context, request, &response),
+      ::std::move(response));
 }
 
 void RoutedGrpcStub::AsyncGetShard(
@@ -228,17 +386,8 @@ void RoutedGrpcStub::AsyncGetShard(
     done(::stubkit::internal::NoAsyncStubError("routing.v1.Routed.GetShard"));
     return;
   }
-  if (options.get<::stubkit::RoutingHeaderOption>()) {
-    ::stubkit::internal::RequestParams params;
-    params.Set("shard", request.shard());
-    if (request.has_replica()) {
-      params.Set("replica", request.replica());
-    }
-    if (request.has_table()) {
-      params.Set("table.generation", request.table().generation());
-    }
-    params.Apply(context);
-  }
+  ::stubkit::internal::ApplyRoutingHeader(context, options, request,
+                                          RoutedGetShardRoutingParams);
   ::stubkit::internal::StartAsyncUnary<::routing::v1::ReadResponse>(
       [&](auto* response, auto on_done) {
         async->GetShard(&context, &request, response, ::std::move(on_done));
@@ -246,93 +395,9 @@ void RoutedGrpcStub::AsyncGetShard(
       ::std::move(done));
 }
 
-::absl::StatusOr<::routing::v1::ReadResponse> RoutedGrpcStub::ReadRows(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-    const ::routing::v1::ReadRequest& request) {
-  if (options.get<::stubkit::RoutingHeaderOption>()) {
-    ::stubkit::internal::RequestParams params;
-    params.Match("table_location", request.table_name(),
-                 "{table_location=projects/*/instances/*}/**");
-    params.Set("app_profile_id", request.app_profile_id());
-    params.Match("table_location", request.table().name(),
-                 "projects/*/{table_location=instances/*}/tables/*");
-    params.Apply(context);
-  }
-  ::routing::v1::ReadResponse response;
-  return ::stubkit::internal::ToStatusOr(
-      grpc_stub_->ReadRows(&context, request, &response),
-      ::std::move(response));
-}
-
-::absl::StatusOr<::routing::v1::ReadResponse> RoutedGrpcStub::Ping(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
-    const ::routing::v1::ReadRequest& request) {
-  ::routing::v1::ReadResponse response;
-  return ::stubkit::internal::ToStatusOr(
-      grpc_stub_->Ping(&context, request, &response), ::std::move(response));
-}
-
-::absl::StatusOr<::routing::v1::Table> RoutedGrpcStub::GetTable(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-    const ::routing::v1::ReadRequest& request) {
-  if (options.get<::stubkit::RoutingHeaderOption>()) {
-    ::stubkit::internal::RequestParams params;
-    params.Set("table.name", request.table().name());
-    params.Set("shard", request.shard());
-    params.Set("app_profile_id", request.app_profile_id());
-    params.Apply(context);
-  }
-  ::routing::v1::Table response;
-  return ::stubkit::internal::ToStatusOr(
-      grpc_stub_->GetTable(&context, request, &response),
-      ::std::move(response));
-}
-
-::std::unique_ptr<::grpc::ClientReaderInterface<::routing::v1::ReadResponse>>
-RoutedGrpcStub::StreamRows(::grpc::ClientContext& context,
-                           const ::stubkit::OptionsView& options,
-                           const ::routing::v1::ReadRequest& request) {
-  if (options.get<::stubkit::RoutingHeaderOption>()) {
-    ::stubkit::internal::RequestParams params;
-    params.Set("table_name", request.table_name());
-    params.Apply(context);
-  }
-  return grpc_stub_->StreamRows(&context, request);
-}
-
-::std::unique_ptr<::grpc::ClientWriterInterface<::routing::v1::ReadRequest>>
-RoutedGrpcStub::WriteRows(::grpc::ClientContext& context,
-                          const ::stubkit::OptionsView& /*options*/,
-                          ::routing::v1::ReadResponse* response) {
-  return grpc_stub_->WriteRows(&context, response);
-}
-
-::absl::StatusOr<::routing::v1::ReadResponse> RoutedGrpcStub::Plain(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& /*options*/,
-    const ::routing::v1::ReadRequest& request) {
-  ::routing::v1::ReadResponse response;
-  return ::stubkit::internal::ToStatusOr(
-      grpc_stub_->Plain(&context, request, &response), ::std::move(response));
-}
-
-::absl::StatusOr<::routing::v1::ReadResponse> RoutedGrpcStub::GetShard(
-    ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-    const ::routing::v1::ReadRequest& request) {
-  if (options.get<::stubkit::RoutingHeaderOption>()) {
-    ::stubkit::internal::RequestParams params;
-    params.Set("shard", request.shard());
-    if (request.has_replica()) {
-      params.Set("replica", request.replica());
-    }
-    if (request.has_table()) {
-      params.Set("table.generation", request.table().generation());
-    }
-    params.Apply(context);
-  }
-  ::routing::v1::ReadResponse response;
-  return ::stubkit::internal::ToStatusOr(
-      grpc_stub_->GetShard(&context, request, &response),
-      ::std::move(response));
+::std::shared_ptr<RoutedStub> MakeRoutedGrpcStub(
+    ::std::unique_ptr<::routing::v1::Routed::StubInterface> grpc_stub) {
+  return ::std::make_shared<RoutedGrpcStub>(::std::move(grpc_stub));
 }
 
 namespace {
@@ -550,107 +615,6 @@ class RoutedConnectionImpl : public RoutedConnection {
   ::std::shared_ptr<::stubkit::internal::ConnectionChannel> channel_;
 };
 
-// Stands in for the connection of RoutedClient when it is built from a
-// connection with DecoratorsOption, which only MakeRoutedConnection can apply.
-class RoutedRefusingConnection : public RoutedConnection {
- public:
-  explicit RoutedRefusingConnection(::absl::Status refusal)
-      : refusal_(::std::move(refusal)) {}
-
-  ::absl::StatusOr<::routing::v1::ReadResponse> ReadRows(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::routing::v1::ReadRequest& /*request*/) override {
-    return refusal_;
-  }
-  void AsyncReadRows(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::routing::v1::ReadRequest& /*request*/,
-      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) override {
-    done(refusal_);
-  }
-
-  ::absl::StatusOr<::routing::v1::ReadResponse> Ping(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::routing::v1::ReadRequest& /*request*/) override {
-    return refusal_;
-  }
-  void AsyncPing(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::routing::v1::ReadRequest& /*request*/,
-      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) override {
-    done(refusal_);
-  }
-
-  ::absl::StatusOr<::routing::v1::Table> GetTable(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::routing::v1::ReadRequest& /*request*/) override {
-    return refusal_;
-  }
-  void AsyncGetTable(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::routing::v1::ReadRequest& /*request*/,
-      ::stubkit::AsyncCallback<::routing::v1::Table> done) override {
-    done(refusal_);
-  }
-
-  ::stubkit::StreamReader<::routing::v1::ReadResponse> StreamRows(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::routing::v1::ReadRequest& /*request*/) override {
-    return ::stubkit::StreamReader<::routing::v1::ReadResponse>(refusal_);
-  }
-  void AsyncStreamRows(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::routing::v1::ReadRequest& /*request*/,
-      ::stubkit::MessageCallback<::routing::v1::ReadResponse> /*on_message*/,
-      ::stubkit::StreamDoneCallback on_done) override {
-    on_done(refusal_);
-  }
-
-  ::stubkit::StreamWriter<::routing::v1::ReadRequest,
-                          ::routing::v1::ReadResponse>
-  WriteRows(const ::stubkit::OptionsView& /*options*/) override {
-    auto writer = ::std::make_unique<::stubkit::internal::GrpcStreamWriter<
-        ::routing::v1::ReadRequest, ::routing::v1::ReadResponse>>();
-    writer->Start(nullptr, refusal_);
-    return ::stubkit::StreamWriter<::routing::v1::ReadRequest,
-                                   ::routing::v1::ReadResponse>(
-        ::std::move(writer));
-  }
-  ::stubkit::AsyncStreamWriter<::routing::v1::ReadRequest> AsyncWriteRows(
-      const ::stubkit::OptionsView& /*options*/,
-      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) override {
-    done(refusal_);
-    return ::stubkit::AsyncStreamWriter<::routing::v1::ReadRequest>();
-  }
-
-  ::absl::StatusOr<::routing::v1::ReadResponse> Plain(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::routing::v1::ReadRequest& /*request*/) override {
-    return refusal_;
-  }
-  void AsyncPlain(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::routing::v1::ReadRequest& /*request*/,
-      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) override {
-    done(refusal_);
-  }
-
-  ::absl::StatusOr<::routing::v1::ReadResponse> GetShard(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::routing::v1::ReadRequest& /*request*/) override {
-    return refusal_;
-  }
-  void AsyncGetShard(
-      const ::stubkit::OptionsView& /*options*/,
-      const ::routing::v1::ReadRequest& /*request*/,
-      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) override {
-    done(refusal_);
-  }
-
- private:
-  ::absl::Status refusal_;
-};
-
 }  // namespace
 
 ::std::shared_ptr<RoutedConnection> MakeRoutedConnection(
@@ -678,12 +642,7 @@ RoutedClient::RoutedClient(::std::shared_ptr<::grpc::ChannelInterface> channel,
       method_options_(options_, "routing.v1.Routed",
                       {"ReadRows", "Ping", "GetTable", "StreamRows",
                        "WriteRows", "Plain", "GetShard"}),
-      connection_(MakeRoutedConnection(::std::move(channel), options_)) {
-  if (!method_options_.status().ok()) {
-    connection_ =
-        ::std::make_shared<RoutedRefusingConnection>(method_options_.status());
-  }
-}
+      connection_(MakeRoutedConnection(::std::move(channel), options_)) {}
 
 RoutedClient::RoutedClient(::std::shared_ptr<RoutedConnection> connection,
                            ::stubkit::Options options)
@@ -692,25 +651,15 @@ RoutedClient::RoutedClient(::std::shared_ptr<RoutedConnection> connection,
                       {"ReadRows", "Ping", "GetTable", "StreamRows",
                        "WriteRows", "Plain", "GetShard"}),
       connection_(::std::move(connection)) {
-  const auto* decorators = options_.find<DecoratorsOption>();
-  if (decorators != nullptr && !decorators->empty()) {
-    connection_ = ::std::make_shared<RoutedRefusingConnection>(
-        ::absl::InvalidArgumentError(
-            "routing.v1.Routed: DecoratorsOption must be given to "
-            "MakeRoutedConnection (or to the RoutedClient "
-            "constructor that takes a channel); the client was "
-            "built from a connection, which cannot apply them, so "
-            "the call was not sent"));
-  } else if (!method_options_.status().ok()) {
-    connection_ =
-        ::std::make_shared<RoutedRefusingConnection>(method_options_.status());
-  }
+  method_options_.RefuseDecorators<DecoratorsOption>(
+      options_, "MakeRoutedConnection", "RoutedClient");
 }
 
 ::absl::StatusOr<::routing::v1::ReadResponse> RoutedClient::ReadRows(
     const ::routing::v1::ReadRequest& request, const ::stubkit::Options& call) {
-  return connection_->ReadRows(method_options_.View(0, call, options_, request),
-                               request);
+  return connection_->ReadRows(
+      method_options_.View(RoutedMethods::kReadRows, call, options_, request),
+      request);
 }
 
 ::std::future<::absl::StatusOr<::routing::v1::ReadResponse>>
@@ -718,8 +667,9 @@ RoutedClient::AsyncReadRows(const ::routing::v1::ReadRequest& request,
                             const ::stubkit::Options& call) {
   auto [future, fulfil] =
       ::stubkit::internal::FulfilPromise<::routing::v1::ReadResponse>::Make();
-  connection_->AsyncReadRows(method_options_.View(0, call, options_, request),
-                             request, fulfil);
+  connection_->AsyncReadRows(
+      method_options_.View(RoutedMethods::kReadRows, call, options_, request),
+      request, fulfil);
   return ::std::move(future);
 }
 
@@ -727,14 +677,16 @@ void RoutedClient::AsyncReadRows(
     const ::routing::v1::ReadRequest& request,
     ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done,
     const ::stubkit::Options& call) {
-  connection_->AsyncReadRows(method_options_.View(0, call, options_, request),
-                             request, ::std::move(done));
+  connection_->AsyncReadRows(
+      method_options_.View(RoutedMethods::kReadRows, call, options_, request),
+      request, ::std::move(done));
 }
 
 ::absl::StatusOr<::routing::v1::ReadResponse> RoutedClient::Ping(
     const ::routing::v1::ReadRequest& request, const ::stubkit::Options& call) {
-  return connection_->Ping(method_options_.View(1, call, options_, request),
-                           request);
+  return connection_->Ping(
+      method_options_.View(RoutedMethods::kPing, call, options_, request),
+      request);
 }
 
 ::std::future<::absl::StatusOr<::routing::v1::ReadResponse>>
@@ -742,8 +694,9 @@ RoutedClient::AsyncPing(const ::routing::v1::ReadRequest& request,
                         const ::stubkit::Options& call) {
   auto [future, fulfil] =
       ::stubkit::internal::FulfilPromise<::routing::v1::ReadResponse>::Make();
-  connection_->AsyncPing(method_options_.View(1, call, options_, request),
-                         request, fulfil);
+  connection_->AsyncPing(
+      method_options_.View(RoutedMethods::kPing, call, options_, request),
+      request, fulfil);
   return ::std::move(future);
 }
 
@@ -751,14 +704,16 @@ void RoutedClient::AsyncPing(
     const ::routing::v1::ReadRequest& request,
     ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done,
     const ::stubkit::Options& call) {
-  connection_->AsyncPing(method_options_.View(1, call, options_, request),
-                         request, ::std::move(done));
+  connection_->AsyncPing(
+      method_options_.View(RoutedMethods::kPing, call, options_, request),
+      request, ::std::move(done));
 }
 
 ::absl::StatusOr<::routing::v1::Table> RoutedClient::GetTable(
     const ::routing::v1::ReadRequest& request, const ::stubkit::Options& call) {
-  return connection_->GetTable(method_options_.View(2, call, options_, request),
-                               request);
+  return connection_->GetTable(
+      method_options_.View(RoutedMethods::kGetTable, call, options_, request),
+      request);
 }
 
 ::std::future<::absl::StatusOr<::routing::v1::Table>>
@@ -766,8 +721,9 @@ RoutedClient::AsyncGetTable(const ::routing::v1::ReadRequest& request,
                             const ::stubkit::Options& call) {
   auto [future, fulfil] =
       ::stubkit::internal::FulfilPromise<::routing::v1::Table>::Make();
-  connection_->AsyncGetTable(method_options_.View(2, call, options_, request),
-                             request, fulfil);
+  connection_->AsyncGetTable(
+      method_options_.View(RoutedMethods::kGetTable, call, options_, request),
+      request, fulfil);
   return ::std::move(future);
 }
 
@@ -775,42 +731,47 @@ void RoutedClient::AsyncGetTable(
     const ::routing::v1::ReadRequest& request,
     ::stubkit::AsyncCallback<::routing::v1::Table> done,
     const ::stubkit::Options& call) {
-  connection_->AsyncGetTable(method_options_.View(2, call, options_, request),
-                             request, ::std::move(done));
+  connection_->AsyncGetTable(
+      method_options_.View(RoutedMethods::kGetTable, call, options_, request),
+      request, ::std::move(done));
 }
 
 ::stubkit::StreamReader<::routing::v1::ReadResponse> RoutedClient::StreamRows(
     const ::routing::v1::ReadRequest& request, const ::stubkit::Options& call) {
   return connection_->StreamRows(
-      method_options_.View(3, call, options_, request), request);
+      method_options_.View(RoutedMethods::kStreamRows, call, options_, request),
+      request);
 }
 
 void RoutedClient::AsyncStreamRows(
     const ::routing::v1::ReadRequest& request,
     ::stubkit::MessageCallback<::routing::v1::ReadResponse> on_message,
     ::stubkit::StreamDoneCallback on_done, const ::stubkit::Options& call) {
-  connection_->AsyncStreamRows(method_options_.View(3, call, options_, request),
-                               request, ::std::move(on_message),
-                               ::std::move(on_done));
+  connection_->AsyncStreamRows(
+      method_options_.View(RoutedMethods::kStreamRows, call, options_, request),
+      request, ::std::move(on_message), ::std::move(on_done));
 }
 
 ::stubkit::StreamWriter<::routing::v1::ReadRequest, ::routing::v1::ReadResponse>
 RoutedClient::WriteRows(const ::stubkit::Options& call) {
-  return connection_->WriteRows(method_options_.View(4, call, options_));
+  return connection_->WriteRows(
+      method_options_.View(RoutedMethods::kWriteRows, call, options_));
 }
 
 ::stubkit::AsyncStreamWriter<::routing::v1::ReadRequest>
 RoutedClient::AsyncWriteRows(
     ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done,
     const ::stubkit::Options& call) {
-  return connection_->AsyncWriteRows(method_options_.View(4, call, options_),
-                                     ::std::move(done));
+  return connection_->AsyncWriteRows(
+      method_options_.View(RoutedMethods::kWriteRows, call, options_),
+      ::std::move(done));
 }
 
 ::absl::StatusOr<::routing::v1::ReadResponse> RoutedClient::Plain(
     const ::routing::v1::ReadRequest& request, const ::stubkit::Options& call) {
-  return connection_->Plain(method_options_.View(5, call, options_, request),
-                            request);
+  return connection_->Plain(
+      method_options_.View(RoutedMethods::kPlain, call, options_, request),
+      request);
 }
 
 ::std::future<::absl::StatusOr<::routing::v1::ReadResponse>>
@@ -818,8 +779,9 @@ RoutedClient::AsyncPlain(const ::routing::v1::ReadRequest& request,
                          const ::stubkit::Options& call) {
   auto [future, fulfil] =
       ::stubkit::internal::FulfilPromise<::routing::v1::ReadResponse>::Make();
-  connection_->AsyncPlain(method_options_.View(5, call, options_, request),
-                          request, fulfil);
+  connection_->AsyncPlain(
+      method_options_.View(RoutedMethods::kPlain, call, options_, request),
+      request, fulfil);
   return ::std::move(future);
 }
 
@@ -827,14 +789,16 @@ void RoutedClient::AsyncPlain(
     const ::routing::v1::ReadRequest& request,
     ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done,
     const ::stubkit::Options& call) {
-  connection_->AsyncPlain(method_options_.View(5, call, options_, request),
-                          request, ::std::move(done));
+  connection_->AsyncPlain(
+      method_options_.View(RoutedMethods::kPlain, call, options_, request),
+      request, ::std::move(done));
 }
 
 ::absl::StatusOr<::routing::v1::ReadResponse> RoutedClient::GetShard(
     const ::routing::v1::ReadRequest& request, const ::stubkit::Options& call) {
-  return connection_->GetShard(method_options_.View(6, call, options_, request),
-                               request);
+  return connection_->GetShard(
+      method_options_.View(RoutedMethods::kGetShard, call, options_, request),
+      request);
 }
 
 ::std::future<::absl::StatusOr<::routing::v1::ReadResponse>>
@@ -842,8 +806,9 @@ RoutedClient::AsyncGetShard(const ::routing::v1::ReadRequest& request,
                             const ::stubkit::Options& call) {
   auto [future, fulfil] =
       ::stubkit::internal::FulfilPromise<::routing::v1::ReadResponse>::Make();
-  connection_->AsyncGetShard(method_options_.View(6, call, options_, request),
-                             request, fulfil);
+  connection_->AsyncGetShard(
+      method_options_.View(RoutedMethods::kGetShard, call, options_, request),
+      request, fulfil);
   return ::std::move(future);
 }
 
@@ -851,8 +816,9 @@ void RoutedClient::AsyncGetShard(
     const ::routing::v1::ReadRequest& request,
     ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done,
     const ::stubkit::Options& call) {
-  connection_->AsyncGetShard(method_options_.View(6, call, options_, request),
-                             request, ::std::move(done));
+  connection_->AsyncGetShard(
+      method_options_.View(RoutedMethods::kGetShard, call, options_, request),
+      request, ::std::move(done));
 }
 
 }  // namespace v1

@@ -27,311 +27,8 @@
 namespace routing {
 namespace v1 {
 
-// The static description of each routing.v1.Routed method, handed to the
-// stubkit runtime.
-struct RoutedMethods {
-  static constexpr ::stubkit::MethodInfo kReadRows{
-      "routing.v1.Routed.ReadRows", ::stubkit::RpcKind::kUnary,
-      ::stubkit::Idempotency::kNonIdempotent};
-  static constexpr ::stubkit::MethodInfo kPing{
-      "routing.v1.Routed.Ping", ::stubkit::RpcKind::kUnary,
-      ::stubkit::Idempotency::kIdempotent};
-  static constexpr ::stubkit::MethodInfo kGetTable{
-      "routing.v1.Routed.GetTable", ::stubkit::RpcKind::kUnary,
-      ::stubkit::Idempotency::kIdempotent};
-  static constexpr ::stubkit::MethodInfo kStreamRows{
-      "routing.v1.Routed.StreamRows", ::stubkit::RpcKind::kServerStreaming,
-      ::stubkit::Idempotency::kIdempotent};
-  static constexpr ::stubkit::MethodInfo kWriteRows{
-      "routing.v1.Routed.WriteRows", ::stubkit::RpcKind::kClientStreaming,
-      ::stubkit::Idempotency::kNonIdempotent};
-  static constexpr ::stubkit::MethodInfo kPlain{
-      "routing.v1.Routed.Plain", ::stubkit::RpcKind::kUnary,
-      ::stubkit::Idempotency::kNonIdempotent};
-  static constexpr ::stubkit::MethodInfo kGetShard{
-      "routing.v1.Routed.GetShard", ::stubkit::RpcKind::kUnary,
-      ::stubkit::Idempotency::kIdempotent};
-};
-
-// One attempt of each routing.v1.Routed RPC. Implemented by RoutedGrpcStub (the
-// wire) and by decorators; derive from RoutedStubDecorator to add a layer.
-class RoutedStub {
- public:
-  virtual ~RoutedStub() = default;
-
-  virtual ::absl::StatusOr<::routing::v1::ReadResponse> ReadRows(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request) = 0;
-  virtual void AsyncReadRows(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request,
-      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) = 0;
-
-  virtual ::absl::StatusOr<::routing::v1::ReadResponse> Ping(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request) = 0;
-  virtual void AsyncPing(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request,
-      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) = 0;
-
-  virtual ::absl::StatusOr<::routing::v1::Table> GetTable(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request) = 0;
-  virtual void AsyncGetTable(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request,
-      ::stubkit::AsyncCallback<::routing::v1::Table> done) = 0;
-
-  virtual ::std::unique_ptr<
-      ::grpc::ClientReaderInterface<::routing::v1::ReadResponse>>
-  StreamRows(::grpc::ClientContext& context,
-             const ::stubkit::OptionsView& options,
-             const ::routing::v1::ReadRequest& request) = 0;
-  virtual ::absl::Status AsyncStreamRows(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request,
-      ::grpc::ClientReadReactor<::routing::v1::ReadResponse>* reactor) = 0;
-
-  virtual ::std::unique_ptr<
-      ::grpc::ClientWriterInterface<::routing::v1::ReadRequest>>
-  WriteRows(::grpc::ClientContext& context,
-            const ::stubkit::OptionsView& options,
-            ::routing::v1::ReadResponse* response) = 0;
-  virtual ::absl::Status AsyncWriteRows(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      ::routing::v1::ReadResponse* response,
-      ::grpc::ClientWriteReactor<::routing::v1::ReadRequest>* reactor) = 0;
-
-  virtual ::absl::StatusOr<::routing::v1::ReadResponse> Plain(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request) = 0;
-  virtual void AsyncPlain(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request,
-      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) = 0;
-
-  virtual ::absl::StatusOr<::routing::v1::ReadResponse> GetShard(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request) = 0;
-  virtual void AsyncGetShard(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request,
-      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) = 0;
-};
-
-// Forwards every method to the stub below it. Override what you need.
-class RoutedStubDecorator : public RoutedStub {
- public:
-  explicit RoutedStubDecorator(::std::shared_ptr<RoutedStub> child)
-      : child_(::std::move(child)) {}
-
-  ::absl::StatusOr<::routing::v1::ReadResponse> ReadRows(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request) override;
-  void AsyncReadRows(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request,
-      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) override;
-
-  ::absl::StatusOr<::routing::v1::ReadResponse> Ping(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request) override;
-  void AsyncPing(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request,
-      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) override;
-
-  ::absl::StatusOr<::routing::v1::Table> GetTable(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request) override;
-  void AsyncGetTable(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request,
-      ::stubkit::AsyncCallback<::routing::v1::Table> done) override;
-
-  ::std::unique_ptr<::grpc::ClientReaderInterface<::routing::v1::ReadResponse>>
-  StreamRows(::grpc::ClientContext& context,
-             const ::stubkit::OptionsView& options,
-             const ::routing::v1::ReadRequest& request) override;
-  ::absl::Status AsyncStreamRows(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request,
-      ::grpc::ClientReadReactor<::routing::v1::ReadResponse>* reactor) override;
-
-  ::std::unique_ptr<::grpc::ClientWriterInterface<::routing::v1::ReadRequest>>
-  WriteRows(::grpc::ClientContext& context,
-            const ::stubkit::OptionsView& options,
-            ::routing::v1::ReadResponse* response) override;
-  ::absl::Status AsyncWriteRows(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      ::routing::v1::ReadResponse* response,
-      ::grpc::ClientWriteReactor<::routing::v1::ReadRequest>* reactor) override;
-
-  ::absl::StatusOr<::routing::v1::ReadResponse> Plain(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request) override;
-  void AsyncPlain(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request,
-      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) override;
-
-  ::absl::StatusOr<::routing::v1::ReadResponse> GetShard(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request) override;
-  void AsyncGetShard(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request,
-      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) override;
-
- protected:
-  const ::std::shared_ptr<RoutedStub>& child() const { return child_; }
-
- private:
-  ::std::shared_ptr<RoutedStub> child_;
-};
-
-// Calls the grpc_cpp_plugin stub.
-class RoutedGrpcStub : public RoutedStub {
- public:
-  explicit RoutedGrpcStub(
-      ::std::unique_ptr<::routing::v1::Routed::StubInterface> grpc_stub)
-      : grpc_stub_(::std::move(grpc_stub)) {}
-
-  ::absl::StatusOr<::routing::v1::ReadResponse> ReadRows(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request) override;
-  void AsyncReadRows(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request,
-      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) override;
-
-  ::absl::StatusOr<::routing::v1::ReadResponse> Ping(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request) override;
-  void AsyncPing(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request,
-      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) override;
-
-  ::absl::StatusOr<::routing::v1::Table> GetTable(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request) override;
-  void AsyncGetTable(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request,
-      ::stubkit::AsyncCallback<::routing::v1::Table> done) override;
-
-  ::std::unique_ptr<::grpc::ClientReaderInterface<::routing::v1::ReadResponse>>
-  StreamRows(::grpc::ClientContext& context,
-             const ::stubkit::OptionsView& options,
-             const ::routing::v1::ReadRequest& request) override;
-  ::absl::Status AsyncStreamRows(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request,
-      ::grpc::ClientReadReactor<::routing::v1::ReadResponse>* reactor) override;
-
-  ::std::unique_ptr<::grpc::ClientWriterInterface<::routing::v1::ReadRequest>>
-  WriteRows(::grpc::ClientContext& context,
-            const ::stubkit::OptionsView& options,
-            ::routing::v1::ReadResponse* response) override;
-  ::absl::Status AsyncWriteRows(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      ::routing::v1::ReadResponse* response,
-      ::grpc::ClientWriteReactor<::routing::v1::ReadRequest>* reactor) override;
-
-  ::absl::StatusOr<::routing::v1::ReadResponse> Plain(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request) override;
-  void AsyncPlain(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request,
-      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) override;
-
-  ::absl::StatusOr<::routing::v1::ReadResponse> GetShard(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request) override;
-  void AsyncGetShard(
-      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request,
-      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) override;
-
- private:
-  ::std::unique_ptr<::routing::v1::Routed::StubInterface> grpc_stub_;
-};
-
-// Runs each routing.v1.Routed call under the stubkit retry rules. Mock it
-// (stubkit_mocks::MockRoutedConnection) to test code that uses RoutedClient.
-class RoutedConnection {
- public:
-  virtual ~RoutedConnection() = default;
-
-  virtual ::absl::StatusOr<::routing::v1::ReadResponse> ReadRows(
-      const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request) = 0;
-  virtual void AsyncReadRows(
-      const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request,
-      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) = 0;
-
-  virtual ::absl::StatusOr<::routing::v1::ReadResponse> Ping(
-      const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request) = 0;
-  virtual void AsyncPing(
-      const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request,
-      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) = 0;
-
-  virtual ::absl::StatusOr<::routing::v1::Table> GetTable(
-      const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request) = 0;
-  virtual void AsyncGetTable(
-      const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request,
-      ::stubkit::AsyncCallback<::routing::v1::Table> done) = 0;
-
-  virtual ::stubkit::StreamReader<::routing::v1::ReadResponse> StreamRows(
-      const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request) = 0;
-  virtual void AsyncStreamRows(
-      const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request,
-      ::stubkit::MessageCallback<::routing::v1::ReadResponse> on_message,
-      ::stubkit::StreamDoneCallback on_done) = 0;
-
-  virtual ::stubkit::StreamWriter<::routing::v1::ReadRequest,
-                                  ::routing::v1::ReadResponse>
-  WriteRows(const ::stubkit::OptionsView& options) = 0;
-  virtual ::stubkit::AsyncStreamWriter<::routing::v1::ReadRequest>
-  AsyncWriteRows(
-      const ::stubkit::OptionsView& options,
-      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) = 0;
-
-  virtual ::absl::StatusOr<::routing::v1::ReadResponse> Plain(
-      const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request) = 0;
-  virtual void AsyncPlain(
-      const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request,
-      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) = 0;
-
-  virtual ::absl::StatusOr<::routing::v1::ReadResponse> GetShard(
-      const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request) = 0;
-  virtual void AsyncGetShard(
-      const ::stubkit::OptionsView& options,
-      const ::routing::v1::ReadRequest& request,
-      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) = 0;
-};
-
-// The default connection over `channel`. The decorators in `options`
-// (RoutedClient::DecoratorsOption) are applied here, once.
-::std::shared_ptr<RoutedConnection> MakeRoutedConnection(
-    ::std::shared_ptr<::grpc::ChannelInterface> channel,
-    const ::stubkit::Options& options = {});
-// The default connection over any stub stack, e.g. a mock.
-::std::shared_ptr<RoutedConnection> MakeRoutedConnection(
-    ::std::shared_ptr<RoutedStub> stub, const ::stubkit::Options& options = {});
+class RoutedStub;
+class RoutedConnection;
 
 // The client of routing.v1.Routed: cheap to copy, safe to share between
 // threads. Every call takes per-call options that override the client's.
@@ -482,6 +179,249 @@ class RoutedClient {
   ::stubkit::internal::MethodOptionsTable method_options_;
   ::std::shared_ptr<RoutedConnection> connection_;
 };
+
+// Runs each routing.v1.Routed call under the stubkit retry rules. Mock it
+// (stubkit_mocks::MockRoutedConnection) to test code that uses RoutedClient.
+class RoutedConnection {
+ public:
+  virtual ~RoutedConnection() = default;
+
+  virtual ::absl::StatusOr<::routing::v1::ReadResponse> ReadRows(
+      const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request) = 0;
+  virtual void AsyncReadRows(
+      const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request,
+      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) = 0;
+
+  virtual ::absl::StatusOr<::routing::v1::ReadResponse> Ping(
+      const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request) = 0;
+  virtual void AsyncPing(
+      const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request,
+      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) = 0;
+
+  virtual ::absl::StatusOr<::routing::v1::Table> GetTable(
+      const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request) = 0;
+  virtual void AsyncGetTable(
+      const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request,
+      ::stubkit::AsyncCallback<::routing::v1::Table> done) = 0;
+
+  virtual ::stubkit::StreamReader<::routing::v1::ReadResponse> StreamRows(
+      const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request) = 0;
+  virtual void AsyncStreamRows(
+      const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request,
+      ::stubkit::MessageCallback<::routing::v1::ReadResponse> on_message,
+      ::stubkit::StreamDoneCallback on_done) = 0;
+
+  virtual ::stubkit::StreamWriter<::routing::v1::ReadRequest,
+                                  ::routing::v1::ReadResponse>
+  WriteRows(const ::stubkit::OptionsView& options) = 0;
+  virtual ::stubkit::AsyncStreamWriter<::routing::v1::ReadRequest>
+  AsyncWriteRows(
+      const ::stubkit::OptionsView& options,
+      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) = 0;
+
+  virtual ::absl::StatusOr<::routing::v1::ReadResponse> Plain(
+      const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request) = 0;
+  virtual void AsyncPlain(
+      const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request,
+      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) = 0;
+
+  virtual ::absl::StatusOr<::routing::v1::ReadResponse> GetShard(
+      const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request) = 0;
+  virtual void AsyncGetShard(
+      const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request,
+      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) = 0;
+};
+
+// The default connection over `channel`. The decorators in `options`
+// (RoutedClient::DecoratorsOption) are applied here, once.
+::std::shared_ptr<RoutedConnection> MakeRoutedConnection(
+    ::std::shared_ptr<::grpc::ChannelInterface> channel,
+    const ::stubkit::Options& options = {});
+// The default connection over any stub stack, e.g. a mock.
+::std::shared_ptr<RoutedConnection> MakeRoutedConnection(
+    ::std::shared_ptr<RoutedStub> stub, const ::stubkit::Options& options = {});
+
+// The static description of each routing.v1.Routed method, handed to the
+// stubkit runtime.
+struct RoutedMethods {
+  static constexpr ::stubkit::MethodInfo kReadRows{
+      "routing.v1.Routed.ReadRows", ::stubkit::RpcKind::kUnary,
+      ::stubkit::Idempotency::kNonIdempotent, 0};
+  static constexpr ::stubkit::MethodInfo kPing{
+      "routing.v1.Routed.Ping", ::stubkit::RpcKind::kUnary,
+      ::stubkit::Idempotency::kIdempotent, 1};
+  static constexpr ::stubkit::MethodInfo kGetTable{
+      "routing.v1.Routed.GetTable", ::stubkit::RpcKind::kUnary,
+      ::stubkit::Idempotency::kIdempotent, 2};
+  static constexpr ::stubkit::MethodInfo kStreamRows{
+      "routing.v1.Routed.StreamRows", ::stubkit::RpcKind::kServerStreaming,
+      ::stubkit::Idempotency::kIdempotent, 3};
+  static constexpr ::stubkit::MethodInfo kWriteRows{
+      "routing.v1.Routed.WriteRows", ::stubkit::RpcKind::kClientStreaming,
+      ::stubkit::Idempotency::kNonIdempotent, 4};
+  static constexpr ::stubkit::MethodInfo kPlain{
+      "routing.v1.Routed.Plain", ::stubkit::RpcKind::kUnary,
+      ::stubkit::Idempotency::kNonIdempotent, 5};
+  static constexpr ::stubkit::MethodInfo kGetShard{
+      "routing.v1.Routed.GetShard", ::stubkit::RpcKind::kUnary,
+      ::stubkit::Idempotency::kIdempotent, 6};
+};
+
+// One attempt of each routing.v1.Routed RPC. Implemented by the gRPC stub
+// (MakeRoutedGrpcStub) and by decorators; derive from RoutedStubDecorator to
+// add a layer.
+class RoutedStub {
+ public:
+  virtual ~RoutedStub() = default;
+
+  virtual ::absl::StatusOr<::routing::v1::ReadResponse> ReadRows(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request) = 0;
+  virtual void AsyncReadRows(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request,
+      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) = 0;
+
+  virtual ::absl::StatusOr<::routing::v1::ReadResponse> Ping(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request) = 0;
+  virtual void AsyncPing(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request,
+      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) = 0;
+
+  virtual ::absl::StatusOr<::routing::v1::Table> GetTable(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request) = 0;
+  virtual void AsyncGetTable(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request,
+      ::stubkit::AsyncCallback<::routing::v1::Table> done) = 0;
+
+  virtual ::std::unique_ptr<
+      ::grpc::ClientReaderInterface<::routing::v1::ReadResponse>>
+  StreamRows(::grpc::ClientContext& context,
+             const ::stubkit::OptionsView& options,
+             const ::routing::v1::ReadRequest& request) = 0;
+  virtual ::absl::Status AsyncStreamRows(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request,
+      ::grpc::ClientReadReactor<::routing::v1::ReadResponse>* reactor) = 0;
+
+  virtual ::std::unique_ptr<
+      ::grpc::ClientWriterInterface<::routing::v1::ReadRequest>>
+  WriteRows(::grpc::ClientContext& context,
+            const ::stubkit::OptionsView& options,
+            ::routing::v1::ReadResponse* response) = 0;
+  virtual ::absl::Status AsyncWriteRows(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      ::routing::v1::ReadResponse* response,
+      ::grpc::ClientWriteReactor<::routing::v1::ReadRequest>* reactor) = 0;
+
+  virtual ::absl::StatusOr<::routing::v1::ReadResponse> Plain(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request) = 0;
+  virtual void AsyncPlain(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request,
+      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) = 0;
+
+  virtual ::absl::StatusOr<::routing::v1::ReadResponse> GetShard(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request) = 0;
+  virtual void AsyncGetShard(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request,
+      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) = 0;
+};
+
+// Forwards every method to the stub below it. Override what you need.
+class RoutedStubDecorator : public RoutedStub {
+ public:
+  explicit RoutedStubDecorator(::std::shared_ptr<RoutedStub> child)
+      : child_(::std::move(child)) {}
+
+  ::absl::StatusOr<::routing::v1::ReadResponse> ReadRows(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request) override;
+  void AsyncReadRows(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request,
+      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) override;
+
+  ::absl::StatusOr<::routing::v1::ReadResponse> Ping(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request) override;
+  void AsyncPing(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request,
+      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) override;
+
+  ::absl::StatusOr<::routing::v1::Table> GetTable(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request) override;
+  void AsyncGetTable(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request,
+      ::stubkit::AsyncCallback<::routing::v1::Table> done) override;
+
+  ::std::unique_ptr<::grpc::ClientReaderInterface<::routing::v1::ReadResponse>>
+  StreamRows(::grpc::ClientContext& context,
+             const ::stubkit::OptionsView& options,
+             const ::routing::v1::ReadRequest& request) override;
+  ::absl::Status AsyncStreamRows(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request,
+      ::grpc::ClientReadReactor<::routing::v1::ReadResponse>* reactor) override;
+
+  ::std::unique_ptr<::grpc::ClientWriterInterface<::routing::v1::ReadRequest>>
+  WriteRows(::grpc::ClientContext& context,
+            const ::stubkit::OptionsView& options,
+            ::routing::v1::ReadResponse* response) override;
+  ::absl::Status AsyncWriteRows(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      ::routing::v1::ReadResponse* response,
+      ::grpc::ClientWriteReactor<::routing::v1::ReadRequest>* reactor) override;
+
+  ::absl::StatusOr<::routing::v1::ReadResponse> Plain(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request) override;
+  void AsyncPlain(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request,
+      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) override;
+
+  ::absl::StatusOr<::routing::v1::ReadResponse> GetShard(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request) override;
+  void AsyncGetShard(
+      ::grpc::ClientContext& context, const ::stubkit::OptionsView& options,
+      const ::routing::v1::ReadRequest& request,
+      ::stubkit::AsyncCallback<::routing::v1::ReadResponse> done) override;
+
+ protected:
+  const ::std::shared_ptr<RoutedStub>& child() const { return child_; }
+
+ private:
+  ::std::shared_ptr<RoutedStub> child_;
+};
+
+// The stub at the bottom of every stack: calls grpc_cpp_plugin's stub (or a
+// mock of its StubInterface).
+::std::shared_ptr<RoutedStub> MakeRoutedGrpcStub(
+    ::std::unique_ptr<::routing::v1::Routed::StubInterface> grpc_stub);
 
 }  // namespace v1
 }  // namespace routing
