@@ -111,24 +111,18 @@ struct SimResumeOption {
   static Type Default() { return nullptr; }
 };
 
+// With their indexes in the client's MethodOptionsTable, as generated code
+// numbers them.
 constexpr MethodInfo kUnaryIdempotent{"sim.Sim.Get", RpcKind::kUnary,
-                                      Idempotency::kIdempotent};
+                                      Idempotency::kIdempotent, 0};
 constexpr MethodInfo kUnaryNotIdempotent{"sim.Sim.Put", RpcKind::kUnary,
-                                         Idempotency::kNonIdempotent};
+                                         Idempotency::kNonIdempotent, 1};
 constexpr MethodInfo kStreamIdempotent{
-    "sim.Sim.Tail", RpcKind::kServerStreaming, Idempotency::kIdempotent};
+    "sim.Sim.Tail", RpcKind::kServerStreaming, Idempotency::kIdempotent, 2};
 constexpr MethodInfo kStreamNotIdempotent{
-    "sim.Sim.Drain", RpcKind::kServerStreaming, Idempotency::kNonIdempotent};
+    "sim.Sim.Drain", RpcKind::kServerStreaming, Idempotency::kNonIdempotent, 3};
 constexpr MethodInfo kGetOperation{"google.longrunning.Operations.GetOperation",
                                    RpcKind::kUnary, Idempotency::kIdempotent};
-
-// The index of a sim.Sim method in its client's MethodOptionsTable.
-int MethodIndex(const MethodInfo* m) {
-  if (m == &kUnaryIdempotent) return 0;
-  if (m == &kUnaryNotIdempotent) return 1;
-  if (m == &kStreamIdempotent) return 2;
-  return 3;
-}
 
 // ---------------------------------------------------------------------------
 // A scripted long-running operation, and the Operations client the
@@ -190,7 +184,7 @@ class SimOpsClient {
   absl::StatusOr<SimOperation> GetOperation(const SimGetOpRequest&,
                                             const Options& call) {
     if (!table_.status().ok()) return Refuse();
-    const OptionsView view = table_.View(0, call, client_);
+    const OptionsView view = table_.View(kGetOperation, call, client_);
     SimTransport* t = t_;
     const int id = call_;
     absl::StatusOr<Msg> result = RetryLoop<Msg>(
@@ -205,7 +199,7 @@ class SimOpsClient {
                          AsyncCallback<SimOperation> done,
                          const Options& call) {
     if (!table_.status().ok()) return done(Refuse());
-    const OptionsView view = table_.View(0, call, client_);
+    const OptionsView view = table_.View(kGetOperation, call, client_);
     SimTransport* t = t_;
     const int id = call_;
     internal::StartAsyncRetryLoop<Msg>(
@@ -317,8 +311,7 @@ struct CallRun {
   std::shared_ptr<SimLogSink> log = std::make_shared<SimLogSink>();
   // The call's effective options, as a generated client would see them.
   OptionsView View() const {
-    if (table.has_value())
-      return table->View(MethodIndex(method), call, client);
+    if (table.has_value()) return table->View(*method, call, client);
     return OptionsView(call, has_method_layer ? &method_layer : nullptr,
                        has_service_layer ? &service_layer : nullptr, client);
   }
@@ -755,7 +748,8 @@ class Runner {
     }
     ScheduleCancel(run);
     if (run.table.has_value() && !run.table->status().ok()) {
-      // A generated client's refusing connection: every call fails at once.
+      // A generated client's refusing table: every call fails at once,
+      // before its first attempt (the loops return CallRefusalOption).
       run.refused = run.table->status();
       Deliver(run, run.refused);
       return;

@@ -846,6 +846,11 @@ TEST(ServiceConfigFileTest, MissingFile) {
 
 // ------------------------------------------- a client's table of entries
 
+// The table looks a method up by its MethodInfo's index alone.
+constexpr MethodInfo Nth(int index) {
+  return MethodInfo{"", RpcKind::kUnary, Idempotency::kIdempotent, index};
+}
+
 // Issue 23, silent misconfigurations: IdempotencyMapOption keys in gRPC's
 // spelling were silently never looked up.
 TEST(ServiceConfigClientTableTest, IdempotencyMapKeysThatNeverApplyAreRefused) {
@@ -896,7 +901,7 @@ TEST(ServiceConfigClientTableTest, ImportedUnknownMethodIsIgnoredAndLogged) {
             "methods: Old, Other)");
   // The method it has still gets its entry.
   Options call;
-  EXPECT_EQ(table.View(0, call, client)
+  EXPECT_EQ(table.View(Nth(0), call, client)
                 .
                 operator const OptionsView&()
                 .get<TotalTimeoutOption>(),
@@ -1017,19 +1022,19 @@ TEST(ServiceConfigClientTableTest, ServiceNamedLikeAMethodIsNotATypo) {
   });
   internal::MethodOptionsTable b(client, "a.B", {"Old"});
   EXPECT_TRUE(b.status().ok()) << b.status();
-  EXPECT_EQ(b.View(0, Options{}, client)
+  EXPECT_EQ(b.View(Nth(0), Options{}, client)
                 .
                 operator const OptionsView&()
                 .get<TotalTimeoutOption>(),
             seconds(7));
   internal::MethodOptionsTable c(client, "a.B.C", {"D", "E"});
   EXPECT_TRUE(c.status().ok()) << c.status();
-  EXPECT_EQ(c.View(0, Options{}, client)
+  EXPECT_EQ(c.View(Nth(0), Options{}, client)
                 .
                 operator const OptionsView&()
                 .get<TotalTimeoutOption>(),
             seconds(5));
-  EXPECT_EQ(c.View(1, Options{}, client)
+  EXPECT_EQ(c.View(Nth(1), Options{}, client)
                 .
                 operator const OptionsView&()
                 .get<TotalTimeoutOption>(),

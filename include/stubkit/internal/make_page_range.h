@@ -3,8 +3,8 @@
 // What a generated `ListFoosRange` is made of (see stubkit/page_range.h):
 //
 //   return ::stubkit::internal::MakePageRange<Foo>(
-//       ::std::move(request), call, method_options_.View(3, call, options_),
-//       [client = *this](const auto& page_request,
+//       ::std::move(request), call, method_options_.View(FooMethods::kList,
+//       call, options_), [client = *this](const auto& page_request,
 //                        const ::stubkit::Options& page_call) {
 //         return client.ListFoos(page_request, page_call);
 //       },

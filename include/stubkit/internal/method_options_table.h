@@ -123,27 +123,19 @@ class MethodOptionsTable {
     }
   }
 
-  // For client and bidi streams.
-  MethodCallOptions View(const MethodInfo& method, const Options& call,
+  // For client and bidi streams. `info.index` picks the method's layer.
+  MethodCallOptions View(const MethodInfo& info, const Options& call,
                          const Options& client) const {
-    return View(method.index, call, client);
-  }
-  MethodCallOptions View(int method, const Options& call,
-                         const Options& client) const {
-    if (!status_.ok()) return Refused(method, call, client);
-    return MethodCallOptions(Layered(method, call, client));
+    if (!status_.ok()) return Refused(info.index, call, client);
+    return MethodCallOptions(Layered(info.index, call, client));
   }
 
   // For methods with a request: applies the request-aware predicate, if
   // any, unless the call sets `IdempotencyOption`.
   template <typename Request>
-  MethodCallOptions View(const MethodInfo& method, const Options& call,
+  MethodCallOptions View(const MethodInfo& info, const Options& call,
                          const Options& client, const Request& request) const {
-    return View(method.index, call, client, request);
-  }
-  template <typename Request>
-  MethodCallOptions View(int method, const Options& call, const Options& client,
-                         const Request& request) const {
+    const int method = info.index;
     if (!status_.ok()) return Refused(method, call, client);
     OptionsView view = Layered(method, call, client);
     const auto* predicate = view.find<IdempotencyPredicateOption>();
@@ -178,7 +170,11 @@ class MethodOptionsTable {
 
   OptionsView Layered(int method, const Options& call,
                       const Options& client) const {
-    if (layers_.empty()) return OptionsView(call, client);
+    // A generated MethodInfo's index is always in range; any other gets
+    // the client's layers only, not undefined behaviour.
+    if (method < 0 || static_cast<size_t>(method) >= layers_.size()) {
+      return OptionsView(call, client);
+    }
     const Layers& layers = layers_[static_cast<size_t>(method)];
     return OptionsView(call, layers.method, layers.service, client);
   }
