@@ -12,9 +12,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "src/generator/lro.h"
+#include "src/generator/convention.h"
 #include "src/generator/names.h"
-#include "src/generator/pagination.h"
 #include "src/generator/printers.h"
 
 namespace stubkit {
@@ -185,7 +184,9 @@ void PrintClientHeader(Printer& w, const FileModel& file,
                          "    static Type Default() { return nullptr; }\n"
                          "  };\n");
   }
-  PrintLroClientOptions(w, file, service);  // lro.h
+  for (const Convention* convention : Conventions()) {
+    convention->PrintClientOptions(w, file, service);
+  }
   w.Print("\n");
   w.Print(vars,
           "  explicit $Service$Client("
@@ -222,9 +223,13 @@ void PrintClientHeader(Printer& w, const FileModel& file,
       PrintDeprecated(w, mv, method);
       PrintDeclaration(w, mv, *signature, "", ";");
     }
-    PrintLroClientDeclarations(w, file, service, method);  // lro.h
+    for (const Convention* convention : Conventions()) {
+      convention->PrintClientMethodDeclarations(w, file, service, method);
+    }
   }
-  PrintPaginationDeclarations(w, file, service);
+  for (const Convention* convention : Conventions()) {
+    convention->PrintClientDeclarations(w, file, service);
+  }
   w.Print(vars,
           "\n"
           " private:\n"
@@ -232,7 +237,9 @@ void PrintClientHeader(Printer& w, const FileModel& file,
           "  // Its MethodOptionsOption entries, resolved once.\n"
           "  ::stubkit::internal::MethodOptionsTable method_options_;\n"
           "  ::std::shared_ptr<$Service$Connection> connection_;\n");
-  PrintLroClientMembers(w, service);  // lro.h
+  for (const Convention* convention : Conventions()) {
+    convention->PrintClientMembers(w, service);
+  }
   w.Print("};\n\n");
 }
 
@@ -248,16 +255,21 @@ void PrintClientSource(Printer& w, const FileModel& file,
     method_names.push_back(absl::StrCat("\"", method.name, "\""));
   }
   vars["method_names"] = absl::StrJoin(method_names, ", ");
-  // The constructor over a channel still needs it for the operations
-  // client (lro.h).
-  vars["channel_arg"] =
-      ServiceHasLro(service) ? "channel" : "::std::move(channel)";
+  // The constructor over a channel may still need it after it made the
+  // connection (a convention's constructor tail).
+  bool keeps_channel = false;
+  for (const Convention* convention : Conventions()) {
+    keeps_channel = keeps_channel || convention->KeepsChannel(service);
+  }
+  vars["channel_arg"] = keeps_channel ? "channel" : "::std::move(channel)";
   PrintConstructorHead(w, vars,
                        "::std::shared_ptr<::grpc::ChannelInterface> channel");
   w.Print(vars,
           "      connection_(Make$Service$Connection($channel_arg$, options_)) "
           "{\n");
-  PrintLroConstructorTail(w, service, /*from_channel=*/true);  // lro.h
+  for (const Convention* convention : Conventions()) {
+    convention->PrintConstructorTail(w, service, /*from_channel=*/true);
+  }
   w.Print("}\n\n");
   PrintConstructorHead(w, vars,
                        "::std::shared_ptr<$Service$Connection> connection");
@@ -266,7 +278,9 @@ void PrintClientSource(Printer& w, const FileModel& file,
       "      connection_(::std::move(connection)) {\n"
       "  method_options_.RefuseDecorators<DecoratorsOption>(\n"
       "      options_, \"Make$Service$Connection\", \"$Service$Client\");\n");
-  PrintLroConstructorTail(w, service, /*from_channel=*/false);  // lro.h
+  for (const Convention* convention : Conventions()) {
+    convention->PrintConstructorTail(w, service, /*from_channel=*/false);
+  }
   w.Print("}\n");
   // The calls.
   for (const MethodModel& method : service.methods) {
@@ -278,9 +292,13 @@ void PrintClientSource(Printer& w, const FileModel& file,
       PrintClientBody(w, mv, *signature);
       w.Print("}\n");
     }
-    PrintLroClientDefinitions(w, file, service, method);
+    for (const Convention* convention : Conventions()) {
+      convention->PrintClientMethodDefinitions(w, file, service, method);
+    }
   }
-  PrintPaginationDefinitions(w, file, service);
+  for (const Convention* convention : Conventions()) {
+    convention->PrintClientDefinitions(w, file, service);
+  }
 }
 
 }  // namespace generator

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "src/generator/convention.h"
 #include "src/generator/model.h"
 #include "src/generator/names.h"
 #include "src/generator/printers.h"
@@ -145,6 +146,8 @@ std::string BuildLroInfo(const MethodDescriptor* method, LroInfo* info) {
   return "";
 }
 
+namespace {
+
 std::vector<const Signature*> LroClientSignatures() {
   static const auto* const kSignatures = [] {
     const Param request{"const $Request$&", "request", ""};
@@ -191,8 +194,6 @@ bool ServiceHasLro(const ServiceModel& service) {
   return false;
 }
 
-namespace {
-
 Printer::Vars LroVars(const FileModel& file, const ServiceModel& service,
                       const MethodModel& method) {
   Printer::Vars vars = MethodVars(file, service, method);
@@ -205,8 +206,6 @@ Printer::Vars LroVars(const FileModel& file, const ServiceModel& service,
 void PrintResponseAlias(Printer& w, const Printer::Vars& vars) {
   w.Print(vars, "  using Response = $LroResponse$;\n");
 }
-
-}  // namespace
 
 void PrintLroClientOptions(Printer& w, const FileModel& file,
                            const ServiceModel& service) {
@@ -350,6 +349,81 @@ void PrintLroClientDefinitions(Printer& w, const FileModel& file,
                              ", call, \"$method_full_name$\", "
                              "operation_name);\n"
                              "}\n"));
+}
+
+// AIP-151 as a unit: SClient's awaiters and the operations client they
+// poll with.
+class Lro final : public Convention {
+ public:
+  std::string BuildMethod(const MethodDescriptor* method,
+                          int /*protoc_release*/,
+                          MethodModel& model) const override {
+    const std::string error = BuildLroInfo(method, &model.lro);
+    if (error.empty()) return "";
+    return absl::StrCat("service ", method->service()->full_name(), ", method ",
+                        method->name(), ": ", error);
+  }
+  void AddClientMembers(const ServiceModel& service,
+                        std::vector<ClientMember>& members) const override {
+    for (const MethodModel& method : service.methods) {
+      if (!method.lro.present) continue;
+      for (const Signature* signature : LroClientSignatures()) {
+        members.push_back(
+            ClientMemberOf(*signature, method,
+                           absl::StrCat("the awaiter of rpc ", method.name)));
+      }
+    }
+    if (!ServiceHasLro(service)) return;
+    for (const char* name : {"OperationsConnectionOption", "operations_"}) {
+      members.push_back(
+          {name, false, "", -1, "a member of clients with long-running rpcs"});
+    }
+  }
+  void AddHeaderIncludes(const FileModel& file,
+                         Includes& includes) const override {
+    // Awaiters poll through the stubkit client of
+    // google/longrunning/operations.proto.
+    for (const ServiceModel& service : file.services) {
+      if (!ServiceHasLro(service)) continue;
+      includes.standard.push_back("string");
+      includes.project.push_back("google/longrunning/operations.stubkit.h");
+      includes.project.push_back("stubkit/internal/operation_poller.h");
+      includes.project.push_back("stubkit/long_running_operation.h");
+      return;
+    }
+  }
+  void PrintClientOptions(Printer& w, const FileModel& file,
+                          const ServiceModel& service) const override {
+    PrintLroClientOptions(w, file, service);
+  }
+  void PrintClientMethodDeclarations(Printer& w, const FileModel& file,
+                                     const ServiceModel& service,
+                                     const MethodModel& method) const override {
+    PrintLroClientDeclarations(w, file, service, method);
+  }
+  void PrintClientMembers(Printer& w,
+                          const ServiceModel& service) const override {
+    PrintLroClientMembers(w, service);
+  }
+  bool KeepsChannel(const ServiceModel& service) const override {
+    return ServiceHasLro(service);
+  }
+  void PrintConstructorTail(Printer& w, const ServiceModel& service,
+                            bool from_channel) const override {
+    PrintLroConstructorTail(w, service, from_channel);
+  }
+  void PrintClientMethodDefinitions(Printer& w, const FileModel& file,
+                                    const ServiceModel& service,
+                                    const MethodModel& method) const override {
+    PrintLroClientDefinitions(w, file, service, method);
+  }
+};
+
+}  // namespace
+
+const Convention* LroConvention() {
+  static const Convention* const kUnit = new Lro();
+  return kUnit;
 }
 
 }  // namespace generator

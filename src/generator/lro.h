@@ -11,7 +11,8 @@
 //
 // and the client holds a google::longrunning::OperationsClient on the same
 // channel (SClient::OperationsConnectionOption for a client built from a
-// connection). The runtime side is stubkit/internal/operation_poller.h.
+// connection). The runtime side is stubkit/internal/operation_poller.h;
+// the unit in the printers is LroConvention() (convention.h).
 //
 // The printers call the Print* hooks below; model.cc calls BuildLroInfo and
 // adds LroClientMembers to its collision check.
@@ -27,11 +28,7 @@
 namespace stubkit {
 namespace generator {
 
-struct FileModel;
-struct ServiceModel;
 struct MethodModel;
-class Printer;
-struct Signature;
 
 // What a method's operation_info resolved to.
 struct LroInfo {
@@ -73,31 +70,6 @@ std::string BuildLroInfo(const google::protobuf::MethodDescriptor* method,
 const google::protobuf::Descriptor* ResolveMessageName(
     const google::protobuf::DescriptorPool* pool, const std::string& package,
     const std::string& name, std::string* error);
-
-// The client's LRO signatures (Layer::kClient, unary). $LroResponse$ in
-// their return types; their parameters use $Request$ only.
-std::vector<const Signature*> LroClientSignatures();
-
-bool ServiceHasLro(const ServiceModel& service);
-
-// Hooks of client_printer.cc.
-// In SClient's public section, before the constructors.
-void PrintLroClientOptions(Printer& w, const FileModel& file,
-                           const ServiceModel& service);
-// After the declarations of `method`.
-void PrintLroClientDeclarations(Printer& w, const FileModel& file,
-                                const ServiceModel& service,
-                                const MethodModel& method);
-// In SClient's private section.
-void PrintLroClientMembers(Printer& w, const ServiceModel& service);
-// At the end of a constructor's body (`from_channel`: the one over a
-// channel, whose `channel` parameter is still valid there).
-void PrintLroConstructorTail(Printer& w, const ServiceModel& service,
-                             bool from_channel);
-// After the definitions of `method`.
-void PrintLroClientDefinitions(Printer& w, const FileModel& file,
-                               const ServiceModel& service,
-                               const MethodModel& method);
 
 }  // namespace generator
 }  // namespace stubkit

@@ -14,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "src/generator/convention.h"
 #include "src/generator/names.h"
 #include "src/generator/signatures.h"
 
@@ -163,8 +164,9 @@ std::string CheckMethod(const ServiceDescriptor* service,
   return "";
 }
 
-MethodModel BuildMethodModel(const MethodDescriptor* method,
-                             int protoc_release) {
+// The convention-free part of `method`'s model (Conventions() fill the
+// rest).
+MethodModel BuildMethodModel(const MethodDescriptor* method) {
   MethodModel model;
   model.name = method->name();
   model.full_name = method->full_name();
@@ -175,7 +177,6 @@ MethodModel BuildMethodModel(const MethodDescriptor* method,
   model.request = QualifiedMessageName(method->input_type());
   model.response = QualifiedMessageName(method->output_type());
   model.comment = LeadingComment(method, "");
-  model.pagination = DetectPagination(method, protoc_release);
   return model;
 }
 
@@ -229,24 +230,19 @@ bool BuildServiceModel(const ServiceDescriptor* service, int protoc_release,
   for (int m = 0; m < service->method_count(); ++m) {
     *error = CheckMethod(service, service->method(m), class_members);
     if (!error->empty()) return false;
-    model->methods.push_back(
-        BuildMethodModel(service->method(m), protoc_release));
+    model->methods.push_back(BuildMethodModel(service->method(m)));
     model->methods.back().index = m;
-    if (!BuildRoutingModel(service->method(m), &model->methods.back().routing,
-                           error, protoc_release)) {
-      return false;
-    }
-    // Long-running operations (lro.h).
-    std::string lro =
-        BuildLroInfo(service->method(m), &model->methods.back().lro);
-    if (!lro.empty()) {
-      *error = Fail(service, service->method(m), lro);
-      return false;
+    for (const Convention* convention : Conventions()) {
+      *error = convention->BuildMethod(service->method(m), protoc_release,
+                                       model->methods.back());
+      if (!error->empty()) return false;
     }
   }
   *error = CheckClientMembers(service, *model);
   if (error->empty()) *error = CheckGrpcPrivateMembers(service);
-  if (error->empty()) *error = CheckPaginationNames(service, *model);
+  for (const Convention* convention : Conventions()) {
+    if (error->empty()) *error = convention->CheckService(service, *model);
+  }
   return error->empty();
 }
 
@@ -293,18 +289,12 @@ bool BuildFileModel(const FileDescriptor* file, FileModel* model,
 
 namespace {
 
-// A member stubkit declares in SClient. The client is the class where
-// generated names meet: for a method M it holds M, AsyncM and, for streams,
-// MResumeOption. The stub and connection classes hold the same names, but
-// the parameters there (the context or OptionsView first, then a callback,
-// reactor or nothing) never coincide between M and another method's AsyncM.
-struct ClientMember {
-  std::string name;
-  bool function;       // false: a type or data member; any reuse clashes
-  std::string params;  // functions: the parameter types
-  int method;          // the method it comes from; -1 for fixed names
-  std::string what;    // for the error message
-};
+// SClient is the class where generated names meet: for a method M it
+// holds M, AsyncM and, for streams, MResumeOption, and each convention adds
+// its own (ClientMember, convention.h). The stub and connection classes
+// hold the same names, but the parameters there (the context or
+// OptionsView first, then a callback, reactor or nothing) never coincide
+// between M and another method's AsyncM.
 
 }  // namespace
 
@@ -338,20 +328,9 @@ std::string CheckClientMembers(const ServiceDescriptor* service,
       members.push_back({m.name + "ResumeOption", false, "", index,
                          absl::StrCat("the resume option of rpc ", m.name)});
     }
-    // Long-running operations (lro.h): AwaitM and the rest.
-    if (m.lro.present) {
-      for (const Signature* signature : LroClientSignatures()) {
-        members.push_back({expand(signature->name), true,
-                           expand(ParamTypes(*signature)), index,
-                           absl::StrCat("the awaiter of rpc ", m.name)});
-      }
-    }
   }
-  if (ServiceHasLro(model)) {
-    for (const char* name : {"OperationsConnectionOption", "operations_"}) {
-      members.push_back(
-          {name, false, "", -1, "a member of clients with long-running rpcs"});
-    }
+  for (const Convention* convention : Conventions()) {
+    convention->AddClientMembers(model, members);
   }
   std::map<std::string, std::vector<const ClientMember*>> by_name;
   for (const ClientMember& member : members) {

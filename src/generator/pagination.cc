@@ -7,6 +7,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "src/generator/convention.h"
 #include "src/generator/model.h"
 #include "src/generator/names.h"
 #include "src/generator/printers.h"
@@ -131,6 +132,8 @@ PaginationModel DetectPagination(const MethodDescriptor* method,
   return model;
 }
 
+namespace {
+
 std::string CheckPaginationNames(const ServiceDescriptor* service,
                                  const ServiceModel& model) {
   for (const MethodModel& method : model.methods) {
@@ -200,6 +203,47 @@ void PrintPaginationDefinitions(Printer& w, const FileModel& file,
         "}\n");
     if (method.deprecated) w.Print("#pragma GCC diagnostic pop\n");
   }
+}
+
+// AIP-158 as a unit: SClient's MRange, after its other members.
+class Pagination final : public Convention {
+ public:
+  std::string BuildMethod(const MethodDescriptor* method, int protoc_release,
+                          MethodModel& model) const override {
+    model.pagination = DetectPagination(method, protoc_release);
+    return "";
+  }
+  std::string CheckService(const ServiceDescriptor* service,
+                           const ServiceModel& model) const override {
+    return CheckPaginationNames(service, model);
+  }
+  void AddHeaderIncludes(const FileModel& file,
+                         Includes& includes) const override {
+    if (HasPagination(file)) {
+      includes.project.push_back("stubkit/page_range.h");
+    }
+  }
+  void AddSourceIncludes(const FileModel& file,
+                         Includes& includes) const override {
+    if (HasPagination(file)) {
+      includes.project.push_back("stubkit/internal/make_page_range.h");
+    }
+  }
+  void PrintClientDeclarations(Printer& w, const FileModel& file,
+                               const ServiceModel& service) const override {
+    PrintPaginationDeclarations(w, file, service);
+  }
+  void PrintClientDefinitions(Printer& w, const FileModel& file,
+                              const ServiceModel& service) const override {
+    PrintPaginationDefinitions(w, file, service);
+  }
+};
+
+}  // namespace
+
+const Convention* PaginationConvention() {
+  static const Convention* const kUnit = new Pagination();
+  return kUnit;
 }
 
 }  // namespace generator

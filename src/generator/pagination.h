@@ -9,7 +9,8 @@
 //   - its response has a repeated field: the items. With several, the one
 //     with the lowest field number. A map is paged as std::pair<K, V>.
 // A service with a method named `MRange` next to a paginated `M` is
-// refused.
+// refused. Its unit in the printers is PaginationConvention()
+// (convention.h).
 
 #ifndef STUBKIT_SRC_GENERATOR_PAGINATION_H_
 #define STUBKIT_SRC_GENERATOR_PAGINATION_H_
@@ -23,10 +24,6 @@
 namespace stubkit {
 namespace generator {
 
-struct FileModel;
-struct ServiceModel;
-class Printer;
-
 struct PaginationModel {
   bool paginated = false;
   std::string item_type;    // "::pkg::Foo", "::std::string", "::std::pair<...>"
@@ -38,20 +35,6 @@ struct PaginationModel {
 PaginationModel DetectPagination(
     const google::protobuf::MethodDescriptor* method,
     int protoc_release = kDefaultProtocRelease);
-
-// "" or the error naming a method `MRange` that meets paginated `M`'s range.
-std::string CheckPaginationNames(
-    const google::protobuf::ServiceDescriptor* service,
-    const ServiceModel& model);
-
-// Whether any method of `file` is paginated (its files need the includes).
-bool HasPagination(const FileModel& file);
-
-// SClient's `MRange` declarations and definitions, after its other members.
-void PrintPaginationDeclarations(Printer& w, const FileModel& file,
-                                 const ServiceModel& service);
-void PrintPaginationDefinitions(Printer& w, const FileModel& file,
-                                const ServiceModel& service);
 
 }  // namespace generator
 }  // namespace stubkit

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "src/generator/convention.h"
 #include "src/generator/model.h"
 #include "src/generator/names.h"
 #include "src/generator/printer.h"
@@ -253,6 +254,8 @@ bool BuildRoutingModel(const MethodDescriptor* method, RoutingModel* model,
                        protoc_release, model, error);
 }
 
+namespace {
+
 bool HasRouting(const FileModel& file) {
   for (const ServiceModel& service : file.services) {
     for (const MethodModel& method : service.methods) {
@@ -294,6 +297,44 @@ void PrintRoutingHeader(Printer& w, const Printer::Vars& vars,
   w.Print(vars,
           "  ::stubkit::internal::ApplyRoutingHeader(context, options, "
           "request, $routing_params$);\n");
+}
+
+// AIP-4222 as a unit: a function per routed method in the source, called
+// by the gRPC stub before each attempt.
+class Routing final : public Convention {
+ public:
+  std::string BuildMethod(const MethodDescriptor* method, int protoc_release,
+                          MethodModel& model) const override {
+    std::string error;
+    BuildRoutingModel(method, &model.routing, &error, protoc_release);
+    return error;
+  }
+  void AddHeaderIncludes(const FileModel& file,
+                         Includes& includes) const override {
+    // RoutingHeaderOption, for users of a client that sends the header.
+    if (HasRouting(file)) includes.project.push_back("stubkit/routing.h");
+  }
+  void AddSourceIncludes(const FileModel& file,
+                         Includes& includes) const override {
+    if (HasRouting(file)) {
+      includes.project.push_back("stubkit/internal/routing_header.h");
+    }
+  }
+  void PrintStubHelpers(Printer& w, const Printer::Vars& vars,
+                        const MethodModel& method) const override {
+    PrintRoutingParamsFunction(w, vars, method);
+  }
+  void PrintBeforeAttempt(Printer& w, const Printer::Vars& vars,
+                          const MethodModel& method) const override {
+    PrintRoutingHeader(w, vars, method);
+  }
+};
+
+}  // namespace
+
+const Convention* RoutingConvention() {
+  static const Convention* const kUnit = new Routing();
+  return kUnit;
 }
 
 }  // namespace generator

@@ -11,7 +11,8 @@
 //     field it names.
 // A field path that names no field, or an annotation field that is not a
 // string, or a path_template without exactly one variable, is refused,
-// naming the method.
+// naming the method. Its unit in the printers is RoutingConvention()
+// (convention.h).
 
 #ifndef STUBKIT_SRC_GENERATOR_ROUTING_H_
 #define STUBKIT_SRC_GENERATOR_ROUTING_H_
@@ -27,7 +28,6 @@
 namespace stubkit {
 namespace generator {
 
-struct FileModel;
 struct MethodModel;
 
 struct RoutingParam {
@@ -48,23 +48,6 @@ struct RoutingModel {
 bool BuildRoutingModel(const google::protobuf::MethodDescriptor* method,
                        RoutingModel* model, std::string* error,
                        int protoc_release = kDefaultProtocRelease);
-
-// Whether any method of `file` sends the header (its source needs the
-// includes).
-bool HasRouting(const FileModel& file);
-
-// In the source, once per method: the function that reads the header's
-// parameters from a request ($routing_params$ in `vars`, MethodVars).
-// Prints nothing for a method without routing.
-void PrintRoutingParamsFunction(Printer& w, const Printer::Vars& vars,
-                                const MethodModel& method);
-
-// Inside the gRPC stub's sync and async methods of `method`: one runtime
-// call that adds the header to `context` unless RoutingHeaderOption is off
-// (stubkit/internal/routing_header.h). Prints nothing for a method without
-// routing.
-void PrintRoutingHeader(Printer& w, const Printer::Vars& vars,
-                        const MethodModel& method);
 
 }  // namespace generator
 }  // namespace stubkit

@@ -10,8 +10,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "src/generator/convention.h"
 #include "src/generator/printers.h"
-#include "src/generator/routing.h"
 
 namespace stubkit {
 namespace generator {
@@ -80,7 +80,9 @@ void PrintGrpcStubAsyncDefinition(Printer& w, const Printer::Vars& mv,
             "\"$method_full_name$\"));\n"
             "    return;\n"
             "  }\n");
-    PrintRoutingHeader(w, mv, method);
+    for (const Convention* convention : Conventions()) {
+      convention->PrintBeforeAttempt(w, mv, method);
+    }
     w.Print(mv,
             "  ::stubkit::internal::StartAsyncUnary<$Response$>(\n"
             "      [&](auto* response, auto on_done) {\n"
@@ -97,7 +99,9 @@ void PrintGrpcStubAsyncDefinition(Printer& w, const Printer::Vars& mv,
           "    return ::stubkit::internal::NoAsyncStubError("
           "\"$method_full_name$\");\n"
           "  }\n");
-  PrintRoutingHeader(w, mv, method);
+  for (const Convention* convention : Conventions()) {
+    convention->PrintBeforeAttempt(w, mv, method);
+  }
   switch (method.kind) {
     case Kind::kServerStreaming:
       w.Print(mv, "  async->$Method$(&context, &request, reactor);\n");
@@ -123,7 +127,9 @@ void PrintGrpcStubDefinition(Printer& w, const Printer::Vars& mv,
   const Signature& sync =
       *FindSignature(Layer::kStub, method.kind, Variant::kSync);
   PrintDefinition(w, mv, sync, grpc_stub, " {", UnusedOptions(method));
-  PrintRoutingHeader(w, mv, method);
+  for (const Convention* convention : Conventions()) {
+    convention->PrintBeforeAttempt(w, mv, method);
+  }
   switch (method.kind) {
     case Kind::kUnary:
       w.Print(mv,
@@ -214,11 +220,14 @@ void PrintStubSource(Printer& w, const FileModel& file,
                              ");\n}\n\n"));
     PrintDecoratorAsyncDefinition(w, mv, method, decorator);
   }
-  // The gRPC stub: the attempt's routing header (routing.h), then
-  // grpc_cpp_plugin's call.
+  // The gRPC stub: what conventions add before an attempt (the routing
+  // header), then grpc_cpp_plugin's call.
   w.Print("namespace {\n\n");
   for (const MethodModel& method : service.methods) {
-    PrintRoutingParamsFunction(w, MethodVars(file, service, method), method);
+    const Printer::Vars mv = MethodVars(file, service, method);
+    for (const Convention* convention : Conventions()) {
+      convention->PrintStubHelpers(w, mv, method);
+    }
   }
   w.Print(vars,
           "class $Service$GrpcStub : public $Service$Stub {\n"

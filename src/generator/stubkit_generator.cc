@@ -15,13 +15,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "src/generator/clang_format.h"
-#include "src/generator/lro.h"
+#include "src/generator/convention.h"
 #include "src/generator/model.h"
 #include "src/generator/names.h"
-#include "src/generator/pagination.h"
 #include "src/generator/printer.h"
 #include "src/generator/printers.h"
-#include "src/generator/routing.h"
 
 namespace stubkit {
 namespace generator {
@@ -72,9 +70,11 @@ void FileGenerator::CloseNamespace(Printer& w, bool empty) const {
 // the C++ library, then "project" headers sorted, which puts the proto's own
 // wherever its name sorts.
 void PrintIncludes(Printer& w, const std::vector<std::string>& system,
-                   const std::vector<std::string>& standard,
+                   std::vector<std::string> standard,
                    std::vector<std::string> project) {
-  for (const std::vector<std::string>* block : {&system, &standard}) {
+  std::sort(standard.begin(), standard.end());
+  for (const std::vector<std::string>* block :
+       {&system, static_cast<const std::vector<std::string>*>(&standard)}) {
     if (block->empty()) continue;
     for (const std::string& header : *block) {
       w.Print({{"header", header}}, "#include <$header$>\n");
@@ -98,36 +98,20 @@ void FileGenerator::Header(Printer& w) const {
           "#ifndef $guard$\n"
           "#define $guard$\n"
           "\n");
-  std::vector<std::string> standard = {"future", "memory", "utility"};
-  std::vector<std::string> project = {"absl/status/statusor.h",
-                                      file_.stem + ".grpc.pb.h",
-                                      file_.stem + ".pb.h",
-                                      "stubkit/async_callback.h",
-                                      "stubkit/async_streaming.h",
-                                      "stubkit/decorator.h",
-                                      "stubkit/internal/method_options_table.h",
-                                      "stubkit/method.h",
-                                      "stubkit/options.h",
-                                      "stubkit/streaming.h"};
-  // The whole runtime API (CreateChannel, every option): one include.
-  project.push_back("stubkit/stubkit.h");
-  if (HasPagination(file_)) project.push_back("stubkit/page_range.h");
-  // RoutingHeaderOption, for users of a client that sends the header.
-  if (HasRouting(file_)) project.push_back("stubkit/routing.h");
-  // Long-running operations (lro.h) poll through the stubkit client of
-  // google/longrunning/operations.proto.
-  bool lro = false;
-  for (const ServiceModel& service : file_.services) {
-    lro = lro || ServiceHasLro(service);
-  }
-  if (lro) {
-    standard = {"future", "memory", "string", "utility"};
-    project.push_back("google/longrunning/operations.stubkit.h");
-    project.push_back("stubkit/internal/operation_poller.h");
-    project.push_back("stubkit/long_running_operation.h");
+  Includes includes;
+  includes.standard = {"future", "memory", "utility"};
+  includes.project = {
+      "absl/status/statusor.h", file_.stem + ".grpc.pb.h", file_.stem + ".pb.h",
+      "stubkit/async_callback.h", "stubkit/async_streaming.h",
+      "stubkit/decorator.h", "stubkit/internal/method_options_table.h",
+      "stubkit/method.h", "stubkit/options.h", "stubkit/streaming.h",
+      // The whole runtime API (CreateChannel, every option).
+      "stubkit/stubkit.h"};
+  for (const Convention* convention : Conventions()) {
+    convention->AddHeaderIncludes(file_, includes);
   }
   PrintIncludes(w, {"grpcpp/client_context.h", "grpcpp/support/sync_stream.h"},
-                standard, project);
+                includes.standard, includes.project);
   OpenNamespace(w, file_.services.empty());
   // Top-down, as a user needs it: the client, then its connection (what
   // tests mock), then the stub layers (what decorator authors implement).
@@ -156,18 +140,17 @@ void FileGenerator::Source(Printer& w) const {
           "\n"
           "#include \"$stem$.stubkit.h\"\n"
           "\n");
-  std::vector<std::string> project = {
-      "stubkit/internal/async_retry_operation.h",
-      "stubkit/internal/async_stream_operation.h",
-      "stubkit/internal/stub_support.h", "stubkit/internal/stream_retry.h",
-      "stubkit/internal/unary_call.h"};
-  if (HasPagination(file_)) {
-    project.push_back("stubkit/internal/make_page_range.h");
+  Includes includes;
+  includes.standard = {"memory", "utility"};
+  includes.project = {"stubkit/internal/async_retry_operation.h",
+                      "stubkit/internal/async_stream_operation.h",
+                      "stubkit/internal/stub_support.h",
+                      "stubkit/internal/stream_retry.h",
+                      "stubkit/internal/unary_call.h"};
+  for (const Convention* convention : Conventions()) {
+    convention->AddSourceIncludes(file_, includes);
   }
-  if (HasRouting(file_)) {
-    project.push_back("stubkit/internal/routing_header.h");
-  }
-  PrintIncludes(w, {}, {"memory", "utility"}, std::move(project));
+  PrintIncludes(w, {}, includes.standard, includes.project);
   OpenNamespace(w, file_.services.empty());
   for (size_t i = 0; i < file_.services.size(); ++i) {
     PrintStubSource(w, file_, file_.services[i]);

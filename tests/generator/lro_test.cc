@@ -77,9 +77,11 @@ class LroTest : public ::testing::Test {
   std::string Model(
       const std::string& options,
       const std::string& returns = ".google.longrunning.Operation") {
+    // Taken once: `++files_` and `files_` in one expression are unsequenced.
+    const std::string n = std::to_string(++files_);
     const FileDescriptor* file =
-        Add("svc" + std::to_string(++files_) + ".proto",
-            "syntax = 'proto3'; package a.v1.svc" + std::to_string(files_) +
+        Add("svc" + n + ".proto",
+            "syntax = 'proto3'; package a.v1.svc" + n +
                 "; import 'google/longrunning/operations.proto';"
                 "import 'a_v1.proto';"
                 "service S { rpc M(.a.v1.Bar) returns (" +
