@@ -44,6 +44,7 @@
 #include "stubkit/metrics.h"                 // IWYU pragma: export
 #include "stubkit/options.h"                 // IWYU pragma: export
 #include "stubkit/page_range.h"              // IWYU pragma: export
+#include "stubkit/retry_budget.h"            // IWYU pragma: export
 #include "stubkit/retry_loop.h"              // IWYU pragma: export
 #include "stubkit/retry_observer.h"          // IWYU pragma: export
 #include "stubkit/retry_options.h"           // IWYU pragma: export

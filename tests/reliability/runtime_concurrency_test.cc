@@ -1,7 +1,8 @@
 // Copyright 2026 The stubkit Authors.
 //
 // The runtime's concurrent parts under many threads, without a gRPC channel
-// or server: shared Options, the retry throttle, cancellation tokens, the
+// or server: shared Options, the retry throttle and budget, cancellation
+// tokens, the
 // timer queue, and the sync and async retry loops over a fake transport
 // whose completions arrive on its own thread (as gRPC's callbacks do).
 //
@@ -30,6 +31,7 @@
 #include "stubkit/internal/timer_queue.h"
 #include "stubkit/metrics.h"
 #include "stubkit/options.h"
+#include "stubkit/retry_budget.h"
 #include "stubkit/retry_loop.h"
 #include "stubkit/retry_throttle.h"
 
@@ -136,6 +138,63 @@ TEST(RuntimeConcurrencyTest, ThrottleStaysWithinItsBounds) {
   EXPECT_EQ(out_of_bounds.load(), 0);
   EXPECT_GE(throttle.tokens(), 0);
   EXPECT_LE(throttle.tokens(), 10);
+}
+
+// Deposits (lock-free) race withdrawals (locked) at one instant: none is
+// lost, and the retries taken never pass the allowance of the requests.
+TEST(RuntimeConcurrencyTest, BudgetLosesNoDepositAndOverdrawsNothing) {
+  RetryBudget budget(RetryBudget::Config()
+                         .WithTtl(std::chrono::seconds(1))
+                         .WithMinRetriesPerSecond(5)
+                         .WithPercentCanRetry(0.25));
+  const RetryBudget::time_point now(std::chrono::hours(1));
+  constexpr int kPerThread = 4000;
+  std::atomic<int64_t> taken{0};
+  RunThreads(kThreads, [&](int t) {
+    for (int i = 0; i < kPerThread; ++i) {
+      budget.Deposit(now);
+      if ((i + t) % 2 == 0 && budget.TryWithdraw(now)) ++taken;
+      (void)budget.CanWithdraw(now);
+    }
+  });
+  const int64_t requests = int64_t{kThreads} * kPerThread;
+  EXPECT_EQ(budget.requests(now), requests);
+  EXPECT_EQ(budget.retries(now), taken.load());
+  // 5 + a quarter of the requests, exactly, once drained.
+  EXPECT_LE(taken.load(), 5 + requests / 4);
+  while (budget.TryWithdraw(now)) ++taken;
+  EXPECT_EQ(taken.load(), 5 + requests / 4);
+}
+
+// The window slides while threads deposit and withdraw, each reading a
+// shared clock that one of them moves: the buckets are reused under
+// contention. Under TSan this is the race check; otherwise the counts stay
+// within what was sent.
+TEST(RuntimeConcurrencyTest, BudgetWindowSlidesUnderContention) {
+  RetryBudget budget(RetryBudget::Config()
+                         .WithTtl(milliseconds(10))
+                         .WithMinRetriesPerSecond(100)
+                         .WithPercentCanRetry(0.5));
+  std::atomic<int64_t> clock_ns{0};
+  std::atomic<int64_t> deposits{0};
+  std::atomic<int64_t> withdrawals{0};
+  std::atomic<int> out_of_bounds{0};
+  RunThreads(kThreads, [&](int t) {
+    for (int i = 0; i < 20000; ++i) {
+      if (t == 0) clock_ns.fetch_add(1000, std::memory_order_relaxed);
+      const RetryBudget::time_point now(
+          nanoseconds(clock_ns.load(std::memory_order_relaxed)));
+      budget.Deposit(now);
+      ++deposits;
+      if (i % 3 == 0 && budget.TryWithdraw(now)) ++withdrawals;
+      if (budget.requests(now) > deposits.load() + kThreads ||
+          budget.retries(now) > withdrawals.load() + kThreads) {
+        ++out_of_bounds;
+      }
+    }
+  });
+  EXPECT_EQ(out_of_bounds.load(), 0);
+  EXPECT_GT(withdrawals.load(), 0);
 }
 
 TEST(RuntimeConcurrencyTest, CancellationRacesAttachWaitAndCallbacks) {
