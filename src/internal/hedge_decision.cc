@@ -14,11 +14,11 @@ bool HedgeStartsInTime(Clock::time_point now, Clock::time_point end,
 }
 
 HedgeLaunch DecideHedgeLaunch(int index, int max_attempts, bool pushed_back,
-                              const AdmissionSource* admission) {
+                              AdmissionSource* admission) {
   if (index >= max_attempts) return HedgeLaunch::kNoneLeft;
   if (index == 0) return HedgeLaunch::kLaunch;
   if (pushed_back) return HedgeLaunch::kPushedBack;
-  if (admission != nullptr && !admission->Admits()) {
+  if (admission != nullptr && !(admission->Admits() && admission->Take())) {
     return HedgeLaunch::kThrottled;
   }
   return HedgeLaunch::kLaunch;

@@ -161,7 +161,11 @@ RetryDecision DecideAfterFailure(const absl::Status& status,
                      EndWhat(facts.end_reason)),
         counted);
   }
-  // 10. Retry.
+  // 10. Admission takes its due, now that nothing else stops the call.
+  if (admission != nullptr && !admission->Take()) {
+    return Stop(StopReason::kThrottled, admission->Refusal(), counted);
+  }
+  // 11. Retry.
   RetryDecision decision;
   decision.kind = RetryDecision::Kind::kRetry;
   decision.wait = chosen.delay;

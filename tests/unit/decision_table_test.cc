@@ -272,6 +272,7 @@ struct Row {
   bool throttle = true;
   bool admit = true;
   bool may_wait = false;
+  bool take = true;
   WaitChoice wait{false, seconds(2), WaitReason::kBackoff, ""};
   // Expected.
   Kind kind = Kind::kRetry;
@@ -280,6 +281,8 @@ struct Row {
   int failures_after = 1;
   int admission_calls = 1;
   bool wait_asked = true;
+  // Admission took its due: only when nothing else stopped the call.
+  int takes = -1;  // -1: 1 for kRetry with an admission source, else 0
   bool attempt_timed_out = false;
 };
 
@@ -458,6 +461,18 @@ const Row kRows[] = {
      .kind = Kind::kWaitForAdmission,
      .wait_asked = false},
     {.name = "no admission source", .throttle = false, .admission_calls = 0},
+    {.name = "admitted, but another call took the last of the budget",
+     .take = false,
+     .kind = Kind::kStop,
+     .reason = StopReason::kThrottled,
+     .explanation = "gave up: scripted refusal",
+     .takes = 1},
+    {.name = "the take comes after the server's refusal",
+     .take = false,
+     .wait = kRefusedWait,
+     .kind = Kind::kStop,
+     .reason = StopReason::kThrottled,
+     .explanation = "gave up: the server said no"},
     {.name = "the server refused the retry",
      .wait = kRefusedWait,
      .kind = Kind::kStop,
@@ -477,6 +492,12 @@ const Row kRows[] = {
      .reason = StopReason::kDeadline,
      .explanation = "gave up: the next wait (2s, backoff) would pass the "
                     "call's deadline"},
+    {.name = "the take comes after the wait would pass the end",
+     .now = seconds(98),
+     .end_reason = StopReason::kDeadline,
+     .take = false,
+     .kind = Kind::kStop,
+     .reason = StopReason::kDeadline},
     {.name = "the wait ends just before the end",
      .now = seconds(98) - nanoseconds(1)},
     {.name = "no end at all, a long wait",
@@ -505,7 +526,7 @@ TEST(DecideAfterFailureTable, EveryRow) {
         row.max_failures == RetryPolicy::kUnlimitedFailures
             ? RetryPolicy::LimitedTime(std::chrono::hours(1))
             : RetryPolicy::LimitedErrorCount(row.max_failures);
-    ScriptedAdmission admission(row.admit, row.may_wait);
+    ScriptedAdmission admission(row.admit, row.may_wait, row.take);
     ScriptedWaits waits(row.wait);
     const RetryDecision decision =
         DecideAfterFailure(absl::Status(row.code, "scripted"), facts, policy,
@@ -513,6 +534,10 @@ TEST(DecideAfterFailureTable, EveryRow) {
     EXPECT_EQ(decision.kind, row.kind);
     EXPECT_EQ(decision.failures, row.failures_after);
     EXPECT_EQ(admission.failures_seen, row.admission_calls);
+    EXPECT_EQ(admission.takes,
+              row.takes >= 0
+                  ? row.takes
+                  : (row.kind == Kind::kRetry && row.throttle ? 1 : 0));
     EXPECT_EQ(!waits.asked_for.empty(), row.wait_asked);
     if (!waits.asked_for.empty()) {
       // Asked once, with the failure's number counted from 1.

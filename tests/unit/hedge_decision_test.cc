@@ -57,6 +57,7 @@ struct LaunchRow {
   bool pushed_back = false;
   bool throttle = true;
   bool admit = true;
+  bool take = true;
   HedgeLaunch expected = HedgeLaunch::kLaunch;
 };
 
@@ -90,16 +91,24 @@ const LaunchRow kLaunchRows[] = {
      .index = 0,
      .pushed_back = true},
     {.name = "no throttle", .index = 2, .throttle = false, .admit = false},
+    {.name = "admitted, but the budget's last retry was taken meanwhile",
+     .index = 1,
+     .take = false,
+     .expected = HedgeLaunch::kThrottled},
 };
 
 TEST(DecideHedgeLaunchTable, EveryRow) {
   for (const LaunchRow& row : kLaunchRows) {
     SCOPED_TRACE(row.name);
-    ScriptedAdmission admission(row.admit);
+    ScriptedAdmission admission(row.admit, /*may_wait=*/false, row.take);
     EXPECT_EQ(DecideHedgeLaunch(row.index, /*max_attempts=*/3, row.pushed_back,
                                 row.throttle ? &admission : nullptr),
               row.expected);
-    EXPECT_EQ(admission.failures_seen, 0);  // asking counts nothing
+    EXPECT_EQ(admission.failures_seen, 0);  // asking counts no failure
+    // A hedge that may go takes its due; one refused before takes nothing.
+    const bool asked = row.throttle && row.index > 0 && row.index < 3 &&
+                       !row.pushed_back && row.admit;
+    EXPECT_EQ(admission.takes, asked ? 1 : 0);
   }
 }
 
@@ -248,6 +257,7 @@ TEST(DecideAfterHedgeFailureTable, EveryRow) {
                                 policy, row.throttle ? &admission : nullptr);
     EXPECT_EQ(decision.kind, row.kind);
     EXPECT_EQ(admission.failures_seen, row.admission_calls);
+    EXPECT_EQ(admission.takes, 0);  // the next hedge's launch takes
     switch (row.kind) {
       case Kind::kEnd:
         EXPECT_THAT(decision.explanation, HasSubstr(row.explanation));

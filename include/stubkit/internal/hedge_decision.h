@@ -13,7 +13,8 @@
 //      pushback said not to retry                -> no, pushed back
 //   3. a hedge, and admission refuses (a drained
 //      retry throttle stops hedges as it stops
-//      retries)                                  -> no, throttled
+//      retries), or it admits but cannot take
+//      its due (a spent retry budget)            -> no, throttled
 //   4. otherwise                                 -> yes
 //
 // After a launch, the timer for the next hedge is armed only when a hedge
@@ -91,9 +92,10 @@ bool HedgeStartsInTime(Clock::time_point now, Clock::time_point end,
 enum class HedgeLaunch { kLaunch, kNoneLeft, kPushedBack, kThrottled };
 
 // Whether attempt `index` (from 0) may be sent, in the order above.
-// `admission` may be null (no throttle); it is asked only for hedges.
+// `admission` may be null (no throttle); it is asked only for hedges, and
+// a hedge it admits has taken its due (`AdmissionSource::Take`).
 HedgeLaunch DecideHedgeLaunch(int index, int max_attempts, bool pushed_back,
-                              const AdmissionSource* admission);
+                              AdmissionSource* admission);
 
 // The facts of one failed attempt of a hedged call.
 struct HedgeFailureFacts {

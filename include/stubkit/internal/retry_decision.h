@@ -19,7 +19,11 @@
 //                                                   stop, kThrottled
 //   8. the wait source refused (server hints)    -> stop, kThrottled
 //   9. the wait would pass the call's end        -> stop, the end's reason
-//  10. otherwise                                 -> retry after the wait
+//  10. admission takes its due (a retry budget's
+//      withdrawal: last, so that a call stopped
+//      by any rule above spends nothing); another
+//      call took the last of it since step 7     -> stop, kThrottled
+//  11. otherwise                                 -> retry after the wait
 //
 // `DecideAfterFailure` reads no clock, does no I/O and runs no observer,
 // log or metric: the loop passes `now` in, and reports the decision itself
@@ -107,6 +111,12 @@ class AdmissionSource {
   virtual bool MayWait() const = 0;
   // After a refusal the call does not wait out: why, for the status.
   virtual std::string Refusal() const = 0;
+  // A retry or a hedge goes now: takes what it spends (a budget's
+  // withdrawal; nothing for the token bucket, which counts failures).
+  // Returns false when another call took the last of it since
+  // `OnRetryableFailure` or `Admits` said yes: the retry or hedge must not
+  // go.
+  virtual bool Take() = 0;
 };
 
 // What a wait source chose.

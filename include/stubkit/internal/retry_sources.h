@@ -46,6 +46,8 @@ class ThrottleAdmission final : public AdmissionSource {
     return wait_enabled_ && throttle_.waiting_mode();
   }
   std::string Refusal() const override;
+  // The bucket counts failures, not retries: nothing to take.
+  bool Take() override { return true; }
 
  private:
   RetryThrottle& throttle_;
