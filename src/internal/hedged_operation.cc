@@ -46,12 +46,12 @@ HedgedOperationBase::HedgedOperationBase(const MethodInfo& method, Options call,
                                          Options client)
     : AsyncCallBase(method, std::move(call), std::move(client)),
       policy_(options().get<HedgingPolicyOption>()),
-      fixed_delay_(policy_.hedging_delay()) {
+      fixed_delay_(policy_.hedging_delay()),
+      // Hedged calls have no throttle waiting mode: a refusal ends the
+      // hedges.
+      admission_(state().throttle(), /*wait_enabled=*/false, state().budget(),
+                 state().clock()) {
   state().MarkHedged();
-  // Hedged calls have no throttle waiting mode: a refusal ends the hedges.
-  if (RetryThrottle* throttle = state().throttle()) {
-    admission_.emplace(*throttle, /*wait_enabled=*/false);
-  }
 }
 
 HedgedOperationBase::~HedgedOperationBase() = default;
@@ -88,11 +88,12 @@ void HedgedOperationBase::LaunchLocked(Step& step) {
   if (finished_) return;
   const int index = launched_;
   switch (DecideHedgeLaunch(index, policy_.max_attempts(), pushed_back_,
-                            admission_ ? &*admission_ : nullptr)) {
+                            admission_.get())) {
     case HedgeLaunch::kLaunch:
       break;
     case HedgeLaunch::kThrottled:
       throttled_ = true;
+      refusal_ = admission_.get()->Refusal();
       return;
     case HedgeLaunch::kNoneLeft:
     case HedgeLaunch::kPushedBack:
@@ -141,7 +142,9 @@ void HedgedOperationBase::SettleLocked(Step& step) {
   }
   if (throttled_) {
     step.reason = StopReason::kThrottled;
-    step.explanation = "gave up: retry throttled, no more hedges";
+    // "gave up: retry throttled (...)" or "gave up: retry budget spent
+    // (...)", then what it meant here.
+    step.explanation = absl::StrCat(refusal_, ", no more hedges");
   } else if (pushed_back_) {
     step.reason = StopReason::kThrottled;
     step.explanation =
@@ -378,8 +381,8 @@ HedgedOperationBase::Next HedgedOperationBase::OnAttemptFailed(
     facts.end = state().facts().end;
     facts.hedge_left = launched_ < policy_.max_attempts() && !pushed_back_;
     facts.pushback = PushbackOf(index);
-    const HedgeDecision decision = DecideAfterHedgeFailure(
-        status, facts, policy_, admission_ ? &*admission_ : nullptr);
+    const HedgeDecision decision =
+        DecideAfterHedgeFailure(status, facts, policy_, admission_.get());
     switch (decision.kind) {
       case HedgeDecision::Kind::kCancelled:
         EndLocked(step, Outcome::kCancelledOrEnded);
@@ -428,6 +431,7 @@ void HedgedOperationBase::GoOnLocked(Step& step, int index,
       switch (decision.why) {
         case HedgeDecision::Why::kThrottled:
           throttled_ = true;  // a timer already armed finds it so too
+          refusal_ = admission_.get()->Refusal();
           break;
         case HedgeDecision::Why::kPushedBack:
           pushed_back_ = true;

@@ -96,6 +96,7 @@ void RetryLoopState::Setup(const OptionsView& options) {
   // Each optional layer costs one lookup here and a null check later.
   reporter_.Configure(method_.full_name, options);
   throttle_ = options.get<RetryThrottleOption>().get();
+  budget_ = options.get<RetryBudgetOption>().get();
   cancel_ = options.get<CancellationOption>().get();
   if (const auto* metadata = options.find<ResponseMetadataOption>()) {
     response_metadata_ = metadata->get();
@@ -129,6 +130,9 @@ bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context,
   finished_context_ = nullptr;
   if (cancel_ != nullptr && !cancel_->Attach(&context)) return false;
   ++attempts_;
+  // The budget counts calls, not attempts: the call's first attempt is its
+  // request.
+  if (attempts_ == 1 && budget_ != nullptr) budget_->Deposit(now);
   facts_.attempt_start = now;
   attempt_on_reconnect_ = follow_.StartAttempt();
   facts_.attempt_deadline =
@@ -316,13 +320,10 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
   const time_point now = this->now();
   facts_.now = now;
   facts_.cancelled = cancel_ != nullptr && cancel_->cancelled();
-  std::optional<ThrottleAdmission> admission;
-  if (throttle_ != nullptr) {
-    admission.emplace(*throttle_, throttle_wait_.enabled());
-  }
+  CallAdmission admission(throttle_, throttle_wait_.enabled(), budget_, clock_);
   waits_.SetAttempt(&context.GetServerTrailingMetadata());
   const RetryDecision decision = DecideAfterFailure(
-      status, facts_, retry_policy_, admission ? &*admission : nullptr, waits_);
+      status, facts_, retry_policy_, admission.get(), waits_);
   waits_.SetAttempt(nullptr);  // the context may not outlive the attempt
   facts_.failures = decision.failures;
   return Report(status, decision, now, final_status, wait);
@@ -464,14 +465,24 @@ RetryLoopState::ThrottleStep RetryLoopState::AfterThrottleWait(
     throttle_wait_.Leave(now);
     // Stop adds how long it waited.
     Stop(status, StopReason::kThrottled,
-         absl::StrCat("gave up: the backend did not recover before ",
-                      EndWhat(facts_.end_reason), " was reached"),
+         budget_refused_wait_
+             ? absl::StrCat("gave up: the retry budget had no retry left "
+                            "when the throttle let one go, before ",
+                            EndWhat(facts_.end_reason), " was reached")
+             : absl::StrCat("gave up: the backend did not recover before ",
+                            EndWhat(facts_.end_reason), " was reached"),
          now, final_status);
     return ThrottleStep::kStop;
   }
   if (throttle_->TryAdmit(now)) {  // leaves the throttle's count
-    throttle_wait_.Leave(now, /*admitted=*/true);
-    return ThrottleStep::kAttempt;
+    // Both must admit. The budget has no waiting of its own: the call
+    // waits on in the throttle's wait, where new calls refill the budget.
+    if (budget_ == nullptr || budget_->TryWithdraw(now)) {
+      throttle_wait_.Leave(now, /*admitted=*/true);
+      return ThrottleStep::kAttempt;
+    }
+    budget_refused_wait_ = true;
+    throttle_->BeginWait();
   }
   *wait = std::min<nanoseconds>(throttle_->PollDelay(), facts_.end - now);
   delay_.Begin(now, *wait);

@@ -20,6 +20,55 @@ std::string ThrottleAdmission::Refusal() const {
          "below half)";
 }
 
+std::string BudgetAdmission::Refusal() const {
+  const RetryBudget::Config& config = budget_.config();
+  const Clock::time_point now = Now();
+  const int64_t retries = budget_.retries(now);
+  const int64_t requests = budget_.requests(now);
+  return absl::StrCat("gave up: retry budget spent (", retries,
+                      retries == 1 ? " retry" : " retries", " in the last ",
+                      FormatDuration(config.ttl()), " for ", requests,
+                      requests == 1 ? " request" : " requests", "; it allows ",
+                      config.min_retries_per_second(), "/s plus ",
+                      config.percent_can_retry() * 100, "% of the requests)");
+}
+
+bool BothAdmission::OnRetryableFailure() {
+  const bool first = first_.OnRetryableFailure();
+  const bool second = second_.OnRetryableFailure();
+  refused_ = !first ? &first_ : !second ? &second_ : nullptr;
+  return first && second;
+}
+
+bool BothAdmission::Admits() const {
+  refused_ = !first_.Admits()    ? &first_
+             : !second_.Admits() ? &second_
+                                 : nullptr;
+  return refused_ == nullptr;
+}
+
+bool BothAdmission::Take() {
+  refused_ = !first_.Take() ? &first_ : !second_.Take() ? &second_ : nullptr;
+  return refused_ == nullptr;
+}
+
+CallAdmission::CallAdmission(RetryThrottle* throttle, bool wait_enabled,
+                             RetryBudget* budget, const Clock* clock) {
+  if (throttle != nullptr) {
+    throttle_.emplace(*throttle, wait_enabled);
+    source_ = &*throttle_;
+  }
+  if (budget != nullptr) {
+    budget_.emplace(*budget, clock);
+    source_ = &*budget_;
+  }
+  if (throttle_ && budget_) {
+    // The throttle first: its Take takes nothing.
+    both_.emplace(*throttle_, *budget_);
+    source_ = &*both_;
+  }
+}
+
 BackoffWaits::BackoffWaits(const ExponentialBackoffPolicy& backoff,
                            const OptionsView& options,
                            const CallReporter& reporter)

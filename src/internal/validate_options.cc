@@ -9,6 +9,7 @@
 #include "stubkit/internal/metadata.h"
 #include "stubkit/internal/method_options_table.h"
 #include "stubkit/logging.h"
+#include "stubkit/retry_budget.h"
 #include "stubkit/retry_options.h"
 #include "stubkit/retry_throttle.h"
 #include "stubkit/server_hints.h"
@@ -24,12 +25,17 @@ bool IsValid(Idempotency idempotency) {
          idempotency == Idempotency::kNonIdempotent;
 }
 
-// The options only a retried call reads: throttle, server hints,
+// The options only a retried call reads: throttle, budget, server hints,
 // idempotency, logging.
 absl::Status ValidateRetryOptions(const OptionsView& options) {
   if (const auto* throttle = options.find<RetryThrottleOption>()) {
     if (*throttle != nullptr && !(*throttle)->status().ok()) {
       return (*throttle)->status();
+    }
+  }
+  if (const auto* budget = options.find<RetryBudgetOption>()) {
+    if (*budget != nullptr && !(*budget)->status().ok()) {
+      return (*budget)->status();
     }
   }
   if (const auto* ceiling = options.find<ServerHintCeilingOption>()) {

@@ -14,6 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "stubkit/async_retry_loop.h"
+#include "stubkit/retry_budget.h"
 #include "stubkit/retry_loop.h"
 #include "stubkit/retry_throttle.h"
 
@@ -362,6 +363,34 @@ TEST_F(ThrottleWaitingLoopTest, SyncCallStopsAtItsPolicyEndNeverLater) {
               ::testing::AnyOf(StopReason::kThrottled, StopReason::kExhausted));
   EXPECT_THAT(r.status().message(), HasSubstr("waited"));
   EXPECT_THAT(r.status().message(), HasSubstr("retry policy's time limit"));
+  EXPECT_EQ(throttle->waiters(), 0);
+}
+
+// With a retry budget as well, both must admit: a probe the throttle lets go
+// is sent only if the budget has a retry left; if not, the call waits on
+// (the budget has no wait of its own, and new calls refill it).
+TEST_F(ThrottleWaitingLoopTest, WithABudgetAProbeNeedsARetryOfTheBudget) {
+  auto throttle = DownThrottle(seconds(1), 1);
+  // One retry per 10 s window, whatever the requests.
+  auto budget = std::make_shared<RetryBudget>(RetryBudget::Config()
+                                                  .WithTtl(seconds(10))
+                                                  .WithMinRetriesPerSecond(0.1)
+                                                  .WithPercentCanRetry(0));
+  client_.set<RetryThrottleOption>(throttle)
+      .set<RetryBudgetOption>(budget)
+      .set<RetryPolicyOption>(RetryPolicy::LimitedTime(seconds(35)));
+  absl::StatusOr<int> r = RunSync(kGet, time_point::max());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(GetRetrySummary(r.status())->stop_reason, StopReason::kThrottled);
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("the retry budget had no retry left when the "
+                        "throttle let one go"));
+  // The probes: one per budget window (less a bucket), not one per second.
+  ASSERT_GE(attempt_times_.size(), 3u);
+  EXPECT_LE(attempt_times_.size(), 5u);
+  for (size_t i = 2; i < attempt_times_.size(); ++i) {
+    EXPECT_GE(attempt_times_[i] - attempt_times_[i - 1], seconds(9));
+  }
   EXPECT_EQ(throttle->waiters(), 0);
 }
 

@@ -138,8 +138,9 @@ class HedgedOperationBase : public AsyncCallBase {
   // The hedge delay: the policy's, fixed.
   FixedHedgeDelay fixed_delay_;
   HedgeDelaySource& delays_ = fixed_delay_;  // asked under mu_
-  // The retry throttle, if any, as the decisions' admission source.
-  std::optional<ThrottleAdmission> admission_;
+  // The retry throttle and budget, if any, as the decisions' admission
+  // source (asked under mu_).
+  CallAdmission admission_;
 
   Mutex mu_;
   // Signalled when the result is delivered or an attempt ends (AwaitIdle).
@@ -170,6 +171,8 @@ class HedgedOperationBase : public AsyncCallBase {
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
   bool delivered_ ABSL_GUARDED_BY(mu_) = false;
   bool throttled_ ABSL_GUARDED_BY(mu_) = false;
+  // Why admission refused a hedge (throttled_), for the summary.
+  std::string refusal_ ABSL_GUARDED_BY(mu_);
   // The server's pushback said not to retry: no further hedges (A6).
   bool pushed_back_ ABSL_GUARDED_BY(mu_) = false;
   // The server's pushback asked to wait past the call's end.

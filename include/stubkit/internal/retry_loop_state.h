@@ -29,6 +29,7 @@
 #include "stubkit/method.h"
 #include "stubkit/metrics.h"
 #include "stubkit/options.h"
+#include "stubkit/retry_budget.h"
 #include "stubkit/retry_observer.h"
 #include "stubkit/retry_options.h"
 #include "stubkit/retry_policy.h"
@@ -241,10 +242,13 @@ class RetryLoopState {
   absl::Status GiveUp(const absl::Status& status, StopReason reason,
                       absl::string_view explanation);
   RetryThrottle* throttle() const { return throttle_; }
+  RetryBudget* budget() const { return budget_; }
   // Whether server hints (pushback, RetryInfo) are followed.
   bool use_hints() const { return waits_.use_hints(); }
   // The state's clock (ClockOption, else the steady clock).
   time_point now() const;
+  // ClockOption's clock; null for the steady clock.
+  const Clock* clock() const { return clock_; }
 
   // The call's budget as the decision sees it: idempotency, the call's end
   // (`end`: the earliest of the policy time limit, the total timeout and
@@ -303,6 +307,8 @@ class RetryLoopState {
   const Clock* clock_;  // null: std::chrono::steady_clock
   Sleeper* sleeper_;    // null: std::this_thread::sleep_for
   RetryThrottle* throttle_ = nullptr;
+  // Deposited into once, when the first attempt starts.
+  RetryBudget* budget_ = nullptr;
   CancellationToken* cancel_ = nullptr;
   ResponseMetadata* response_metadata_ = nullptr;
   // With an observer: the context of the attempt `FinishAttempt` ended, for
@@ -320,6 +326,8 @@ class RetryLoopState {
   // PrepareAttempt refused: the call's end had passed.
   bool ended_before_attempt_ = false;
   ThrottleWait throttle_wait_;
+  // In the throttle's wait, the budget refused a retry the throttle let go.
+  bool budget_refused_wait_ = false;
   bool hedged_ = false;
   bool stream_deadlines_ = false;
   ChannelFollow follow_;

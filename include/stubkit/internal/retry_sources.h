@@ -5,16 +5,21 @@
 //
 //   ThrottleAdmission  admission: the retry throttle's token bucket, and
 //                      its waiting mode (stubkit/retry_throttle.h)
+//   BudgetAdmission    admission: the retry budget (stubkit/retry_budget.h)
+//   BothAdmission      admission by two sources, each of which must admit
+//   CallAdmission      the admission a call's options choose: none, the
+//                      throttle, the budget, or both
 //   BackoffWaits       the wait: the backoff policy's delay, replaced by a
 //                      server's hint (grpc-retry-pushback-ms, RetryInfo)
 //                      within ServerHintCeilingOption
 //
-// A new admission rule (a retry budget) or a new wait rule (a deadline
-// inherited from a server's call) is a new class here.
+// A new admission rule or a new wait rule (a deadline inherited from a
+// server's call) is a new class here.
 //
 //   BackoffWaits waits(backoff_policy, options, reporter);
 //   waits.SetAttempt(&context.GetServerTrailingMetadata());
-//   DecideAfterFailure(status, facts, policy, &admission, waits);
+//   CallAdmission admission(throttle, wait_enabled, budget, clock);
+//   DecideAfterFailure(status, facts, policy, admission.get(), waits);
 
 #ifndef STUBKIT_INTERNAL_RETRY_SOURCES_H_
 #define STUBKIT_INTERNAL_RETRY_SOURCES_H_
@@ -22,13 +27,16 @@
 #include <grpcpp/support/string_ref.h>
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
 #include "stubkit/backoff_policy.h"
+#include "stubkit/clock.h"
 #include "stubkit/internal/call_reporter.h"
 #include "stubkit/internal/retry_decision.h"
 #include "stubkit/options.h"
+#include "stubkit/retry_budget.h"
 #include "stubkit/retry_throttle.h"
 
 namespace stubkit {
@@ -52,6 +60,75 @@ class ThrottleAdmission final : public AdmissionSource {
  private:
   RetryThrottle& throttle_;
   const bool wait_enabled_;
+};
+
+// The retry budget as the decision's admission source: a retryable failure
+// counts nothing (the budget counts requests and retries, not failures),
+// and a retry or hedge that goes withdraws one. Time is the call's clock.
+class BudgetAdmission final : public AdmissionSource {
+ public:
+  // `clock` null: the steady clock.
+  BudgetAdmission(RetryBudget& budget, const Clock* clock)
+      : budget_(budget), clock_(clock) {}
+  bool OnRetryableFailure() override { return Admits(); }
+  bool Admits() const override { return budget_.CanWithdraw(Now()); }
+  bool MayWait() const override { return false; }
+  std::string Refusal() const override;
+  bool Take() override { return budget_.TryWithdraw(Now()); }
+
+ private:
+  Clock::time_point Now() const {
+    return clock_ != nullptr ? clock_->Now() : std::chrono::steady_clock::now();
+  }
+  RetryBudget& budget_;
+  const Clock* clock_;
+};
+
+// Two sources that must both admit. Both are told of every failure (the
+// token bucket counts each, whatever the budget says); `first` is asked
+// first, and its `Take` must take nothing (the token bucket's), since a
+// take `second` refuses cannot be given back. A refusal is the refusing
+// source's: it says why, and whether the call may wait.
+class BothAdmission final : public AdmissionSource {
+ public:
+  BothAdmission(AdmissionSource& first, AdmissionSource& second)
+      : first_(first), second_(second) {}
+  bool OnRetryableFailure() override;
+  bool Admits() const override;
+  bool MayWait() const override {
+    return refused_ != nullptr && refused_->MayWait();
+  }
+  std::string Refusal() const override {
+    return refused_ != nullptr ? refused_->Refusal() : std::string();
+  }
+  bool Take() override;
+
+ private:
+  AdmissionSource& first_;
+  AdmissionSource& second_;
+  // The source that refused last (mutable: `Admits` is a question, but
+  // the refusal that follows must name who said no).
+  mutable AdmissionSource* refused_ = nullptr;
+};
+
+// The admission a call's options choose: the throttle (`RetryThrottleOption`),
+// the budget (`RetryBudgetOption`), both, or none (`get()` null). Not
+// copyable: `get()` points into it.
+class CallAdmission {
+ public:
+  // `wait_enabled`: the loop supports the throttle's waiting mode. `clock`
+  // null: the steady clock.
+  CallAdmission(RetryThrottle* throttle, bool wait_enabled, RetryBudget* budget,
+                const Clock* clock);
+  CallAdmission(const CallAdmission&) = delete;
+  CallAdmission& operator=(const CallAdmission&) = delete;
+  AdmissionSource* get() { return source_; }
+
+ private:
+  std::optional<ThrottleAdmission> throttle_;
+  std::optional<BudgetAdmission> budget_;
+  std::optional<BothAdmission> both_;
+  AdmissionSource* source_ = nullptr;
 };
 
 // Backoff, or the server's hint in the failed attempt's trailers and status
