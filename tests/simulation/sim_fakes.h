@@ -546,6 +546,7 @@ struct AttemptRecord {
   bool by_deadline = false;  // ended DEADLINE_EXCEEDED at its deadline
   bool by_cancel = false;    // ended CANCELLED by its context
   int64_t throttle_milli_before = -1;  // bucket when the result was handed
+  int budget_admits_before = -1;       // the budget's CanWithdraw then (1 or 0)
   grpc::Status status;
   int messages = 0;  // stream messages delivered in this attempt
   TimePoint first_message = TimePoint::max();
@@ -585,6 +586,9 @@ class SimTransport {
   void set_order_counter(uint64_t* order) { order_ = order; }
   void set_throttle_reader(std::function<int64_t()> reader) {
     throttle_milli_ = std::move(reader);
+  }
+  void set_budget_reader(std::function<int()> reader) {
+    budget_admits_ = std::move(reader);
   }
   const std::vector<std::unique_ptr<AttemptRecord>>& attempts(int call) {
     return calls_[call].attempts;
@@ -968,6 +972,7 @@ class SimTransport {
       }
     }
     if (throttle_milli_) rec.throttle_milli_before = throttle_milli_();
+    if (budget_admits_) rec.budget_admits_before = budget_admits_();
     rec.context = nullptr;
   }
 
@@ -986,6 +991,7 @@ class SimTransport {
 
   SimScheduler* sched_;
   std::function<int64_t()> throttle_milli_;
+  std::function<int()> budget_admits_;
   uint64_t* order_ = nullptr;
   std::map<int, CallState> calls_;
   std::condition_variable remote_cv_;  // with the world mutex

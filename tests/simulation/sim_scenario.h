@@ -4,7 +4,8 @@
 //
 // A scenario has one foreground call of any kind and up to three background
 // async calls (async unary, hedged async, async stream, async awaiter) that
-// share a retry throttle with it when the scenario has one. Issue 22's
+// share a retry throttle with it when the scenario has one, and a retry
+// budget (`ExtendBudget`, issue 29) likewise. Issue 22's
 // dimensions (page ranges, awaiters, clients built from a method table or a
 // service config, an inline-firing timer) are drawn by `Extend`. Each call has
 // its options, a script per attempt, and maybe a cancellation (token at a
@@ -124,6 +125,7 @@ struct CallSpec {
   bool method_idempotent = true;
   bool hints = true;
   bool use_throttle = false;
+  bool use_budget = false;  // the scenario's RetryBudget, in the call's layer
   // Hedging.
   int hedge_max_attempts = 3;
   milliseconds hedge_delay{50};
@@ -195,6 +197,11 @@ struct Scenario {
   bool throttle = false;
   double throttle_max = 4;
   double throttle_ratio = 0.5;
+  // A shared RetryBudget (issue 29), drawn by ExtendBudget.
+  bool budget = false;
+  milliseconds budget_ttl{10000};
+  double budget_rate = 10;
+  double budget_percent = 0.2;
   // The timer may fire a wait inside `Schedule`, before it returns, and
   // run what is due then (allowed by clock.h's contract).
   bool fire_inline = false;
@@ -250,10 +257,31 @@ class Generator {
       }
     }
     Extend(s);
+    ExtendBudget(s);
     return s;
   }
 
  private:
+  // Issue 29: a retry budget shared by the unary and stream calls that
+  // draw it, with windows from a few milliseconds (the scenario's times
+  // slide them) to longer than any scenario, and allowances from none but
+  // the share of the requests to more than any scenario spends. A generator
+  // of its own, as in Extend.
+  void ExtendBudget(Scenario& s) {
+    rng_ = std::mt19937_64(s.seed * 0xA0761D6478BD642Full + 0x29);
+    s.budget = Chance(0.35);
+    s.budget_ttl = milliseconds(Pick<int>({5, 50, 300, 2000, 10000}));
+    s.budget_rate = Pick<double>({0, 1, 20, 500});
+    s.budget_percent = Pick<double>({0, 0.25, 0.5, 1});
+    if (s.budget_rate == 0 && s.budget_percent == 0) s.budget_percent = 0.5;
+    for (CallSpec& c : s.calls) {
+      const bool kind = c.kind == CallKind::kSync ||
+                        c.kind == CallKind::kAsync || IsHedgedKind(c.kind) ||
+                        IsStream(c.kind);
+      c.use_budget = s.budget && kind && Chance(0.85);
+    }
+  }
+
   // Issue 22's dimensions: an inline-firing timer, page ranges, awaiters and
   // clients built from a method table or a service config. Drawn from a
   // generator of their own after the rest, so that a seed's older draws
@@ -509,7 +537,8 @@ inline std::string Describe(const CallSpec& c) {
       " total_to=", c.total_timeout.count(),
       c.deadline ? absl::StrCat(" deadline_in=", c.deadline_in.count()) : "",
       " idem_opt=", c.idempotency_option, " method_idem=", c.method_idempotent,
-      " hints=", c.hints, " throttle=", c.use_throttle);
+      " hints=", c.hints, " throttle=", c.use_throttle,
+      " budget=", c.use_budget);
   if (IsHedgedKind(c.kind)) {
     absl::StrAppend(&out, " hedge(", c.hedge_max_attempts, ",",
                     c.hedge_delay.count(), "ms) nonfatal{");
@@ -561,11 +590,12 @@ inline std::string Describe(const CallSpec& c) {
 }
 
 inline std::string Describe(const Scenario& s) {
-  std::string out =
-      absl::StrCat("scenario seed ", s.seed,
-                   ": cancel_inline=", s.cancel_inline, " preempt=", s.preempt,
-                   " fire_inline=", s.fire_inline, " throttle=", s.throttle,
-                   "(", s.throttle_max, ",", s.throttle_ratio, ")\n");
+  std::string out = absl::StrCat(
+      "scenario seed ", s.seed, ": cancel_inline=", s.cancel_inline,
+      " preempt=", s.preempt, " fire_inline=", s.fire_inline,
+      " throttle=", s.throttle, "(", s.throttle_max, ",", s.throttle_ratio,
+      ") budget=", s.budget, "(", s.budget_ttl.count(), "ms,", s.budget_rate,
+      "/s,", s.budget_percent, ")\n");
   for (const CallSpec& c : s.calls) absl::StrAppend(&out, Describe(c));
   return out;
 }

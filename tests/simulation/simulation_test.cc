@@ -58,6 +58,7 @@
 #include "stubkit/logging.h"
 #include "stubkit/long_running_operation.h"
 #include "stubkit/page_range.h"
+#include "stubkit/retry_budget.h"
 #include "stubkit/retry_loop.h"
 #include "stubkit/retry_observer.h"
 #include "stubkit/retry_throttle.h"
@@ -367,6 +368,16 @@ class Runner {
         return static_cast<int64_t>(std::llround(t->tokens() * 1000));
       });
     }
+    if (s.budget) {
+      budget_ = std::make_shared<RetryBudget>(
+          RetryBudget::Config()
+              .WithTtl(s.budget_ttl)
+              .WithMinRetriesPerSecond(s.budget_rate)
+              .WithPercentCanRetry(s.budget_percent));
+      transport_->set_budget_reader([b = budget_, clock = sched_.get()] {
+        return b->CanWithdraw(clock->Now()) ? 1 : 0;
+      });
+    }
     sched_->set_inline_hook([this](int owner) { CancelAfterInline(owner); });
     for (const CallSpec& c : s.calls) {
       auto run = std::make_unique<CallRun>();
@@ -513,6 +524,7 @@ class Runner {
     Place<ServerHintsOption>(run, layer_rng, c.hints, !c.hints);
     if (c.use_throttle && throttle_)
       run.call.set<RetryThrottleOption>(throttle_);
+    if (c.use_budget && budget_) run.call.set<RetryBudgetOption>(budget_);
     // The clock, sleepers and timer go in the client's options, as a client
     // under test would have them.
     run.client.set<ClockOption>(sched_);
@@ -1038,6 +1050,7 @@ class Runner {
   void CheckCall(const CallRun& run, std::vector<std::string>* out);
   void CheckRetryLoop(const CallRun& run, std::vector<std::string>* out);
   void CheckHedged(const CallRun& run, std::vector<std::string>* out);
+  void CheckBudget(std::vector<std::string>* out);
   void CheckRange(const CallRun& run, bool cancelled,
                   std::vector<std::string>* out);
   void CheckAwait(const CallRun& run, bool cancelled,
@@ -1048,6 +1061,7 @@ class Runner {
   std::shared_ptr<SimScheduler> sched_;
   std::unique_ptr<SimTransport> transport_;
   std::shared_ptr<RetryThrottle> throttle_;
+  std::shared_ptr<RetryBudget> budget_;
   std::vector<std::unique_ptr<CallRun>> runs_;
   std::vector<std::string> harness_errors_;
   // The hedged sync caller.
@@ -1090,6 +1104,7 @@ void Runner::Record() const {
   Coverage& cov = g_coverage;
   if (s_.preempt) cov.Add("scenario: preemptive interleaving");
   if (s_.throttle) cov.Add("scenario: shared throttle");
+  if (s_.budget) cov.Add("scenario: shared retry budget");
   if (runs_.size() > 1) cov.Add("scenario: concurrent calls");
   for (const auto& run : runs_) {
     const CallSpec& c = run->spec;
@@ -1115,6 +1130,11 @@ void Runner::Record() const {
       cov.Add(absl::StrCat("cancel: kind ", static_cast<int>(c.cancel)));
     }
     if (run->cancel_in_event) cov.Add("cancel: from inside the observer");
+    if (c.use_budget && run->deliveries == 1 &&
+        absl::StrContains(run->final_status.message(), "retry budget spent")) {
+      cov.Add(c.hedged() ? "budget: refused a hedge"
+                         : "budget: refused a retry");
+    }
     int resumes = 0;
     for (const auto& a : attempts) {
       if (a->by_cancel) cov.Add("attempt: ended by its context's cancel");
@@ -1226,6 +1246,7 @@ std::vector<std::string> Runner::Check() {
     out.push_back("a sync attempt could never end (a lost cancellation?)");
   }
   for (const auto& run : runs_) CheckCall(*run, &out);
+  if (budget_) CheckBudget(&out);
   return out;
 }
 
@@ -1397,8 +1418,8 @@ void Runner::CheckCall(const CallRun& run, std::vector<std::string>* out) {
     }
   }
   if (summary.has_value() && summary->stop_reason == StopReason::kThrottled &&
-      !c.use_throttle && !c.hints) {
-    fail("kThrottled with neither a throttle nor server hints");
+      !c.use_throttle && !c.use_budget && !c.hints) {
+    fail("kThrottled with neither a throttle, a budget nor server hints");
   }
   if (cancelled) return;  // the rest is about uncancelled calls
   if (c.hedged()) {
@@ -1508,8 +1529,9 @@ void Runner::CheckRetryLoop(const CallRun& run, std::vector<std::string>* out) {
           &a,
           v.k,
           ends,
-          c.use_throttle && throttle_ &&
-              model::ThrottleRefuses(a.throttle_milli_before, max_milli),
+          (c.use_throttle && throttle_ &&
+           model::ThrottleRefuses(a.throttle_milli_before, max_milli)) ||
+              (c.use_budget && budget_ && a.budget_admits_before == 0),
           stream,
           v.backoff_k};
       model::Decision d = model::Decide(in);
@@ -1713,8 +1735,8 @@ void Runner::CheckHedged(const CallRun& run, std::vector<std::string>* out) {
         refused |=
             h.refuse || (h.pushback_valid && h.pushback > model::kHintCeiling);
       }
-      if (!c.use_throttle && !refused) {
-        fail("kThrottled without a throttle or a refusing pushback");
+      if (!c.use_throttle && !c.use_budget && !refused) {
+        fail("kThrottled without a throttle, a budget or a refusing pushback");
       }
       break;
     }
@@ -1728,6 +1750,64 @@ void Runner::CheckHedged(const CallRun& run, std::vector<std::string>* out) {
       break;
     default:
       fail("unexpected stop reason " + Name(summary->stop_reason));
+  }
+}
+
+// The budget's invariant (stubkit/retry_budget.h), checked on what the
+// transport saw. A call deposits when its first attempt starts; a retry
+// withdraws when the attempt before it ended (the decision's moment), a
+// hedge when it starts (its launch). Attempts sent are a subset of the
+// withdrawals (a retry cancelled in its backoff withdrew and sent
+// nothing), so this is sound. With w = ttl / 10 and e(t) = floor(t / w),
+// after every withdrawal at t:
+//   retries with e in [e(t) - 9, e(t)] and time <= t
+//     <= min_rate * ttl + percent * requests with e in [e(t) - 9, e(t)]
+//        and time <= t,
+// in the budget's fixed point (millionths). Ties at t count in full: the
+// last withdrawal at t saw every earlier one, and counting a request at t
+// that came after it only loosens the bound. In time rather than buckets,
+// the bucketing's tolerance: over any (ttl - w)-long span ending at a
+// retry, retries <= min_rate * ttl + percent * (requests in the ttl ending
+// there).
+void Runner::CheckBudget(std::vector<std::string>* out) {
+  std::vector<TimePoint> requests, retries;
+  for (const auto& run : runs_) {
+    const CallSpec& c = run->spec;
+    if (!c.use_budget) continue;
+    const auto& attempts = transport_->attempts(c.id);
+    if (attempts.empty()) continue;
+    requests.push_back(attempts[0]->start);
+    for (size_t i = 1; i < attempts.size(); ++i) {
+      retries.push_back(c.hedged() ? attempts[i]->start : attempts[i - 1]->end);
+    }
+  }
+  const int64_t width = s_.budget_ttl.count() * 1'000'000 / 10;  // ns
+  auto epoch = [&](TimePoint t) {
+    const int64_t ns = t.time_since_epoch().count();
+    return ns / width - (ns % width < 0 ? 1 : 0);
+  };
+  const int64_t reserve =
+      std::llround(s_.budget_rate *
+                   std::chrono::duration<double>(s_.budget_ttl).count() * 1e6);
+  const int64_t percent = std::llround(s_.budget_percent * 1e6);
+  for (const TimePoint t : retries) {
+    const int64_t e = epoch(t);
+    auto in_window = [&](TimePoint u) {
+      return u <= t && epoch(u) >= e - 9 && epoch(u) <= e;
+    };
+    const int64_t w = std::count_if(retries.begin(), retries.end(), in_window);
+    const int64_t d =
+        std::count_if(requests.begin(), requests.end(), in_window);
+    if (w * 1'000'000 > reserve + percent * d) {
+      out->push_back(absl::StrCat(
+          "retry budget exceeded: ", w, " retries in the window ending at ",
+          std::chrono::duration_cast<std::chrono::microseconds>(
+              t.time_since_epoch())
+              .count(),
+          " us, for ", d, " requests (allowed ", s_.budget_rate, "/s * ",
+          s_.budget_ttl.count(), "ms + ", s_.budget_percent, " of them)"));
+      return;
+    }
   }
 }
 
@@ -2047,6 +2127,9 @@ TEST(Simulation, RandomScenarios) {
           "kind: async-stream",
           "scenario: preemptive interleaving",
           "scenario: shared throttle",
+          "scenario: shared retry budget",
+          "budget: refused a retry",
+          "budget: refused a hedge",
           "outcome: OK",
           "outcome: permanent error",
           "outcome: non-idempotent",
