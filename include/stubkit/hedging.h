@@ -22,6 +22,9 @@
 // call does not wait for the recovery: it stops with kThrottled as with the
 // plain bucket. Hedges buy latency; a call that may sit out an outage
 // should not be hedged. Its success still counts as a recovery.
+// Hedges draw on a `RetryBudgetOption` budget as retries do: each hedge
+// sent withdraws one (the call itself deposits one request), and no hedge
+// is sent once the budget is spent (stubkit/retry_budget.h).
 // An attempt that runs out of its own `AttemptTimeoutOption` is non-fatal,
 // as in the retry loop. The call's end (the retry policy's time limit, the
 // total timeout, the deadline) bounds every hedge and ends the call, with

@@ -19,18 +19,31 @@
 // Off by default. Like `RetryThrottle`, one budget is shared by all calls of
 // a client and can be shared across clients:
 //
+// ```cpp
+// #include <chrono>
+// #include <memory>
+//
+// #include "stubkit/stubkit.h"
+//
+// stubkit::Options Budgeted() {
 //   auto budget = std::make_shared<stubkit::RetryBudget>(
 //       stubkit::RetryBudget::Config()
 //           .WithTtl(std::chrono::seconds(10))
 //           .WithMinRetriesPerSecond(10)
 //           .WithPercentCanRetry(0.2));
-//   auto options = stubkit::Options{}.set<stubkit::RetryBudgetOption>(budget);
+//   return stubkit::Options{}.set<stubkit::RetryBudgetOption>(budget);
+// }
+// ```
 //
 // A refused retry stops the call with `StopReason::kThrottled` ("retry
-// budget spent" in the summary); a refused hedge is not sent. With a
+// budget spent" in the summary; the metrics count it as "throttled"); a
+// refused hedge is not sent, and hedges count as retries. With a
 // `RetryThrottleOption` as well, both must admit: the bucket says the
 // backend is failing now, the budget bounds what retries add to the load
-// over the window, and either alone misses what the other sees.
+// over the window, and either alone misses what the other sees. The budget
+// never makes a call wait: with the throttle's waiting mode, a call the
+// budget refuses stops, and one already waiting for the throttle waits on
+// until the budget has a retry for it too.
 //
 // When to choose it over the token bucket: the bucket drains after a burst
 // of failures and refills only with successes, so during an outage each
