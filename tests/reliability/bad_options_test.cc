@@ -29,6 +29,7 @@
 #include "stubkit/hedging.h"
 #include "stubkit/logging.h"
 #include "stubkit/metrics.h"
+#include "stubkit/retry_budget.h"
 #include "stubkit/retry_observer.h"
 #include "stubkit/retry_throttle.h"
 #include "stubkit/server_hints.h"
@@ -286,6 +287,16 @@ TEST_F(BadOptionsTest, AbsurdCounts) {
       Options{}.set<RetryThrottleOption>(std::make_shared<RetryThrottle>(
           RetryThrottle::Config().WithMaxTokens(10).WithTokenRatio(0))),
       "token_ratio must be in (0, max_tokens]");
+  ExpectRefusedEverywhere(
+      "`RetryBudget::Config().WithPercentCanRetry(20)`",
+      Options{}.set<RetryBudgetOption>(std::make_shared<RetryBudget>(
+          RetryBudget::Config().WithPercentCanRetry(20))),
+      "percent_can_retry must be in [0, 1] (a fraction: 0.2 is 20%)");
+  ExpectRefusedEverywhere(
+      "`RetryBudget::Config().WithTtl(0s)`",
+      Options{}.set<RetryBudgetOption>(std::make_shared<RetryBudget>(
+          RetryBudget::Config().WithTtl(std::chrono::seconds(0)))),
+      "ttl must be in [1ms, 1h], got 0");
 }
 
 TEST_F(BadOptionsTest, HedgingPolicyOutOfRange) {
@@ -332,6 +343,7 @@ TEST_F(BadOptionsTest, NullPointersAndFunctionsMeanUnset) {
           .set<LogSinkOption>(nullptr)
           .set<MetricsOption>(nullptr)
           .set<RetryThrottleOption>(nullptr)
+          .set<RetryBudgetOption>(nullptr)
           .set<CancellationOption>(nullptr)
           .set<ClockOption>(nullptr)
           .set<SleeperOption>(nullptr)
@@ -356,10 +368,12 @@ TEST_F(BadOptionsTest, NullPointersAndFunctionsMeanUnset) {
   EXPECT_EQ(async->attempt(), 2);
   Report(
       "null `RetryObserverOption`, `LogSinkOption`, `MetricsOption`, "
-      "`RetryThrottleOption`, `CancellationOption`, `ClockOption`, "
+      "`RetryThrottleOption`, `RetryBudgetOption`, `CancellationOption`, "
+      "`ClockOption`, "
       "`SleeperOption`, `AsyncSleeperOption`, `CallCredentialsOption`, "
       "`ContextSetupOption`, `ResponseMetadataOption`",
-      "each means unset: no observer, stderr, no metrics, no throttle, not "
+      "each means unset: no observer, stderr, no metrics, no throttle, no "
+      "budget, not "
       "cancellable, the steady clock, real sleep, the shared timer thread, "
       "the channel's credentials only, no hook, nothing copied; the call "
       "retries and succeeds as without them");
