@@ -240,13 +240,15 @@ void PrintLroClientDeclarations(Printer& w, const FileModel& file,
   if (!method.lro.present) return;
   const Printer::Vars vars = LroVars(file, service, method);
   const std::vector<const Signature*> signatures = LroClientSignatures();
+  // Parenthesized: one element each, however many literals (clang's
+  // -Wstring-concatenation).
   const char* comments[] = {
-      "Starts $Method$, then polls the operation it returns until it is "
-      "done (stubkit/long_running_operation.h): its $lro_response_full_name$, "
-      "or its error.",
+      ("Starts $Method$, then polls the operation it returns until it is "
+       "done (stubkit/long_running_operation.h): its $lro_response_full_name$, "
+       "or its error."),
       "Await$Method$ without blocking: waits between polls on a timer.",
-      "Polls an operation $Method$ started, by its name: e.g. after "
-      "Await$Method$ ran out of polling time (stubkit::GetOperationName).",
+      ("Polls an operation $Method$ started, by its name: e.g. after "
+       "Await$Method$ ran out of polling time (stubkit::GetOperationName)."),
       ""};
   for (size_t i = 0; i < signatures.size(); ++i) {
     if (comments[i][0] != '\0') {
