@@ -199,6 +199,15 @@ absl::Status RetryLoopState::Cancelled() {
   absl::Status final_status;
   if (ended_before_attempt_) {
     const absl::string_view what = EndWhat(facts_.end_reason);
+    if (!last_failure_.ok()) {
+      // The wait was chosen to end before the call's end but woke after it
+      // (a loaded machine): the same result as a wait that would not fit.
+      Stop(last_failure_, facts_.end_reason,
+           absl::StrCat("gave up: ", what,
+                        " was reached while waiting to retry"),
+           now(), &final_status);
+      return final_status;
+    }
     Stop(absl::DeadlineExceededError(absl::StrCat(
              what, " passed before attempt ", attempts_ + 1, " was sent")),
          facts_.end_reason, absl::StrCat("gave up: ", what, " was reached"),
@@ -349,6 +358,7 @@ bool RetryLoopState::Report(const absl::Status& status,
     case RetryDecision::Kind::kRetry:
       break;
   }
+  last_failure_ = status;
   const Wait chosen{decision.wait, decision.wait_reason};
   Notify(status, now, false, chosen, StopReason::kSuccess);
   if (reporter_.logs(LogLevel::kRetries)) {
@@ -433,6 +443,7 @@ nanoseconds RetryLoopState::BeginThrottleWait(const absl::Status& status,
   // Waiting mode: sit out the outage within the call's own limits.
   throttle_->BeginWait();
   throttle_wait_.Begin(status, now);
+  last_failure_ = status;
   // The end is after now here: the decision stopped the call otherwise.
   const nanoseconds wait =
       std::min<nanoseconds>(throttle_->PollDelay(), facts_.end - now);

@@ -170,6 +170,53 @@ TEST_F(RetryLoopTest, WaitThatWouldCrossTheLimitIsNotStarted) {
   EXPECT_EQ(GetRetrySummary(result.status())->elapsed, seconds(7));
 }
 
+// A wait that fits but wakes late (a loaded machine oversleeps) ends the
+// call as a wait that would not fit: the last failure, not a
+// DEADLINE_EXCEEDED that no attempt returned. CI's ASan run found it.
+TEST_F(RetryLoopTest, WaitThatWakesPastTheLimitReturnsTheLastFailure) {
+  class Oversleeper : public Sleeper {
+   public:
+    explicit Oversleeper(std::shared_ptr<FakeClock> clock)
+        : clock_(std::move(clock)) {}
+    void SleepFor(nanoseconds wait) override {
+      clock_->Advance(wait + seconds(5));
+    }
+
+   private:
+    std::shared_ptr<FakeClock> clock_;
+  };
+  for (const bool total_timeout : {false, true}) {
+    SCOPED_TRACE(total_timeout ? "total timeout" : "time limit");
+    Options call =
+        Options{}
+            .set<SleeperOption>(std::make_shared<Oversleeper>(clock_))
+            .set<BackoffPolicyOption>(ExponentialBackoffPolicy()
+                                          .WithInitialDelay(seconds(1))
+                                          .WithMaximumDelay(seconds(1))
+                                          .WithMultiplier(2.0)
+                                          .WithJitter(Jitter::None()));
+    if (total_timeout) {
+      call.set<TotalTimeoutOption>(seconds(3));
+    } else {
+      call.set<RetryPolicyOption>(RetryPolicy::LimitedTime(seconds(3)));
+    }
+    absl::StatusOr<int> result =
+        Run(kIdempotentMethod, {absl::StatusCode::kUnavailable}, call,
+            nanoseconds(0));
+    // The 1 s wait fits in 3 s; it wakes at 6 s.
+    EXPECT_EQ(attempts_, 1);
+    EXPECT_EQ(result.status().code(), absl::StatusCode::kUnavailable)
+        << result.status();
+    EXPECT_THAT(result.status().message(), HasSubstr("attempt 1"));
+    EXPECT_THAT(result.status().message(), HasSubstr("while waiting to retry"));
+    std::optional<RetrySummary> summary = GetRetrySummary(result.status());
+    ASSERT_TRUE(summary.has_value());
+    EXPECT_EQ(summary->stop_reason,
+              total_timeout ? StopReason::kDeadline : StopReason::kExhausted);
+    EXPECT_EQ(summary->attempts, 1);
+  }
+}
+
 TEST_F(RetryLoopTest, NonIdempotentCallsAreNeverRetried) {
   absl::StatusOr<int> result =
       Run(kNonIdempotentMethod, {absl::StatusCode::kUnavailable});

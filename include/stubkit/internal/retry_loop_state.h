@@ -231,8 +231,9 @@ class RetryLoopState {
                                  std::chrono::nanoseconds* wait);
 
   // The status of a call cancelled through its `CancellationOption`; or,
-  // after `PrepareAttempt` refused because the call's end had passed,
-  // DEADLINE_EXCEEDED with the end's stop reason (nothing more was sent).
+  // after `PrepareAttempt` refused because the call's end had passed, the
+  // failure the last wait followed (a wait that woke late), else
+  // DEADLINE_EXCEEDED; either with the end's stop reason.
   absl::Status Cancelled();
   CancellationToken* cancellation() const { return cancel_; }
 
@@ -325,6 +326,9 @@ class RetryLoopState {
   int final_attempt_ = 0;  // the final event's attempt; 0: attempts_
   // PrepareAttempt refused: the call's end had passed.
   bool ended_before_attempt_ = false;
+  // The failure a wait followed: the call's result if that wait wakes past
+  // the call's end (a late wake-up must not change what the caller gets).
+  absl::Status last_failure_;
   ThrottleWait throttle_wait_;
   // In the throttle's wait, the budget refused a retry the throttle let go.
   bool budget_refused_wait_ = false;
