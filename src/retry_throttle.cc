@@ -63,6 +63,14 @@ RetryThrottle::RetryThrottle(const Config& config)
         waiting.release_ratio));
     return;
   }
+  if (waiting.release != WaitForRecovery::Release::kAdaptive &&
+      waiting.release != WaitForRecovery::Release::kProportional) {
+    status_ = absl::InvalidArgumentError(absl::StrCat(
+        "RetryThrottle::WaitForRecovery: release must be kAdaptive or "
+        "kProportional, got ",
+        static_cast<int>(waiting.release)));
+    return;
+  }
   waiting_ = true;
   wait_options_ = waiting;
   // Rounded up, so that no window of probe_interval holds more than
@@ -73,7 +81,22 @@ RetryThrottle::RetryThrottle(const Config& config)
   random_.seed(std::random_device{}());
 }
 
+namespace {
+
+// kAdaptive's multiplicative decrease, as CUBIC's (RFC 9438): a gentler cut
+// than Reno's 0.5 keeps the pace nearer the spare capacity on average.
+constexpr double kCut = 0.7;
+// The highest pace: one admission per microsecond, beyond any backlog.
+constexpr double kMaxPace = 1e-3;
+
+}  // namespace
+
 bool RetryThrottle::OnRetryableFailure() {
+  return OnRetryableFailure(time_point::min(), time_point::min());
+}
+
+bool RetryThrottle::OnRetryableFailure(time_point attempt_start,
+                                       time_point now) {
   int64_t current = milli_tokens_.load(std::memory_order_relaxed);
   int64_t next;
   do {
@@ -81,7 +104,8 @@ bool RetryThrottle::OnRetryableFailure() {
   } while (!milli_tokens_.compare_exchange_weak(current, next,
                                                 std::memory_order_relaxed));
   const bool allowed = next * 2 > max_milli_;
-  if (!allowed && waiting_) {
+  if (!waiting_) return allowed;
+  if (!allowed) {
     // A refused retry: the backend is down (again); the rate it proved
     // before goes.
     internal::MutexLock lock(&mu_);
@@ -89,6 +113,22 @@ bool RetryThrottle::OnRetryableFailure() {
     window_start_ = time_point::min();
     window_fresh_ = 0;
     fresh_rate_ = 0;
+    // The search starts again from the probe pace; slow start ends short
+    // of where the pace stood.
+    if (pace_ > 0) slow_start_end_ = std::max(pace_ * kCut, probe_pace());
+    pace_ = 0;
+    return allowed;
+  }
+  if (adaptive() && attempt_start != time_point::min()) {
+    // An overload answer while releasing: once per round, the pace gives
+    // way to the new calls and the releases already sent.
+    internal::MutexLock lock(&mu_);
+    if (!down_.load(std::memory_order_relaxed) && pace_ > 0 &&
+        attempt_start >= last_cut_) {
+      pace_ = std::max(pace_ * kCut, probe_pace());
+      slow_start_end_ = pace_;
+      last_cut_ = now;
+    }
   }
   return allowed;
 }
@@ -105,7 +145,22 @@ void RetryThrottle::Recovered(bool fresh) {
 }
 
 void RetryThrottle::OnWaitedSuccess() {
-  if (waiting_) Recovered(/*fresh=*/false);
+  if (waiting_ && adaptive()) {
+    internal::MutexLock lock(&mu_);
+    down_.store(false, std::memory_order_relaxed);
+    // A release went through: the pace grows while calls still wait (a
+    // pace not used is not proven, so it is not banked for a later
+    // backlog).
+    if (pace_ > 0 && waiters_.load(std::memory_order_relaxed) > 0) {
+      const double interval =
+          static_cast<double>(wait_options_.probe_interval.count());
+      pace_ += pace_ < slow_start_end_ ? 1 / interval
+                                       : probe_pace() / (pace_ * interval);
+      pace_ = std::min(pace_, kMaxPace);
+    }
+  } else if (waiting_) {
+    Recovered(/*fresh=*/false);
+  }
   Refill();
 }
 
@@ -119,42 +174,49 @@ void RetryThrottle::EndWait() {
 
 bool RetryThrottle::TryAdmit(time_point now) {
   internal::MutexLock lock(&mu_);
-  using std::chrono::nanoseconds;
-  nanoseconds spacing = probe_spacing_;
-  if (!down_.load(std::memory_order_relaxed)) {
-    // Measure R. Successes counted since window_start_ all lie in
-    // [window_start_, now]; the window counts as at least probe_interval
-    // long, so one early burst cannot make R large.
-    if (window_start_ == time_point::min()) {
-      // The first admission since the recovery opens the window; successes
-      // before it are not counted (fewer counted is safe for the bound).
-      window_start_ = now;
-      window_fresh_ = 0;
-    } else {
-      const nanoseconds elapsed = std::max<nanoseconds>(
-          now - window_start_, wait_options_.probe_interval);
-      fresh_rate_ =
-          std::max(fresh_rate_, static_cast<double>(window_fresh_) /
-                                    static_cast<double>(elapsed.count()));
-      if (now - window_start_ >= wait_options_.probe_interval) {
-        window_start_ = now;
-        window_fresh_ = 0;
-      }
-    }
-    const double release_rate = wait_options_.release_ratio * fresh_rate_;
-    // Rounded up (the pace never exceeds release_rate, but for a thousandth
-    // of a nanosecond of float error); the probe pace is the floor.
-    if (release_rate * static_cast<double>(spacing.count()) > 1) {
-      spacing =
-          nanoseconds(static_cast<int64_t>(std::ceil(1 / release_rate - 1e-3)));
-    }
-  }
+  const std::chrono::nanoseconds spacing = down_.load(std::memory_order_relaxed)
+                                               ? probe_spacing_
+                                               : ReleaseSpacing(now);
   if (last_admit_ != time_point::min() && now - last_admit_ < spacing) {
     return false;
   }
   last_admit_ = now;
   waiters_.fetch_sub(1, std::memory_order_relaxed);
   return true;
+}
+
+std::chrono::nanoseconds RetryThrottle::ReleaseSpacing(time_point now) {
+  using std::chrono::nanoseconds;
+  if (window_start_ == time_point::min()) {
+    // The first admission since the recovery opens R's window (successes
+    // before it are not counted: fewer counted is safe for the bound) and
+    // the adaptive search, at the probe pace.
+    window_start_ = now;
+    window_fresh_ = 0;
+    pace_ = probe_pace();
+    last_cut_ = now;
+  } else if (!adaptive()) {
+    // Measure R. Successes counted since window_start_ all lie in
+    // [window_start_, now]; the window counts as at least probe_interval
+    // long, so one early burst cannot make R large.
+    const nanoseconds elapsed = std::max<nanoseconds>(
+        now - window_start_, wait_options_.probe_interval);
+    fresh_rate_ =
+        std::max(fresh_rate_, static_cast<double>(window_fresh_) /
+                                  static_cast<double>(elapsed.count()));
+    if (now - window_start_ >= wait_options_.probe_interval) {
+      window_start_ = now;
+      window_fresh_ = 0;
+    }
+  }
+  const double rate =
+      adaptive() ? pace_ : wait_options_.release_ratio * fresh_rate_;
+  // Rounded up (the pace never exceeds `rate`, but for a thousandth of a
+  // nanosecond of float error); the probe pace is the floor.
+  if (rate * static_cast<double>(probe_spacing_.count()) > 1) {
+    return nanoseconds(static_cast<int64_t>(std::ceil(1 / rate - 1e-3)));
+  }
+  return probe_spacing_;
 }
 
 std::chrono::nanoseconds RetryThrottle::PollDelay() {
@@ -179,6 +241,11 @@ void RetryThrottle::Refill() {
       return;
     }
   }
+}
+
+double RetryThrottle::release_pace() const {
+  internal::MutexLock lock(&mu_);
+  return pace_ * 1e9;
 }
 
 bool RetryThrottle::RetryAllowed() const {

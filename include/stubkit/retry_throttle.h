@@ -47,10 +47,29 @@
 //   probes apart, so no window of `probe_interval` holds more. The bucket has
 //   no time scale of its own, hence the interval; one probe is the least
 //   that still sees a recovery when no new calls come.
-// - Release: once recovered, waiting calls go one at a time, paced by the
-//   rate the recovered backend has shown it can answer. The throttle
-//   measures R, the highest rate of successes of calls that did not wait
-//   since the recovery (successes over a window of at least
+// - Release: once recovered, waiting calls go one at a time, paced. How
+//   fast is `release` (below):
+//   kAdaptive (the default) searches for the server's spare capacity as
+//   TCP's congestion control searches for a path's: additive increase,
+//   multiplicative decrease. The pace starts at the probe pace (probes /
+//   probe_interval) and, in slow start, each success of a released call
+//   adds 1 / probe_interval to it, so it doubles every probe_interval while
+//   releases succeed. A retryable failure of an attempt sent after the last
+//   cut (a released call's or a new call's: the server is at capacity)
+//   cuts the pace to 0.7 of itself, never below the probe pace, and ends
+//   slow start; from then on each release that succeeds adds 1 / (pace *
+//   probe_interval^2) * probes, one probe pace per probe_interval. So the
+//   releases overshoot the server's spare capacity by at most one doubling
+//   before its first overload answer, and by one probe pace per interval
+//   after it; an overload answer is acted on once per round (failures of
+//   attempts sent before the cut do not cut again). The pace grows only
+//   while calls wait: it is not banked for a later backlog. A refused retry
+//   (the backend is down again) restarts the search from the probe pace,
+//   with slow start ending at 0.7 of the pace before.
+//   kProportional (the behaviour before the adaptive mode) releases at a
+//   fixed ratio of the rate the recovered backend has shown it can answer.
+//   The throttle measures R, the highest rate of successes of calls that
+//   did not wait since the recovery (successes over a window of at least
 //   `probe_interval`; a shorter window counts as probe_interval long, so R
 //   ramps up over the first interval). Consecutive admissions are at least
 //   1 / max(release_ratio * R, probes / probe_interval) apart. The bound: in
@@ -62,8 +81,8 @@
 //   is banked, and a refusal drops R. R is a maximum, not the current rate:
 //   when the new load ebbs, the backlog drains on at the pace already
 //   proven. With no new successes at all, the probe pace drains it. A
-//   backlog of B calls takes about B / (release_ratio * S) to clear: a
-//   shorter time needs a higher peak.
+//   backlog of B calls takes about B / (release_ratio * S) to clear, however
+//   much spare capacity the server has: the reason kAdaptive replaced it.
 //   A call that waits polls the throttle every U[probe_interval / 2,
 //   probe_interval] (jitter). Fairness among waiters is random, not
 //   first-come first-served.
@@ -91,6 +110,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <random>
@@ -111,10 +131,19 @@ class RetryThrottle {
     // probe_interval in (0, 1 h]; probes in [1, 1000].
     std::chrono::nanoseconds probe_interval = std::chrono::seconds(1);
     int probes = 1;
-    // release_ratio in (0, 1]: waiting calls are released at up to this
-    // fraction of the new calls' highest success rate. 0.5: the recovering
-    // server sees at most 1.5 times the new load, leaving room under twice
-    // it for bursts of the new load itself.
+    // How waiting calls are released once the backend recovers.
+    enum class Release {
+      // Additive increase, multiplicative decrease: finds the server's
+      // spare capacity from its answers.
+      kAdaptive,
+      // At release_ratio times the new calls' highest success rate.
+      kProportional,
+    };
+    Release release = Release::kAdaptive;
+    // kProportional only; in (0, 1] in either mode. Waiting calls are
+    // released at up to this fraction of the new calls' highest success
+    // rate. 0.5: the recovering server sees at most 1.5 times the new load,
+    // leaving room under twice it for bursts of the new load itself.
     double release_ratio = 0.5;
   };
 
@@ -167,6 +196,10 @@ class RetryThrottle {
   // Takes a token for a retryable failure; returns true when a retry is
   // still allowed afterwards.
   bool OnRetryableFailure();
+  // The same, for the failure at `now` of an attempt that started at
+  // `attempt_start`: in the adaptive waiting mode, an overload answer that
+  // may cut the release pace (see above).
+  bool OnRetryableFailure(time_point attempt_start, time_point now);
   void OnSuccess();
   // Whether a retry is allowed now, without changing the bucket.
   bool RetryAllowed() const;
@@ -188,6 +221,9 @@ class RetryThrottle {
   // Calls waiting now, and whether the backend is considered down.
   int waiters() const { return waiters_.load(std::memory_order_relaxed); }
   bool down() const { return down_.load(std::memory_order_relaxed); }
+  // kAdaptive: the release pace now, in admissions per second (0 before
+  // the first release since a recovery).
+  double release_pace() const;
 
   // The rest is for the retry loops, in waiting mode. A call that waits
   // calls BeginWait once, then polls TryAdmit after each PollDelay until it
@@ -203,6 +239,17 @@ class RetryThrottle {
  private:
   void Recovered(bool fresh);
   void Refill();
+  // The gap between admissions while up, in `release`'s way.
+  std::chrono::nanoseconds ReleaseSpacing(time_point now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool adaptive() const {
+    return wait_options_.release == WaitForRecovery::Release::kAdaptive;
+  }
+  // probes / probe_interval, in admissions per nanosecond.
+  double probe_pace() const {
+    return wait_options_.probes /
+           static_cast<double>(wait_options_.probe_interval.count());
+  }
 
   // Fixed point, thousandths of a token, like gRPC's own implementation.
   int64_t max_milli_;
@@ -218,7 +265,7 @@ class RetryThrottle {
   // Read without the lock on the success path; written under it.
   std::atomic<bool> down_{false};
   std::atomic<int> waiters_{0};
-  internal::Mutex mu_;
+  mutable internal::Mutex mu_;
   // The last admission (probe or release).
   time_point last_admit_ ABSL_GUARDED_BY(mu_) = time_point::min();
   // The measuring window of R: its start (min: none yet) and the successes
@@ -227,6 +274,14 @@ class RetryThrottle {
   int64_t window_fresh_ ABSL_GUARDED_BY(mu_) = 0;
   // R, in successes per nanosecond; 0 until measured, and after a refusal.
   double fresh_rate_ ABSL_GUARDED_BY(mu_) = 0;
+  // kAdaptive: the release pace (admissions per nanosecond; 0 before the
+  // first release since a recovery), the pace at which slow start ends,
+  // and the last cut (or the first release): failures of attempts sent
+  // before it do not cut again.
+  double pace_ ABSL_GUARDED_BY(mu_) = 0;
+  double slow_start_end_ ABSL_GUARDED_BY(mu_) =
+      std::numeric_limits<double>::infinity();
+  time_point last_cut_ ABSL_GUARDED_BY(mu_) = time_point::min();
   std::minstd_rand random_ ABSL_GUARDED_BY(mu_);
 };
 

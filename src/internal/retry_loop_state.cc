@@ -329,7 +329,8 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
   const time_point now = this->now();
   facts_.now = now;
   facts_.cancelled = cancel_ != nullptr && cancel_->cancelled();
-  CallAdmission admission(throttle_, throttle_wait_.enabled(), budget_, clock_);
+  CallAdmission admission(throttle_, throttle_wait_.enabled(), budget_, clock_,
+                          facts_.attempt_start, now);
   waits_.SetAttempt(&context.GetServerTrailingMetadata());
   const RetryDecision decision = DecideAfterFailure(
       status, facts_, retry_policy_, admission.get(), waits_);

@@ -53,9 +53,11 @@ bool BothAdmission::Take() {
 }
 
 CallAdmission::CallAdmission(RetryThrottle* throttle, bool wait_enabled,
-                             RetryBudget* budget, const Clock* clock) {
+                             RetryBudget* budget, const Clock* clock,
+                             Clock::time_point attempt_start,
+                             Clock::time_point now) {
   if (throttle != nullptr) {
-    throttle_.emplace(*throttle, wait_enabled);
+    throttle_.emplace(*throttle, wait_enabled, attempt_start, now);
     source_ = &*throttle_;
   }
   if (budget != nullptr) {

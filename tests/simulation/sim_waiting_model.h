@@ -31,6 +31,7 @@ struct Params {
   nanoseconds probe_interval{0};
   int probes = 1;
   double release_ratio = 0.5;
+  bool adaptive = false;
 };
 
 // One attempt that left the throttle's wait (admitted), and whether the
@@ -105,6 +106,39 @@ inline std::string CheckRelease(const Params& p, std::vector<Admission> all,
                             bound, " (", rate * 1e9,
                             "/s: release_ratio * R or the probe pace, + 1)");
       }
+    }
+  }
+  return "";
+}
+
+// Rule "adaptive release": the pace grows by at most 1 / probe_interval per
+// success of a call that waited (slow start adds that; the additive
+// increase adds probes / (pace * interval^2), no more since the pace is at
+// least the probe pace), and cuts only lower it. So the gap between two
+// admissions while up is at least 1 / (probes / probe_interval + W /
+// probe_interval), W the successes of waited calls before the second. It
+// bounds the overshoot: no burst, and no faster growth than one doubling
+// per interval.
+inline std::string CheckAdaptiveRelease(const Params& p,
+                                        std::vector<Admission> all,
+                                        std::vector<TimePoint> waited_ok) {
+  std::sort(all.begin(), all.end(),
+            [](const Admission& a, const Admission& b) { return a.at < b.at; });
+  std::sort(waited_ok.begin(), waited_ok.end());
+  const double interval = static_cast<double>(p.probe_interval.count());
+  for (size_t i = 1; i < all.size(); ++i) {
+    if (all[i].down) continue;
+    const int64_t w =
+        std::upper_bound(waited_ok.begin(), waited_ok.end(), all[i].at) -
+        waited_ok.begin();
+    const double pace = (p.probes + static_cast<double>(w)) / interval;
+    const double gap = static_cast<double>((all[i].at - all[i - 1].at).count());
+    // (1e-6 and 1 ns: the throttle rounds the gap up to whole nanoseconds.)
+    if (gap * pace * (1 + 1e-6) + pace < 1) {
+      return absl::StrCat("two admissions ", gap,
+                          " ns apart while up; the "
+                          "adaptive pace was at most ",
+                          pace * 1e9, "/s after ", w, " waited successes");
     }
   }
   return "";

@@ -59,6 +59,7 @@ struct WScenario {
   milliseconds interval{1000};
   int probes = 1;
   double release_ratio = 0.5;
+  bool adaptive = false;  // the release: kAdaptive, else kProportional
   bool cancel_inline = true;
   // The timer may fire a wait (a throttle poll, a backoff) inside
   // `Schedule` (sim_fakes.h, FireInline); derived from the seed without
@@ -115,16 +116,18 @@ WScenario Make(uint64_t seed) {
   }
   // Drawn last: the rest of each seed's scenario stays as it was.
   s.release_ratio = std::vector<double>{0.5, 0.75, 0.25, 1}[pick(4)];
+  s.adaptive = pick(2) == 0;
   return s;
 }
 
 std::string Describe(const WScenario& s) {
-  std::string out =
-      absl::StrCat("scenario ", s.seed, ": throttle(", s.max_tokens, ", ",
-                   s.ratio, ", interval ", s.interval.count(), " ms, probes ",
-                   s.probes, ", release_ratio ", s.release_ratio, "), cancel ",
-                   s.cancel_inline ? "inline" : "deferred",
-                   s.fire_inline ? ", timer fires inline" : "", "; outages");
+  std::string out = absl::StrCat(
+      "scenario ", s.seed, ": throttle(", s.max_tokens, ", ", s.ratio,
+      ", interval ", s.interval.count(), " ms, probes ", s.probes,
+      s.adaptive ? ", adaptive release"
+                 : absl::StrCat(", release_ratio ", s.release_ratio),
+      "), cancel ", s.cancel_inline ? "inline" : "deferred",
+      s.fire_inline ? ", timer fires inline" : "", "; outages");
   for (const auto& [from, to] : s.outages) {
     absl::StrAppend(&out, " [", from.count(), ", ", to.count(), ") ms");
   }
@@ -185,6 +188,9 @@ class Runner {
     waiting.probe_interval = s.interval;
     waiting.probes = s.probes;
     waiting.release_ratio = s.release_ratio;
+    waiting.release =
+        s.adaptive ? RetryThrottle::WaitForRecovery::Release::kAdaptive
+                   : RetryThrottle::WaitForRecovery::Release::kProportional;
     throttle_ =
         std::make_shared<RetryThrottle>(RetryThrottle::Config()
                                             .WithMaxTokens(s.max_tokens)
@@ -341,6 +347,7 @@ class Runner {
     }
     std::vector<waiting_model::Admission> admissions;
     std::vector<TimePoint> fresh_successes;
+    std::vector<TimePoint> waited_successes;
     for (const WCall& c : s_.calls) {
       const CallLog& l = logs_[c.id];
       if (l.completions != 1) {
@@ -364,6 +371,9 @@ class Runner {
       }
       if (l.status.ok() && !l.waited) {
         fresh_successes.push_back(l.attempts.back().end);
+      }
+      if (l.status.ok() && l.waited) {
+        waited_successes.push_back(l.attempts.back().end);
       }
       // Never past the call's own end (an attempt started before it may
       // run its latency past it: the fake transport ignores deadlines).
@@ -410,16 +420,22 @@ class Runner {
       }
     }
     waiting_model::Params p{s_.max_tokens, s_.interval, s_.probes,
-                            s_.release_ratio};
+                            s_.release_ratio, s_.adaptive};
     if (std::string e = waiting_model::CheckProbes(p, admissions); !e.empty()) {
       v.push_back(e);
     }
-    if (std::string e =
-            waiting_model::CheckRelease(p, admissions, fresh_successes);
+    if (std::string e = s_.adaptive ? waiting_model::CheckAdaptiveRelease(
+                                          p, admissions, waited_successes)
+                                    : waiting_model::CheckRelease(
+                                          p, admissions, fresh_successes);
         !e.empty()) {
       v.push_back(e);
     }
-    for (const auto& a : admissions) ++g_coverage[a.down ? "probe" : "release"];
+    for (const auto& a : admissions) {
+      ++g_coverage[a.down        ? "probe"
+                   : s_.adaptive ? "release (adaptive)"
+                                 : "release (proportional)"];
+    }
     if (sched_->inline_fired() > 0) ++g_coverage["timer fired inside Schedule"];
     return v;
   }
@@ -469,7 +485,8 @@ TEST(WaitingSimulation, ManyCallsShareOneThrottle) {
     for (const char* what :
          {"waited, then OK", "waited, then retry throttled",
           "waited, then cancelled", "waited, then retry policy exhausted",
-          "probe", "release", "timer fired inside Schedule"}) {
+          "probe", "release (adaptive)", "release (proportional)",
+          "timer fired inside Schedule"}) {
       EXPECT_GT(g_coverage[what], 0) << "never exercised: " << what;
     }
   }

@@ -41,11 +41,14 @@ RetryThrottle::WaitForRecovery Waiting(nanoseconds interval, int probes) {
 }
 
 // A throttle already down: its bucket refuses retries.
-std::shared_ptr<RetryThrottle> DownThrottle(nanoseconds interval, int probes,
-                                            double max_tokens = 4,
-                                            double release_ratio = 0.5) {
+using Release = RetryThrottle::WaitForRecovery::Release;
+
+std::shared_ptr<RetryThrottle> DownThrottle(
+    nanoseconds interval, int probes, double max_tokens = 4,
+    double release_ratio = 0.5, Release release = Release::kAdaptive) {
   RetryThrottle::WaitForRecovery waiting = Waiting(interval, probes);
   waiting.release_ratio = release_ratio;
+  waiting.release = release;
   auto throttle =
       std::make_shared<RetryThrottle>(RetryThrottle::Config()
                                           .WithMaxTokens(max_tokens)
@@ -105,6 +108,18 @@ TEST(ThrottleWaitingRules, InvalidParametersAreReported) {
                     .message(),
                 HasSubstr("release_ratio must be in (0, 1]"))
         << ratio;
+  }
+  {
+    RetryThrottle::WaitForRecovery w = Waiting(seconds(1), 1);
+    w.release = static_cast<Release>(7);
+    EXPECT_EQ(RetryThrottle(RetryThrottle::Config()
+                                .WithMaxTokens(10)
+                                .WithTokenRatio(0.1)
+                                .WithWaitForRecovery(w))
+                  .status()
+                  .message(),
+              "RetryThrottle::WaitForRecovery: release must be kAdaptive or "
+              "kProportional, got 7");
   }
   // The bucket's own checks come first.
   EXPECT_THAT(RetryThrottle(RetryThrottle::Config()
@@ -222,9 +237,9 @@ int PollFor(RetryThrottle& throttle, time_point from, time_point to, int polls,
   return released;
 }
 
-TEST(ThrottleWaitingRules, ReleasePacedByTheRateOfNewSuccesses) {
+TEST(ThrottleWaitingRules, ProportionalReleasePacedByTheRateOfNewSuccesses) {
   auto throttle = DownThrottle(seconds(1), 1, /*max_tokens=*/8,
-                               /*release_ratio=*/0.5);
+                               /*release_ratio=*/0.5, Release::kProportional);
   for (int i = 0; i < 1000; ++i) throttle->BeginWait();
   const time_point t0 = FakeClock().Now();
   // The probe pace first: one admission, then none until 1 s later.
@@ -261,9 +276,9 @@ TEST(ThrottleWaitingRules, ReleasePacedByTheRateOfNewSuccesses) {
   EXPECT_EQ(throttle->waiters(), 1000 - 1 - ramp - 50 - 50 - 10 - 10);
 }
 
-TEST(ThrottleWaitingRules, NoBurstAfterABurstOfNewSuccesses) {
+TEST(ThrottleWaitingRules, ProportionalNoBurstAfterABurstOfNewSuccesses) {
   auto throttle = DownThrottle(seconds(1), 1, /*max_tokens=*/10,
-                               /*release_ratio=*/0.5);
+                               /*release_ratio=*/0.5, Release::kProportional);
   for (int i = 0; i < 1000; ++i) throttle->BeginWait();
   const time_point t0 = FakeClock().Now();
   throttle->OnSuccess();                // recovered
@@ -285,6 +300,172 @@ TEST(ThrottleWaitingRules, NoBurstAfterABurstOfNewSuccesses) {
   for (size_t i = 1; i < admitted.size(); ++i) {
     EXPECT_GE(admitted[i] - admitted[i - 1], milliseconds(20));
   }
+}
+
+// kAdaptive: each release that succeeds adds 1/interval to the pace while
+// calls wait, so the releases double every interval: 1, 2, 4, 8, ...
+TEST(ThrottleWaitingRules, AdaptiveSlowStartDoublesEveryInterval) {
+  auto throttle = DownThrottle(seconds(1), 1);
+  for (int i = 0; i < 10000; ++i) throttle->BeginWait();
+  const time_point t0 = FakeClock().Now();
+  throttle->OnSuccess();  // recovered
+  std::vector<int> per_second(6);
+  // Every waiter polls every 10 ms; a release succeeds 10 ms later.
+  std::vector<time_point> in_flight;
+  for (time_point now = t0; now < t0 + seconds(6); now += milliseconds(10)) {
+    for (time_point started : in_flight) {
+      if (now - started >= milliseconds(10)) throttle->OnWaitedSuccess();
+    }
+    in_flight.clear();
+    for (int w = 0; w < 200; ++w) {
+      if (throttle->TryAdmit(now)) {
+        ++per_second[(now - t0) / seconds(1)];
+        in_flight.push_back(now);
+      }
+    }
+  }
+  // Paced, not in bursts: each second's releases are about twice the last.
+  for (size_t i = 1; i < per_second.size(); ++i) {
+    EXPECT_GE(per_second[i], per_second[i - 1] * 3 / 2) << i;
+    EXPECT_LE(per_second[i], per_second[i - 1] * 3 + 1) << i;
+  }
+  EXPECT_GE(per_second[5], 16);
+  EXPECT_GE(throttle->release_pace(), 32);
+}
+
+// An overload answer cuts the pace to 0.7 of itself once per round: failures
+// of attempts sent before the cut do not cut again, and the pace never
+// falls below the probe pace. After the first cut it grows by one probe
+// pace per interval.
+TEST(ThrottleWaitingRules, AdaptiveOverloadCutsOncePerRound) {
+  auto throttle = DownThrottle(seconds(1), 1, /*max_tokens=*/1000);
+  for (int i = 0; i < 10000; ++i) throttle->BeginWait();
+  const time_point t0 = FakeClock().Now();
+  throttle->OnSuccess();
+  ASSERT_TRUE(throttle->TryAdmit(t0));
+  EXPECT_DOUBLE_EQ(throttle->release_pace(), 1);
+  for (int i = 0; i < 99; ++i) throttle->OnWaitedSuccess();
+  EXPECT_NEAR(throttle->release_pace(), 100, 1e-6);
+  // A new call sent after the first release fails: cut.
+  EXPECT_TRUE(throttle->OnRetryableFailure(t0 + milliseconds(5),
+                                           t0 + milliseconds(20)));
+  EXPECT_NEAR(throttle->release_pace(), 70, 1e-6);
+  // Sent before that cut: the same overload, already acted on.
+  throttle->OnRetryableFailure(t0 + milliseconds(10), t0 + milliseconds(30));
+  EXPECT_NEAR(throttle->release_pace(), 70, 1e-6);
+  // Sent after it: a new round.
+  throttle->OnRetryableFailure(t0 + milliseconds(25), t0 + milliseconds(40));
+  EXPECT_NEAR(throttle->release_pace(), 49, 1e-6);
+  // A failure whose attempt time is unknown (a hedge's) does not cut.
+  throttle->OnRetryableFailure();
+  EXPECT_NEAR(throttle->release_pace(), 49, 1e-6);
+  // Additive increase: 49 successes (a second's releases) add about 1/s.
+  for (int i = 0; i < 49; ++i) throttle->OnWaitedSuccess();
+  EXPECT_NEAR(throttle->release_pace(), 50, 0.02);
+  // The floor is the probe pace.
+  for (int i = 0; i < 50; ++i) {
+    const time_point at = t0 + seconds(1) + milliseconds(10) * i;
+    throttle->OnRetryableFailure(at, at);
+  }
+  EXPECT_DOUBLE_EQ(throttle->release_pace(), 1);
+  // The admissions follow the pace: 1/s now.
+  EXPECT_EQ(PollFor(*throttle, t0 + seconds(2), t0 + seconds(12), 20), 10);
+}
+
+// The pace grows only while calls wait, and a refused retry (down again)
+// restarts the search at the probe pace, slow start ending at 0.7 of the
+// pace before.
+TEST(ThrottleWaitingRules, AdaptivePaceIsNotBankedAndRestartsWhenDown) {
+  auto throttle = DownThrottle(seconds(1), 2, /*max_tokens=*/4);
+  throttle->BeginWait();
+  const time_point t0 = FakeClock().Now();
+  throttle->OnSuccess();
+  ASSERT_TRUE(throttle->TryAdmit(t0));  // the last waiter
+  EXPECT_DOUBLE_EQ(throttle->release_pace(), 2);
+  for (int i = 0; i < 10; ++i) throttle->OnWaitedSuccess();
+  EXPECT_DOUBLE_EQ(throttle->release_pace(), 2) << "no one waits";
+  for (int i = 0; i < 100; ++i) throttle->BeginWait();
+  for (int i = 0; i < 18; ++i) throttle->OnWaitedSuccess();
+  EXPECT_NEAR(throttle->release_pace(), 20, 1e-6);
+  while (throttle->OnRetryableFailure()) {
+  }
+  EXPECT_TRUE(throttle->down());
+  EXPECT_DOUBLE_EQ(throttle->release_pace(), 0);
+  // While down: the probe pace (2 per second).
+  EXPECT_EQ(PollFor(*throttle, t0 + seconds(1), t0 + seconds(2), 20), 2);
+  throttle->OnSuccess();
+  EXPECT_TRUE(throttle->TryAdmit(t0 + seconds(3)));
+  EXPECT_DOUBLE_EQ(throttle->release_pace(), 2);
+  // Slow start up to 14/s (0.7 * 20), then one probe pace per interval.
+  for (int i = 0; i < 12; ++i) throttle->OnWaitedSuccess();
+  EXPECT_NEAR(throttle->release_pace(), 14, 1e-6);
+  throttle->OnWaitedSuccess();
+  EXPECT_NEAR(throttle->release_pace(), 14 + 2.0 / 14, 1e-6);
+}
+
+// Against a model server with 20/s of spare capacity and a small queue:
+// the adaptive pace drains a backlog of 400 calls within 1.25 times the
+// physical limit (400 / 20 = 20 s) with few failed releases; a
+// proportional guess above the spare capacity (release_ratio 1 of 40/s of
+// new successes) keeps failing.
+TEST(ThrottleWaitingRules, AdaptiveReleaseFindsTheSpareCapacity) {
+  struct Outcome {
+    double drained_after = -1;  // seconds; -1: not within the run
+    int failures = 0;
+  };
+  auto run = [](Release release, double release_ratio) {
+    auto throttle = DownThrottle(seconds(1), 1, /*max_tokens=*/1000,
+                                 release_ratio, release);
+    constexpr int kBacklog = 400;
+    for (int i = 0; i < kBacklog; ++i) throttle->BeginWait();
+    const time_point t0 = FakeClock().Now();
+    // The server: 20 released calls per second fit beside the new load
+    // (whose 40/s succeed); a queue of 5 absorbs a burst; a release beyond
+    // it fails, and that call waits again.
+    double queue = 0;
+    int left = kBacklog;
+    Outcome outcome;
+    std::vector<std::pair<time_point, bool>> answers;  // sent, succeeds
+    time_point now = t0;
+    for (; now < t0 + seconds(60) && left > 0; now += milliseconds(5)) {
+      queue = std::max(0.0, queue - 20 * 0.005);
+      if ((now - t0) % milliseconds(25) == nanoseconds(0)) {
+        throttle->OnSuccess();  // the new load: 40/s
+      }
+      for (const auto& [sent, ok] : answers) {
+        if (ok) {
+          throttle->OnWaitedSuccess();
+          --left;
+        } else {
+          ++outcome.failures;
+          throttle->OnRetryableFailure(sent, now);
+          throttle->BeginWait();
+        }
+      }
+      answers.clear();
+      for (int w = 0; w < 50; ++w) {
+        if (!throttle->TryAdmit(now)) continue;
+        const bool fits = queue + 1 <= 5;
+        if (fits) queue += 1;
+        answers.emplace_back(now, fits);
+      }
+    }
+    if (left == 0) {
+      outcome.drained_after = std::chrono::duration<double>(now - t0).count();
+    }
+    return outcome;
+  };
+  const Outcome adaptive = run(Release::kAdaptive, 0.5);
+  EXPECT_GT(adaptive.drained_after, 0);
+  EXPECT_LE(adaptive.drained_after, 1.25 * 20);
+  EXPECT_LE(adaptive.failures, 40);
+  const Outcome too_high = run(Release::kProportional, 1);
+  EXPECT_GT(too_high.failures, adaptive.failures);
+  std::printf(
+      "adaptive: drained after %.1f s, %d failed releases; "
+      "proportional 1.0: %.1f s, %d\n",
+      adaptive.drained_after, adaptive.failures, too_high.drained_after,
+      too_high.failures);
 }
 
 TEST(ThrottleWaitingRules, PollDelaysAreJitteredWithinTheInterval) {

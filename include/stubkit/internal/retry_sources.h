@@ -46,9 +46,19 @@ namespace internal {
 class ThrottleAdmission final : public AdmissionSource {
  public:
   // `wait_enabled`: the loop supports the throttle's waiting mode.
-  ThrottleAdmission(RetryThrottle& throttle, bool wait_enabled)
-      : throttle_(throttle), wait_enabled_(wait_enabled) {}
-  bool OnRetryableFailure() override { return throttle_.OnRetryableFailure(); }
+  // `attempt_start` and `now`: the failed attempt's start and the failure's
+  // time, an overload answer for the adaptive release (min: unknown, as
+  // for a hedge's).
+  ThrottleAdmission(RetryThrottle& throttle, bool wait_enabled,
+                    Clock::time_point attempt_start = Clock::time_point::min(),
+                    Clock::time_point now = Clock::time_point::min())
+      : throttle_(throttle),
+        wait_enabled_(wait_enabled),
+        attempt_start_(attempt_start),
+        now_(now) {}
+  bool OnRetryableFailure() override {
+    return throttle_.OnRetryableFailure(attempt_start_, now_);
+  }
   bool Admits() const override { return throttle_.RetryAllowed(); }
   bool MayWait() const override {
     return wait_enabled_ && throttle_.waiting_mode();
@@ -60,6 +70,8 @@ class ThrottleAdmission final : public AdmissionSource {
  private:
   RetryThrottle& throttle_;
   const bool wait_enabled_;
+  const Clock::time_point attempt_start_;
+  const Clock::time_point now_;
 };
 
 // The retry budget as the decision's admission source: a retryable failure
@@ -117,9 +129,11 @@ class BothAdmission final : public AdmissionSource {
 class CallAdmission {
  public:
   // `wait_enabled`: the loop supports the throttle's waiting mode. `clock`
-  // null: the steady clock.
+  // null: the steady clock. `attempt_start`, `now`: as ThrottleAdmission's.
   CallAdmission(RetryThrottle* throttle, bool wait_enabled, RetryBudget* budget,
-                const Clock* clock);
+                const Clock* clock,
+                Clock::time_point attempt_start = Clock::time_point::min(),
+                Clock::time_point now = Clock::time_point::min());
   CallAdmission(const CallAdmission&) = delete;
   CallAdmission& operator=(const CallAdmission&) = delete;
   AdmissionSource* get() { return source_; }
