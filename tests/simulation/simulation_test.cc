@@ -66,6 +66,7 @@
 #include "stubkit/service_config.h"
 #include "stubkit/status.h"
 #include "stubkit/streaming.h"
+#include "tests/simulation/sim_budget_model.h"
 #include "tests/simulation/sim_fakes.h"
 #include "tests/simulation/sim_model.h"
 #include "tests/simulation/sim_pending.h"
@@ -1753,22 +1754,10 @@ void Runner::CheckHedged(const CallRun& run, std::vector<std::string>* out) {
   }
 }
 
-// The budget's invariant (stubkit/retry_budget.h), checked on what the
+// The budget's invariant (sim_budget_model.h), checked on what the
 // transport saw. A call deposits when its first attempt starts; a retry
 // withdraws when the attempt before it ended (the decision's moment), a
-// hedge when it starts (its launch). Attempts sent are a subset of the
-// withdrawals (a retry cancelled in its backoff withdrew and sent
-// nothing), so this is sound. With w = ttl / 10 and e(t) = floor(t / w),
-// after every withdrawal at t:
-//   retries with e in [e(t) - 9, e(t)] and time <= t
-//     <= min_rate * ttl + percent * requests with e in [e(t) - 9, e(t)]
-//        and time <= t,
-// in the budget's fixed point (millionths). Ties at t count in full: the
-// last withdrawal at t saw every earlier one, and counting a request at t
-// that came after it only loosens the bound. In time rather than buckets,
-// the bucketing's tolerance: over any (ttl - w)-long span ending at a
-// retry, retries <= min_rate * ttl + percent * (requests in the ttl ending
-// there).
+// hedge when it starts (its launch).
 void Runner::CheckBudget(std::vector<std::string>* out) {
   std::vector<TimePoint> requests, retries;
   for (const auto& run : runs_) {
@@ -1781,34 +1770,9 @@ void Runner::CheckBudget(std::vector<std::string>* out) {
       retries.push_back(c.hedged() ? attempts[i]->start : attempts[i - 1]->end);
     }
   }
-  const int64_t width = s_.budget_ttl.count() * 1'000'000 / 10;  // ns
-  auto epoch = [&](TimePoint t) {
-    const int64_t ns = t.time_since_epoch().count();
-    return ns / width - (ns % width < 0 ? 1 : 0);
-  };
-  const int64_t reserve =
-      std::llround(s_.budget_rate *
-                   std::chrono::duration<double>(s_.budget_ttl).count() * 1e6);
-  const int64_t percent = std::llround(s_.budget_percent * 1e6);
-  for (const TimePoint t : retries) {
-    const int64_t e = epoch(t);
-    auto in_window = [&](TimePoint u) {
-      return u <= t && epoch(u) >= e - 9 && epoch(u) <= e;
-    };
-    const int64_t w = std::count_if(retries.begin(), retries.end(), in_window);
-    const int64_t d =
-        std::count_if(requests.begin(), requests.end(), in_window);
-    if (w * 1'000'000 > reserve + percent * d) {
-      out->push_back(absl::StrCat(
-          "retry budget exceeded: ", w, " retries in the window ending at ",
-          std::chrono::duration_cast<std::chrono::microseconds>(
-              t.time_since_epoch())
-              .count(),
-          " us, for ", d, " requests (allowed ", s_.budget_rate, "/s * ",
-          s_.budget_ttl.count(), "ms + ", s_.budget_percent, " of them)"));
-      return;
-    }
-  }
+  const std::string violation = budget_model::Check(
+      {s_.budget_ttl, s_.budget_rate, s_.budget_percent}, requests, retries);
+  if (!violation.empty()) out->push_back(violation);
 }
 
 // A page range: every item of every page fetched is yielded once and in
