@@ -35,6 +35,10 @@
 //                        metrics and a pass-through user stub decorator
 //   stubkit_no_deadline  a count-limited retry policy: no deadline at all,
 //                        compared with the raw stub without one
+//   stubkit_throttle     default options plus a RetryThrottle (token bucket)
+//   stubkit_budget       default options plus a RetryBudget instead: its
+//                        success path (one deposit per call) against the
+//                        bucket's (one load)
 //   async_raw[_deadline] the callback stub, stub->async()->Echo(...); it and
 //                        async_stubkit_callback wait with the same
 //                        `Completion` (mutex + condition variable)
@@ -67,6 +71,7 @@
 #include "stubkit/internal/retry_loop_state.h"
 #include "stubkit/logging.h"
 #include "stubkit/metrics.h"
+#include "stubkit/retry_budget.h"
 #include "stubkit/retry_loop.h"
 #include "stubkit/retry_observer.h"
 #include "stubkit/retry_throttle.h"
@@ -145,6 +150,8 @@ struct PerChannel {
   std::unique_ptr<EchoServiceClient> client;
   std::unique_ptr<EchoServiceClient> decorated;
   std::unique_ptr<EchoServiceClient> no_deadline;
+  std::unique_ptr<EchoServiceClient> throttled;
+  std::unique_ptr<EchoServiceClient> budgeted;
 };
 
 // One server per process, shared by every benchmark so that all variants
@@ -187,6 +194,13 @@ struct Fixture {
       c.no_deadline = std::make_unique<EchoServiceClient>(
           c.channel,
           Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(5)));
+      c.throttled = std::make_unique<EchoServiceClient>(
+          c.channel,
+          Options{}.set<RetryThrottleOption>(std::make_shared<RetryThrottle>(
+              RetryThrottle::Config().WithMaxTokens(10).WithTokenRatio(0.1))));
+      c.budgeted = std::make_unique<EchoServiceClient>(
+          c.channel, Options{}.set<RetryBudgetOption>(
+                         std::make_shared<RetryBudget>(RetryBudget::Config())));
     }
     request.set_message("hello");
   }
@@ -231,13 +245,15 @@ void BM_Raw(benchmark::State& state, ChannelKind kind, bool deadline,
   ReportAllocations(state, before);
 }
 
-enum class Client { kDefault, kDecorated, kNoDeadline };
+enum class Client { kDefault, kDecorated, kNoDeadline, kThrottle, kBudget };
 
 void BM_Stubkit(benchmark::State& state, ChannelKind kind, Client which,
                 bool call_options) {
   PerChannel& c = GetFixture().channels[kind];
   EchoServiceClient& client = which == Client::kDecorated    ? *c.decorated
                               : which == Client::kNoDeadline ? *c.no_deadline
+                              : which == Client::kThrottle   ? *c.throttled
+                              : which == Client::kBudget     ? *c.budgeted
                                                              : *c.client;
   const EchoRequest& request = GetFixture().request;
   const uint64_t before = bench::Allocations();
@@ -452,6 +468,12 @@ void RegisterAll() {
     call(benchmark::RegisterBenchmark((p + "stubkit_no_deadline").c_str(),
                                       BM_Stubkit, kind, Client::kNoDeadline,
                                       false));
+    call(benchmark::RegisterBenchmark((p + "stubkit_throttle").c_str(),
+                                      BM_Stubkit, kind, Client::kThrottle,
+                                      false));
+    call(benchmark::RegisterBenchmark((p + "stubkit_budget").c_str(),
+                                      BM_Stubkit, kind, Client::kBudget,
+                                      false));
     call(benchmark::RegisterBenchmark((p + "async_raw").c_str(), BM_AsyncRaw,
                                       kind, false));
     call(benchmark::RegisterBenchmark((p + "async_raw_deadline").c_str(),
@@ -517,6 +539,8 @@ bool CountInstructions(int calls) {
          [&] { return c.decorated->Echo(f.request).ok(); }},
         {"stubkit_no_deadline",
          [&] { return c.no_deadline->Echo(f.request).ok(); }},
+        {"stubkit_throttle", [&] { return c.throttled->Echo(f.request).ok(); }},
+        {"stubkit_budget", [&] { return c.budgeted->Echo(f.request).ok(); }},
         {"async_raw_deadline",
          [&] {
            grpc::ClientContext context;
@@ -606,6 +630,8 @@ class RatioReporter : public benchmark::ConsoleReporter {
         {"stubkit_call_options", "raw_deadline"},
         {"stubkit_decorated", "raw_deadline"},
         {"stubkit_no_deadline", "raw"},
+        {"stubkit_throttle", "raw_deadline"},
+        {"stubkit_budget", "raw_deadline"},
         {"async_raw", "async_raw"},
         {"async_raw_deadline", "async_raw"},
         {"async_stubkit_future", "async_raw_deadline"},
