@@ -27,6 +27,7 @@
 // | AttemptTimeoutOption     | 0: no per-attempt timeout                  |
 // | TotalTimeoutOption       | 0: none beyond the retry policy            |
 // | DeadlineOption           | time_point::max(): none                    |
+// | MinAttemptTimeOption     | 0: any time left is worth an attempt       |
 // | MetadataOption           | empty                                      |
 // | RetryAttemptHeaderOption | true: send `x-retry-attempt` on retries    |
 
@@ -98,6 +99,19 @@ struct TotalTimeoutOption {
 struct DeadlineOption {
   using Type = std::chrono::system_clock::time_point;
   static Type Default() { return Type::max(); }
+};
+
+// The least time an attempt needs to be useful. An attempt, or a wait and
+// the attempt after it, that would have less than this before the call's
+// end (deadline, total timeout, retry policy's time limit) is not started:
+// the call stops at once instead of sending a request doomed to time out
+// (a server's downstream calls inherit the incoming deadline, see
+// stubkit/server_propagation.h). Zero, the default, keeps any time left
+// worth an attempt: only the caller knows how fast its backend answers.
+// Negative is INVALID_ARGUMENT. Hedged calls do not read it.
+struct MinAttemptTimeOption {
+  using Type = std::chrono::nanoseconds;
+  static Type Default() { return Type::zero(); }
 };
 
 // Metadata added to every attempt.

@@ -152,14 +152,29 @@ RetryDecision DecideAfterFailure(const absl::Status& status,
     return Stop(StopReason::kThrottled,
                 absl::StrCat("gave up: ", chosen.refusal), counted);
   }
-  // 9. Never start a wait that would end after the call's end.
-  if (facts.end != time_point::max() && chosen.delay >= facts.end - facts.now) {
-    return Stop(
-        facts.end_reason,
-        absl::StrCat("gave up: the next wait (", FormatDuration(chosen.delay),
-                     ", ", ToString(chosen.reason), ") would pass ",
-                     EndWhat(facts.end_reason)),
-        counted);
+  // 9. Never start a wait that would end after the call's end, nor one
+  // after which the next attempt would have less than its minimum time.
+  if (facts.end != time_point::max()) {
+    const nanoseconds left = facts.end - facts.now;
+    if (chosen.delay >= left) {
+      return Stop(
+          facts.end_reason,
+          absl::StrCat("gave up: the next wait (", FormatDuration(chosen.delay),
+                       ", ", ToString(chosen.reason), ") would pass ",
+                       EndWhat(facts.end_reason)),
+          counted);
+    }
+    if (facts.min_attempt_time > nanoseconds::zero() &&
+        left - chosen.delay < facts.min_attempt_time) {
+      return Stop(facts.end_reason,
+                  absl::StrCat("gave up: after the next wait (",
+                               FormatDuration(chosen.delay), ", ",
+                               ToString(chosen.reason), ") less than ",
+                               FormatDuration(facts.min_attempt_time),
+                               " (MinAttemptTimeOption) would be left before ",
+                               EndWhat(facts.end_reason)),
+                  counted);
+    }
   }
   // 10. Admission takes its due, now that nothing else stops the call.
   if (admission != nullptr && !admission->Take()) {

@@ -106,6 +106,9 @@ void RetryLoopState::Setup(const OptionsView& options) {
     facts_.end = AddSaturating(start_, retry_policy_.time_limit());
     facts_.end_reason = StopReason::kExhausted;
   }
+  if (const auto* min_attempt = options.find<MinAttemptTimeOption>()) {
+    facts_.min_attempt_time = *min_attempt;
+  }
   facts_.call_end = CallEnd(options, start_);
   if (facts_.call_end < facts_.end) {
     facts_.end = facts_.call_end;
@@ -125,6 +128,15 @@ bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context,
   // could only fail: stop before sending it.
   if (now >= facts_.end) {
     ended_before_attempt_ = true;
+    return false;
+  }
+  // Nor one with less than its minimum time left (MinAttemptTimeOption);
+  // not a hedge, which would end the call while other attempts still run.
+  if (!hedged_ && facts_.min_attempt_time > nanoseconds::zero() &&
+      facts_.end != time_point::max() &&
+      facts_.end - now < facts_.min_attempt_time) {
+    ended_before_attempt_ = true;
+    too_little_time_ = true;
     return false;
   }
   finished_context_ = nullptr;
@@ -208,8 +220,14 @@ absl::Status RetryLoopState::Cancelled() {
            now(), &final_status);
       return final_status;
     }
-    Stop(absl::DeadlineExceededError(absl::StrCat(
-             what, " passed before attempt ", attempts_ + 1, " was sent")),
+    Stop(absl::DeadlineExceededError(
+             too_little_time_
+                 ? absl::StrCat(
+                       "less than ", FormatDuration(facts_.min_attempt_time),
+                       " (MinAttemptTimeOption) was left before ", what,
+                       " for attempt ", attempts_ + 1, ", not sent")
+                 : absl::StrCat(what, " passed before attempt ", attempts_ + 1,
+                                " was sent")),
          facts_.end_reason, absl::StrCat("gave up: ", what, " was reached"),
          now(), &final_status);
     return final_status;

@@ -108,6 +108,13 @@ absl::Status ValidateOptions(const OptionsView& options,
         absl::StrCat("TotalTimeoutOption must not be negative, got ",
                      FormatDuration(total_timeout)));
   }
+  if (const auto* min_attempt = options.find<MinAttemptTimeOption>()) {
+    if (*min_attempt < nanoseconds::zero()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("MinAttemptTimeOption must not be negative, got ",
+                       FormatDuration(*min_attempt)));
+    }
+  }
   if (retried) {
     if (absl::Status status = ValidateRetryOptions(options); !status.ok()) {
       return status;

@@ -186,6 +186,50 @@ TEST_P(DecisionTableTest, CountPolicyAndTotalTimeoutWhicheverIsFirst) {
   EXPECT_EQ(by_time.attempts, 5);
 }
 
+// MinAttemptTimeOption: no wait after which the next attempt would have
+// less than its minimum time. Attempts at 0 and 1.01 s; after the 1 s wait
+// from 1.02 s only 0.48 s of the 2.5 s would be left, under 0.6 s.
+TEST_P(DecisionTableTest, MinAttemptTimeStopsBeforeAUselessWait) {
+  Outcome o = Run(kIdempotent, absl::StatusCode::kUnavailable,
+                  NoJitter()
+                      .set<TotalTimeoutOption>(milliseconds(2500))
+                      .set<MinAttemptTimeOption>(milliseconds(600)));
+  EXPECT_EQ(o.reason, StopReason::kDeadline);
+  EXPECT_EQ(o.attempts, 2);
+  EXPECT_EQ(o.status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(o.status.message()),
+              HasSubstr("(MinAttemptTimeOption) would be left"));
+  // 0.5 s would do: the third attempt goes.
+  Outcome enough = Run(kIdempotent, absl::StatusCode::kUnavailable,
+                       NoJitter()
+                           .set<TotalTimeoutOption>(milliseconds(2500))
+                           .set<MinAttemptTimeOption>(milliseconds(400)));
+  EXPECT_EQ(enough.attempts, 3);
+}
+
+// Less than the minimum attempt time left at the start: nothing is sent.
+TEST_P(DecisionTableTest, MinAttemptTimeLongerThanTheCallSendsNothing) {
+  Outcome o = Run(kIdempotent, absl::StatusCode::kUnavailable,
+                  NoJitter()
+                      .set<TotalTimeoutOption>(milliseconds(5))
+                      .set<MinAttemptTimeOption>(milliseconds(10)));
+  EXPECT_EQ(o.attempts, 0);
+  EXPECT_EQ(o.reason, StopReason::kDeadline);
+  EXPECT_EQ(o.status.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(std::string(o.status.message()),
+              HasSubstr("less than 10ms (MinAttemptTimeOption) was left"));
+}
+
+TEST_P(DecisionTableTest, NegativeMinAttemptTimeIsInvalid) {
+  Outcome o = Run(kIdempotent, absl::StatusCode::kUnavailable,
+                  Options{}.set<MinAttemptTimeOption>(milliseconds(-1)));
+  EXPECT_EQ(o.attempts, 0);
+  EXPECT_EQ(o.reason, StopReason::kInvalidArgument);
+  EXPECT_EQ(o.status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(o.status.message()),
+              HasSubstr("MinAttemptTimeOption must not be negative"));
+}
+
 // TotalTimeoutOption and DeadlineOption: the earlier end wins, whichever
 // option sets it (docs/retry-semantics.md, "Deadlines"). Attempts at 0, 1.01
 // and 2.02 s; the next 1 s wait would pass 2.5 s.
@@ -263,6 +307,7 @@ struct Row {
   nanoseconds end{seconds(100)};
   StopReason end_reason = StopReason::kExhausted;
   nanoseconds call_end{-1};
+  nanoseconds min_attempt_time{0};
   bool cancelled = false;
   bool idempotent = true;
   const char* repeat_forbidden = "";
@@ -500,6 +545,21 @@ const Row kRows[] = {
      .reason = StopReason::kDeadline},
     {.name = "the wait ends just before the end",
      .now = seconds(98) - nanoseconds(1)},
+    {.name = "the wait fits, but leaves less than the minimum attempt time",
+     .now = seconds(97),
+     .end_reason = StopReason::kDeadline,
+     .min_attempt_time = milliseconds(1500),
+     .kind = Kind::kStop,
+     .reason = StopReason::kDeadline,
+     .explanation = "gave up: after the next wait (2s, backoff) less than "
+                    "1.5s (MinAttemptTimeOption) would be left before "
+                    "the call's deadline"},
+    {.name = "the wait leaves exactly the minimum attempt time",
+     .now = seconds(97),
+     .min_attempt_time = seconds(1)},
+    {.name = "a minimum attempt time with no end at all",
+     .end = nanoseconds(-1),
+     .min_attempt_time = std::chrono::hours(1)},
     {.name = "no end at all, a long wait",
      .end = nanoseconds(-1),
      .wait = {false, std::chrono::hours(1000), WaitReason::kRetryInfo, ""}},
@@ -522,6 +582,7 @@ TEST(DecideAfterFailureTable, EveryRow) {
     facts.end = Point(row.end);
     facts.end_reason = row.end_reason;
     facts.call_end = Point(row.call_end);
+    facts.min_attempt_time = row.min_attempt_time;
     const RetryPolicy policy =
         row.max_failures == RetryPolicy::kUnlimitedFailures
             ? RetryPolicy::LimitedTime(std::chrono::hours(1))

@@ -18,7 +18,9 @@
 //   7. admission refused                         -> wait for admission, or
 //                                                   stop, kThrottled
 //   8. the wait source refused (server hints)    -> stop, kThrottled
-//   9. the wait would pass the call's end        -> stop, the end's reason
+//   9. the wait would pass the call's end, or
+//      leave the next attempt less than its
+//      minimum time (MinAttemptTimeOption)       -> stop, the end's reason
 //  10. admission takes its due (a retry budget's
 //      withdrawal: last, so that a call stopped
 //      by any rule above spends nothing); another
@@ -93,6 +95,8 @@ struct FailureFacts {
   // The call's own end, without the policy's time limit: a stream attempt's
   // deadline is bounded by it, not by `end`.
   time_point call_end = time_point::max();
+  // The least time an attempt needs before `end` (MinAttemptTimeOption).
+  std::chrono::nanoseconds min_attempt_time{0};
 };
 
 // Admits retries: the retry throttle's token bucket, its waiting mode, a

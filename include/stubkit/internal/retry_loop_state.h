@@ -326,6 +326,8 @@ class RetryLoopState {
   int final_attempt_ = 0;  // the final event's attempt; 0: attempts_
   // PrepareAttempt refused: the call's end had passed.
   bool ended_before_attempt_ = false;
+  // ... because less than MinAttemptTimeOption was left.
+  bool too_little_time_ = false;
   // The failure a wait followed: the call's result if that wait wakes past
   // the call's end (a late wake-up must not change what the caller gets).
   absl::Status last_failure_;
