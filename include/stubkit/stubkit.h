@@ -52,6 +52,7 @@
 #include "stubkit/retry_throttle.h"          // IWYU pragma: export
 #include "stubkit/routing.h"                 // IWYU pragma: export
 #include "stubkit/server_hints.h"            // IWYU pragma: export
+#include "stubkit/server_propagation.h"      // IWYU pragma: export
 #include "stubkit/service_config.h"          // IWYU pragma: export
 #include "stubkit/status.h"                  // IWYU pragma: export
 #include "stubkit/streaming.h"               // IWYU pragma: export

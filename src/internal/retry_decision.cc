@@ -127,6 +127,19 @@ RetryDecision DecideAfterFailure(const absl::Status& status,
                      policy.max_failures() == 1 ? " retry)" : " retries)"),
         counted);
   }
+  // A retry upstream: retry at one layer (stubkit/server_propagation.h).
+  if (facts.nested_max_failures >= 0 && counted > facts.nested_max_failures) {
+    return Stop(
+        StopReason::kExhausted,
+        absl::StrCat(facts.nested_max_failures == 0
+                         ? "not retried: "
+                         : "gave up: at most 1 retry as ",
+                     "the request it serves is itself a retry (attempt ",
+                     facts.incoming_attempt,
+                     " upstream) and the layer above retries it "
+                     "(NestedRetryOption)"),
+        counted);
+  }
   // 6. The call's end.
   if (facts.now >= facts.end) {
     return Stop(

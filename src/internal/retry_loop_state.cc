@@ -24,6 +24,7 @@
 #include "stubkit/internal/retry_summary.h"
 #include "stubkit/internal/timer_queue.h"
 #include "stubkit/internal/validate_options.h"
+#include "stubkit/server_propagation.h"
 
 namespace stubkit {
 namespace internal {
@@ -105,6 +106,20 @@ void RetryLoopState::Setup(const OptionsView& options) {
   if (retry_policy_.time_limit() > nanoseconds::zero()) {
     facts_.end = AddSaturating(start_, retry_policy_.time_limit());
     facts_.end_reason = StopReason::kExhausted;
+  }
+  if (const int* incoming = options.find<IncomingAttemptOption>();
+      incoming != nullptr && *incoming > 1) {
+    facts_.incoming_attempt = *incoming;
+    switch (options.get<NestedRetryOption>()) {
+      case NestedRetry::kAsUsual:
+        break;
+      case NestedRetry::kOnce:
+        facts_.nested_max_failures = 1;
+        break;
+      case NestedRetry::kNever:
+        facts_.nested_max_failures = 0;
+        break;
+    }
   }
   if (const auto* min_attempt = options.find<MinAttemptTimeOption>()) {
     facts_.min_attempt_time = *min_attempt;

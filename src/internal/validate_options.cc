@@ -13,6 +13,7 @@
 #include "stubkit/retry_options.h"
 #include "stubkit/retry_throttle.h"
 #include "stubkit/server_hints.h"
+#include "stubkit/server_propagation.h"
 
 namespace stubkit {
 namespace internal {
@@ -65,6 +66,20 @@ absl::Status ValidateRetryOptions(const OptionsView& options) {
             "IdempotencyMapOption: \"", name, "\" maps to ",
             static_cast<int>(idempotency), ", not an Idempotency value"));
       }
+    }
+  }
+  if (const int* incoming = options.find<IncomingAttemptOption>()) {
+    if (*incoming < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "IncomingAttemptOption must not be negative, got ", *incoming));
+    }
+  }
+  if (const NestedRetry* nested = options.find<NestedRetryOption>()) {
+    if (*nested != NestedRetry::kAsUsual && *nested != NestedRetry::kOnce &&
+        *nested != NestedRetry::kNever) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("NestedRetryOption: not a NestedRetry value (",
+                       static_cast<int>(*nested), ")"));
     }
   }
   if (const LogLevel* level = options.find<LogLevelOption>()) {

@@ -308,6 +308,8 @@ struct Row {
   StopReason end_reason = StopReason::kExhausted;
   nanoseconds call_end{-1};
   nanoseconds min_attempt_time{0};
+  int nested_max_failures = -1;
+  int incoming_attempt = 0;
   bool cancelled = false;
   bool idempotent = true;
   const char* repeat_forbidden = "";
@@ -560,6 +562,36 @@ const Row kRows[] = {
     {.name = "a minimum attempt time with no end at all",
      .end = nanoseconds(-1),
      .min_attempt_time = std::chrono::hours(1)},
+    {.name = "a retried request, retried at the layer above only",
+     .nested_max_failures = 0,
+     .incoming_attempt = 2,
+     .kind = Kind::kStop,
+     .reason = StopReason::kExhausted,
+     .explanation = "not retried: the request it serves is itself a retry "
+                    "(attempt 2 upstream) and the layer above retries it "
+                    "(NestedRetryOption)",
+     .wait_asked = false},
+    {.name = "a retried request, its one retry",
+     .nested_max_failures = 1,
+     .incoming_attempt = 3},
+    {.name = "a retried request, its one retry spent",
+     .nested_max_failures = 1,
+     .incoming_attempt = 3,
+     .failures = 1,
+     .kind = Kind::kStop,
+     .reason = StopReason::kExhausted,
+     .explanation = "gave up: at most 1 retry as the request it serves is "
+                    "itself a retry (attempt 3 upstream)",
+     .failures_after = 2,
+     .wait_asked = false},
+    {.name = "the policy's count comes first",
+     .nested_max_failures = 1,
+     .incoming_attempt = 3,
+     .max_failures = 0,
+     .kind = Kind::kStop,
+     .reason = StopReason::kExhausted,
+     .explanation = "retry policy exhausted (at most 0 retries)",
+     .wait_asked = false},
     {.name = "no end at all, a long wait",
      .end = nanoseconds(-1),
      .wait = {false, std::chrono::hours(1000), WaitReason::kRetryInfo, ""}},
@@ -583,6 +615,8 @@ TEST(DecideAfterFailureTable, EveryRow) {
     facts.end_reason = row.end_reason;
     facts.call_end = Point(row.call_end);
     facts.min_attempt_time = row.min_attempt_time;
+    facts.nested_max_failures = row.nested_max_failures;
+    facts.incoming_attempt = row.incoming_attempt;
     const RetryPolicy policy =
         row.max_failures == RetryPolicy::kUnlimitedFailures
             ? RetryPolicy::LimitedTime(std::chrono::hours(1))

@@ -13,7 +13,9 @@
 //   3. not idempotent                            -> stop, kNonIdempotent
 //   4. a stream that may not repeat what it
 //      delivered                                 -> stop, kNotResumable
-//   5. the retry policy's error count is spent   -> stop, kExhausted
+//   5. the retry policy's error count is spent,
+//      or, for a request that is itself a retry
+//      upstream, NestedRetryOption's count       -> stop, kExhausted
 //   6. the call's end has passed                 -> stop, the end's reason
 //   7. admission refused                         -> wait for admission, or
 //                                                   stop, kThrottled
@@ -97,6 +99,11 @@ struct FailureFacts {
   time_point call_end = time_point::max();
   // The least time an attempt needs before `end` (MinAttemptTimeOption).
   std::chrono::nanoseconds min_attempt_time{0};
+  // The call serves an incoming request that is itself a retry (attempt
+  // `incoming_attempt` upstream): at most `nested_max_failures` retries
+  // (NestedRetryOption); -1: no such limit.
+  int nested_max_failures = -1;
+  int incoming_attempt = 0;
 };
 
 // Admits retries: the retry throttle's token bucket, its waiting mode, a

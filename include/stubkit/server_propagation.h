@@ -1,0 +1,141 @@
+// Copyright 2026 The stubkit Authors.
+//
+// Downstream calls made while serving a call: the incoming call's deadline,
+// cancellation and retries carried to them, and their overload carried back.
+//
+// Most clients live inside servers: a handler calls its backends through
+// clients that retry on their own. Left alone, retries multiply with the
+// layers (three layers of four attempts are 64 attempts at the bottom), a
+// downstream call runs past the deadline its caller gave up at, and keeps
+// running after the caller cancelled. `IncomingCall` turns the handler's
+// `grpc::ServerContext` (sync API) or `grpc::CallbackServerContext`
+// (callback API) into the per-call options of its downstream stubkit calls:
+//
+//   - the incoming deadline bounds each downstream call (`DeadlineOption`;
+//     with a `TotalTimeoutOption` of the client or the call, the earlier end
+//     wins), and with `MinAttemptTimeOption` on the client no attempt or
+//     wait starts that would leave an attempt less than that before it;
+//   - cancelling the incoming call cancels the downstream calls, their
+//     attempts in flight and their backoff waits (`CancellationOption`);
+//   - whether the incoming request is itself a retry (`x-retry-attempt`
+//     from a stubkit client, `grpc-previous-rpc-attempts` from gRPC's own
+//     retries) is recorded (`IncomingAttemptOption`), and `NestedRetryOption`
+//     says what the downstream calls then do: by default they do not retry,
+//     because the layer above already does (below).
+//
+//   grpc::Status Frontend::Get(grpc::ServerContext* context,
+//                              const GetRequest* request,
+//                              GetResponse* response) {
+//     stubkit::IncomingCall incoming(*context);
+//     absl::StatusOr<demo::Item> item =
+//         backend_.Lookup(MakeLookup(*request), incoming.options());
+//     if (!item.ok()) return stubkit::ToGrpcStatus(item.status());
+//     *response->mutable_item() = *std::move(item);
+//     return grpc::Status::OK;
+//   }
+//
+// With the callback API, keep the `IncomingCall` in the reactor, call its
+// `Cancel()` from the reactor's `OnCancel`, and destroy it in `OnDone` (or
+// earlier, once every downstream call completed). docs/overload.md has a
+// complete server of each kind.
+//
+// Retry at one layer. The Google SRE book's chapter on cascading failures
+// asks for retries at one layer of a stack only: a layer that retries a
+// request its caller is already retrying multiplies the load on the backend
+// exactly when it is overloaded. So by default (`NestedRetry::kNever`) a
+// downstream call made for an incoming *retry* makes one attempt; a call
+// made for an incoming first attempt retries as its client says, so a
+// failure is still retried right above the backend, where it is cheapest.
+//
+// Threads and locks. The incoming call's cancellation is polled, every
+// 5 ms, by one process-wide stubkit thread (started on first use, never a
+// thread per call), which calls `ServerContextBase::IsCancelled()` under
+// the poller's own lock; on a cancel it releases that lock and then cancels
+// the `CancellationToken`, whose callbacks (an async downstream call in a
+// backoff wait completes there) run on that thread with no stubkit lock
+// held. `Cancel()` does the same on the calling thread (the reactor's
+// `OnCancel`). Destroying an `IncomingCall` waits for a poll in progress,
+// so the server context is never read after it.
+
+#ifndef STUBKIT_SERVER_PROPAGATION_H_
+#define STUBKIT_SERVER_PROPAGATION_H_
+
+#include <grpcpp/server_context.h>
+
+#include <cstdint>
+#include <memory>
+
+#include "stubkit/cancellation.h"
+#include "stubkit/options.h"
+
+namespace stubkit {
+
+// The attempt number of the incoming request a downstream call serves: 1
+// for a first attempt, n for the n-th; 0 (the default) when the call does
+// not serve an incoming call, or nobody said. `IncomingCall` sets it.
+// Negative is INVALID_ARGUMENT.
+struct IncomingAttemptOption {
+  using Type = int;
+  static Type Default() { return 0; }
+};
+
+// What a downstream call does when the request it serves is itself a retry
+// (IncomingAttemptOption > 1).
+enum class NestedRetry {
+  kAsUsual,  // retries as its retry policy says
+  kOnce,     // at most 1 retry (2 attempts), within its retry policy
+  kNever,    // 1 attempt: the layer above retries (the default)
+};
+
+// Set it on the client a handler calls its backends with (or per call).
+// Any other value is INVALID_ARGUMENT.
+struct NestedRetryOption {
+  using Type = NestedRetry;
+  static Type Default() { return NestedRetry::kNever; }
+};
+
+// One incoming call, as seen by the downstream calls made to serve it. Not
+// copyable or movable: the poller refers to it. Destroy it before the
+// server context (a local of a sync handler, a member of a reactor).
+class IncomingCall {
+ public:
+  struct Settings {
+    // Poll the incoming call's `IsCancelled()` (see above). False when a
+    // callback reactor forwards `OnCancel` to `Cancel()` itself.
+    bool poll_cancellation = true;
+  };
+
+  explicit IncomingCall(grpc::ServerContextBase& context)
+      : IncomingCall(context, Settings()) {}
+  IncomingCall(grpc::ServerContextBase& context, Settings settings);
+  ~IncomingCall();
+  IncomingCall(const IncomingCall&) = delete;
+  IncomingCall& operator=(const IncomingCall&) = delete;
+
+  // The per-call options of a downstream call: `DeadlineOption` (when the
+  // incoming call has a deadline), `CancellationOption`,
+  // `IncomingAttemptOption`.
+  const Options& options() const { return options_; }
+  // `call` layered over `options()`; a `DeadlineOption` in both keeps the
+  // earlier, and a `CancellationOption` of `call` is cancelled too when the
+  // incoming call is.
+  Options options(const Options& call) const;
+
+  // The incoming request's attempt number (see IncomingAttemptOption).
+  int attempt() const { return attempt_; }
+  bool is_retry() const { return attempt_ > 1; }
+
+  // Cancels the downstream calls, now and later. Any thread; idempotent.
+  void Cancel() { token_->Cancel(); }
+
+ private:
+  grpc::ServerContextBase& context_;
+  std::shared_ptr<CancellationToken> token_;
+  Options options_;
+  int attempt_ = 1;
+  uint64_t watch_ = 0;  // the poller's id; 0: not polled
+};
+
+}  // namespace stubkit
+
+#endif  // STUBKIT_SERVER_PROPAGATION_H_

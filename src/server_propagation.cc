@@ -1,0 +1,169 @@
+// Copyright 2026 The stubkit Authors.
+
+#include "stubkit/server_propagation.h"
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/string_view.h"
+#include "stubkit/internal/mutex.h"
+#include "stubkit/retry_options.h"
+
+namespace stubkit {
+namespace {
+
+// gRPC's own retries (gRFC A6) send the number of attempts before this one.
+constexpr char kPreviousAttemptsHeader[] = "grpc-previous-rpc-attempts";
+// More than any retry policy sends; a larger value is not a count.
+constexpr int kMaxAttempt = 1000000;
+
+// Polls the `IsCancelled()` of the server calls whose downstream calls
+// follow them, all on one thread, and cancels their tokens. The thread
+// starts with the first watch and sleeps while nothing is watched.
+class CancelPoller {
+ public:
+  static constexpr std::chrono::milliseconds kInterval{5};
+
+  static CancelPoller& Get() {
+    static CancelPoller* const poller = new CancelPoller();  // never destroyed
+    return *poller;
+  }
+
+  // Returns 0 when the poller's thread cannot start (then nothing polls).
+  uint64_t Watch(const grpc::ServerContextBase* context,
+                 std::shared_ptr<CancellationToken> token)
+      ABSL_LOCKS_EXCLUDED(mu_) {
+    internal::MutexLock lock(&mu_);
+    if (!started_) {
+      try {
+        std::thread([this] { Run(); }).detach();
+      } catch (const std::system_error&) {
+        return 0;
+      }
+      started_ = true;
+    }
+    const uint64_t id = next_id_++;
+    watched_.emplace(id, Watched{context, std::move(token)});
+    wake_.NotifyOne();
+    return id;
+  }
+
+  // After it returns, the context of `id` is not read again: a poll in
+  // progress holds the lock.
+  void Unwatch(uint64_t id) ABSL_LOCKS_EXCLUDED(mu_) {
+    internal::MutexLock lock(&mu_);
+    watched_.erase(id);
+  }
+
+ private:
+  struct Watched {
+    const grpc::ServerContextBase* context;
+    std::shared_ptr<CancellationToken> token;
+  };
+
+  void Run() ABSL_LOCKS_EXCLUDED(mu_) {
+    std::vector<std::shared_ptr<CancellationToken>> cancelled;
+    for (;;) {
+      {
+        internal::MutexLock lock(&mu_);
+        wake_.Wait(lock, [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+          return !watched_.empty();
+        });
+        for (auto it = watched_.begin(); it != watched_.end();) {
+          // gRPC's own lock only; no user code.
+          if (it->second.context->IsCancelled()) {
+            cancelled.push_back(std::move(it->second.token));
+            watched_.erase(it++);
+          } else {
+            ++it;
+          }
+        }
+      }
+      // Unlocked: a token's callbacks may complete async calls here.
+      for (auto& token : cancelled) token->Cancel();
+      cancelled.clear();
+      std::this_thread::sleep_for(kInterval);
+    }
+  }
+
+  internal::Mutex mu_;
+  internal::CondVar wake_;
+  bool started_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
+  absl::flat_hash_map<uint64_t, Watched> watched_ ABSL_GUARDED_BY(mu_);
+};
+
+// The value of `key` in the client's metadata as a count, or -1.
+int ReadCount(const grpc::ServerContextBase& context, absl::string_view key) {
+  const auto& metadata = context.client_metadata();
+  auto it = metadata.find(grpc::string_ref(key.data(), key.size()));
+  if (it == metadata.end()) return -1;
+  int value = 0;
+  if (!absl::SimpleAtoi(absl::string_view(it->second.data(), it->second.size()),
+                        &value) ||
+      value < 0) {
+    return -1;
+  }
+  return std::min(value, kMaxAttempt);
+}
+
+// The incoming request's attempt number, from either retry header (the
+// larger, should a stubkit client sit on a channel with gRPC's retries).
+int IncomingAttempt(const grpc::ServerContextBase& context) {
+  int attempt = 1;
+  const int stubkit_attempt = ReadCount(context, kRetryAttemptHeader);
+  if (stubkit_attempt > 0) attempt = stubkit_attempt;
+  const int previous = ReadCount(context, kPreviousAttemptsHeader);
+  if (previous > 0) {
+    attempt = std::max(attempt, std::min(previous + 1, kMaxAttempt));
+  }
+  return attempt;
+}
+
+}  // namespace
+
+IncomingCall::IncomingCall(grpc::ServerContextBase& context, Settings settings)
+    : context_(context),
+      token_(std::make_shared<CancellationToken>()),
+      attempt_(IncomingAttempt(context)) {
+  const std::chrono::system_clock::time_point deadline = context.deadline();
+  if (deadline != std::chrono::system_clock::time_point::max()) {
+    options_.set<DeadlineOption>(deadline);
+  }
+  options_.set<CancellationOption>(token_);
+  options_.set<IncomingAttemptOption>(attempt_);
+  if (settings.poll_cancellation) {
+    watch_ = CancelPoller::Get().Watch(&context_, token_);
+  }
+}
+
+IncomingCall::~IncomingCall() {
+  if (watch_ != 0) CancelPoller::Get().Unwatch(watch_);
+}
+
+Options IncomingCall::options(const Options& call) const {
+  Options merged = options_.MergedWith(call);
+  if (const auto* theirs = call.find<DeadlineOption>()) {
+    if (const auto* ours = options_.find<DeadlineOption>()) {
+      merged.set<DeadlineOption>(std::min(*theirs, *ours));
+    }
+  }
+  if (const auto* theirs = call.find<CancellationOption>()) {
+    if (*theirs != nullptr && *theirs != token_) {
+      // Runs at once if already cancelled. The token outlives this object's
+      // calls; the callback holds theirs.
+      token_->AddCallback([token = *theirs] { token->Cancel(); });
+    }
+  }
+  return merged;
+}
+
+}  // namespace stubkit
