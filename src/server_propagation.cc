@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -16,6 +17,8 @@
 #include "absl/strings/string_view.h"
 #include "stubkit/internal/mutex.h"
 #include "stubkit/retry_options.h"
+#include "stubkit/server_hints.h"
+#include "stubkit/status.h"
 
 namespace stubkit {
 namespace {
@@ -130,9 +133,40 @@ int IncomingAttempt(const grpc::ServerContextBase& context) {
 
 }  // namespace
 
+UpstreamReply DefaultUpstreamReply(const absl::Status& downstream) {
+  UpstreamReply reply;
+  std::optional<RetrySummary> summary = GetRetrySummary(downstream);
+  const bool overloaded =
+      !downstream.ok() && summary.has_value() &&
+      (summary->stop_reason == StopReason::kThrottled ||
+       (summary->stop_reason == StopReason::kExhausted &&
+        (downstream.code() == absl::StatusCode::kUnavailable ||
+         downstream.code() == absl::StatusCode::kResourceExhausted)));
+  if (overloaded) {
+    reply.status = grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                                std::string(downstream.message()));
+    reply.do_not_retry = true;
+    return reply;
+  }
+  reply.status = ToGrpcStatus(downstream);
+  return reply;
+}
+
+grpc::Status ReplyUpstream(grpc::ServerContextBase& context,
+                           const absl::Status& downstream,
+                           const UpstreamReplyMapper& mapper) {
+  UpstreamReply reply =
+      mapper ? mapper(downstream) : DefaultUpstreamReply(downstream);
+  if (reply.do_not_retry) {
+    context.AddTrailingMetadata(kRetryPushbackHeader, "-1");
+  }
+  return std::move(reply.status);
+}
+
 IncomingCall::IncomingCall(grpc::ServerContextBase& context, Settings settings)
     : context_(context),
       token_(std::make_shared<CancellationToken>()),
+      reply_(std::move(settings.reply)),
       attempt_(IncomingAttempt(context)) {
   const std::chrono::system_clock::time_point deadline = context.deadline();
   if (deadline != std::chrono::system_clock::time_point::max()) {
@@ -164,6 +198,10 @@ Options IncomingCall::options(const Options& call) const {
     }
   }
   return merged;
+}
+
+grpc::Status IncomingCall::Reply(const absl::Status& downstream) const {
+  return ReplyUpstream(context_, downstream, reply_);
 }
 
 }  // namespace stubkit

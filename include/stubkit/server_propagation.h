@@ -23,13 +23,19 @@
 //     says what the downstream calls then do: by default they do not retry,
 //     because the layer above already does (below).
 //
+// When a downstream call stops because the backend is overloaded or the
+// retry throttle or budget refused, `Reply` (or `ReplyUpstream`) turns its
+// status into the handler's reply with `grpc-retry-pushback-ms: -1`, gRFC
+// A6's "don't retry", so a stubkit client or gRPC's own retries above stop
+// too instead of retrying into the overload.
+//
 //   grpc::Status Frontend::Get(grpc::ServerContext* context,
 //                              const GetRequest* request,
 //                              GetResponse* response) {
 //     stubkit::IncomingCall incoming(*context);
 //     absl::StatusOr<demo::Item> item =
 //         backend_.Lookup(MakeLookup(*request), incoming.options());
-//     if (!item.ok()) return stubkit::ToGrpcStatus(item.status());
+//     if (!item.ok()) return incoming.Reply(item.status());
 //     *response->mutable_item() = *std::move(item);
 //     return grpc::Status::OK;
 //   }
@@ -46,6 +52,9 @@
 // downstream call made for an incoming *retry* makes one attempt; a call
 // made for an incoming first attempt retries as its client says, so a
 // failure is still retried right above the backend, where it is cheapest.
+// With `Reply` at each layer, a backend that fails every attempt then sees
+// 4 attempts per top-level call through three layers of four attempts, not
+// 64: the bottom layer retries, gives up, and every layer above stops.
 //
 // Threads and locks. The incoming call's cancellation is polled, every
 // 5 ms, by one process-wide stubkit thread (started on first use, never a
@@ -61,10 +70,13 @@
 #define STUBKIT_SERVER_PROPAGATION_H_
 
 #include <grpcpp/server_context.h>
+#include <grpcpp/support/status.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 
+#include "absl/status/status.h"
 #include "stubkit/cancellation.h"
 #include "stubkit/options.h"
 
@@ -94,6 +106,35 @@ struct NestedRetryOption {
   static Type Default() { return NestedRetry::kNever; }
 };
 
+// The reply to the incoming call for a downstream failure.
+struct UpstreamReply {
+  grpc::Status status;
+  // Adds `grpc-retry-pushback-ms: -1` to the reply's trailing metadata.
+  bool do_not_retry = false;
+};
+
+// Maps a downstream call's final status to the reply. Runs on the thread
+// calling `ReplyUpstream`, with no stubkit lock held.
+using UpstreamReplyMapper =
+    std::function<UpstreamReply(const absl::Status& downstream)>;
+
+// The default mapping. "Don't retry" (`UNAVAILABLE` with the downstream
+// message, which keeps its retry summary, and the pushback -1) when the
+// downstream call stopped for overload: its retry summary says
+// `kThrottled` (the throttle, the budget or a server's pushback refused a
+// retry), or `kExhausted` after `UNAVAILABLE` or `RESOURCE_EXHAUSTED` (the
+// backend failed every attempt the policy allowed). `UNAVAILABLE` because
+// every gRPC client treats it as transient, so the pushback is what stops a
+// retry, and one code is simple to alert on. Any other status is passed on
+// as it is (`ToGrpcStatus`): code, message, details.
+UpstreamReply DefaultUpstreamReply(const absl::Status& downstream);
+
+// `mapper(downstream)`'s status, after adding its trailer to `context`.
+// Call it before the reply is sent (before `Finish` with the callback API).
+grpc::Status ReplyUpstream(
+    grpc::ServerContextBase& context, const absl::Status& downstream,
+    const UpstreamReplyMapper& mapper = DefaultUpstreamReply);
+
 // One incoming call, as seen by the downstream calls made to serve it. Not
 // copyable or movable: the poller refers to it. Destroy it before the
 // server context (a local of a sync handler, a member of a reactor).
@@ -103,6 +144,8 @@ class IncomingCall {
     // Poll the incoming call's `IsCancelled()` (see above). False when a
     // callback reactor forwards `OnCancel` to `Cancel()` itself.
     bool poll_cancellation = true;
+    // How `Reply` maps a downstream failure; null: DefaultUpstreamReply.
+    UpstreamReplyMapper reply;
   };
 
   explicit IncomingCall(grpc::ServerContextBase& context)
@@ -128,9 +171,13 @@ class IncomingCall {
   // Cancels the downstream calls, now and later. Any thread; idempotent.
   void Cancel() { token_->Cancel(); }
 
+  // The reply for a downstream failure, through `Settings::reply`.
+  grpc::Status Reply(const absl::Status& downstream) const;
+
  private:
   grpc::ServerContextBase& context_;
   std::shared_ptr<CancellationToken> token_;
+  UpstreamReplyMapper reply_;
   Options options_;
   int attempt_ = 1;
   uint64_t watch_ = 0;  // the poller's id; 0: not polled

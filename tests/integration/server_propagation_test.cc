@@ -5,8 +5,8 @@
 // sync API and against the callback API (a reactor forwarding OnCancel, or
 // polled):
 // the incoming deadline reaches the backend, a cancel of the client reaches
-// the backend, and a retried request gets NestedRetryOption's downstream
-// behaviour.
+// the backend, the middle's overload reaches the client as "don't retry",
+// and a retried request gets NestedRetryOption's downstream behaviour.
 
 #include "stubkit/server_propagation.h"
 
@@ -27,7 +27,9 @@
 #include "stubkit/async_retry_loop.h"
 #include "stubkit/channel.h"
 #include "stubkit/internal/async_call.h"
+#include "stubkit/internal/retry_summary.h"
 #include "stubkit/retry_loop.h"
+#include "stubkit/server_hints.h"
 #include "stubkit/status.h"
 #include "stubkit/testing/echo.grpc.pb.h"
 #include "tests/testing/flaky_echo_service.h"
@@ -142,7 +144,7 @@ class SyncMiddle final : public EchoService::Service {
           return r;
         });
     config_.Ended(result.status());
-    if (!result.ok()) return ToGrpcStatus(result.status());
+    if (!result.ok()) return incoming.Reply(result.status());
     *response = *std::move(result);
     return grpc::Status::OK;
   }
@@ -166,7 +168,8 @@ class CallbackMiddle final : public EchoService::CallbackService {
     Reactor(grpc::CallbackServerContext* context, const EchoRequest* request,
             EchoResponse* response, MiddleConfig& config)
         // The reactor forwards OnCancel: no polling, unless asked.
-        : incoming_(*context, IncomingCall::Settings{config.callback_polls}),
+        : incoming_(*context,
+                    IncomingCall::Settings{config.callback_polls, nullptr}),
           request_(*request),
           response_(response) {
       if (config.delay == milliseconds(0)) {
@@ -202,7 +205,7 @@ class CallbackMiddle final : public EchoService::CallbackService {
           [this, &config](absl::StatusOr<EchoResponse> result) {
             config.Ended(result.status());
             if (!result.ok()) {
-              Finish(ToGrpcStatus(result.status()));
+              Finish(incoming_.Reply(result.status()));
               return;
             }
             *response_ = *std::move(result);
@@ -414,6 +417,56 @@ TEST_P(ServerPropagationTest, TooLittleTimeLeftSendsNothingDownstream) {
               HasSubstr("(MinAttemptTimeOption) was left"));
 }
 
+TEST_P(ServerPropagationTest, OverloadReachesTheClientAsDontRetry) {
+  backend_.outage = true;
+  Start(Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(2)));
+  int attempts = 0;
+  auto result =
+      Call(Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(5)),
+           &attempts);
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(attempts, 1);
+  EXPECT_EQ(backend_.attempts.load(), 3);
+  auto summary = GetRetrySummary(result.status());
+  ASSERT_TRUE(summary.has_value());
+  EXPECT_EQ(summary->stop_reason, StopReason::kThrottled);
+  EXPECT_THAT(std::string(result.status().message()),
+              HasSubstr("retry throttled by the server "
+                        "(grpc-retry-pushback-ms: -1)"));
+  // The middle's own message and summary ride along.
+  EXPECT_THAT(std::string(result.status().message()),
+              HasSubstr("backend overloaded"));
+}
+
+TEST_P(ServerPropagationTest, ResourceExhaustedIsOverloadToo) {
+  backend_.outage = true;
+  backend_.outage_code = grpc::StatusCode::RESOURCE_EXHAUSTED;
+  Start(Options{}.set<RetryPolicyOption>(
+      RetryPolicy::LimitedErrorCount(1).WithRetryableCodes(
+          {grpc::StatusCode::UNAVAILABLE,
+           grpc::StatusCode::RESOURCE_EXHAUSTED})));
+  int attempts = 0;
+  auto result =
+      Call(Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(5)),
+           &attempts);
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(attempts, 1);
+  EXPECT_EQ(backend_.attempts.load(), 2);
+}
+
+TEST_P(ServerPropagationTest, OtherFailuresPassThrough) {
+  backend_.outage = true;
+  backend_.outage_code = grpc::StatusCode::NOT_FOUND;
+  Start();
+  int attempts = 0;
+  auto result = Call(Options{}, &attempts);
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(attempts, 1);
+  auto summary = GetRetrySummary(result.status());
+  ASSERT_TRUE(summary.has_value());
+  EXPECT_EQ(summary->stop_reason, StopReason::kPermanentError);
+}
+
 // The client's request says it is a retry (as a stubkit client's retries
 // do); the middle's downstream policy allows 2 retries.
 TEST_P(ServerPropagationTest, RetriedRequestIsNotRetriedDownstreamByDefault) {
@@ -496,6 +549,43 @@ TEST(ServerPropagationOptionsTest, InvalidValuesAreRefusedUnsent) {
   EXPECT_THAT(std::string(negative.status().message()),
               HasSubstr("IncomingAttemptOption must not be negative"));
   EXPECT_EQ(attempts, 0);
+}
+
+// The mapping, without a server.
+TEST(DefaultUpstreamReplyTest, OverloadIsDontRetryAndTheRestPassesThrough) {
+  auto ended = [](absl::Status status, StopReason reason) {
+    return internal::WithRetrySummary(
+        status, RetrySummary{reason, 3, milliseconds(5)}, "scripted");
+  };
+  for (StopReason reason : {StopReason::kThrottled, StopReason::kExhausted}) {
+    for (absl::Status status : {absl::UnavailableError("down"),
+                                absl::ResourceExhaustedError("quota")}) {
+      SCOPED_TRACE(status.ToString());
+      UpstreamReply reply = DefaultUpstreamReply(ended(status, reason));
+      EXPECT_TRUE(reply.do_not_retry);
+      EXPECT_EQ(reply.status.error_code(), grpc::StatusCode::UNAVAILABLE);
+      EXPECT_THAT(reply.status.error_message(),
+                  HasSubstr(std::string(status.message())));
+    }
+  }
+  // Throttled whatever the code (a pushback -1 on INTERNAL, say).
+  EXPECT_TRUE(DefaultUpstreamReply(
+                  ended(absl::InternalError("x"), StopReason::kThrottled))
+                  .do_not_retry);
+  // Not overload: passed on as it is.
+  for (const absl::Status& status :
+       {ended(absl::NotFoundError("gone"), StopReason::kPermanentError),
+        ended(absl::DeadlineExceededError("late"), StopReason::kDeadline),
+        ended(absl::UnavailableError("down"), StopReason::kNonIdempotent),
+        ended(absl::InternalError("x"), StopReason::kExhausted),
+        // No retry summary: not a stubkit call's result.
+        absl::UnavailableError("down")}) {
+    SCOPED_TRACE(status.ToString());
+    UpstreamReply reply = DefaultUpstreamReply(status);
+    EXPECT_FALSE(reply.do_not_retry);
+    EXPECT_EQ(static_cast<int>(reply.status.error_code()),
+              static_cast<int>(status.code()));
+  }
 }
 
 }  // namespace
