@@ -119,6 +119,20 @@ struct MiddleConfig {
   milliseconds delay{0};
   // The callback middle polls too, instead of forwarding OnCancel.
   bool callback_polls = false;
+  // Passed to IncomingCall::options(call), and as Settings::reply.
+  Options call;
+  UpstreamReplyMapper reply;
+  // Incoming calls seen, and the largest incoming attempt number.
+  std::atomic<int> incoming_calls{0};
+  std::atomic<int> max_incoming_attempt{0};
+  void Saw(const IncomingCall& incoming) {
+    ++incoming_calls;
+    int seen = max_incoming_attempt.load();
+    while (
+        incoming.attempt() > seen &&
+        !max_incoming_attempt.compare_exchange_weak(seen, incoming.attempt())) {
+    }
+  }
   // The code the last downstream call ended with, once it ended.
   std::atomic<bool> downstream_done{false};
   std::atomic<int> downstream_code{-1};
@@ -133,10 +147,13 @@ class SyncMiddle final : public EchoService::Service {
   explicit SyncMiddle(MiddleConfig* config) : config_(*config) {}
   grpc::Status Echo(grpc::ServerContext* context, const EchoRequest* request,
                     EchoResponse* response) override {
-    IncomingCall incoming(*context);
+    IncomingCall incoming(*context,
+                          IncomingCall::Settings{true, config_.reply});
+    config_.Saw(incoming);
     std::this_thread::sleep_for(config_.delay);
+    const Options call = incoming.options(config_.call);
     absl::StatusOr<EchoResponse> result = RetryLoop<EchoResponse>(
-        kEcho, OptionsView(incoming.options(), config_.client),
+        kEcho, OptionsView(call, config_.client),
         [&](grpc::ClientContext& downstream) -> absl::StatusOr<EchoResponse> {
           EchoResponse r;
           grpc::Status s = config_.stub->Echo(&downstream, *request, &r);
@@ -168,10 +185,11 @@ class CallbackMiddle final : public EchoService::CallbackService {
     Reactor(grpc::CallbackServerContext* context, const EchoRequest* request,
             EchoResponse* response, MiddleConfig& config)
         // The reactor forwards OnCancel: no polling, unless asked.
-        : incoming_(*context,
-                    IncomingCall::Settings{config.callback_polls, nullptr}),
+        : incoming_(*context, IncomingCall::Settings{config.callback_polls,
+                                                     config.reply}),
           request_(*request),
           response_(response) {
+      config.Saw(incoming_);
       if (config.delay == milliseconds(0)) {
         Start(config);
         return;
@@ -192,7 +210,7 @@ class CallbackMiddle final : public EchoService::CallbackService {
     void Start(MiddleConfig& config) {
       EchoService::Stub* stub = config.stub.get();
       AsyncRetryLoop<EchoResponse>(
-          kEcho, incoming_.options(), config.client,
+          kEcho, incoming_.options(config.call), config.client,
           [this, stub](grpc::ClientContext& downstream, const OptionsView&,
                        AsyncCallback<EchoResponse> done) {
             internal::StartAsyncUnary<EchoResponse>(
@@ -316,6 +334,22 @@ TEST_P(ServerPropagationTest, DeadlineArrivesReducedByTheElapsedTime) {
   // And so the backend got the client's time less the middle's 800 ms.
   EXPECT_LE(backend_.remaining(), seconds(10) - milliseconds(800) + rounding);
   EXPECT_GT(backend_.remaining(), seconds(10) - seconds(3 * Scale()));
+}
+
+// IncomingCall::options(call): of two deadlines, the earlier.
+TEST_P(ServerPropagationTest, TheEarlierOfTwoDeadlinesWins) {
+  const system_clock::time_point soon = system_clock::now() + seconds(3);
+  const system_clock::time_point later = soon + seconds(7);
+  const milliseconds rounding(200);
+  config_.call.set<DeadlineOption>(soon);
+  Start();
+  int attempts = 0;
+  ASSERT_TRUE(Call(Options{}.set<DeadlineOption>(later), &attempts).ok());
+  EXPECT_LE(backend_.deadline(), soon + rounding);
+  // The other way round.
+  config_.call.set<DeadlineOption>(later);
+  ASSERT_TRUE(Call(Options{}.set<DeadlineOption>(soon), &attempts).ok());
+  EXPECT_LE(backend_.deadline(), soon + rounding);
 }
 
 // Count policies on both hops: no time limit, so no deadline anywhere.
@@ -465,6 +499,55 @@ TEST_P(ServerPropagationTest, OtherFailuresPassThrough) {
   auto summary = GetRetrySummary(result.status());
   ASSERT_TRUE(summary.has_value());
   EXPECT_EQ(summary->stop_reason, StopReason::kPermanentError);
+}
+
+// A client with gRPC's own retries (gRFC A6) instead of stubkit's.
+std::unique_ptr<EchoService::Stub> GrpcRetryingStub(const std::string& target) {
+  grpc::ChannelArguments args;
+  args.SetServiceConfigJSON(R"({"methodConfig": [{
+      "name": [{"service": "stubkit.testing.EchoService"}],
+      "retryPolicy": {"maxAttempts": 5, "initialBackoff": "0.001s",
+                      "maxBackoff": "0.002s", "backoffMultiplier": 2,
+                      "retryableStatusCodes": ["UNAVAILABLE"]}}]})");
+  return EchoService::NewStub(grpc::CreateCustomChannel(
+      target, grpc::InsecureChannelCredentials(), args));
+}
+
+// gRPC's retries honour the pushback -1 too: one attempt.
+TEST_P(ServerPropagationTest, GrpcRetriesStopOnTheMiddlesPushback) {
+  backend_.outage = true;
+  Start(Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(1)));
+  auto stub = GrpcRetryingStub(middle_server_->address());
+  grpc::ClientContext context;
+  context.set_deadline(system_clock::now() + seconds(10 * Scale()));
+  EchoRequest request;
+  EchoResponse response;
+  grpc::Status status = stub->Echo(&context, request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(config_.incoming_calls.load(), 1);
+  EXPECT_EQ(backend_.attempts.load(), 2);
+}
+
+// Without the pushback (a mapper that passes everything on), gRPC retries;
+// its grpc-previous-rpc-attempts marks the retries, and the middle does not
+// retry them (NestedRetry::kNever).
+TEST_P(ServerPropagationTest, GrpcRetriesAreSeenAsRetries) {
+  backend_.outage = true;
+  config_.reply = [](const absl::Status& downstream) {
+    return UpstreamReply{ToGrpcStatus(downstream), false};
+  };
+  Start(Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(1)));
+  auto stub = GrpcRetryingStub(middle_server_->address());
+  grpc::ClientContext context;
+  context.set_deadline(system_clock::now() + seconds(10 * Scale()));
+  EchoRequest request;
+  EchoResponse response;
+  grpc::Status status = stub->Echo(&context, request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(config_.incoming_calls.load(), 5);
+  EXPECT_EQ(config_.max_incoming_attempt.load(), 5);
+  // 2 for the first attempt, 1 for each of the 4 retries.
+  EXPECT_EQ(backend_.attempts.load(), 6);
 }
 
 // The client's request says it is a retry (as a stubkit client's retries
