@@ -33,6 +33,7 @@
 #include "stubkit/retry_observer.h"
 #include "stubkit/retry_throttle.h"
 #include "stubkit/server_hints.h"
+#include "stubkit/server_propagation.h"
 #include "stubkit/testing/echo.stubkit.h"
 #include "stubkit/testing/streams.stubkit.h"
 #include "tests/testing/flaky_echo_service.h"
@@ -257,6 +258,20 @@ TEST_F(BadOptionsTest, NegativeTotalTimeout) {
   ExpectRefusedEverywhere("`TotalTimeoutOption(-1s)`",
                           Options{}.set<TotalTimeoutOption>(seconds(-1)),
                           "TotalTimeoutOption must not be negative, got -1s");
+}
+
+TEST_F(BadOptionsTest, ServerPropagationOptionsOutOfRange) {
+  ExpectRefusedEverywhere(
+      "`MinAttemptTimeOption(-1ms)`",
+      Options{}.set<MinAttemptTimeOption>(milliseconds(-1)),
+      "MinAttemptTimeOption must not be negative, got -1ms");
+  ExpectRefusedEverywhere(
+      "`NestedRetryOption(static_cast<NestedRetry>(7))`",
+      Options{}.set<NestedRetryOption>(static_cast<NestedRetry>(7)),
+      "NestedRetryOption: not a NestedRetry value (7)");
+  ExpectRefusedEverywhere("`IncomingAttemptOption(-1)`",
+                          Options{}.set<IncomingAttemptOption>(-1),
+                          "IncomingAttemptOption must not be negative, got -1");
 }
 
 TEST_F(BadOptionsTest, BackoffOutOfShape) {
