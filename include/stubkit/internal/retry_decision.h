@@ -33,8 +33,10 @@
 // log or metric: the loop passes `now` in, and reports the decision itself
 // (RetryLoopState). What varies by feature comes through two interfaces:
 // an `AdmissionSource` (the retry throttle; a retry budget) and a
-// `WaitSource` (backoff and server hints; a deadline inherited from a
-// server's call). A new source is a new class, not a new branch here.
+// `WaitSource` (backoff and server hints). A new source is a new class, not
+// a new branch here. A deadline inherited from a server's call is the
+// call's end (DeadlineOption, set by stubkit/server_propagation.h), which
+// the facts carry with the least useful attempt time.
 //
 //   RetryDecision decision = DecideAfterFailure(status, facts, policy,
 //                                               &admission, waits);

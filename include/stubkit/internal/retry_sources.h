@@ -13,8 +13,7 @@
 //                      server's hint (grpc-retry-pushback-ms, RetryInfo)
 //                      within ServerHintCeilingOption
 //
-// A new admission rule or a new wait rule (a deadline inherited from a
-// server's call) is a new class here.
+// A new admission rule or a new wait rule is a new class here.
 //
 //   BackoffWaits waits(backoff_policy, options, reporter);
 //   waits.SetAttempt(&context.GetServerTrailingMetadata());
