@@ -9,7 +9,9 @@
 //   overload_study --smoke --out /tmp/ov      # a few seconds, sanity only
 //
 // Without --out it writes to $TEST_TMPDIR when set, else ".". --only a,b
-// runs the variants named (for a quick look), --scale X changes the speed.
+// runs the variants named (for a quick look), --code the one queue-full
+// code; --scale X changes the speed (at most 100), --queue N the queue's
+// length and --probe-interval S the waiting throttle's (simulated seconds).
 //
 // The server, a real gRPC callback server on 127.0.0.1, has 20 workers and
 // a FIFO queue of 200. A request holds a worker for 0.2 s (a timer, not
@@ -73,6 +75,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <queue>
 #include <string>
 #include <thread>
@@ -112,6 +115,7 @@ struct Scenario {
   double call_timeout = 60;    // the whole call's
   double backoff = 0.1;        // the first retry's delay; doubles up to 1 s
   double backoff_max = 1;
+  double probe_interval = 1;  // the waiting throttle's
 
   double capacity() const { return workers / service; }
   double rate() const { return load * capacity(); }
@@ -146,6 +150,11 @@ constexpr Variant kVariants[] = {
     {"waiting_proportional", Admission::kWaitingProportional},
     {"waiting_adaptive", Admission::kWaitingAdaptive},
 };
+
+const char* CodeName(grpc::StatusCode code) {
+  return code == grpc::StatusCode::UNAVAILABLE ? "UNAVAILABLE"
+                                               : "RESOURCE_EXHAUSTED";
+}
 
 std::chrono::nanoseconds Sim(double seconds, const Scenario& s) {
   return std::chrono::nanoseconds(
@@ -422,8 +431,14 @@ Options CommonOptions(const Scenario& s) {
 
 RetryThrottle::WaitForRecovery Waiting(const Scenario& s, Admission a) {
   RetryThrottle::WaitForRecovery waiting;  // the defaults, 1 s scaled
-  waiting.probe_interval = Sim(1, s);
-  if (a == Admission::kWaitingProportional) waiting.release_ratio = 0.5;
+  waiting.probe_interval = Sim(s.probe_interval, s);
+  using Release = RetryThrottle::WaitForRecovery::Release;
+  if (a == Admission::kWaitingProportional) {
+    waiting.release = Release::kProportional;
+    waiting.release_ratio = 0.5;
+  } else {
+    waiting.release = Release::kAdaptive;  // the default, said
+  }
   return waiting;
 }
 
@@ -473,6 +488,7 @@ struct CallRecord {
   double start = 0;  // simulated seconds
   double end = -1;
   bool ok = false;
+  StopReason reason = StopReason::kSuccess;  // gRPC's: kPermanentError
   std::atomic<int> ended{0};  // must end up 1
 };
 
@@ -491,6 +507,10 @@ struct Result {
   int64_t ok = 0;
   int64_t failed = 0;
   int64_t failed_with_time_left = 0;
+  // ... of which the count policy ran out, or the throttle or budget
+  // refused a retry.
+  int64_t left_exhausted = 0;
+  int64_t left_throttled = 0;
   int64_t ended_twice = 0;
   int64_t backlog = 0;  // calls started before the trigger's end, open then
   int queue_at_trigger_end = 0;
@@ -583,8 +603,10 @@ Result RunOne(const Scenario& s, const Variant& v, Trigger trigger,
   const int64_t total = static_cast<int64_t>(std::llround(s.rate() * s.end()));
   std::vector<CallRecord> records(total);
   std::atomic<int64_t> done{0};
-  auto finish = [&service, &done](CallRecord* record, bool ok) {
+  auto finish = [&service, &done](CallRecord* record, bool ok,
+                                  StopReason reason) {
     record->ok = ok;
+    record->reason = reason;
     record->end = service.SimNow();
     record->ended.fetch_add(1, std::memory_order_relaxed);
     done.fetch_add(1, std::memory_order_release);
@@ -610,13 +632,19 @@ Result RunOne(const Scenario& s, const Variant& v, Trigger trigger,
       stubs[i % s.clients]->async()->Echo(
           &call->context, &request, &call->response,
           [call, record, &finish](grpc::Status status) {
-            finish(record, status.ok());
+            finish(record, status.ok(),
+                   status.ok() ? StopReason::kSuccess
+                               : StopReason::kPermanentError);
             delete call;
           });
     } else {
       clients[i % s.clients]->AsyncEcho(
           request, [record, &finish](absl::StatusOr<EchoResponse> r) {
-            finish(record, r.ok());
+            std::optional<RetrySummary> summary;
+            if (!r.ok()) summary = GetRetrySummary(r.status());
+            finish(record, r.ok(),
+                   summary.has_value() ? summary->stop_reason
+                                       : StopReason::kSuccess);
           });
     }
   }
@@ -657,7 +685,11 @@ Result RunOne(const Scenario& s, const Variant& v, Trigger trigger,
     } else {
       ++r.failed;
       ++failed[attempts.Index(c.end)];
-      if (c.start + s.call_timeout - c.end > 0.5) ++r.failed_with_time_left;
+      if (c.start + s.call_timeout - c.end > 0.5) {
+        ++r.failed_with_time_left;
+        if (c.reason == StopReason::kExhausted) ++r.left_exhausted;
+        if (c.reason == StopReason::kThrottled) ++r.left_throttled;
+      }
     }
     if (c.start >= s.trigger_start && c.start < t_end) ++r.offered_in_trigger;
     if (c.start < t_end && c.end > t_end) {
@@ -694,9 +726,7 @@ Result RunOne(const Scenario& s, const Variant& v, Trigger trigger,
       last = b;
     }
   }
-  const char* code_name = code == grpc::StatusCode::UNAVAILABLE
-                              ? "UNAVAILABLE"
-                              : "RESOURCE_EXHAUSTED";
+  const char* code_name = CodeName(code);
   for (size_t b = 0; b <= last; ++b) {
     std::fprintf(csv, "%s,%s,%s,%zu,%d,%d,%d,%d,%d\n", v.name, Name(trigger),
                  code_name, b, offered[b], attempts[b], ok[b], failed[b],
@@ -722,6 +752,7 @@ int Main(int argc, char** argv) {
   std::string out = test_tmpdir != nullptr ? test_tmpdir : ".";
   bool smoke = false;
   std::string only;
+  std::string only_code;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--smoke") == 0) {
       smoke = true;
@@ -731,26 +762,38 @@ int Main(int argc, char** argv) {
       s.scale = std::atof(argv[++i]);
     } else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
       only = "," + std::string(argv[++i]) + ",";
+    } else if (std::strcmp(argv[i], "--code") == 0 && i + 1 < argc) {
+      only_code = argv[++i];
+    } else if (std::strcmp(argv[i], "--queue") == 0 && i + 1 < argc) {
+      s.queue = std::atoi(argv[++i]);
+    } else if (std::strcmp(argv[i], "--probe-interval") == 0 && i + 1 < argc) {
+      s.probe_interval = std::atof(argv[++i]);
     } else {
       std::fprintf(stderr,
                    "usage: %s [--smoke] [--out DIR] [--scale X] "
-                   "[--only VARIANT,...]\n",
+                   "[--only VARIANT,...] [--code UNAVAILABLE|"
+                   "RESOURCE_EXHAUSTED] [--queue N] [--probe-interval S]\n",
                    argv[0]);
       return 2;
     }
   }
   if (smoke) {
-    // The same shape, a fifth of the clients and capacity, 10x faster and
-    // shorter: a few seconds in all.
+    // The same shape, a fifth of the clients and capacity, 10x faster (no
+    // more: gRPC reads the 0.1 s backoff in whole milliseconds) and
+    // shorter: about 4 s in all.
     s.scale = 100;
     s.clients = 4;
     s.workers = 4;
     s.queue = 40;
     s.trigger_start = 5;
     s.trigger_length = 5;
-    s.after = 15;
+    s.after = 12;
   }
-  if (!(s.scale > 0)) return 2;
+  // gRPC reads the service config's durations in whole milliseconds.
+  if (!(s.scale > 0 && s.scale * 0.001 <= s.backoff)) {
+    std::fprintf(stderr, "--scale must be in (0, %.0f]\n", s.backoff * 1000);
+    return 2;
+  }
   const std::string mkdir = "mkdir -p '" + out + "'";
   if (std::system(mkdir.c_str()) != 0) return 1;
   const std::string csv_path = out + "/overload.csv";
@@ -768,6 +811,7 @@ int Main(int argc, char** argv) {
                                     grpc::StatusCode::RESOURCE_EXHAUSTED};
   for (grpc::StatusCode code : codes) {
     if (smoke && code != grpc::StatusCode::UNAVAILABLE) break;
+    if (!only_code.empty() && only_code != CodeName(code)) continue;
     for (Trigger trigger : {Trigger::kOutage, Trigger::kCapacityDrop}) {
       for (const Variant& v : kVariants) {
         if (!only.empty() &&
@@ -778,24 +822,24 @@ int Main(int argc, char** argv) {
         results.push_back(RunOne(s, v, trigger, code, csv));
         std::fprintf(
             stderr, "%s %s %s done in %.1f s\n", v.name, Name(trigger),
-            code == grpc::StatusCode::UNAVAILABLE ? "UNAVAILABLE"
-                                                  : "RESOURCE_EXHAUSTED",
+            CodeName(code),
             std::chrono::duration<double>(Steady::now() - began).count());
       }
     }
   }
   std::fclose(csv);
 
-  char header[768];
+  char header[1024];
   std::snprintf(
       header, sizeof(header),
       "%d clients, %.0f calls/s offered against a capacity C of %.0f/s "
       "(%d workers x %.1f s, a queue of %d); trigger from %.0f s to %.0f s, "
       "the load until %.0f s; each call 4 attempts of <= %.0f s, %.0f s in "
-      "all; simulated time, %.0fx faster than real\n\n",
+      "all; one throttle or budget per client, the waiting throttle probing "
+      "every %.0f s; simulated time, %.0fx faster than real\n\n",
       s.clients, s.rate(), s.capacity(), s.workers, s.service, s.queue,
       s.trigger_start, s.trigger_end(), s.end(), s.attempt_timeout,
-      s.call_timeout, s.scale);
+      s.call_timeout, s.probe_interval, s.scale);
   std::string table = header;
   table +=
       "| queue full | trigger | variant | amplification in trigger | failed "
@@ -822,13 +866,13 @@ int Main(int argc, char** argv) {
     char row[512];
     std::snprintf(
         row, sizeof(row),
-        "| %s | %s | %s | %.2fx | %lld of %lld | %lld | %lld | %lld | %d | "
-        "%s | %s | %s | %.0f%% |\n",
-        r.code == grpc::StatusCode::UNAVAILABLE ? "UNAVAILABLE"
-                                                : "RESOURCE_EXHAUSTED",
-        Name(r.trigger), r.variant.c_str(), amplification,
+        "| %s | %s | %s | %.2fx | %lld of %lld | %lld (%lld exhausted, %lld "
+        "throttled) | %lld | %lld | %d | %s | %s | %s | %.0f%% |\n",
+        CodeName(r.code), Name(r.trigger), r.variant.c_str(), amplification,
         static_cast<long long>(r.failed), static_cast<long long>(r.calls),
         static_cast<long long>(r.failed_with_time_left),
+        static_cast<long long>(r.left_exhausted),
+        static_cast<long long>(r.left_throttled),
         static_cast<long long>(r.wasted), static_cast<long long>(r.backlog),
         r.queue_at_trigger_end, Seconds(r.limit).c_str(), drain.c_str(),
         ratio.c_str(), 100 * r.late_goodput);
@@ -862,7 +906,8 @@ int Main(int argc, char** argv) {
       "and goodput stays >= 90% of the offered load (5 s windows); limit: "
       "the backlog B cleared by the spare capacity C - L. Server queue: its "
       "length at the trigger's end. Failed with time left: ended more than "
-      "0.5 s before the call's 60 s.\n";
+      "0.5 s before the call's 60 s (stubkit's stop reason: the count "
+      "policy exhausted, or a retry refused).\n";
   std::fputs(table.c_str(), stdout);
   const std::string md_path = out + "/overload_summary.md";
   if (FILE* md = std::fopen(md_path.c_str(), "w")) {
