@@ -5,7 +5,7 @@
 // (metastable failure); stubkit's admission controls are meant to let it
 // recover.
 //
-//   overload_study --out benchmarks/results   # about 4 minutes, 24 runs
+//   overload_study --out benchmarks/results   # about 3.5 minutes, 24 runs
 //   overload_study --smoke --out /tmp/ov      # a few seconds, sanity only
 //
 // Without --out it writes to $TEST_TMPDIR when set, else ".". --only a,b
@@ -116,6 +116,9 @@ struct Scenario {
   double backoff = 0.1;        // the first retry's delay; doubles up to 1 s
   double backoff_max = 1;
   double probe_interval = 1;  // the waiting throttle's
+  // Goodput must stay back this long before the load ends to count as
+  // recovered (a run that passes only its last windows has not).
+  double sustain = 20;
 
   double capacity() const { return workers / service; }
   double rate() const { return load * capacity(); }
@@ -519,13 +522,15 @@ struct Result {
   double backlog_gone = 0;
   double drain = -1;
   double limit = 0;         // B / (C - L)
-  double late_goodput = 0;  // the last 20 s: OK calls / offered calls
+  double late_goodput = 0;  // the last `sustain`: OK calls / offered
 };
 
 // The first time from which goodput stays at >= 90 % of the offered load
-// over every 5 s window up to the end of the load; -1 if none.
+// over every 5 s window up to the end of the load, if that is at least
+// `sustain` before the end; -1 otherwise.
 double GoodputBack(const std::vector<double>& starts,
-                   const std::vector<double>& oks, double from, double end) {
+                   const std::vector<double>& oks, double from, double end,
+                   double sustain) {
   constexpr double kWindow = 5;
   constexpr double kStep = 0.1;
   auto count = [](const std::vector<double>& sorted, double a, double b) {
@@ -541,7 +546,7 @@ double GoodputBack(const std::vector<double>& starts,
     if (ok < 0.9 * static_cast<double>(offered)) break;
     back = t;
   }
-  return back;
+  return back <= end - sustain ? back : -1;
 }
 
 Result RunOne(const Scenario& s, const Variant& v, Trigger trigger,
@@ -698,15 +703,15 @@ Result RunOne(const Scenario& s, const Variant& v, Trigger trigger,
     }
   }
   std::sort(oks.begin(), oks.end());  // starts are in order already
-  const double back = GoodputBack(starts, oks, t_end, s.end());
+  const double back = GoodputBack(starts, oks, t_end, s.end(), s.sustain);
   r.recovered = back >= 0;
   if (r.recovered) {
-    r.goodput_back = back - t_end;
+    r.goodput_back = std::max(back - t_end, 0.0);
     r.drain = std::max(r.goodput_back, r.backlog_gone);
   }
   r.limit = static_cast<double>(r.backlog) / (s.capacity() - s.rate());
   {
-    const double from = s.end() - 20;
+    const double from = s.end() - s.sustain;
     const auto in = [&](const std::vector<double>& v) {
       return std::lower_bound(v.begin(), v.end(), s.end()) -
              std::lower_bound(v.begin(), v.end(), from);
@@ -788,6 +793,7 @@ int Main(int argc, char** argv) {
     s.trigger_start = 5;
     s.trigger_length = 5;
     s.after = 12;
+    s.sustain = 5;
   }
   // gRPC reads the service config's durations in whole milliseconds.
   if (!(s.scale > 0 && s.scale * 0.001 <= s.backoff)) {
@@ -844,9 +850,12 @@ int Main(int argc, char** argv) {
   table +=
       "| queue full | trigger | variant | amplification in trigger | failed "
       "calls | failed with time left | wasted requests | backlog B | server "
-      "queue | limit B/(C-L) | drain | drain / limit | goodput, last 20 s |\n"
+      "queue | limit B/(C-L) | goodput back after | backlog gone after | "
+      "drain | drain / limit | goodput, last " +
+      Seconds(s.sustain) +
+      " |\n"
       "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | "
-      "---: | ---: | ---: |\n";
+      "---: | ---: | ---: | ---: | ---: |\n";
   bool sane = true;
   for (const Result& r : results) {
     const double amplification =
@@ -855,7 +864,9 @@ int Main(int argc, char** argv) {
                                  : 0;
     std::string drain = "**never** (metastable)";
     std::string ratio = "-";
+    std::string back = "never";
     if (r.recovered) {
+      back = Seconds(r.goodput_back);
       drain = Seconds(r.drain);
       if (r.limit > 0) {
         char text[32];
@@ -867,15 +878,16 @@ int Main(int argc, char** argv) {
     std::snprintf(
         row, sizeof(row),
         "| %s | %s | %s | %.2fx | %lld of %lld | %lld (%lld exhausted, %lld "
-        "throttled) | %lld | %lld | %d | %s | %s | %s | %.0f%% |\n",
+        "throttled) | %lld | %lld | %d | %s | %s | %s | %s | %s | %.0f%% |\n",
         CodeName(r.code), Name(r.trigger), r.variant.c_str(), amplification,
         static_cast<long long>(r.failed), static_cast<long long>(r.calls),
         static_cast<long long>(r.failed_with_time_left),
         static_cast<long long>(r.left_exhausted),
         static_cast<long long>(r.left_throttled),
         static_cast<long long>(r.wasted), static_cast<long long>(r.backlog),
-        r.queue_at_trigger_end, Seconds(r.limit).c_str(), drain.c_str(),
-        ratio.c_str(), 100 * r.late_goodput);
+        r.queue_at_trigger_end, Seconds(r.limit).c_str(), back.c_str(),
+        Seconds(r.backlog_gone).c_str(), drain.c_str(), ratio.c_str(),
+        100 * r.late_goodput);
     table += row;
     // Sanity, not performance: every call ended exactly once, each with at
     // least one attempt, and every request the server took was answered
@@ -903,8 +915,11 @@ int Main(int argc, char** argv) {
   }
   table +=
       "\nDrain: from the trigger's end until the calls open then have ended "
-      "and goodput stays >= 90% of the offered load (5 s windows); limit: "
-      "the backlog B cleared by the spare capacity C - L. Server queue: its "
+      "and goodput stays >= 90% of the offered load (5 s windows, to the "
+      "end of the load, at least the last " +
+      Seconds(s.sustain) +
+      "); limit: the backlog B "
+      "cleared by the spare capacity C - L. Server queue: its "
       "length at the trigger's end. Failed with time left: ended more than "
       "0.5 s before the call's 60 s (stubkit's stop reason: the count "
       "policy exhausted, or a retry refused).\n";
