@@ -19,9 +19,10 @@
 // capacity C is 100 calls/s. A request that finds every worker busy waits
 // in the queue; a full queue answers at once with UNAVAILABLE, or with
 // RESOURCE_EXHAUSTED in the second scenario. A request is served even when
-// its client's deadline (the attempt's, read from the ServerContext) has
-// passed by the time it is finished: that is wasted work, the client has
-// gone. A full queue holds 2 s of work, more than an attempt may wait.
+// its client has gone by the time it is finished (the attempt's deadline,
+// read from the ServerContext, has passed, or the client cancelled it):
+// that is wasted work. A full queue holds 2 s of work, more than an attempt
+// may wait, which is what can keep the server busy with dead requests.
 //
 // 20 clients (a channel and connection each, one admission control each,
 // as 20 client processes would have) offer L = 70 calls/s (70 % of C),
@@ -40,7 +41,8 @@
 // (RetryThrottle, 10 tokens, 0.1 per success), the retry budget
 // (RetryBudget: 20 %, 10 retries/s, a 10 s window), and the waiting
 // throttle (WaitForRecovery, probe every 1 s) with the proportional release
-// (release_ratio 0.5) and with the default release.
+// (kProportional, release_ratio 0.5) and with the adaptive one (kAdaptive,
+// the default).
 //
 // Time is simulated: every duration is divided by --scale (10: a simulated
 // second is 100 ms of real time), so a run's 80 s take 8 s.
@@ -50,9 +52,10 @@
 // s left, the backlog B (calls started before the trigger's end and not yet
 // ended then), the drain time (from the trigger's end until the backlog
 // has ended and goodput is at least 90 % of the offered load over every
-// 5 s window to the end of the load), and the physical limit of that drain,
-// B / (C - L): the spare capacity clearing the backlog, nothing wasted. A
-// run whose goodput never stays back is metastable.
+// 5 s window to the end of the load, its last 20 s at least), and the
+// physical limit of that drain, B / (C - L): the spare capacity clearing
+// the backlog, nothing wasted. A run whose goodput does not come back to
+// stay is metastable.
 //
 // Writes <out>/overload.csv (per run and simulated second: calls offered,
 // attempts the server saw, calls that ended OK or failed, requests served
@@ -71,7 +74,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
-#include <functional>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -79,7 +81,6 @@
 #include <queue>
 #include <string>
 #include <thread>
-#include <utility>
 #include <vector>
 
 #include "stubkit/channel.h"
@@ -233,6 +234,11 @@ class FiniteServer final : public EchoService::CallbackService {
                     now + service_};
     {
       std::lock_guard<std::mutex> lock(mu_);
+      if (stopped_) {  // the run is over: nothing is served any more
+        rejected_.Add(sim);
+        reactor->Finish(grpc::Status(grpc::StatusCode::CANCELLED, "stopped"));
+        return reactor;
+      }
       if (queue_.empty() &&
           static_cast<int>(serving_.size()) < WorkersAt(now)) {
         const bool earliest =
@@ -243,9 +249,6 @@ class FiniteServer final : public EchoService::CallbackService {
       }
       if (static_cast<int>(queue_.size()) < s_.queue) {
         queue_.push_back(request);
-        if (static_cast<int>(queue_.size()) > max_queue_) {
-          max_queue_ = static_cast<int>(queue_.size());
-        }
         return reactor;
       }
     }
@@ -412,7 +415,6 @@ class FiniteServer final : public EchoService::CallbackService {
   std::deque<Request> queue_;
   std::priority_queue<Request, std::vector<Request>, LaterFinish> serving_;
   bool stopped_ = false;
-  int max_queue_ = 0;
   int queue_at_trigger_end_ = 0;
   std::thread dispatcher_;  // last: starts once the rest is built
 };
