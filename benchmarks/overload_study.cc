@@ -41,8 +41,8 @@
 // (RetryThrottle, 10 tokens, 0.1 per success), the retry budget
 // (RetryBudget: 20 %, 10 retries/s, a 10 s window), and the waiting
 // throttle (WaitForRecovery, probe every 1 s) with the proportional release
-// (kProportional, release_ratio 0.5) and with the adaptive one (kAdaptive,
-// the default).
+// (kProportional, release_ratio 0.5, the default) and with the adaptive one
+// (kAdaptive).
 //
 // Time is simulated: every duration is divided by --scale (10: a simulated
 // second is 100 ms of real time), so a run's 80 s take 8 s.
@@ -442,7 +442,7 @@ RetryThrottle::WaitForRecovery Waiting(const Scenario& s, Admission a) {
     waiting.release = Release::kProportional;
     waiting.release_ratio = 0.5;
   } else {
-    waiting.release = Release::kAdaptive;  // the default, said
+    waiting.release = Release::kAdaptive;
   }
   return waiting;
 }

@@ -48,8 +48,8 @@
 //   no time scale of its own, hence the interval; one probe is the least
 //   that still sees a recovery when no new calls come.
 // - Release: once recovered, waiting calls go one at a time, paced. How
-//   fast is `release` (below):
-//   kAdaptive (the default) searches for the server's spare capacity as
+//   fast is `release` (below); kProportional is the default.
+//   kAdaptive (opt in) searches for the server's spare capacity as
 //   TCP's congestion control searches for a path's: additive increase,
 //   multiplicative decrease. The pace starts at the probe pace (probes /
 //   probe_interval) and, in slow start, each success of a released call
@@ -65,9 +65,14 @@
 //   attempts sent before the cut do not cut again). The pace grows only
 //   while calls wait: it is not banked for a later backlog. A refused retry
 //   (the backend is down again) restarts the search from the probe pace,
-//   with slow start ending at 0.7 of the pace before.
-//   kProportional (the behaviour before the adaptive mode) releases at a
-//   fixed ratio of the rate the recovered backend has shown it can answer.
+//   with slow start ending at 0.7 of the pace before. It needs an overload
+//   answer that comes at once (a server that sheds load when its queue is
+//   full, and a queue shorter than the attempt timeout): behind a deeper
+//   queue the answer is a timeout that comes late, slow start has long
+//   overshot, and benchmarks/overload_study measured it staying collapsed
+//   (docs/throttling.md, "Overload and metastability").
+//   kProportional (the default) releases at a fixed ratio of the rate the
+//   recovered backend has shown it can answer.
 //   The throttle measures R, the highest rate of successes of calls that
 //   did not wait since the recovery (successes over a window of at least
 //   `probe_interval`; a shorter window counts as probe_interval long, so R
@@ -82,7 +87,8 @@
 //   when the new load ebbs, the backlog drains on at the pace already
 //   proven. With no new successes at all, the probe pace drains it. A
 //   backlog of B calls takes about B / (release_ratio * S) to clear, however
-//   much spare capacity the server has: the reason kAdaptive replaced it.
+//   much spare capacity the server has: what kAdaptive improves on where
+//   overload is answered at once.
 //   A call that waits polls the throttle every U[probe_interval / 2,
 //   probe_interval] (jitter). Fairness among waiters is random, not
 //   first-come first-served.
@@ -134,12 +140,12 @@ class RetryThrottle {
     // How waiting calls are released once the backend recovers.
     enum class Release {
       // Additive increase, multiplicative decrease: finds the server's
-      // spare capacity from its answers.
+      // spare capacity from its answers, where overload is answered at once.
       kAdaptive,
       // At release_ratio times the new calls' highest success rate.
       kProportional,
     };
-    Release release = Release::kAdaptive;
+    Release release = Release::kProportional;
     // kProportional only; in (0, 1] in either mode. Waiting calls are
     // released at up to this fraction of the new calls' highest success
     // rate. 0.5: the recovering server sees at most 1.5 times the new load,
