@@ -43,7 +43,8 @@
 // over the window, and either alone misses what the other sees. The budget
 // never makes a call wait: with the throttle's waiting mode, a call the
 // budget refuses stops, and one already waiting for the throttle waits on
-// until the budget has a retry for it too.
+// until the budget has a retry for it too, for at most one `ttl` of
+// refusals (a budget that refills only with new calls may never have one).
 //
 // When to choose it over the token bucket: the bucket drains after a burst
 // of failures and refills only with successes, so during an outage each

@@ -524,9 +524,27 @@ RetryLoopState::ThrottleStep RetryLoopState::AfterThrottleWait(
     // waits on in the throttle's wait, where new calls refill the budget.
     if (budget_ == nullptr || budget_->TryWithdraw(now)) {
       throttle_wait_.Leave(now, /*admitted=*/true);
+      budget_held_since_ = time_point::min();
       return ThrottleStep::kAttempt;
     }
     budget_refused_wait_ = true;
+    if (budget_held_since_ == time_point::min()) budget_held_since_ = now;
+    // The budget refills with time (its reserve) and with new calls. One
+    // whole window without a retry for this call: it may never come (a
+    // reserve under one retry per window, no new calls), and a call with
+    // no end of its own (a count policy) would wait forever. Stop.
+    const nanoseconds window = budget_->config().ttl();
+    if (now - budget_held_since_ >= window) {
+      const absl::Status status = throttle_wait_.failure();
+      throttle_wait_.Leave(now);
+      Stop(status, StopReason::kThrottled,
+           absl::StrCat("gave up: the retry budget had no retry for ",
+                        FormatDuration(now - budget_held_since_),
+                        " (a whole window) after the throttle let the call "
+                        "go"),
+           now, final_status);
+      return ThrottleStep::kStop;
+    }
     throttle_->BeginWait();
   }
   *wait = std::min<nanoseconds>(throttle_->PollDelay(), facts_.end - now);

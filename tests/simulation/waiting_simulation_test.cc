@@ -20,11 +20,14 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "stubkit/async_retry_loop.h"
+#include "stubkit/retry_budget.h"
 #include "stubkit/retry_loop.h"
 #include "stubkit/retry_throttle.h"
+#include "tests/simulation/sim_budget_model.h"
 #include "tests/simulation/sim_fakes.h"
 #include "tests/simulation/sim_waiting_model.h"
 
@@ -60,6 +63,11 @@ struct WScenario {
   int probes = 1;
   double release_ratio = 0.5;
   bool adaptive = false;  // the release: kAdaptive, else kProportional
+  // A RetryBudget shared by every call beside the throttle: a retry needs
+  // both, and a waiting call the throttle lets go waits on until the
+  // budget has a retry for it.
+  bool budget = false;
+  budget_model::Params budget_params;
   bool cancel_inline = true;
   // The timer may fire a wait (a throttle poll, a backoff) inside
   // `Schedule` (sim_fakes.h, FireInline); derived from the seed without
@@ -117,6 +125,12 @@ WScenario Make(uint64_t seed) {
   // Drawn last: the rest of each seed's scenario stays as it was.
   s.release_ratio = std::vector<double>{0.5, 0.75, 0.25, 1}[pick(4)];
   s.adaptive = pick(2) == 0;
+  s.budget = pick(3) == 0;
+  s.budget_params.ttl = std::vector<milliseconds>{
+      milliseconds(100), milliseconds(2000), milliseconds(10000)}[pick(3)];
+  s.budget_params.min_retries_per_second =
+      std::vector<double>{0, 0.5, 5}[pick(3)];
+  s.budget_params.percent_can_retry = std::vector<double>{0.1, 0.5, 1}[pick(3)];
   return s;
 }
 
@@ -126,7 +140,12 @@ std::string Describe(const WScenario& s) {
       ", interval ", s.interval.count(), " ms, probes ", s.probes,
       s.adaptive ? ", adaptive release"
                  : absl::StrCat(", release_ratio ", s.release_ratio),
-      "), cancel ", s.cancel_inline ? "inline" : "deferred",
+      ")",
+      s.budget ? absl::StrCat(", budget(", s.budget_params.ttl.count(), " ms, ",
+                              s.budget_params.min_retries_per_second, "/s, ",
+                              s.budget_params.percent_can_retry, ")")
+               : std::string(),
+      ", cancel ", s.cancel_inline ? "inline" : "deferred",
       s.fire_inline ? ", timer fires inline" : "", "; outages");
   for (const auto& [from, to] : s.outages) {
     absl::StrAppend(&out, " [", from.count(), ", ", to.count(), ") ms");
@@ -196,6 +215,13 @@ class Runner {
                                             .WithMaxTokens(s.max_tokens)
                                             .WithTokenRatio(s.ratio)
                                             .WithWaitForRecovery(waiting));
+    if (s.budget) {
+      budget_ = std::make_shared<RetryBudget>(
+          RetryBudget::Config()
+              .WithTtl(s.budget_params.ttl)
+              .WithMinRetriesPerSecond(s.budget_params.min_retries_per_second)
+              .WithPercentCanRetry(s.budget_params.percent_can_retry));
+    }
     t0_ = sched_->Now();
     logs_.resize(s.calls.size());
   }
@@ -249,6 +275,7 @@ class Runner {
         .set<SleeperOption>(sched_)
         .set<AsyncSleeperOption>(sched_)
         .set<RetryThrottleOption>(throttle_)
+        .set<RetryBudgetOption>(budget_)
         .set<BackoffPolicyOption>(ExponentialBackoffPolicy()
                                       .WithInitialDelay(c.initial)
                                       .WithMaximumDelay(milliseconds(5000))
@@ -348,6 +375,7 @@ class Runner {
     std::vector<waiting_model::Admission> admissions;
     std::vector<TimePoint> fresh_successes;
     std::vector<TimePoint> waited_successes;
+    std::vector<TimePoint> requests, retries;  // for the budget
     for (const WCall& c : s_.calls) {
       const CallLog& l = logs_[c.id];
       if (l.completions != 1) {
@@ -364,6 +392,15 @@ class Runner {
       if (!l.status.ok() && summary && summary->attempts != attempts) {
         fail(c.id, absl::StrCat(summary->attempts, " attempts reported, ",
                                 attempts, " sent"));
+      }
+      for (size_t i = 0; i < l.attempts.size(); ++i) {
+        const AttemptLog& a = l.attempts[i];
+        if (i == 0) {
+          requests.push_back(a.start);
+        } else {
+          // Withdrawn when the throttle let it go, else at the decision.
+          retries.push_back(a.admitted ? a.start : l.attempts[i - 1].end);
+        }
       }
       for (const AttemptLog& a : l.attempts) {
         if (a.admitted) admissions.push_back({a.start, a.down});
@@ -402,14 +439,18 @@ class Runner {
       }
       // Liveness: a call with a long time limit and nothing else to stop it
       // succeeds, however long the outage.
+      // (With a budget, a call it holds back for a whole window stops.)
+      const bool budget_stop =
+          budget_ != nullptr && reason == StopReason::kThrottled &&
+          absl::StrContains(l.status.message(), "retry budget");
       if (c.idempotent && !c.cancel && !c.count_policy &&
           c.max_time >= milliseconds(1800000) && c.total_timeout.count() == 0 &&
-          !l.status.ok()) {
+          !l.status.ok() && !budget_stop) {
         fail(c.id, absl::StrCat("failed: ", l.status.ToString()));
       }
       if (c.count_policy && c.total_timeout.count() == 0 && !c.cancel &&
           c.idempotent && reason != StopReason::kSuccess &&
-          reason != StopReason::kExhausted) {
+          reason != StopReason::kExhausted && !budget_stop) {
         fail(c.id, absl::StrCat("count policy ended ", ToString(reason)));
       }
       // Coverage.
@@ -417,6 +458,10 @@ class Runner {
         ++g_coverage[l.status.ok()
                          ? "waited, then OK"
                          : absl::StrCat("waited, then ", ToString(reason))];
+        if (absl::StrContains(l.status.message(),
+                              "retry budget had no retry")) {
+          ++g_coverage["waited, the budget held a release back"];
+        }
       }
     }
     waiting_model::Params p{s_.max_tokens, s_.interval, s_.probes,
@@ -431,6 +476,14 @@ class Runner {
         !e.empty()) {
       v.push_back(e);
     }
+    if (budget_ != nullptr) {
+      if (std::string e =
+              budget_model::Check(s_.budget_params, requests, retries);
+          !e.empty()) {
+        v.push_back(e);
+      }
+      ++g_coverage["scenario with a budget"];
+    }
     for (const auto& a : admissions) {
       ++g_coverage[a.down        ? "probe"
                    : s_.adaptive ? "release (adaptive)"
@@ -443,6 +496,7 @@ class Runner {
   const WScenario& s_;
   std::shared_ptr<SimScheduler> sched_;
   std::shared_ptr<RetryThrottle> throttle_;
+  std::shared_ptr<RetryBudget> budget_;  // null: none
   TimePoint t0_;
   std::vector<CallLog> logs_;
   std::map<int, std::shared_ptr<CancellationToken>> tokens_;
@@ -486,6 +540,7 @@ TEST(WaitingSimulation, ManyCallsShareOneThrottle) {
          {"waited, then OK", "waited, then retry throttled",
           "waited, then cancelled", "waited, then retry policy exhausted",
           "probe", "release (adaptive)", "release (proportional)",
+          "scenario with a budget", "waited, the budget held a release back",
           "timer fired inside Schedule"}) {
       EXPECT_GT(g_coverage[what], 0) << "never exercised: " << what;
     }

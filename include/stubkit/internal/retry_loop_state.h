@@ -332,8 +332,10 @@ class RetryLoopState {
   // the call's end (a late wake-up must not change what the caller gets).
   absl::Status last_failure_;
   ThrottleWait throttle_wait_;
-  // In the throttle's wait, the budget refused a retry the throttle let go.
+  // In the throttle's wait, the budget refused a retry the throttle let go;
+  // since when it has refused each one (min: it has not, or took one since).
   bool budget_refused_wait_ = false;
+  time_point budget_held_since_ = time_point::min();
   bool hedged_ = false;
   bool stream_deadlines_ = false;
   ChannelFollow follow_;
