@@ -23,7 +23,7 @@ ymax = STATS_max * 1.5
 stats csv using 2 nooutput
 xmax = STATS_max
 
-set multiplot layout 4,1 title "Three tiers: backend attempts per second, 4 attempts at each of 3 hops (backend down from ".t0." s to ".t1." s)" font ',13'
+set multiplot layout 4,1 title "Three tiers: backend attempts per second (4 attempts per hop; backend down ".t0."-".t1." s)" font ",13"
 set xrange [0:xmax]
 set yrange [0.8:ymax]
 set logscale y
