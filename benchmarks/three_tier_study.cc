@@ -7,7 +7,7 @@
 // study measures that, and what stubkit's propagation (IncomingCall,
 // NestedRetryOption, Reply) makes of it.
 //
-//   three_tier_study --out benchmarks/results   # about 1 minute, 4 runs
+//   three_tier_study --out benchmarks/results   # about 35 s, 4 runs
 //   three_tier_study --smoke --out /tmp/tiers    # a few seconds, sanity only
 //
 // Without --out it writes to $TEST_TMPDIR when set, else ".". --only a,b
