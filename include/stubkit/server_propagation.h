@@ -13,8 +13,10 @@
 //
 //   - the incoming deadline bounds each downstream call (`DeadlineOption`;
 //     with a `TotalTimeoutOption` of the client or the call, the earlier end
-//     wins), and with `MinAttemptTimeOption` on the client no attempt or
-//     wait starts that would leave an attempt less than that before it;
+//     wins; on the wire gRPC may round it up by up to 3 %, see
+//     docs/overload.md), and with `MinAttemptTimeOption` on the client no
+//     attempt or wait starts that would leave an attempt less than that before
+//     it;
 //   - cancelling the incoming call cancels the downstream calls, their
 //     attempts in flight and their backoff waits (`CancellationOption`);
 //   - whether the incoming request is itself a retry (`x-retry-attempt`
@@ -29,14 +31,14 @@
 // A6's "don't retry", so a stubkit client or gRPC's own retries above stop
 // too instead of retrying into the overload.
 //
-//   grpc::Status Frontend::Get(grpc::ServerContext* context,
-//                              const GetRequest* request,
-//                              GetResponse* response) {
+//   grpc::Status Front::Get(grpc::ServerContext* context,
+//                           const demo::GetRequest* request,
+//                           demo::Entry* response) {
 //     stubkit::IncomingCall incoming(*context);
-//     absl::StatusOr<demo::Item> item =
-//         backend_.Lookup(MakeLookup(*request), incoming.options());
-//     if (!item.ok()) return incoming.Reply(item.status());
-//     *response->mutable_item() = *std::move(item);
+//     absl::StatusOr<demo::Entry> entry =
+//         backend_.Get(*request, incoming.options());  // a KeyValueClient
+//     if (!entry.ok()) return incoming.Reply(entry.status());
+//     *response = *std::move(entry);
 //     return grpc::Status::OK;
 //   }
 //
