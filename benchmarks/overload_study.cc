@@ -83,6 +83,7 @@
 #include <thread>
 #include <vector>
 
+#include "benchmarks/study_output.h"
 #include "stubkit/channel.h"
 #include "stubkit/retry_budget.h"
 #include "stubkit/retry_options.h"
@@ -755,8 +756,7 @@ std::string Seconds(double t) {
 
 int Main(int argc, char** argv) {
   Scenario s;
-  const char* test_tmpdir = std::getenv("TEST_TMPDIR");
-  std::string out = test_tmpdir != nullptr ? test_tmpdir : ".";
+  std::string out = bench::DefaultOutDir();
   bool smoke = false;
   std::string only;
   std::string only_code;
@@ -802,14 +802,9 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "--scale must be in (0, %.0f]\n", s.backoff * 1000);
     return 2;
   }
-  const std::string mkdir = "mkdir -p '" + out + "'";
-  if (std::system(mkdir.c_str()) != 0) return 1;
-  const std::string csv_path = out + "/overload.csv";
-  FILE* csv = std::fopen(csv_path.c_str(), "w");
-  if (csv == nullptr) {
-    std::perror(csv_path.c_str());
-    return 1;
-  }
+  std::string csv_path;
+  FILE* csv = bench::OpenCsv(out, "overload.csv", &csv_path);
+  if (csv == nullptr) return 1;
   std::fprintf(csv,
                "variant,trigger,code,second,offered,attempts,ok,failed,"
                "wasted\n");
@@ -925,15 +920,7 @@ int Main(int argc, char** argv) {
       "length at the trigger's end. Failed with time left: ended more than "
       "0.5 s before the call's 60 s (stubkit's stop reason: the count "
       "policy exhausted, or a retry refused).\n";
-  std::fputs(table.c_str(), stdout);
-  const std::string md_path = out + "/overload_summary.md";
-  if (FILE* md = std::fopen(md_path.c_str(), "w")) {
-    std::fputs(table.c_str(), md);
-    std::fclose(md);
-  }
-  std::printf("\nwrote %s and %s\n", csv_path.c_str(), md_path.c_str());
-  if (!sane) std::fprintf(stderr, "insane figures\n");
-  return sane ? 0 : 1;
+  return bench::FinishStudy(table, out, "overload_summary.md", csv_path, sane);
 }
 
 }  // namespace

@@ -52,6 +52,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "benchmarks/study_output.h"
 #include "stubkit/retry_options.h"
 #include "stubkit/retry_throttle.h"
 #include "stubkit/testing/echo.stubkit.h"
@@ -348,9 +349,7 @@ Summary RunStrategy(const Strategy& strategy, const Scenario& s, FILE* csv) {
 
 int Main(int argc, char** argv) {
   Scenario s;
-  // Bazel tests get a scratch directory.
-  const char* test_tmpdir = std::getenv("TEST_TMPDIR");
-  std::string out = test_tmpdir != nullptr ? test_tmpdir : ".";
+  std::string out = bench::DefaultOutDir();
   bool smoke = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--smoke") == 0) {
@@ -372,14 +371,9 @@ int Main(int argc, char** argv) {
     s.clients = 4;
   }
   if (!(s.scale > 0)) return 2;
-  std::string mkdir = "mkdir -p '" + out + "'";
-  if (std::system(mkdir.c_str()) != 0) return 1;
-  const std::string csv_path = out + "/storm.csv";
-  FILE* csv = std::fopen(csv_path.c_str(), "w");
-  if (csv == nullptr) {
-    std::perror(csv_path.c_str());
-    return 1;
-  }
+  std::string csv_path;
+  FILE* csv = bench::OpenCsv(out, "storm.csv", &csv_path);
+  if (csv == nullptr) return 1;
   std::fprintf(csv, "strategy,second,offered,attempts,retries,ok,failed\n");
 
   const Strategy strategies[] = {
@@ -481,15 +475,7 @@ int Main(int argc, char** argv) {
       sane = false;
     }
   }
-  std::fputs(table.c_str(), stdout);
-  const std::string md_path = out + "/storm_summary.md";
-  if (FILE* md = std::fopen(md_path.c_str(), "w")) {
-    std::fputs(table.c_str(), md);
-    std::fclose(md);
-  }
-  std::printf("\nwrote %s and %s\n", csv_path.c_str(), md_path.c_str());
-  if (!sane) std::fprintf(stderr, "insane figures\n");
-  return sane ? 0 : 1;
+  return bench::FinishStudy(table, out, "storm_summary.md", csv_path, sane);
 }
 
 }  // namespace

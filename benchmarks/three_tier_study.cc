@@ -68,6 +68,7 @@
 #include <thread>
 #include <vector>
 
+#include "benchmarks/study_output.h"
 #include "stubkit/channel.h"
 #include "stubkit/retry_options.h"
 #include "stubkit/retry_throttle.h"
@@ -646,8 +647,7 @@ Result RunOne(const Scenario& s, const Variant& v, FILE* csv) {
 
 int Main(int argc, char** argv) {
   Scenario s;
-  const char* test_tmpdir = std::getenv("TEST_TMPDIR");
-  std::string out = test_tmpdir != nullptr ? test_tmpdir : ".";
+  std::string out = bench::DefaultOutDir();
   bool smoke = false;
   std::string only;
   for (int i = 1; i < argc; ++i) {
@@ -681,14 +681,9 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "--scale must be in (0, %.0f]\n", s.backoff * 1000);
     return 2;
   }
-  const std::string mkdir = "mkdir -p '" + out + "'";
-  if (std::system(mkdir.c_str()) != 0) return 1;
-  const std::string csv_path = out + "/three_tier.csv";
-  FILE* csv = std::fopen(csv_path.c_str(), "w");
-  if (csv == nullptr) {
-    std::perror(csv_path.c_str());
-    return 1;
-  }
+  std::string csv_path;
+  FILE* csv = bench::OpenCsv(out, "three_tier.csv", &csv_path);
+  if (csv == nullptr) return 1;
   std::fprintf(csv, "variant,second,offered,backend_attempts,ok,failed\n");
 
   std::vector<Result> results;
@@ -792,15 +787,8 @@ int Main(int argc, char** argv) {
       "(per hop: 10 ms for a 1-10 s timeout, 100 ms for 10-100 s, + 5 ms), "
       "then in brackets all those after it at all and by how much at most "
       "(simulated ms).\n";
-  std::fputs(table.c_str(), stdout);
-  const std::string md_path = out + "/three_tier_summary.md";
-  if (FILE* md = std::fopen(md_path.c_str(), "w")) {
-    std::fputs(table.c_str(), md);
-    std::fclose(md);
-  }
-  std::printf("\nwrote %s and %s\n", csv_path.c_str(), md_path.c_str());
-  if (!sane) std::fprintf(stderr, "insane figures\n");
-  return sane ? 0 : 1;
+  return bench::FinishStudy(table, out, "three_tier_summary.md", csv_path,
+                            sane);
 }
 
 }  // namespace
