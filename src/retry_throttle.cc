@@ -193,8 +193,10 @@ std::chrono::nanoseconds RetryThrottle::ReleaseSpacing(time_point now) {
     // the adaptive search, at the probe pace.
     window_start_ = now;
     window_fresh_ = 0;
-    pace_ = probe_pace();
-    last_cut_ = now;
+    if (adaptive()) {
+      pace_ = probe_pace();
+      last_cut_ = now;
+    }
   } else if (!adaptive()) {
     // Measure R. Successes counted since window_start_ all lie in
     // [window_start_, now]; the window counts as at least probe_interval

@@ -228,7 +228,7 @@ class RetryThrottle {
   int waiters() const { return waiters_.load(std::memory_order_relaxed); }
   bool down() const { return down_.load(std::memory_order_relaxed); }
   // kAdaptive: the release pace now, in admissions per second (0 before
-  // the first release since a recovery).
+  // the first release since a recovery; always 0 with kProportional).
   double release_pace() const;
 
   // The rest is for the retry loops, in waiting mode. A call that waits

@@ -254,6 +254,7 @@ TEST(ThrottleWaitingRules, ProportionalReleasePacedByTheRateOfNewSuccesses) {
   const int ramp = PollFor(*throttle, t0 + seconds(1), t0 + seconds(3), 20, 10);
   EXPECT_GE(ramp, 5);
   EXPECT_LE(ramp, 10);
+  EXPECT_EQ(throttle->release_pace(), 0) << "the adaptive pace only";
   std::vector<time_point> admitted;
   EXPECT_EQ(
       PollFor(*throttle, t0 + seconds(3), t0 + seconds(13), 20, 10, &admitted),
