@@ -108,7 +108,10 @@ struct DeadlineOption {
 // (a server's downstream calls inherit the incoming deadline, see
 // stubkit/server_propagation.h). Zero, the default, keeps any time left
 // worth an attempt: only the caller knows how fast its backend answers.
-// Negative is INVALID_ARGUMENT. Hedged calls do not read it.
+// A stream's attempts outlive the policy's time limit (it bounds only how
+// long the stream is reopened), so for streams the time counts to the
+// total timeout or the deadline alone. Negative is INVALID_ARGUMENT. Hedged
+// calls do not read it.
 struct MinAttemptTimeOption {
   using Type = std::chrono::nanoseconds;
   static Type Default() { return Type::zero(); }

@@ -41,6 +41,15 @@ Expiry ClassifyExpiry(const absl::Status& status, Clock::time_point now,
                                            : Expiry::kAttemptTimeout;
 }
 
+time_point AttemptBound(const FailureFacts& facts) {
+  return facts.stream ? facts.call_end : facts.end;
+}
+
+StopReason AttemptBoundReason(const FailureFacts& facts) {
+  // A stream's bound is the total timeout or the deadline.
+  return facts.stream ? StopReason::kDeadline : facts.end_reason;
+}
+
 absl::string_view EndWhat(StopReason end_reason) {
   return end_reason == StopReason::kDeadline ? "the call's deadline"
                                              : "the retry policy's time limit";
@@ -177,17 +186,20 @@ RetryDecision DecideAfterFailure(const absl::Status& status,
                        EndWhat(facts.end_reason)),
           counted);
     }
-    if (facts.min_attempt_time > nanoseconds::zero() &&
-        left - chosen.delay < facts.min_attempt_time) {
-      return Stop(facts.end_reason,
-                  absl::StrCat("gave up: after the next wait (",
-                               FormatDuration(chosen.delay), ", ",
-                               ToString(chosen.reason), ") less than ",
-                               FormatDuration(facts.min_attempt_time),
-                               " (MinAttemptTimeOption) would be left before ",
-                               EndWhat(facts.end_reason)),
-                  counted);
-    }
+  }
+  const time_point bound = AttemptBound(facts);
+  if (facts.min_attempt_time > nanoseconds::zero() &&
+      bound != time_point::max() &&
+      bound - facts.now - chosen.delay < facts.min_attempt_time) {
+    const StopReason reason = AttemptBoundReason(facts);
+    return Stop(reason,
+                absl::StrCat("gave up: after the next wait (",
+                             FormatDuration(chosen.delay), ", ",
+                             ToString(chosen.reason), ") less than ",
+                             FormatDuration(facts.min_attempt_time),
+                             " (MinAttemptTimeOption) would be left before ",
+                             EndWhat(reason)),
+                counted);
   }
   // 10. Admission takes its due, now that nothing else stops the call.
   if (admission != nullptr && !admission->Take()) {

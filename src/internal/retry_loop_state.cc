@@ -148,8 +148,8 @@ bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context,
   // Nor one with less than its minimum time left (MinAttemptTimeOption);
   // not a hedge, which would end the call while other attempts still run.
   if (!hedged_ && facts_.min_attempt_time > nanoseconds::zero() &&
-      facts_.end != time_point::max() &&
-      facts_.end - now < facts_.min_attempt_time) {
+      AttemptBound(facts_) != time_point::max() &&
+      AttemptBound(facts_) - now < facts_.min_attempt_time) {
     ended_before_attempt_ = true;
     too_little_time_ = true;
     return false;
@@ -162,9 +162,8 @@ bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context,
   if (attempts_ == 1 && budget_ != nullptr) budget_->Deposit(now);
   facts_.attempt_start = now;
   attempt_on_reconnect_ = follow_.StartAttempt();
-  facts_.attempt_deadline =
-      AttemptEnd(now, stream_deadlines_ ? facts_.call_end : facts_.end,
-                 options_.get<AttemptTimeoutOption>());
+  facts_.attempt_deadline = AttemptEnd(now, AttemptBound(facts_),
+                                       options_.get<AttemptTimeoutOption>());
   SetAttemptDeadline(context, now, facts_.attempt_deadline);
   const auto* metadata = options_.find<MetadataOption>();
   if (metadata != nullptr) {
@@ -225,11 +224,13 @@ absl::Status RetryLoopState::Cancelled() {
   }
   absl::Status final_status;
   if (ended_before_attempt_) {
-    const absl::string_view what = EndWhat(facts_.end_reason);
+    const StopReason reason =
+        too_little_time_ ? AttemptBoundReason(facts_) : facts_.end_reason;
+    const absl::string_view what = EndWhat(reason);
     if (!last_failure_.ok()) {
       // The wait was chosen to end before the call's end but woke after it
       // (a loaded machine): the same result as a wait that would not fit.
-      Stop(last_failure_, facts_.end_reason,
+      Stop(last_failure_, reason,
            absl::StrCat("gave up: ", what,
                         " was reached while waiting to retry"),
            now(), &final_status);
@@ -243,8 +244,8 @@ absl::Status RetryLoopState::Cancelled() {
                        " for attempt ", attempts_ + 1, ", not sent")
                  : absl::StrCat(what, " passed before attempt ", attempts_ + 1,
                                 " was sent")),
-         facts_.end_reason, absl::StrCat("gave up: ", what, " was reached"),
-         now(), &final_status);
+         reason, absl::StrCat("gave up: ", what, " was reached"), now(),
+         &final_status);
     return final_status;
   }
   Stop(absl::CancelledError("call cancelled by the caller"),

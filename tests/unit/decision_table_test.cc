@@ -307,6 +307,7 @@ struct Row {
   nanoseconds end{seconds(100)};
   StopReason end_reason = StopReason::kExhausted;
   nanoseconds call_end{-1};
+  bool stream = false;
   nanoseconds min_attempt_time{0};
   int nested_max_failures = -1;
   int incoming_attempt = 0;
@@ -559,6 +560,27 @@ const Row kRows[] = {
     {.name = "the wait leaves exactly the minimum attempt time",
      .now = seconds(97),
      .min_attempt_time = seconds(1)},
+    // A stream's attempt outlives the policy's time limit (which bounds
+    // its reopening): the minimum counts to its own end.
+    {.name = "a stream: the minimum counts to the call's end, not the policy's",
+     .now = seconds(97),
+     .call_end = seconds(200),
+     .stream = true,
+     .min_attempt_time = seconds(30)},
+    {.name = "a stream: too little time before the call's end",
+     .now = seconds(97),
+     .call_end = seconds(120),
+     .stream = true,
+     .min_attempt_time = seconds(30),
+     .kind = Kind::kStop,
+     .reason = StopReason::kDeadline,
+     .explanation = "gave up: after the next wait (2s, backoff) less than "
+                    "30s (MinAttemptTimeOption) would be left before the "
+                    "call's deadline"},
+    {.name = "a stream with no end but the policy's",
+     .now = seconds(97),
+     .stream = true,
+     .min_attempt_time = std::chrono::hours(1)},
     {.name = "a minimum attempt time with no end at all",
      .end = nanoseconds(-1),
      .min_attempt_time = std::chrono::hours(1)},
@@ -614,6 +636,7 @@ TEST(DecideAfterFailureTable, EveryRow) {
     facts.end = Point(row.end);
     facts.end_reason = row.end_reason;
     facts.call_end = Point(row.call_end);
+    facts.stream = row.stream;
     facts.min_attempt_time = row.min_attempt_time;
     facts.nested_max_failures = row.nested_max_failures;
     facts.incoming_attempt = row.incoming_attempt;

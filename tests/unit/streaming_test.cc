@@ -26,6 +26,7 @@
 #include "stubkit/clock.h"
 #include "stubkit/internal/stream_retry.h"
 #include "stubkit/retry_observer.h"
+#include "stubkit/retry_options.h"
 #include "tests/testing/recording_sleeper.h"
 
 namespace stubkit {
@@ -368,6 +369,33 @@ TEST_F(StreamingTest, AStreamThatBreaksAfterThePolicyTimeResumes) {
   EXPECT_TRUE(reader.Finish().ok());
   EXPECT_EQ(hook_calls, 1);
   EXPECT_THAT(server_.requests(), ElementsAre(0, 3));
+}
+
+// MinAttemptTimeOption counts to the end that bounds a stream's attempt
+// (the total timeout or the deadline), not to the policy's time limit,
+// which bounds only how long the stream is reopened.
+TEST_F(StreamingTest, MinAttemptTimeIgnoresThePolicysTimeLimit) {
+  server_.Add(Script{{0, 1, 2}, grpc::Status::OK, minutes(20)});
+  StreamReader<int> reader =
+      Open(FakeTimeOptions()
+               .set<RetryPolicyOption>(RetryPolicy::LimitedTime(seconds(1)))
+               .set<MinAttemptTimeOption>(minutes(5)));
+  EXPECT_THAT(ReadAll(reader), ElementsAre(0, 1, 2));
+  EXPECT_TRUE(reader.Finish().ok());
+}
+
+TEST_F(StreamingTest, MinAttemptTimeLongerThanTheTotalTimeoutOpensNothing) {
+  StreamReader<int> reader = Open(FakeTimeOptions()
+                                      .set<TotalTimeoutOption>(minutes(1))
+                                      .set<MinAttemptTimeOption>(minutes(5)));
+  EXPECT_THAT(ReadAll(reader), ElementsAre());
+  absl::Status status = reader.Finish();
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(StopReasonOf(status), StopReason::kDeadline);
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr("(MinAttemptTimeOption) was left before "
+                        "the call's deadline"));
+  EXPECT_TRUE(server_.requests().empty());
 }
 
 TEST_F(StreamingTest, WithoutAHookALongStreamReportsTheBreak) {

@@ -99,7 +99,11 @@ struct FailureFacts {
   // The call's own end, without the policy's time limit: a stream attempt's
   // deadline is bounded by it, not by `end`.
   time_point call_end = time_point::max();
-  // The least time an attempt needs before `end` (MinAttemptTimeOption).
+  // A stream: the policy's time limit bounds how long it is reopened, not
+  // an attempt (RetryLoopState::UseStreamDeadlines).
+  bool stream = false;
+  // The least time an attempt needs before the end that bounds it
+  // (MinAttemptTimeOption): `end`, or a stream's `call_end`.
   std::chrono::nanoseconds min_attempt_time{0};
   // The call serves an incoming request that is itself a retry (attempt
   // `incoming_attempt` upstream): at most `nested_max_failures` retries
@@ -107,6 +111,11 @@ struct FailureFacts {
   int nested_max_failures = -1;
   int incoming_attempt = 0;
 };
+
+// The end that bounds an attempt's deadline (`end`, or a stream's
+// `call_end`), which MinAttemptTimeOption counts from, and its reason.
+Clock::time_point AttemptBound(const FailureFacts& facts);
+StopReason AttemptBoundReason(const FailureFacts& facts);
 
 // Admits retries: the retry throttle's token bucket, its waiting mode, a
 // retry budget. Not thread-safe by itself; one decision at a time calls it.

@@ -182,7 +182,7 @@ class RetryLoopState {
   // clock like every other (stubkit/internal/deadline.h). `OnFailure`
   // classifies DEADLINE_EXCEEDED against it: the call's end stops with
   // kDeadline, the attempt timeout is retried as in unary calls.
-  void UseStreamDeadlines() { stream_deadlines_ = true; }
+  void UseStreamDeadlines() { facts_.stream = true; }
 
   // For resumable streams, after a resume that delivered messages: the
   // retry policy (time limit and error count) and the backoff start again
@@ -337,7 +337,6 @@ class RetryLoopState {
   bool budget_refused_wait_ = false;
   time_point budget_held_since_ = time_point::min();
   bool hedged_ = false;
-  bool stream_deadlines_ = false;
   ChannelFollow follow_;
   // The attempt running started on the channel's return (for its event).
   bool attempt_on_reconnect_ = false;
