@@ -265,6 +265,11 @@ inline Decision Decide(const Inputs& in) {
   if (c.count_policy && in.k + 1 > c.max_retries) {
     must_stop(StopReason::kExhausted, "count policy exhausted");
   }
+  // A request that is itself a retry upstream (issue 28): the downstream
+  // call retries at most NestedRetryOption's count.
+  if (c.nested_max_retries() >= 0 && in.k + 1 > c.nested_max_retries()) {
+    must_stop(StopReason::kExhausted, "retry at one layer");
+  }
   if (now >= end_hi) {
     end_reasons("the call's end passed");
     d.may_continue = false;
@@ -298,6 +303,25 @@ inline Decision Decide(const Inputs& in) {
       d.may_continue = false;
     } else if (d.wait.hi >= room_lo) {
       end_reasons("the wait may pass the call's end");
+    }
+  }
+  // Nor leave the next attempt less than its least useful time
+  // (MinAttemptTimeOption, issue 28) before the ends that bound it.
+  const nanoseconds min_attempt = c.min_attempt;
+  if (min_attempt > nanoseconds(0) && bound_hi != TimePoint::max()) {
+    const nanoseconds room_hi = bound_hi - now - min_attempt;
+    const nanoseconds room_lo = bound_lo - now - min_attempt;
+    auto bound_reasons = [&](const std::string& why) {
+      for (const End& e : in.ends) {
+        if (in.stream && e.reason == StopReason::kExhausted) continue;
+        if (e.lo <= bound_hi) stop(e.reason, why);
+      }
+    };
+    if (d.wait.lo > room_hi) {
+      bound_reasons("less than the minimum attempt time would be left");
+      d.may_continue = false;
+    } else if (d.wait.hi > room_lo) {
+      bound_reasons("less than the minimum attempt time may be left");
     }
   }
   return d;

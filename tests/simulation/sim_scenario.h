@@ -126,6 +126,16 @@ struct CallSpec {
   bool hints = true;
   bool use_throttle = false;
   bool use_budget = false;  // the scenario's RetryBudget, in the call's layer
+  // Issue 28 (ExtendIncoming): the call serves an incoming call, as
+  // `IncomingCall::options()` makes it: the incoming request's attempt
+  // number (IncomingAttemptOption, call layer; 0: unset), what a retried
+  // request's downstream call does (NestedRetryOption: -1 unset, i.e.
+  // kNever; else the enum's value), and the least useful attempt time
+  // (MinAttemptTimeOption; 0: unset). The inherited deadline and cancel are
+  // the `deadline` and `cancel` above.
+  int incoming_attempt = 0;
+  int nested = -1;
+  milliseconds min_attempt{0};
   // Hedging.
   int hedge_max_attempts = 3;
   milliseconds hedge_delay{50};
@@ -187,6 +197,19 @@ struct CallSpec {
   }
   bool hedged() const {
     return IsHedgedKind(kind) && idempotent() && hedge_max_attempts > 1;
+  }
+  // The retries NestedRetryOption leaves a retry loop; -1: no such limit.
+  // Hedged calls do not read it (stubkit/hedging.h).
+  int nested_max_retries() const {
+    if (incoming_attempt <= 1) return -1;
+    switch (nested) {
+      case 0:  // kAsUsual
+        return -1;
+      case 1:  // kOnce
+        return 1;
+      default:  // kNever, the default
+        return 0;
+    }
   }
 };
 
@@ -258,10 +281,40 @@ class Generator {
     }
     Extend(s);
     ExtendBudget(s);
+    ExtendIncoming(s);
     return s;
   }
 
  private:
+  // Issue 28: calls made while serving an incoming call. The incoming
+  // request may itself be a retry; the call may carry NestedRetryOption and
+  // MinAttemptTimeOption; and the incoming call's deadline and cancel reach
+  // it as two more drawn inputs (a deadline that is often short, a token).
+  // Unary, hedged and stream calls only: a page range or an awaiter runs its
+  // own loops. A generator of its own, as in Extend.
+  void ExtendIncoming(Scenario& s) {
+    rng_ = std::mt19937_64(s.seed * 0xE7037ED1A0B428DBull + 0x28);
+    for (CallSpec& c : s.calls) {
+      const bool kind = c.kind == CallKind::kSync ||
+                        c.kind == CallKind::kAsync || IsHedgedKind(c.kind) ||
+                        IsStream(c.kind);
+      if (!kind || !Chance(0.3)) continue;
+      c.incoming_attempt = Pick<int>({1, 2, 2, 3, 5});
+      c.nested = Int(-1, 2);
+      if (Chance(0.6)) {
+        c.min_attempt = milliseconds(Pick<int>({1, 20, 100, 700, 3000}));
+      }
+      if (!c.deadline && Chance(0.5)) {
+        c.deadline = true;
+        c.deadline_in = milliseconds(Pick<int>({150, 1000, 4000}));
+      }
+      if (c.cancel == CancelKind::kNone && Chance(0.15)) {
+        c.cancel = CancelKind::kToken;
+        c.cancel_at = milliseconds(Pick<int>({0, 10, 60, 500, 2000}));
+      }
+    }
+  }
+
   // Issue 29: a retry budget shared by the unary and stream calls that
   // draw it, with windows from a few milliseconds (the scenario's times
   // slide them) to longer than any scenario, and allowances from none but
@@ -539,6 +592,10 @@ inline std::string Describe(const CallSpec& c) {
       " idem_opt=", c.idempotency_option, " method_idem=", c.method_idempotent,
       " hints=", c.hints, " throttle=", c.use_throttle,
       " budget=", c.use_budget);
+  if (c.incoming_attempt != 0 || c.nested != -1 || c.min_attempt.count() != 0) {
+    absl::StrAppend(&out, " incoming(attempt ", c.incoming_attempt, ", nested ",
+                    c.nested, ", min_attempt ", c.min_attempt.count(), "ms)");
+  }
   if (IsHedgedKind(c.kind)) {
     absl::StrAppend(&out, " hedge(", c.hedge_max_attempts, ",",
                     c.hedge_delay.count(), "ms) nonfatal{");

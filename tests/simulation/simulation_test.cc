@@ -61,8 +61,10 @@
 #include "stubkit/retry_budget.h"
 #include "stubkit/retry_loop.h"
 #include "stubkit/retry_observer.h"
+#include "stubkit/retry_options.h"
 #include "stubkit/retry_throttle.h"
 #include "stubkit/server_hints.h"
+#include "stubkit/server_propagation.h"
 #include "stubkit/service_config.h"
 #include "stubkit/status.h"
 #include "stubkit/streaming.h"
@@ -523,6 +525,22 @@ class Runner {
           idempotent ? Idempotency::kNonIdempotent : Idempotency::kIdempotent);
     }
     Place<ServerHintsOption>(run, layer_rng, c.hints, !c.hints);
+    // Issue 28: what IncomingCall::options() puts in the call's layer, and
+    // the client's choices anywhere.
+    if (c.incoming_attempt != 0) {
+      run.call.set<IncomingAttemptOption>(c.incoming_attempt);
+    }
+    if (c.nested >= 0) {
+      const auto nested = static_cast<NestedRetry>(c.nested);
+      Place<NestedRetryOption>(run, layer_rng, nested,
+                               nested == NestedRetry::kAsUsual
+                                   ? NestedRetry::kNever
+                                   : NestedRetry::kAsUsual);
+    }
+    if (c.min_attempt.count() > 0) {
+      Place<MinAttemptTimeOption>(run, layer_rng, c.min_attempt,
+                                  nanoseconds(0));
+    }
     if (c.use_throttle && throttle_)
       run.call.set<RetryThrottleOption>(throttle_);
     if (c.use_budget && budget_) run.call.set<RetryBudgetOption>(budget_);
@@ -1157,6 +1175,27 @@ void Runner::Record() const {
       }
     }
     if (c.deadline && c.deadline_in.count() < 0) cov.Add("deadline: past");
+    // Issue 28's dimensions.
+    if (c.incoming_attempt > 1 && run->deliveries == 1) {
+      if (c.hedged()) {
+        cov.Add("incoming: a retry, hedged (NestedRetryOption not read)");
+      } else if (c.nested_max_retries() == 0) {
+        cov.Add("incoming: a retry, not retried downstream");
+      } else if (c.nested_max_retries() == 1) {
+        cov.Add("incoming: a retry, retried once downstream");
+      } else {
+        cov.Add("incoming: a retry, retried as usual downstream");
+      }
+      if (absl::StrContains(run->final_status.message(), "NestedRetryOption")) {
+        cov.Add("incoming: stopped by NestedRetryOption");
+      }
+    }
+    if (c.min_attempt.count() > 0 && run->deliveries == 1 &&
+        absl::StrContains(run->final_status.message(),
+                          "MinAttemptTimeOption")) {
+      cov.Add(attempts.empty() ? "incoming: too little time for attempt 1"
+                               : "incoming: too little time for a retry");
+    }
     // Issue 22's dimensions.
     switch (c.built) {
       case Built::kDirect:
@@ -1404,6 +1443,50 @@ void Runner::CheckCall(const CallRun& run, std::vector<std::string>* out) {
                        Short(st)));
     }
   }
+  // MinAttemptTimeOption (issue 28): no first attempt with less than that
+  // left before the ends that bound it (all of them for a unary call; the
+  // total timeout and the deadline for a stream, which the policy's time
+  // does not bound); one whenever there is that much. A hedged call does
+  // not read the option (stubkit/hedging.h).
+  if (c.min_attempt.count() > 0 && !c.hedged() && !cancelled &&
+      run.cancel_order == 0 && c.built != Built::kTypo &&
+      !(c.deadline && c.deadline_in.count() < 0)) {
+    std::vector<model::End> bounds;
+    if (c.total_timeout.count() > 0) {
+      const TimePoint t = AddSat(run.start, c.total_timeout);
+      bounds.push_back({t, t, StopReason::kDeadline});
+    }
+    if (c.deadline) {
+      const TimePoint t = AddSat(run.start, c.deadline_in);
+      bounds.push_back({t - model::kDeadlineSlack, t, StopReason::kDeadline});
+    }
+    if (!c.count_policy && !IsStream(c.kind)) {
+      const TimePoint t = AddSat(run.start, c.max_time);
+      bounds.push_back({t, t, StopReason::kExhausted});
+    }
+    const nanoseconds min_attempt = c.min_attempt;
+    bool must_skip = false, may_skip = false;
+    std::set<StopReason> reasons;
+    for (const model::End& e : bounds) {
+      if (e.hi - run.start < min_attempt) must_skip = true;
+      if (e.lo - run.start < min_attempt) {
+        may_skip = true;
+        reasons.insert(e.reason);
+      }
+    }
+    if (sent > 0 && must_skip) {
+      fail("attempt 1 was sent with less than MinAttemptTimeOption left");
+    } else if (sent == 0 && !may_skip) {
+      fail("nothing was sent, yet MinAttemptTimeOption's time was left");
+    } else if (sent == 0 && (st.code() != absl::StatusCode::kDeadlineExceeded ||
+                             !summary.has_value() ||
+                             reasons.count(summary->stop_reason) == 0)) {
+      fail(
+          absl::StrCat("too little time for attempt 1; expected "
+                       "DEADLINE_EXCEEDED with the end's reason, got ",
+                       Short(st)));
+    }
+  }
   // Stream messages: each once, in order.
   if (IsStream(c.kind)) {
     for (size_t i = 0; i < run.messages.size(); ++i) {
@@ -1588,6 +1671,20 @@ void Runner::CheckRetryLoop(const CallRun& run, std::vector<std::string>* out) {
     if (!c.count_policy) {
       if (next.start >= AddSat(variants[0].window_hi, c.max_time)) {
         fail(at + "the wait crossed the retry policy's time limit");
+      }
+    }
+    // Nor leaves the next attempt less than its minimum time (issue 28).
+    if (c.min_attempt.count() > 0) {
+      TimePoint bound = TimePoint::max();
+      for (const model::End& e : fixed) bound = std::min(bound, e.hi);
+      if (!c.count_policy && !stream) {
+        bound = std::min(bound, AddSat(variants[0].window_hi, c.max_time));
+      }
+      if (bound != TimePoint::max() &&
+          bound - next.start < nanoseconds(c.min_attempt)) {
+        fail(absl::StrCat(at, "attempt ", i + 2, " starts with ",
+                          (bound - next.start).count(),
+                          " ns left, less than MinAttemptTimeOption"));
       }
     }
     // The observer reports the wait taken.
@@ -2137,7 +2234,14 @@ TEST(Simulation, RandomScenarios) {
           "await: the starting call's callback dropped",
           "timer: a wait fired inside Schedule",
           "timer: a newer wait began inside an inline-fired Schedule",
-          "timer: cancelled right after an inline-fired Schedule"}) {
+          "timer: cancelled right after an inline-fired Schedule",
+          "incoming: a retry, not retried downstream",
+          "incoming: a retry, retried once downstream",
+          "incoming: a retry, retried as usual downstream",
+          "incoming: a retry, hedged (NestedRetryOption not read)",
+          "incoming: stopped by NestedRetryOption",
+          "incoming: too little time for attempt 1",
+          "incoming: too little time for a retry"}) {
       EXPECT_GT(g_coverage.counts[what], 0) << "never exercised: " << what;
     }
     // Those of the fixes still pending (sim_pending.h).
