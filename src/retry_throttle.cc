@@ -105,6 +105,13 @@ bool RetryThrottle::OnRetryableFailure(time_point attempt_start,
                                                 std::memory_order_relaxed));
   const bool allowed = next * 2 > max_milli_;
   if (!waiting_) return allowed;
+  if (now != time_point::min()) {
+    const int64_t at = now.time_since_epoch().count();
+    int64_t newest = last_failure_at_.load(std::memory_order_relaxed);
+    while (at > newest && !last_failure_at_.compare_exchange_weak(
+                              newest, at, std::memory_order_relaxed)) {
+    }
+  }
   if (!allowed) {
     // A refused retry: the backend is down (again); the rate it proved
     // before goes.
@@ -174,10 +181,18 @@ void RetryThrottle::EndWait() {
 
 bool RetryThrottle::TryAdmit(time_point now) {
   internal::MutexLock lock(&mu_);
-  const std::chrono::nanoseconds spacing = down_.load(std::memory_order_relaxed)
-                                               ? probe_spacing_
-                                               : ReleaseSpacing(now);
+  const bool down = down_.load(std::memory_order_relaxed);
+  const std::chrono::nanoseconds spacing =
+      down ? probe_spacing_ : ReleaseSpacing(now);
   if (last_admit_ != time_point::min() && now - last_admit_ < spacing) {
+    return false;
+  }
+  // Down, and an attempt failed within the last spacing: the backend was
+  // seen down more recently than a probe's spacing, so a probe would learn
+  // nothing new.
+  const int64_t newest = last_failure_at_.load(std::memory_order_relaxed);
+  if (down && newest != std::numeric_limits<int64_t>::min() &&
+      now.time_since_epoch().count() - newest < spacing.count()) {
     return false;
   }
   last_admit_ = now;

@@ -46,7 +46,12 @@
 //   may make an attempt; consecutive ones are at least probe_interval /
 //   probes apart, so no window of `probe_interval` holds more. The bucket has
 //   no time scale of its own, hence the interval; one probe is the least
-//   that still sees a recovery when no new calls come.
+//   that still sees a recovery when no new calls come. While they come,
+//   their answers already tell: no probe goes within probe_interval /
+//   probes of an attempt failing with a retryable code (the backend was
+//   seen down since the last probe could have), so an outage under load
+//   costs no attempt beyond the new calls' own, and a backend so loaded
+//   that its attempts time out gets no probes on top.
 // - Release: once recovered, waiting calls go one at a time, paced. How
 //   fast is `release` (below); kProportional is the default.
 //   kAdaptive (opt in) searches for the server's spare capacity as
@@ -274,6 +279,10 @@ class RetryThrottle {
   mutable internal::Mutex mu_;
   // The last admission (probe or release).
   time_point last_admit_ ABSL_GUARDED_BY(mu_) = time_point::min();
+  // When an attempt last failed with a retryable code (time_since_epoch in
+  // nanoseconds; min: none), which makes a probe pointless while it is
+  // recent. Written without the lock.
+  std::atomic<int64_t> last_failure_at_{std::numeric_limits<int64_t>::min()};
   // The measuring window of R: its start (min: none yet) and the successes
   // of calls that did not wait counted since.
   time_point window_start_ ABSL_GUARDED_BY(mu_) = time_point::min();

@@ -469,6 +469,35 @@ TEST(ThrottleWaitingRules, AdaptiveReleaseFindsTheSpareCapacity) {
       too_high.failures);
 }
 
+// While down, new calls' failures tell what a probe would: no probe goes
+// within one probe spacing of a failure; once they stop coming, the probes
+// resume.
+TEST(ThrottleWaitingRules, NoProbeWhileNewCallsShowTheBackendDown) {
+  auto throttle = DownThrottle(seconds(1), 2);
+  for (int i = 0; i < 20; ++i) throttle->BeginWait();
+  const time_point t0 = FakeClock().Now();
+  int admitted = 0;
+  // 10 s of new calls failing at once, 20 per second; every waiter polls
+  // every 10 ms.
+  for (int tick = 0; tick < 1000; ++tick) {
+    const time_point now = t0 + milliseconds(10) * tick;
+    if (tick % 5 == 0) throttle->OnRetryableFailure(now, now);
+    for (int w = 0; w < throttle->waiters(); ++w) {
+      if (throttle->TryAdmit(now)) ++admitted;
+    }
+  }
+  EXPECT_EQ(admitted, 0);
+  // A failure known only by its end (a hedge's) is no such evidence.
+  const time_point quiet = t0 + seconds(11);
+  throttle->OnRetryableFailure();
+  EXPECT_EQ(PollFor(*throttle, quiet, quiet + seconds(5), 20), 10);
+  // A timeout counts when it arrives: the backend had not answered by then.
+  const time_point late = quiet + seconds(6);
+  throttle->OnRetryableFailure(late - seconds(1), late);
+  EXPECT_FALSE(throttle->TryAdmit(late + milliseconds(499)));
+  EXPECT_TRUE(throttle->TryAdmit(late + milliseconds(500)));
+}
+
 TEST(ThrottleWaitingRules, PollDelaysAreJitteredWithinTheInterval) {
   RetryThrottle throttle(RetryThrottle::Config()
                              .WithMaxTokens(10)
