@@ -86,6 +86,9 @@ namespace {
 // kAdaptive's multiplicative decrease, as CUBIC's (RFC 9438): a gentler cut
 // than Reno's 0.5 keeps the pace nearer the spare capacity on average.
 constexpr double kCut = 0.7;
+// A queue building is an early signal, before anything fails: a gentle
+// cut, as delay-based congestion control makes, keeps the server busy.
+constexpr double kQueueCut = 0.9;
 // The highest pace: one admission per microsecond, beyond any backlog.
 constexpr double kMaxPace = 1e-3;
 
@@ -152,13 +155,62 @@ void RetryThrottle::Recovered(bool fresh) {
 }
 
 void RetryThrottle::OnWaitedSuccess() {
+  OnWaitedSuccess(time_point::min(), time_point::min(), time_point::max());
+}
+
+RetryThrottle::Answer RetryThrottle::Queueing(time_point attempt_start,
+                                              time_point now,
+                                              time_point attempt_deadline) {
+  if (attempt_start == time_point::min() || now < attempt_start) {
+    return Answer::kFast;
+  }
+  const std::chrono::nanoseconds latency = now - attempt_start;
+  if (latency_window_ == time_point::min() ||
+      now - latency_window_ >= 30 * wait_options_.probe_interval) {
+    least_latency_[1] = least_latency_[0];
+    least_latency_[0] = latency;
+    latency_window_ = now;
+  } else {
+    least_latency_[0] = std::min(least_latency_[0], latency);
+  }
+  const std::chrono::nanoseconds least =
+      std::min(least_latency_[0], least_latency_[1]);
+  // Slower than twice the least, or past half the attempt's time, which a
+  // standing queue reaches even where the least was never seen. After slow
+  // start two such answers in a row (one is noise); in slow start, whose
+  // pace doubles every interval, the first ends it.
+  const std::chrono::nanoseconds slowest =
+      attempt_deadline == time_point::max()
+          ? 2 * least
+          : std::min(2 * least, (attempt_deadline - attempt_start) / 2);
+  const bool slow_start = pace_ < slow_start_end_;
+  const std::chrono::nanoseconds previous = previous_latency_;
+  previous_latency_ = latency;
+  if (latency <= slowest) return Answer::kFast;
+  return slow_start || previous > slowest ? Answer::kQueue : Answer::kSlow;
+}
+
+void RetryThrottle::OnWaitedSuccess(time_point attempt_start, time_point now,
+                                    time_point attempt_deadline) {
   if (waiting_ && adaptive()) {
     internal::MutexLock lock(&mu_);
     down_.store(false, std::memory_order_relaxed);
-    // A release went through: the pace grows while calls still wait (a
-    // pace not used is not proven, so it is not banked for a later
-    // backlog).
-    if (pace_ > 0 && waiters_.load(std::memory_order_relaxed) > 0) {
+    const Answer answer = Queueing(attempt_start, now, attempt_deadline);
+    if (answer == Answer::kQueue) {
+      // A slow answer: a queue is building. Once per round, as a failure.
+      if (pace_ > 0 && attempt_start >= last_cut_) {
+        // In slow start the pace may have doubled past the spare capacity
+        // since the last good round: back to the pace before.
+        const bool slow_start = pace_ < slow_start_end_;
+        pace_ = std::max(pace_ * (slow_start ? 0.5 : kQueueCut), probe_pace());
+        slow_start_end_ = pace_;
+        last_cut_ = now;
+      }
+    } else if (answer == Answer::kFast && pace_ > 0 &&
+               waiters_.load(std::memory_order_relaxed) > 0) {
+      // A release went through: the pace grows while calls still wait (a
+      // pace not used is not proven, so it is not banked for a later
+      // backlog).
       const double interval =
           static_cast<double>(wait_options_.probe_interval.count());
       pace_ += pace_ < slow_start_end_ ? 1 / interval

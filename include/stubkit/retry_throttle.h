@@ -63,19 +63,28 @@
 //   cut (a released call's or a new call's: the server is at capacity)
 //   cuts the pace to 0.7 of itself, never below the probe pace, and ends
 //   slow start; from then on each release that succeeds adds 1 / (pace *
-//   probe_interval^2) * probes, one probe pace per probe_interval. So the
-//   releases overshoot the server's spare capacity by at most one doubling
-//   before its first overload answer, and by one probe pace per interval
-//   after it; an overload answer is acted on once per round (failures of
-//   attempts sent before the cut do not cut again). The pace grows only
-//   while calls wait: it is not banked for a later backlog. A refused retry
-//   (the backend is down again) restarts the search from the probe pace,
-//   with slow start ending at 0.7 of the pace before. It needs an overload
-//   answer that comes at once (a server that sheds load when its queue is
-//   full, and a queue shorter than the attempt timeout): behind a deeper
-//   queue the answer is a timeout that comes late, slow start has long
-//   overshot, and benchmarks/overload_study measured it staying collapsed
-//   (docs/throttling.md, "Overload and metastability").
+//   probe_interval^2) * probes, one probe pace per probe_interval. A queue
+//   builds up before anything times out, so released calls' latency is the
+//   earlier signal: an answer is slow when it took more than twice the
+//   least latency seen over the last 30 to 60 probe intervals (the
+//   backend's time with no queue) or more than half its attempt's time (a
+//   queue that never emptied, where the least was never seen). In slow
+//   start one slow answer halves the pace (it may have doubled past the
+//   spare capacity since the last good round) and ends slow start; after
+//   it, two in a row (one is noise) cut it to 0.9 (a queue is an early
+//   signal: a gentle cut keeps the server busy), and a single slow answer
+//   holds the pace. Every cut is made once per round: answers to attempts
+//   sent before the last cut do not cut again. So the releases give way
+//   while requests still succeed, a queue deeper than the attempt timeout
+//   is not filled, and they overshoot the spare capacity by one probe pace
+//   per interval at most. The pace grows only while calls wait: it is not
+//   banked for a later backlog. A refused retry (the backend is down again)
+//   restarts the search from the probe pace, with slow start ending at 0.7
+//   of the pace before. The latency signal assumes the backend's unloaded
+//   latency is steady: one that varies more than twofold keeps the pace
+//   near the probe pace (slow, never an overload). docs/throttling.md
+//   ("Overload and metastability") has what benchmarks/overload_study
+//   measured.
 //   kProportional (the default) releases at a fixed ratio of the rate the
 //   recovered backend has shown it can answer.
 //   The throttle measures R, the highest rate of successes of calls that
@@ -145,7 +154,7 @@ class RetryThrottle {
     // How waiting calls are released once the backend recovers.
     enum class Release {
       // Additive increase, multiplicative decrease: finds the server's
-      // spare capacity from its answers, where overload is answered at once.
+      // spare capacity from its answers, failed and slow.
       kAdaptive,
       // At release_ratio times the new calls' highest success rate.
       kProportional,
@@ -246,10 +255,22 @@ class RetryThrottle {
   void EndWait();
   std::chrono::nanoseconds PollDelay();
   void OnWaitedSuccess();
+  // The same, for an attempt sent at `attempt_start` with a deadline of
+  // `attempt_deadline` (max: none) and answered at `now`: in the adaptive
+  // waiting mode, a latency that may cut the pace (above).
+  void OnWaitedSuccess(time_point attempt_start, time_point now,
+                       time_point attempt_deadline);
 
  private:
   void Recovered(bool fresh);
   void Refill();
+  // kAdaptive: what a released call's success answered at `now` says of the
+  // server's queue (its latency counted): none, maybe (a slow answer, not
+  // confirmed; the pace holds), or one building (cut).
+  enum class Answer { kFast, kSlow, kQueue };
+  Answer Queueing(time_point attempt_start, time_point now,
+                  time_point attempt_deadline)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The gap between admissions while up, in `release`'s way.
   std::chrono::nanoseconds ReleaseSpacing(time_point now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -297,6 +318,13 @@ class RetryThrottle {
   double slow_start_end_ ABSL_GUARDED_BY(mu_) =
       std::numeric_limits<double>::infinity();
   time_point last_cut_ ABSL_GUARDED_BY(mu_) = time_point::min();
+  // kAdaptive's latency signal: the least latency of released successes in
+  // the current and the previous window of 30 probe intervals, the current
+  // window's start, and the latency of the last released success.
+  std::chrono::nanoseconds least_latency_[2] ABSL_GUARDED_BY(mu_) = {
+      std::chrono::nanoseconds::max(), std::chrono::nanoseconds::max()};
+  time_point latency_window_ ABSL_GUARDED_BY(mu_) = time_point::min();
+  std::chrono::nanoseconds previous_latency_ ABSL_GUARDED_BY(mu_){0};
   std::minstd_rand random_ ABSL_GUARDED_BY(mu_);
 };
 

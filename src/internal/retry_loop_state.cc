@@ -285,7 +285,8 @@ void RetryLoopState::OnSuccess() {
   }
   if (throttle_ != nullptr) {
     if (throttle_wait_.admitted_once()) {
-      throttle_->OnWaitedSuccess();
+      throttle_->OnWaitedSuccess(facts_.attempt_start, now(),
+                                 facts_.attempt_deadline);
     } else {
       throttle_->OnSuccess();
     }

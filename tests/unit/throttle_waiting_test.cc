@@ -498,6 +498,117 @@ TEST(ThrottleWaitingRules, NoProbeWhileNewCallsShowTheBackendDown) {
   EXPECT_TRUE(throttle->TryAdmit(late + milliseconds(500)));
 }
 
+// kAdaptive reads a queue building from the released calls' latency: slow
+// answers (over twice the least seen) cut the pace once per round, as
+// failures do; in slow start the first one, to half the pace (it may have
+// doubled past the spare capacity), after it two in a row, to 0.9.
+TEST(ThrottleWaitingRules, AdaptiveSlowAnswersCutThePace) {
+  constexpr time_point kNone = time_point::max();  // no attempt deadline
+  auto throttle = DownThrottle(seconds(1), 1, /*max_tokens=*/1000);
+  for (int i = 0; i < 10000; ++i) throttle->BeginWait();
+  const time_point t0 = FakeClock().Now();
+  throttle->OnSuccess();
+  ASSERT_TRUE(throttle->TryAdmit(t0));
+  // 49 answers in 20 ms: slow start to 50/s.
+  for (int i = 0; i < 49; ++i) {
+    const time_point sent = t0 + milliseconds(i);
+    throttle->OnWaitedSuccess(sent, sent + milliseconds(20), kNone);
+  }
+  EXPECT_NEAR(throttle->release_pace(), 50, 1e-6);
+  // One answer in 100 ms ends slow start at half the pace.
+  throttle->OnWaitedSuccess(t0 + milliseconds(60), t0 + milliseconds(160),
+                            kNone);
+  EXPECT_NEAR(throttle->release_pace(), 25, 1e-6);
+  // After slow start one slow answer among fast ones is noise: the pace
+  // holds for it and grows by one probe pace per interval for the others.
+  throttle->OnWaitedSuccess(t0 + milliseconds(200), t0 + milliseconds(220),
+                            kNone);
+  throttle->OnWaitedSuccess(t0 + milliseconds(210), t0 + milliseconds(310),
+                            kNone);
+  throttle->OnWaitedSuccess(t0 + milliseconds(220), t0 + milliseconds(240),
+                            kNone);
+  EXPECT_GT(throttle->release_pace(), 25);
+  const double before = throttle->release_pace();
+  // Two in a row: cut to 0.9.
+  throttle->OnWaitedSuccess(t0 + milliseconds(230), t0 + milliseconds(330),
+                            kNone);
+  throttle->OnWaitedSuccess(t0 + milliseconds(240), t0 + milliseconds(340),
+                            kNone);
+  EXPECT_NEAR(throttle->release_pace(), 0.9 * before, 1e-6);
+  const double cut = throttle->release_pace();
+  // Sent before that cut: the same queue, already acted on.
+  throttle->OnWaitedSuccess(t0 + milliseconds(250), t0 + milliseconds(350),
+                            kNone);
+  EXPECT_DOUBLE_EQ(throttle->release_pace(), cut);
+  // Sent after it and still slow: a new round.
+  throttle->OnWaitedSuccess(t0 + seconds(1), t0 + seconds(1) + milliseconds(90),
+                            kNone);
+  EXPECT_NEAR(throttle->release_pace(), 0.9 * cut, 1e-6);
+  // Past half its attempt's time is slow too, whatever the least: a queue
+  // may stand where the least was never seen.
+  const double again = throttle->release_pace();
+  const time_point sent = t0 + seconds(2);
+  throttle->OnWaitedSuccess(sent, sent + milliseconds(30),
+                            sent + milliseconds(50));
+  throttle->OnWaitedSuccess(sent, sent + milliseconds(30),
+                            sent + milliseconds(50));
+  EXPECT_NEAR(throttle->release_pace(), 0.9 * again, 1e-6);
+}
+
+// Against a model server whose spare capacity (20/s) sits behind a queue
+// deeper than the attempt timeout: overload shows first as latency, and a
+// release that waits in the queue past 1 s times out (the server still
+// serves it: wasted work). The adaptive pace drains a backlog of 400 calls
+// within 1.25 times the physical limit (20 s) with few timeouts.
+TEST(ThrottleWaitingRules, AdaptiveReleaseDrainsBehindADeepQueue) {
+  auto throttle = DownThrottle(seconds(1), 1, /*max_tokens=*/1000);
+  constexpr int kBacklog = 400;
+  for (int i = 0; i < kBacklog; ++i) throttle->BeginWait();
+  const time_point t0 = FakeClock().Now();
+  throttle->OnSuccess();
+  // The server: FIFO, 20 releases per second beside the new load, 50 ms of
+  // service; `busy_until` is when the last request queued is served.
+  time_point busy_until = t0;
+  struct Answer {
+    time_point sent, at;
+    bool ok;
+  };
+  std::vector<Answer> answers;
+  int left = kBacklog, timeouts = 0;
+  time_point now = t0;
+  for (; now < t0 + seconds(60) && left > 0; now += milliseconds(5)) {
+    if ((now - t0) % milliseconds(25) == nanoseconds(0)) throttle->OnSuccess();
+    for (auto it = answers.begin(); it != answers.end();) {
+      if (it->at > now) {
+        ++it;
+        continue;
+      }
+      if (it->ok) {
+        throttle->OnWaitedSuccess(it->sent, it->at, it->sent + seconds(1));
+        --left;
+      } else {
+        ++timeouts;
+        throttle->OnRetryableFailure(it->sent, it->at);
+        throttle->BeginWait();
+      }
+      it = answers.erase(it);
+    }
+    for (int w = 0; w < 50; ++w) {
+      if (!throttle->TryAdmit(now)) continue;
+      busy_until = std::max(busy_until, now) + milliseconds(50);
+      const time_point done = busy_until;
+      const bool ok = done - now <= seconds(1);
+      answers.push_back({now, ok ? done : now + seconds(1), ok});
+    }
+  }
+  const double drained = std::chrono::duration<double>(now - t0).count();
+  EXPECT_EQ(left, 0);
+  EXPECT_LE(drained, 1.25 * 20);
+  EXPECT_LE(timeouts, 40);
+  std::printf("deep queue: drained after %.1f s, %d timeouts\n", drained,
+              timeouts);
+}
+
 TEST(ThrottleWaitingRules, PollDelaysAreJitteredWithinTheInterval) {
   RetryThrottle throttle(RetryThrottle::Config()
                              .WithMaxTokens(10)
