@@ -14,12 +14,12 @@ if (!exists("t0")) t0 = 10
 if (!exists("t1")) t1 = 20
 if (!exists("capacity")) capacity = 100
 csv = dir.'/overload.csv'
-set terminal svg size 1100,1300 dynamic font 'sans,11' background rgb 'white'
+set terminal svg size 1100,1500 dynamic font 'sans,11' background rgb 'white'
 set output dir.'/'.svg
 set datafile separator ','
 
-variants = "naive grpc_retries token_bucket retry_budget waiting_proportional waiting_adaptive"
-titles = "'naive: stubkit retries, no control' 'gRPC retries (service config)' 'token bucket (RetryThrottle)' 'retry budget (RetryBudget)' 'waiting throttle, proportional release' 'waiting throttle, adaptive release'"
+variants = "naive grpc_retries token_bucket retry_budget retry_budget_fleet waiting_proportional waiting_adaptive"
+titles = "'naive: stubkit retries, no control' 'gRPC retries (service config)' 'token bucket (RetryThrottle)' 'retry budget (RetryBudget), 10/s per client' 'retry budget sized for the fleet, 0.5/s per client' 'waiting throttle, proportional release' 'waiting throttle, adaptive release'"
 triggers = "outage capacity_drop"
 trigger_titles = "'outage (UNAVAILABLE)' 'capacity drop to 30%'"
 
@@ -29,7 +29,7 @@ ymax = STATS_max * 1.05
 stats '< grep ",'.code.',"'." ".csv using 4 nooutput
 xmax = STATS_max
 
-set multiplot layout 6,2 title "Overload: goodput and attempts per second (capacity ".capacity."/s, offered 70/s; queue full answers ".code.")" font ',13'
+set multiplot layout 7,2 title "Overload: goodput and attempts per second (capacity ".capacity."/s, offered 70/s; queue full answers ".code.")" font ',13'
 set xrange [0:xmax]
 set yrange [0:ymax]
 set grid ytics
@@ -38,12 +38,12 @@ set ylabel 'per second'
 set object 1 rect from t0, graph 0 to t1, graph 1 behind fc rgb '#f6d5d5' fs solid 0.6 noborder
 set arrow 1 from graph 0, first capacity to graph 1, first capacity nohead lc rgb '#888888' dt 2
 set lmargin 8
-do for [i=1:6] {
+do for [i=1:7] {
   v = word(variants, i)
   do for [j=1:2] {
     t = word(triggers, j)
     set title word(titles, i).', '.word(trigger_titles, j) font ',10'
-    if (i == 6) { set xlabel 'simulated seconds' } else { unset xlabel }
+    if (i == 7) { set xlabel 'simulated seconds' } else { unset xlabel }
     if (i == 1 && j == 2) { set key } else { unset key }
     plot '< grep "^'.v.','.t.','.code.',"'." ".csv \
            using 4:6 with steps lw 1 lc rgb '#1f4e9c' title 'attempts', \

@@ -39,7 +39,9 @@
 // retries (the same policy as a service config on a raw stub, with
 // perAttemptRecvTimeout for the attempt timeout), the token bucket
 // (RetryThrottle, 10 tokens, 0.1 per success), the retry budget
-// (RetryBudget: 20 %, 10 retries/s, a 10 s window), and the waiting
+// (RetryBudget: 20 %, 10 retries/s, a 10 s window; and sized for the
+// fleet, as docs/throttling.md advises: 0.5 retries/s per client, so the 20
+// clients' reserves add up to 10/s, a tenth of C), and the waiting
 // throttle (WaitForRecovery, probe every 1 s) with the proportional release
 // (kProportional, release_ratio 0.5, the default) and with the adaptive one
 // (kAdaptive).
@@ -138,6 +140,7 @@ enum class Admission {
   kGrpc,
   kBucket,
   kBudget,
+  kBudgetFleet,
   kWaitingProportional,
   kWaitingAdaptive,
 };
@@ -152,6 +155,7 @@ constexpr Variant kVariants[] = {
     {"grpc_retries", Admission::kGrpc},
     {"token_bucket", Admission::kBucket},
     {"retry_budget", Admission::kBudget},
+    {"retry_budget_fleet", Admission::kBudgetFleet},
     {"waiting_proportional", Admission::kWaitingProportional},
     {"waiting_adaptive", Admission::kWaitingAdaptive},
 };
@@ -457,10 +461,12 @@ Options ClientOptions(const Scenario& s, Admission a) {
       options.set<RetryThrottleOption>(std::make_shared<RetryThrottle>(bucket));
       break;
     case Admission::kBudget:
+    case Admission::kBudgetFleet:
       options.set<RetryBudgetOption>(std::make_shared<RetryBudget>(
           RetryBudget::Config()
               .WithTtl(Sim(10, s))
-              .WithMinRetriesPerSecond(10 * s.scale)
+              .WithMinRetriesPerSecond(
+                  (a == Admission::kBudget ? 10 : 0.5) * s.scale)
               .WithPercentCanRetry(0.2)));
       break;
     case Admission::kWaitingProportional:
