@@ -43,8 +43,8 @@
 // fleet, as docs/throttling.md advises: 0.5 retries/s per client, so the 20
 // clients' reserves add up to 10/s, a tenth of C), and the waiting
 // throttle (WaitForRecovery, probe every 1 s) with the proportional release
-// (kProportional, release_ratio 0.5, the default) and with the adaptive one
-// (kAdaptive).
+// (kProportional, release_ratio 0.5) and with the adaptive one (kAdaptive,
+// the default).
 //
 // Time is simulated: every duration is divided by --scale (10: a simulated
 // second is 100 ms of real time), so a run's 80 s take 8 s.

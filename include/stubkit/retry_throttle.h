@@ -53,8 +53,8 @@
 //   costs no attempt beyond the new calls' own, and a backend so loaded
 //   that its attempts time out gets no probes on top.
 // - Release: once recovered, waiting calls go one at a time, paced. How
-//   fast is `release` (below); kProportional is the default.
-//   kAdaptive (opt in) searches for the server's spare capacity as
+//   fast is `release` (below); kAdaptive is the default.
+//   kAdaptive searches for the server's spare capacity as
 //   TCP's congestion control searches for a path's: additive increase,
 //   multiplicative decrease. The pace starts at the probe pace (probes /
 //   probe_interval) and, in slow start, each success of a released call
@@ -85,7 +85,8 @@
 //   near the probe pace (slow, never an overload). docs/throttling.md
 //   ("Overload and metastability") has what benchmarks/overload_study
 //   measured.
-//   kProportional (the default) releases at a fixed ratio of the rate the
+//   kProportional (the behaviour before kAdaptive, kept for those who
+//   rely on it) releases at a fixed ratio of the rate the
 //   recovered backend has shown it can answer.
 //   The throttle measures R, the highest rate of successes of calls that
 //   did not wait since the recovery (successes over a window of at least
@@ -159,7 +160,7 @@ class RetryThrottle {
       // At release_ratio times the new calls' highest success rate.
       kProportional,
     };
-    Release release = Release::kProportional;
+    Release release = Release::kAdaptive;
     // kProportional only; in (0, 1] in either mode. Waiting calls are
     // released at up to this fraction of the new calls' highest success
     // rate. 0.5: the recovering server sees at most 1.5 times the new load,
