@@ -115,8 +115,9 @@ void HedgedOperationBase::LaunchLocked(Step& step) {
   // Arm the hedge timer unless it is armed or no hedge is left. No hedge is
   // started past the call's end.
   if (timer_ == TimerState::kIdle && launched_ < policy_.max_attempts()) {
-    const std::chrono::nanoseconds delay = delays_.NextDelay(launched_);
-    if (HedgeStartsInTime(state().now(), state().facts().end, delay)) {
+    const Clock::time_point now = state().now();
+    const std::chrono::nanoseconds delay = delays_.NextDelay(launched_, now);
+    if (HedgeStartsInTime(now, state().facts().end, delay)) {
       timer_ = TimerState::kArming;
       ++timer_generation_;
       timer_delay_ = delay;

@@ -70,15 +70,19 @@ namespace internal {
 class HedgeDelaySource {
  public:
   virtual ~HedgeDelaySource() = default;
-  // The delay before the hedge after attempt `launched` (from 1) was sent.
-  virtual std::chrono::nanoseconds NextDelay(int launched) = 0;
+  // The delay before the hedge after attempt `launched` (from 1) was sent
+  // at `now`.
+  virtual std::chrono::nanoseconds NextDelay(int launched,
+                                             Clock::time_point now) = 0;
 };
 
 // `HedgingPolicy::hedging_delay()`, every time.
 class FixedHedgeDelay final : public HedgeDelaySource {
  public:
   explicit FixedHedgeDelay(std::chrono::nanoseconds delay) : delay_(delay) {}
-  std::chrono::nanoseconds NextDelay(int) override { return delay_; }
+  std::chrono::nanoseconds NextDelay(int, Clock::time_point) override {
+    return delay_;
+  }
 
  private:
   std::chrono::nanoseconds delay_;
