@@ -80,6 +80,11 @@ void MetricsCollector::RecordCall(absl::string_view method, int attempts,
   Add(entry.latency_sum_ns, latency);
 }
 
+void MetricsCollector::RecordHedgeRefusedByBudget(absl::string_view method) {
+  EntryFor(method).hedges_refused_by_budget.fetch_add(
+      1, std::memory_order_relaxed);
+}
+
 std::vector<MethodMetrics> MetricsCollector::Snapshot() const {
   std::vector<MethodMetrics> result;
   // Exclusive (absl::ReaderMutexLock was shared): snapshots are an
@@ -93,6 +98,8 @@ std::vector<MethodMetrics> MetricsCollector::Snapshot() const {
     m.attempts = entry->attempts.load(std::memory_order_relaxed);
     m.retries = entry->retries.load(std::memory_order_relaxed);
     m.hedges = entry->hedges.load(std::memory_order_relaxed);
+    m.hedges_refused_by_budget =
+        entry->hedges_refused_by_budget.load(std::memory_order_relaxed);
     for (size_t i = 0; i < m.retries_buckets.size(); ++i) {
       m.retries_buckets[i] =
           entry->retries_buckets[i].load(std::memory_order_relaxed);

@@ -82,6 +82,10 @@ std::vector<prometheus::MetricFamily> ToPrometheus(
   auto duration = Family("stubkit_client_call_duration_seconds",
                          "Whole-call latency, retries and waits included.",
                          prometheus::MetricType::Histogram);
+  auto refused = Family("stubkit_client_hedges_refused_total",
+                        "Hedged calls whose hedge the hedging budget "
+                        "refused (AdaptiveHedgingOption).",
+                        prometheus::MetricType::Counter);
   const std::string target_label =
       target.empty() ? std::string("other") : std::string(target);
   for (const MethodMetrics& m : snapshot) {
@@ -111,9 +115,13 @@ std::vector<prometheus::MetricFamily> ToPrometheus(
     duration.metric.push_back(Histogram(labels, m.latency_buckets,
                                         kLatencyBucketBoundsMs, 1000,
                                         m.latency_sum_ms / 1000));
+    prometheus::ClientMetric refusals;
+    refusals.label = labels;
+    refusals.counter.value = static_cast<double>(m.hedges_refused_by_budget);
+    refused.metric.push_back(std::move(refusals));
   }
-  return {std::move(retries), std::move(hedges), std::move(retry_delay),
-          std::move(calls), std::move(duration)};
+  return {std::move(retries), std::move(hedges),   std::move(retry_delay),
+          std::move(calls),   std::move(duration), std::move(refused)};
 }
 
 }  // namespace stubkit

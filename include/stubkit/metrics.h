@@ -79,6 +79,9 @@ struct MethodMetrics {
   // reports no 0); `retries` and `hedges` above are their sums.
   std::array<int64_t, kCountBucketBounds.size() + 1> retries_buckets{};
   std::array<int64_t, kCountBucketBounds.size() + 1> hedges_buckets{};
+  // Hedged calls whose hedge the hedging budget refused
+  // (`AdaptiveHedgingOption`): they waited for the attempts they had.
+  int64_t hedges_refused_by_budget = 0;
   // Calls by how they ended, indexed by `static_cast<int>(StopReason)`.
   std::array<int64_t, kStopReasonCount> stops{};
   // Whole-call latency: counts per bucket (see kLatencyBucketBoundsMs).
@@ -113,6 +116,9 @@ class MetricsCollector {
       absl::string_view method, int attempts, StopReason reason,
       std::chrono::nanoseconds latency, int hedges = 0,
       std::chrono::nanoseconds retry_delay = std::chrono::nanoseconds::zero());
+  // A hedged call's hedge was refused by the hedging budget. Called by the
+  // hedged loop once per such call, before its `RecordCall`.
+  void RecordHedgeRefusedByBudget(absl::string_view method);
 
   // A consistent-enough copy of every method's figures, sorted by name.
   std::vector<MethodMetrics> Snapshot() const;
@@ -127,6 +133,7 @@ class MetricsCollector {
     std::atomic<int64_t> attempts{0};
     std::atomic<int64_t> retries{0};
     std::atomic<int64_t> hedges{0};
+    std::atomic<int64_t> hedges_refused_by_budget{0};
     std::array<std::atomic<int64_t>, kCountBucketBounds.size() + 1>
         retries_buckets{};
     std::array<std::atomic<int64_t>, kCountBucketBounds.size() + 1>

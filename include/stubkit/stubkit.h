@@ -27,6 +27,7 @@
 #ifndef STUBKIT_STUBKIT_H_
 #define STUBKIT_STUBKIT_H_
 
+#include "stubkit/adaptive_hedging.h"        // IWYU pragma: export
 #include "stubkit/async_callback.h"          // IWYU pragma: export
 #include "stubkit/async_retry_loop.h"        // IWYU pragma: export
 #include "stubkit/async_streaming.h"         // IWYU pragma: export

@@ -43,6 +43,10 @@ void CallReporter::RecordCall(int attempts, StopReason reason,
   metrics_->RecordCall(method_, attempts, reason, elapsed, hedges, retry_delay);
 }
 
+void CallReporter::RecordHedgeRefusedByBudget() const {
+  if (metrics_ != nullptr) metrics_->RecordHedgeRefusedByBudget(method_);
+}
+
 void NoticeDroppedRetry(absl::string_view method, const OptionsView& options) {
   const auto* notice = options.find<DroppedRetryNoticeOption>();
   if (notice == nullptr || *notice == nullptr || (*notice)->exchange(true)) {

@@ -46,12 +46,21 @@ HedgedOperationBase::HedgedOperationBase(const MethodInfo& method, Options call,
                                          Options client)
     : AsyncCallBase(method, std::move(call), std::move(client)),
       policy_(options().get<HedgingPolicyOption>()),
+      adaptive_(options().get<AdaptiveHedgingOption>().get()),
       fixed_delay_(policy_.hedging_delay()),
       // Hedged calls have no throttle waiting mode: a refusal ends the
       // hedges.
-      admission_(state().throttle(), /*wait_enabled=*/false, state().budget(),
-                 state().clock()) {
+      call_admission_(state().throttle(), /*wait_enabled=*/false,
+                      state().budget(), state().clock()) {
   state().MarkHedged();
+  admission_ = call_admission_.get();
+  if (adaptive_ == nullptr || !adaptive_->status().ok()) return;
+  delays_ = &adaptive_delay_.emplace(*adaptive_, policy_.hedging_delay());
+  admission_ = &hedge_budget_.emplace(adaptive_->budget(), state().clock(),
+                                      BudgetAdmission::Spends::kHedges);
+  if (AdmissionSource* call = call_admission_.get()) {
+    admission_ = &both_.emplace(*call, *hedge_budget_);
+  }
 }
 
 HedgedOperationBase::~HedgedOperationBase() = default;
@@ -88,12 +97,12 @@ void HedgedOperationBase::LaunchLocked(Step& step) {
   if (finished_) return;
   const int index = launched_;
   switch (DecideHedgeLaunch(index, policy_.max_attempts(), pushed_back_,
-                            admission_.get())) {
+                            admission_)) {
     case HedgeLaunch::kLaunch:
       break;
     case HedgeLaunch::kThrottled:
-      throttled_ = true;
-      refusal_ = admission_.get()->Refusal();
+      // The call goes on with the attempts it has.
+      RefusedLocked();
       return;
     case HedgeLaunch::kNoneLeft:
     case HedgeLaunch::kPushedBack:
@@ -109,6 +118,8 @@ void HedgedOperationBase::LaunchLocked(Step& step) {
   }
   sent_[index] = true;
   starts_[index] = state().facts().attempt_start;
+  // The hedging budget counts calls: the first attempt deposits.
+  if (index == 0 && hedge_budget_) adaptive_->budget().Deposit(starts_[0]);
   deadlines_[index] = state().facts().attempt_deadline;
   ++outstanding_;
   step.next = Next{index, contexts_[index].get(), false};
@@ -116,13 +127,21 @@ void HedgedOperationBase::LaunchLocked(Step& step) {
   // started past the call's end.
   if (timer_ == TimerState::kIdle && launched_ < policy_.max_attempts()) {
     const Clock::time_point now = state().now();
-    const std::chrono::nanoseconds delay = delays_.NextDelay(launched_, now);
+    const std::chrono::nanoseconds delay = delays_->NextDelay(launched_, now);
     if (HedgeStartsInTime(now, state().facts().end, delay)) {
       timer_ = TimerState::kArming;
       ++timer_generation_;
       timer_delay_ = delay;
       step.next.arm_timer = true;
     }
+  }
+}
+
+void HedgedOperationBase::RefusedLocked() {
+  throttled_ = true;
+  refusal_ = admission_->Refusal();
+  if (hedge_budget_ && admission_->Refuser() == &*hedge_budget_) {
+    budget_refused_ = true;
   }
 }
 
@@ -162,6 +181,7 @@ void HedgedOperationBase::EndLocked(Step& step, Outcome outcome) {
   finished_ = true;
   step.outcome = outcome;
   step.launched = launched_;
+  step.budget_refused = budget_refused_;
   ResetTimerLocked(step);
 }
 
@@ -222,6 +242,7 @@ absl::Status HedgedOperationBase::Conclude(Step& step) {
   // Only this thread ended the call, and no attempt starts any more: the
   // state is ours, and its observer, metrics and log sink run unlocked.
   if (state().reporter().has_observer()) ReportAttempts(step);
+  if (step.budget_refused) state().reporter().RecordHedgeRefusedByBudget();
   switch (step.outcome) {
     case Outcome::kSuccess:
       state().OnSuccess();
@@ -356,6 +377,12 @@ bool HedgedOperationBase::OnAttemptSucceeded(int index) {
     MutexLock lock(&mu_);
     AttemptDoneLocked(index, absl::OkStatus());
     if (finished_) return false;
+    if (adaptive_delay_) {
+      // From the first attempt's start: its latency, or, when a hedge won,
+      // a lower bound of it already past the delay (adaptive_hedging.h).
+      const Clock::time_point now = state().now();
+      adaptive_->Record(now, now - starts_[0]);
+    }
     step.winner = index;
     step.final_index = index;
     EndLocked(step, Outcome::kSuccess);
@@ -383,7 +410,7 @@ HedgedOperationBase::Next HedgedOperationBase::OnAttemptFailed(
     facts.hedge_left = launched_ < policy_.max_attempts() && !pushed_back_;
     facts.pushback = PushbackOf(index);
     const HedgeDecision decision =
-        DecideAfterHedgeFailure(status, facts, policy_, admission_.get());
+        DecideAfterHedgeFailure(status, facts, policy_, admission_);
     switch (decision.kind) {
       case HedgeDecision::Kind::kCancelled:
         EndLocked(step, Outcome::kCancelledOrEnded);
@@ -431,8 +458,7 @@ void HedgedOperationBase::GoOnLocked(Step& step, int index,
     case HedgeDecision::Kind::kNoMoreHedges:
       switch (decision.why) {
         case HedgeDecision::Why::kThrottled:
-          throttled_ = true;  // a timer already armed finds it so too
-          refusal_ = admission_.get()->Refusal();
+          RefusedLocked();  // a timer already armed finds it so too
           break;
         case HedgeDecision::Why::kPushedBack:
           pushed_back_ = true;

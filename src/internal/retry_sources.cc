@@ -25,12 +25,17 @@ std::string BudgetAdmission::Refusal() const {
   const Clock::time_point now = Now();
   const int64_t retries = budget_.retries(now);
   const int64_t requests = budget_.requests(now);
-  return absl::StrCat("gave up: retry budget spent (", retries,
-                      retries == 1 ? " retry" : " retries", " in the last ",
-                      FormatDuration(config.ttl()), " for ", requests,
-                      requests == 1 ? " request" : " requests", "; it allows ",
-                      config.min_retries_per_second(), "/s plus ",
-                      config.percent_can_retry() * 100, "% of the requests)");
+  const bool hedges = spends_ == Spends::kHedges;
+  const char* taken = hedges ? (retries == 1 ? " hedge" : " hedges")
+                             : (retries == 1 ? " retry" : " retries");
+  const char* counted = hedges ? (requests == 1 ? " call" : " calls")
+                               : (requests == 1 ? " request" : " requests");
+  return absl::StrCat("gave up: ", hedges ? "hedging" : "retry",
+                      " budget spent (", retries, taken, " in the last ",
+                      FormatDuration(config.ttl()), " for ", requests, counted,
+                      "; it allows ", config.min_retries_per_second(),
+                      "/s plus ", config.percent_can_retry() * 100, "% of the",
+                      hedges ? " calls)" : " requests)");
 }
 
 bool BothAdmission::OnRetryableFailure() {

@@ -310,9 +310,12 @@ TEST(PrometheusFamiliesTest, HistogramBucketsAreCumulativeInSeconds) {
   m.hedges_buckets[1] = 2;       // two calls with 2 hedges each
   m.retry_delay_buckets[6] = 3;  // (20 ms, 50 ms]
   m.retry_delay_sum_ms = 120;
+  m.hedges_refused_by_budget = 3;
   std::vector<prometheus::MetricFamily> families =
       ToPrometheus({m}, "dns:///backend:443");
-  ASSERT_EQ(families.size(), 5u);
+  ASSERT_EQ(families.size(), 6u);
+  EXPECT_EQ(families[5].name, "stubkit_client_hedges_refused_total");
+  EXPECT_EQ(families[5].metric.at(0).counter.value, 3);
   EXPECT_EQ(families[4].name, "stubkit_client_call_duration_seconds");
   const prometheus::ClientMetric& duration = families[4].metric.at(0);
   ASSERT_EQ(duration.label.size(), 2u);

@@ -23,6 +23,7 @@
 #include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "stubkit/adaptive_hedging.h"
 #include "stubkit/call_options.h"
 #include "stubkit/cancellation.h"
 #include "stubkit/clock.h"
@@ -312,6 +313,32 @@ TEST_F(BadOptionsTest, AbsurdCounts) {
       Options{}.set<RetryBudgetOption>(std::make_shared<RetryBudget>(
           RetryBudget::Config().WithTtl(std::chrono::seconds(0)))),
       "ttl must be in [1ms, 1h], got 0");
+}
+
+TEST_F(BadOptionsTest, AdaptiveHedgingOutOfRange) {
+  for (const auto& [input, config, says] : std::vector<
+           std::tuple<std::string, AdaptiveHedging::Config, std::string>>{
+           {"`AdaptiveHedging::Config().WithPercentile(95)`",
+            AdaptiveHedging::Config().WithPercentile(95),
+            "AdaptiveHedging: percentile must be in [0.5, 0.9999] (a "
+            "fraction: 0.95 is p95), got 95"},
+           {"`.WithMinDelay(10ms).WithMaxDelay(5ms)`",
+            AdaptiveHedging::Config()
+                .WithMinDelay(milliseconds(10))
+                .WithMaxDelay(milliseconds(5)),
+            "AdaptiveHedging: max_delay must be in [min_delay (10ms), 1h], "
+            "got 5ms"},
+           {"`.WithMaxExtraLoad(5)`",
+            AdaptiveHedging::Config().WithMaxExtraLoad(5),
+            "AdaptiveHedging: max_extra_load must be in (0, 1] (a fraction: "
+            "0.05 is 5%), got 5"},
+           {"`.WithMinSamples(0)`", AdaptiveHedging::Config().WithMinSamples(0),
+            "AdaptiveHedging: min_samples must be in [1, 1e6], got 0"}}) {
+    ExpectRefusedEverywhere(input,
+                            Options{}.set<AdaptiveHedgingOption>(
+                                std::make_shared<AdaptiveHedging>(config)),
+                            says);
+  }
 }
 
 TEST_F(BadOptionsTest, HedgingPolicyOutOfRange) {

@@ -26,7 +26,9 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "stubkit/adaptive_hedging.h"
 #include "stubkit/internal/unary_call.h"
+#include "stubkit/metrics.h"
 
 namespace stubkit {
 namespace {
@@ -717,6 +719,96 @@ TEST_F(HedgingTest, RandomInterleavingsCompleteExactlyOnce) {
                                     "and the call never completed";
     EXPECT_EQ(outcome.calls.load(), 1);
   }
+}
+
+// Issue 27: with an AdaptiveHedgingOption the hedge timer waits the
+// percentile of the latencies recorded by earlier calls, and the policy's
+// fixed delay until there are enough of them.
+TEST_F(HedgingTest, AdaptiveDelayIsLearnedFromEarlierCalls) {
+  auto adaptive =
+      std::make_shared<AdaptiveHedging>(AdaptiveHedging::Config()
+                                            .WithPercentile(0.9)
+                                            .WithWindow(seconds(10))
+                                            .WithMinDelay(milliseconds(1))
+                                            .WithMaxDelay(milliseconds(200))
+                                            .WithMinSamples(10));
+  const Options call =
+      Hedged(2, milliseconds(50)).set<AdaptiveHedgingOption>(adaptive);
+  for (int i = 0; i < 10; ++i) {
+    Outcome outcome;
+    StartAsync(call, outcome);
+    // Too few samples yet: the fixed delay.
+    EXPECT_EQ(sleeper_->last_delay(), milliseconds(50)) << i;
+    clock_->Advance(milliseconds(4));
+    ASSERT_TRUE(transport_.Complete(i, std::string("fast")));
+    ASSERT_TRUE(outcome.ready());
+  }
+  EXPECT_EQ(adaptive->samples(clock_->Now()), 10);
+  clock_->Advance(milliseconds(100));  // the learned delay's refresh
+  Outcome outcome;
+  StartAsync(call, outcome);
+  const std::chrono::nanoseconds learned = sleeper_->last_delay();
+  EXPECT_GE(learned, milliseconds(4));
+  EXPECT_LE(learned, std::chrono::microseconds(4250));  // a bucket's width
+  ASSERT_TRUE(transport_.Complete(10, std::string("fast")));
+  EXPECT_EQ(*outcome.future.get(), "fast");
+}
+
+// A hedge the hedging budget refuses is not sent: the call waits for its
+// first attempt, and the metrics count the refusal.
+TEST_F(HedgingTest, HedgeRefusedByTheBudgetWaitsForTheFirstAttempt) {
+  auto metrics = std::make_shared<MetricsCollector>();
+  client_.set<MetricsOption>(metrics);
+  // 1 hedge per second whatever the volume, plus 5 % of the calls.
+  auto adaptive = std::make_shared<AdaptiveHedging>(
+      AdaptiveHedging::Config().WithMinHedgesPerSecond(1).WithMaxExtraLoad(
+          0.05));
+  const Options call =
+      Hedged(3, milliseconds(50)).set<AdaptiveHedgingOption>(adaptive);
+  // The first call may hedge (the reserve).
+  Outcome first;
+  StartAsync(call, first);
+  ASSERT_TRUE(sleeper_->FireNext());
+  EXPECT_EQ(transport_.started(), 2);
+  ASSERT_TRUE(transport_.Complete(1, std::string("hedge")));
+  EXPECT_EQ(*first.future.get(), "hedge");
+  // The second, in the same second, may not.
+  Outcome second;
+  StartAsync(call, second);
+  EXPECT_EQ(transport_.started(), 3);
+  ASSERT_TRUE(sleeper_->FireNext());
+  EXPECT_EQ(transport_.started(), 3);  // refused: nothing sent
+  EXPECT_EQ(sleeper_->pending(), 0);   // and no further hedge timer
+  EXPECT_FALSE(second.ready());        // the first attempt goes on
+  clock_->Advance(milliseconds(180));
+  ASSERT_TRUE(transport_.Complete(2, std::string("waited")));
+  EXPECT_EQ(*second.future.get(), "waited");
+  const std::vector<MethodMetrics> snapshot = metrics->Snapshot();
+  ASSERT_EQ(snapshot.size(), 1U);
+  EXPECT_EQ(snapshot[0].calls, 2);
+  EXPECT_EQ(snapshot[0].hedges, 1);
+  EXPECT_EQ(snapshot[0].hedges_refused_by_budget, 1);
+  EXPECT_EQ(adaptive->budget().retries(clock_->Now()), 1);
+  EXPECT_EQ(adaptive->budget().requests(clock_->Now()), 2);
+}
+
+// When the first attempt then fails (non-fatally), the call ends with the
+// budget's refusal in its summary.
+TEST_F(HedgingTest, HedgeRefusedByTheBudgetThenFailureSaysWhy) {
+  auto adaptive = std::make_shared<AdaptiveHedging>(
+      AdaptiveHedging::Config().WithMinHedgesPerSecond(0));
+  Outcome outcome;
+  StartAsync(Hedged(2, milliseconds(50)).set<AdaptiveHedgingOption>(adaptive),
+             outcome);
+  ASSERT_TRUE(sleeper_->FireNext());
+  EXPECT_EQ(transport_.started(), 1);
+  ASSERT_TRUE(transport_.Complete(0, Unavailable()));
+  std::optional<Result> result = outcome.Get();
+  ASSERT_TRUE(result.has_value());
+  EXPECT_EQ(result->status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(result->status().message()),
+              HasSubstr("hedging budget spent (0 hedges in the last 1s for 1 "
+                        "call; it allows 0/s plus 5% of the calls)"));
 }
 
 // Real threads: the default timer thread, attempts answering from threads

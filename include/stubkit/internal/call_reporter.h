@@ -66,6 +66,8 @@ class CallReporter {
   void RecordCall(int attempts, StopReason reason,
                   std::chrono::nanoseconds elapsed, int hedges,
                   std::chrono::nanoseconds retry_delay) const;
+  // Counts a hedged call whose hedge the hedging budget refused.
+  void RecordHedgeRefusedByBudget() const;
 
  private:
   absl::string_view method_;

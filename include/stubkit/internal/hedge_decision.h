@@ -56,6 +56,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "stubkit/adaptive_hedging.h"
 #include "stubkit/clock.h"
 #include "stubkit/hedging.h"
 #include "stubkit/internal/hint_parsing.h"
@@ -64,9 +65,8 @@
 namespace stubkit {
 namespace internal {
 
-// The delay before the next hedge. Fixed today (`FixedHedgeDelay`); an
-// adaptive delay (a latency percentile) is another source, not a branch in
-// the hedged loop.
+// The delay before the next hedge: fixed (`FixedHedgeDelay`), or a latency
+// percentile (an adaptive source), not a branch in the hedged loop.
 class HedgeDelaySource {
  public:
   virtual ~HedgeDelaySource() = default;
@@ -86,6 +86,21 @@ class FixedHedgeDelay final : public HedgeDelaySource {
 
  private:
   std::chrono::nanoseconds delay_;
+};
+
+// The latency percentile of an `AdaptiveHedgingOption`, or the policy's
+// fixed delay until it has enough samples (both clamped).
+class AdaptiveHedgeDelay final : public HedgeDelaySource {
+ public:
+  AdaptiveHedgeDelay(AdaptiveHedging& adaptive, std::chrono::nanoseconds fixed)
+      : adaptive_(adaptive), fixed_(fixed) {}
+  std::chrono::nanoseconds NextDelay(int, Clock::time_point now) override {
+    return adaptive_.HedgeDelay(now, fixed_);
+  }
+
+ private:
+  AdaptiveHedging& adaptive_;
+  std::chrono::nanoseconds fixed_;
 };
 
 // Whether a hedge sent `delay` after `now` starts before the call's `end`

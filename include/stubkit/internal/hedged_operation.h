@@ -22,6 +22,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "stubkit/adaptive_hedging.h"
 #include "stubkit/async_callback.h"
 #include "stubkit/hedging.h"
 #include "stubkit/internal/async_call.h"
@@ -106,6 +107,8 @@ class HedgedOperationBase : public AsyncCallBase {
     uint64_t cancel_timer = 0;
     // A hedge waits for the server's pushback: the timer is being armed.
     bool hedge_pending = false;
+    // The hedging budget refused a hedge of this call (for the metrics).
+    bool budget_refused = false;
   };
 
   void LaunchLocked(Step& step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -133,14 +136,22 @@ class HedgedOperationBase : public AsyncCallBase {
   // The pushback of the finished attempt `index`, when hints are followed.
   std::optional<Pushback> PushbackOf(int index);
   void OnCancel() override;
+  // Admission refused a hedge: no further hedges (`throttled_`).
+  void RefusedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const HedgingPolicy& policy_;
-  // The hedge delay: the policy's, fixed.
+  // Null: no adaptive hedging, the fixed delay and no hedging budget.
+  AdaptiveHedging* const adaptive_;
+  // The hedge delay: the policy's, fixed, or the adaptive percentile.
   FixedHedgeDelay fixed_delay_;
-  HedgeDelaySource& delays_ = fixed_delay_;  // asked under mu_
-  // The retry throttle and budget, if any, as the decisions' admission
-  // source (asked under mu_).
-  CallAdmission admission_;
+  std::optional<AdaptiveHedgeDelay> adaptive_delay_;
+  HedgeDelaySource* delays_ = &fixed_delay_;  // asked under mu_
+  // The retry throttle and budget, if any, then the hedging budget; the
+  // decisions ask `admission_`, all of them that are set (under mu_).
+  CallAdmission call_admission_;
+  std::optional<BudgetAdmission> hedge_budget_;
+  std::optional<BothAdmission> both_;
+  AdmissionSource* admission_ = nullptr;
 
   Mutex mu_;
   // Signalled when the result is delivered or an attempt ends (AwaitIdle).
@@ -171,6 +182,7 @@ class HedgedOperationBase : public AsyncCallBase {
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
   bool delivered_ ABSL_GUARDED_BY(mu_) = false;
   bool throttled_ ABSL_GUARDED_BY(mu_) = false;
+  bool budget_refused_ ABSL_GUARDED_BY(mu_) = false;
   // Why admission refused a hedge (throttled_), for the summary.
   std::string refusal_ ABSL_GUARDED_BY(mu_);
   // The server's pushback said not to retry: no further hedges (A6).

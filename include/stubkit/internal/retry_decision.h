@@ -139,6 +139,8 @@ class AdmissionSource {
   // `OnRetryableFailure` or `Admits` said yes: the retry or hedge must not
   // go.
   virtual bool Take() = 0;
+  // After a refusal: the source that refused (a composite names its part).
+  virtual const AdmissionSource* Refuser() const { return this; }
 };
 
 // What a wait source chose.

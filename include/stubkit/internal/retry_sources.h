@@ -78,9 +78,13 @@ class ThrottleAdmission final : public AdmissionSource {
 // and a retry or hedge that goes withdraws one. Time is the call's clock.
 class BudgetAdmission final : public AdmissionSource {
  public:
+  // What the budget's withdrawals are, for the refusal: retries (a
+  // `RetryBudgetOption`), or hedges (an `AdaptiveHedgingOption`'s budget).
+  enum class Spends { kRetries, kHedges };
   // `clock` null: the steady clock.
-  BudgetAdmission(RetryBudget& budget, const Clock* clock)
-      : budget_(budget), clock_(clock) {}
+  BudgetAdmission(RetryBudget& budget, const Clock* clock,
+                  Spends spends = Spends::kRetries)
+      : budget_(budget), clock_(clock), spends_(spends) {}
   bool OnRetryableFailure() override { return Admits(); }
   bool Admits() const override { return budget_.CanWithdraw(Now()); }
   bool MayWait() const override { return false; }
@@ -93,13 +97,17 @@ class BudgetAdmission final : public AdmissionSource {
   }
   RetryBudget& budget_;
   const Clock* clock_;
+  Spends spends_;
 };
 
 // Two sources that must both admit. Both are told of every failure (the
 // token bucket counts each, whatever the budget says); `first` is asked
-// first, and its `Take` must take nothing (the token bucket's), since a
-// take `second` refuses cannot be given back. A refusal is the refusing
-// source's: it says why, and whether the call may wait.
+// first, and its `Take` should take nothing (the token bucket's), since a
+// take `second` refuses cannot be given back. When both are budgets (a
+// retry budget, then a hedged call's hedging budget), a take lost that way
+// counts one withdrawal that was not sent, which errs toward less load. A
+// refusal is the refusing source's: it says why, and whether the call may
+// wait.
 class BothAdmission final : public AdmissionSource {
  public:
   BothAdmission(AdmissionSource& first, AdmissionSource& second)
@@ -113,6 +121,9 @@ class BothAdmission final : public AdmissionSource {
     return refused_ != nullptr ? refused_->Refusal() : std::string();
   }
   bool Take() override;
+  const AdmissionSource* Refuser() const override {
+    return refused_ != nullptr ? refused_->Refuser() : nullptr;
+  }
 
  private:
   AdmissionSource& first_;
