@@ -39,6 +39,12 @@
 //   stubkit_budget       default options plus a RetryBudget instead: its
 //                        success path (one deposit per call) against the
 //                        bucket's (one load)
+//   stubkit_hedge        a HedgingPolicy (2 attempts, a 10 s delay that
+//                        never passes): the hedged path's success
+//   stubkit_adaptive_hedge  the same plus an AdaptiveHedging whose delay is
+//                        clamped to [10 s, 20 s]: every call records its
+//                        latency, deposits in the budget and asks for the
+//                        learned delay, and no hedge is ever sent
 //   async_raw[_deadline] the callback stub, stub->async()->Echo(...); it and
 //                        async_stubkit_callback wait with the same
 //                        `Completion` (mutex + condition variable)
@@ -68,6 +74,8 @@
 #include <vector>
 
 #include "benchmarks/alloc_counter.h"
+#include "stubkit/adaptive_hedging.h"
+#include "stubkit/hedging.h"
 #include "stubkit/internal/retry_loop_state.h"
 #include "stubkit/logging.h"
 #include "stubkit/metrics.h"
@@ -152,7 +160,16 @@ struct PerChannel {
   std::unique_ptr<EchoServiceClient> no_deadline;
   std::unique_ptr<EchoServiceClient> throttled;
   std::unique_ptr<EchoServiceClient> budgeted;
+  std::unique_ptr<EchoServiceClient> hedged;
+  std::unique_ptr<EchoServiceClient> adaptive;
 };
+
+// 2 attempts, a hedging delay no call reaches (not even under callgrind).
+Options HedgedOptions() {
+  return Options{}.set<HedgingPolicyOption>(
+      HedgingPolicy().WithMaxAttempts(2).WithHedgingDelay(
+          std::chrono::seconds(10)));
+}
 
 // One server per process, shared by every benchmark so that all variants
 // talk to the same thing.
@@ -201,6 +218,14 @@ struct Fixture {
       c.budgeted = std::make_unique<EchoServiceClient>(
           c.channel, Options{}.set<RetryBudgetOption>(
                          std::make_shared<RetryBudget>(RetryBudget::Config())));
+      c.hedged =
+          std::make_unique<EchoServiceClient>(c.channel, HedgedOptions());
+      c.adaptive = std::make_unique<EchoServiceClient>(
+          c.channel, HedgedOptions().set<AdaptiveHedgingOption>(
+                         std::make_shared<AdaptiveHedging>(
+                             AdaptiveHedging::Config()
+                                 .WithMinDelay(std::chrono::seconds(10))
+                                 .WithMaxDelay(std::chrono::seconds(20)))));
     }
     request.set_message("hello");
   }
@@ -245,16 +270,26 @@ void BM_Raw(benchmark::State& state, ChannelKind kind, bool deadline,
   ReportAllocations(state, before);
 }
 
-enum class Client { kDefault, kDecorated, kNoDeadline, kThrottle, kBudget };
+enum class Client {
+  kDefault,
+  kDecorated,
+  kNoDeadline,
+  kThrottle,
+  kBudget,
+  kHedge,
+  kAdaptiveHedge
+};
 
 void BM_Stubkit(benchmark::State& state, ChannelKind kind, Client which,
                 bool call_options) {
   PerChannel& c = GetFixture().channels[kind];
-  EchoServiceClient& client = which == Client::kDecorated    ? *c.decorated
-                              : which == Client::kNoDeadline ? *c.no_deadline
-                              : which == Client::kThrottle   ? *c.throttled
-                              : which == Client::kBudget     ? *c.budgeted
-                                                             : *c.client;
+  EchoServiceClient& client = which == Client::kDecorated       ? *c.decorated
+                              : which == Client::kNoDeadline    ? *c.no_deadline
+                              : which == Client::kThrottle      ? *c.throttled
+                              : which == Client::kBudget        ? *c.budgeted
+                              : which == Client::kHedge         ? *c.hedged
+                              : which == Client::kAdaptiveHedge ? *c.adaptive
+                                                                : *c.client;
   const EchoRequest& request = GetFixture().request;
   const uint64_t before = bench::Allocations();
   for (auto _ : state) {
@@ -474,6 +509,11 @@ void RegisterAll() {
     call(benchmark::RegisterBenchmark((p + "stubkit_budget").c_str(),
                                       BM_Stubkit, kind, Client::kBudget,
                                       false));
+    call(benchmark::RegisterBenchmark((p + "stubkit_hedge").c_str(), BM_Stubkit,
+                                      kind, Client::kHedge, false));
+    call(benchmark::RegisterBenchmark((p + "stubkit_adaptive_hedge").c_str(),
+                                      BM_Stubkit, kind, Client::kAdaptiveHedge,
+                                      false));
     call(benchmark::RegisterBenchmark((p + "async_raw").c_str(), BM_AsyncRaw,
                                       kind, false));
     call(benchmark::RegisterBenchmark((p + "async_raw_deadline").c_str(),
@@ -541,6 +581,9 @@ bool CountInstructions(int calls) {
          [&] { return c.no_deadline->Echo(f.request).ok(); }},
         {"stubkit_throttle", [&] { return c.throttled->Echo(f.request).ok(); }},
         {"stubkit_budget", [&] { return c.budgeted->Echo(f.request).ok(); }},
+        {"stubkit_hedge", [&] { return c.hedged->Echo(f.request).ok(); }},
+        {"stubkit_adaptive_hedge",
+         [&] { return c.adaptive->Echo(f.request).ok(); }},
         {"async_raw_deadline",
          [&] {
            grpc::ClientContext context;
@@ -632,6 +675,8 @@ class RatioReporter : public benchmark::ConsoleReporter {
         {"stubkit_no_deadline", "raw"},
         {"stubkit_throttle", "raw_deadline"},
         {"stubkit_budget", "raw_deadline"},
+        {"stubkit_hedge", "raw_deadline"},
+        {"stubkit_adaptive_hedge", "raw_deadline"},
         {"async_raw", "async_raw"},
         {"async_raw_deadline", "async_raw"},
         {"async_stubkit_future", "async_raw_deadline"},
