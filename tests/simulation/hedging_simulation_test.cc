@@ -24,8 +24,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <map>
 #include <memory>
 #include <optional>
@@ -44,6 +42,7 @@
 #include "stubkit/retry_throttle.h"
 #include "tests/simulation/sim_budget_model.h"
 #include "tests/simulation/sim_fakes.h"
+#include "tests/simulation/sim_seeds.h"
 
 namespace stubkit {
 namespace sim {
@@ -463,49 +462,15 @@ class Runner {
   std::vector<std::string> percentile_errors_;
 };
 
-std::string Env(const char* name) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? "" : v;
-}
-
 TEST(HedgingSimulation, AdaptiveDelayAndBudget) {
-  const std::string one = Env("STUBKIT_SIM_SEED");
-  const std::string count_env = Env("STUBKIT_SIM_HEDGE_SCENARIOS");
-  const bool replay = !one.empty();
-  const uint64_t base = replay ? std::stoull(one) : 1;
-  const uint64_t count =
-      replay ? 1 : (count_env.empty() ? 300 : std::stoull(count_env));
-  int failures = 0;
-  for (uint64_t seed = base; seed < base + count; ++seed) {
-    const HScenario s = Make(seed);
-    Runner runner(s);
-    const std::vector<std::string> violations = runner.Run();
-    if (replay) {
-      std::printf("%s%s", Describe(s).c_str(), runner.Trace().c_str());
-    }
-    if (!violations.empty()) {
-      std::string report = absl::StrCat("seed ", seed, " failed:\n");
-      for (const auto& e : violations) absl::StrAppend(&report, "  ", e, "\n");
-      absl::StrAppend(&report, Describe(s), runner.Trace(),
-                      "replay: STUBKIT_SIM_SEED=", seed, " ",
-                      "stubkit_hedging_simulation_test\n");
-      ADD_FAILURE() << report;
-      if (++failures >= 3) break;
-    }
-  }
-  std::printf("coverage:\n");
-  for (const auto& [what, n] : g_coverage) {
-    std::printf("  %-40s %d\n", what.c_str(), n);
-  }
-  if (!replay && count >= 300) {
-    for (const char* what :
-         {"percentile learned", "fixed delay (too few)", "hedge by the timer",
-          "hedge after a failure", "hedge refused by the budget",
-          "latency shift", "per-method objects",
-          "timer fired inside Schedule"}) {
-      EXPECT_GT(g_coverage[what], 0) << "never exercised: " << what;
-    }
-  }
+  const SeedSuite suite{
+      "STUBKIT_SIM_HEDGE_SCENARIOS",
+      300,
+      "stubkit_hedging_simulation_test",
+      {"percentile learned", "fixed delay (too few)", "hedge by the timer",
+       "hedge after a failure", "hedge refused by the budget", "latency shift",
+       "per-method objects", "timer fired inside Schedule"}};
+  RunSeeds<Runner>(suite, Make, Describe, g_coverage);
 }
 
 }  // namespace
