@@ -150,6 +150,12 @@ nanoseconds ExponentialBackoffPolicy::DelayFor(int retry) const {
   return DelayFor(retry, uniform01);
 }
 
+ExponentialBackoffPolicy::DelayRange ExponentialBackoffPolicy::RangeFor(
+    int retry) const {
+  return DelayRange{DelayFor(retry, 0.0), DelayFor(retry, 0.5),
+                    DelayFor(retry, kLargestDraw)};
+}
+
 std::string ExponentialBackoffPolicy::ToString() const {
   return absl::StrCat("ExponentialBackoffPolicy(",
                       internal::FormatDuration(initial_delay_), ", ",

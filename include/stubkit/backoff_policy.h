@@ -130,6 +130,19 @@ class ExponentialBackoffPolicy {
   // As above, drawing from the process-wide generator.
   std::chrono::nanoseconds DelayFor(int retry) const;
 
+  // The least, the median and the greatest wait `DelayFor(retry)` can
+  // draw. `DelayFor` grows with its draw for every jitter, so these are
+  // its draws at 0, 0.5 and the largest double below 1
+  // (`kLargestDraw`): the policy explainer (stubkit/explain.h) reads its
+  // bands here, from the same arithmetic the retry loop waits by.
+  struct DelayRange {
+    std::chrono::nanoseconds shortest;
+    std::chrono::nanoseconds median;
+    std::chrono::nanoseconds longest;
+  };
+  DelayRange RangeFor(int retry) const;
+  static constexpr double kLargestDraw = 1.0 - 0x1.0p-53;
+
   std::chrono::nanoseconds initial_delay() const { return initial_delay_; }
   std::chrono::nanoseconds maximum_delay() const { return maximum_delay_; }
   double multiplier() const { return multiplier_; }

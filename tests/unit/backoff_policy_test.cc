@@ -262,5 +262,33 @@ TEST(BackoffPolicyTest, MaximumNearTheLimitOfNanosecondsIsExact) {
   EXPECT_LE(full.DelayFor(100, 0.999999), std::chrono::nanoseconds::max());
 }
 
+// The explainer's bands come from RangeFor: every drawn wait lies in them,
+// and the extremes are reached.
+TEST(BackoffPolicyTest, RangeForHoldsEveryDraw) {
+  const auto base = ExponentialBackoffPolicy()
+                        .WithInitialDelay(std::chrono::milliseconds(100))
+                        .WithMaximumDelay(std::chrono::seconds(3))
+                        .WithMultiplier(1.7);
+  for (Jitter jitter :
+       {Jitter::UpToInitialDelay(), Jitter::Full(), Jitter::Proportional(0.3),
+        Jitter::None(), Jitter::Grpc()}) {
+    const auto policy = base.WithJitter(jitter);
+    for (int retry = 0; retry < 12; ++retry) {
+      const auto range = policy.RangeFor(retry);
+      EXPECT_LE(range.shortest, range.median) << jitter.ToString();
+      EXPECT_LE(range.median, range.longest) << jitter.ToString();
+      EXPECT_EQ(range.shortest, policy.DelayFor(retry, 0.0));
+      EXPECT_GE(range.longest, policy.DelayFor(retry, 0.999999999));
+      EXPECT_LE(range.longest - policy.DelayFor(retry, 0.999999999),
+                nanoseconds(10));
+      for (int i = 0; i < 200; ++i) {
+        const auto wait = policy.DelayFor(retry);
+        EXPECT_GE(wait, range.shortest) << jitter.ToString() << " " << retry;
+        EXPECT_LE(wait, range.longest) << jitter.ToString() << " " << retry;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace stubkit
