@@ -86,7 +86,10 @@ BackoffWaits::BackoffWaits(const ExponentialBackoffPolicy& backoff,
 
 WaitChoice BackoffWaits::NextWait(const absl::Status& status, int failures) {
   WaitChoice choice;
-  choice.delay = backoff_.DelayFor(failures - 1 - backoff_origin_);
+  const int retry = failures - 1 - backoff_origin_;
+  const double draw = options_.get<JitterDrawOption>();
+  choice.delay =
+      draw >= 0 ? backoff_.DelayFor(retry, draw) : backoff_.DelayFor(retry);
   choice.reason = WaitReason::kBackoff;
   if (!use_hints_) return choice;
   std::optional<std::pair<nanoseconds, WaitReason>> hint;

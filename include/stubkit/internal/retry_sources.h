@@ -155,6 +155,15 @@ class CallAdmission {
   AdmissionSource* source_ = nullptr;
 };
 
+// For the policy explainer (stubkit/explain.h), which runs the real loop
+// under a fake clock: every backoff wait draws this value in [0, 1) instead
+// of a random one. Negative (the default): random. Read only when a wait is
+// chosen, so a call that succeeds never looks it up.
+struct JitterDrawOption {
+  using Type = double;
+  static Type Default() { return -1.0; }
+};
+
 // Backoff, or the server's hint in the failed attempt's trailers and status
 // (with both hints, the longer). A hint resets the backoff: the wait after
 // the next failure is the initial one again (gRFC A6).
