@@ -37,6 +37,7 @@
 #include "stubkit/channel.h"                 // IWYU pragma: export
 #include "stubkit/clock.h"                   // IWYU pragma: export
 #include "stubkit/decorator.h"               // IWYU pragma: export
+#include "stubkit/explain.h"                 // IWYU pragma: export
 #include "stubkit/hedging.h"                 // IWYU pragma: export
 #include "stubkit/logging.h"                 // IWYU pragma: export
 #include "stubkit/long_running_operation.h"  // IWYU pragma: export

@@ -1,0 +1,162 @@
+// Copyright 2026 The stubkit Authors.
+//
+// The policy explainer: what a call's retry options do to a call that keeps
+// failing, before any call is made.
+//
+// `Explain` runs stubkit's own retry loop for one method against an attempt
+// that always fails, under a fake clock, three times: with every backoff
+// wait at its shortest, at its median and at its longest (the jitter's
+// extremes, `ExponentialBackoffPolicy::RangeFor`). The bands it returns are
+// therefore what the runtime does, not a second model of it: for each
+// attempt, the earliest, median and latest time it can start; what stops
+// the call, when, and with which summary; the longest a failing call can
+// take. A throttle or a budget in the options is run again, fresh and
+// alone, to say how it would change that.
+//
+//   using namespace std::chrono_literals;
+//   auto client = stubkit::Options{}
+//       .set<stubkit::RetryPolicyOption>(stubkit::RetryPolicy::LimitedTime(10min))
+//       .set<stubkit::BackoffPolicyOption>(
+//           stubkit::ExponentialBackoffPolicy().WithInitialDelay(200ms));
+//   absl::StatusOr<stubkit::Explanation> e =
+//       stubkit::Explain(client, "demo.Echo.Echo");
+//   if (e.ok()) std::cout << e->ToTable();   // or e->ToSvg(), a chart
+//
+// The options are layered as a call of a generated client sees them: the
+// call's over the method's and the service's entries of the client's
+// `MethodOptionsOption` (a service config's `ToOptions()`, say) over the
+// client's. Invalid options return the error the call would return.
+//
+// `WhyNot` reads a failed call's status (or the text of its message) and
+// says in plain words why stubkit stopped retrying and which option would
+// have changed it:
+//
+//   stubkit::StopAdvice advice = stubkit::WhyNot(status);
+//   std::cerr << advice.ToString();
+//
+// The command `stubkit-explain`, installed next to protoc-gen-stubkit,
+// prints both from a service config file or flags (docs/explain.md).
+
+#ifndef STUBKIT_EXPLAIN_H_
+#define STUBKIT_EXPLAIN_H_
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "stubkit/method.h"
+#include "stubkit/options.h"
+#include "stubkit/status.h"
+
+namespace stubkit {
+
+// What the explainer takes the failing call to be.
+struct ExplainAssumptions {
+  // How long each attempt runs before it fails. An attempt whose deadline
+  // (AttemptTimeoutOption, the call's end) comes first fails with
+  // DEADLINE_EXCEEDED at that deadline instead.
+  std::chrono::nanoseconds attempt_duration{0};
+  // The code every attempt fails with.
+  absl::StatusCode failure = absl::StatusCode::kUnavailable;
+  // For `Explain` by name: the method's idempotency when no option sets it
+  // (a name does not say what the proto declares).
+  Idempotency idempotency = Idempotency::kIdempotent;
+  // Attempts followed at most: waits that can be zero (full jitter) allow
+  // any number of attempts in a time limit.
+  int max_attempts = 1000;
+};
+
+// One attempt of a failing call. Times are from the call's start.
+struct ExplainedAttempt {
+  int number = 0;  // from 1
+  // The backoff wait before it: zero for the first.
+  std::chrono::nanoseconds shortest_wait{0};
+  std::chrono::nanoseconds median_wait{0};
+  std::chrono::nanoseconds longest_wait{0};
+  // With every wait at its shortest, median, longest. `median_start` is
+  // empty when median waits stop the call before this attempt; then
+  // `latest_start` is a bound (the call's end, less MinAttemptTimeOption).
+  std::chrono::nanoseconds earliest_start{0};
+  std::optional<std::chrono::nanoseconds> median_start;
+  std::chrono::nanoseconds latest_start{0};
+  // Whether every draw of the jitter reaches this attempt.
+  bool always = true;
+};
+
+// How a failing call ends with every wait at one point of its range.
+struct ExplainedStop {
+  StopReason reason = StopReason::kSuccess;
+  int attempts = 0;
+  std::chrono::nanoseconds at{0};  // from the call's start
+  // The summary the call's status would carry, e.g. "gave up: retry policy
+  // exhausted (at most 4 retries)".
+  std::string explanation;
+};
+
+struct Explanation {
+  std::string method;  // "package.Service.Method"
+  // The options that decide, in words: policy, backoff, timeouts.
+  std::vector<std::string> settings;
+  std::vector<ExplainedAttempt> attempts;
+  ExplainedStop shortest_waits;
+  ExplainedStop median_waits;
+  ExplainedStop longest_waits;
+  // Attempts on any draw of the jitter; `most_attempts` is only a lower
+  // bound when `more_than_followed` (see ExplainAssumptions::max_attempts).
+  int fewest_attempts = 0;
+  int most_attempts = 0;
+  bool more_than_followed = false;
+  // The call's end (the earliest of the policy's time limit, the total
+  // timeout and the deadline) from its start, if it has one.
+  std::optional<std::chrono::nanoseconds> end;
+  // The longest a failing call can take, on any draw.
+  std::chrono::nanoseconds worst_case{0};
+  // What the bands leave out or what would change them: a throttle, a
+  // budget, server hints, hedging.
+  std::vector<std::string> notes;
+
+  // A plain-text table, one row per attempt, then the stops and the notes.
+  std::string ToTable() const;
+  // A standalone SVG chart: one band per attempt on a time axis.
+  std::string ToSvg() const;
+};
+
+// Explains a call of `method` with the effective `options`. A unary call:
+// a stream's attempts are bounded differently (docs/streaming.md).
+absl::StatusOr<Explanation> Explain(const OptionsView& options,
+                                    const MethodInfo& method,
+                                    const ExplainAssumptions& assumptions = {});
+
+// As above for a client's options and a method's name, "package.Service.
+// Method" or "package.Service/Method", with the per-method and per-service
+// entries of `client`'s MethodOptionsOption resolved as a generated client
+// resolves them, and `call` over them.
+absl::StatusOr<Explanation> Explain(const Options& client,
+                                    absl::string_view method,
+                                    const Options& call = {},
+                                    const ExplainAssumptions& assumptions = {});
+
+// Why a call stopped, in plain words, and what would have changed it.
+struct StopAdvice {
+  StopReason reason = StopReason::kSuccess;
+  int attempts = -1;  // -1: unknown
+  std::string why;
+  // The option (or service config field) to change, and how.
+  std::string change;
+  std::string ToString() const;
+};
+
+// From a status a stubkit call returned. A status without stubkit's
+// summary gets advice on its code alone.
+StopAdvice WhyNot(const absl::Status& status);
+// From the text of such a status (its message, or `absl::Status::
+// ToString()`). INVALID_ARGUMENT when it holds no stubkit summary.
+absl::StatusOr<StopAdvice> WhyNot(absl::string_view text);
+
+}  // namespace stubkit
+
+#endif  // STUBKIT_EXPLAIN_H_

@@ -1,0 +1,786 @@
+// Copyright 2026 The stubkit Authors.
+//
+// The explainer runs the real retry loop (RetryLoopState, RunRetryLoop)
+// against an attempt that always fails, on a fake clock, with the backoff's
+// draw pinned (JitterDrawOption). Nothing here decides whether or how long
+// to wait: the bands are what the loop did.
+
+#include "stubkit/explain.h"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "src/internal/format.h"
+#include "stubkit/backoff_policy.h"
+#include "stubkit/call_options.h"
+#include "stubkit/cancellation.h"
+#include "stubkit/clock.h"
+#include "stubkit/hedging.h"
+#include "stubkit/internal/method_options_table.h"
+#include "stubkit/internal/retry_decision.h"
+#include "stubkit/internal/retry_loop_state.h"
+#include "stubkit/internal/retry_sources.h"
+#include "stubkit/logging.h"
+#include "stubkit/metrics.h"
+#include "stubkit/retry_budget.h"
+#include "stubkit/retry_observer.h"
+#include "stubkit/retry_options.h"
+#include "stubkit/retry_throttle.h"
+#include "stubkit/server_hints.h"
+
+namespace stubkit {
+namespace {
+
+using internal::FormatDuration;
+using std::chrono::nanoseconds;
+
+// Advances the fake clock by each wait the loop asks for, and keeps them.
+class WaitRecorder final : public Sleeper {
+ public:
+  explicit WaitRecorder(std::shared_ptr<FakeClock> clock)
+      : clock_(std::move(clock)) {}
+  void SleepFor(nanoseconds wait) override {
+    waits.push_back(wait);
+    clock_->Advance(wait);
+  }
+  std::vector<nanoseconds> waits;
+
+ private:
+  std::shared_ptr<FakeClock> clock_;
+};
+
+// The parts of the text WithRetrySummary appends to a message:
+// "... [stubkit: <explanation>; <n> attempts over <elapsed>]".
+struct SummaryText {
+  std::string explanation;
+  int attempts = -1;
+};
+
+std::optional<SummaryText> ParseSummaryText(absl::string_view text) {
+  const size_t open = text.rfind("[stubkit: ");
+  if (open == absl::string_view::npos) return std::nullopt;
+  absl::string_view rest = text.substr(open + 10);
+  const size_t close = rest.rfind(']');
+  if (close != absl::string_view::npos) rest = rest.substr(0, close);
+  SummaryText parsed;
+  // The count follows the last "; ": explanations may hold "; " themselves.
+  const size_t last = rest.rfind("; ");
+  absl::string_view tail =
+      last == absl::string_view::npos ? "" : rest.substr(last + 2);
+  const size_t space = tail.find(' ');
+  int attempts = 0;
+  if (space != absl::string_view::npos &&
+      absl::SimpleAtoi(tail.substr(0, space), &attempts) &&
+      absl::StartsWith(tail.substr(space), " attempt")) {
+    parsed.attempts = attempts;
+    rest = rest.substr(0, last);
+  }
+  parsed.explanation = std::string(rest);
+  return parsed;
+}
+
+// One run of the loop with every wait drawn at `draw`.
+struct Path {
+  std::vector<nanoseconds> starts;  // from the call's start
+  std::vector<nanoseconds> waits;
+  ExplainedStop stop;
+  bool capped = false;  // stopped following at max_attempts
+  std::optional<nanoseconds> end;
+  nanoseconds min_attempt_time{0};
+};
+
+absl::StatusOr<Path> Follow(const OptionsView& options,
+                            const MethodInfo& method, double draw,
+                            const ExplainAssumptions& assumptions,
+                            std::shared_ptr<RetryThrottle> throttle,
+                            std::shared_ptr<RetryBudget> budget) {
+  auto clock = std::make_shared<FakeClock>();
+  auto sleeper = std::make_shared<WaitRecorder>(clock);
+  auto cancel = std::make_shared<CancellationToken>();
+  // Above the call's own layer: the fake clock and the pinned draw, and
+  // nothing that reaches outside (observers, metrics, logs, hooks, the
+  // caller's shared throttle and budget).
+  Options top = options.call();
+  top.set<ClockOption>(clock)
+      .set<SleeperOption>(sleeper)
+      .set<internal::JitterDrawOption>(draw)
+      .set<RetryThrottleOption>(std::move(throttle))
+      .set<RetryBudgetOption>(std::move(budget))
+      .set<MetricsOption>(nullptr)
+      .set<RetryObserverOption>(nullptr)
+      .set<LogLevelOption>(LogLevel::kOff)
+      .set<CancellationOption>(cancel)
+      .set<ResponseMetadataOption>(nullptr)
+      .set<ContextSetupOption>(nullptr)
+      .set<FollowReconnectOption>(false);
+  const OptionsView view(top, options.method(), options.service(),
+                         options.client());
+  internal::RetryLoopState state(method, view);
+  if (!state.setup_status().ok()) return state.setup_status();
+  const Clock::time_point start = state.start();
+  Path path;
+  auto attempt = [&](grpc::ClientContext&) -> absl::StatusOr<int> {
+    const Clock::time_point now = clock->Now();
+    path.starts.push_back(now - start);
+    if (static_cast<int>(path.starts.size()) >= assumptions.max_attempts) {
+      path.capped = true;
+      cancel->Cancel();
+    }
+    const Clock::time_point deadline = state.facts().attempt_deadline;
+    if (deadline != Clock::time_point::max() &&
+        deadline - now <= assumptions.attempt_duration) {
+      clock->Advance(deadline - now);
+      return absl::DeadlineExceededError("the attempt's deadline passed");
+    }
+    clock->Advance(assumptions.attempt_duration);
+    return absl::Status(assumptions.failure, "the attempt failed");
+  };
+  const absl::StatusOr<int> result =
+      internal::RunRetryLoop<int>(state, attempt);
+  path.waits = std::move(sleeper->waits);
+  if (state.facts().end != Clock::time_point::max()) {
+    path.end = state.facts().end - start;
+  }
+  path.min_attempt_time = state.facts().min_attempt_time;
+  const std::optional<RetrySummary> summary = GetRetrySummary(result.status());
+  if (result.ok() || !summary.has_value()) {
+    return absl::InternalError("the explainer's call did not fail as planned");
+  }
+  path.stop.reason = summary->stop_reason;
+  path.stop.attempts = summary->attempts;
+  path.stop.at = summary->elapsed;
+  if (auto text = ParseSummaryText(result.status().message())) {
+    path.stop.explanation = text->explanation;
+  }
+  if (path.capped) {
+    path.stop.explanation = absl::StrCat("not followed further: more than ",
+                                         assumptions.max_attempts, " attempts");
+  }
+  return path;
+}
+
+// Whether `stop` came from the call's end rather than a count or an answer.
+bool StoppedAtEnd(const ExplainedStop& stop) {
+  return stop.reason == StopReason::kDeadline ||
+         (stop.reason == StopReason::kExhausted &&
+          absl::StrContains(stop.explanation,
+                            internal::EndWhat(StopReason::kExhausted)));
+}
+
+void Settings(const OptionsView& options, std::vector<std::string>* out) {
+  const RetryPolicy& policy = options.get<RetryPolicyOption>();
+  out->push_back(absl::StrCat("retry policy: ", policy.ToString()));
+  out->push_back(
+      absl::StrCat("backoff: ", options.get<BackoffPolicyOption>().ToString()));
+  if (const auto* t = options.find<AttemptTimeoutOption>()) {
+    if (*t > nanoseconds::zero()) {
+      out->push_back(absl::StrCat("attempt timeout: ", FormatDuration(*t)));
+    }
+  }
+  if (const auto* t = options.find<TotalTimeoutOption>()) {
+    if (*t > nanoseconds::zero()) {
+      out->push_back(absl::StrCat("total timeout: ", FormatDuration(*t)));
+    }
+  }
+  if (const auto* d = options.find<DeadlineOption>()) {
+    if (*d != std::chrono::system_clock::time_point::max()) {
+      out->push_back(absl::StrCat(
+          "deadline: ", FormatDuration(*d - std::chrono::system_clock::now()),
+          " from now"));
+    }
+  }
+  if (const auto* m = options.find<MinAttemptTimeOption>()) {
+    if (*m > nanoseconds::zero()) {
+      out->push_back(absl::StrCat("min attempt time: ", FormatDuration(*m)));
+    }
+  }
+}
+
+std::string DescribeStop(const ExplainedStop& stop) {
+  return absl::StrCat(stop.attempts,
+                      stop.attempts == 1 ? " attempt" : " attempts",
+                      ", stops at ", FormatDuration(stop.at), " (",
+                      ToString(stop.reason), "): ", stop.explanation);
+}
+
+// How a fresh copy of the caller's throttle or budget, alone, changes the
+// median path.
+void NoteAdmission(const OptionsView& options, const MethodInfo& method,
+                   const ExplainAssumptions& assumptions, const Path& median,
+                   std::vector<std::string>* notes) {
+  auto changes = [&](const absl::StatusOr<Path>& with) -> std::string {
+    if (!with.ok()) return "";
+    if (with->stop.attempts == median.stop.attempts &&
+        with->stop.reason == median.stop.reason) {
+      return "on its own it does not change the median schedule";
+    }
+    return absl::StrCat("on its own it stops the median schedule after ",
+                        DescribeStop(with->stop));
+  };
+  if (const RetryThrottle* throttle =
+          options.get<RetryThrottleOption>().get()) {
+    auto fresh = std::make_shared<RetryThrottle>(
+        RetryThrottle::Config()
+            .WithMaxTokens(throttle->max_tokens())
+            .WithTokenRatio(throttle->token_ratio()));
+    const std::string alone = changes(
+        Follow(options, method, 0.5, assumptions, std::move(fresh), nullptr));
+    notes->push_back(absl::StrCat(
+        "retry throttle (max_tokens ", throttle->max_tokens(), ", token_ratio ",
+        throttle->token_ratio(),
+        ") is left out of the bands: its bucket is shared by every call that "
+        "uses it. With a full bucket, ",
+        alone,
+        "; once failures of any call have taken half its tokens, the next "
+        "retryable failure stops the call (retry throttled)",
+        throttle->waiting_mode()
+            ? ", or, in its waiting mode, waits for the backend's recovery "
+              "until the call's end"
+            : ""));
+  }
+  if (const RetryBudget* budget = options.get<RetryBudgetOption>().get()) {
+    const RetryBudget::Config& config = budget->config();
+    const std::string alone =
+        changes(Follow(options, method, 0.5, assumptions, nullptr,
+                       std::make_shared<RetryBudget>(config)));
+    notes->push_back(absl::StrCat(
+        "retry budget (", config.min_retries_per_second(), "/s plus ",
+        config.percent_can_retry() * 100, "% of the requests over ",
+        FormatDuration(config.ttl()),
+        ") is left out of the bands: it is shared by every call that uses it. "
+        "Fresh, ",
+        alone,
+        "; spent by other calls' retries, it stops the call at its next "
+        "retryable failure (retry throttled)"));
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<Explanation> Explain(const OptionsView& options,
+                                    const MethodInfo& method,
+                                    const ExplainAssumptions& assumptions) {
+  if (assumptions.max_attempts < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Explain: max_attempts must be at least 1, got ",
+                     assumptions.max_attempts));
+  }
+  if (assumptions.attempt_duration < nanoseconds::zero()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Explain: attempt_duration must not be negative, got ",
+                     FormatDuration(assumptions.attempt_duration)));
+  }
+  if (assumptions.failure == absl::StatusCode::kOk) {
+    return absl::InvalidArgumentError(
+        "Explain: the assumed failure must not be OK");
+  }
+  absl::StatusOr<Path> shortest =
+      Follow(options, method, 0.0, assumptions, nullptr, nullptr);
+  if (!shortest.ok()) return shortest.status();
+  absl::StatusOr<Path> median =
+      Follow(options, method, 0.5, assumptions, nullptr, nullptr);
+  if (!median.ok()) return median.status();
+  absl::StatusOr<Path> longest =
+      Follow(options, method, ExponentialBackoffPolicy::kLargestDraw,
+             assumptions, nullptr, nullptr);
+  if (!longest.ok()) return longest.status();
+
+  Explanation e;
+  e.method = std::string(method.full_name);
+  Settings(options, &e.settings);
+  e.settings.push_back(absl::StrCat(
+      "idempotent: ", internal::IsIdempotent(method, options) ? "yes" : "no"));
+  e.end = shortest->end;
+  e.shortest_waits = shortest->stop;
+  e.median_waits = median->stop;
+  e.longest_waits = longest->stop;
+  e.most_attempts = static_cast<int>(shortest->starts.size());
+  e.fewest_attempts = static_cast<int>(longest->starts.size());
+  e.more_than_followed = shortest->capped;
+
+  const ExponentialBackoffPolicy& backoff = options.get<BackoffPolicyOption>();
+  // An attempt the longest waits never reach can start as late as the
+  // loop lets any attempt start: before the end, leaving the least time.
+  const nanoseconds last_start =
+      e.end.has_value() ? *e.end - shortest->min_attempt_time
+                        : (longest->starts.empty() ? nanoseconds::zero()
+                                                   : longest->starts.back());
+  for (int n = 1; n <= e.most_attempts; ++n) {
+    const size_t i = static_cast<size_t>(n - 1);
+    ExplainedAttempt a;
+    a.number = n;
+    if (n > 1) {
+      // The loop's wait before attempt n is its (n - 1)-th failure's:
+      // retry n - 2 (retry_sources.cc; no server hints here).
+      const ExponentialBackoffPolicy::DelayRange range =
+          backoff.RangeFor(n - 2);
+      a.shortest_wait = range.shortest;
+      a.median_wait = range.median;
+      a.longest_wait = range.longest;
+    }
+    a.earliest_start = shortest->starts[i];
+    if (i < median->starts.size()) a.median_start = median->starts[i];
+    a.always = i < longest->starts.size();
+    a.latest_start =
+        a.always ? longest->starts[i] : std::max(last_start, a.earliest_start);
+    e.attempts.push_back(a);
+  }
+  // With an end, every attempt fails by it; without one, the call stops
+  // on a count, which the longest waits reach last.
+  const bool at_end = StoppedAtEnd(shortest->stop) ||
+                      StoppedAtEnd(median->stop) ||
+                      StoppedAtEnd(longest->stop) || shortest->capped;
+  // Without jitter every draw is the same: the one path is exact.
+  const bool drawn = backoff.jitter().kind() != Jitter::Kind::kNone;
+  e.worst_case = e.end.has_value() && at_end && drawn
+                     ? *e.end
+                     : std::max(longest->stop.at, median->stop.at);
+
+  if (e.more_than_followed) {
+    e.notes.push_back(absl::StrCat(
+        "with the shortest waits more than ", assumptions.max_attempts,
+        " attempts fit; the table follows ", assumptions.max_attempts));
+  }
+  if (options.get<ServerHintsOption>()) {
+    e.notes.push_back(absl::StrCat(
+        "a server's hint (grpc-retry-pushback-ms, RetryInfo) replaces a wait, "
+        "up to ",
+        FormatDuration(options.get<ServerHintCeilingOption>()),
+        " (ServerHintCeilingOption; a longer one stops the call), and "
+        "restarts the backoff; the bands assume no hint"));
+  }
+  if (options.has<HedgingPolicyOption>()) {
+    e.notes.push_back(
+        "HedgingPolicyOption is set: the call is hedged, which this "
+        "schedule of sequential retries does not describe");
+  }
+  NoteAdmission(options, method, assumptions, *median, &e.notes);
+  return e;
+}
+
+absl::StatusOr<Explanation> Explain(const Options& client,
+                                    absl::string_view method,
+                                    const Options& call,
+                                    const ExplainAssumptions& assumptions) {
+  // "pkg.Service/Method" or "pkg.Service.Method".
+  size_t split = method.find('/');
+  if (split == absl::string_view::npos) split = method.rfind('.');
+  if (split == absl::string_view::npos || split == 0 ||
+      split + 1 >= method.size() ||
+      method.substr(split + 1).find_first_of("./") != absl::string_view::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Explain: \"", method,
+                     "\" is not a method name (\"package.Service.Method\" or "
+                     "\"package.Service/Method\")"));
+  }
+  const std::string service(method.substr(0, split));
+  const std::string name(method.substr(split + 1));
+  const std::string full_name = absl::StrCat(service, ".", name);
+  // The entries that can concern this method, as a client of a service
+  // with only this method would see them; the rest would be refused as
+  // naming no method of it. No warnings: the explainer is not a client.
+  Options lower = client;
+  lower.set<LogLevelOption>(LogLevel::kOff);
+  bool named = false;
+  if (const auto* entries = client.find<MethodOptionsOption>()) {
+    MethodOptionsOption::Type kept;
+    for (const std::string& key :
+         {service, full_name, absl::StrCat(service, "/", name)}) {
+      auto it = entries->find(key);
+      if (it != entries->end()) kept.insert(*it);
+    }
+    named = !kept.empty();
+    lower.set<MethodOptionsOption>(std::move(kept));
+  }
+  const internal::MethodOptionsTable table(lower, service, {name});
+  const MethodInfo info{full_name, RpcKind::kUnary, assumptions.idempotency, 0};
+  const internal::MethodCallOptions view = table.View(info, call, lower);
+  absl::StatusOr<Explanation> e = Explain(view, info, assumptions);
+  if (e.ok() && !named && client.has<MethodOptionsOption>()) {
+    e->notes.insert(
+        e->notes.begin(),
+        absl::StrCat("no MethodOptionsOption entry (no service config entry) "
+                     "names ",
+                     full_name, " or ", service,
+                     ": the client's own options apply"));
+  }
+  return e;
+}
+
+std::string Explanation::ToTable() const {
+  std::string out = absl::StrCat("method: ", method, "\n");
+  for (const std::string& s : settings) absl::StrAppend(&out, s, "\n");
+  absl::StrAppend(&out, "\n",
+                  absl::StrFormat("%7s  %-30s  %-30s\n", "attempt",
+                                  "wait before: min / median / max",
+                                  "starts at: earliest / median / latest"));
+  auto row = [&](const ExplainedAttempt& a) {
+    const std::string wait =
+        a.number == 1 ? "-"
+                      : absl::StrCat(FormatDuration(a.shortest_wait), " / ",
+                                     FormatDuration(a.median_wait), " / ",
+                                     FormatDuration(a.longest_wait));
+    const std::string start = absl::StrCat(
+        FormatDuration(a.earliest_start), " / ",
+        a.median_start.has_value() ? FormatDuration(*a.median_start) : "-",
+        " / ", a.always ? "" : "<", FormatDuration(a.latest_start));
+    absl::StrAppend(
+        &out, absl::StrFormat("%7d  %-30s  %-30s%s\n", a.number, wait, start,
+                              a.always ? "" : "  (some draws)"));
+  };
+  // A long schedule keeps its head and its tail.
+  constexpr size_t kHead = 20;
+  constexpr size_t kTail = 5;
+  for (size_t i = 0; i < attempts.size(); ++i) {
+    if (attempts.size() > kHead + kTail + 1 && i == kHead) {
+      absl::StrAppend(&out, absl::StrFormat("%7s  (%d more)\n", "...",
+                                            attempts.size() - kHead - kTail));
+      i = attempts.size() - kTail;
+    }
+    row(attempts[i]);
+  }
+  absl::StrAppend(&out, "\nattempts: ");
+  if (fewest_attempts == most_attempts && !more_than_followed) {
+    absl::StrAppend(&out, fewest_attempts, " on every draw\n");
+  } else {
+    absl::StrAppend(&out, fewest_attempts, " to ", most_attempts,
+                    more_than_followed ? "+" : "", "\n");
+  }
+  absl::StrAppend(&out, "shortest waits: ", DescribeStop(shortest_waits), "\n");
+  absl::StrAppend(&out, "median waits:   ", DescribeStop(median_waits), "\n");
+  absl::StrAppend(&out, "longest waits:  ", DescribeStop(longest_waits), "\n");
+  if (end.has_value()) {
+    absl::StrAppend(&out, "call's end: ", FormatDuration(*end), "\n");
+  }
+  absl::StrAppend(&out, "worst case: a failing call takes up to ",
+                  FormatDuration(worst_case), "\n");
+  if (!notes.empty()) {
+    absl::StrAppend(&out, "notes:\n");
+    for (const std::string& n : notes) absl::StrAppend(&out, "- ", n, "\n");
+  }
+  return out;
+}
+
+namespace {
+
+std::string XmlEscape(absl::string_view text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string Explanation::ToSvg() const {
+  constexpr int kMaxRows = 40;
+  constexpr double kLeft = 70, kRight = 30, kTop = 40, kRow = 18, kWidth = 760;
+  const int rows = std::min<int>(static_cast<int>(attempts.size()), kMaxRows);
+  nanoseconds span = worst_case;
+  for (int i = 0; i < rows; ++i) {
+    span = std::max(span, attempts[static_cast<size_t>(i)].latest_start);
+  }
+  if (end.has_value()) span = std::max(span, *end);
+  if (span <= nanoseconds::zero()) span = nanoseconds(1);
+  const double plot = kWidth - kLeft - kRight;
+  const double height = kTop + kRow * rows + 50;
+  auto x = [&](nanoseconds t) {
+    return kLeft + plot * static_cast<double>(t.count()) /
+                       static_cast<double>(span.count());
+  };
+  std::string out = absl::StrFormat(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
+      "height=\"%.0f\" font-family=\"sans-serif\" font-size=\"11\">\n"
+      "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
+      "<text x=\"%.0f\" y=\"18\" font-size=\"13\">%s: when each attempt "
+      "starts (earliest to latest, median marked)</text>\n",
+      kWidth, height, kLeft, XmlEscape(method));
+  const double axis = kTop + kRow * rows + 8;
+  for (int i = 0; i <= 4; ++i) {
+    const nanoseconds t = span * i / 4;
+    absl::StrAppend(&out,
+                    absl::StrFormat("<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" "
+                                    "y2=\"%.0f\" stroke=\"#ddd\"/>\n"
+                                    "<text x=\"%.1f\" y=\"%.0f\" "
+                                    "text-anchor=\"middle\">%s</text>\n",
+                                    x(t), kTop - 6, x(t), axis, x(t), axis + 14,
+                                    XmlEscape(FormatDuration(t))));
+  }
+  for (int i = 0; i < rows; ++i) {
+    const ExplainedAttempt& a = attempts[static_cast<size_t>(i)];
+    const double y = kTop + kRow * i;
+    const double x0 = x(a.earliest_start);
+    const double w = std::max(2.0, x(a.latest_start) - x0);
+    absl::StrAppend(
+        &out,
+        absl::StrFormat("<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">"
+                        "attempt %d</text>\n"
+                        "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+                        "height=\"%.0f\" fill=\"%s\" stroke=\"#2b6cb0\"%s/>\n",
+                        kLeft - 6, y + 12, a.number, x0, y + 3, w, kRow - 6,
+                        a.always ? "#90cdf4" : "#e2e8f0",
+                        a.always ? "" : " stroke-dasharray=\"3,2\""));
+    if (a.median_start.has_value()) {
+      const double m = x(*a.median_start);
+      absl::StrAppend(
+          &out, absl::StrFormat("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+                                "y2=\"%.1f\" stroke=\"#1a365d\" "
+                                "stroke-width=\"2\"/>\n",
+                                m, y + 1, m, y + kRow - 1));
+    }
+  }
+  auto marker = [&](nanoseconds t, absl::string_view colour,
+                    absl::string_view label, double dy) {
+    absl::StrAppend(
+        &out, absl::StrFormat("<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" "
+                              "y2=\"%.0f\" stroke=\"%s\" "
+                              "stroke-dasharray=\"5,3\"/>\n"
+                              "<text x=\"%.1f\" y=\"%.0f\" fill=\"%s\" "
+                              "text-anchor=\"end\">%s</text>\n",
+                              x(t), kTop - 6, x(t), axis, colour, x(t) - 3,
+                              axis + 28 + dy, colour, XmlEscape(label)));
+  };
+  if (end.has_value()) {
+    marker(*end, "#c53030", absl::StrCat("call's end ", FormatDuration(*end)),
+           0);
+  }
+  if (!end.has_value() || worst_case != *end) {
+    marker(worst_case, "#dd6b20",
+           absl::StrCat("worst case ", FormatDuration(worst_case)), 0);
+  }
+  if (static_cast<int>(attempts.size()) > rows) {
+    absl::StrAppend(
+        &out, absl::StrFormat("<text x=\"%.0f\" y=\"%.0f\">(%d more attempts "
+                              "not drawn)</text>\n",
+                              kLeft, height - 4,
+                              static_cast<int>(attempts.size()) - rows));
+  }
+  absl::StrAppend(&out, "</svg>\n");
+  return out;
+}
+
+// ---- WhyNot ----
+
+namespace {
+
+struct Case {
+  absl::string_view marker;  // in the explanation; empty: any
+  StopReason reason;
+  absl::string_view why;
+  absl::string_view change;
+};
+
+// Most specific first: the first case whose marker the explanation holds
+// (and whose reason matches, when the reason is known) answers.
+constexpr Case kCases[] = {
+    {"MinAttemptTimeOption", StopReason::kDeadline,
+     "less time was left before the call's end than MinAttemptTimeOption "
+     "asks of an attempt",
+     "a smaller MinAttemptTimeOption, or more time for the call "
+     "(TotalTimeoutOption, DeadlineOption)"},
+    {"MinAttemptTimeOption", StopReason::kExhausted,
+     "less time was left before the retry policy's time limit than "
+     "MinAttemptTimeOption asks of an attempt",
+     "a smaller MinAttemptTimeOption, or a longer RetryPolicy::LimitedTime"},
+    {"NestedRetryOption", StopReason::kExhausted,
+     "the request this call serves is itself a retry, and the layer above "
+     "retries it: stubkit retries at one layer only",
+     "NestedRetryOption(NestedRetry::kAsUsual) to retry at this layer too "
+     "(beware of multiplying retries across layers)"},
+    {"retry policy exhausted", StopReason::kExhausted,
+     "every attempt failed with a retryable code until the retry policy's "
+     "count of failures was spent",
+     "a larger RetryPolicy::LimitedErrorCount(n), or RetryPolicy::"
+     "LimitedTime(d) to bound retries by time; in a service config, "
+     "retryPolicy.maxAttempts (counted at most 5, as gRPC does, unless "
+     "ServiceConfigImport::max_attempts is raised)"},
+    {"would pass the retry policy's time limit", StopReason::kExhausted,
+     "the next backoff wait would have ended after the retry policy's time "
+     "limit, so stubkit stopped instead of waiting",
+     "a longer RetryPolicy::LimitedTime(d), or shorter waits "
+     "(BackoffPolicyOption: its maximum delay)"},
+    {"the retry policy's time limit", StopReason::kExhausted,
+     "the retry policy's time limit (RetryPolicy::LimitedTime) ran out",
+     "a longer RetryPolicy::LimitedTime(d); in a service config without "
+     "maxAttempts, the method's timeout"},
+    {"would pass the call's deadline", StopReason::kDeadline,
+     "the next backoff wait would have ended after the call's deadline or "
+     "total timeout, so stubkit stopped instead of waiting",
+     "more time for the call (TotalTimeoutOption, DeadlineOption; a service "
+     "config's timeout), or shorter waits (BackoffPolicyOption: its "
+     "maximum delay)"},
+    {"the call's deadline", StopReason::kDeadline,
+     "the call's own deadline or total timeout ran out (TotalTimeoutOption, "
+     "DeadlineOption, a service config's timeout, or the deadline of the "
+     "server call it serves)",
+     "more time for the call: TotalTimeoutOption or DeadlineOption (a "
+     "service config's methodConfig.timeout); an AttemptTimeoutOption "
+     "shorter than the total lets a slow attempt be retried in time"},
+    {"is not a retryable code", StopReason::kPermanentError,
+     "the status code is not one of the retry policy's retryable codes, so "
+     "it was not retried",
+     "RetryPolicy::WithRetryableCodes (or WithRetryableIf) to add the code, "
+     "if its failures pass on a retry; in a service config, "
+     "retryPolicy.retryableStatusCodes"},
+    {"is not idempotent", StopReason::kNonIdempotent,
+     "the method is not idempotent, and stubkit never repeats a call that "
+     "could take effect twice",
+     "if repeating it is safe: IdempotencyOption(Idempotency::kIdempotent) "
+     "for the call, IdempotencyMapOption for the client, or "
+     "idempotency_level in the proto"},
+    {"not resumed", StopReason::kNotResumable,
+     "the stream broke after delivering messages, and reopening it would "
+     "deliver them again",
+     "a resume hook for the method (its ResumeOption) that rewrites the "
+     "request to continue where the stream broke"},
+    {"retry budget", StopReason::kThrottled,
+     "the retry budget shared by the client's calls had no retry left",
+     "RetryBudgetOption: a larger percent_can_retry or min_retries_per_second"
+     ", or a longer ttl"},
+    {"did not recover", StopReason::kThrottled,
+     "the retry throttle's waiting mode waited for the backend to recover "
+     "until the call's end",
+     "more time for the call, or find why the backend stayed down"},
+    {"token bucket", StopReason::kThrottled,
+     "the retry throttle's token bucket was at or below half: calls sharing "
+     "it failed often lately",
+     "RetryThrottleOption: more max_tokens or a larger token_ratio (a "
+     "service config's retryThrottling), or its waiting mode "
+     "(WithWaitForRecovery) to wait for recovery instead of stopping"},
+    {"longer than", StopReason::kThrottled,
+     "the server asked for a wait longer than ServerHintCeilingOption",
+     "a larger ServerHintCeilingOption, if such waits are acceptable"},
+    {"throttled by the server", StopReason::kThrottled,
+     "the server said not to retry (a negative grpc-retry-pushback-ms)",
+     "nothing on the client should override it; ServerHintsOption(false) "
+     "would ignore server hints altogether"},
+    {"hedged attempts failed", StopReason::kExhausted,
+     "every hedged attempt failed",
+     "a larger HedgingPolicy max_attempts, or more non-fatal codes"},
+    {"", StopReason::kCancelled, "the caller cancelled the call",
+     "nothing: the cancel was the caller's (CancellationOption)"},
+    {"", StopReason::kInvalidArgument,
+     "the options were invalid, so nothing was sent",
+     "fix the option the message names"},
+    {"", StopReason::kSuccess, "the call did not fail", "nothing"},
+};
+
+StopAdvice Advise(std::optional<StopReason> reason,
+                  absl::string_view explanation, int attempts) {
+  StopAdvice advice;
+  advice.attempts = attempts;
+  for (const Case& c : kCases) {
+    if (reason.has_value() && c.reason != *reason) continue;
+    if (!c.marker.empty() && !absl::StrContains(explanation, c.marker)) {
+      continue;
+    }
+    if (c.marker.empty() && !reason.has_value()) {
+      // Only the payload's reason picks these: "cancelled", say, is too
+      // short to find in free text.
+      if (!(c.reason == StopReason::kCancelled && explanation == "cancelled") &&
+          !(c.reason == StopReason::kInvalidArgument &&
+            absl::StrContains(explanation, "invalid options"))) {
+        continue;
+      }
+    }
+    advice.reason = c.reason;
+    advice.why = std::string(c.why);
+    advice.change = std::string(c.change);
+    break;
+  }
+  if (advice.why.empty()) {
+    advice.reason = reason.value_or(StopReason::kSuccess);
+    advice.why = absl::StrCat("stubkit stopped (", ToString(advice.reason),
+                              "): ", explanation);
+    advice.change = "see docs/retry-semantics.md for this stop";
+  }
+  if (!explanation.empty()) {
+    absl::StrAppend(&advice.why, " [stubkit said: ", explanation, "]");
+  }
+  return advice;
+}
+
+}  // namespace
+
+std::string StopAdvice::ToString() const {
+  std::string out = absl::StrCat("stopped: ", stubkit::ToString(reason));
+  if (attempts >= 0) {
+    absl::StrAppend(&out, ", after ", attempts,
+                    attempts == 1 ? " attempt" : " attempts");
+  }
+  absl::StrAppend(&out, "\nwhy: ", why, "\nto change it: ", change, "\n");
+  return out;
+}
+
+StopAdvice WhyNot(const absl::Status& status) {
+  if (status.ok()) return Advise(StopReason::kSuccess, "", -1);
+  const std::optional<RetrySummary> summary = GetRetrySummary(status);
+  const std::optional<SummaryText> text = ParseSummaryText(status.message());
+  if (!summary.has_value() && !text.has_value()) {
+    StopAdvice advice;
+    advice.why = absl::StrCat(
+        internal::StatusCodeName(static_cast<int>(status.code())),
+        " carries no stubkit summary: it did not come from a stubkit retry "
+        "loop, which adds one to every status it returns");
+    advice.change = "call through a stubkit client or RetryLoop";
+    return advice;
+  }
+  std::optional<StopReason> reason;
+  if (summary.has_value()) reason = summary->stop_reason;
+  return Advise(
+      reason, text.has_value() ? text->explanation : "",
+      summary.has_value() ? summary->attempts : (text ? text->attempts : -1));
+}
+
+absl::StatusOr<StopAdvice> WhyNot(absl::string_view text) {
+  std::optional<StopReason> reason;
+  int attempts = -1;
+  // absl::Status::ToString() prints the payload: "stop=<id> attempts=<n>".
+  const size_t stop = text.find("stop=");
+  if (stop != absl::string_view::npos) {
+    absl::string_view id = text.substr(stop + 5);
+    id = id.substr(0, id.find(' '));
+    for (int i = 0; i <= static_cast<int>(StopReason::kNotResumable); ++i) {
+      if (ToIdentifier(static_cast<StopReason>(i)) == id) {
+        reason = static_cast<StopReason>(i);
+      }
+    }
+  }
+  const std::optional<SummaryText> summary = ParseSummaryText(text);
+  if (!summary.has_value() && !reason.has_value()) {
+    return absl::InvalidArgumentError(
+        "WhyNot: the text holds no stubkit summary (a failed call's message "
+        "ends in \"[stubkit: ...; N attempts over T]\")");
+  }
+  if (summary.has_value()) attempts = summary->attempts;
+  return Advise(reason, summary.has_value() ? summary->explanation : "",
+                attempts);
+}
+
+}  // namespace stubkit
