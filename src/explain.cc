@@ -342,9 +342,19 @@ absl::StatusOr<Explanation> Explain(const OptionsView& options,
                       StoppedAtEnd(longest->stop) || shortest->capped;
   // Without jitter every draw is the same: the one path is exact.
   const bool drawn = backoff.jitter().kind() != Jitter::Kind::kNone;
-  e.worst_case = e.end.has_value() && at_end && drawn
-                     ? *e.end
-                     : std::max(longest->stop.at, median->stop.at);
+  e.worst_case = std::max(longest->stop.at, median->stop.at);
+  if (e.end.has_value() && at_end && drawn) {
+    // Any stop is some attempt's failure: no later than its latest start
+    // plus its run, nor than the end.
+    e.worst_case = *e.end;
+    if (!e.more_than_followed) {
+      nanoseconds latest{0};
+      for (const ExplainedAttempt& a : e.attempts) {
+        latest = std::max(latest, a.latest_start);
+      }
+      e.worst_case = std::min(*e.end, latest + assumptions.attempt_duration);
+    }
+  }
 
   if (e.more_than_followed) {
     e.notes.push_back(absl::StrCat(
@@ -359,7 +369,7 @@ absl::StatusOr<Explanation> Explain(const OptionsView& options,
         " (ServerHintCeilingOption; a longer one stops the call), and "
         "restarts the backoff; the bands assume no hint"));
   }
-  if (options.has<HedgingPolicyOption>()) {
+  if (options.get<HedgingPolicyOption>().enabled()) {
     e.notes.push_back(
         "HedgingPolicyOption is set: the call is hedged, which this "
         "schedule of sequential retries does not describe");
@@ -421,7 +431,7 @@ std::string Explanation::ToTable() const {
   std::string out = absl::StrCat("method: ", method, "\n");
   for (const std::string& s : settings) absl::StrAppend(&out, s, "\n");
   absl::StrAppend(&out, "\n",
-                  absl::StrFormat("%7s  %-30s  %-30s\n", "attempt",
+                  absl::StrFormat("%7s  %-32s  %s\n", "attempt",
                                   "wait before: min / median / max",
                                   "starts at: earliest / median / latest"));
   auto row = [&](const ExplainedAttempt& a) {
@@ -434,9 +444,9 @@ std::string Explanation::ToTable() const {
         FormatDuration(a.earliest_start), " / ",
         a.median_start.has_value() ? FormatDuration(*a.median_start) : "-",
         " / ", a.always ? "" : "<", FormatDuration(a.latest_start));
-    absl::StrAppend(
-        &out, absl::StrFormat("%7d  %-30s  %-30s%s\n", a.number, wait, start,
-                              a.always ? "" : "  (some draws)"));
+    absl::StrAppend(&out,
+                    absl::StrFormat("%7d  %-32s  %s%s\n", a.number, wait, start,
+                                    a.always ? "" : "  (some draws)"));
   };
   // A long schedule keeps its head and its tail.
   constexpr size_t kHead = 20;

@@ -13,14 +13,30 @@
 // take. A throttle or a budget in the options is run again, fresh and
 // alone, to say how it would change that.
 //
+// ```cpp
+// #include <chrono>
+// #include <iostream>
+//
+// #include "stubkit/stubkit.h"
+//
+// void PrintSchedule() {
 //   using namespace std::chrono_literals;
-//   auto client = stubkit::Options{}
-//       .set<stubkit::RetryPolicyOption>(stubkit::RetryPolicy::LimitedTime(10min))
-//       .set<stubkit::BackoffPolicyOption>(
-//           stubkit::ExponentialBackoffPolicy().WithInitialDelay(200ms));
+//   auto client =
+//       stubkit::Options{}
+//           .set<stubkit::RetryPolicyOption>(
+//               stubkit::RetryPolicy::LimitedTime(10min))
+//           .set<stubkit::BackoffPolicyOption>(
+//               stubkit::ExponentialBackoffPolicy().WithInitialDelay(200ms));
 //   absl::StatusOr<stubkit::Explanation> e =
-//       stubkit::Explain(client, "demo.Echo.Echo");
-//   if (e.ok()) std::cout << e->ToTable();   // or e->ToSvg(), a chart
+//       stubkit::Explain(client, "demo.KeyValue.Get");
+//   if (e.ok()) std::cout << e->ToTable();  // or e->ToSvg(), a chart
+// }
+//
+// // Why a failed call stopped, and the option that would change it.
+// void SayWhy(const absl::Status& status) {
+//   std::cerr << stubkit::WhyNot(status).ToString();
+// }
+// ```
 //
 // The options are layered as a call of a generated client sees them: the
 // call's over the method's and the service's entries of the client's
@@ -29,10 +45,7 @@
 //
 // `WhyNot` reads a failed call's status (or the text of its message) and
 // says in plain words why stubkit stopped retrying and which option would
-// have changed it:
-//
-//   stubkit::StopAdvice advice = stubkit::WhyNot(status);
-//   std::cerr << advice.ToString();
+// have changed it.
 //
 // The command `stubkit-explain`, installed next to protoc-gen-stubkit,
 // prints both from a service config file or flags (docs/explain.md).

@@ -273,7 +273,7 @@ TEST(ExplainTest, TableAndSvg) {
   const std::string table = e->ToTable();
   EXPECT_THAT(table, HasSubstr("method: test.Service.Get"));
   EXPECT_THAT(table, HasSubstr("retry policy: "));
-  EXPECT_THAT(table, HasSubstr("worst case: a failing call takes up to 5s"));
+  EXPECT_THAT(table, HasSubstr("worst case: a failing call takes up to 3.9s"));
   const std::string svg = e->ToSvg();
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);
   EXPECT_THAT(svg, HasSubstr("attempt 1</text>"));
