@@ -4,6 +4,8 @@
 #   lib/libstubkit.a (or .so)                the runtime
 #   lib/libstubkit_prometheus.a (or .so)     stubkit::prometheus, when built
 #   bin/protoc-gen-stubkit                   the protoc plugin (when built)
+#   bin/stubkit-explain                      the policy explainer
+#                                            (docs/explain.md)
 #   lib/cmake/stubkit/                       find_package(stubkit CONFIG):
 #                                            stubkit::stubkit,
 #                                            stubkit::prometheus (if built),
@@ -48,6 +50,9 @@ if(TARGET protoc-gen-stubkit)
 else()
   set(STUBKIT_HAS_PLUGIN FALSE)
 endif()
+
+# Not exported: a command, not something to link against.
+install(TARGETS stubkit-explain RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
 
 # stubkit's copies of google/longrunning/operations.proto and
 # google/rpc/status.proto, for stubkit_add_grpc_library.

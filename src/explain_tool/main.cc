@@ -1,0 +1,309 @@
+// Copyright 2026 The stubkit Authors.
+//
+// stubkit-explain: prints what stubkit's retry options do to a call that
+// keeps failing (stubkit::Explain), from a gRPC service config file or a
+// few flags, and why a failed call stopped (stubkit::WhyNot). See --help
+// and docs/explain.md.
+//
+// Exit codes: 0 done; 2 bad input (a flag, the file, the options, text
+// without a stubkit summary); 1 the SVG could not be written.
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
+#include "absl/time/time.h"
+#include "stubkit/stubkit.h"
+
+namespace {
+
+constexpr int kOk = 0;
+constexpr int kFailed = 1;
+constexpr int kBadInput = 2;
+
+constexpr absl::string_view kUsage = R"(usage: stubkit-explain [flags]
+
+Prints, for a call that keeps failing, when each attempt can start (earliest,
+median, latest: the backoff's jitter at its extremes), what stops the call
+and when, and the longest it can take. Computed by stubkit's own retry loop
+on a fake clock, not by a model of it.
+
+Options, from a gRPC service config (the flags below layer over it, as a
+call's options over a client's):
+  --service-config=FILE    a gRPC service config (JSON)
+  --method=NAME            package.Service/Method or package.Service.Method
+                           (required with --service-config)
+Or from flags:
+  --max-attempts=N         RetryPolicy::LimitedErrorCount(N - 1)
+  --time-limit=DURATION    RetryPolicy::LimitedTime(DURATION)
+  --initial-backoff=DURATION --max-backoff=DURATION --multiplier=X
+  --jitter=KIND            default | full | proportional[:F] | none | grpc
+  --attempt-timeout=DURATION  --total-timeout=DURATION
+  --deadline=DURATION      a deadline this far from now
+  --min-attempt-time=DURATION
+  --non-idempotent         the method may not be repeated
+Assumptions:
+  --attempt-duration=DURATION  how long each attempt runs before it fails
+                               (default 0)
+  --failure=CODE           the code each attempt fails with (UNAVAILABLE)
+Output:
+  --svg=FILE               also write the schedule as an SVG chart
+Why not:
+  --why-not=TEXT           say why a call stopped, from its status's text
+                           (its message, or absl::Status::ToString()); "-"
+                           reads the text from standard input
+  --help                   this text
+
+Durations: 200ms, 1.5s, 10m (or 10min), 1h (or a service config's "0.2s").
+Exit codes: 0 done; 2 bad input (flag, file, options, text without a stubkit
+summary), with a message on standard error; 1 the SVG could not be written.
+)";
+
+struct Flags {
+  std::optional<std::string> service_config;
+  std::optional<std::string> method;
+  std::optional<std::string> why_not;
+  std::optional<std::string> svg;
+  stubkit::Options call;
+  stubkit::ExplainAssumptions assumptions;
+  bool help = false;
+  // The backoff flags, applied over the effective backoff at the end.
+  std::optional<std::chrono::nanoseconds> initial_backoff;
+  std::optional<std::chrono::nanoseconds> max_backoff;
+  std::optional<double> multiplier;
+  std::optional<stubkit::Jitter> jitter;
+};
+
+absl::StatusOr<std::chrono::nanoseconds> ParseDurationFlag(
+    absl::string_view name, absl::string_view value) {
+  // "10min" reads as C++'s 10min; absl spells it "10m".
+  std::string text(value);
+  if (absl::EndsWith(text, "min")) text.replace(text.size() - 3, 3, "m");
+  absl::Duration d;
+  if (!absl::ParseDuration(text, &d) || d < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", name, ": \"", value,
+                     "\" is not a duration (such as 200ms, 1.5s, 10m)"));
+  }
+  return absl::ToChronoNanoseconds(d);
+}
+
+absl::StatusOr<stubkit::Jitter> ParseJitter(absl::string_view value) {
+  if (value == "default") return stubkit::Jitter::UpToInitialDelay();
+  if (value == "full") return stubkit::Jitter::Full();
+  if (value == "none") return stubkit::Jitter::None();
+  if (value == "grpc") return stubkit::Jitter::Grpc();
+  if (value == "proportional") return stubkit::Jitter::Proportional();
+  double fraction = 0;
+  if (absl::ConsumePrefix(&value, "proportional:") &&
+      absl::SimpleAtod(value, &fraction)) {
+    return stubkit::Jitter::Proportional(fraction);
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("--jitter: \"", value,
+                   "\" is not one of default, full, proportional[:F], none, "
+                   "grpc"));
+}
+
+// A code's name as stubkit prints it ("UNAVAILABLE"), or its number.
+absl::StatusOr<absl::StatusCode> ParseCode(absl::string_view value) {
+  int number = -1;
+  if (absl::SimpleAtoi(value, &number) && number >= 1 && number <= 16) {
+    return static_cast<absl::StatusCode>(number);
+  }
+  for (int code = 1; code <= 16; ++code) {
+    if (stubkit::StatusCodeSet{static_cast<grpc::StatusCode>(code)}
+            .ToString() == value) {
+      return static_cast<absl::StatusCode>(code);
+    }
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--failure: \"", value, "\" is not a status code (UNAVAILABLE, 14)"));
+}
+
+absl::Status ParseFlag(absl::string_view arg, Flags& flags) {
+  if (arg == "--help" || arg == "-h") {
+    flags.help = true;
+    return absl::OkStatus();
+  }
+  if (arg == "--non-idempotent") {
+    flags.call.set<stubkit::IdempotencyOption>(
+        stubkit::Idempotency::kNonIdempotent);
+    return absl::OkStatus();
+  }
+  const size_t eq = arg.find('=');
+  if (!absl::StartsWith(arg, "--") || eq == absl::string_view::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown argument \"", arg, "\" (flags are --name=value; see --help)"));
+  }
+  const absl::string_view name = arg.substr(2, eq - 2);
+  const absl::string_view value = arg.substr(eq + 1);
+  auto duration = [&]() { return ParseDurationFlag(name, value); };
+  if (name == "service-config") {
+    flags.service_config = std::string(value);
+  } else if (name == "method") {
+    flags.method = std::string(value);
+  } else if (name == "why-not") {
+    flags.why_not = std::string(value);
+  } else if (name == "svg") {
+    flags.svg = std::string(value);
+  } else if (name == "max-attempts") {
+    int n = 0;
+    if (!absl::SimpleAtoi(value, &n) || n < 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--max-attempts: \"", value, "\" is not a whole number >= 1"));
+    }
+    flags.call.set<stubkit::RetryPolicyOption>(
+        stubkit::RetryPolicy::LimitedErrorCount(n - 1));
+  } else if (name == "time-limit") {
+    auto d = duration();
+    if (!d.ok()) return d.status();
+    flags.call.set<stubkit::RetryPolicyOption>(
+        stubkit::RetryPolicy::LimitedTime(*d));
+  } else if (name == "initial-backoff") {
+    auto d = duration();
+    if (!d.ok()) return d.status();
+    flags.initial_backoff = *d;
+  } else if (name == "max-backoff") {
+    auto d = duration();
+    if (!d.ok()) return d.status();
+    flags.max_backoff = *d;
+  } else if (name == "multiplier") {
+    double x = 0;
+    if (!absl::SimpleAtod(value, &x)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--multiplier: \"", value, "\" is not a number"));
+    }
+    flags.multiplier = x;
+  } else if (name == "jitter") {
+    auto j = ParseJitter(value);
+    if (!j.ok()) return j.status();
+    flags.jitter = *j;
+  } else if (name == "attempt-timeout") {
+    auto d = duration();
+    if (!d.ok()) return d.status();
+    flags.call.set<stubkit::AttemptTimeoutOption>(*d);
+  } else if (name == "total-timeout") {
+    auto d = duration();
+    if (!d.ok()) return d.status();
+    flags.call.set<stubkit::TotalTimeoutOption>(*d);
+  } else if (name == "deadline") {
+    auto d = duration();
+    if (!d.ok()) return d.status();
+    flags.call.set<stubkit::DeadlineOption>(
+        std::chrono::system_clock::now() +
+        std::chrono::duration_cast<std::chrono::system_clock::duration>(*d));
+  } else if (name == "min-attempt-time") {
+    auto d = duration();
+    if (!d.ok()) return d.status();
+    flags.call.set<stubkit::MinAttemptTimeOption>(*d);
+  } else if (name == "attempt-duration") {
+    auto d = duration();
+    if (!d.ok()) return d.status();
+    flags.assumptions.attempt_duration = *d;
+  } else if (name == "failure") {
+    auto code = ParseCode(value);
+    if (!code.ok()) return code.status();
+    flags.assumptions.failure = *code;
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown flag --", name, " (see --help)"));
+  }
+  return absl::OkStatus();
+}
+
+int BadInput(const absl::Status& status) {
+  std::cerr << "stubkit-explain: " << status.message() << "\n";
+  return kBadInput;
+}
+
+int RunWhyNot(const std::string& text_flag) {
+  std::string text = text_flag;
+  if (text == "-") {
+    text.assign(std::istreambuf_iterator<char>(std::cin),
+                std::istreambuf_iterator<char>());
+  }
+  absl::StatusOr<stubkit::StopAdvice> advice =
+      stubkit::WhyNot(absl::string_view(text));
+  if (!advice.ok()) return BadInput(advice.status());
+  std::cout << advice->ToString();
+  return kOk;
+}
+
+int Run(const Flags& flags) {
+  if (flags.why_not.has_value()) return RunWhyNot(*flags.why_not);
+  const std::string method = flags.method.value_or("example.Service.Method");
+  stubkit::Options client;
+  // The backoff the backoff flags change: the method's, else the default.
+  stubkit::ExponentialBackoffPolicy backoff;
+  if (flags.service_config.has_value()) {
+    if (!flags.method.has_value()) {
+      return BadInput(absl::InvalidArgumentError(
+          "--service-config needs --method=package.Service/Method"));
+    }
+    absl::StatusOr<stubkit::ServiceConfig> config =
+        stubkit::LoadServiceConfigFile(*flags.service_config);
+    if (!config.ok()) return BadInput(config.status());
+    client = config->ToOptions();
+    backoff = config->OptionsFor(method).get<stubkit::BackoffPolicyOption>();
+  }
+  stubkit::Options call = flags.call;
+  if (flags.initial_backoff || flags.max_backoff || flags.multiplier ||
+      flags.jitter) {
+    if (flags.initial_backoff) {
+      backoff = backoff.WithInitialDelay(*flags.initial_backoff);
+      // Only an explicit --max-backoff below it is an error.
+      if (!flags.max_backoff &&
+          backoff.maximum_delay() < *flags.initial_backoff) {
+        backoff = backoff.WithMaximumDelay(*flags.initial_backoff);
+      }
+    }
+    if (flags.max_backoff) {
+      backoff = backoff.WithMaximumDelay(*flags.max_backoff);
+    }
+    if (flags.multiplier) backoff = backoff.WithMultiplier(*flags.multiplier);
+    if (flags.jitter) backoff = backoff.WithJitter(*flags.jitter);
+    call.set<stubkit::BackoffPolicyOption>(backoff);
+  }
+  absl::StatusOr<stubkit::Explanation> e =
+      stubkit::Explain(client, method, call, flags.assumptions);
+  if (!e.ok()) return BadInput(e.status());
+  std::cout << e->ToTable();
+  if (flags.svg.has_value()) {
+    std::ofstream out(*flags.svg);
+    out << e->ToSvg();
+    out.close();
+    if (!out) {
+      std::cerr << "stubkit-explain: could not write " << *flags.svg << "\n";
+      return kFailed;
+    }
+  }
+  return kOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Flags flags;
+  for (int i = 1; i < argc; ++i) {
+    absl::Status parsed = ParseFlag(argv[i], flags);
+    if (!parsed.ok()) return BadInput(parsed);
+  }
+  if (flags.help) {
+    std::cout << kUsage;
+    return kOk;
+  }
+  return Run(flags);
+}

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# stubkit-explain, run as a user would: a service config, flags, an SVG,
+# --why-not, --help, and bad input (exit 2 with a message on stderr).
+#
+#   tests/scripts/explain_command_test.sh <stubkit-explain> <source dir>
+set -uo pipefail
+tool="$1"
+src="$2"
+work="$(mktemp -d)"
+trap 'rm -rf "${work}"' EXIT
+failures=0
+
+fail() {
+  echo "FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+
+# expect <exit code> <text on stdout or stderr> -- <args...>
+expect() {
+  local code="$1" text="$2"
+  shift 3
+  "${tool}" "$@" >"${work}/out" 2>"${work}/err"
+  local got=$?
+  if [[ "${got}" != "${code}" ]]; then
+    fail "stubkit-explain $* exited ${got}, not ${code}: $(cat "${work}/err")"
+  elif ! grep -qF -- "${text}" "${work}/out" "${work}/err"; then
+    fail "stubkit-explain $* did not print '${text}': $(cat "${work}/out" "${work}/err")"
+  fi
+}
+
+expect 0 "usage: stubkit-explain" -- --help
+expect 0 "retry policy exhausted (at most 4 retries)" -- \
+  --service-config="${src}/examples/demo_service_config.json" \
+  --method=demo.KeyValue/Get --attempt-duration=20ms
+expect 0 "backoff: ExponentialBackoffPolicy(100ms, 2s, 1.5, jitter: full)" -- \
+  --service-config="${src}/examples/demo_service_config.json" \
+  --method=demo.KeyValue.Get
+# Flags layer over the file, as a call's options over a client's.
+expect 0 "ExponentialBackoffPolicy(100ms, 2s, 1.5, jitter: none)" -- \
+  --service-config="${src}/examples/demo_service_config.json" \
+  --method=demo.KeyValue.Get --jitter=none
+expect 0 "attempts: 21 on every draw" -- \
+  --time-limit=10min --initial-backoff=200ms --max-backoff=45s \
+  --attempt-duration=100ms
+expect 0 "stops at 1.2s (deadline)" -- \
+  --max-attempts=10 --initial-backoff=100ms --jitter=none \
+  --attempt-timeout=300ms --total-timeout=1.2s --attempt-duration=1h
+expect 0 "non-idempotent" -- --non-idempotent
+expect 0 "attempts: 4 on every draw" -- --max-attempts=4 --svg="${work}/chart.svg"
+if ! grep -q "^<svg" "${work}/chart.svg" || ! grep -q "</svg>" "${work}/chart.svg"; then
+  fail "--svg wrote no SVG"
+fi
+expect 0 "to change it: a larger RetryPolicy::LimitedErrorCount" -- \
+  "--why-not=UNAVAILABLE: down [stubkit: gave up: retry policy exhausted (at most 3 retries); 4 attempts over 7.1s]"
+echo "backend down [stubkit: not retried: demo.KeyValue.Put is not idempotent; 1 attempt over 3ms]" \
+  >"${work}/status.txt"
+"${tool}" --why-not=- <"${work}/status.txt" >"${work}/out" 2>&1 ||
+  fail "--why-not=- exited $?"
+grep -q "IdempotencyOption" "${work}/out" || fail "--why-not=- said: $(cat "${work}/out")"
+
+# Bad input: exit 2, and a message that names the problem.
+expect 2 "unknown flag --bogus" -- --bogus=1
+expect 2 "unknown argument" -- stray
+expect 2 "is not a duration" -- --time-limit=soon
+expect 2 "is not a whole number" -- --max-attempts=0
+expect 2 "is not a status code" -- --failure=SOMETIMES
+expect 2 "jitter" -- --jitter=wobbly
+expect 2 "needs --method" -- --service-config="${src}/examples/demo_service_config.json"
+expect 2 "must be positive" -- \
+  --service-config="${src}/examples/testdata/bad_service_config.json" \
+  --method=demo.KeyValue/Get
+expect 2 "no-such-file.json" -- --service-config="${work}/no-such-file.json" \
+  --method=demo.KeyValue/Get
+expect 2 "is not a method name" -- --method=NoService
+expect 2 "multiplier" -- --multiplier=-1
+expect 2 "no stubkit summary" -- "--why-not=just an error"
+expect 1 "could not write" -- --svg="${work}/no-such-dir/chart.svg"
+
+if [[ "${failures}" -ne 0 ]]; then
+  echo "${failures} check(s) failed" >&2
+  exit 1
+fi
+echo "stubkit-explain: all checks passed"
