@@ -516,7 +516,8 @@ std::string Explanation::ToSvg() const {
   for (int i = 0; i < rows; ++i) {
     span = std::max(span, attempts[static_cast<size_t>(i)].latest_start);
   }
-  if (end.has_value()) span = std::max(span, *end);
+  // The axis ends with the schedule: an end far beyond it would squeeze
+  // every band into a corner, so it is named instead.
   if (span <= nanoseconds::zero()) span = nanoseconds(1);
   const double plot = kWidth - kLeft - kRight;
   const double height = kTop + kRow * rows + 50;
@@ -576,9 +577,16 @@ std::string Explanation::ToSvg() const {
                               x(t), kTop - 6, x(t), axis, colour, x(t) - 3,
                               axis + 28 + dy, colour, XmlEscape(label)));
   };
-  if (end.has_value()) {
+  if (end.has_value() && *end <= span) {
     marker(*end, "#c53030", absl::StrCat("call's end ", FormatDuration(*end)),
            0);
+  } else if (end.has_value()) {
+    absl::StrAppend(
+        &out,
+        absl::StrFormat("<text x=\"%.0f\" y=\"31\" fill=\"#c53030\" "
+                        "text-anchor=\"end\">call's end %s, beyond "
+                        "the chart</text>\n",
+                        kWidth - kRight, XmlEscape(FormatDuration(*end))));
   }
   if (!end.has_value() || worst_case != *end) {
     marker(worst_case, "#dd6b20",

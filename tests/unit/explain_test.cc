@@ -277,7 +277,7 @@ TEST(ExplainTest, TableAndSvg) {
   const std::string svg = e->ToSvg();
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);
   EXPECT_THAT(svg, HasSubstr("attempt 1</text>"));
-  EXPECT_THAT(svg, HasSubstr("call's end 5s"));
+  EXPECT_THAT(svg, HasSubstr("call's end 5s, beyond the chart"));
   EXPECT_EQ(svg.substr(svg.size() - 7), "</svg>\n");
 }
 
