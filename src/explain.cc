@@ -361,6 +361,19 @@ absl::StatusOr<Explanation> Explain(const OptionsView& options,
         "with the shortest waits more than ", assumptions.max_attempts,
         " attempts fit; the table follows ", assumptions.max_attempts));
   }
+  if (longest->capped) {
+    // Not followed to its stop: only the end, if any, bounds it.
+    e.worst_case = e.end.value_or(longest->stop.at);
+    e.notes.push_back(
+        absl::StrCat("even the longest waits allow more than ",
+                     assumptions.max_attempts, " attempts: the worst case is ",
+                     e.end.has_value() ? "the call's end" : "more than shown"));
+  }
+  if (method.kind != RpcKind::kUnary) {
+    e.notes.push_back(
+        "the schedule is a unary call's: a stream's attempts are bounded by "
+        "the call's own end, not the retry policy's time limit");
+  }
   if (options.get<ServerHintsOption>()) {
     e.notes.push_back(absl::StrCat(
         "a server's hint (grpc-retry-pushback-ms, RetryInfo) replaces a wait, "

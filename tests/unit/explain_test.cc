@@ -18,6 +18,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "stubkit/retry_budget.h"
 #include "stubkit/retry_loop.h"
 #include "stubkit/retry_throttle.h"
 #include "stubkit/service_config.h"
@@ -157,6 +158,52 @@ TEST(ExplainTest, AttemptTimeoutIsRetriedAndTheTotalTimeoutStops) {
   EXPECT_EQ(e->attempts[2].earliest_start, milliseconds(900));
   EXPECT_EQ(e->longest_waits.reason, StopReason::kDeadline);
   EXPECT_EQ(e->longest_waits.at, seconds(1));
+}
+
+TEST(ExplainTest, CountsBeyondWhatIsFollowedAreSaid) {
+  auto options =
+      Options{}
+          .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(100))
+          .set<BackoffPolicyOption>(Steady(milliseconds(1), Jitter::None()));
+  ExplainAssumptions assumptions;
+  assumptions.max_attempts = 10;
+  auto e = ExplainGet(options, assumptions);
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_TRUE(e->more_than_followed);
+  EXPECT_EQ(e->fewest_attempts, 10);
+  EXPECT_THAT(e->ToTable(), HasSubstr("the worst case is more than shown"));
+}
+
+TEST(ExplainTest, ADeadlineAlreadyPastSendsNothing) {
+  auto options = Options{}.set<DeadlineOption>(
+      std::chrono::system_clock::now() - seconds(1));
+  auto e = ExplainGet(options);
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_TRUE(e->attempts.empty());
+  EXPECT_EQ(e->median_waits.reason, StopReason::kDeadline);
+  EXPECT_EQ(e->median_waits.attempts, 0);
+  EXPECT_THAT(e->ToSvg(), HasSubstr("</svg>"));
+  EXPECT_THAT(e->ToTable(), HasSubstr("attempts: 0 on every draw"));
+}
+
+TEST(ExplainTest, ABudgetIsNotedWithWhatAFreshOneDoes) {
+  auto budget = std::make_shared<RetryBudget>(RetryBudget::Config()
+                                                  .WithMinRetriesPerSecond(0)
+                                                  .WithPercentCanRetry(0.5)
+                                                  .WithTtl(seconds(10)));
+  auto options =
+      Options{}
+          .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(3))
+          .set<BackoffPolicyOption>(Steady(milliseconds(10), Jitter::None()))
+          .set<RetryBudgetOption>(budget);
+  auto e = ExplainGet(options);
+  ASSERT_TRUE(e.ok()) << e.status();
+  // The bands leave the shared budget out; the caller's is untouched.
+  EXPECT_EQ(e->attempts.size(), 4u);
+  EXPECT_EQ(budget->requests(std::chrono::steady_clock::now()), 0);
+  ASSERT_FALSE(e->notes.empty());
+  EXPECT_THAT(e->notes.back(), HasSubstr("retry budget (0/s plus 50%"));
+  EXPECT_THAT(e->notes.back(), HasSubstr("stops the median schedule after 1"));
 }
 
 TEST(ExplainTest, NonIdempotentAndPermanentFailuresStopAtOnce) {
