@@ -690,6 +690,12 @@ constexpr Case kCases[] = {
      "deliver them again",
      "a resume hook for the method (its ResumeOption) that rewrites the "
      "request to continue where the stream broke"},
+    {"hedging budget", StopReason::kThrottled,
+     "the adaptive hedging budget had no hedge left, so the call waited for "
+     "its first attempt, and that attempt failed",
+     "AdaptiveHedgingOption: a larger max_extra_load or "
+     "min_hedges_per_second; or a retry policy, for failures hedging does "
+     "not cover"},
     {"retry budget", StopReason::kThrottled,
      "the retry budget shared by the client's calls had no retry left",
      "RetryBudgetOption: a larger percent_can_retry or min_retries_per_second"

@@ -399,6 +399,15 @@ TEST(WhyNotTest, ReadsTheTextAlone) {
   auto a = WhyNot(absl::string_view(create.message()));
   ASSERT_TRUE(a.ok());
   EXPECT_EQ(a->reason, StopReason::kNonIdempotent);
+  // The hedging budget's refusal (stubkit/adaptive_hedging.h), as a hedged
+  // call's summary reads.
+  auto hedged = WhyNot(absl::string_view(
+      "UNAVAILABLE: down [stubkit: gave up: hedging budget spent (5 hedges "
+      "in the last 1s for 100 calls; it allows 1/s plus 5% of the calls); 1 "
+      "attempt over 20ms]"));
+  ASSERT_TRUE(hedged.ok()) << hedged.status();
+  EXPECT_EQ(hedged->reason, StopReason::kThrottled);
+  EXPECT_THAT(hedged->change, HasSubstr("AdaptiveHedgingOption"));
   EXPECT_EQ(WhyNot(absl::string_view("no summary here")).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
