@@ -18,11 +18,13 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "src/internal/format.h"
 #include "stubkit/backoff_policy.h"
 #include "stubkit/call_options.h"
@@ -108,6 +110,26 @@ absl::StatusOr<const JsonValue*> Member(const JsonValue& object,
   return value;
 }
 
+// As `Member`, for the fields gRPC 1.51 refuses as null (it reads them
+// with a typed loader, where null is a value of the wrong type).
+absl::StatusOr<const JsonValue*> NonNullMember(const JsonValue& object,
+                                               absl::string_view path,
+                                               absl::string_view key) {
+  const JsonValue* value = object.Find(key);
+  if (value != nullptr && value->is_null() && object.CountOf(key) == 1) {
+    return Bad(Child(path, key), "must not be null (gRPC refuses it)");
+  }
+  return Member(object, path, key);
+}
+
+// Configuration warnings: settings read differently from, or ignored like,
+// gRPC 1.51, written once per client through its LogSinkOption.
+using Warnings = std::vector<std::string>;
+
+void Warn(Warnings& warnings, absl::string_view path, absl::string_view what) {
+  warnings.push_back(absl::StrCat(path, ": ", what));
+}
+
 absl::Status ExpectObject(const JsonValue& value, absl::string_view path) {
   if (value.kind() == JsonValue::Kind::kObject) return absl::OkStatus();
   return Bad(path, absl::StrCat("expected an object, got ", Describe(value)));
@@ -136,18 +158,6 @@ absl::StatusOr<int64_t> ReadInteger(const JsonValue& value,
     return out;
   }
   return Bad(path, absl::StrCat("expected an integer, got ", Describe(value)));
-}
-
-// A number, written as a number or as a string ("0.5", "NaN", "Infinity").
-absl::StatusOr<double> ReadNumber(const JsonValue& value,
-                                  absl::string_view path) {
-  if (value.kind() == JsonValue::Kind::kNumber) return value.number_value();
-  double out;
-  if (value.kind() == JsonValue::Kind::kString &&
-      absl::SimpleAtod(value.text(), &out)) {
-    return out;
-  }
-  return Bad(path, absl::StrCat("expected a number, got ", Describe(value)));
 }
 
 // A duration as gRPC's JSON writes it: "-"? seconds, up to 9 decimals, "s"
@@ -226,6 +236,90 @@ absl::StatusOr<nanoseconds> ToNanoseconds(const Duration& d,
   return std::chrono::seconds(d.seconds) + nanoseconds(d.nanos);
 }
 
+// Durations gRPC 1.51 reads (timeout, initialBackoff, maxBackoff) are
+// milliseconds; beyond this, a wait or a deadline is never reached.
+constexpr int64_t kFarMillis = int64_t{100} * 36525 * 24 * 3600 * 10;  // 100 y
+
+// A duration as gRPC 1.51 reads `timeout`, `initialBackoff` and
+// `maxBackoff`, in milliseconds: an "s" suffix, whitespace around the
+// number ignored, seconds in [0, 315576000000], up to 9 decimals, then
+// truncated to whole milliseconds (gRPC keeps time in ms). Text gRPC takes
+// that protobuf's form would read otherwise ("1 s", "-0.5s", sub-ms
+// digits) is read as gRPC reads it, with a warning. One difference: a
+// signed fraction ("1.-5s") is refused.
+absl::StatusOr<int64_t> ReadGrpcMillis(const JsonValue& value,
+                                       absl::string_view path,
+                                       Warnings& warnings) {
+  auto bad = [&](absl::string_view why) {
+    return Bad(path, absl::StrCat("not a duration such as \"0.100s\" (", why,
+                                  "; got ", Describe(value), ")"));
+  };
+  if (value.kind() != JsonValue::Kind::kString) return bad("not a string");
+  absl::string_view text = value.text();
+  if (!absl::ConsumeSuffix(&text, "s")) return bad("no s suffix");
+  text = absl::StripAsciiWhitespace(text);
+  int64_t nanos = 0;
+  if (const size_t dot = text.find('.'); dot != absl::string_view::npos) {
+    const absl::string_view fraction = text.substr(dot + 1);
+    text = text.substr(0, dot);
+    int32_t n = 0;
+    if (!absl::SimpleAtoi(fraction, &n)) return bad("bad decimals");
+    if (fraction.size() > 9) return bad("more than 9 decimals");
+    if (fraction.find_first_of("+-") != absl::string_view::npos) {
+      return bad("a signed fraction, which stubkit does not read");
+    }
+    nanos = n;
+    for (size_t i = fraction.size(); i < 9; ++i) nanos *= 10;
+  }
+  int64_t seconds = 0;
+  if (!absl::SimpleAtoi(text, &seconds)) return bad("not a number of seconds");
+  constexpr int64_t kMaxSeconds = 315576000000;
+  if (seconds < 0 || seconds > kMaxSeconds) {
+    return Bad(path, absl::StrCat("seconds must be in [0, ", kMaxSeconds,
+                                  "], got ", Describe(value)));
+  }
+  const int64_t millis = seconds * 1000 + nanos / 1000000;
+  absl::StatusOr<Duration> strict = ReadDuration(value, path);
+  if (!strict.ok() ||
+      strict->seconds * 1000 + strict->nanos / 1000000 != millis) {
+    Warn(warnings, path,
+         absl::StrCat(Describe(value),
+                      " is not protobuf's duration form; read as gRPC 1.51 "
+                      "reads it, ",
+                      millis, " ms"));
+  } else if (nanos % 1000000 != 0) {
+    Warn(warnings, path,
+         absl::StrCat(Describe(value), " truncated to ", millis,
+                      " ms, as gRPC 1.51 keeps milliseconds"));
+  }
+  return millis;
+}
+
+absl::StatusOr<std::optional<int64_t>> GrpcMillisMember(const JsonValue& object,
+                                                        absl::string_view path,
+                                                        absl::string_view key,
+                                                        Warnings& warnings) {
+  absl::StatusOr<const JsonValue*> value = NonNullMember(object, path, key);
+  if (!value.ok()) return value.status();
+  if (*value == nullptr) return std::optional<int64_t>();
+  absl::StatusOr<int64_t> millis =
+      ReadGrpcMillis(**value, Child(path, key), warnings);
+  if (!millis.ok()) return millis.status();
+  return std::optional<int64_t>(*millis);
+}
+
+// Milliseconds as nanoseconds, at most `kFarMillis` (with a warning).
+nanoseconds FarCapped(int64_t millis, absl::string_view path,
+                      Warnings& warnings) {
+  if (millis > kFarMillis) {
+    Warn(warnings, path,
+         "beyond 100 years: counts as 100 years (gRPC's wait or deadline "
+         "is as unreachable)");
+    millis = kFarMillis;
+  }
+  return std::chrono::milliseconds(millis);
+}
+
 // The value at `key` of `object` read by `read`, if given (not absent nor
 // null).
 template <typename T>
@@ -250,11 +344,6 @@ absl::StatusOr<std::optional<int64_t>> IntegerMember(const JsonValue& object,
                                                      absl::string_view key) {
   return ReadMember<int64_t>(object, path, key, ReadInteger);
 }
-absl::StatusOr<std::optional<double>> NumberMember(const JsonValue& object,
-                                                   absl::string_view path,
-                                                   absl::string_view key) {
-  return ReadMember<double>(object, path, key, ReadNumber);
-}
 
 absl::StatusOr<nanoseconds> Positive(const Duration& d,
                                      absl::string_view path) {
@@ -271,8 +360,7 @@ absl::StatusOr<grpc::StatusCode> ParseCode(const JsonValue& value,
   if (value.kind() == JsonValue::Kind::kString) {
     for (int code = 0; code <= kLastCode; ++code) {
       if (value.text() == internal::StatusCodeName(code)) {
-        if (code == 0) return Bad(path, "OK is not a failure");
-        return static_cast<grpc::StatusCode>(code);
+        return static_cast<grpc::StatusCode>(code);  // OK: see CodesMember
       }
     }
     return Bad(path, absl::StrCat("unknown status code ", Describe(value),
@@ -290,10 +378,13 @@ absl::StatusOr<grpc::StatusCode> ParseCode(const JsonValue& value,
 }
 
 // The list of codes at `key` of `object`; an empty set when it is absent.
+// "OK", which gRPC 1.51 accepts and which never fails a call, is left out
+// with a warning (`given` still counts it).
 absl::StatusOr<StatusCodeSet> CodesMember(const JsonValue& object,
                                           absl::string_view path,
-                                          absl::string_view key, bool& given) {
-  absl::StatusOr<const JsonValue*> list = Member(object, path, key);
+                                          absl::string_view key, bool& given,
+                                          Warnings& warnings) {
+  absl::StatusOr<const JsonValue*> list = NonNullMember(object, path, key);
   if (!list.ok()) return list.status();
   given = *list != nullptr;
   StatusCodeSet codes;
@@ -307,8 +398,15 @@ absl::StatusOr<StatusCodeSet> CodesMember(const JsonValue& object,
     absl::StatusOr<grpc::StatusCode> code =
         ParseCode(values[i], absl::StrCat(list_path, "[", i, "]"));
     if (!code.ok()) return code.status();
+    if (*code == grpc::StatusCode::OK) {
+      Warn(warnings, absl::StrCat(list_path, "[", i, "]"),
+           "\"OK\" is never a failure: ignored, as gRPC 1.51 never retries "
+           "it");
+      continue;
+    }
     codes.insert(*code);
   }
+  given = !values.empty();
   return codes;
 }
 
@@ -325,10 +423,43 @@ absl::StatusOr<int> MaxAttempts(int64_t value, int64_t limit,
   return static_cast<int>(std::min(value, limit));
 }
 
+// backoffMultiplier as gRPC 1.51 reads it: a float, from a number or a
+// string, greater than 0 ("1e-50" is 0 as a float). Infinity counts as
+// the largest finite multiplier (every wait after the first is
+// maxBackoff, as under gRPC); NaN, which gRPC takes, is refused.
+absl::StatusOr<double> ReadMultiplier(const JsonValue& value,
+                                      absl::string_view path,
+                                      Warnings& warnings) {
+  // Judged as gRPC's float, kept as a double ("1.3" stays 1.3).
+  float multiplier = 0;
+  double exact = 0;
+  if ((value.kind() != JsonValue::Kind::kNumber &&
+       value.kind() != JsonValue::Kind::kString) ||
+      !absl::SimpleAtof(value.text(), &multiplier) ||
+      !absl::SimpleAtod(value.text(), &exact)) {
+    return Bad(path, absl::StrCat("expected a number, got ", Describe(value)));
+  }
+  if (std::isnan(multiplier)) {
+    return Bad(path, "NaN is not a multiplier (stubkit refuses it)");
+  }
+  if (!(multiplier > 0)) {
+    return Bad(path, absl::StrCat("must be greater than 0 (as a float), got ",
+                                  Describe(value)));
+  }
+  if (std::isinf(multiplier)) {
+    Warn(warnings, path,
+         "infinite: counts as the largest multiplier (every wait after the "
+         "first is maxBackoff)");
+    return std::numeric_limits<double>::max();
+  }
+  return exact;
+}
+
 absl::Status ParseRetryPolicy(const JsonValue& in,
                               const std::optional<nanoseconds>& timeout,
                               const ServiceConfigImport& how,
-                              absl::string_view path, Rules& rules) {
+                              absl::string_view path, Rules& rules,
+                              Warnings& warnings) {
   if (absl::Status status = ExpectObject(in, path); !status.ok()) {
     return status;
   }
@@ -336,52 +467,64 @@ absl::Status ParseRetryPolicy(const JsonValue& in,
   const std::string max_path = Child(path, "maxBackoff");
   const std::string multiplier_path = Child(path, "backoffMultiplier");
   const std::string codes_path = Child(path, "retryableStatusCodes");
-  absl::StatusOr<std::optional<int64_t>> max_attempts =
-      IntegerMember(in, path, "maxAttempts");
-  if (!max_attempts.ok()) return max_attempts.status();
-  absl::StatusOr<std::optional<Duration>> initial_backoff =
-      DurationMember(in, path, "initialBackoff");
+  absl::StatusOr<const JsonValue*> attempts_value =
+      NonNullMember(in, path, "maxAttempts");
+  if (!attempts_value.ok()) return attempts_value.status();
+  std::optional<int64_t> max_attempts;
+  if (*attempts_value != nullptr) {
+    absl::StatusOr<int64_t> n =
+        ReadInteger(**attempts_value, Child(path, "maxAttempts"));
+    if (!n.ok()) return n.status();
+    // gRPC reads an int: more is not a number to it.
+    if (*n > std::numeric_limits<int32_t>::max() ||
+        *n < std::numeric_limits<int32_t>::min()) {
+      return Bad(Child(path, "maxAttempts"),
+                 absl::StrCat("out of range, got ", *n));
+    }
+    max_attempts = *n;
+  }
+  absl::StatusOr<std::optional<int64_t>> initial_backoff =
+      GrpcMillisMember(in, path, "initialBackoff", warnings);
   if (!initial_backoff.ok()) return initial_backoff.status();
   if (!initial_backoff->has_value()) return Bad(initial_path, "is required");
-  absl::StatusOr<nanoseconds> initial =
-      Positive(**initial_backoff, initial_path);
-  if (!initial.ok()) return initial.status();
-  absl::StatusOr<std::optional<Duration>> max_backoff =
-      DurationMember(in, path, "maxBackoff");
+  if (**initial_backoff <= 0) {
+    return Bad(initial_path, "must be greater than 0 (in whole milliseconds)");
+  }
+  nanoseconds initial = FarCapped(**initial_backoff, initial_path, warnings);
+  absl::StatusOr<std::optional<int64_t>> max_backoff =
+      GrpcMillisMember(in, path, "maxBackoff", warnings);
   if (!max_backoff.ok()) return max_backoff.status();
   if (!max_backoff->has_value()) return Bad(max_path, "is required");
-  absl::StatusOr<nanoseconds> maximum = Positive(**max_backoff, max_path);
-  if (!maximum.ok()) return maximum.status();
-  absl::StatusOr<std::optional<double>> backoff_multiplier =
-      NumberMember(in, path, "backoffMultiplier");
-  if (!backoff_multiplier.ok()) return backoff_multiplier.status();
-  if (!backoff_multiplier->has_value()) {
-    return Bad(multiplier_path, "is required");
+  if (**max_backoff <= 0) {
+    return Bad(max_path, "must be greater than 0 (in whole milliseconds)");
   }
-  const double multiplier = **backoff_multiplier;
-  if (!std::isfinite(multiplier) || !(multiplier > 0)) {
-    return Bad(multiplier_path,
-               absl::StrCat("must be positive, got ", multiplier));
-  }
+  const nanoseconds maximum = FarCapped(**max_backoff, max_path, warnings);
+  absl::StatusOr<const JsonValue*> multiplier_value =
+      NonNullMember(in, path, "backoffMultiplier");
+  if (!multiplier_value.ok()) return multiplier_value.status();
+  if (*multiplier_value == nullptr) return Bad(multiplier_path, "is required");
+  absl::StatusOr<double> multiplier =
+      ReadMultiplier(**multiplier_value, multiplier_path, warnings);
+  if (!multiplier.ok()) return multiplier.status();
   // A6 caps each wait at maxBackoff, also below initialBackoff: with a
   // multiplier of at least 1 every wait is then maxBackoff's.
-  if (*maximum < *initial) {
-    if (multiplier < 1) {
-      return Bad(
-          max_path,
-          absl::StrCat("below initialBackoff (", Quoted(**initial_backoff),
-                       ") with a backoffMultiplier below 1 is not "
-                       "supported, got ",
-                       Quoted(**max_backoff)));
+  if (maximum < initial) {
+    if (*multiplier < 1) {
+      Warn(warnings, max_path,
+           "below initialBackoff with a backoffMultiplier below 1: the waits "
+           "start at maxBackoff and shrink from the second one (A6 shrinks "
+           "them once the exponential falls below maxBackoff)");
     }
-    initial = *maximum;
+    initial = maximum;
   }
   bool codes_given = false;
   absl::StatusOr<StatusCodeSet> codes =
-      CodesMember(in, path, "retryableStatusCodes", codes_given);
+      CodesMember(in, path, "retryableStatusCodes", codes_given, warnings);
   if (!codes.ok()) return codes.status();
-  if (codes->empty()) return Bad(codes_path, "must not be empty");
+  if (!codes_given) return Bad(codes_path, "must not be empty");
 
+  // gRPC C++ 1.51 ignores perAttemptRecvTimeout (it reads it only with
+  // hedging, which it lacks); stubkit follows A6: a positive duration.
   absl::StatusOr<std::optional<Duration>> recv_timeout =
       DurationMember(in, path, "perAttemptRecvTimeout");
   if (!recv_timeout.ok()) return recv_timeout.status();
@@ -391,10 +534,17 @@ absl::Status ParseRetryPolicy(const JsonValue& in,
     if (!attempt_timeout.ok()) return attempt_timeout.status();
     rules.attempt_timeout = *attempt_timeout;
   }
-  if (max_attempts->has_value()) {
-    absl::StatusOr<int> attempts = MaxAttempts(**max_attempts, how.max_attempts,
-                                               Child(path, "maxAttempts"));
-    if (!attempts.ok()) return attempts.status();
+  std::optional<int> attempts;
+  if (max_attempts.has_value()) {
+    absl::StatusOr<int> n = MaxAttempts(*max_attempts, how.max_attempts,
+                                        Child(path, "maxAttempts"));
+    if (!n.ok()) return n.status();
+    attempts = *n;
+  }
+  if (codes->empty()) {
+    // Only "OK": gRPC accepts the policy and never retries.
+    rules.retry = RetryPolicy::LimitedErrorCount(0);
+  } else if (attempts.has_value()) {
     rules.retry = RetryPolicy::LimitedErrorCount(*attempts - 1);
   } else if (timeout.has_value()) {
     // As GAPIC clients read googleapis' files: bounded by the timeout.
@@ -402,20 +552,23 @@ absl::Status ParseRetryPolicy(const JsonValue& in,
   } else {
     rules.retry = RetryPolicy::LimitedTime();
   }
-  rules.retry->WithRetryableCodes(*codes);
+  if (!codes->empty()) rules.retry->WithRetryableCodes(*codes);
   // Full jitter by default: gRFC A6 draws each wait from U[0, capped
   // exponential].
   rules.backoff = ExponentialBackoffPolicy()
-                      .WithInitialDelay(*initial)
-                      .WithMaximumDelay(*maximum)
-                      .WithMultiplier(multiplier)
+                      .WithInitialDelay(initial)
+                      .WithMaximumDelay(maximum)
+                      .WithMultiplier(*multiplier)
                       .WithJitter(how.jitter);
   return absl::OkStatus();
 }
 
+// gRPC C++ 1.51 has no hedging and ignores hedgingPolicy whatever it
+// holds; stubkit hedges, and reads it by A6's rules.
 absl::Status ParseHedgingPolicy(const JsonValue& in,
                                 const ServiceConfigImport& how,
-                                absl::string_view path, Rules& rules) {
+                                absl::string_view path, Rules& rules,
+                                Warnings& warnings) {
   if (absl::Status status = ExpectObject(in, path); !status.ok()) {
     return status;
   }
@@ -448,7 +601,7 @@ absl::Status ParseHedgingPolicy(const JsonValue& in,
   StatusCodeSet non_fatal{grpc::StatusCode::UNAVAILABLE};
   bool codes_given = false;
   absl::StatusOr<StatusCodeSet> codes =
-      CodesMember(in, path, "nonFatalStatusCodes", codes_given);
+      CodesMember(in, path, "nonFatalStatusCodes", codes_given, warnings);
   if (!codes.ok()) return codes.status();
   if (!codes->empty()) non_fatal = *codes;
   rules.hedging = HedgingPolicy()
@@ -458,23 +611,42 @@ absl::Status ParseHedgingPolicy(const JsonValue& in,
   return absl::OkStatus();
 }
 
+// maxRequestMessageBytes, maxResponseMessageBytes: not stubkit's to apply
+// (the channel's), but checked as gRPC 1.51 checks them, so that a file
+// gRPC refuses is refused here too.
+absl::Status CheckMessageSize(const JsonValue& in, absl::string_view path,
+                              absl::string_view key) {
+  absl::StatusOr<const JsonValue*> value = NonNullMember(in, path, key);
+  if (!value.ok()) return value.status();
+  if (*value == nullptr) return absl::OkStatus();
+  uint32_t bytes = 0;
+  if (((*value)->kind() != JsonValue::Kind::kNumber &&
+       (*value)->kind() != JsonValue::Kind::kString) ||
+      !absl::SimpleAtoi((*value)->text(), &bytes)) {
+    return Bad(Child(path, key),
+               absl::StrCat("expected a non-negative integer, got ",
+                            Describe(**value)));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Rules> ParseRules(const JsonValue& in,
                                  const ServiceConfigImport& how,
-                                 absl::string_view path) {
+                                 absl::string_view path, Warnings& warnings) {
   Rules rules;
-  absl::StatusOr<std::optional<Duration>> timeout =
-      DurationMember(in, path, "timeout");
+  const std::string timeout_path = Child(path, "timeout");
+  absl::StatusOr<std::optional<int64_t>> timeout =
+      GrpcMillisMember(in, path, "timeout", warnings);
   if (!timeout.ok()) return timeout.status();
-  if (timeout->has_value()) {
-    const std::string timeout_path = Child(path, "timeout");
-    if ((*timeout)->negative()) {
-      return Bad(timeout_path,
-                 absl::StrCat("must not be negative, got ", Quoted(**timeout)));
+  // "0s" (or under a millisecond) is no timeout, as in gRPC; beyond 100
+  // years is none either (gRPC's deadline saturates).
+  if (timeout->has_value() && **timeout > 0) {
+    if (**timeout > kFarMillis) {
+      Warn(warnings, timeout_path,
+           "beyond 100 years: no timeout (gRPC's deadline is as unreachable)");
+    } else {
+      rules.timeout = std::chrono::milliseconds(**timeout);
     }
-    absl::StatusOr<nanoseconds> ns = ToNanoseconds(**timeout, timeout_path);
-    if (!ns.ok()) return ns.status();
-    // "0s" is no timeout, as in gRPC.
-    if (*ns > nanoseconds::zero()) rules.timeout = *ns;
   }
   absl::StatusOr<const JsonValue*> wait_for_ready =
       Member(in, path, "waitForReady");
@@ -485,23 +657,37 @@ absl::StatusOr<Rules> ParseRules(const JsonValue& in,
     }
     rules.wait_for_ready = (*wait_for_ready)->bool_value();
   }
+  for (absl::string_view key :
+       {"maxRequestMessageBytes", "maxResponseMessageBytes"}) {
+    if (absl::Status status = CheckMessageSize(in, path, key); !status.ok()) {
+      return status;
+    }
+  }
   absl::StatusOr<const JsonValue*> retry = Member(in, path, "retryPolicy");
   if (!retry.ok()) return retry.status();
   absl::StatusOr<const JsonValue*> hedging = Member(in, path, "hedgingPolicy");
   if (!hedging.ok()) return hedging.status();
-  if (*retry != nullptr && *hedging != nullptr) {
-    return Bad(path,
-               "has both a retryPolicy and a hedgingPolicy (gRPC allows one)");
-  }
   if (*retry != nullptr) {
-    absl::Status status = ParseRetryPolicy(**retry, rules.timeout, how,
-                                           Child(path, "retryPolicy"), rules);
+    absl::Status status =
+        ParseRetryPolicy(**retry, rules.timeout, how,
+                         Child(path, "retryPolicy"), rules, warnings);
     if (!status.ok()) return status;
   }
   if (*hedging != nullptr) {
-    absl::Status status =
-        ParseHedgingPolicy(**hedging, how, Child(path, "hedgingPolicy"), rules);
+    Rules hedged;
+    absl::Status status = ParseHedgingPolicy(
+        **hedging, how, Child(path, "hedgingPolicy"), hedged, warnings);
     if (!status.ok()) return status;
+    if (*retry != nullptr) {
+      // gRPC 1.51 accepts both and retries by the retryPolicy (it has no
+      // hedging); A6 allows one. stubkit does what gRPC does.
+      Warn(warnings, path,
+           "has both a retryPolicy and a hedgingPolicy: the hedgingPolicy is "
+           "ignored and the methods retry by the retryPolicy, as under gRPC "
+           "1.51 (A6 allows one)");
+    } else {
+      rules.hedging = hedged.hedging;
+    }
   }
   return rules;
 }
@@ -580,6 +766,103 @@ std::pair<absl::string_view, absl::string_view> SplitMethod(
   return {method.substr(0, dot), method.substr(dot + 1)};
 }
 
+// gRPC's JSON reader refuses a key given twice in any object, also in
+// fields stubkit does not read.
+absl::Status CheckDuplicateKeys(const JsonValue& value,
+                                const std::string& path) {
+  if (value.kind() == JsonValue::Kind::kArray) {
+    const std::vector<JsonValue>& elements = value.elements();
+    for (size_t i = 0; i < elements.size(); ++i) {
+      absl::Status status =
+          CheckDuplicateKeys(elements[i], absl::StrCat(path, "[", i, "]"));
+      if (!status.ok()) return status;
+    }
+  } else if (value.kind() == JsonValue::Kind::kObject) {
+    for (const auto& member : value.members()) {
+      const std::string child = Child(path, Printable(member.first));
+      if (value.CountOf(member.first) > 1) {
+        return Bad(child, "given more than once");
+      }
+      absl::Status status = CheckDuplicateKeys(member.second, child);
+      if (!status.ok()) return status;
+    }
+  }
+  return absl::OkStatus();
+}
+
+// retryThrottling as gRPC 1.51 reads it: maxTokens an unsigned 32-bit
+// integer above 0; tokenRatio digits with at most 3 decimals counted
+// (more are dropped), above 0. Both may be strings.
+absl::StatusOr<std::shared_ptr<RetryThrottle>> ParseThrottling(
+    const JsonValue& in, Warnings& warnings) {
+  const std::string path = "retryThrottling";
+  const std::string tokens_path = "retryThrottling.maxTokens";
+  const std::string ratio_path = "retryThrottling.tokenRatio";
+  if (absl::Status status = ExpectObject(in, path); !status.ok()) {
+    return status;
+  }
+  absl::StatusOr<const JsonValue*> tokens_value =
+      NonNullMember(in, path, "maxTokens");
+  if (!tokens_value.ok()) return tokens_value.status();
+  if (*tokens_value == nullptr) return Bad(tokens_path, "is required");
+  uint32_t max_tokens = 0;
+  if (((*tokens_value)->kind() != JsonValue::Kind::kNumber &&
+       (*tokens_value)->kind() != JsonValue::Kind::kString) ||
+      !absl::SimpleAtoi((*tokens_value)->text(), &max_tokens)) {
+    return Bad(tokens_path,
+               absl::StrCat("expected an integer in [1, 4294967295], got ",
+                            Describe(**tokens_value)));
+  }
+  if (max_tokens == 0) return Bad(tokens_path, "must be greater than 0");
+  absl::StatusOr<const JsonValue*> ratio_value =
+      NonNullMember(in, path, "tokenRatio");
+  if (!ratio_value.ok()) return ratio_value.status();
+  if (*ratio_value == nullptr) return Bad(ratio_path, "is required");
+  const JsonValue& ratio_json = **ratio_value;
+  auto bad_ratio = [&] {
+    return Bad(ratio_path, absl::StrCat("expected a number such as 0.1, got ",
+                                        Describe(ratio_json)));
+  };
+  if (ratio_json.kind() != JsonValue::Kind::kNumber &&
+      ratio_json.kind() != JsonValue::Kind::kString) {
+    return bad_ratio();
+  }
+  absl::string_view whole = ratio_json.text();
+  uint32_t thousandths = 0;
+  uint32_t scale = 1;
+  if (const size_t dot = whole.find('.'); dot != absl::string_view::npos) {
+    absl::string_view decimals = whole.substr(dot + 1);
+    whole = whole.substr(0, dot);
+    if (decimals.size() > 3) decimals = decimals.substr(0, 3);
+    if (!absl::SimpleAtoi(decimals, &thousandths)) return bad_ratio();
+    for (size_t i = decimals.size(); i < 3; ++i) thousandths *= 10;
+    scale = 1000;
+  }
+  uint32_t whole_value = 0;
+  if (!absl::SimpleAtoi(whole, &whole_value)) return bad_ratio();
+  const uint64_t milli = uint64_t{whole_value} * scale + thousandths;
+  if (milli == 0) {
+    return Bad(ratio_path,
+               absl::StrCat("must be greater than 0 (in thousandths), got ",
+                            Describe(ratio_json)));
+  }
+  double ratio = static_cast<double>(milli) / 1000;
+  double tokens = max_tokens;
+  // RetryThrottle holds at most 1000 tokens.
+  if (tokens > 1000) {
+    Warn(warnings, tokens_path,
+         absl::StrCat(max_tokens,
+                      " counts as 1000, stubkit's largest bucket: retries "
+                      "stop after fewer failures in a row than under gRPC"));
+    tokens = 1000;
+  }
+  // A success never fills the bucket beyond maxTokens: a larger ratio
+  // behaves as maxTokens.
+  ratio = std::min(ratio, tokens);
+  return std::make_shared<RetryThrottle>(
+      RetryThrottle::Config().WithMaxTokens(tokens).WithTokenRatio(ratio));
+}
+
 }  // namespace
 
 absl::StatusOr<ServiceConfig> ParseServiceConfig(
@@ -611,6 +894,10 @@ absl::StatusOr<ServiceConfig> ParseServiceConfig(
                      Describe(*root)));
   }
 
+  if (absl::Status status = CheckDuplicateKeys(*root, ""); !status.ok()) {
+    return status;
+  }
+
   // Parsed rules, one per methodConfig entry, and where each name points.
   std::vector<Rules> rules;
   struct Named {
@@ -619,8 +906,9 @@ absl::StatusOr<ServiceConfig> ParseServiceConfig(
     bool is_method;
   };
   std::map<std::string, Named> names;  // "" is the default
+  Warnings warnings;
   absl::StatusOr<const JsonValue*> method_config =
-      Member(*root, "", "methodConfig");
+      NonNullMember(*root, "", "methodConfig");
   if (!method_config.ok()) return method_config.status();
   if (*method_config != nullptr) {
     if (absl::Status status = ExpectList(**method_config, "methodConfig");
@@ -636,7 +924,8 @@ absl::StatusOr<ServiceConfig> ParseServiceConfig(
         return status;
       }
       const std::string names_path = Child(path, "name");
-      absl::StatusOr<const JsonValue*> name_list = Member(entry, path, "name");
+      absl::StatusOr<const JsonValue*> name_list =
+          NonNullMember(entry, path, "name");
       if (!name_list.ok()) return name_list.status();
       if (*name_list != nullptr) {
         if (absl::Status status = ExpectList(**name_list, names_path);
@@ -645,10 +934,14 @@ absl::StatusOr<ServiceConfig> ParseServiceConfig(
         }
       }
       if (*name_list == nullptr || (*name_list)->elements().empty()) {
-        return Bad(names_path,
-                   "must list at least one name ({} for every method)");
+        // gRPC 1.51 accepts it and applies it to no method.
+        Warn(warnings, names_path,
+             "lists no name: the entry applies to no method, as under gRPC "
+             "({} names every method)");
       }
-      const std::vector<JsonValue>& name_values = (*name_list)->elements();
+      static const std::vector<JsonValue> kNoNames;
+      const std::vector<JsonValue>& name_values =
+          *name_list == nullptr ? kNoNames : (*name_list)->elements();
       for (size_t j = 0; j < name_values.size(); ++j) {
         const JsonValue& name = name_values[j];
         const std::string name_path = absl::StrCat(names_path, "[", j, "]");
@@ -685,7 +978,8 @@ absl::StatusOr<ServiceConfig> ParseServiceConfig(
                                   ", also at ", it->second.path));
         }
       }
-      absl::StatusOr<Rules> parsed_rules = ParseRules(entry, how, path);
+      absl::StatusOr<Rules> parsed_rules =
+          ParseRules(entry, how, path, warnings);
       if (!parsed_rules.ok()) return parsed_rules.status();
       rules.push_back(*std::move(parsed_rules));
     }
@@ -697,36 +991,10 @@ absl::StatusOr<ServiceConfig> ParseServiceConfig(
       Member(*root, "", "retryThrottling");
   if (!throttling.ok()) return throttling.status();
   if (*throttling != nullptr) {
-    const std::string path = "retryThrottling";
-    if (absl::Status status = ExpectObject(**throttling, path); !status.ok()) {
-      return status;
-    }
-    absl::StatusOr<std::optional<int64_t>> max_tokens =
-        IntegerMember(**throttling, path, "maxTokens");
-    if (!max_tokens.ok()) return max_tokens.status();
-    absl::StatusOr<std::optional<double>> token_ratio =
-        NumberMember(**throttling, path, "tokenRatio");
-    if (!token_ratio.ok()) return token_ratio.status();
-    if (!max_tokens->has_value()) {
-      return Bad("retryThrottling.maxTokens", "is required");
-    }
-    if (**max_tokens <= 0 || **max_tokens > 1000) {
-      return Bad("retryThrottling.maxTokens",
-                 absl::StrCat("must be in (0, 1000], got ", **max_tokens));
-    }
-    if (!token_ratio->has_value()) {
-      return Bad("retryThrottling.tokenRatio", "is required");
-    }
-    const double ratio = **token_ratio;
-    // RetryThrottle keeps thousandths of a token, as gRPC does.
-    if (!(ratio >= 0.001 && ratio <= static_cast<double>(**max_tokens))) {
-      return Bad("retryThrottling.tokenRatio",
-                 absl::StrCat("must be in [0.001, maxTokens], got ", ratio));
-    }
-    config.throttle_ = std::make_shared<RetryThrottle>(
-        RetryThrottle::Config()
-            .WithMaxTokens(static_cast<double>(**max_tokens))
-            .WithTokenRatio(ratio));
+    absl::StatusOr<std::shared_ptr<RetryThrottle>> throttle =
+        ParseThrottling(**throttling, warnings);
+    if (!throttle.ok()) return throttle.status();
+    config.throttle_ = *std::move(throttle);
   }
   const Rules* default_rules = nullptr;
   if (auto it = names.find(""); it != names.end()) {
@@ -757,6 +1025,7 @@ absl::StatusOr<ServiceConfig> ParseServiceConfig(
         named.is_method ? std::string(SplitMethod(key).first) : key};
   }
 
+  config.warnings_ = std::move(warnings);
   return config;
 }
 
@@ -810,6 +1079,7 @@ void ServiceConfig::SetImported(Options& options,
   auto imported = std::make_shared<internal::ImportedServices>();
   imported->has_default = has_default_;
   imported->keep_stubkit_defaults = how_.keep_stubkit_defaults;
+  imported->warnings = warnings_;
   for (const auto& [key, entry] : entries_) {
     if (service != nullptr && entry.service != *service) continue;
     if (imported->services.empty() ||

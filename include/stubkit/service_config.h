@@ -84,13 +84,15 @@
 //   JSON parser also accepts snake_case names, numbers in strings, and a
 //   single value where a list is expected.
 //
+// A file gRPC 1.51 accepts loads, and one it refuses is refused
+// (docs/service-config.md lists the few differences, and what is read as
+// gRPC reads it with a line in `warnings()`: "OK" in retryableStatusCodes,
+// "1 s", maxTokens above 1000, an entry with both policies or no name...).
 // Bad input is INVALID_ARGUMENT naming the JSON path, e.g.
-// `methodConfig[2].retryPolicy.initialBackoff: must be positive, got "-1s"`:
+// `methodConfig[2].retryPolicy.maxAttempts: must be at least 2 ...`:
 // invalid JSON, wrong types, unknown status code names, malformed or
-// negative durations, a multiplier that is not positive, duplicate names,
-// an entry with both a retry and a hedging policy (A6 allows one), an
-// empty or missing `name` list. Durations use the protobuf JSON form:
-// "0.100s", "60s".
+// negative durations, a multiplier that is not positive, duplicate names.
+// Durations use the protobuf JSON form: "0.100s", "60s".
 
 #ifndef STUBKIT_SERVICE_CONFIG_H_
 #define STUBKIT_SERVICE_CONFIG_H_
@@ -98,6 +100,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -152,6 +155,12 @@ class ServiceConfig {
   // The shared throttle, or null without `retryThrottling`.
   const std::shared_ptr<RetryThrottle>& throttle() const { return throttle_; }
 
+  // What the file holds that stubkit reads differently from gRPC 1.51, or
+  // ignores as gRPC does (docs/service-config.md lists each), one line each
+  // starting with its JSON path. A client built from these options also
+  // writes them, once, to its LogSinkOption.
+  const std::vector<std::string>& warnings() const { return warnings_; }
+
  private:
   friend absl::StatusOr<ServiceConfig> ParseServiceConfig(
       absl::string_view json, const ServiceConfigImport& how);
@@ -182,6 +191,7 @@ class ServiceConfig {
   // spelling: "a.B/C" and the service "a.B.C" are different names).
   std::map<std::string, Entry> entries_;
   std::shared_ptr<RetryThrottle> throttle_;
+  std::vector<std::string> warnings_;
 };
 
 // Parses a service config's JSON text.

@@ -3,6 +3,7 @@
 #include "stubkit/internal/json.h"
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -203,11 +204,13 @@ class JsonParser {
     }
     out.kind_ = JsonValue::Kind::kNumber;
     out.text_ = std::string(text_.substr(start, pos_ - start));
-    // SimpleAtod is locale-independent; it fails on overflow to infinity.
-    if (!absl::SimpleAtod(out.text_, &out.number_) ||
-        out.number_ - out.number_ != 0) {
-      pos_ = start;
-      return Fail(absl::StrCat("number ", out.text_, " is out of range"));
+    // SimpleAtod is locale-independent. A number beyond a double's range
+    // is still JSON (gRPC's reader keeps it as text): it reads as
+    // +-infinity, and each reader of a field decides what that means.
+    if (!absl::SimpleAtod(out.text_, &out.number_)) {
+      out.number_ = out.text_[0] == '-'
+                        ? -std::numeric_limits<double>::infinity()
+                        : std::numeric_limits<double>::infinity();
     }
     return true;
   }

@@ -142,6 +142,10 @@ void MethodOptionsTable::WarnIfServiceNotNamed(const Options& client) const {
   const auto* imported = client.find<ImportedServicesOption>();
   if (imported == nullptr || *imported == nullptr) return;
   const ImportedServices& file = **imported;
+  for (const std::string& warning : file.warnings) {
+    WriteConfigWarning(client, absl::StrCat("stubkit: ", service_,
+                                            ": service config: ", warning));
+  }
   // A `{}` entry covers this service; an awaiter's operations client is
   // rarely named, and its polls follow the file either way.
   if (file.has_default || service_ == "google.longrunning.Operations") return;

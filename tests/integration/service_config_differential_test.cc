@@ -29,17 +29,24 @@
 //
 // ctest label: differential (`ctest -L differential`).
 
+#include <grpc/grpc.h>
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/support/validate_service_config.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <fstream>
+#include <iostream>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
@@ -664,6 +671,349 @@ TEST(ServiceConfigDifferentialTest, HedgingFollowsPushback) {
     ExpectHedgedAsA6Says(Config({EchoEntry(Hedging(3, "1s"))}), delayed);
     ExpectHedgedAsA6Says(Config({EchoEntry(Hedging(3, "0.050s"))}), stop);
   }
+}
+
+// ---------------------------------------------------------------------------
+// Issue 39 item 6: gRPC's own validator as the oracle. Each file of the
+// corpus (hand-written edge cases, and every field of a valid file swapped
+// for values of other types, out of range, missing, null or duplicated) is
+// judged by `grpc::experimental::ValidateServiceConfigJSON` (gRPC 1.51)
+// here, and by `ParseServiceConfig`. They must agree, except where the
+// case names a difference listed in docs/service-config.md ("Files gRPC
+// 1.51 and stubkit judge differently"), and the list here must be the
+// docs' list.
+
+// The documented differences (labels as the docs' bullets begin).
+constexpr const char* kIntegerCodes = "integer status codes";
+constexpr const char* kNoMaxAttempts = "retryPolicy without maxAttempts";
+constexpr const char* kRecvTimeout = "perAttemptRecvTimeout";
+constexpr const char* kHedging = "hedgingPolicy";
+constexpr const char* kNanMultiplier = "NaN backoffMultiplier";
+constexpr const char* kSignedFraction = "signed fraction in a duration";
+constexpr const char* kNotJson = "text that is not JSON";
+constexpr const char* kLoadBalancing = "fields stubkit does not read";
+const std::vector<std::string>& AllowedDifferences() {
+  static const auto* list = new std::vector<std::string>{
+      kIntegerCodes,  kNoMaxAttempts,  kRecvTimeout, kHedging,
+      kNanMultiplier, kSignedFraction, kNotJson,     kLoadBalancing};
+  return *list;
+}
+
+struct OracleCase {
+  std::string label;
+  std::string json;
+  const char* allowed = nullptr;  // a documented difference, if any
+};
+
+// A valid file with one field replaced: `fields` maps a field's name to
+// its JSON text; a field mapped to "" is left out.
+std::string OracleFile(const std::map<std::string, std::string>& fields) {
+  auto field = [&](const std::string& key, const std::string& value) {
+    auto it = fields.find(key);
+    const std::string& text = it == fields.end() ? value : it->second;
+    return text.empty() ? std::string()
+                        : absl::StrCat("\"", key, "\": ", text, ", ");
+  };
+  std::string retry = absl::StrCat(
+      "{", field("maxAttempts", "3"), field("initialBackoff", "\"0.1s\""),
+      field("maxBackoff", "\"1s\""), field("backoffMultiplier", "2"),
+      field("perAttemptRecvTimeout", ""),
+      field("retryableStatusCodes", "[\"UNAVAILABLE\"]"), "\"x\": 0}");
+  std::string entry = absl::StrCat(
+      "{", field("name", R"([{"service": "a.B", "method": "C"}])"),
+      field("timeout", "\"1s\""), field("waitForReady", "true"),
+      field("maxRequestMessageBytes", ""), field("hedgingPolicy", ""),
+      field("retryPolicy", retry), "\"x\": 0}");
+  std::string throttling = absl::StrCat(
+      "{", field("maxTokens", "10"), field("tokenRatio", "0.1"), "\"x\": 0}");
+  return absl::StrCat("{", field("methodConfig", "[" + entry + "]"),
+                      field("retryThrottling", throttling),
+                      field("loadBalancingConfig", ""), "\"x\": 0}");
+}
+
+std::vector<OracleCase> OracleCorpus() {
+  std::vector<OracleCase> corpus;
+  // Field -> values, each with the documented difference it may show.
+  struct Value {
+    std::string text;
+    const char* allowed = nullptr;
+  };
+  const std::vector<Value> durations = {{"\"1s\""},
+                                        {"\"0.100s\""},
+                                        {"\"0s\""},
+                                        {"\"0.0001s\""},
+                                        {"\"1 s\""},
+                                        {"\" 1s\""},
+                                        {"\"+1s\""},
+                                        {"\"-1s\""},
+                                        {"\"-0.5s\""},
+                                        {"\"1.s\""},
+                                        {"\".5s\""},
+                                        {"\"1.0000000001s\""},
+                                        {"\"1S\""},
+                                        {"1"},
+                                        {"null"},
+                                        {"\"100000000000s\""},
+                                        {"\"315576000001s\""},
+                                        {"\"abc\""},
+                                        {"true"},
+                                        {"[]"},
+                                        {"\"1.-5s\"", kSignedFraction},
+                                        {"\"10000000000s\""},
+                                        {"\"0.0015s\""},
+                                        {""}};
+  const std::vector<std::pair<std::string, std::vector<Value>>> fields = {
+      {"timeout", durations},
+      {"initialBackoff", durations},
+      {"maxBackoff", durations},
+      {"maxAttempts",
+       {{"2"},
+        {"5"},
+        {"6"},
+        {"1"},
+        {"0"},
+        {"-1"},
+        {"\"3\""},
+        {"\"3 \""},
+        {"3.5"},
+        {"true"},
+        {"null"},
+        {"99999999999"},
+        {"", kNoMaxAttempts}}},
+      {"backoffMultiplier",
+       {{"2"},
+        {"0.5"},
+        {"0"},
+        {"-1"},
+        {"\"2\""},
+        {"1e400"},
+        {"\"inf\""},
+        {"\"NaN\"", kNanMultiplier},
+        {"\"1e-50\""},
+        {"\" 2 \""},
+        {"true"},
+        {"null"},
+        {"-0.0"},
+        {""}}},
+      {"retryableStatusCodes",
+       {{R"(["OK"])"},
+        {R"(["OK", "UNAVAILABLE"])"},
+        {"[14]", kIntegerCodes},
+        {R"(["UNAVAILABLE", 14])", kIntegerCodes},
+        {R"(["unavailable"])"},
+        {"[]"},
+        {R"("UNAVAILABLE")"},
+        {"null"},
+        {R"(["UNAVAILABLE", "UNAVAILABLE", "ABORTED"])"},
+        {"[null]"},
+        {""}}},
+      {"perAttemptRecvTimeout",
+       {{"\"1s\""},
+        {"\"0s\"", kRecvTimeout},
+        {"\"-1s\"", kRecvTimeout},
+        {"\"abc\"", kRecvTimeout},
+        {"5", kRecvTimeout}}},
+      {"waitForReady", {{"false"}, {"\"true\""}, {"1"}, {"null"}, {""}}},
+      {"name",
+       {{R"([{"service": "a.B"}])"},
+        {"[{}]"},
+        {"[]"},
+        {""},
+        {"null"},
+        {R"({"service": "a.B"})"},
+        {R"(["a.B"])"},
+        {R"([{"method": "C"}])"},
+        {R"([{"service": 5}])"},
+        {R"([{"service": "a.B", "method": null}])"},
+        {R"([{"service": "a.B"}, {"service": "a.B"}])"},
+        {R"([{"service": "a.B", "method": ""}, {"service": "a.B"}])"},
+        {R"([{"service": "a.B", "method": "C"}, {"service": "a.B"}])"},
+        {R"([{"service": "a.B", "extra": 1}])"},
+        {R"([{"service": "", "method": ""}])"},
+        {"[null]"}}},
+      {"maxTokens",
+       {{"1"},
+        {"0"},
+        {"5000"},
+        {"4294967295"},
+        {"4294967296"},
+        {"-1"},
+        {"1.5"},
+        {"\"3\""},
+        {"\"1e2\""},
+        {"null"},
+        {"true"},
+        {""}}},
+      {"tokenRatio",
+       {{"2"},
+        {"0.0001"},
+        {"0.0019"},
+        {"\"0.5\""},
+        {"1e2"},
+        {"-1"},
+        {"\" 1\""},
+        {"\"0.5.5\""},
+        {"true"},
+        {"null"},
+        {"11"},
+        {""}}},
+      {"maxRequestMessageBytes",
+       {{"1024"}, {"\"1024\""}, {"-1"}, {"\"abc\""}, {"4294967296"}}},
+      {"hedgingPolicy",
+       {{R"({"maxAttempts": 3})"},
+        {R"({"maxAttempts": 3, "hedgingDelay": "0.1s", "nonFatalStatusCodes": ["UNAVAILABLE"]})"},
+        {R"({"maxAttempts": "x", "hedgingDelay": 5})", kHedging},
+        {"{}", kHedging},
+        {"5", kHedging},
+        {"null"},
+        {R"({"maxAttempts": 1})", kHedging},
+        {R"({"maxAttempts": 3, "hedgingDelay": "-1s"})", kHedging}}},
+      {"retryPolicy", {{"null"}, {"[]"}, {"{}"}, {"5"}}},
+      {"methodConfig",
+       {{"null"}, {"{}"}, {"[]"}, {"[5]"}, {"[null]"}, {"[{}]"}}},
+      {"retryThrottling", {{"null"}, {"[]"}, {"{}"}, {"5"}}},
+      {"loadBalancingConfig",
+       {{R"([{"round_robin": {}}])"},
+        {R"([{"no_such_policy": {}}])", kLoadBalancing}}},
+  };
+  for (const auto& [key, values] : fields) {
+    for (const Value& value : values) {
+      corpus.push_back(
+          {absl::StrCat(key, " = ",
+                        value.text.empty() ? "(absent)" : value.text),
+           OracleFile({{key, value.text}}), value.allowed});
+    }
+  }
+  // Hedging alone, without the retryPolicy.
+  corpus.push_back({"hedgingPolicy alone",
+                    OracleFile({{"retryPolicy", ""},
+                                {"hedgingPolicy", R"({"maxAttempts": 3})"}})});
+  // Hand-written: JSON syntax and the file's shape.
+  const std::vector<OracleCase> hand = {
+      {"empty object", "{}"},
+      {"empty text", ""},
+      {"whitespace", " \n\t "},
+      {"a list at the top", "[]"},
+      {"a number at the top", "5"},
+      {"trailing comma in an object", R"({"a": 1,})"},
+      {"trailing comma in a list", R"({"a": [1, 2,]})"},
+      {"trailing comma after methodConfig",
+       R"({"methodConfig": [{"name": [{"service": "a.B"}]},]})"},
+      {"trailing comma in a name",
+       R"({"methodConfig": [{"name": [{"service": "a.B",}]}]})"},
+      {"trailing comma after the root", R"({},)"},
+      {"empty member", R"({,})"},
+      {"double comma", R"({"a": [1,, 2]})"},
+      {"comment", "/* c */ {}"},
+      {"line comment", "{} // c"},
+      {"two roots", "{}{}"},
+      {"single quotes", "{'a': 1}"},
+      {"unquoted key", "{a: 1}"},
+      {"lone surrogate", R"({"a": "\ud800"})"},
+      {"escaped e acute", R"({"a": "\u00e9"})"},
+      {"control character", "{\"a\": \"x\ty\"}"},
+      {"leading zero", R"({"a": 01})"},
+      {"number ending in a dot", R"({"a": 1.})"},
+      {"exponent without digits", R"({"a": 1.5e})"},
+      {"a lone minus", R"({"a": -})", kNotJson},
+      {"bad escape", R"({"a": "\x"})"},
+      {"true misspelt", R"({"a": tru})"},
+      {"NaN literal", R"({"a": NaN})"},
+      {"duplicate top-level key",
+       R"({"methodConfig": [], "methodConfig": []})"},
+      {"duplicate key in an entry",
+       R"({"methodConfig": [{"name": [{}], "timeout": "1s", "timeout": "2s"}]})"},
+      {"duplicate unknown key", R"({"x": 1, "x": 2})"},
+      {"snake_case method_config",
+       R"({"method_config": [{"name": [{"service": "a.B"}], "timeout": "1s"}]})"},
+      {"snake_case retry_policy",
+       R"({"methodConfig": [{"name": [{"service": "a.B"}], "retry_policy": {"maxAttempts": 3}}]})"},
+      {"two default entries",
+       R"({"methodConfig": [{"name": [{}]}, {"name": [{"service": ""}]}]})"},
+      {"the same service in two entries",
+       R"({"methodConfig": [{"name": [{"service": "a.B"}]}, {"name": [{"service": "a.B"}]}]})"},
+      {"method and service entries",
+       R"({"methodConfig": [{"name": [{"service": "a.B", "method": "C"}]}, {"name": [{"service": "a.B"}]}, {"name": [{}]}]})"},
+      {"deep nesting in an unknown field",
+       absl::StrCat("{\"x\": ", std::string(60, '['), std::string(60, ']'),
+                    "}")},
+      {"UTF-8 BOM", "\xEF\xBB\xBF{}"},
+      {"invalid UTF-8", "{\"a\": \"\xC3\x28\"}"},
+  };
+  corpus.insert(corpus.end(), hand.begin(), hand.end());
+  return corpus;
+}
+
+// The docs' list: the bullets "- **label**" under the heading "### Files
+// gRPC 1.51 and stubkit judge differently".
+std::vector<std::string> DocumentedDifferences() {
+  std::vector<std::string> labels;
+#ifdef STUBKIT_SOURCE_DIR
+  std::ifstream docs(std::string(STUBKIT_SOURCE_DIR) +
+                     "/docs/service-config.md");
+  std::string line;
+  bool in_section = false;
+  while (std::getline(docs, line)) {
+    if (absl::StartsWith(line, "#")) {
+      in_section = absl::StrContains(
+          line, "Files gRPC 1.51 and stubkit judge differently");
+      continue;
+    }
+    if (in_section && absl::StartsWith(line, "- **")) {
+      const size_t end = line.find("**", 4);
+      labels.push_back(line.substr(4, end - 4));
+    }
+  }
+#endif
+  return labels;
+}
+
+TEST(ServiceConfigOracleTest, TheDocsListTheAllowedDifferences) {
+#ifndef STUBKIT_SOURCE_DIR
+  GTEST_SKIP() << "built without STUBKIT_SOURCE_DIR";
+#endif
+  std::vector<std::string> documented = DocumentedDifferences();
+  std::vector<std::string> allowed = AllowedDifferences();
+  std::sort(documented.begin(), documented.end());
+  std::sort(allowed.begin(), allowed.end());
+  EXPECT_EQ(documented, allowed);
+}
+
+TEST(ServiceConfigOracleTest, GrpcsValidatorAgrees) {
+  // The validator needs gRPC's core initialized.
+  grpc_init();
+  const std::vector<OracleCase> corpus = OracleCorpus();
+  EXPECT_GE(corpus.size(), 100u);
+  int disagreements = 0;
+  for (const OracleCase& c : corpus) {
+    SCOPED_TRACE(absl::StrCat(c.label, "\n  ", c.json));
+    const std::string grpc_error =
+        grpc::experimental::ValidateServiceConfigJSON(c.json);
+    const absl::StatusOr<ServiceConfig> parsed = ParseServiceConfig(c.json);
+    const bool grpc_ok = grpc_error.empty();
+    if (!parsed.ok()) {
+      // Refused with the JSON path, or the place in a text that is not
+      // JSON.
+      EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
+      EXPECT_FALSE(parsed.status().message().empty());
+    }
+    if (grpc_ok == parsed.ok()) continue;
+    ++disagreements;
+    EXPECT_NE(c.allowed, nullptr)
+        << "gRPC " << (grpc_ok ? "accepts" : "refuses: " + grpc_error)
+        << "\n  stubkit "
+        << (parsed.ok() ? std::string("accepts")
+                        : "refuses: " + std::string(parsed.status().message()));
+  }
+  grpc_shutdown();
+  // The corpus shows each documented difference at least once.
+  std::set<std::string> shown;
+  for (const OracleCase& c : corpus) {
+    if (c.allowed != nullptr) shown.insert(c.allowed);
+  }
+  EXPECT_EQ(shown.size(), AllowedDifferences().size());
+  std::cout << corpus.size() << " files, " << disagreements
+            << " documented disagreements\n";
 }
 
 }  // namespace

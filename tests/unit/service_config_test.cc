@@ -499,10 +499,11 @@ TEST(ServiceConfigBadInputTest, WrongTypes) {
             "methodConfig[0].waitForReady: expected true or false");
   EXPECT_EQ(ErrorOf(R"({"retryThrottling": {"maxTokens": 10,
                         "tokenRatio": "x"}})"),
-            "retryThrottling.tokenRatio: expected a number, got \"x\"");
+            "retryThrottling.tokenRatio: expected a number such as 0.1, got "
+            "\"x\"");
   EXPECT_EQ(ErrorOf(Default(R"("timeout": 5)")),
             "methodConfig[0].timeout: not a duration such as \"0.100s\" "
-            "(got 5)");
+            "(not a string; got 5)");
   EXPECT_EQ(ErrorOf(R"({"methodConfig": [{"name": [{}], "retryPolicy": 3}]})"),
             "methodConfig[0].retryPolicy: expected an object, got 3");
   EXPECT_EQ(ErrorOf(Default(R"("retryPolicy": {"maxAttempts": 2,
@@ -548,12 +549,14 @@ TEST(ServiceConfigBadInputTest, MessagesNameThePathAndTheValue) {
 }
 
 // As gRPC reads a service config: integers and numbers may be strings, a
-// null field is an absent one, and what stubkit does not read is ignored
+// null field is an absent one where gRPC 1.51 takes it so (it refuses a
+// null timeout: see FilesGrpcAcceptsLoad), and what stubkit does not read
+// is ignored
 // (proto field names such as "method_config" included: gRPC's JSON names
 // only).
 TEST(ServiceConfigTest, ReadsValuesAsGrpcDoes) {
   ServiceConfig config = MustParse(R"({"methodConfig": [{"name": [{}],
-      "timeout": null, "waitForReady": null, "hedgingPolicy": null,
+      "waitForReady": null, "hedgingPolicy": null,
       "retryPolicy": {"maxAttempts": "3", "initialBackoff": "0.5s",
           "maxBackoff": "2s", "backoffMultiplier": "2",
           "retryableStatusCodes": ["UNAVAILABLE"], "newerField": {"x": [1]}},
@@ -585,8 +588,6 @@ TEST(ServiceConfigBadInputTest, UnknownCodeNames) {
             path +
                 "[0]: unknown status code \"UN\\x0aAVAILABLE\" (names are "
                 "gRPC's, e.g. \"UNAVAILABLE\")");
-  EXPECT_EQ(ErrorOf(RetryWithCodes(R"(["OK"])")),
-            path + "[0]: OK is not a failure");
   EXPECT_EQ(ErrorOf(RetryWithCodes("[17]")),
             path + "[0]: status code numbers are 1 to 16, got 17");
   EXPECT_EQ(ErrorOf(RetryWithCodes("[0]")),
@@ -614,27 +615,29 @@ TEST(ServiceConfigBadInputTest, NegativeZeroOrMalformedDurations) {
                 {"name": [{"service": "a.B"}]},
                 {"name": [{"service": "a.C"}], )" +
                     Retry("-1s", "10s") + "}]}"),
-            "methodConfig[2].retryPolicy.initialBackoff: must be positive, "
-            "got \"-1s\"");
+            "methodConfig[2].retryPolicy.initialBackoff: seconds must be in "
+            "[0, 315576000000], got \"-1s\"");
   EXPECT_EQ(ErrorOf(Default(Retry("0s", "10s"))),
-            "methodConfig[0].retryPolicy.initialBackoff: must be positive, "
-            "got \"0s\"");
-  EXPECT_EQ(ErrorOf(Default(Retry("1s", "-0.5s"))),
-            "methodConfig[0].retryPolicy.maxBackoff: must be positive, got "
-            "\"-0.500s\"");
+            "methodConfig[0].retryPolicy.initialBackoff: must be greater than "
+            "0 (in whole milliseconds)");
+  // Below a millisecond is 0 to gRPC.
+  EXPECT_EQ(ErrorOf(Default(Retry("0.0009s", "10s"))),
+            "methodConfig[0].retryPolicy.initialBackoff: must be greater than "
+            "0 (in whole milliseconds)");
   EXPECT_EQ(ErrorOf(Default(R"("timeout": "-3s")")),
-            "methodConfig[0].timeout: must not be negative, got \"-3s\"");
+            "methodConfig[0].timeout: seconds must be in [0, 315576000000], "
+            "got \"-3s\"");
   EXPECT_EQ(ErrorOf(Default(R"("timeout": "1.5")")),
             "methodConfig[0].timeout: not a duration such as \"0.100s\" "
-            "(got \"1.5\")");
+            "(no s suffix; got \"1.5\")");
+  // A signed fraction, which gRPC reads (1.-5s is 0.95 s): documented.
+  EXPECT_THAT(ErrorOf(Default(R"("timeout": "1.-5s")")),
+              HasSubstr("a signed fraction"));
   EXPECT_THAT(ErrorOf(Default(Retry("abc", "10s"))),
               StartsWith("methodConfig[0].retryPolicy.initialBackoff: not a "
                          "duration such as \"0.100s\""));
   EXPECT_THAT(ErrorOf(Default(R"("timeout": "99999999999999s")")),
-              StartsWith("methodConfig[0].timeout: not a duration"));
-  // Valid protobuf Durations beyond what nanoseconds hold.
-  EXPECT_EQ(ErrorOf(Default(R"("timeout": "315576000000s")")),
-            "methodConfig[0].timeout: too large, got \"315576000000s\"");
+              StartsWith("methodConfig[0].timeout: seconds must be in"));
   // A zero hedging delay is valid (every hedge at once); negative is not.
   EXPECT_EQ(ErrorOf(Default(R"("hedgingPolicy": {"maxAttempts": 2,
                 "hedgingDelay": "-0.001s"})")),
@@ -644,17 +647,18 @@ TEST(ServiceConfigBadInputTest, NegativeZeroOrMalformedDurations) {
 
 TEST(ServiceConfigBadInputTest, MultiplierNotPositive) {
   EXPECT_EQ(ErrorOf(Default(Retry("1s", "10s", "0"))),
-            "methodConfig[0].retryPolicy.backoffMultiplier: must be positive, "
-            "got 0");
+            "methodConfig[0].retryPolicy.backoffMultiplier: must be greater "
+            "than 0 (as a float), got 0");
   EXPECT_EQ(ErrorOf(Default(Retry("1s", "10s", "-2"))),
-            "methodConfig[0].retryPolicy.backoffMultiplier: must be positive, "
-            "got -2");
+            "methodConfig[0].retryPolicy.backoffMultiplier: must be greater "
+            "than 0 (as a float), got -2");
+  // 0 as gRPC's float.
+  EXPECT_EQ(ErrorOf(Default(Retry("1s", "10s", "1e-50"))),
+            "methodConfig[0].retryPolicy.backoffMultiplier: must be greater "
+            "than 0 (as a float), got 1e-50");
   EXPECT_EQ(ErrorOf(Default(Retry("1s", "10s", "\"NaN\""))),
-            "methodConfig[0].retryPolicy.backoffMultiplier: must be positive, "
-            "got nan");
-  EXPECT_EQ(ErrorOf(Default(Retry("1s", "10s", "\"Infinity\""))),
-            "methodConfig[0].retryPolicy.backoffMultiplier: must be positive, "
-            "got inf");
+            "methodConfig[0].retryPolicy.backoffMultiplier: NaN is not a "
+            "multiplier (stubkit refuses it)");
 }
 
 // Issue 23 item 5: files gRFC A6 accepts.
@@ -670,9 +674,18 @@ TEST(ServiceConfigMappingTest, FilesA6Accepts) {
             milliseconds(1500));
   EXPECT_EQ(capped.get<BackoffPolicyOption>().maximum_delay(),
             milliseconds(1500));
-  // ... unless the multiplier is below 1 too, which stubkit cannot express.
-  EXPECT_THAT(ErrorOf(Default(Retry("2s", "1.500s", "0.5"))),
-              HasSubstr("retryPolicy.maxBackoff: below initialBackoff"));
+  // ... also with a multiplier below 1, which gRPC accepts: the waits
+  // start at maxBackoff, with a warning (issue 39 item 6).
+  ServiceConfig shrinking_capped =
+      MustParse(Default(Retry("2s", "1.500s", "0.5")));
+  EXPECT_EQ(shrinking_capped.OptionsFor("a.B.C")
+                .get<BackoffPolicyOption>()
+                .initial_delay(),
+            milliseconds(1500));
+  EXPECT_THAT(shrinking_capped.warnings(),
+              ElementsAre(HasSubstr("retryPolicy.maxBackoff: below "
+                                    "initialBackoff with a backoffMultiplier "
+                                    "below 1")));
   // timeout "0s" is no timeout, as in gRPC.
   ServiceConfig zero = MustParse(R"({"methodConfig": [
       {"name": [{}], "timeout": "5s"},
@@ -680,10 +693,115 @@ TEST(ServiceConfigMappingTest, FilesA6Accepts) {
   EXPECT_EQ(zero.OptionsFor("a.B.C").get<TotalTimeoutOption>(),
             nanoseconds::zero());
   EXPECT_EQ(zero.OptionsFor("x.Y.Z").get<TotalTimeoutOption>(), seconds(5));
-  // Both policies in one entry: A6 allows one, so does stubkit.
+  // Both policies in one entry: A6 allows one; gRPC 1.51 accepts it and
+  // retries by the retryPolicy, and so does stubkit, with a warning.
+  ServiceConfig both = MustParse(Default(
+      std::string(kRetry) + R"(, "hedgingPolicy": {"maxAttempts": 2})"));
+  EXPECT_FALSE(both.OptionsFor("a.B.C").get<HedgingPolicyOption>().enabled());
+  EXPECT_GT(both.OptionsFor("a.B.C").get<RetryPolicyOption>().max_failures(),
+            0);
+  EXPECT_THAT(both.warnings(),
+              ElementsAre(HasSubstr("the hedgingPolicy is ignored")));
+  // ... and the hedgingPolicy must still be valid by A6.
   EXPECT_THAT(ErrorOf(Default(std::string(kRetry) +
-                              R"(, "hedgingPolicy": {"maxAttempts": 2})")),
-              HasSubstr("has both a retryPolicy and a hedgingPolicy"));
+                              R"(, "hedgingPolicy": {"maxAttempts": 1})")),
+              HasSubstr("hedgingPolicy.maxAttempts"));
+}
+
+// Issue 39 item 6: files gRPC 1.51 accepts (its ValidateServiceConfigJSON
+// says so; see ServiceConfigOracleTest) load, behave as under gRPC, and
+// say where stubkit reads them differently.
+TEST(ServiceConfigMappingTest, FilesGrpcAcceptsLoad) {
+  // "OK" in retryableStatusCodes: ignored, as gRPC never retries OK.
+  ServiceConfig ok = MustParse(Default(
+      R"("retryPolicy": {"maxAttempts": 3, "initialBackoff": "1s",
+          "maxBackoff": "1s", "backoffMultiplier": 1,
+          "retryableStatusCodes": ["OK", "UNAVAILABLE"]})"));
+  const StatusCodeSet codes =
+      ok.OptionsFor("a.B.C").get<RetryPolicyOption>().retryable_codes();
+  EXPECT_EQ(codes, StatusCodeSet{grpc::StatusCode::UNAVAILABLE});
+  EXPECT_THAT(ok.warnings(),
+              ElementsAre(StartsWith("methodConfig[0].retryPolicy."
+                                     "retryableStatusCodes[0]: \"OK\"")));
+  // Only "OK": a policy that retries nothing.
+  ServiceConfig only_ok = MustParse(Default(
+      R"("retryPolicy": {"maxAttempts": 3, "initialBackoff": "1s",
+          "maxBackoff": "1s", "backoffMultiplier": 1,
+          "retryableStatusCodes": ["OK"]})"));
+  EXPECT_EQ(only_ok.OptionsFor("a.B.C").get<RetryPolicyOption>().max_failures(),
+            0);
+  // maxTokens above 1000: 1000, with a warning; tokenRatio above maxTokens
+  // behaves as maxTokens.
+  ServiceConfig big = MustParse(
+      R"({"retryThrottling": {"maxTokens": 5000, "tokenRatio": 0.1}})");
+  ASSERT_NE(big.throttle(), nullptr);
+  EXPECT_EQ(big.throttle()->max_tokens(), 1000);
+  EXPECT_THAT(big.warnings(),
+              ElementsAre(StartsWith("retryThrottling.maxTokens: 5000 counts "
+                                     "as 1000")));
+  ServiceConfig ratio =
+      MustParse(R"({"retryThrottling": {"maxTokens": 1, "tokenRatio": 2}})");
+  ASSERT_NE(ratio.throttle(), nullptr);
+  EXPECT_EQ(ratio.throttle()->max_tokens(), 1);
+  // Durations beyond what nanoseconds hold: no timeout, 100 years.
+  ServiceConfig far = MustParse(Default(
+      R"("timeout": "100000000000s", "retryPolicy": {"maxAttempts": 3,
+          "initialBackoff": "1s", "maxBackoff": "10000000000s",
+          "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]})"));
+  EXPECT_EQ(far.OptionsFor("a.B.C").get<TotalTimeoutOption>(),
+            nanoseconds::zero());
+  EXPECT_EQ(far.OptionsFor("a.B.C").get<BackoffPolicyOption>().maximum_delay(),
+            std::chrono::hours(24) * 36525);
+  EXPECT_EQ(far.warnings().size(), 2u);
+  // "1 s", as gRPC reads it, with a warning.
+  ServiceConfig spaced = MustParse(Default(R"("timeout": "1 s")"));
+  EXPECT_EQ(spaced.OptionsFor("a.B.C").get<TotalTimeoutOption>(), seconds(1));
+  EXPECT_THAT(spaced.warnings(),
+              ElementsAre(StartsWith("methodConfig[0].timeout: \"1 s\" is not "
+                                     "protobuf's duration form")));
+  // Under a millisecond: truncated, as gRPC keeps milliseconds.
+  EXPECT_EQ(MustParse(Default(R"("timeout": "0.0015s")"))
+                .OptionsFor("a.B.C")
+                .get<TotalTimeoutOption>(),
+            milliseconds(1));
+  // Entries without a name, or with an empty list: they apply to nothing.
+  ServiceConfig unnamed = MustParse(R"({"methodConfig": [
+      {"timeout": "1s"}, {"name": [], "timeout": "2s"},
+      {"name": [{"service": "a.B"}], "timeout": "3s"}]})");
+  EXPECT_EQ(unnamed.OptionsFor("a.B.C").get<TotalTimeoutOption>(), seconds(3));
+  EXPECT_EQ(unnamed.OptionsFor("x.Y.Z").get<TotalTimeoutOption>(),
+            nanoseconds::zero());
+  EXPECT_THAT(unnamed.warnings(),
+              ElementsAre(StartsWith("methodConfig[0].name: lists no name"),
+                          StartsWith("methodConfig[1].name: lists no name")));
+  // A number beyond a double: JSON still (gRPC takes it).
+  ServiceConfig huge = MustParse(Default(
+      R"("retryPolicy": {"maxAttempts": 3, "initialBackoff": "1s",
+          "maxBackoff": "4s", "backoffMultiplier": 1e400,
+          "retryableStatusCodes": ["UNAVAILABLE"]})"));
+  EXPECT_EQ(huge.OptionsFor("a.B.C").get<BackoffPolicyOption>().DelayFor(2, 1),
+            seconds(4));
+  // Null where gRPC refuses it.
+  EXPECT_EQ(ErrorOf(Default(R"("timeout": null)")),
+            "methodConfig[0].timeout: must not be null (gRPC refuses it)");
+}
+
+// Issue 39 item 6: a client writes the file's warnings once, to its sink.
+TEST(ServiceConfigMappingTest, AClientWritesTheWarningsToItsSink) {
+  struct Sink : LogSink {
+    void Write(absl::string_view line) override { lines.emplace_back(line); }
+    std::vector<std::string> lines;
+  };
+  auto sink = std::make_shared<Sink>();
+  ServiceConfig config = MustParse(R"({"methodConfig": [
+      {"name": [{"service": "a.B"}], "timeout": "1 s"}]})");
+  internal::MethodOptionsTable table(
+      config.ToOptions().set<LogSinkOption>(sink), "a.B", {"C"});
+  EXPECT_THAT(sink->lines,
+              ElementsAre("stubkit: a.B: service config: "
+                          "methodConfig[0].timeout: \"1 s\" is not "
+                          "protobuf's duration form; read as gRPC 1.51 reads "
+                          "it, 1000 ms"));
 }
 
 // Issue 23 item 6: gRPC's experimental per-attempt timeout.
@@ -754,20 +872,9 @@ TEST(ServiceConfigBadInputTest, KeyGivenTwice) {
             "retryThrottling.tokenRatio: given more than once");
 }
 
-TEST(ServiceConfigBadInputTest, BothRetryAndHedgingPolicy) {
-  EXPECT_EQ(ErrorOf(Default(Retry("1s", "1s") +
-                            R"(, "hedgingPolicy": {"maxAttempts": 2})")),
-            "methodConfig[0]: has both a retryPolicy and a hedgingPolicy "
-            "(gRPC allows one)");
-}
-
-TEST(ServiceConfigBadInputTest, EmptyOrMissingNameList) {
-  EXPECT_EQ(ErrorOf(R"({"methodConfig": [{"name": [{}]}, {"name": []}]})"),
-            "methodConfig[1].name: must list at least one name ({} for every "
-            "method)");
-  EXPECT_EQ(ErrorOf(R"({"methodConfig": [{"timeout": "1s"}]})"),
-            "methodConfig[0].name: must list at least one name ({} for every "
-            "method)");
+// An empty or missing name list loads (FilesGrpcAcceptsLoad); a method
+// without its service does not, as under gRPC.
+TEST(ServiceConfigBadInputTest, MethodWithoutService) {
   EXPECT_EQ(ErrorOf(R"({"methodConfig": [{"name": [{"method": "Get"}]}]})"),
             "methodConfig[0].name[0]: method \"Get\" needs a service");
 }
@@ -800,13 +907,20 @@ TEST(ServiceConfigBadInputTest, MissingRetryPolicyFields) {
 TEST(ServiceConfigBadInputTest, RetryThrottling) {
   EXPECT_EQ(ErrorOf(R"({"retryThrottling": {"maxTokens": 0,
                 "tokenRatio": 0.1}})"),
-            "retryThrottling.maxTokens: must be in (0, 1000], got 0");
-  EXPECT_EQ(ErrorOf(R"({"retryThrottling": {"maxTokens": 1001,
+            "retryThrottling.maxTokens: must be greater than 0");
+  EXPECT_EQ(ErrorOf(R"({"retryThrottling": {"maxTokens": 4294967296,
                 "tokenRatio": 0.1}})"),
-            "retryThrottling.maxTokens: must be in (0, 1000], got 1001");
+            "retryThrottling.maxTokens: expected an integer in [1, "
+            "4294967295], got 4294967296");
   EXPECT_EQ(ErrorOf(R"({"retryThrottling": {"maxTokens": 10,
                 "tokenRatio": 0}})"),
-            "retryThrottling.tokenRatio: must be in [0.001, maxTokens], got 0");
+            "retryThrottling.tokenRatio: must be greater than 0 (in "
+            "thousandths), got 0");
+  // gRPC counts 3 decimals: 0.0009 is 0.
+  EXPECT_EQ(ErrorOf(R"({"retryThrottling": {"maxTokens": 10,
+                "tokenRatio": 0.0009}})"),
+            "retryThrottling.tokenRatio: must be greater than 0 (in "
+            "thousandths), got 0.0009");
   EXPECT_EQ(ErrorOf(R"({"retryThrottling": {"tokenRatio": 1}})"),
             "retryThrottling.maxTokens: is required");
   EXPECT_EQ(ErrorOf(R"({"retryThrottling": {"maxTokens": 10}})"),
@@ -831,8 +945,8 @@ TEST(ServiceConfigFileTest, BadContentNamesTheFile) {
   EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(config.status().message(),
             path +
-                ": methodConfig[0].timeout: must not be negative, got "
-                "\"-1s\"");
+                ": methodConfig[0].timeout: seconds must be in [0, "
+                "315576000000], got \"-1s\"");
   std::remove(path.c_str());
 }
 

@@ -52,6 +52,8 @@ struct ImportedServices {
   std::vector<std::string> services;  // sorted
   bool has_default = false;           // a `{}` entry covers every service
   bool keep_stubkit_defaults = false;
+  // `ServiceConfig::warnings()`: written once per client.
+  std::vector<std::string> warnings;
 };
 struct ImportedServicesOption {
   using Type = std::shared_ptr<const ImportedServices>;
