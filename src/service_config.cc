@@ -236,6 +236,48 @@ absl::StatusOr<nanoseconds> ToNanoseconds(const Duration& d,
   return std::chrono::seconds(d.seconds) + nanoseconds(d.nanos);
 }
 
+// The key of `known` that `key` probably meant: the same letters but for
+// case, '_' and '-' ("method_config", "MethodConfig"); empty if none.
+std::string MeantKey(absl::string_view key,
+                     std::initializer_list<absl::string_view> known) {
+  auto letters = [](absl::string_view text) {
+    std::string out;
+    for (char c : text) {
+      if (c != '_' && c != '-') out.push_back(absl::ascii_tolower(c));
+    }
+    return out;
+  };
+  const std::string wanted = letters(key);
+  for (absl::string_view candidate : known) {
+    if (letters(candidate) == wanted) return std::string(candidate);
+  }
+  return "";
+}
+
+// Warns of each key of `object` that gRPC 1.51 does not read there (`known`
+// lists what it reads, including what stubkit ignores): ignored by both,
+// but named, with the spelling it probably meant. `hint`, if given, gets
+// the first such misspelling, for the client's "names no method" line.
+void WarnUnknownKeys(const JsonValue& object, absl::string_view path,
+                     std::initializer_list<absl::string_view> known,
+                     Warnings& warnings, std::string* hint = nullptr) {
+  if (object.kind() != JsonValue::Kind::kObject) return;
+  for (const auto& member : object.members()) {
+    const std::string& key = member.first;
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    const std::string meant = MeantKey(key, known);
+    std::string line = "not a key gRPC reads: ignored, as gRPC ignores it";
+    if (!meant.empty()) {
+      absl::StrAppend(&line, "; did you mean \"", meant, "\"?");
+      if (hint != nullptr && hint->empty()) {
+        *hint = absl::StrCat("\"", Printable(key),
+                             "\" is not gRPC's spelling, \"", meant, "\"");
+      }
+    }
+    Warn(warnings, Child(path, Printable(key)), line);
+  }
+}
+
 // Durations gRPC 1.51 reads (timeout, initialBackoff, maxBackoff) are
 // milliseconds; beyond this, a wait or a deadline is never reached.
 constexpr int64_t kFarMillis = int64_t{100} * 36525 * 24 * 3600 * 10;  // 100 y
@@ -463,6 +505,11 @@ absl::Status ParseRetryPolicy(const JsonValue& in,
   if (absl::Status status = ExpectObject(in, path); !status.ok()) {
     return status;
   }
+  WarnUnknownKeys(
+      in, path,
+      {"maxAttempts", "initialBackoff", "maxBackoff", "backoffMultiplier",
+       "retryableStatusCodes", "perAttemptRecvTimeout"},
+      warnings);
   const std::string initial_path = Child(path, "initialBackoff");
   const std::string max_path = Child(path, "maxBackoff");
   const std::string multiplier_path = Child(path, "backoffMultiplier");
@@ -572,6 +619,9 @@ absl::Status ParseHedgingPolicy(const JsonValue& in,
   if (absl::Status status = ExpectObject(in, path); !status.ok()) {
     return status;
   }
+  WarnUnknownKeys(in, path,
+                  {"maxAttempts", "hedgingDelay", "nonFatalStatusCodes"},
+                  warnings);
   const std::string attempts_path = Child(path, "maxAttempts");
   absl::StatusOr<std::optional<int64_t>> max_attempts =
       IntegerMember(in, path, "maxAttempts");
@@ -796,6 +846,7 @@ absl::Status CheckDuplicateKeys(const JsonValue& value,
 absl::StatusOr<std::shared_ptr<RetryThrottle>> ParseThrottling(
     const JsonValue& in, Warnings& warnings) {
   const std::string path = "retryThrottling";
+  WarnUnknownKeys(in, "retryThrottling", {"maxTokens", "tokenRatio"}, warnings);
   const std::string tokens_path = "retryThrottling.maxTokens";
   const std::string ratio_path = "retryThrottling.tokenRatio";
   if (absl::Status status = ExpectObject(in, path); !status.ok()) {
@@ -907,6 +958,11 @@ absl::StatusOr<ServiceConfig> ParseServiceConfig(
   };
   std::map<std::string, Named> names;  // "" is the default
   Warnings warnings;
+  std::string key_hint;  // a misspelt key that may explain an unnamed service
+  WarnUnknownKeys(*root, "",
+                  {"methodConfig", "retryThrottling", "loadBalancingConfig",
+                   "loadBalancingPolicy", "healthCheckConfig"},
+                  warnings, &key_hint);
   absl::StatusOr<const JsonValue*> method_config =
       NonNullMember(*root, "", "methodConfig");
   if (!method_config.ok()) return method_config.status();
@@ -923,6 +979,11 @@ absl::StatusOr<ServiceConfig> ParseServiceConfig(
       if (absl::Status status = ExpectObject(entry, path); !status.ok()) {
         return status;
       }
+      WarnUnknownKeys(
+          entry, path,
+          {"name", "timeout", "waitForReady", "retryPolicy", "hedgingPolicy",
+           "maxRequestMessageBytes", "maxResponseMessageBytes"},
+          warnings, &key_hint);
       const std::string names_path = Child(path, "name");
       absl::StatusOr<const JsonValue*> name_list =
           NonNullMember(entry, path, "name");
@@ -948,6 +1009,8 @@ absl::StatusOr<ServiceConfig> ParseServiceConfig(
         if (absl::Status status = ExpectObject(name, name_path); !status.ok()) {
           return status;
         }
+        WarnUnknownKeys(name, name_path, {"service", "method"}, warnings,
+                        &key_hint);
         std::string name_parts[2];
         const char* keys[2] = {"service", "method"};
         for (int k = 0; k < 2; ++k) {
@@ -1026,6 +1089,7 @@ absl::StatusOr<ServiceConfig> ParseServiceConfig(
   }
 
   config.warnings_ = std::move(warnings);
+  config.key_hint_ = std::move(key_hint);
   return config;
 }
 
@@ -1080,6 +1144,7 @@ void ServiceConfig::SetImported(Options& options,
   imported->has_default = has_default_;
   imported->keep_stubkit_defaults = how_.keep_stubkit_defaults;
   imported->warnings = warnings_;
+  imported->key_hint = key_hint_;
   for (const auto& [key, entry] : entries_) {
     if (service != nullptr && entry.service != *service) continue;
     if (imported->services.empty() ||

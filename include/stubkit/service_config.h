@@ -192,6 +192,9 @@ class ServiceConfig {
   std::map<std::string, Entry> entries_;
   std::shared_ptr<RetryThrottle> throttle_;
   std::vector<std::string> warnings_;
+  // A misspelt key ("method_config"), named when a client finds that the
+  // file names nothing of its service.
+  std::string key_hint_;
 };
 
 // Parses a service config's JSON text.

@@ -163,7 +163,10 @@ void MethodOptionsTable::WarnIfServiceNotNamed(const Options& client) const {
           ", and has no {} entry); its methods are ",
           file.keep_stubkit_defaults ? "left to the client's options"
                                      : "not retried, as under gRPC",
-          ". A typo in the file's \"service\"?"));
+          file.key_hint.empty()
+              ? std::string(". A typo in the file's \"service\"?")
+              : absl::StrCat(". The file's key ", file.key_hint,
+                             ": gRPC and stubkit ignore it")));
 }
 
 void WriteConfigWarning(const Options& client, absl::string_view line) {

@@ -1030,6 +1030,44 @@ TEST(ServiceConfigClientTableTest, ImportedUnknownMethodIsIgnoredAndLogged) {
   EXPECT_TRUE(quiet_sink->lines.empty());
 }
 
+// Issue 39 item 14: a snake_case key (the proto's field name) is ignored,
+// as gRPC ignores it, but named, with the camelCase spelling it meant; and
+// a client of a service the file then names nothing of says why.
+TEST(ServiceConfigClientTableTest, SnakeCaseKeysAreNamedWithTheirSpelling) {
+  ServiceConfig config = MustParse(R"({"method_config": [
+      {"name": [{"service": "a.B"}], "timeout": "1s"}],
+      "retryThrottling": {"max_tokens": 10, "maxTokens": 10,
+                          "tokenRatio": 0.5},
+      "loadBalancingConfig": [{"round_robin": {}}], "x": 1})");
+  EXPECT_THAT(
+      config.warnings(),
+      ElementsAre("method_config: not a key gRPC reads: ignored, as gRPC "
+                  "ignores it; did you mean \"methodConfig\"?",
+                  "x: not a key gRPC reads: ignored, as gRPC ignores it",
+                  "retryThrottling.max_tokens: not a key gRPC reads: "
+                  "ignored, as gRPC ignores it; did you mean \"maxTokens\"?"));
+  auto sink = std::make_shared<LinesSink>();
+  internal::MethodOptionsTable table(
+      config.ToOptions().set<LogSinkOption>(sink), "a.B", {"C"});
+  ASSERT_EQ(sink->lines.size(), 4u);
+  EXPECT_THAT(sink->lines[3],
+              HasSubstr("names no method of this service (it names none, "
+                        "and has no {} entry)"));
+  EXPECT_THAT(sink->lines[3],
+              HasSubstr("The file's key \"method_config\" is not gRPC's "
+                        "spelling, \"methodConfig\""));
+  // In an entry and its policies too.
+  ServiceConfig entry = MustParse(R"({"methodConfig": [
+      {"name": [{"service": "a.B", "Method": "C"}],
+       "retry_policy": {"maxAttempts": 3}}]})");
+  EXPECT_THAT(entry.warnings(),
+              ElementsAre(HasSubstr("methodConfig[0].retry_policy: not a key "
+                                    "gRPC reads"),
+                          HasSubstr("methodConfig[0].name[0].Method: not a "
+                                    "key gRPC reads: ignored, as gRPC "
+                                    "ignores it; did you mean \"method\"?")));
+}
+
 // The typo check of hand-written entries stays.
 TEST(ServiceConfigClientTableTest, HandWrittenUnknownMethodIsRefused) {
   Options client = Options{}.set<MethodOptionsOption>(

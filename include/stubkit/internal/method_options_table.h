@@ -54,6 +54,9 @@ struct ImportedServices {
   bool keep_stubkit_defaults = false;
   // `ServiceConfig::warnings()`: written once per client.
   std::vector<std::string> warnings;
+  // A misspelt key of the file ("\"method_config\" is not gRPC's spelling,
+  // \"methodConfig\""), the likely reason it names nothing of a service.
+  std::string key_hint;
 };
 struct ImportedServicesOption {
   using Type = std::shared_ptr<const ImportedServices>;
