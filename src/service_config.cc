@@ -30,6 +30,7 @@
 #include "stubkit/call_options.h"
 #include "stubkit/hedging.h"
 #include "stubkit/internal/json.h"
+#include "stubkit/internal/method_name.h"
 #include "stubkit/internal/method_options_table.h"
 #include "stubkit/retry_options.h"
 #include "stubkit/retry_policy.h"
@@ -803,17 +804,10 @@ std::string NameForMessages(const std::string& key) {
                      : absl::StrCat("\"", Printable(key), "\"");
 }
 
-// "pkg.Service.Method" or "pkg.Service/Method" -> ("pkg.Service",
-// "Method").
+// The shared parser of method names (either spelling).
 std::pair<absl::string_view, absl::string_view> SplitMethod(
     absl::string_view method) {
-  const size_t slash = method.find('/');
-  if (slash != absl::string_view::npos) {
-    return {method.substr(0, slash), method.substr(slash + 1)};
-  }
-  const size_t dot = method.rfind('.');
-  if (dot == absl::string_view::npos) return {absl::string_view(), method};
-  return {method.substr(0, dot), method.substr(dot + 1)};
+  return internal::SplitMethodName(method);
 }
 
 // gRPC's JSON reader refuses a key given twice in any object, also in

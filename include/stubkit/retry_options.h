@@ -63,8 +63,10 @@ struct IdempotencyOption {
 };
 
 // Per-method idempotency, keyed by the proto full name
-// ("package.Service.Method"). Overrides the proto; `IdempotencyOption` wins
-// over it.
+// ("package.Service.Method"; gRPC's "package.Service/Method" is read the
+// same, as in MethodOptionsOption). Overrides the proto;
+// `IdempotencyOption` wins over it. A generated client refuses a key of
+// its service naming no method of it, or one method under both spellings.
 struct IdempotencyMapOption {
   using Type = absl::flat_hash_map<std::string, Idempotency>;
   static Type Default() { return {}; }

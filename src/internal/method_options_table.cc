@@ -3,11 +3,15 @@
 #include "stubkit/internal/method_options_table.h"
 
 #include <algorithm>
+#include <map>
+#include <optional>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "stubkit/internal/method_name.h"
 #include "stubkit/logging.h"
 
 namespace stubkit {
@@ -46,22 +50,20 @@ MethodOptionsTable::MethodOptionsTable(
   bool any = false;
   std::vector<absl::string_view> ignored;  // imported, naming no method
   for (const auto& [key, options] : *entries) {
-    absl::string_view name = key;
     // Keys of other services are not ours to judge: one options object
     // (a whole service config, say) may cover several services.
-    if (!absl::ConsumePrefix(&name, service_)) continue;
     const bool imported = options.get<ImportedEntryOption>();
-    if (name.empty()) {
+    if (key == service_) {
       service_layer = &options;
     } else {
       // "pkg.Service/Method" (gRPC's spelling) is always a method;
       // "pkg.Service.Method" is one unless it is another service's name.
-      const bool slash = absl::ConsumePrefix(&name, "/");
-      if (!slash && !absl::ConsumePrefix(&name, ".")) {
-        continue;  // "pkg.FooBar" is not "pkg.Foo"
-      }
-      // "pkg.Foo.Bar.Baz", "pkg.Foo.Bar/Baz": a method of pkg.Foo.Bar.
-      if (name.find_first_of("./") != absl::string_view::npos) continue;
+      // Not one: "pkg.FooBar", "pkg.Foo.Bar.Baz", "pkg.Foo.Bar/Baz".
+      bool slash = false;
+      std::optional<absl::string_view> method =
+          MethodOfService(key, service_, &slash);
+      if (!method.has_value()) continue;
+      const absl::string_view name = *method;
       // An imported dotted key is a service ("pkg.Foo.Bar"), never ours.
       if (!slash && imported) continue;
       auto it = std::find(methods_.begin(), methods_.end(), name);
@@ -106,33 +108,27 @@ MethodOptionsTable::MethodOptionsTable(
 void MethodOptionsTable::CheckIdempotencyMap(const Options& client) {
   const auto* map = client.find<IdempotencyMapOption>();
   if (map == nullptr) return;
-  for (const auto& [key, idempotency] : *map) {
-    absl::string_view name = key;
-    if (!absl::ConsumePrefix(&name, service_)) continue;
-    const bool slash = absl::ConsumePrefix(&name, "/");
-    if (!slash && !absl::ConsumePrefix(&name, ".")) continue;
-    if (name.empty() || name.find_first_of("./") != absl::string_view::npos) {
-      continue;  // another service's
-    }
-    const bool known =
-        std::find(methods_.begin(), methods_.end(), name) != methods_.end();
-    if (slash) {
-      // Looked up by "pkg.Service.Method" only: this entry would never
-      // apply. Say which spelling works.
-      status_ = absl::InvalidArgumentError(absl::StrCat(
-          "IdempotencyMapOption: \"", key, "\" is gRPC's spelling; write \"",
-          service_, ".", name, "\"",
-          known ? ""
-                : " (and it names no method"
-                  " of the service)",
-          "; the call was not sent"));
-      return;
-    }
-    if (!known) {
+  // Sorted, so that the first refusal does not depend on hashing.
+  std::map<absl::string_view, absl::string_view> spelled;  // method -> key
+  std::vector<absl::string_view> keys;
+  for (const auto& [key, idempotency] : *map) keys.push_back(key);
+  std::sort(keys.begin(), keys.end());
+  for (absl::string_view key : keys) {
+    // Either spelling, as MethodOptionsOption takes them.
+    std::optional<absl::string_view> name = MethodOfService(key, service_);
+    if (!name.has_value()) continue;  // another service's
+    if (std::find(methods_.begin(), methods_.end(), *name) == methods_.end()) {
       status_ = absl::InvalidArgumentError(absl::StrCat(
           "IdempotencyMapOption: \"", key, "\" names no method of ", service_,
           " (its methods: ", absl::StrJoin(methods_, ", "),
           "); the call was not sent"));
+      return;
+    }
+    auto [it, inserted] = spelled.emplace(*name, key);
+    if (!inserted) {
+      status_ = absl::InvalidArgumentError(absl::StrCat(
+          "IdempotencyMapOption: ", *name, " is given twice, as \"", it->second,
+          "\" and \"", key, "\"; the call was not sent"));
       return;
     }
   }

@@ -17,6 +17,7 @@
 #include "stubkit/internal/deadline.h"
 #include "stubkit/internal/hint_parsing.h"
 #include "stubkit/internal/metadata.h"
+#include "stubkit/internal/method_name.h"
 #include "stubkit/internal/method_options_table.h"
 #include "stubkit/internal/mutex.h"
 #include "stubkit/internal/retry_decision.h"
@@ -50,8 +51,11 @@ bool IsIdempotent(const MethodInfo& method, const OptionsView& options) {
     return *forced == Idempotency::kIdempotent;
   }
   if (const auto* by_name = options.find<IdempotencyMapOption>()) {
-    auto it = by_name->find(method.full_name);
-    if (it != by_name->end()) return it->second == Idempotency::kIdempotent;
+    // Either spelling, "pkg.Service.Method" or "pkg.Service/Method".
+    if (const Idempotency* named =
+            FindByMethodName(*by_name, method.full_name)) {
+      return *named == Idempotency::kIdempotent;
+    }
   }
   return method.default_idempotency == Idempotency::kIdempotent;
 }

@@ -3,6 +3,7 @@
 #include "stubkit/internal/stream_retry.h"
 
 #include "absl/strings/str_cat.h"
+#include "stubkit/internal/method_name.h"
 #include "stubkit/retry_options.h"
 
 namespace stubkit {
@@ -15,7 +16,8 @@ Options StreamCallOptions(const MethodInfo& method, const OptionsView& options,
   Options call = options.call();
   if (!has_hook || options.find<IdempotencyOption>() != nullptr) return call;
   if (const auto* by_name = options.find<IdempotencyMapOption>();
-      by_name != nullptr && by_name->contains(method.full_name)) {
+      by_name != nullptr &&
+      FindByMethodName(*by_name, method.full_name) != nullptr) {
     return call;
   }
   // A hook is the user saying how to re-establish the stream: reopening it

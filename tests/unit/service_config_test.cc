@@ -18,6 +18,8 @@
 #include "stubkit/call_options.h"
 #include "stubkit/hedging.h"
 #include "stubkit/internal/method_options_table.h"
+#include "stubkit/internal/retry_loop_state.h"
+#include "stubkit/internal/stream_retry.h"
 #include "stubkit/logging.h"
 #include "stubkit/retry_options.h"
 #include "stubkit/retry_policy.h"
@@ -965,27 +967,66 @@ constexpr MethodInfo Nth(int index) {
   return MethodInfo{"", RpcKind::kUnary, Idempotency::kIdempotent, index};
 }
 
-// Issue 23, silent misconfigurations: IdempotencyMapOption keys in gRPC's
-// spelling were silently never looked up.
+// Issue 23, silent misconfigurations: IdempotencyMapOption keys that
+// would never apply are refused. Issue 39 item 15: gRPC's spelling,
+// "pkg.Service/Method", applies as MethodOptionsOption's does (one parser
+// of method names).
 TEST(ServiceConfigClientTableTest, IdempotencyMapKeysThatNeverApplyAreRefused) {
-  auto table_for = [](const std::string& key) {
+  auto table_for = [](const IdempotencyMapOption::Type& map) {
     return internal::MethodOptionsTable(
-        Options{}.set<IdempotencyMapOption>({{key, Idempotency::kIdempotent}}),
-        "inventory.v1.Inventory", {"Reserve", "Release"});
+        Options{}.set<IdempotencyMapOption>(map), "inventory.v1.Inventory",
+        {"Reserve", "Release"});
   };
-  EXPECT_EQ(table_for("inventory.v1.Inventory/Reserve").status().message(),
-            "IdempotencyMapOption: \"inventory.v1.Inventory/Reserve\" is "
-            "gRPC's spelling; write \"inventory.v1.Inventory.Reserve\"; the "
-            "call was not sent");
-  EXPECT_EQ(table_for("inventory.v1.Inventory.Reserv").status().message(),
+  auto table_for_key = [&](const std::string& key) {
+    return table_for({{key, Idempotency::kIdempotent}});
+  };
+  EXPECT_TRUE(table_for_key("inventory.v1.Inventory/Reserve").status().ok());
+  EXPECT_TRUE(table_for_key("inventory.v1.Inventory.Reserve").status().ok());
+  EXPECT_EQ(table_for_key("inventory.v1.Inventory.Reserv").status().message(),
             "IdempotencyMapOption: \"inventory.v1.Inventory.Reserv\" names no "
             "method of inventory.v1.Inventory (its methods: Reserve, "
             "Release); the call was not sent");
-  EXPECT_TRUE(table_for("inventory.v1.Inventory.Reserve").status().ok());
+  EXPECT_EQ(table_for_key("inventory.v1.Inventory/Reserv").status().message(),
+            "IdempotencyMapOption: \"inventory.v1.Inventory/Reserv\" names no "
+            "method of inventory.v1.Inventory (its methods: Reserve, "
+            "Release); the call was not sent");
+  // One method in both spellings: which one wins would be arbitrary.
+  EXPECT_EQ(
+      table_for(
+          {{"inventory.v1.Inventory/Reserve", Idempotency::kIdempotent},
+           {"inventory.v1.Inventory.Reserve", Idempotency::kNonIdempotent}})
+          .status()
+          .message(),
+      "IdempotencyMapOption: Reserve is given twice, as "
+      "\"inventory.v1.Inventory.Reserve\" and "
+      "\"inventory.v1.Inventory/Reserve\"; the call was not sent");
   // Other services' keys are not this client's business.
-  EXPECT_TRUE(table_for("inventory.v2.Inventory/Reserve").status().ok());
-  EXPECT_TRUE(table_for("inventory.v1.InventoryAdmin.X").status().ok());
-  EXPECT_TRUE(table_for("inventory.v1.Inventory.Sub.X").status().ok());
+  EXPECT_TRUE(table_for_key("inventory.v2.Inventory/Reserve").status().ok());
+  EXPECT_TRUE(table_for_key("inventory.v1.InventoryAdmin.X").status().ok());
+  EXPECT_TRUE(table_for_key("inventory.v1.Inventory.Sub.X").status().ok());
+  EXPECT_TRUE(table_for_key("inventory.v1.Inventory.Sub/X").status().ok());
+}
+
+// Issue 39 item 15: a call looks its method up in IdempotencyMapOption in
+// either spelling, for unary calls and streams alike.
+TEST(ServiceConfigClientTableTest, IdempotencyMapTakesGrpcsSpelling) {
+  constexpr MethodInfo kReserve{"inventory.v1.Inventory.Reserve",
+                                RpcKind::kUnary, Idempotency::kNonIdempotent,
+                                0};
+  for (const char* key :
+       {"inventory.v1.Inventory/Reserve", "inventory.v1.Inventory.Reserve"}) {
+    SCOPED_TRACE(key);
+    const Options client =
+        Options{}.set<IdempotencyMapOption>({{key, Idempotency::kIdempotent}});
+    const Options call;
+    EXPECT_TRUE(internal::IsIdempotent(kReserve, OptionsView(call, client)));
+    // A stream's resume hook does not override an explicit entry.
+    const Options non = Options{}.set<IdempotencyMapOption>(
+        {{key, Idempotency::kNonIdempotent}});
+    EXPECT_FALSE(internal::StreamCallOptions(kReserve, OptionsView(call, non),
+                                             /*has_hook=*/true)
+                     .has<IdempotencyOption>());
+  }
 }
 
 // Captures what a client logs.
