@@ -673,6 +673,32 @@ TEST(ServiceConfigDifferentialTest, HedgingFollowsPushback) {
   }
 }
 
+// Issue 39 item 6: files gRPC 1.51 accepts that stubkit once refused
+// behave as under gRPC: "OK" among the retryable codes, a duration written
+// "0.020 s", a retryPolicy beside a hedgingPolicy (gRPC retries, ignoring
+// the hedging), an entry without names (it applies to nothing), a timeout
+// beyond nanoseconds (none), maxTokens above 1000 with a tokenRatio above
+// it.
+TEST(ServiceConfigDifferentialTest, FilesGrpcAcceptedThatStubkitRefused) {
+  const std::string json = Config(
+      {EchoEntry(Policy(3, "0.020 s", "0.1s", 2, R"(["OK", "UNAVAILABLE"])") +
+                 R"(, "hedgingPolicy": {"maxAttempts": 4})"),
+       ServiceEntry(R"("timeout": "100000000000s")"),
+       R"({"timeout": "0.001s", "waitForReady": true})"},
+      R"(, "retryThrottling": {"maxTokens": 5000, "tokenRatio": 5000})");
+  ASSERT_EQ(grpc::experimental::ValidateServiceConfigJSON(json), "");
+  Call echo;
+  echo.script = Failures(5);
+  echo.attempts = 3;
+  echo.code = grpc::StatusCode::UNAVAILABLE;
+  echo.waits = {{20, 20}, {32, 48}};
+  Call append;
+  append.method = Method::kAppend;
+  append.script = Failures(1);
+  append.code = grpc::StatusCode::UNAVAILABLE;
+  ExpectBothAsPredicted(json, {echo, append});
+}
+
 // ---------------------------------------------------------------------------
 // Issue 39 item 6: gRPC's own validator as the oracle. Each file of the
 // corpus (hand-written edge cases, and every field of a valid file swapped
