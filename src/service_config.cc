@@ -908,6 +908,117 @@ absl::StatusOr<std::shared_ptr<RetryThrottle>> ParseThrottling(
       RetryThrottle::Config().WithMaxTokens(tokens).WithTokenRatio(ratio));
 }
 
+// Where a methodConfig name points: its entry, for messages its JSON
+// path, and whether it names a method (or a service, or every method).
+struct Named {
+  size_t rules;
+  std::string path;
+  bool is_method;
+};
+// Keyed "" (the default), "pkg.Service" and "pkg.Service/Method".
+using Names = std::map<std::string, Named>;
+
+// The names step: entry `i`'s `name` list, into `names`.
+absl::Status ParseNames(const JsonValue& entry, const std::string& path,
+                        size_t i, Names& names, Warnings& warnings,
+                        std::string& key_hint) {
+  const std::string names_path = Child(path, "name");
+  absl::StatusOr<const JsonValue*> name_list =
+      NonNullMember(entry, path, "name");
+  if (!name_list.ok()) return name_list.status();
+  if (*name_list != nullptr) {
+    if (absl::Status status = ExpectList(**name_list, names_path);
+        !status.ok()) {
+      return status;
+    }
+  }
+  if (*name_list == nullptr || (*name_list)->elements().empty()) {
+    // gRPC 1.51 accepts it and applies it to no method.
+    Warn(warnings, names_path,
+         "lists no name: the entry applies to no method, as under gRPC "
+         "({} names every method)");
+  }
+  static const std::vector<JsonValue> kNoNames;
+  const std::vector<JsonValue>& name_values =
+      *name_list == nullptr ? kNoNames : (*name_list)->elements();
+  for (size_t j = 0; j < name_values.size(); ++j) {
+    const JsonValue& name = name_values[j];
+    const std::string name_path = absl::StrCat(names_path, "[", j, "]");
+    if (absl::Status status = ExpectObject(name, name_path); !status.ok()) {
+      return status;
+    }
+    WarnUnknownKeys(name, name_path, {"service", "method"}, warnings,
+                    &key_hint);
+    std::string name_parts[2];
+    const char* keys[2] = {"service", "method"};
+    for (int k = 0; k < 2; ++k) {
+      absl::StatusOr<const JsonValue*> part = Member(name, name_path, keys[k]);
+      if (!part.ok()) return part.status();
+      if (*part == nullptr) continue;
+      absl::StatusOr<std::string> text =
+          ReadString(**part, Child(name_path, keys[k]));
+      if (!text.ok()) return text.status();
+      name_parts[k] = *std::move(text);
+    }
+    const std::string& service = name_parts[0];
+    const std::string& method = name_parts[1];
+    if (service.empty() && !method.empty()) {
+      return Bad(name_path, absl::StrCat("method \"", Printable(method),
+                                         "\" needs a service"));
+    }
+    // Methods in gRPC's spelling, "a.B/C": the service "a.B.C" is
+    // another name.
+    std::string key = service;
+    if (!method.empty()) absl::StrAppend(&key, "/", method);
+    auto [it, inserted] =
+        names.emplace(key, Named{i, name_path, !method.empty()});
+    if (!inserted) {
+      return Bad(name_path,
+                 absl::StrCat("duplicate name ", NameForMessages(key),
+                              ", also at ", it->second.path));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The methodConfig list: each entry's names and rules.
+absl::Status ParseMethodConfig(const JsonValue& root,
+                               const ServiceConfigImport& how,
+                               std::vector<Rules>& rules, Names& names,
+                               Warnings& warnings, std::string& key_hint) {
+  absl::StatusOr<const JsonValue*> method_config =
+      NonNullMember(root, "", "methodConfig");
+  if (!method_config.ok()) return method_config.status();
+  if (*method_config == nullptr) return absl::OkStatus();
+  if (absl::Status status = ExpectList(**method_config, "methodConfig");
+      !status.ok()) {
+    return status;
+  }
+  const std::vector<JsonValue>& entries = (*method_config)->elements();
+  rules.reserve(entries.size());
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const JsonValue& entry = entries[i];
+    const std::string path = absl::StrCat("methodConfig[", i, "]");
+    if (absl::Status status = ExpectObject(entry, path); !status.ok()) {
+      return status;
+    }
+    WarnUnknownKeys(
+        entry, path,
+        {"name", "timeout", "waitForReady", "retryPolicy", "hedgingPolicy",
+         "maxRequestMessageBytes", "maxResponseMessageBytes"},
+        warnings, &key_hint);
+    if (absl::Status status =
+            ParseNames(entry, path, i, names, warnings, key_hint);
+        !status.ok()) {
+      return status;
+    }
+    absl::StatusOr<Rules> parsed_rules = ParseRules(entry, how, path, warnings);
+    if (!parsed_rules.ok()) return parsed_rules.status();
+    rules.push_back(*std::move(parsed_rules));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<ServiceConfig> ParseServiceConfig(
@@ -945,101 +1056,17 @@ absl::StatusOr<ServiceConfig> ParseServiceConfig(
 
   // Parsed rules, one per methodConfig entry, and where each name points.
   std::vector<Rules> rules;
-  struct Named {
-    size_t rules;
-    std::string path;
-    bool is_method;
-  };
-  std::map<std::string, Named> names;  // "" is the default
+  Names names;  // "" is the default
   Warnings warnings;
   std::string key_hint;  // a misspelt key that may explain an unnamed service
   WarnUnknownKeys(*root, "",
                   {"methodConfig", "retryThrottling", "loadBalancingConfig",
                    "loadBalancingPolicy", "healthCheckConfig"},
                   warnings, &key_hint);
-  absl::StatusOr<const JsonValue*> method_config =
-      NonNullMember(*root, "", "methodConfig");
-  if (!method_config.ok()) return method_config.status();
-  if (*method_config != nullptr) {
-    if (absl::Status status = ExpectList(**method_config, "methodConfig");
-        !status.ok()) {
-      return status;
-    }
-    const std::vector<JsonValue>& entries = (*method_config)->elements();
-    rules.reserve(entries.size());
-    for (size_t i = 0; i < entries.size(); ++i) {
-      const JsonValue& entry = entries[i];
-      const std::string path = absl::StrCat("methodConfig[", i, "]");
-      if (absl::Status status = ExpectObject(entry, path); !status.ok()) {
-        return status;
-      }
-      WarnUnknownKeys(
-          entry, path,
-          {"name", "timeout", "waitForReady", "retryPolicy", "hedgingPolicy",
-           "maxRequestMessageBytes", "maxResponseMessageBytes"},
-          warnings, &key_hint);
-      const std::string names_path = Child(path, "name");
-      absl::StatusOr<const JsonValue*> name_list =
-          NonNullMember(entry, path, "name");
-      if (!name_list.ok()) return name_list.status();
-      if (*name_list != nullptr) {
-        if (absl::Status status = ExpectList(**name_list, names_path);
-            !status.ok()) {
-          return status;
-        }
-      }
-      if (*name_list == nullptr || (*name_list)->elements().empty()) {
-        // gRPC 1.51 accepts it and applies it to no method.
-        Warn(warnings, names_path,
-             "lists no name: the entry applies to no method, as under gRPC "
-             "({} names every method)");
-      }
-      static const std::vector<JsonValue> kNoNames;
-      const std::vector<JsonValue>& name_values =
-          *name_list == nullptr ? kNoNames : (*name_list)->elements();
-      for (size_t j = 0; j < name_values.size(); ++j) {
-        const JsonValue& name = name_values[j];
-        const std::string name_path = absl::StrCat(names_path, "[", j, "]");
-        if (absl::Status status = ExpectObject(name, name_path); !status.ok()) {
-          return status;
-        }
-        WarnUnknownKeys(name, name_path, {"service", "method"}, warnings,
-                        &key_hint);
-        std::string name_parts[2];
-        const char* keys[2] = {"service", "method"};
-        for (int k = 0; k < 2; ++k) {
-          absl::StatusOr<const JsonValue*> part =
-              Member(name, name_path, keys[k]);
-          if (!part.ok()) return part.status();
-          if (*part == nullptr) continue;
-          absl::StatusOr<std::string> text =
-              ReadString(**part, Child(name_path, keys[k]));
-          if (!text.ok()) return text.status();
-          name_parts[k] = *std::move(text);
-        }
-        const std::string& service = name_parts[0];
-        const std::string& method = name_parts[1];
-        if (service.empty() && !method.empty()) {
-          return Bad(name_path, absl::StrCat("method \"", Printable(method),
-                                             "\" needs a service"));
-        }
-        // Methods in gRPC's spelling, "a.B/C": the service "a.B.C" is
-        // another name.
-        std::string key = service;
-        if (!method.empty()) absl::StrAppend(&key, "/", method);
-        auto [it, inserted] =
-            names.emplace(key, Named{i, name_path, !method.empty()});
-        if (!inserted) {
-          return Bad(name_path,
-                     absl::StrCat("duplicate name ", NameForMessages(key),
-                                  ", also at ", it->second.path));
-        }
-      }
-      absl::StatusOr<Rules> parsed_rules =
-          ParseRules(entry, how, path, warnings);
-      if (!parsed_rules.ok()) return parsed_rules.status();
-      rules.push_back(*std::move(parsed_rules));
-    }
+  if (absl::Status status =
+          ParseMethodConfig(*root, how, rules, names, warnings, key_hint);
+      !status.ok()) {
+    return status;
   }
 
   ServiceConfig config;
