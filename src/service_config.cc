@@ -1051,6 +1051,12 @@ absl::StatusOr<ServiceConfig> ParseServiceConfig(
   }
 
   if (absl::Status status = CheckDuplicateKeys(*root, ""); !status.ok()) {
+    // Outside what stubkit reads, the path alone would not say what it is.
+    if (!absl::StartsWith(status.message(), "methodConfig") &&
+        !absl::StartsWith(status.message(), "retryThrottling")) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("invalid service config JSON: ", status.message()));
+    }
     return status;
   }
 

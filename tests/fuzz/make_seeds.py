@@ -193,6 +193,18 @@ config_seed("throttle", method_config(entry(RETRY),
 config_seed("ignored_fields", '{"loadBalancingConfig": [{"round_robin": {}}], '
             '"methodConfig": [{"name": [{}], "maxRequestMessageBytes": "1024", '
             '"newerField": {"a": [1, 2]}}]}')
+# Issue 39: what gRPC 1.51 accepts and stubkit reads as gRPC does, with
+# warnings; and a duplicate key where stubkit reads nothing.
+config_seed("grpc_forms", method_config(
+    entry('"timeout": "1 s", "retryPolicy": {"maxAttempts": 3, '
+          '"initialBackoff": "0.0015s", "maxBackoff": "10000000000s", '
+          '"backoffMultiplier": 1e400, "retryableStatusCodes": ["OK", "UNAVAILABLE"]}, '
+          '"hedgingPolicy": {"maxAttempts": 2}'),
+    '{"timeout": "100000000000s"}',
+    extra=', "retryThrottling": {"maxTokens": 5000, "tokenRatio": 6000}'))
+config_seed("snake_case", '{"method_config": [{"name": [{"service": "a.B"}], '
+            '"retry_policy": {"max_attempts": 3}}]}')
+config_seed("duplicate_unread_key", '{"loadBalancingConfig": [{"a": 1, "a": 2}]}')
 config_seed("bad_json", '{"methodConfig": [')
 config_seed("bad_type", method_config(entry('"retryPolicy": {"maxAttempts": "abc"}')))
 config_seed("bad_code", method_config(entry(RETRY.replace('8]', '"TRANSIENT"]'))))

@@ -872,6 +872,13 @@ TEST(ServiceConfigBadInputTest, KeyGivenTwice) {
   EXPECT_EQ(ErrorOf(R"({"retryThrottling": {"maxTokens": 5, "tokenRatio": 0.5,
                                             "tokenRatio": 0.5}})"),
             "retryThrottling.tokenRatio: given more than once");
+  // Anywhere, as gRPC's JSON reader refuses it (issue 39 item 6).
+  EXPECT_EQ(ErrorOf(R"({"loadBalancingConfig": [{"a": 1, "a": 2}]})"),
+            "invalid service config JSON: loadBalancingConfig[0].a: given "
+            "more than once");
+  EXPECT_EQ(ErrorOf(R"({"methodConfig": [{"name": [{}],
+                        "newerField": {"b": 1, "b": 1}}]})"),
+            "methodConfig[0].newerField.b: given more than once");
 }
 
 // An empty or missing name list loads (FilesGrpcAcceptsLoad); a method
