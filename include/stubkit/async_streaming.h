@@ -15,10 +15,11 @@
 // the stream, resumes included, is bounded only by `TotalTimeoutOption` or
 // `DeadlineOption`, counted from the stream's open.
 //
-//   client.AsyncRange(request,
+//   stubkit::AsyncStreamReader<Item> stream = client.AsyncRange(request,
 //       [](const Item& item) { Use(item); },           // each message
 //       [](absl::Status status) { Done(status); },     // once, at the end
 //       stubkit::Options{}.set<ItemsClient::RangeResumeOption>(hook));
+//   stream.Cancel();         // any thread, any time; or drop the handle
 //
 // Built on gRPC's callback API (`grpc::ClientReadReactor`); no thread waits.
 //
@@ -83,6 +84,31 @@ using StreamDoneCallback = std::function<void(absl::Status)>;
 using DoneCallback ABSL_DEPRECATED(
     "2026-11-27, removed before 1.0: use StreamDoneCallback") =
     StreamDoneCallback;
+
+// The handle of an async server stream: what the server sends goes to the
+// callbacks; the handle cancels the call. Copyable: copies cancel the same
+// stream. The stream lives until `on_done` ran, whether or not a handle is
+// kept: a caller that never cancels may drop it.
+template <typename Response>
+class AsyncStreamReader {
+ public:
+  // A handle of no stream: `Cancel` does nothing.
+  AsyncStreamReader() = default;
+  explicit AsyncStreamReader(
+      std::shared_ptr<internal::AsyncStreamReaderImpl> impl)
+      : impl_(std::move(impl)) {}
+
+  // Cancels the call, from any thread, at any time, also from the
+  // callbacks: the attempt in flight or the backoff wait ends, no further
+  // attempt opens, and `on_done` gets CANCELLED, once. Once `on_done` ran,
+  // it does nothing.
+  void Cancel() {
+    if (impl_ != nullptr) impl_->Cancel();
+  }
+
+ private:
+  std::shared_ptr<internal::AsyncStreamReaderImpl> impl_;
+};
 
 // The write side of an async bidi or client stream; what the server sends
 // goes to the callbacks.

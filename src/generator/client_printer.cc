@@ -28,7 +28,8 @@ const char* AsyncComment(Kind kind) {
              "thread.";
     case Kind::kServerStreaming:
       return "$Method$ without blocking: each message goes to "
-             "`on_message`, then the final status to `on_done`.";
+             "`on_message`, then the final status to `on_done`; the returned "
+             "handle cancels it (any thread).";
     case Kind::kBidi:
       return "$Method$ without blocking: write through the returned handle "
              "(any thread); each message goes to `on_message`, then the "

@@ -105,7 +105,7 @@ void PrintConnectionImplMethod(Printer& w, const Printer::Vars& mv,
       PrintAsyncOverrideHead(w, mv, method.kind);
       PrintStreamEntry(
           w, mv,
-          {"",
+          {"return ",
            "StartAsyncServerStream",
            true,
            {kContext, kAttemptOptions, kAttemptRequest,

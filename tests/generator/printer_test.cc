@@ -126,6 +126,20 @@ TEST(SignaturesTest, EveryKindHasASyncSignatureAtEveryLayer) {
       IsNull());
 }
 
+// Issue 39, item 16: every async stream form a user calls returns a handle
+// to cancel it; the server stream's returned void.
+TEST(SignaturesTest, EveryAsyncStreamFormReturnsAHandle) {
+  for (Layer layer : {Layer::kConnection, Layer::kClient}) {
+    EXPECT_EQ(FindSignature(layer, Kind::kServerStreaming, Variant::kAsync)
+                  ->return_type,
+              "::stubkit::AsyncStreamReader<$Response$>");
+    for (Kind kind : {Kind::kClientStreaming, Kind::kBidi}) {
+      EXPECT_EQ(FindSignature(layer, kind, Variant::kAsync)->return_type,
+                "::stubkit::AsyncStreamWriter<$Request$>");
+    }
+  }
+}
+
 TEST(SignaturesTest, DeclarationDefinitionAndMockShareOneEntry) {
   const Signature& sync =
       *FindSignature(Layer::kConnection, Kind::kUnary, Variant::kSync);

@@ -131,5 +131,16 @@ TEST(GeneratedMockTest, MockStubUnderTheRealRetryLoop) {
   EXPECT_EQ(response->message(), "third time");
 }
 
+// Issue 39, item 16: the mock connection's AsyncRange returns a handle; by
+// default one of no stream, whose Cancel does nothing.
+TEST(GeneratedMockTest, AMockAsyncServerStreamReturnsAHandle) {
+  auto connection = std::make_shared<MockStreamServiceConnection>();
+  EXPECT_CALL(*connection, AsyncRange(_, _, _, _)).Times(1);
+  StreamServiceClient client(connection);
+  AsyncStreamReader<Item> stream = client.AsyncRange(
+      RangeRequest(), [](const Item&) {}, [](absl::Status) {});
+  stream.Cancel();
+}
+
 }  // namespace
 }  // namespace stubkit

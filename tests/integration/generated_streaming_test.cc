@@ -916,5 +916,122 @@ TEST_F(GeneratedStreamingTest, AsyncStreamCanBeCancelledWhileWaiting) {
   EXPECT_EQ(service_.range_calls(), 1);
 }
 
+// The handle AsyncRange returns cancels the stream mid-way: the attempt in
+// flight ends, no further one opens, and `on_done` gets CANCELLED once.
+struct CountedDone {
+  std::atomic<int> calls{0};
+  std::promise<absl::Status> first;
+  StreamDoneCallback Callback() {
+    return [this](absl::Status status) {
+      if (calls.fetch_add(1) == 0) first.set_value(std::move(status));
+    };
+  }
+};
+
+TEST_F(GeneratedStreamingTest, AsyncStreamHandleCancelsMidStream) {
+  ASSERT_TRUE(server_.ok());
+  service_.hang_after = 3;  // sends 0 1 2, then waits for the cancel
+  int hook_calls = 0;
+  StreamServiceClient client(
+      server_.Channel(),
+      ClientOptions()
+          .set<AsyncSleeperOption>(clock_)
+          .set<StreamServiceClient::RangeResumeOption>(
+              [&hook_calls](const Item& last, RangeRequest& request) {
+                return ResumeAfter(&hook_calls, last, request);
+              }));
+  auto items = std::make_shared<std::vector<int>>();
+  std::promise<void> third;
+  CountedDone done;
+  AsyncStreamReader<Item> stream = client.AsyncRange(
+      Range(0, 10),
+      [items, &third](const Item& item) {
+        items->push_back(item.value());
+        if (item.value() == 2) third.set_value();
+      },
+      done.Callback());
+  ASSERT_EQ(third.get_future().wait_for(std::chrono::seconds(30)),
+            std::future_status::ready);
+  stream.Cancel();
+  auto status = done.first.get_future();
+  ASSERT_EQ(status.wait_for(std::chrono::seconds(30)),
+            std::future_status::ready);
+  EXPECT_EQ(status.get().code(), absl::StatusCode::kCancelled);
+  stream.Cancel();  // after the end: nothing happens
+  AsyncStreamReader<Item> copy = stream;
+  copy.Cancel();
+  EXPECT_EQ(done.calls.load(), 1);
+  EXPECT_THAT(*items, ElementsAre(0, 1, 2));
+  EXPECT_EQ(service_.range_calls(), 1);
+}
+
+TEST_F(GeneratedStreamingTest, AsyncStreamHandleCancelsTheBackoffWait) {
+  ASSERT_TRUE(server_.ok());
+  service_.fail_open_first = 100;
+  // The real timer, with a long backoff: the wait is what gets cancelled.
+  StreamServiceClient client(server_.Channel(),
+                             Options{}.set<BackoffPolicyOption>(
+                                 ExponentialBackoffPolicy()
+                                     .WithInitialDelay(std::chrono::minutes(1))
+                                     .WithMaximumDelay(std::chrono::minutes(1))
+                                     .WithMultiplier(1.0)));
+  CountedDone done;
+  AsyncStreamReader<Item> stream = client.AsyncRange(
+      Range(0, 3), [](const Item&) {}, done.Callback());
+  while (service_.range_calls() < 1) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  stream.Cancel();
+  auto status = done.first.get_future();
+  ASSERT_EQ(status.wait_for(std::chrono::seconds(30)),
+            std::future_status::ready);
+  EXPECT_EQ(status.get().code(), absl::StatusCode::kCancelled);
+  stream.Cancel();
+  EXPECT_EQ(done.calls.load(), 1);
+  EXPECT_EQ(service_.range_calls(), 1);
+}
+
+// Cancelled from its own `on_message`, before the second message.
+TEST_F(GeneratedStreamingTest, AsyncStreamHandleCancelsFromACallback) {
+  ASSERT_TRUE(server_.ok());
+  service_.hang_after = 5;
+  StreamServiceClient client(server_.Channel(),
+                             ClientOptions().set<AsyncSleeperOption>(clock_));
+  auto stream = std::make_shared<AsyncStreamReader<Item>>();
+  std::promise<void> handle_set;
+  std::shared_future<void> handle_ready = handle_set.get_future().share();
+  auto items = std::make_shared<std::vector<int>>();
+  CountedDone done;
+  *stream = client.AsyncRange(
+      Range(0, 10),
+      [stream, handle_ready, items](const Item& item) {
+        handle_ready.wait();
+        items->push_back(item.value());
+        stream->Cancel();
+      },
+      done.Callback());
+  handle_set.set_value();
+  auto status = done.first.get_future();
+  ASSERT_EQ(status.wait_for(std::chrono::seconds(30)),
+            std::future_status::ready);
+  EXPECT_EQ(status.get().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(done.calls.load(), 1);
+  EXPECT_THAT(*items, ElementsAre(0));
+}
+
+// A caller that keeps no handle still gets its stream, and a user's token
+// still cancels it.
+TEST_F(GeneratedStreamingTest, AsyncStreamWithoutAHandleRunsToTheEnd) {
+  ASSERT_TRUE(server_.ok());
+  StreamServiceClient client(server_.Channel(),
+                             ClientOptions().set<AsyncSleeperOption>(clock_));
+  AsyncResult result = ReadAllAsync(client, Range(0, 4));
+  EXPECT_TRUE(result.status.ok()) << result.status;
+  EXPECT_THAT(result.items, ElementsAre(0, 1, 2, 3));
+  AsyncStreamReader<Item> none;
+  none.Cancel();  // a handle of no stream
+}
+
 }  // namespace
 }  // namespace stubkit

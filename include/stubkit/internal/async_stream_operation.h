@@ -27,6 +27,7 @@
 #include "stubkit/async_streaming.h"
 #include "stubkit/cancellation.h"
 #include "stubkit/internal/async_retry_operation.h"
+#include "stubkit/internal/async_stream_cancel.h"
 #include "stubkit/internal/mutex.h"
 #include "stubkit/internal/options_layers.h"
 #include "stubkit/internal/stream_retry.h"
@@ -148,17 +149,28 @@ class AsyncServerStreamOperation final : public AsyncRetryOperationBase {
   bool resume_pending_ = false;  // the next attempt is the hook's
 };
 
+// The entry point of a generated AsyncM for server streaming. The handle's
+// Cancel() goes through a token of the stream's own (AsyncStreamCancel).
 template <typename ResumeTag, typename Request, typename Response>
-void StartAsyncServerStream(const MethodInfo& method,
-                            const OptionsView& options, const Request& request,
-                            AsyncStreamOpener<Request, Response> open,
-                            MessageCallback<Response> on_message,
-                            StreamDoneCallback on_done) {
+AsyncStreamReader<Response> StartAsyncServerStream(
+    const MethodInfo& method, const OptionsView& options,
+    const Request& request, AsyncStreamOpener<Request, Response> open,
+    MessageCallback<Response> on_message, StreamDoneCallback on_done) {
+  auto cancel =
+      std::make_shared<AsyncStreamCancel>(options.get<CancellationOption>());
+  Options call = options.call();
+  call.set<CancellationOption>(cancel->token());
+  cancel->Link();
   auto operation = std::make_shared<
       AsyncServerStreamOperation<ResumeTag, Request, Response>>(
-      method, options.call(), CopyLowerLayers(options), request,
-      std::move(open), std::move(on_message), std::move(on_done));
+      method, std::move(call), CopyLowerLayers(options), request,
+      std::move(open), std::move(on_message),
+      [cancel, on_done = std::move(on_done)](absl::Status status) {
+        cancel->Unlink();
+        on_done(std::move(status));
+      });
   operation->Start();
+  return AsyncStreamReader<Response>(std::move(cancel));
 }
 
 // Opens one attempt of an async bidi stream: hands `reactor` to the

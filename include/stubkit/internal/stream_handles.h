@@ -71,6 +71,13 @@ class FinishedStreamReader : public StreamReaderImpl<Response> {
   absl::Status status_;
 };
 
+// Behind `AsyncStreamReader`: an async server stream's cancel.
+class AsyncStreamReaderImpl {
+ public:
+  virtual ~AsyncStreamReaderImpl() = default;
+  virtual void Cancel() = 0;
+};
+
 template <typename Request>
 class AsyncStreamWriterImpl {
  public:

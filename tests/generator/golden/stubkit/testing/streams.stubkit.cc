@@ -234,12 +234,12 @@ class StreamServiceConnectionImpl : public StreamServiceConnection {
         });
   }
 
-  void AsyncRange(
+  ::stubkit::AsyncStreamReader<::stubkit::testing::Item> AsyncRange(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::RangeRequest& request,
       ::stubkit::MessageCallback<::stubkit::testing::Item> on_message,
       ::stubkit::StreamDoneCallback on_done) override {
-    ::stubkit::internal::StartAsyncServerStream<
+    return ::stubkit::internal::StartAsyncServerStream<
         StreamServiceClient::RangeResumeOption,
         ::stubkit::testing::RangeRequest, ::stubkit::testing::Item>(
         StreamServiceMethods::kRange, options, request,
@@ -399,14 +399,15 @@ StreamServiceClient::StreamServiceClient(
                             request);
 }
 
-void StreamServiceClient::AsyncRange(
+::stubkit::AsyncStreamReader<::stubkit::testing::Item>
+StreamServiceClient::AsyncRange(
     const ::stubkit::testing::RangeRequest& request,
     ::stubkit::MessageCallback<::stubkit::testing::Item> on_message,
     ::stubkit::StreamDoneCallback on_done, const ::stubkit::Options& call) {
-  connection_->AsyncRange(method_options_.View(StreamServiceMethods::kRange,
-                                               call, options_, request),
-                          request, ::std::move(on_message),
-                          ::std::move(on_done));
+  return connection_->AsyncRange(
+      method_options_.View(StreamServiceMethods::kRange, call, options_,
+                           request),
+      request, ::std::move(on_message), ::std::move(on_done));
 }
 
 ::stubkit::StreamWriter<::stubkit::testing::Item,

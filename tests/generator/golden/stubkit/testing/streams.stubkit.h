@@ -81,8 +81,8 @@ class StreamServiceClient {
       const ::stubkit::testing::RangeRequest& request,
       const ::stubkit::Options& call = {});
   // Range without blocking: each message goes to `on_message`, then the final
-  // status to `on_done`.
-  void AsyncRange(
+  // status to `on_done`; the returned handle cancels it (any thread).
+  ::stubkit::AsyncStreamReader<::stubkit::testing::Item> AsyncRange(
       const ::stubkit::testing::RangeRequest& request,
       ::stubkit::MessageCallback<::stubkit::testing::Item> on_message,
       ::stubkit::StreamDoneCallback on_done,
@@ -151,7 +151,7 @@ class StreamServiceConnection {
   virtual ::stubkit::StreamReader<::stubkit::testing::Item> Range(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::RangeRequest& request) = 0;
-  virtual void AsyncRange(
+  virtual ::stubkit::AsyncStreamReader<::stubkit::testing::Item> AsyncRange(
       const ::stubkit::OptionsView& options,
       const ::stubkit::testing::RangeRequest& request,
       ::stubkit::MessageCallback<::stubkit::testing::Item> on_message,

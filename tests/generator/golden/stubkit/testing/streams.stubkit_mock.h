@@ -70,7 +70,8 @@ class MockStreamServiceConnection
               (const ::stubkit::OptionsView&,
                const ::stubkit::testing::RangeRequest&),
               (override));
-  MOCK_METHOD((void), AsyncRange,
+  MOCK_METHOD((::stubkit::AsyncStreamReader<::stubkit::testing::Item>),
+              AsyncRange,
               (const ::stubkit::OptionsView&,
                const ::stubkit::testing::RangeRequest&,
                ::stubkit::MessageCallback<::stubkit::testing::Item>,

@@ -159,11 +159,11 @@ class NoPackageConnectionImpl : public NoPackageConnection {
         });
   }
 
-  void AsyncWatch(const ::stubkit::OptionsView& options,
-                  const ::NoPackageRequest& request,
-                  ::stubkit::MessageCallback<::NoPackageResponse> on_message,
-                  ::stubkit::StreamDoneCallback on_done) override {
-    ::stubkit::internal::StartAsyncServerStream<
+  ::stubkit::AsyncStreamReader<::NoPackageResponse> AsyncWatch(
+      const ::stubkit::OptionsView& options, const ::NoPackageRequest& request,
+      ::stubkit::MessageCallback<::NoPackageResponse> on_message,
+      ::stubkit::StreamDoneCallback on_done) override {
+    return ::stubkit::internal::StartAsyncServerStream<
         NoPackageClient::WatchResumeOption, ::NoPackageRequest,
         ::NoPackageResponse>(
         NoPackageMethods::kWatch, options, request,
@@ -261,11 +261,11 @@ void NoPackageClient::AsyncLookup(
       request);
 }
 
-void NoPackageClient::AsyncWatch(
+::stubkit::AsyncStreamReader<::NoPackageResponse> NoPackageClient::AsyncWatch(
     const ::NoPackageRequest& request,
     ::stubkit::MessageCallback<::NoPackageResponse> on_message,
     ::stubkit::StreamDoneCallback on_done, const ::stubkit::Options& call) {
-  connection_->AsyncWatch(
+  return connection_->AsyncWatch(
       method_options_.View(NoPackageMethods::kWatch, call, options_, request),
       request, ::std::move(on_message), ::std::move(on_done));
 }

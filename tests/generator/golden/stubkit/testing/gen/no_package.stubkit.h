@@ -74,11 +74,12 @@ class NoPackageClient {
   ::stubkit::StreamReader<::NoPackageResponse> Watch(
       const ::NoPackageRequest& request, const ::stubkit::Options& call = {});
   // Watch without blocking: each message goes to `on_message`, then the final
-  // status to `on_done`.
-  void AsyncWatch(const ::NoPackageRequest& request,
-                  ::stubkit::MessageCallback<::NoPackageResponse> on_message,
-                  ::stubkit::StreamDoneCallback on_done,
-                  const ::stubkit::Options& call = {});
+  // status to `on_done`; the returned handle cancels it (any thread).
+  ::stubkit::AsyncStreamReader<::NoPackageResponse> AsyncWatch(
+      const ::NoPackageRequest& request,
+      ::stubkit::MessageCallback<::NoPackageResponse> on_message,
+      ::stubkit::StreamDoneCallback on_done,
+      const ::stubkit::Options& call = {});
 
  private:
   ::stubkit::Options options_;
@@ -104,7 +105,7 @@ class NoPackageConnection {
   virtual ::stubkit::StreamReader<::NoPackageResponse> Watch(
       const ::stubkit::OptionsView& options,
       const ::NoPackageRequest& request) = 0;
-  virtual void AsyncWatch(
+  virtual ::stubkit::AsyncStreamReader<::NoPackageResponse> AsyncWatch(
       const ::stubkit::OptionsView& options, const ::NoPackageRequest& request,
       ::stubkit::MessageCallback<::NoPackageResponse> on_message,
       ::stubkit::StreamDoneCallback on_done) = 0;

@@ -53,7 +53,7 @@ class MockNoPackageConnection : public ::NoPackageConnection {
   MOCK_METHOD((::stubkit::StreamReader<::NoPackageResponse>), Watch,
               (const ::stubkit::OptionsView&, const ::NoPackageRequest&),
               (override));
-  MOCK_METHOD((void), AsyncWatch,
+  MOCK_METHOD((::stubkit::AsyncStreamReader<::NoPackageResponse>), AsyncWatch,
               (const ::stubkit::OptionsView&, const ::NoPackageRequest&,
                ::stubkit::MessageCallback<::NoPackageResponse>,
                ::stubkit::StreamDoneCallback),

@@ -446,12 +446,12 @@ class PagesConnectionImpl : public PagesConnection {
         });
   }
 
-  void AsyncStreamBooks(
+  ::stubkit::AsyncStreamReader<::pages::v1::ListBooksResponse> AsyncStreamBooks(
       const ::stubkit::OptionsView& options,
       const ::pages::v1::ListBooksRequest& request,
       ::stubkit::MessageCallback<::pages::v1::ListBooksResponse> on_message,
       ::stubkit::StreamDoneCallback on_done) override {
-    ::stubkit::internal::StartAsyncServerStream<
+    return ::stubkit::internal::StartAsyncServerStream<
         PagesClient::StreamBooksResumeOption, ::pages::v1::ListBooksRequest,
         ::pages::v1::ListBooksResponse>(
         PagesMethods::kStreamBooks, options, request,
@@ -695,11 +695,12 @@ PagesClient::StreamBooks(const ::pages::v1::ListBooksRequest& request,
       request);
 }
 
-void PagesClient::AsyncStreamBooks(
+::stubkit::AsyncStreamReader<::pages::v1::ListBooksResponse>
+PagesClient::AsyncStreamBooks(
     const ::pages::v1::ListBooksRequest& request,
     ::stubkit::MessageCallback<::pages::v1::ListBooksResponse> on_message,
     ::stubkit::StreamDoneCallback on_done, const ::stubkit::Options& call) {
-  connection_->AsyncStreamBooks(
+  return connection_->AsyncStreamBooks(
       method_options_.View(PagesMethods::kStreamBooks, call, options_, request),
       request, ::std::move(on_message), ::std::move(on_done));
 }

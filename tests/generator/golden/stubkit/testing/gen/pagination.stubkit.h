@@ -146,8 +146,8 @@ class PagesClient {
       const ::pages::v1::ListBooksRequest& request,
       const ::stubkit::Options& call = {});
   // StreamBooks without blocking: each message goes to `on_message`, then the
-  // final status to `on_done`.
-  void AsyncStreamBooks(
+  // final status to `on_done`; the returned handle cancels it (any thread).
+  ::stubkit::AsyncStreamReader<::pages::v1::ListBooksResponse> AsyncStreamBooks(
       const ::pages::v1::ListBooksRequest& request,
       ::stubkit::MessageCallback<::pages::v1::ListBooksResponse> on_message,
       ::stubkit::StreamDoneCallback on_done,
@@ -237,7 +237,8 @@ class PagesConnection {
   virtual ::stubkit::StreamReader<::pages::v1::ListBooksResponse> StreamBooks(
       const ::stubkit::OptionsView& options,
       const ::pages::v1::ListBooksRequest& request) = 0;
-  virtual void AsyncStreamBooks(
+  virtual ::stubkit::AsyncStreamReader<::pages::v1::ListBooksResponse>
+  AsyncStreamBooks(
       const ::stubkit::OptionsView& options,
       const ::pages::v1::ListBooksRequest& request,
       ::stubkit::MessageCallback<::pages::v1::ListBooksResponse> on_message,

@@ -133,7 +133,8 @@ class MockPagesConnection : public ::pages::v1::PagesConnection {
               (const ::stubkit::OptionsView&,
                const ::pages::v1::ListBooksRequest&),
               (override));
-  MOCK_METHOD((void), AsyncStreamBooks,
+  MOCK_METHOD((::stubkit::AsyncStreamReader<::pages::v1::ListBooksResponse>),
+              AsyncStreamBooks,
               (const ::stubkit::OptionsView&,
                const ::pages::v1::ListBooksRequest&,
                ::stubkit::MessageCallback<::pages::v1::ListBooksResponse>,

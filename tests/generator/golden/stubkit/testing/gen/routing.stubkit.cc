@@ -483,12 +483,12 @@ class RoutedConnectionImpl : public RoutedConnection {
         });
   }
 
-  void AsyncStreamRows(
+  ::stubkit::AsyncStreamReader<::routing::v1::ReadResponse> AsyncStreamRows(
       const ::stubkit::OptionsView& options,
       const ::routing::v1::ReadRequest& request,
       ::stubkit::MessageCallback<::routing::v1::ReadResponse> on_message,
       ::stubkit::StreamDoneCallback on_done) override {
-    ::stubkit::internal::StartAsyncServerStream<
+    return ::stubkit::internal::StartAsyncServerStream<
         RoutedClient::StreamRowsResumeOption, ::routing::v1::ReadRequest,
         ::routing::v1::ReadResponse>(
         RoutedMethods::kStreamRows, options, request,
@@ -743,11 +743,12 @@ void RoutedClient::AsyncGetTable(
       request);
 }
 
-void RoutedClient::AsyncStreamRows(
+::stubkit::AsyncStreamReader<::routing::v1::ReadResponse>
+RoutedClient::AsyncStreamRows(
     const ::routing::v1::ReadRequest& request,
     ::stubkit::MessageCallback<::routing::v1::ReadResponse> on_message,
     ::stubkit::StreamDoneCallback on_done, const ::stubkit::Options& call) {
-  connection_->AsyncStreamRows(
+  return connection_->AsyncStreamRows(
       method_options_.View(RoutedMethods::kStreamRows, call, options_, request),
       request, ::std::move(on_message), ::std::move(on_done));
 }

@@ -118,8 +118,8 @@ class RoutedClient {
       const ::routing::v1::ReadRequest& request,
       const ::stubkit::Options& call = {});
   // StreamRows without blocking: each message goes to `on_message`, then the
-  // final status to `on_done`.
-  void AsyncStreamRows(
+  // final status to `on_done`; the returned handle cancels it (any thread).
+  ::stubkit::AsyncStreamReader<::routing::v1::ReadResponse> AsyncStreamRows(
       const ::routing::v1::ReadRequest& request,
       ::stubkit::MessageCallback<::routing::v1::ReadResponse> on_message,
       ::stubkit::StreamDoneCallback on_done,
@@ -213,7 +213,8 @@ class RoutedConnection {
   virtual ::stubkit::StreamReader<::routing::v1::ReadResponse> StreamRows(
       const ::stubkit::OptionsView& options,
       const ::routing::v1::ReadRequest& request) = 0;
-  virtual void AsyncStreamRows(
+  virtual ::stubkit::AsyncStreamReader<::routing::v1::ReadResponse>
+  AsyncStreamRows(
       const ::stubkit::OptionsView& options,
       const ::routing::v1::ReadRequest& request,
       ::stubkit::MessageCallback<::routing::v1::ReadResponse> on_message,

@@ -122,7 +122,8 @@ class MockRoutedConnection : public ::routing::v1::RoutedConnection {
               (const ::stubkit::OptionsView&,
                const ::routing::v1::ReadRequest&),
               (override));
-  MOCK_METHOD((void), AsyncStreamRows,
+  MOCK_METHOD((::stubkit::AsyncStreamReader<::routing::v1::ReadResponse>),
+              AsyncStreamRows,
               (const ::stubkit::OptionsView&, const ::routing::v1::ReadRequest&,
                ::stubkit::MessageCallback<::routing::v1::ReadResponse>,
                ::stubkit::StreamDoneCallback),
