@@ -66,6 +66,7 @@
 #ifndef STUBKIT_ASYNC_STREAMING_H_
 #define STUBKIT_ASYNC_STREAMING_H_
 
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <utility>
@@ -73,6 +74,7 @@
 #include "absl/base/attributes.h"
 #include "absl/status/status.h"
 #include "stubkit/internal/stream_handles.h"
+#include "stubkit/streaming.h"
 
 namespace stubkit {
 
@@ -138,6 +140,22 @@ class AsyncStreamWriter {
  private:
   std::shared_ptr<internal::AsyncStreamWriterImpl<Request>> impl_;
 };
+
+// An async bidi or client stream's handle for tests (e.g. returned by a
+// generated mock connection, whose action keeps the callbacks and calls
+// them as the server would). Writes as `MakeStreamWriter`'s
+// (stubkit/streaming.h), from any thread. The first `Cancel()` runs
+// `on_cancel` (when set) on its thread: give it what a real stream would
+// do, call `done` with CANCELLED.
+template <typename Request>
+AsyncStreamWriter<Request> MakeAsyncStreamWriter(
+    FakeStreamLog<Request>* log = nullptr, std::size_t accepted = kAllWrites,
+    std::function<void()> on_cancel = nullptr) {
+  return AsyncStreamWriter<Request>(
+      std::make_shared<
+          internal::FakeAsyncStreamWriter<Request, FakeStreamLog<Request>>>(
+          log, accepted, std::move(on_cancel)));
+}
 
 }  // namespace stubkit
 

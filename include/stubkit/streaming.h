@@ -100,11 +100,13 @@
 // which stubkit cannot interrupt, ends first), no further attempt is
 // opened, and `Finish()` returns CANCELLED. A `CancellationOption` token
 // cancels a stream the same way. For tests, `MakeStreamReader` builds a
-// reader over canned responses.
+// reader over canned responses, and `MakeStreamWriter` and
+// `MakeStreamReaderWriter` fake the other kinds, recording the writes.
 
 #ifndef STUBKIT_STREAMING_H_
 #define STUBKIT_STREAMING_H_
 
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <utility>
@@ -242,6 +244,48 @@ StreamReader<Response> MakeStreamReader(
   return StreamReader<Response>(
       std::make_unique<internal::FinishedStreamReader<Response>>(
           std::move(responses), std::move(status)));
+}
+
+// What code under test did to a fake stream (`MakeStreamWriter`,
+// `MakeStreamReaderWriter`, `MakeAsyncStreamWriter`). The test owns it and
+// reads it once the code is done with the stream.
+template <typename Request>
+struct FakeStreamLog {
+  std::vector<Request> writes;  // the accepted writes, in order
+  bool writes_done = false;     // `WritesDone` was accepted
+  bool cancelled = false;       // `Cancel` was called
+};
+
+// No limit on a fake stream's writes.
+inline constexpr std::size_t kAllWrites = static_cast<std::size_t>(-1);
+
+// A client stream for tests of code that writes one (e.g. returned by a
+// generated mock connection): `Finish()` returns `result`. Each write is
+// kept in `*log` (when not null). Only the first `accepted` writes succeed:
+// the next `Write` returns false, as on a broken stream, and so does every
+// later `Write` or `WritesDone`. After `Cancel()`, `Write` and
+// `WritesDone` return false and `Finish()` CANCELLED, as on a real stream.
+template <typename Request, typename Response>
+StreamWriter<Request, Response> MakeStreamWriter(
+    absl::StatusOr<Response> result, FakeStreamLog<Request>* log = nullptr,
+    std::size_t accepted = kAllWrites) {
+  return StreamWriter<Request, Response>(
+      std::make_unique<internal::FakeStreamWriter<Request, Response,
+                                                  FakeStreamLog<Request>>>(
+          std::move(result), log, accepted));
+}
+
+// A bidi stream for tests: `Read` yields `responses`, whatever was
+// written, then `Finish()` returns `status`. Writes as `MakeStreamWriter`'s.
+// After `Cancel()`, `Read` returns false too.
+template <typename Request, typename Response>
+StreamReaderWriter<Request, Response> MakeStreamReaderWriter(
+    std::vector<Response> responses, absl::Status status = absl::OkStatus(),
+    FakeStreamLog<Request>* log = nullptr, std::size_t accepted = kAllWrites) {
+  return StreamReaderWriter<Request, Response>(
+      std::make_unique<internal::FakeStreamReaderWriter<
+          Request, Response, FakeStreamLog<Request>>>(
+          std::move(responses), std::move(status), log, accepted));
 }
 
 }  // namespace stubkit
