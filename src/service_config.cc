@@ -317,9 +317,15 @@ absl::StatusOr<int64_t> ReadGrpcMillis(const JsonValue& value,
   int64_t seconds = 0;
   if (!absl::SimpleAtoi(text, &seconds)) return bad("not a number of seconds");
   constexpr int64_t kMaxSeconds = 315576000000;
-  if (seconds < 0 || seconds > kMaxSeconds) {
-    return Bad(path, absl::StrCat("seconds must be in [0, ", kMaxSeconds,
-                                  "], got ", Describe(value)));
+  if (seconds < 0) {
+    return Bad(path,
+               absl::StrCat("must not be negative, got ", Describe(value)));
+  }
+  if (seconds > kMaxSeconds) {
+    return Bad(path,
+               absl::StrCat("more than ", kMaxSeconds,
+                            " seconds (protobuf's largest duration), got ",
+                            Describe(value)));
   }
   const int64_t millis = seconds * 1000 + nanos / 1000000;
   absl::StatusOr<Duration> strict = ReadDuration(value, path);

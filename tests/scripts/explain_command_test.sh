@@ -66,7 +66,7 @@ expect 2 "is not a whole number" -- --max-attempts=0
 expect 2 "is not a status code" -- --failure=SOMETIMES
 expect 2 "jitter" -- --jitter=wobbly
 expect 2 "needs --method" -- --service-config="${src}/examples/demo_service_config.json"
-expect 2 "must be positive" -- \
+expect 2 "must not be negative" -- \
   --service-config="${src}/examples/testdata/bad_service_config.json" \
   --method=demo.KeyValue/Get
 expect 2 "no-such-file.json" -- --service-config="${work}/no-such-file.json" \
