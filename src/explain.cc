@@ -44,6 +44,30 @@ namespace {
 using internal::FormatDuration;
 using std::chrono::nanoseconds;
 
+// Times saturate at nanoseconds::max(): waits of up to that (an uncapped
+// backoff) add past what nanoseconds hold, and a wrapped sum would put
+// attempts before the call's start. A saturated time means "at least".
+nanoseconds AddSaturating(nanoseconds a, nanoseconds b) {
+  return b > nanoseconds::zero() && a > nanoseconds::max() - b
+             ? nanoseconds::max()
+             : a + b;
+}
+
+// Whether the fake clock has saturated (a tick before max(): FakeClock).
+bool Saturated(Clock::time_point now) {
+  return now >= Clock::time_point::max() - nanoseconds(1);
+}
+
+// The time from `start` to `now` on the fake clock.
+nanoseconds Since(Clock::time_point start, Clock::time_point now) {
+  return Saturated(now) ? nanoseconds::max() : now - start;
+}
+
+// FormatDuration, with a saturated time shown as what it is: a bound.
+std::string FormatTime(nanoseconds t) {
+  return t == nanoseconds::max() ? std::string(">292y") : FormatDuration(t);
+}
+
 // Advances the fake clock by each wait the loop asks for, and keeps them.
 class WaitRecorder final : public Sleeper {
  public:
@@ -131,7 +155,7 @@ absl::StatusOr<Path> Follow(const OptionsView& options,
   Path path;
   auto attempt = [&](grpc::ClientContext&) -> absl::StatusOr<int> {
     const Clock::time_point now = clock->Now();
-    path.starts.push_back(now - start);
+    path.starts.push_back(Since(start, now));
     if (static_cast<int>(path.starts.size()) >= assumptions.max_attempts) {
       path.capped = true;
       cancel->Cancel();
@@ -158,7 +182,8 @@ absl::StatusOr<Path> Follow(const OptionsView& options,
   }
   path.stop.reason = summary->stop_reason;
   path.stop.attempts = summary->attempts;
-  path.stop.at = summary->elapsed;
+  path.stop.at =
+      Saturated(clock->Now()) ? nanoseconds::max() : summary->elapsed;
   if (auto text = ParseSummaryText(result.status().message())) {
     path.stop.explanation = text->explanation;
   }
@@ -209,7 +234,7 @@ void Settings(const OptionsView& options, std::vector<std::string>* out) {
 std::string DescribeStop(const ExplainedStop& stop) {
   return absl::StrCat(stop.attempts,
                       stop.attempts == 1 ? " attempt" : " attempts",
-                      ", stops at ", FormatDuration(stop.at), " (",
+                      ", stops at ", FormatTime(stop.at), " (",
                       ToString(stop.reason), "): ", stop.explanation);
 }
 
@@ -352,7 +377,8 @@ absl::StatusOr<Explanation> Explain(const OptionsView& options,
       for (const ExplainedAttempt& a : e.attempts) {
         latest = std::max(latest, a.latest_start);
       }
-      e.worst_case = std::min(*e.end, latest + assumptions.attempt_duration);
+      e.worst_case =
+          std::min(*e.end, AddSaturating(latest, assumptions.attempt_duration));
     }
   }
 
@@ -450,13 +476,13 @@ std::string Explanation::ToTable() const {
   auto row = [&](const ExplainedAttempt& a) {
     const std::string wait =
         a.number == 1 ? "-"
-                      : absl::StrCat(FormatDuration(a.shortest_wait), " / ",
-                                     FormatDuration(a.median_wait), " / ",
-                                     FormatDuration(a.longest_wait));
+                      : absl::StrCat(FormatTime(a.shortest_wait), " / ",
+                                     FormatTime(a.median_wait), " / ",
+                                     FormatTime(a.longest_wait));
     const std::string start = absl::StrCat(
-        FormatDuration(a.earliest_start), " / ",
-        a.median_start.has_value() ? FormatDuration(*a.median_start) : "-",
-        " / ", a.always ? "" : "<", FormatDuration(a.latest_start));
+        FormatTime(a.earliest_start), " / ",
+        a.median_start.has_value() ? FormatTime(*a.median_start) : "-", " / ",
+        a.always ? "" : "<", FormatTime(a.latest_start));
     absl::StrAppend(&out,
                     absl::StrFormat("%7d  %-32s  %s%s\n", a.number, wait, start,
                                     a.always ? "" : "  (some draws)"));
@@ -483,10 +509,10 @@ std::string Explanation::ToTable() const {
   absl::StrAppend(&out, "median waits:   ", DescribeStop(median_waits), "\n");
   absl::StrAppend(&out, "longest waits:  ", DescribeStop(longest_waits), "\n");
   if (end.has_value()) {
-    absl::StrAppend(&out, "call's end: ", FormatDuration(*end), "\n");
+    absl::StrAppend(&out, "call's end: ", FormatTime(*end), "\n");
   }
   absl::StrAppend(&out, "worst case: a failing call takes up to ",
-                  FormatDuration(worst_case), "\n");
+                  FormatTime(worst_case), "\n");
   if (!notes.empty()) {
     absl::StrAppend(&out, "notes:\n");
     for (const std::string& n : notes) absl::StrAppend(&out, "- ", n, "\n");
@@ -547,7 +573,7 @@ std::string Explanation::ToSvg() const {
       kWidth, height, kLeft, XmlEscape(method));
   const double axis = kTop + kRow * rows + 8;
   for (int i = 0; i <= 4; ++i) {
-    const nanoseconds t = span * i / 4;
+    const nanoseconds t = span / 4 * i;  // not span * i: it may be max()
     absl::StrAppend(&out,
                     absl::StrFormat("<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" "
                                     "y2=\"%.0f\" stroke=\"#ddd\"/>\n"
@@ -591,19 +617,17 @@ std::string Explanation::ToSvg() const {
                               axis + 28 + dy, colour, XmlEscape(label)));
   };
   if (end.has_value() && *end <= span) {
-    marker(*end, "#c53030", absl::StrCat("call's end ", FormatDuration(*end)),
-           0);
+    marker(*end, "#c53030", absl::StrCat("call's end ", FormatTime(*end)), 0);
   } else if (end.has_value()) {
     absl::StrAppend(
-        &out,
-        absl::StrFormat("<text x=\"%.0f\" y=\"31\" fill=\"#c53030\" "
-                        "text-anchor=\"end\">call's end %s, beyond "
-                        "the chart</text>\n",
-                        kWidth - kRight, XmlEscape(FormatDuration(*end))));
+        &out, absl::StrFormat("<text x=\"%.0f\" y=\"31\" fill=\"#c53030\" "
+                              "text-anchor=\"end\">call's end %s, beyond "
+                              "the chart</text>\n",
+                              kWidth - kRight, XmlEscape(FormatTime(*end))));
   }
   if (!end.has_value() || worst_case != *end) {
     marker(worst_case, "#dd6b20",
-           absl::StrCat("worst case ", FormatDuration(worst_case)), 0);
+           absl::StrCat("worst case ", FormatTime(worst_case)), 0);
   }
   if (static_cast<int>(attempts.size()) > rows) {
     absl::StrAppend(

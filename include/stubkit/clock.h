@@ -82,16 +82,28 @@ class FakeClock : public Clock, public Sleeper, public AsyncSleeper {
     return 0;
   }
   void Cancel(uint64_t) override {}
+  // Saturates instead of wrapping into the past (waits of
+  // `nanoseconds::max()`, an uncapped backoff's, add past int64): at
+  // `time_point::max() - 1ns`, since `max()` means "never" to stubkit (no
+  // deadline, no end), which no clock reading may reach; and at `min()`.
   void Advance(std::chrono::nanoseconds duration) {
-    std::chrono::steady_clock::duration step =
-        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-            duration);
-    auto current = now_.load();
-    while (!now_.compare_exchange_weak(current, current + step)) {
+    const Duration step = std::chrono::duration_cast<Duration>(duration);
+    Duration current = now_.load();
+    while (!now_.compare_exchange_weak(current, Add(current, step))) {
     }
   }
 
  private:
+  using Duration = std::chrono::steady_clock::duration;
+  static Duration Add(Duration now, Duration step) {
+    constexpr Duration kLatest = Duration::max() - Duration(1);
+    if (step > Duration::zero() && now > kLatest - step) return kLatest;
+    if (step < Duration::zero() && now < Duration::min() - step) {
+      return Duration::min();
+    }
+    return now + step;
+  }
+
   std::atomic<std::chrono::steady_clock::duration> now_{std::chrono::hours(1)};
 };
 

@@ -58,6 +58,15 @@ echo "backend down [stubkit: not retried: demo.KeyValue.Put is not idempotent; 1
   fail "--why-not=- exited $?"
 grep -q "IdempotencyOption" "${work}/out" || fail "--why-not=- said: $(cat "${work}/out")"
 
+# Issue 39, item 5: an uncapped backoff saturates instead of wrapping.
+expect 0 "worst case: a failing call takes up to >292y" -- \
+  --method=demo.KeyValue.Get --max-attempts=7 --initial-backoff=1s \
+  --max-backoff=inf --multiplier=1000 --jitter=none
+if "${tool}" --method=demo.KeyValue.Get --max-attempts=7 --initial-backoff=1s \
+    --max-backoff=inf --multiplier=1000 --jitter=none | grep -q -- " -[0-9]"; then
+  fail "an uncapped backoff printed a negative time"
+fi
+
 # Bad input: exit 2, and a message that names the problem.
 expect 2 "unknown flag --bogus" -- --bogus=1
 expect 2 "unknown argument" -- stray

@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "gtest/gtest.h"
+#include "stubkit/clock.h"
 #include "stubkit/options.h"
 #include "stubkit/retry_options.h"
 
@@ -25,6 +26,29 @@ TEST(DeadlineTest, AddSaturatingStopsAtMax) {
   EXPECT_EQ(AddSaturating(start, seconds(2)), start + seconds(2));
   EXPECT_EQ(AddSaturating(start, nanoseconds::max()), Steady::max());
   EXPECT_EQ(AddSaturating(Wall{hours(1)}, nanoseconds::max()), Wall::max());
+}
+
+// Issue 39, item 5: the fake clock saturates instead of wrapping into the
+// past (signed overflow) when waits of nanoseconds::max() add up.
+// It stops a tick before max(), which means "never" (no deadline).
+TEST(FakeClockTest, AdvanceSaturatesAtTheEndsOfTime) {
+  const Steady latest = Steady::max() - nanoseconds(1);
+  FakeClock clock;
+  clock.Advance(nanoseconds::max());
+  EXPECT_EQ(clock.Now(), latest);
+  clock.SleepFor(seconds(1));
+  EXPECT_EQ(clock.Now(), latest);
+  bool ran = false;
+  clock.Schedule(nanoseconds::max(), [&](bool fired) { ran = fired; });
+  EXPECT_TRUE(ran);
+  EXPECT_EQ(clock.Now(), latest);
+  EXPECT_LT(clock.Now(), Steady::max());
+  FakeClock back(Steady{hours(1)});
+  back.Advance(nanoseconds::min());
+  back.Advance(nanoseconds::min());
+  EXPECT_EQ(back.Now(), Steady::min());
+  back.Advance(seconds(2));
+  EXPECT_EQ(back.Now(), Steady::min() + seconds(2));
 }
 
 TEST(DeadlineTest, AttemptEndIsTheEarlierOfTheCallsEndAndTheAttemptTimeout) {

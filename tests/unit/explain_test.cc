@@ -32,6 +32,7 @@ using std::chrono::nanoseconds;
 using std::chrono::seconds;
 using ::stubkit::testing::RecordingSleeper;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr MethodInfo kGet{"test.Service.Get", RpcKind::kUnary,
                           Idempotency::kIdempotent};
@@ -172,6 +173,42 @@ TEST(ExplainTest, CountsBeyondWhatIsFollowedAreSaid) {
   EXPECT_TRUE(e->more_than_followed);
   EXPECT_EQ(e->fewest_attempts, 10);
   EXPECT_THAT(e->ToTable(), HasSubstr("the worst case is more than shown"));
+}
+
+// Issue 39, item 5: waits of up to nanoseconds::max() (an uncapped
+// backoff) add past int64; every sum saturates and the output stays true.
+TEST(ExplainTest, UncappedWaitsSaturateInsteadOfWrapping) {
+  auto options =
+      Options{}
+          .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(6))
+          .set<BackoffPolicyOption>(ExponentialBackoffPolicy()
+                                        .WithInitialDelay(seconds(1))
+                                        .WithMaximumDelay(nanoseconds::max())
+                                        .WithMultiplier(1000)
+                                        .WithJitter(Jitter::None()));
+  auto e = ExplainGet(options, ExplainAssumptions{milliseconds(10)});
+  ASSERT_TRUE(e.ok()) << e.status();
+  ASSERT_EQ(e->attempts.size(), 7u);
+  nanoseconds previous{0};
+  for (const ExplainedAttempt& a : e->attempts) {
+    EXPECT_GE(a.earliest_start, previous) << "attempt " << a.number;
+    EXPECT_GE(a.latest_start, a.earliest_start) << "attempt " << a.number;
+    EXPECT_LE(a.longest_wait, e->worst_case) << "attempt " << a.number;
+    EXPECT_LE(a.latest_start, e->worst_case) << "attempt " << a.number;
+    previous = a.earliest_start;
+  }
+  EXPECT_EQ(e->attempts[1].earliest_start, seconds(1) + milliseconds(10));
+  // The 5th wait is capped only by nanoseconds::max(): from then on the
+  // times are beyond what nanoseconds hold, and say so.
+  EXPECT_EQ(e->attempts[5].longest_wait, nanoseconds::max());
+  EXPECT_EQ(e->attempts[5].earliest_start, nanoseconds::max());
+  EXPECT_EQ(e->worst_case, nanoseconds::max());
+  EXPECT_EQ(e->longest_waits.at, nanoseconds::max());
+  const std::string table = e->ToTable();
+  EXPECT_THAT(table, Not(::testing::ContainsRegex(" -[0-9]"))) << table;
+  EXPECT_THAT(table, HasSubstr("worst case: a failing call takes up to >292y"))
+      << table;
+  EXPECT_THAT(e->ToSvg(), HasSubstr("</svg>"));
 }
 
 TEST(ExplainTest, ADeadlineAlreadyPastSendsNothing) {
