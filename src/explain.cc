@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -417,6 +418,77 @@ absl::StatusOr<Explanation> Explain(const OptionsView& options,
   return e;
 }
 
+namespace {
+
+// Edits (insertions, deletions, substitutions) from `a` to `b`, ignoring
+// case: "demo.keyvalue/get" is one edit from nothing that matters.
+size_t EditDistance(absl::string_view a, absl::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      const bool same =
+          absl::ascii_tolower(static_cast<unsigned char>(a[i - 1])) ==
+          absl::ascii_tolower(static_cast<unsigned char>(b[j - 1]));
+      row[j] =
+          std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// Says that a service config's file has no entry for `service`/`name`, with
+// the closest name it has.
+std::string NotInServiceConfig(const std::string& service,
+                               const std::string& name,
+                               const MethodOptionsOption::Type* entries,
+                               bool keep_stubkit_defaults) {
+  std::string out = absl::StrCat(
+      "the service config has no entry for ", service, "/", name,
+      " (nor for its service, nor a {} one for every method), so ",
+      keep_stubkit_defaults ? "the client's own options apply"
+                            : "the call is not retried, as under gRPC");
+  std::vector<std::string> names;
+  if (entries != nullptr) {
+    for (const auto& [key, options] : *entries) names.push_back(key);
+  }
+  if (names.empty()) {
+    absl::StrAppend(&out,
+                    "; the file names no method at all (its keys are "
+                    "camelCase: \"methodConfig\", \"name\", \"service\", "
+                    "\"method\")");
+    return out;
+  }
+  std::sort(names.begin(), names.end());
+  const std::string wanted = absl::StrCat(service, "/", name);
+  const std::string* closest = nullptr;
+  size_t best = 0;
+  for (const std::string& key : names) {
+    // A service's key against the service, a method's against the method.
+    const size_t d = EditDistance(
+        key.find('/') == std::string::npos ? service : wanted, key);
+    if (closest == nullptr || d < best) {
+      closest = &key;
+      best = d;
+    }
+  }
+  absl::StrAppend(&out, ". Did you mean ", *closest, "? The file names ");
+  constexpr size_t kListed = 12;
+  for (size_t i = 0; i < names.size() && i < kListed; ++i) {
+    absl::StrAppend(&out, i == 0 ? "" : ", ", names[i]);
+  }
+  if (names.size() > kListed) {
+    absl::StrAppend(&out, " and ", names.size() - kListed, " more");
+  }
+  return out;
+}
+
+}  // namespace
+
 absl::StatusOr<Explanation> Explain(const Options& client,
                                     absl::string_view method,
                                     const Options& call,
@@ -455,7 +527,33 @@ absl::StatusOr<Explanation> Explain(const Options& client,
   const MethodInfo info{full_name, RpcKind::kUnary, assumptions.idempotency, 0};
   const internal::MethodCallOptions view = table.View(info, call, lower);
   absl::StatusOr<Explanation> e = Explain(view, info, assumptions);
-  if (e.ok() && !named && client.has<MethodOptionsOption>()) {
+  if (!e.ok()) return e;
+  const OptionsView& options = view;
+  const auto* by_name = options.find<IdempotencyMapOption>();
+  if (options.find<IdempotencyOption>() == nullptr &&
+      (by_name == nullptr || by_name->find(full_name) == by_name->end())) {
+    e->idempotency_assumed = true;
+    for (std::string& s : e->settings) {
+      if (absl::StartsWith(s, "idempotent: ")) {
+        s = absl::StrCat(
+            "idempotent: unknown, assumed ",
+            assumptions.idempotency == Idempotency::kIdempotent ? "yes" : "no",
+            " (no option sets it, and a method's name does not say what its "
+            "proto declares)");
+      }
+    }
+  }
+  // A service config's options (ServiceConfig::ToOptions) say which
+  // services the file names, and whether it has a {} entry.
+  const auto* imported = client.find<internal::ImportedServicesOption>();
+  if (!named && imported != nullptr && *imported != nullptr &&
+      !(*imported)->has_default) {
+    e->not_in_service_config = true;
+    e->notes.insert(
+        e->notes.begin(),
+        NotInServiceConfig(service, name, client.find<MethodOptionsOption>(),
+                           (*imported)->keep_stubkit_defaults));
+  } else if (!named && client.has<MethodOptionsOption>()) {
     e->notes.insert(
         e->notes.begin(),
         absl::StrCat("no MethodOptionsOption entry (no service config entry) "

@@ -131,6 +131,15 @@ struct Explanation {
   // What the bands leave out or what would change them: a throttle, a
   // budget, server hints, hedging.
   std::vector<std::string> notes;
+  // By name only. No option (IdempotencyOption, IdempotencyMapOption) said
+  // whether the method is idempotent, so ExplainAssumptions::idempotency
+  // was taken: a name does not say what the proto declares.
+  bool idempotency_assumed = false;
+  // By name only, with a service config's options (ServiceConfig::
+  // ToOptions()): the file has no entry for the method, its service or
+  // every method (`{}`), so the call is not retried, as under gRPC. Often
+  // a typo: the first note names the closest name the file has.
+  bool not_in_service_config = false;
 
   // A plain-text table, one row per attempt, then the stops and the notes.
   std::string ToTable() const;

@@ -6,7 +6,8 @@
 // and docs/explain.md.
 //
 // Exit codes: 0 done; 2 bad input (a flag, the file, the options, text
-// without a stubkit summary); 1 the SVG could not be written.
+// without a stubkit summary, a file without an entry for --method); 1 the
+// SVG could not be written.
 
 #include <chrono>
 #include <cstdio>
@@ -53,7 +54,11 @@ Or from flags:
   --attempt-timeout=DURATION  --total-timeout=DURATION
   --deadline=DURATION      a deadline this far from now
   --min-attempt-time=DURATION
-  --non-idempotent         the method may not be repeated
+  --idempotent, --non-idempotent
+                           whether the method may be repeated (its proto's
+                           idempotency_level, which neither a file nor a
+                           name says: without either flag the table says
+                           "unknown" and assumes it may)
 Assumptions:
   --attempt-duration=DURATION  how long each attempt runs before it fails
                                (default 0)
@@ -68,7 +73,8 @@ Why not:
 
 Durations: 200ms, 1.5s, 10m (or 10min), 1h (or a service config's "0.2s").
 Exit codes: 0 done; 2 bad input (flag, file, options, text without a stubkit
-summary), with a message on standard error; 1 the SVG could not be written.
+summary, a file without an entry for --method), with a message on standard
+error; 1 the SVG could not be written.
 )";
 
 struct Flags {
@@ -136,6 +142,11 @@ absl::StatusOr<absl::StatusCode> ParseCode(absl::string_view value) {
 absl::Status ParseFlag(absl::string_view arg, Flags& flags) {
   if (arg == "--help" || arg == "-h") {
     flags.help = true;
+    return absl::OkStatus();
+  }
+  if (arg == "--idempotent") {
+    flags.call.set<stubkit::IdempotencyOption>(
+        stubkit::Idempotency::kIdempotent);
     return absl::OkStatus();
   }
   if (arg == "--non-idempotent") {
@@ -280,6 +291,21 @@ int Run(const Flags& flags) {
   absl::StatusOr<stubkit::Explanation> e =
       stubkit::Explain(client, method, call, flags.assumptions);
   if (!e.ok()) return BadInput(e.status());
+  // A typo in --method or in the file's names would otherwise explain a
+  // method that is not retried at all.
+  if (e->not_in_service_config) {
+    return BadInput(absl::InvalidArgumentError(
+        absl::StrCat("--method=", method, ": ", e->notes.front())));
+  }
+  if (e->idempotency_assumed) {
+    for (std::string& s : e->settings) {
+      if (absl::StartsWith(s, "idempotent: ")) {
+        s = "idempotent: unknown, assumed yes (pass --idempotent or "
+            "--non-idempotent: neither a file nor a method's name says what "
+            "its proto declares)";
+      }
+    }
+  }
   std::cout << e->ToTable();
   if (flags.svg.has_value()) {
     std::ofstream out(*flags.svg);

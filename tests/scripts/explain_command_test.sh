@@ -58,6 +58,38 @@ echo "backend down [stubkit: not retried: demo.KeyValue.Put is not idempotent; 1
   fail "--why-not=- exited $?"
 grep -q "IdempotencyOption" "${work}/out" || fail "--why-not=- said: $(cat "${work}/out")"
 
+# Issue 39, item 13: a file without an entry for --method (a typo in the
+# method or the service, or snake_case keys) is refused with the closest
+# name, and the idempotency a file cannot say is not claimed.
+cat >"${work}/methods.json" <<'EOF'
+{"methodConfig": [{
+  "name": [{"service": "demo.KeyValue", "method": "Get"},
+           {"service": "demo.KeyValue", "method": "Put"}],
+  "retryPolicy": {"maxAttempts": 3, "initialBackoff": "0.1s",
+    "maxBackoff": "1s", "backoffMultiplier": 2,
+    "retryableStatusCodes": ["UNAVAILABLE"]}}]}
+EOF
+sed 's/methodConfig/method_config/' "${work}/methods.json" >"${work}/snake.json"
+expect 2 "Did you mean demo.KeyValue/Get?" -- \
+  --service-config="${work}/methods.json" --method=demo.KeyValue/Gte
+expect 2 "Did you mean demo.KeyValue/Put?" -- \
+  --service-config="${work}/methods.json" --method=demo.KeyVlaue.Put
+expect 2 "methodConfig" -- \
+  --service-config="${work}/snake.json" --method=demo.KeyValue/Get
+expect 0 "idempotent: unknown, assumed yes (pass --idempotent or --non-idempotent" -- \
+  --max-attempts=3
+# The file's retryPolicy retries the method whatever its proto says, as
+# gRPC does (ServiceConfigImport::keep_idempotency_rules aside).
+expect 0 "idempotent: yes" -- \
+  --service-config="${work}/methods.json" --method=demo.KeyValue/Get
+expect 0 "idempotent: no" -- --non-idempotent \
+  --service-config="${work}/methods.json" --method=demo.KeyValue/Get
+expect 0 "idempotent: yes" -- --idempotent \
+  --service-config="${work}/methods.json" --method=demo.KeyValue/Get
+if "${tool}" --max-attempts=3 | grep -q "idempotent: yes"; then
+  fail "flags alone claimed the method is idempotent"
+fi
+
 # Issue 39, item 5: an uncapped backoff saturates instead of wrapping.
 expect 0 "worst case: a failing call takes up to >292y" -- \
   --method=demo.KeyValue.Get --max-attempts=7 --initial-backoff=1s \

@@ -14,8 +14,10 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "stubkit/retry_budget.h"
@@ -340,10 +342,90 @@ TEST(ExplainTest, ServiceConfigAsACallSeesIt) {
   ASSERT_FALSE(e->notes.empty());
   EXPECT_THAT(e->notes.back(), HasSubstr("retry throttle (max_tokens 4"));
   EXPECT_THAT(e->notes.back(), HasSubstr("stops the median schedule after 2"));
+  EXPECT_FALSE(e->not_in_service_config);
   // A method the file does not name is not retried, as under gRPC.
   auto unnamed = Explain(config->ToOptions(), "demo.Echo/Other");
   ASSERT_TRUE(unnamed.ok()) << unnamed.status();
   EXPECT_EQ(unnamed->attempts.size(), 1u);
+}
+
+// Issue 39, item 13: a typo in the method or the service (or a file whose
+// keys are snake_case, so that it names nothing) is said, with the
+// closest name the file has; an idempotency no option gives is "unknown".
+TEST(ExplainTest, AMethodTheServiceConfigDoesNotNameIsSaid) {
+  auto config = ParseServiceConfig(R"json({
+    "methodConfig": [{
+      "name": [{"service": "demo.KeyValue", "method": "Get"},
+               {"service": "demo.KeyValue", "method": "Put"},
+               {"service": "demo.Admin"}],
+      "retryPolicy": {
+        "maxAttempts": 3, "initialBackoff": "0.1s", "maxBackoff": "1s",
+        "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]
+      }
+    }]
+  })json");
+  ASSERT_TRUE(config.ok()) << config.status();
+  const Options client = config->ToOptions();
+  for (const auto& [method, closest] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"demo.KeyValue/Gte", "demo.KeyValue/Get"},
+           {"demo.KeyVlaue.Put", "demo.KeyValue/Put"},
+           {"demo.Admn/Reset", "demo.Admin"}}) {
+    SCOPED_TRACE(method);
+    auto e = Explain(client, method);
+    ASSERT_TRUE(e.ok()) << e.status();
+    EXPECT_TRUE(e->not_in_service_config);
+    EXPECT_THAT(e->notes.front(), HasSubstr("has no entry for"));
+    EXPECT_THAT(e->notes.front(),
+                HasSubstr(absl::StrCat("Did you mean ", closest, "?")));
+    EXPECT_EQ(e->attempts.size(), 1u);  // not retried, as under gRPC
+  }
+  // Named by its own entry or its service's: no complaint.
+  for (const char* method : {"demo.KeyValue/Get", "demo.Admin.Reset"}) {
+    auto e = Explain(client, method);
+    ASSERT_TRUE(e.ok()) << e.status();
+    EXPECT_FALSE(e->not_in_service_config) << method;
+  }
+  // A file that names nothing (snake_case keys are not gRPC's).
+  auto snake = ParseServiceConfig(R"json({"method_config": []})json");
+  if (snake.ok()) {
+    auto e = Explain(snake->ToOptions(), "demo.KeyValue/Get");
+    ASSERT_TRUE(e.ok()) << e.status();
+    EXPECT_TRUE(e->not_in_service_config);
+    EXPECT_THAT(e->notes.front(), HasSubstr("names no method at all"));
+  }
+  // A {} entry names every method.
+  auto all =
+      ParseServiceConfig(R"json({"methodConfig": [{"name": [{}]}]})json");
+  ASSERT_TRUE(all.ok()) << all.status();
+  auto any = Explain(all->ToOptions(), "demo.KeyValue/Gte");
+  ASSERT_TRUE(any.ok()) << any.status();
+  EXPECT_FALSE(any->not_in_service_config);
+}
+
+TEST(ExplainTest, AnIdempotencyNoOptionGivesIsUnknown) {
+  auto settings_line = [](const Explanation& e) {
+    for (const std::string& s : e.settings) {
+      if (s.rfind("idempotent: ", 0) == 0) return s;
+    }
+    return std::string();
+  };
+  auto assumed = Explain(Options{}, "demo.KeyValue.Put");
+  ASSERT_TRUE(assumed.ok()) << assumed.status();
+  EXPECT_TRUE(assumed->idempotency_assumed);
+  EXPECT_THAT(settings_line(*assumed), HasSubstr("idempotent: unknown"));
+  auto forced =
+      Explain(Options{}, "demo.KeyValue.Put",
+              Options{}.set<IdempotencyOption>(Idempotency::kNonIdempotent));
+  ASSERT_TRUE(forced.ok()) << forced.status();
+  EXPECT_FALSE(forced->idempotency_assumed);
+  EXPECT_EQ(settings_line(*forced), "idempotent: no");
+  auto mapped = Explain(Options{}.set<IdempotencyMapOption>(
+                            {{"demo.KeyValue.Put", Idempotency::kIdempotent}}),
+                        "demo.KeyValue/Put");
+  ASSERT_TRUE(mapped.ok()) << mapped.status();
+  EXPECT_FALSE(mapped->idempotency_assumed);
+  EXPECT_EQ(settings_line(*mapped), "idempotent: yes");
 }
 
 TEST(ExplainTest, TableAndSvg) {
