@@ -96,6 +96,45 @@ foreach(dir LIBDIR INCLUDEDIR)
     set(STUBKIT_PC_${dir} "\${prefix}/${CMAKE_INSTALL_${dir}}")
   endif()
 endforeach()
+# What stubkit's headers and library need. pkg-config flattens `Requires`:
+# the Abseil .pc files require each other, so `--libs` would repeat the
+# libraries they share (absl_raw_logging_internal about 20 times). When
+# pkg-config is here, the flattened list is written into `Libs` once, each
+# -l at its last place (a static archive must follow its users), and the
+# packages move to `Requires.private` (still read for `--cflags` and
+# `--static`).
+set(STUBKIT_PC_PACKAGES grpc++ protobuf absl_status absl_statusor
+  absl_strings absl_flat_hash_map absl_synchronization absl_time)
+string(JOIN " " STUBKIT_PC_PACKAGES_TEXT ${STUBKIT_PC_PACKAGES})
+set(STUBKIT_PC_REQUIRES "Requires: ${STUBKIT_PC_PACKAGES_TEXT}")
+set(STUBKIT_PC_DEPENDENCY_LIBS "")
+find_package(PkgConfig QUIET)
+if(PKG_CONFIG_FOUND)
+  execute_process(
+    COMMAND "${PKG_CONFIG_EXECUTABLE}" --libs ${STUBKIT_PC_PACKAGES}
+    OUTPUT_VARIABLE stubkit_pc_libs
+    RESULT_VARIABLE stubkit_pc_result
+    ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(stubkit_pc_result EQUAL 0)
+    separate_arguments(stubkit_pc_libs UNIX_COMMAND "${stubkit_pc_libs}")
+    # Walk backwards, keeping the first -l/-L seen (the last in order).
+    list(REVERSE stubkit_pc_libs)
+    set(stubkit_pc_kept "")
+    set(stubkit_pc_seen "")
+    foreach(flag IN LISTS stubkit_pc_libs)
+      if(flag MATCHES "^-[lL]")
+        if(flag IN_LIST stubkit_pc_seen)
+          continue()
+        endif()
+        list(APPEND stubkit_pc_seen "${flag}")
+      endif()
+      list(APPEND stubkit_pc_kept "${flag}")
+    endforeach()
+    list(REVERSE stubkit_pc_kept)
+    string(JOIN " " STUBKIT_PC_DEPENDENCY_LIBS ${stubkit_pc_kept})
+    set(STUBKIT_PC_REQUIRES "Requires.private: ${STUBKIT_PC_PACKAGES_TEXT}")
+  endif()
+endif()
 configure_file("${PROJECT_SOURCE_DIR}/cmake/stubkit.pc.in"
   "${PROJECT_BINARY_DIR}/stubkit.pc" @ONLY)
 install(FILES "${PROJECT_BINARY_DIR}/stubkit.pc"

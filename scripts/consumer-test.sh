@@ -85,5 +85,7 @@ EOF
 g++ -std=c++17 "${work}/pc_main.cc" -o "${work}/pc_main" \
   $(PKG_CONFIG_PATH="${prefix}/lib/pkgconfig" pkg-config --cflags --libs stubkit)
 "${work}/pc_main"
+# Each library once in the installed file's flags.
+tests/scripts/pkg_config_test.sh "${prefix}/lib/pkgconfig"
 
 echo "consumer-test: ${passed} passed, 0 failed"
