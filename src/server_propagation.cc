@@ -163,9 +163,55 @@ grpc::Status ReplyUpstream(grpc::ServerContextBase& context,
   return std::move(reply.status);
 }
 
+// The tokens downstream calls brought to options(call), held weakly: a
+// token goes with its call. One callback on the incoming call's token
+// cancels those alive; one per call, holding its token, grew for the
+// incoming call's whole life (issue 39, item 12).
+struct IncomingCall::Downstream {
+  internal::Mutex mu;
+  bool cancelled ABSL_GUARDED_BY(mu) = false;
+  std::vector<std::weak_ptr<CancellationToken>> tokens ABSL_GUARDED_BY(mu);
+  // Expired entries are dropped when the list reaches this size, which
+  // then doubles the live count: amortised O(1), bounded by the live ones.
+  size_t sweep_at ABSL_GUARDED_BY(mu) = 16;
+
+  void Cancel() {
+    std::vector<std::weak_ptr<CancellationToken>> tokens;
+    {
+      internal::MutexLock lock(&mu);
+      cancelled = true;
+      tokens.swap(this->tokens);
+    }
+    for (const auto& weak : tokens) {
+      if (auto token = weak.lock()) token->Cancel();
+    }
+  }
+
+  // False when the incoming call is already cancelled: the caller cancels
+  // `token` itself, outside the lock.
+  bool Add(const std::shared_ptr<CancellationToken>& token) {
+    internal::MutexLock lock(&mu);
+    if (cancelled) return false;
+    if (tokens.size() >= sweep_at) {
+      tokens.erase(
+          std::remove_if(tokens.begin(), tokens.end(),
+                         [](const auto& weak) { return weak.expired(); }),
+          tokens.end());
+      sweep_at = std::max<size_t>(16, 2 * tokens.size());
+    }
+    // A token shared by many calls needs one entry.
+    for (const auto& weak : tokens) {
+      if (!weak.owner_before(token) && !token.owner_before(weak)) return true;
+    }
+    tokens.push_back(token);
+    return true;
+  }
+};
+
 IncomingCall::IncomingCall(grpc::ServerContextBase& context, Settings settings)
     : context_(context),
       token_(std::make_shared<CancellationToken>()),
+      downstream_(std::make_shared<Downstream>()),
       reply_(std::move(settings.reply)),
       attempt_(IncomingAttempt(context)) {
   const std::chrono::system_clock::time_point deadline = context.deadline();
@@ -174,6 +220,7 @@ IncomingCall::IncomingCall(grpc::ServerContextBase& context, Settings settings)
   }
   options_.set<CancellationOption>(token_);
   options_.set<IncomingAttemptOption>(attempt_);
+  token_->AddCallback([downstream = downstream_] { downstream->Cancel(); });
   if (settings.poll_cancellation) {
     watch_ = CancelPoller::Get().Watch(&context_, token_);
   }
@@ -191,10 +238,8 @@ Options IncomingCall::options(const Options& call) const {
     }
   }
   if (const auto* theirs = call.find<CancellationOption>()) {
-    if (*theirs != nullptr && *theirs != token_) {
-      // Runs at once if already cancelled. The token outlives this object's
-      // calls; the callback holds theirs.
-      token_->AddCallback([token = *theirs] { token->Cancel(); });
+    if (*theirs != nullptr && *theirs != token_ && !downstream_->Add(*theirs)) {
+      (*theirs)->Cancel();
     }
   }
   return merged;

@@ -163,7 +163,8 @@ class IncomingCall {
   const Options& options() const { return options_; }
   // `call` layered over `options()`; a `DeadlineOption` in both keeps the
   // earlier, and a `CancellationOption` of `call` is cancelled too when the
-  // incoming call is.
+  // incoming call is. That token is not kept alive: memory does not grow
+  // with the number of downstream calls.
   Options options(const Options& call) const;
 
   // The incoming request's attempt number (see IncomingAttemptOption).
@@ -177,8 +178,13 @@ class IncomingCall {
   grpc::Status Reply(const absl::Status& downstream) const;
 
  private:
+  struct Downstream;  // the tokens of options(call), weakly
+
   grpc::ServerContextBase& context_;
   std::shared_ptr<CancellationToken> token_;
+  // Shared with the one callback on `token_`, which may run after this
+  // object is gone (downstream calls hold `token_`).
+  std::shared_ptr<Downstream> downstream_;
   UpstreamReplyMapper reply_;
   Options options_;
   int attempt_ = 1;

@@ -611,6 +611,43 @@ TEST_P(ServerPropagationTest, FirstAttemptRetriesAsUsual) {
 }
 
 // Bad values fail the call before anything is sent.
+// Issue 39, item 12: options(call) with a token of the call's own used to
+// add a callback holding that token to the incoming call's token, for the
+// incoming call's whole life: a streaming handler making a million
+// downstream calls kept a million tokens. A token goes with its call now,
+// and a live one is still cancelled with the incoming call.
+TEST(IncomingCallTest, DownstreamTokensDoNotOutliveTheirCalls) {
+  grpc::ServerContext context;
+  IncomingCall incoming(context, IncomingCall::Settings{false, nullptr});
+  constexpr int kCalls = 10000;
+  std::vector<std::weak_ptr<CancellationToken>> ended;
+  for (int i = 0; i < kCalls; ++i) {
+    auto theirs = std::make_shared<CancellationToken>();
+    const Options call =
+        incoming.options(Options{}.set<CancellationOption>(theirs));
+    EXPECT_EQ(call.get<CancellationOption>(), theirs);
+    ended.push_back(theirs);
+  }  // each downstream call is over: its options and its token are gone
+  int kept = 0;
+  for (const auto& token : ended) kept += token.expired() ? 0 : 1;
+  EXPECT_EQ(kept, 0);
+  // One token shared by many calls, and one call still running.
+  auto shared = std::make_shared<CancellationToken>();
+  for (int i = 0; i < 100; ++i) {
+    incoming.options(Options{}.set<CancellationOption>(shared));
+  }
+  auto running = std::make_shared<CancellationToken>();
+  const Options call =
+      incoming.options(Options{}.set<CancellationOption>(running));
+  incoming.Cancel();
+  EXPECT_TRUE(shared->cancelled());
+  EXPECT_TRUE(running->cancelled());
+  // A call made after the cancel is cancelled at once.
+  auto late = std::make_shared<CancellationToken>();
+  incoming.options(Options{}.set<CancellationOption>(late));
+  EXPECT_TRUE(late->cancelled());
+}
+
 TEST(ServerPropagationOptionsTest, InvalidValuesAreRefusedUnsent) {
   int attempts = 0;
   auto attempt = [&](grpc::ClientContext&) -> absl::StatusOr<int> {
