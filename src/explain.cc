@@ -323,6 +323,7 @@ absl::StatusOr<Explanation> Explain(const OptionsView& options,
 
   Explanation e;
   e.method = std::string(method.full_name);
+  e.kind = method.kind;
   Settings(options, &e.settings);
   e.settings.push_back(absl::StrCat(
       "idempotent: ", internal::IsIdempotent(method, options) ? "yes" : "no"));
@@ -645,9 +646,46 @@ std::string XmlEscape(absl::string_view text) {
 
 }  // namespace
 
+namespace {
+
+// A round step for an axis over `span` nanoseconds in about `ticks` steps:
+// 1, 2 or 5 × 10^k below a minute; whole minutes, hours and days above
+// (2m, not 1m40s), so every tick's label is a round time.
+double TickStep(double span, int ticks) {
+  const double raw = span / ticks;
+  constexpr double kMinute = 60e9, kHour = 3600e9, kDay = 86400e9;
+  if (raw < kMinute) {
+    double step = 1;  // 1 ns
+    while (true) {
+      for (double m : {1.0, 2.0, 5.0}) {
+        if (m * step >= raw) return m * step;
+      }
+      step *= 10;
+    }
+  }
+  for (double s :
+       {kMinute, 2 * kMinute, 5 * kMinute, 10 * kMinute, 15 * kMinute,
+        30 * kMinute, kHour, 2 * kHour, 3 * kHour, 6 * kHour, 12 * kHour}) {
+    if (s >= raw) return s;
+  }
+  double days = 1;
+  while (true) {
+    for (double m : {1.0, 2.0, 5.0}) {
+      if (m * days * kDay >= raw) return m * days * kDay;
+    }
+    days *= 10;
+  }
+}
+
+}  // namespace
+
 std::string Explanation::ToSvg() const {
   constexpr int kMaxRows = 40;
-  constexpr double kLeft = 70, kRight = 30, kTop = 40, kRow = 18, kWidth = 760;
+  constexpr double kLeft = 70, kRight = 30, kRow = 18, kWidth = 760;
+  constexpr double kLine = 16;  // a line of text below the axis
+  const bool stream = kind != RpcKind::kUnary;
+  // A stream's note takes a line under the title.
+  const double top = stream ? 54 : 40;
   const int rows = std::min<int>(static_cast<int>(attempts.size()), kMaxRows);
   nanoseconds span = worst_case;
   for (int i = 0; i < rows; ++i) {
@@ -657,11 +695,40 @@ std::string Explanation::ToSvg() const {
   // every band into a corner, so it is named instead.
   if (span <= nanoseconds::zero()) span = nanoseconds(1);
   const double plot = kWidth - kLeft - kRight;
-  const double height = kTop + kRow * rows + 50;
   auto x = [&](nanoseconds t) {
     return kLeft + plot * static_cast<double>(t.count()) /
                        static_cast<double>(span.count());
   };
+  const double axis = top + kRow * rows + 8;
+  // Below the axis: the ticks' line, then one line per label, so that no
+  // label crosses another or a marker's line (which ends at the axis).
+  struct Label {
+    nanoseconds at;
+    std::string colour;
+    std::string text;
+    bool beyond;  // the call's end, past the chart's right edge
+  };
+  std::vector<Label> labels;
+  const bool end_drawn = end.has_value() && *end <= span;
+  if (end_drawn) {
+    labels.push_back({*end, "#c53030",
+                      absl::StrCat("call's end ", FormatTime(*end)), false});
+  }
+  if (!end.has_value() || worst_case != *end) {
+    labels.push_back({worst_case, "#dd6b20",
+                      absl::StrCat("worst case ", FormatTime(worst_case)),
+                      false});
+  }
+  if (end.has_value() && !end_drawn) {
+    labels.push_back(
+        {*end, "#c53030",
+         absl::StrCat("call's end ", FormatTime(*end), ", beyond the chart →"),
+         true});
+  }
+  const bool more = static_cast<int>(attempts.size()) > rows;
+  const double height =
+      axis + kLine * (1 + static_cast<double>(labels.size()) + (more ? 1 : 0)) +
+      12;
   std::string out = absl::StrFormat(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
       "height=\"%.0f\" font-family=\"sans-serif\" font-size=\"11\">\n"
@@ -669,20 +736,34 @@ std::string Explanation::ToSvg() const {
       "<text x=\"%.0f\" y=\"18\" font-size=\"13\">%s: when each attempt "
       "starts (earliest to latest, median marked)</text>\n",
       kWidth, height, kLeft, XmlEscape(method));
-  const double axis = kTop + kRow * rows + 8;
-  for (int i = 0; i <= 4; ++i) {
-    const nanoseconds t = span / 4 * i;  // not span * i: it may be max()
-    absl::StrAppend(&out,
-                    absl::StrFormat("<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" "
-                                    "y2=\"%.0f\" stroke=\"#ddd\"/>\n"
-                                    "<text x=\"%.1f\" y=\"%.0f\" "
-                                    "text-anchor=\"middle\">%s</text>\n",
-                                    x(t), kTop - 6, x(t), axis, x(t), axis + 14,
-                                    XmlEscape(FormatDuration(t))));
+  if (stream) {
+    absl::StrAppend(
+        &out, absl::StrFormat(
+                  "<text class=\"note\" x=\"%.0f\" y=\"36\" fill=\"#744210\">"
+                  "A stream: drawn as a unary call's schedule. A stream's "
+                  "attempts are bounded by the call's own end, not the "
+                  "retry policy's time limit.</text>\n",
+                  kLeft));
+  }
+  // Round ticks: 0, step, 2 step, ... within the axis (in doubles: the
+  // span may be nanoseconds::max()).
+  const double span_ns = static_cast<double>(span.count());
+  const double step = TickStep(span_ns, 5);
+  for (double t = 0; t <= span_ns * (1 + 1e-12); t += step) {
+    if (t >= 0x1.0p63) break;  // not a nanoseconds value
+    const nanoseconds at(static_cast<int64_t>(t));
+    absl::StrAppend(
+        &out,
+        absl::StrFormat("<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" "
+                        "stroke=\"#ddd\"/>\n"
+                        "<text class=\"tick\" x=\"%.1f\" y=\"%.0f\" "
+                        "text-anchor=\"middle\">%s</text>\n",
+                        x(at), top - 6, x(at), axis, x(at), axis + kLine,
+                        XmlEscape(FormatTime(at))));
   }
   for (int i = 0; i < rows; ++i) {
     const ExplainedAttempt& a = attempts[static_cast<size_t>(i)];
-    const double y = kTop + kRow * i;
+    const double y = top + kRow * i;
     const double x0 = x(a.earliest_start);
     const double w = std::max(2.0, x(a.latest_start) - x0);
     absl::StrAppend(
@@ -703,36 +784,38 @@ std::string Explanation::ToSvg() const {
                                 m, y + 1, m, y + kRow - 1));
     }
   }
-  auto marker = [&](nanoseconds t, absl::string_view colour,
-                    absl::string_view label, double dy) {
-    absl::StrAppend(
-        &out, absl::StrFormat("<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" "
-                              "y2=\"%.0f\" stroke=\"%s\" "
-                              "stroke-dasharray=\"5,3\"/>\n"
-                              "<text x=\"%.1f\" y=\"%.0f\" fill=\"%s\" "
-                              "text-anchor=\"end\">%s</text>\n",
-                              x(t), kTop - 6, x(t), axis, colour, x(t) - 3,
-                              axis + 28 + dy, colour, XmlEscape(label)));
-  };
-  if (end.has_value() && *end <= span) {
-    marker(*end, "#c53030", absl::StrCat("call's end ", FormatTime(*end)), 0);
-  } else if (end.has_value()) {
-    absl::StrAppend(
-        &out, absl::StrFormat("<text x=\"%.0f\" y=\"31\" fill=\"#c53030\" "
-                              "text-anchor=\"end\">call's end %s, beyond "
-                              "the chart</text>\n",
-                              kWidth - kRight, XmlEscape(FormatTime(*end))));
+  double line = axis + 2 * kLine;
+  for (const Label& label : labels) {
+    if (label.beyond) {
+      absl::StrAppend(
+          &out, absl::StrFormat("<text class=\"label\" x=\"%.0f\" y=\"%.0f\" "
+                                "fill=\"%s\" text-anchor=\"end\">%s</text>\n",
+                                kWidth - kRight, line, label.colour,
+                                XmlEscape(label.text)));
+    } else {
+      // The line from the top of the bands to the axis; the label under
+      // it, ending at the line (or starting there, near the left edge).
+      const double at = x(label.at);
+      const bool right_of_line = at - kLeft < 6.5 * label.text.size();
+      absl::StrAppend(
+          &out, absl::StrFormat(
+                    "<line class=\"marker\" x1=\"%.1f\" y1=\"%.0f\" "
+                    "x2=\"%.1f\" y2=\"%.0f\" stroke=\"%s\" "
+                    "stroke-dasharray=\"5,3\"/>\n"
+                    "<text class=\"label\" x=\"%.1f\" y=\"%.0f\" "
+                    "fill=\"%s\" text-anchor=\"%s\">%s</text>\n",
+                    at, top - 6, at, axis, label.colour,
+                    right_of_line ? at + 3 : at - 3, line, label.colour,
+                    right_of_line ? "start" : "end", XmlEscape(label.text)));
+    }
+    line += kLine;
   }
-  if (!end.has_value() || worst_case != *end) {
-    marker(worst_case, "#dd6b20",
-           absl::StrCat("worst case ", FormatTime(worst_case)), 0);
-  }
-  if (static_cast<int>(attempts.size()) > rows) {
+  if (more) {
     absl::StrAppend(
-        &out, absl::StrFormat("<text x=\"%.0f\" y=\"%.0f\">(%d more attempts "
-                              "not drawn)</text>\n",
-                              kLeft, height - 4,
-                              static_cast<int>(attempts.size()) - rows));
+        &out,
+        absl::StrFormat("<text x=\"%.0f\" y=\"%.0f\">(%d more attempts "
+                        "not drawn)</text>\n",
+                        kLeft, line, static_cast<int>(attempts.size()) - rows));
   }
   absl::StrAppend(&out, "</svg>\n");
   return out;

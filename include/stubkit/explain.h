@@ -112,6 +112,9 @@ struct ExplainedStop {
 
 struct Explanation {
   std::string method;  // "package.Service.Method"
+  // The method's kind: a stream's schedule is drawn as a unary call's, with
+  // a note (by name: always kUnary).
+  RpcKind kind = RpcKind::kUnary;
   // The options that decide, in words: policy, backoff, timeouts.
   std::vector<std::string> settings;
   std::vector<ExplainedAttempt> attempts;

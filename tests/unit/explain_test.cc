@@ -13,11 +13,13 @@
 #include <cstdlib>
 #include <memory>
 #include <random>
+#include <regex>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "stubkit/retry_budget.h"
@@ -445,6 +447,147 @@ TEST(ExplainTest, TableAndSvg) {
   EXPECT_THAT(svg, HasSubstr("attempt 1</text>"));
   EXPECT_THAT(svg, HasSubstr("call's end 5s, beyond the chart"));
   EXPECT_EQ(svg.substr(svg.size() - 7), "</svg>\n");
+}
+
+// ---- The SVG's layout (issue 39, item 20) ----
+
+struct SvgText {
+  double x = 0;
+  double y = 0;
+  std::string anchor;
+  std::string text;
+};
+
+// The texts of `cls` ("tick": centred; "label": coloured, the markers'
+// and the call's end's), by their attributes.
+std::vector<SvgText> SvgTexts(const std::string& svg, const std::string& cls) {
+  const std::string middle = cls == "tick" ? "\"middle\"" : "\"(?:start|end)\"";
+  const std::regex re("<text (?:class=\"" + cls +
+                      "\" )?x=\"([-0-9.]+)\" y=\"([-0-9.]+)\"" +
+                      (cls == "tick" ? "" : " fill=\"[^\"]+\"") +
+                      " text-anchor=(" + middle + ")>([^<]*)</text>");
+  std::vector<SvgText> out;
+  for (std::sregex_iterator it(svg.begin(), svg.end(), re), end; it != end;
+       ++it) {
+    std::string anchor = (*it)[3];
+    anchor = anchor.substr(1, anchor.size() - 2);  // unquoted
+    out.push_back({std::stod((*it)[1]), std::stod((*it)[2]), anchor, (*it)[4]});
+  }
+  return out;
+}
+
+// A box around a label of font-size 11: at most 6.5 px a character (the
+// arrow and "'" are narrower), from 11 px above the baseline to 4 below.
+struct Box {
+  double left, right, top, bottom;
+  bool Overlaps(const Box& o) const {
+    return left < o.right && o.left < right && top < o.bottom && o.top < bottom;
+  }
+};
+Box BoxOf(const SvgText& t) {
+  const double width = 6.5 * static_cast<double>(t.text.size());
+  const double left = t.anchor == "end"      ? t.x - width
+                      : t.anchor == "middle" ? t.x - width / 2
+                                             : t.x;
+  // Touching (1 px) counts: a line at a label's descent reads as crossing it.
+  return {left, left + width, t.y - 11, t.y + 4};
+}
+
+void ExpectRoundTicksAndApartLabels(const Explanation& e) {
+  const std::string svg = e.ToSvg();
+  SCOPED_TRACE(svg);
+  const std::vector<SvgText> ticks = SvgTexts(svg, "tick");
+  ASSERT_GE(ticks.size(), 2u);
+  std::vector<int64_t> values;
+  for (const SvgText& t : ticks) {
+    absl::Duration d;
+    ASSERT_TRUE(absl::ParseDuration(t.text, &d)) << t.text;
+    values.push_back(absl::ToInt64Nanoseconds(d));
+  }
+  const int64_t step = values[1] - values[0];
+  EXPECT_EQ(values[0], 0);
+  for (size_t i = 0; i < values.size(); ++i) {
+    EXPECT_EQ(values[i], step * static_cast<int64_t>(i)) << ticks[i].text;
+  }
+  if (step < int64_t{60'000'000'000}) {
+    int64_t mantissa = step;
+    while (mantissa % 10 == 0) mantissa /= 10;
+    EXPECT_TRUE(mantissa == 1 || mantissa == 2 || mantissa == 5)
+        << "tick step " << step << " ns";
+  } else {
+    EXPECT_EQ(step % int64_t{60'000'000'000}, 0) << "tick step " << step;
+  }
+  // Labels: apart from each other, from the ticks' labels, and from every
+  // marker's line.
+  std::vector<Box> boxes;
+  for (const SvgText& t : SvgTexts(svg, "label")) boxes.push_back(BoxOf(t));
+  const size_t labels = boxes.size();
+  for (const SvgText& t : ticks) boxes.push_back(BoxOf(t));
+  // The markers' lines are dashed 5,3 (the ticks' are solid).
+  const std::regex line_re(
+      "<line (?:class=\"marker\" )?x1=\"([-0-9.]+)\" y1=\"([-0-9.]+)\" "
+      "x2=\"[-0-9.]+\" y2=\"([-0-9.]+)\" stroke=\"[^\"]+\" "
+      "stroke-dasharray=\"5,3\"");
+  std::vector<Box> lines;
+  for (std::sregex_iterator it(svg.begin(), svg.end(), line_re), end; it != end;
+       ++it) {
+    const double x = std::stod((*it)[1]);
+    lines.push_back({x - 1, x + 1, std::stod((*it)[2]), std::stod((*it)[3])});
+  }
+  for (size_t i = 0; i < labels; ++i) {
+    for (size_t j = 0; j < boxes.size(); ++j) {
+      if (j != i) EXPECT_FALSE(boxes[i].Overlaps(boxes[j])) << i << ", " << j;
+    }
+    for (const Box& line : lines) EXPECT_FALSE(boxes[i].Overlaps(line)) << i;
+  }
+}
+
+TEST(ExplainSvgTest, TicksAreRoundAndLabelsApart) {
+  // The end beyond the chart (its label used to cross the worst case's
+  // line), the end on the chart next to the worst case, a 10-minute
+  // policy (ticks in minutes), and full jitter on a count (875 ms ticks).
+  const Options cases[] = {
+      Options{}
+          .set<RetryPolicyOption>(RetryPolicy::LimitedTime(seconds(5)))
+          .set<BackoffPolicyOption>(
+              Steady(milliseconds(200), Jitter::UpToInitialDelay())),
+      Options{}
+          .set<RetryPolicyOption>(RetryPolicy::LimitedTime(seconds(2)))
+          .set<BackoffPolicyOption>(Steady(milliseconds(100), Jitter::Full())),
+      Options{}
+          .set<RetryPolicyOption>(
+              RetryPolicy::LimitedTime(std::chrono::minutes(10)))
+          .set<BackoffPolicyOption>(
+              ExponentialBackoffPolicy().WithInitialDelay(milliseconds(200))),
+      Options{}
+          .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(4))
+          .set<BackoffPolicyOption>(ExponentialBackoffPolicy()
+                                        .WithInitialDelay(milliseconds(100))
+                                        .WithMaximumDelay(seconds(2))
+                                        .WithMultiplier(1.5)
+                                        .WithJitter(Jitter::Full()))
+          .set<TotalTimeoutOption>(seconds(10)),
+  };
+  for (const Options& options : cases) {
+    auto e = ExplainGet(options, ExplainAssumptions{milliseconds(100)});
+    ASSERT_TRUE(e.ok()) << e.status();
+    ExpectRoundTicksAndApartLabels(*e);
+  }
+}
+
+TEST(ExplainSvgTest, AStreamIsNotedOnTheChart) {
+  constexpr MethodInfo kWatch{"test.Service.Watch", RpcKind::kServerStreaming,
+                              Idempotency::kIdempotent};
+  const Options none;
+  const Options options =
+      Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(2));
+  auto e = Explain(OptionsView(none, options), kWatch);
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_THAT(e->ToSvg(), HasSubstr("A stream: drawn as a unary call's"));
+  EXPECT_THAT(e->ToTable(), HasSubstr("the schedule is a unary call's"));
+  auto unary = ExplainGet(options);
+  ASSERT_TRUE(unary.ok()) << unary.status();
+  EXPECT_THAT(unary->ToSvg(), Not(HasSubstr("A stream")));
 }
 
 // ---- WhyNot, on statuses the loop really returns ----
