@@ -99,19 +99,21 @@ void AsyncRetryOperationBase::ScheduleWait(std::chrono::nanoseconds wait) {
 void AsyncRetryOperationBase::WatchChannel(uint64_t generation) {
   // Weak: a watch outlives the wait; it must not keep the call alive.
   std::weak_ptr<AsyncCallBase> weak = weak_from_this();
-  const uint64_t watch = channel_->Join([weak, generation] {
-    // On the watcher thread, which must not run the next attempt (the
-    // context setup hook and decorators are user code): the timer thread
-    // hands it to its callback pool.
-    DefaultAsyncSleeper().Schedule(
-        std::chrono::nanoseconds::zero(), [weak, generation](bool fired) {
-          if (!fired) return;
-          if (auto self = weak.lock()) {
-            static_cast<AsyncRetryOperationBase*>(self.get())
-                ->OnChannelReady(generation);
-          }
-        });
-  });
+  const uint64_t watch = channel_->Join(
+      [weak, generation] {
+        // On the watcher thread, which must not run the next attempt (the
+        // context setup hook and decorators are user code): the timer thread
+        // hands it to its callback pool.
+        DefaultAsyncSleeper().Schedule(
+            std::chrono::nanoseconds::zero(), [weak, generation](bool fired) {
+              if (!fired) return;
+              if (auto self = weak.lock()) {
+                static_cast<AsyncRetryOperationBase*>(self.get())
+                    ->OnChannelReady(generation);
+              }
+            });
+      },
+      state().channel_follow().down_at_attempt_start());
   {
     MutexLock lock(&mu_);
     if (waiting_ && wait_generation_ == generation && !finished_) {

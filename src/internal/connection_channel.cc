@@ -81,9 +81,11 @@ bool FollowsChannel(const absl::Status& status, WaitReason reason) {
 
 ReconnectWatchLogic::Step ReconnectWatchLogic::Join(
     uint64_t id, std::function<void()> wake, grpc_connectivity_state state,
-    time_point now) {
+    time_point now, bool down_at_attempt_start) {
   Step step;
-  waiters_.push_back(Waiter{id, state != GRPC_CHANNEL_READY, std::move(wake)});
+  waiters_.push_back(
+      Waiter{id, down_at_attempt_start || state != GRPC_CHANNEL_READY,
+             std::move(wake)});
   Observe(state, now, step);
   if (!armed_ && !waiters_.empty() && state != GRPC_CHANNEL_SHUTDOWN) {
     armed_ = true;
@@ -158,7 +160,8 @@ ConnectionChannel::ConnectionChannel(
     : channel_(std::move(channel)),
       grpc_channel_(dynamic_cast<grpc::Channel*>(channel_.get())) {}
 
-uint64_t ConnectionChannel::Join(std::function<void()> wake) {
+uint64_t ConnectionChannel::Join(std::function<void()> wake,
+                                 bool down_at_attempt_start) {
   // The kick: an IDLE channel (its connection dropped) starts to connect.
   const grpc_connectivity_state state = channel_->GetState(true);
   const auto now = std::chrono::steady_clock::now();
@@ -167,7 +170,7 @@ uint64_t ConnectionChannel::Join(std::function<void()> wake) {
   {
     MutexLock lock(&mu_);
     id = next_id_++;
-    step = logic_.Join(id, std::move(wake), state, now);
+    step = logic_.Join(id, std::move(wake), state, now, down_at_attempt_start);
   }
   Apply(std::move(step), state);
   return id;

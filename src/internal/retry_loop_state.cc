@@ -594,6 +594,13 @@ struct SyncWake {
 
 }  // namespace
 
+bool ChannelFollow::StartAttempt() {
+  down_at_attempt_start_ =
+      channel_ != nullptr &&
+      channel_->channel().GetState(false) != GRPC_CHANNEL_READY;
+  return std::exchange(woke_, false);
+}
+
 bool ChannelFollow::Wait(nanoseconds wait, CancellationToken* cancel,
                          bool* woken) {
   // Shared with the callbacks: a wake may come after this wait is over.
@@ -606,8 +613,8 @@ bool ChannelFollow::Wait(nanoseconds wait, CancellationToken* cancel,
   }
   // The watcher thread polls the channel meanwhile (see
   // connection_channel.h): this thread only waits on the steady clock.
-  const uint64_t watch =
-      channel_->Join([wake] { wake->Set(&SyncWake::woken); });
+  const uint64_t watch = channel_->Join([wake] { wake->Set(&SyncWake::woken); },
+                                        down_at_attempt_start_);
   {
     MutexLock lock(&wake->mu);
     wake->cv.WaitUntil(lock, until,

@@ -116,6 +116,25 @@ TEST_F(ReconnectWatchTest, OnlyWaitersThatSawTheChannelDownAreWoken) {
   EXPECT_EQ(logic.waiters(), 1u);
 }
 
+// Issue 39, item 11: the attempt failed because the channel was down (it
+// was not READY when the attempt started), and the channel is READY again
+// before the wait joins: the wait ends at once instead of being taken for
+// a failure on a ready channel and running out its backoff.
+TEST_F(ReconnectWatchTest, ADownChannelReadyBeforeTheJoinWakesAtOnce) {
+  auto step = logic.Join(1, Counter(1), kReady, clock.Now(),
+                         /*down_at_attempt_start=*/true);
+  Run(step);
+  EXPECT_THAT(woken, ::testing::ElementsAre(1));
+  EXPECT_EQ(logic.waiters(), 0u);
+  EXPECT_FALSE(step.arm);  // nobody left to watch for
+  // An attempt that started on a ready channel keeps its backoff.
+  step = logic.Join(2, Counter(2), kReady, clock.Now(),
+                    /*down_at_attempt_start=*/false);
+  Run(step);
+  EXPECT_THAT(woken, ::testing::ElementsAre(1));
+  EXPECT_EQ(logic.waiters(), 1u);
+}
+
 TEST_F(ReconnectWatchTest, ResetsTheReconnectBackoffAtMostOncePerInterval) {
   // In TRANSIENT_FAILURE the channel would wait out gRPC's reconnect
   // backoff: the watch asks it to try now, at most every 250 ms, however

@@ -109,9 +109,12 @@ class ReconnectWatchLogic {
   };
 
   // A wait begins while the channel is in `state`. `wake` runs once, when
-  // the channel is READY after this wait saw it not READY.
+  // the channel is READY after this wait saw it not READY, or at once when
+  // it is READY and was not when the failed attempt started
+  // (`down_at_attempt_start`): it failed and came back before the join.
   Step Join(uint64_t id, std::function<void()> wake,
-            grpc_connectivity_state state, time_point now);
+            grpc_connectivity_state state, time_point now,
+            bool down_at_attempt_start = false);
   // The wait ended without a wake (its backoff ran out, or it was
   // cancelled): returns its callback, for the caller to drop unlocked
   // (empty for an unknown id, or one already woken).
@@ -156,7 +159,7 @@ class ConnectionChannel
   // Joins the watch (see ReconnectWatchLogic::Join); returns the id for
   // `Leave`. `wake` runs on the watcher thread, or inline here when the
   // channel is already back. Allocates: only on the retry path.
-  uint64_t Join(std::function<void()> wake);
+  uint64_t Join(std::function<void()> wake, bool down_at_attempt_start = false);
   void Leave(uint64_t id);
 
   // Issue 23: after an attempt of this connection, and until it could

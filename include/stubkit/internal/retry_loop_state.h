@@ -117,7 +117,10 @@ class ChannelFollow {
   // The wait ended because the channel is ready again.
   void Woke() { woke_ = true; }
   // An attempt starts: returns whether it starts on the channel's return.
-  bool StartAttempt() { return std::exchange(woke_, false); }
+  // Notes whether the channel is READY (an atomic read in gRPC): a channel
+  // down then and READY when the wait joins came back in between.
+  bool StartAttempt();
+  bool down_at_attempt_start() const { return down_at_attempt_start_; }
   // Waits `wait` on the steady clock, unless the channel is ready again
   // first (`*woken`) or `cancel` (may be null) is cancelled. Returns false
   // when cancelled.
@@ -128,6 +131,7 @@ class ChannelFollow {
   ConnectionChannel* channel_ = nullptr;
   bool active_ = false;
   bool woke_ = false;
+  bool down_at_attempt_start_ = false;
 };
 
 // The decision state of one call: shared by every loop flavour, so the
