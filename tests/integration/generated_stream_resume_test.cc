@@ -9,6 +9,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -20,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "stubkit/cancellation.h"
 #include "stubkit/clock.h"
 #include "stubkit/retry_observer.h"
 #include "stubkit/testing/streams.stubkit.h"
@@ -712,11 +714,11 @@ class AsyncSum {
             },
             call)) {}
 
-  // Waits (at most a minute) for `done`.
-  absl::StatusOr<SumResponse> Done() {
+  // Waits (at most `limit`) for `done`.
+  absl::StatusOr<SumResponse> Done(
+      std::chrono::seconds limit = std::chrono::minutes(1)) {
     std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_for(lock, std::chrono::minutes(1),
-                 [&] { return done_calls_ > 0; });
+    cv_.wait_for(lock, limit, [&] { return done_calls_ > 0; });
     if (done_calls_ == 0) return absl::DeadlineExceededError("no done");
     return response_;
   }
@@ -853,6 +855,74 @@ TEST_F(GeneratedStreamResumeTest, CancellingAnAsyncClientStream) {
       << response.status();
   EXPECT_FALSE(sum.stream().Write(MakeItem(2)));
   EXPECT_EQ(sum.done_calls(), 1);
+}
+
+// Issue 39, item 1: a cancel after the attempt's context is attached to the
+// token but before its reactor is live (here from the context setup hook,
+// which runs between the two) must still end the stream: a client stream
+// has no pending read to bring OnDone.
+TEST_F(GeneratedStreamResumeTest,
+       AnAsyncClientStreamCancelledWhileItsAttemptStartsCompletes) {
+  ASSERT_TRUE(server_.ok());
+  auto token = std::make_shared<CancellationToken>();
+  StreamServiceClient client(server_.Channel(),
+                             ClientOptions().set<AsyncSleeperOption>(clock_));
+  AsyncSum sum(client,
+               Options{}.set<CancellationOption>(token).set<ContextSetupOption>(
+                   [token](grpc::ClientContext&) { token->Cancel(); }));
+  absl::StatusOr<SumResponse> response = sum.Done(std::chrono::seconds(30));
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kCancelled)
+      << response.status();
+  EXPECT_EQ(sum.done_calls(), 1);
+  EXPECT_FALSE(sum.stream().Write(MakeItem(1)));
+}
+
+// The same race from another thread: each of many streams is cancelled
+// through its CancellationOption token while it starts; every one must
+// complete, with CANCELLED.
+TEST_F(GeneratedStreamResumeTest,
+       AsyncClientStreamsCancelledFromAnotherThreadAllComplete) {
+  ASSERT_TRUE(server_.ok());
+  constexpr int kCalls = 400;
+  StreamServiceClient client(server_.Channel(),
+                             ClientOptions().set<AsyncSleeperOption>(clock_));
+  std::vector<std::shared_ptr<CancellationToken>> tokens;
+  for (int i = 0; i < kCalls; ++i) {
+    tokens.push_back(std::make_shared<CancellationToken>());
+  }
+  // Call i's token is cancelled as call i starts, after a delay that
+  // varies from call to call, so that some cancels land inside the start.
+  std::atomic<int> starting{0};
+  std::thread canceller([&] {
+    for (int i = 0; i < kCalls; ++i) {
+      while (starting.load() <= i) {
+      }
+      for (volatile int spin = 0; spin < (i % 40) * 500; ++spin) {
+      }
+      tokens[i]->Cancel();
+    }
+  });
+  std::vector<std::unique_ptr<AsyncSum>> sums;
+  for (int i = 0; i < kCalls; ++i) {
+    starting.store(i + 1);
+    sums.push_back(std::make_unique<AsyncSum>(
+        client, Options{}.set<CancellationOption>(tokens[i])));
+  }
+  canceller.join();
+  const auto give_up =
+      std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  int completed = 0;
+  int cancelled = 0;
+  for (auto& sum : sums) {
+    const auto left = std::chrono::duration_cast<std::chrono::seconds>(
+        give_up - std::chrono::steady_clock::now());
+    absl::StatusOr<SumResponse> response =
+        sum->Done(std::max(left, std::chrono::seconds(1)));
+    if (sum->done_calls() == 1) ++completed;
+    if (response.status().code() == absl::StatusCode::kCancelled) ++cancelled;
+  }
+  EXPECT_EQ(completed, kCalls);
+  EXPECT_EQ(cancelled, kCalls);
 }
 
 }  // namespace

@@ -382,11 +382,20 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
     }
     reactor->AddHold();
     if constexpr (!kClientStream) reactor->StartRead(&reactor->message_);
+    bool cancelled;
     {
       MutexLock lock(&mu_);
       reactor_ = reactor;
+      cancelled = cancelled_;
     }
     reactor->StartCall();
+    if (cancelled) {
+      // Cancelled since PrepareAttempt attached the context (from the
+      // setup hook, say): EndLiveWrites found no reactor then, so the hold
+      // is released here, or a client stream would never finish.
+      EndWrites(reactor);
+      return;
+    }
     Pump(reactor);
   }
 
@@ -456,13 +465,16 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
     if (release) reactor->RemoveHold();
   }
 
-  // EndWrites for the live attempt, if there is one.
+  // The stream was cancelled: EndWrites for the live attempt, if there is
+  // one, and for any attempt that starts later (StartAttempt reads
+  // `cancelled_`).
   void EndLiveWrites() {
     Reactor* reactor;
     bool release;
     {
       // While it is reactor_, OnDone has not run: the reactor is alive.
       MutexLock lock(&mu_);
+      cancelled_ = true;
       reactor = reactor_;
       if (reactor == nullptr) return;
       reactor->ending_ = true;
@@ -612,6 +624,8 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
   std::deque<Request> outbox_ ABSL_GUARDED_BY(mu_);
   bool writes_done_ ABSL_GUARDED_BY(mu_) = false;
   bool over_ ABSL_GUARDED_BY(mu_) = false;
+  // The stream's token was cancelled.
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
   // Sent first on every new attempt.
   std::vector<Request> replay_ ABSL_GUARDED_BY(mu_);
   std::size_t replay_bytes_ ABSL_GUARDED_BY(mu_) = 0;
