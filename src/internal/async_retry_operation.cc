@@ -48,10 +48,6 @@ void AsyncRetryOperationBase::OnAttemptDone(const absl::Status& status) {
     Finish(absl::OkStatus());
     return;
   }
-  if (!MayRetry(status)) {
-    Finish(status);
-    return;
-  }
   if (IsNoAsyncStubError(status)) {
     // Nothing reached the network, and no attempt ever will.
     Finish(state().GiveUp(status, StopReason::kPermanentError,
@@ -60,13 +56,20 @@ void AsyncRetryOperationBase::OnAttemptDone(const absl::Status& status) {
   }
   absl::Status final_status;
   std::chrono::nanoseconds wait;
-  if (!state().OnFailure(status, *context_, &final_status, &wait)) {
+  if (!DecideFailure(status, *context_, &final_status, &wait)) {
     Finish(std::move(final_status));
     return;
   }
   // Hold nothing of the finished attempt (its call and arena) while waiting.
   context_.reset();
   ScheduleWait(wait);
+}
+
+bool AsyncRetryOperationBase::DecideFailure(const absl::Status& status,
+                                            const grpc::ClientContext& context,
+                                            absl::Status* final_status,
+                                            std::chrono::nanoseconds* wait) {
+  return state().OnFailure(status, context, final_status, wait);
 }
 
 void AsyncRetryOperationBase::ScheduleWait(std::chrono::nanoseconds wait) {

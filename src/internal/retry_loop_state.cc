@@ -361,11 +361,36 @@ bool RetryLoopState::Stop(const absl::Status& status, StopReason reason,
 bool RetryLoopState::OnFailure(const absl::Status& status,
                                const grpc::ClientContext& context,
                                absl::Status* final_status, nanoseconds* wait) {
+  const time_point now = this->now();
+  const RetryDecision decision = Decide(status, context, now);
+  return Report(status, decision, now, final_status, wait);
+}
+
+bool RetryLoopState::OnFailure(const absl::Status& status,
+                               const grpc::ClientContext& context,
+                               absl::FunctionRef<bool()> resume,
+                               absl::string_view declined,
+                               absl::Status* final_status, nanoseconds* wait) {
+  const time_point now = this->now();
+  const RetryDecision decision = Decide(status, context, now);
+  // Last, once nothing else stops the call: the hook is user code with side
+  // effects. (A retry budget's withdrawal was taken: a hook that declines
+  // does not give it back.)
+  if (decision.kind != RetryDecision::Kind::kStop && !resume()) {
+    return Stop(status, StopReason::kNotResumable,
+                absl::StrCat("not resumed: the stream ", declined), now,
+                final_status);
+  }
+  return Report(status, decision, now, final_status, wait);
+}
+
+RetryDecision RetryLoopState::Decide(const absl::Status& status,
+                                     const grpc::ClientContext& context,
+                                     time_point now) {
   follow_.set_active(false);
   if (follow_.channel() != nullptr) {
     follow_.channel()->CheckGrpcRetries(options_, method_.full_name, false);
   }
-  const time_point now = this->now();
   facts_.now = now;
   facts_.cancelled = cancel_ != nullptr && cancel_->cancelled();
   CallAdmission admission(throttle_, throttle_wait_.enabled(), budget_, clock_,
@@ -375,7 +400,7 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
       status, facts_, retry_policy_, admission.get(), waits_);
   waits_.SetAttempt(nullptr);  // the context may not outlive the attempt
   facts_.failures = decision.failures;
-  return Report(status, decision, now, final_status, wait);
+  return decision;
 }
 
 bool RetryLoopState::Report(const absl::Status& status,

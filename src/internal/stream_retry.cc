@@ -80,6 +80,25 @@ bool StreamCancelState::WaitFor(nanoseconds duration) {
   });
 }
 
+bool DecideStreamFailure(RetryLoopState& state, const absl::Status& status,
+                         const grpc::ClientContext& context, bool needs_hook,
+                         bool progressed, bool has_hook,
+                         absl::FunctionRef<bool()> resume,
+                         absl::string_view no_hook, absl::string_view declined,
+                         absl::Status* final_status, nanoseconds* wait) {
+  if (!needs_hook) return state.OnFailure(status, context, final_status, wait);
+  if (!has_hook) {
+    // Not resumed still goes through OnFailure, for the retry summary, the
+    // observer and the metrics.
+    state.ForbidRepeat(no_hook);
+    return state.OnFailure(status, context, final_status, wait);
+  }
+  // Decided as the resumed stream would be; if the decision is to stop,
+  // the call is over and the restart is moot.
+  if (progressed) state.RestartPolicy();
+  return state.OnFailure(status, context, resume, declined, final_status, wait);
+}
+
 absl::Status NullStreamError(const MethodInfo& method) {
   return absl::InternalError(
       absl::StrCat(method.full_name, ": the stub returned no stream"));

@@ -48,9 +48,13 @@ class ResumeStreamService final : public StreamService::Service {
   std::atomic<int> fail_open_first{0};
   int break_after = -1;
   int breaks = 1;
+  grpc::StatusCode break_code = grpc::StatusCode::UNAVAILABLE;
   // Sum: the first `sum_fail_first` calls fail with UNAVAILABLE after
   // reading everything.
   int sum_fail_first = 0;
+  // Sum: call k (from 1) fails with UNAVAILABLE after reading
+  // sum_break_at[k - 1] items, when that is positive.
+  std::vector<int> sum_break_at;
 
   grpc::Status Double(grpc::ServerContext*,
                       grpc::ServerReaderWriter<Item, Item>* stream) override {
@@ -74,7 +78,7 @@ class ResumeStreamService final : public StreamService::Service {
       }
       if (answered == break_after && breaks_done_.fetch_add(1) < breaks) {
         Ended();
-        return grpc::Status(grpc::StatusCode::UNAVAILABLE, "stream broke");
+        return grpc::Status(break_code, "stream broke");
       }
       item.set_value(item.value() * 2);
       stream->Write(item);
@@ -86,10 +90,16 @@ class ResumeStreamService final : public StreamService::Service {
   grpc::Status Sum(grpc::ServerContext*, grpc::ServerReader<Item>* reader,
                    SumResponse* response) override {
     const int call = ++sum_calls_;
+    const int break_at = call <= static_cast<int>(sum_break_at.size())
+                             ? sum_break_at[call - 1]
+                             : 0;
     Item item;
     while (reader->Read(&item)) {
       response->set_sum(response->sum() + item.value());
       response->set_count(response->count() + 1);
+      if (response->count() == break_at) {
+        return grpc::Status(grpc::StatusCode::UNAVAILABLE, "sum broke");
+      }
     }
     if (call <= sum_fail_first) {
       return grpc::Status(grpc::StatusCode::UNAVAILABLE, "sum failed");
@@ -855,6 +865,83 @@ TEST_F(GeneratedStreamResumeTest, CancellingAnAsyncClientStream) {
       << response.status();
   EXPECT_FALSE(sum.stream().Write(MakeItem(2)));
   EXPECT_EQ(sum.done_calls(), 1);
+}
+
+// Issue 39, item 4: the resume hook runs only when the decision is to
+// resume. A break after a response that stops the stream anyway (a code
+// that is not retryable, a call that is not idempotent, the caller's
+// cancel) never calls it. The same scenarios, sync and async.
+TEST_F(GeneratedStreamResumeTest, TheResumeHookRunsOnlyWhenTheStreamResumes) {
+  ASSERT_TRUE(server_.ok());
+  service_.break_after = 1;
+  service_.breaks = 1000;
+  struct Case {
+    const char* name;
+    grpc::StatusCode code;
+    bool non_idempotent;
+    bool cancel;
+    absl::StatusCode expected_code;
+    StopReason reason;
+  };
+  const Case cases[] = {
+      {"not retryable", grpc::StatusCode::PERMISSION_DENIED, false, false,
+       absl::StatusCode::kPermissionDenied, StopReason::kPermanentError},
+      {"not idempotent", grpc::StatusCode::UNAVAILABLE, true, false,
+       absl::StatusCode::kUnavailable, StopReason::kNonIdempotent},
+      {"cancelled", grpc::StatusCode::UNAVAILABLE, false, true,
+       absl::StatusCode::kCancelled, StopReason::kCancelled},
+  };
+  for (const Case& c : cases) {
+    for (const bool async : {false, true}) {
+      SCOPED_TRACE(std::string(c.name) + (async ? ", async" : ", sync"));
+      service_.break_code = c.code;
+      std::atomic<int> hook_calls{0};
+      StreamServiceClient client(
+          server_.Channel(),
+          ClientOptions()
+              .set<AsyncSleeperOption>(clock_)
+              .set<StreamServiceClient::DoubleResumeOption>(
+                  [&hook_calls](const Item*, ResumeWriter<Item>& writer) {
+                    ++hook_calls;
+                    writer.Write(MakeItem(2));
+                    return true;
+                  }));
+      Options call;
+      if (c.non_idempotent) {
+        call.set<IdempotencyOption>(Idempotency::kNonIdempotent);
+      }
+      const int calls_before = service_.double_calls();
+      absl::Status status;
+      if (async) {
+        AsyncBidi bidi(client, call);
+        ASSERT_TRUE(bidi.Write(1));
+        ASSERT_THAT(bidi.Answers(1), ElementsAre(2));
+        if (c.cancel) {
+          bidi.stream().Cancel();
+        } else {
+          ASSERT_TRUE(bidi.Write(2));  // the server breaks on it
+        }
+        status = bidi.Done();
+      } else {
+        auto stream = client.Double(call);
+        int sent = 0;
+        ASSERT_THAT(WriteAndRead(stream, 1, 1, &sent), ElementsAre(2));
+        if (c.cancel) {
+          stream.Cancel();
+          Item answer;
+          EXPECT_FALSE(stream.Read(&answer));
+        } else {
+          EXPECT_THAT(WriteAndRead(stream, 2, 2, &sent), ElementsAre());
+        }
+        status = stream.Finish();
+      }
+      EXPECT_EQ(status.code(), c.expected_code) << status;
+      ASSERT_TRUE(GetRetrySummary(status).has_value()) << status;
+      EXPECT_EQ(GetRetrySummary(status)->stop_reason, c.reason);
+      EXPECT_EQ(hook_calls.load(), 0);
+      EXPECT_EQ(service_.double_calls(), calls_before + 1);
+    }
+  }
 }
 
 // Issue 39, item 1: a cancel after the attempt's context is attached to the

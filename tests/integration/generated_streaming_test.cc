@@ -47,6 +47,7 @@ class FlakyStreamService final : public StreamService::Service {
   grpc::StatusCode fail_open_code = grpc::StatusCode::UNAVAILABLE;
   int break_after = -1;
   int breaks = 1;
+  grpc::StatusCode break_code = grpc::StatusCode::UNAVAILABLE;
   // Range: after sending `hang_after` items (never, when negative), waits
   // until the client cancels.
   int hang_after = -1;
@@ -68,7 +69,7 @@ class FlakyStreamService final : public StreamService::Service {
     for (int i = 0; i < request->count(); ++i) {
       if (i == hang_after) return WaitForCancel(context);
       if (i == break_after && breaks_done_.fetch_add(1) < breaks) {
-        return grpc::Status(grpc::StatusCode::UNAVAILABLE, "stream broke");
+        return grpc::Status(break_code, "stream broke");
       }
       Item item;
       item.set_value(request->start() + i);
@@ -809,7 +810,8 @@ TEST_F(GeneratedStreamingTest, AsyncBreakWithoutAHookIsReported) {
 AsyncResult ReadAllAsyncAdvancing(StreamServiceClient& client,
                                   const RangeRequest& request,
                                   std::shared_ptr<FakeClock> clock, int at,
-                                  std::chrono::minutes advance) {
+                                  std::chrono::minutes advance,
+                                  const Options& call = {}) {
   auto items = std::make_shared<std::vector<int>>();
   std::promise<absl::Status> done;
   client.AsyncRange(
@@ -818,7 +820,8 @@ AsyncResult ReadAllAsyncAdvancing(StreamServiceClient& client,
         items->push_back(item.value());
         if (item.value() == at) clock->Advance(advance);
       },
-      [&done](absl::Status status) { done.set_value(std::move(status)); });
+      [&done](absl::Status status) { done.set_value(std::move(status)); },
+      call);
   AsyncResult result;
   result.status = done.get_future().get();
   result.items = *items;
@@ -1031,6 +1034,141 @@ TEST_F(GeneratedStreamingTest, AsyncStreamWithoutAHandleRunsToTheEnd) {
   EXPECT_THAT(result.items, ElementsAre(0, 1, 2, 3));
   AsyncStreamReader<Item> none;
   none.Cancel();  // a handle of no stream
+}
+
+// Issue 39, item 4: the resume hook (user code, with side effects) runs
+// only when the decision is to resume. A break that stops the stream anyway
+// never calls it: a code that is not retryable, a call that is not
+// idempotent, a call whose end has passed. The same scenarios, sync and
+// async.
+struct NoResumeCase {
+  const char* name;
+  grpc::StatusCode code;
+  bool non_idempotent;
+  int total_timeout_minutes;  // 0: none
+  StopReason reason;
+};
+
+TEST_F(GeneratedStreamingTest, TheResumeHookRunsOnlyWhenTheStreamResumes) {
+  ASSERT_TRUE(server_.ok());
+  service_.break_after = 3;
+  service_.breaks = 1000;
+  const NoResumeCase cases[] = {
+      {"not retryable", grpc::StatusCode::PERMISSION_DENIED, false, 0,
+       StopReason::kPermanentError},
+      {"not idempotent", grpc::StatusCode::UNAVAILABLE, true, 0,
+       StopReason::kNonIdempotent},
+      {"past the total timeout", grpc::StatusCode::UNAVAILABLE, false, 40,
+       StopReason::kDeadline},
+  };
+  for (const NoResumeCase& c : cases) {
+    for (const bool async : {false, true}) {
+      SCOPED_TRACE(std::string(c.name) + (async ? ", async" : ", sync"));
+      service_.break_code = c.code;
+      std::atomic<int> hook_calls{0};
+      StreamServiceClient client(
+          server_.Channel(),
+          ClientOptions()
+              .set<AsyncSleeperOption>(clock_)
+              .set<StreamServiceClient::RangeResumeOption>(
+                  [&hook_calls](const Item& last, RangeRequest& request) {
+                    ++hook_calls;
+                    int calls = 0;
+                    return ResumeAfter(&calls, last, request);
+                  }));
+      Options call;
+      if (c.non_idempotent) {
+        call.set<IdempotencyOption>(Idempotency::kNonIdempotent);
+      }
+      if (c.total_timeout_minutes > 0) {
+        call.set<TotalTimeoutOption>(
+            std::chrono::minutes(c.total_timeout_minutes));
+      }
+      // The stream breaks after item 2; with a total timeout, 41 minutes
+      // have passed by then.
+      const auto advance =
+          std::chrono::minutes(c.total_timeout_minutes > 0 ? 41 : 0);
+      const int calls_before = service_.range_calls();
+      AsyncResult result;
+      if (async) {
+        result = ReadAllAsyncAdvancing(client, Range(0, 10), clock_, 2, advance,
+                                       call);
+      } else {
+        StreamReader<Item> reader = client.Range(Range(0, 10), call);
+        Item item;
+        while (reader.Read(&item)) {
+          result.items.push_back(item.value());
+          if (item.value() == 2) clock_->Advance(advance);
+        }
+        result.status = reader.Finish();
+      }
+      EXPECT_EQ(static_cast<int>(result.status.code()),
+                static_cast<int>(c.code))
+          << result.status;
+      ASSERT_TRUE(GetRetrySummary(result.status).has_value()) << result.status;
+      EXPECT_EQ(GetRetrySummary(result.status)->stop_reason, c.reason);
+      EXPECT_THAT(result.items, ElementsAre(0, 1, 2));
+      EXPECT_EQ(hook_calls.load(), 0);
+      EXPECT_EQ(service_.range_calls(), calls_before + 1);
+    }
+  }
+}
+
+// ... nor after the caller's cancel, whatever the status the attempt ended
+// with (here CANCELLED is even a retryable code).
+TEST_F(GeneratedStreamingTest, TheResumeHookDoesNotRunAfterACancel) {
+  ASSERT_TRUE(server_.ok());
+  service_.hang_after = 2;
+  for (const bool async : {false, true}) {
+    SCOPED_TRACE(async ? "async" : "sync");
+    auto token = std::make_shared<CancellationToken>();
+    std::atomic<int> hook_calls{0};
+    StreamServiceClient client(
+        server_.Channel(),
+        ClientOptions()
+            .set<AsyncSleeperOption>(clock_)
+            .set<RetryPolicyOption>(
+                RetryPolicy::LimitedErrorCount(5).WithRetryableCodes(
+                    {grpc::StatusCode::UNAVAILABLE,
+                     grpc::StatusCode::CANCELLED}))
+            .set<StreamServiceClient::RangeResumeOption>(
+                [&hook_calls](const Item& last, RangeRequest& request) {
+                  ++hook_calls;
+                  int calls = 0;
+                  return ResumeAfter(&calls, last, request);
+                }));
+    const Options call = Options{}.set<CancellationOption>(token);
+    auto received = std::make_shared<std::atomic<int>>(0);
+    std::promise<absl::Status> done;
+    std::optional<StreamReader<Item>> reader;
+    std::future<void> reading;
+    if (async) {
+      client.AsyncRange(
+          Range(0, 10), [received](const Item&) { ++*received; },
+          [&done](absl::Status status) { done.set_value(std::move(status)); },
+          call);
+    } else {
+      reader.emplace(client.Range(Range(0, 10), call));
+      reading = std::async(std::launch::async, [&] {
+        Item item;
+        while (reader->Read(&item)) ++*received;
+        done.set_value(reader->Finish());
+      });
+    }
+    const auto give_up =
+        std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (received->load() < 2 && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    token->Cancel();
+    std::future<absl::Status> result = done.get_future();
+    ASSERT_EQ(result.wait_for(std::chrono::seconds(30)),
+              std::future_status::ready);
+    absl::Status status = result.get();
+    if (reading.valid()) reading.get();
+    EXPECT_EQ(status.code(), absl::StatusCode::kCancelled) << status;
+    EXPECT_EQ(hook_calls.load(), 0);
+  }
 }
 
 }  // namespace

@@ -70,9 +70,13 @@ class AsyncRetryOperationBase : public AsyncCallBase {
                             const OptionsView& options) = 0;
   // Adjusts each attempt's context after the retry loop prepared it.
   virtual void ConfigureAttempt(grpc::ClientContext& /*context*/) {}
-  // After a failed attempt, before the retry decision: false stops the call
-  // with `status` as it is (a stream that cannot be resumed, say).
-  virtual bool MayRetry(const absl::Status& /*status*/) { return true; }
+  // The retry decision after a failed attempt (RetryLoopState::OnFailure):
+  // true to retry after `*wait`, false to stop with `*final_status`. A
+  // stream decides through DecideStreamFailure (its resume hook).
+  virtual bool DecideFailure(const absl::Status& status,
+                             const grpc::ClientContext& context,
+                             absl::Status* final_status,
+                             std::chrono::nanoseconds* wait);
 
   // Called once per attempt by the subclass.
   void OnAttemptDone(const absl::Status& status);

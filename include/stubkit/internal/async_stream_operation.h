@@ -112,21 +112,20 @@ class AsyncServerStreamOperation final : public AsyncRetryOperationBase {
     on_message_(message);
   }
 
-  bool MayRetry(const absl::Status& /*status*/) override {
-    if (!received_in_attempt_) return true;  // still opening
+  bool DecideFailure(const absl::Status& status,
+                     const grpc::ClientContext& context,
+                     absl::Status* final_status,
+                     std::chrono::nanoseconds* wait) override {
     // Data reached the caller: only the hook may resume, from `last_`.
-    // Not resumed still goes through OnFailure, for the retry summary, the
-    // observer and the metrics.
     const ResumeHook<Request, Response>* resume = hook();
-    if (resume == nullptr) {
-      state().ForbidRepeat(kNoResumeHook);
-    } else if (!(*resume)(last_, request_)) {
-      state().ForbidRepeat(kResumeDeclined);
-    } else {
-      // The stream made progress: the policy and backoff start again.
-      state().RestartPolicy();
-      resume_pending_ = true;
+    if (!DecideStreamFailure(
+            state(), status, context, received_in_attempt_,
+            received_in_attempt_, resume != nullptr,
+            [&] { return (*resume)(last_, request_); }, kNoResumeHook,
+            kResumeDeclined, final_status, wait)) {
+      return false;
     }
+    if (received_in_attempt_) resume_pending_ = true;
     return true;
   }
 
@@ -201,8 +200,8 @@ using AsyncClientStreamOpener =
 // buffer, goes to the hook, whose `last` is null).
 //
 // Threads: the handle's Write, WritesDone and Cancel come from any thread;
-// the reactor's reactions from gRPC's; the retry decision (MayRetry, the
-// hook) and attempt starts from gRPC's or the timer thread, one at a time.
+// the reactor's reactions from gRPC's; the retry decision (DecideFailure,
+// the hook) and attempt starts from gRPC's or the timer thread, one at a time.
 // `mu_` guards what they share; no user code runs under it.
 template <typename ResumeTag, typename Request, typename Response,
           bool kClientStream>
@@ -505,7 +504,7 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
       }
     }
     if (keep_last) {
-      last_ = message;  // read only by MayRetry, after this attempt's OnDone
+      last_ = message;  // read by DecideFailure, after this attempt's OnDone
       has_last_ = true;
     }
     on_message_(message);
@@ -540,7 +539,10 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
     replay_bytes_ += size;
   }
 
-  bool MayRetry(const absl::Status& /*status*/) override {
+  bool DecideFailure(const absl::Status& status,
+                     const grpc::ClientContext& context,
+                     absl::Status* final_status,
+                     std::chrono::nanoseconds* wait) override {
     bool progressed;
     bool overflow;
     {
@@ -548,26 +550,26 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
       progressed = received_in_attempt_;
       overflow = replay_overflow_;
     }
-    if (!progressed && !overflow) return true;  // still opening: replay
-    // Not replayable: only the hook may reopen. Not resumed still goes
-    // through OnFailure, for the summary, the observer and the metrics.
+    // Not replayable: only the hook may reopen (else the writes replay).
+    const bool resumes = progressed || overflow;
     const StreamResumeHook<Request, Response>* resume = hook();
-    if (resume == nullptr) {
-      state().ForbidRepeat(kNoStreamResumeHook);
-      return true;
-    }
-    {
-      // Written before the hook runs and not sent: the hook's to restore.
-      MutexLock lock(&mu_);
-      outbox_.clear();
-    }
     std::vector<Request> restore;
-    ResumeWriter<Request> writer(&restore);
-    if (!(*resume)(has_last_ ? &last_ : nullptr, writer)) {
-      state().ForbidRepeat(kStreamResumeDeclined);
-      return true;
+    if (!DecideStreamFailure(
+            state(), status, context, resumes, progressed, resume != nullptr,
+            [&] {
+              {
+                // Written before the hook runs and not sent: the hook's to
+                // restore.
+                MutexLock lock(&mu_);
+                outbox_.clear();
+              }
+              ResumeWriter<Request> writer(&restore);
+              return (*resume)(has_last_ ? &last_ : nullptr, writer);
+            },
+            kNoStreamResumeHook, kStreamResumeDeclined, final_status, wait)) {
+      return false;
     }
-    if (progressed) state().RestartPolicy();
+    if (!resumes) return true;
     MutexLock lock(&mu_);
     replay_ = std::move(restore);
     replay_bytes_ = 0;
@@ -611,7 +613,8 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
   uint64_t user_callback_ = 0;
   uint64_t own_callback_ = 0;
   Response response_;  // a client stream's, from the attempt that succeeded
-  // Touched by one attempt's reactions, then by MayRetry: never at once.
+  // Touched by one attempt's reactions, then by DecideFailure: never at
+  // once.
   Response last_;
   bool has_last_ = false;
   // The next attempt is the hook's.

@@ -15,8 +15,10 @@
 #include <type_traits>
 #include <utility>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "stubkit/backoff_policy.h"
 #include "stubkit/call_options.h"
 #include "stubkit/cancellation.h"
@@ -178,6 +180,15 @@ class RetryLoopState {
   // in `*final_status`.
   bool OnFailure(const absl::Status& status, const grpc::ClientContext& context,
                  absl::Status* final_status, std::chrono::nanoseconds* wait);
+  // OnFailure for a stream that can go on only through its resume hook
+  // (DecideStreamFailure in stubkit/internal/stream_retry.h): the decision
+  // comes first, and `resume` (which runs the hook) only when it is to
+  // retry, so that a stream that stops anyway never runs the user's hook.
+  // `resume` returning false (the hook declined) stops the call,
+  // kNotResumable, "not resumed: the stream " + `declined`.
+  bool OnFailure(const absl::Status& status, const grpc::ClientContext& context,
+                 absl::FunctionRef<bool()> resume, absl::string_view declined,
+                 absl::Status* final_status, std::chrono::nanoseconds* wait);
 
   // For streams, before the first `PrepareAttempt`: a stream's attempt is
   // not bounded by the retry policy's time limit (the policy bounds how long
@@ -287,6 +298,10 @@ class RetryLoopState {
   };
 
   void Setup(const OptionsView& options);
+  // The decision after a failed attempt seen at `now`, before it is
+  // reported.
+  RetryDecision Decide(const absl::Status& status,
+                       const grpc::ClientContext& context, time_point now);
   // Tells the observer, the logs and the loop what `decision` is.
   bool Report(const absl::Status& status, const RetryDecision& decision,
               time_point now, absl::Status* final_status,

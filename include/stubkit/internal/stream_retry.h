@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "stubkit/cancellation.h"
@@ -47,6 +48,26 @@ inline constexpr char kNoResumeHook[] =
     "already delivered messages and has no resume hook";
 inline constexpr char kResumeDeclined[] =
     "already delivered messages and its resume hook declined";
+
+// The decision after a failed attempt, for every stream driver (sync and
+// async; server, client and bidi streams), in one order. A stream that can
+// be reopened as it was (`needs_hook` false: nothing delivered, its writes
+// replayable) is decided as any call. One that can go on only through its
+// resume hook stops without one (kNotResumable, `no_hook`; after the rules
+// before it: a cancel, a code that is not retryable, a call that is not
+// idempotent). With one, the decision comes first and `resume` runs the
+// hook only when the decision is to retry; a hook that declines stops the
+// call (kNotResumable, `declined`). After progress (`progressed`) the
+// decision is the resumed stream's: its retry policy and backoff start
+// again (RetryLoopState::RestartPolicy). Returns true to retry after
+// `*wait`, false to stop with `*final_status`.
+bool DecideStreamFailure(RetryLoopState& state, const absl::Status& status,
+                         const grpc::ClientContext& context, bool needs_hook,
+                         bool progressed, bool has_hook,
+                         absl::FunctionRef<bool()> resume,
+                         absl::string_view no_hook, absl::string_view declined,
+                         absl::Status* final_status,
+                         std::chrono::nanoseconds* wait);
 
 absl::Status NullStreamError(const MethodInfo& method);
 absl::Status EarlyFinishError(const MethodInfo& method);
@@ -205,27 +226,19 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
 
   // After a failed attempt: true to go on with a fresh stream.
   bool DecideRetry(const absl::Status& status) {
-    if (received_in_attempt_) {
-      // Data already reached the reader: reopening the same request would
-      // repeat it, so only the hook may resume.
-      // Not resumed still goes through OnFailure, for the retry summary,
-      // the observer and the metrics.
-      const ResumeHook<Request, Response>* resume = hook();
-      if (resume == nullptr) {
-        state_.ForbidRepeat(kNoResumeHook);
-      } else if (!(*resume)(last_, request_)) {
-        state_.ForbidRepeat(kResumeDeclined);
-      } else {
-        // The stream made progress: the policy and backoff start again.
-        state_.RestartPolicy();
-        resume_pending_ = true;
-      }
-    }
+    // Data already reached the reader: reopening the same request would
+    // repeat it, so only the hook may resume.
+    const ResumeHook<Request, Response>* resume = hook();
     absl::Status final_status;
     std::chrono::nanoseconds wait;
-    if (!state_.OnFailure(status, *context_, &final_status, &wait)) {
+    if (!DecideStreamFailure(
+            state_, status, *context_, received_in_attempt_,
+            received_in_attempt_, resume != nullptr,
+            [&] { return (*resume)(last_, request_); }, kNoResumeHook,
+            kResumeDeclined, &final_status, &wait)) {
       return Stop(std::move(final_status));
     }
+    if (received_in_attempt_) resume_pending_ = true;
     if (!WaitBackoff(wait)) return Stop(state_.Cancelled());
     return true;
   }
@@ -714,34 +727,27 @@ class ResumableStream {
   }
 
   void DecideRetry(const absl::Status& status) {
-    const bool progressed = received_in_attempt_;
+    // Not replayable: only the hook may reopen.
+    const bool resumes = received_in_attempt_ || replay_overflow_;
+    const StreamResumeHook<Request, Response>* resume = hook();
     std::vector<Request> restore;
-    bool resumed = false;
-    if (progressed || replay_overflow_) {
-      // Not replayable: only the hook may reopen. Not resumed still goes
-      // through OnFailure, for the summary, the observer and the metrics.
-      const StreamResumeHook<Request, Response>* resume = hook();
-      ResumeWriter<Request> writer(&restore);
-      if (resume == nullptr) {
-        state_.ForbidRepeat(kNoStreamResumeHook);
-      } else if (!(*resume)(has_last_ ? &last_ : nullptr, writer)) {
-        state_.ForbidRepeat(kStreamResumeDeclined);
-      } else {
-        resumed = true;
-        // The stream made progress: the policy and backoff start again.
-        if (progressed) state_.RestartPolicy();
-      }
-    }
     absl::Status final_status;
     std::chrono::nanoseconds wait;
-    if (!state_.OnFailure(status, *context_, &final_status, &wait)) {
+    if (!DecideStreamFailure(
+            state_, status, *context_, resumes, received_in_attempt_,
+            resume != nullptr,
+            [&] {
+              ResumeWriter<Request> writer(&restore);
+              return (*resume)(has_last_ ? &last_ : nullptr, writer);
+            },
+            kNoStreamResumeHook, kStreamResumeDeclined, &final_status, &wait)) {
       Stop(std::move(final_status));
       return;
     }
     // Reopening: what the broken stream sent and the caller did not read
     // comes again, from where the hook resumes.
     pending_.clear();
-    if (resumed) {
+    if (resumes) {
       replay_ = std::move(restore);
       replay_bytes_ = 0;
       for (const Request& request : replay_)
