@@ -82,7 +82,7 @@ bool StreamCancelState::WaitFor(nanoseconds duration) {
 
 bool DecideStreamFailure(RetryLoopState& state, const absl::Status& status,
                          const grpc::ClientContext& context, bool needs_hook,
-                         bool progressed, bool has_hook,
+                         bool has_hook,
                          absl::FunctionRef<bool()> resume,
                          absl::string_view no_hook, absl::string_view declined,
                          absl::Status* final_status, nanoseconds* wait) {
@@ -95,7 +95,7 @@ bool DecideStreamFailure(RetryLoopState& state, const absl::Status& status,
   }
   // Decided as the resumed stream would be; if the decision is to stop,
   // the call is over and the restart is moot.
-  if (progressed) state.RestartPolicy();
+  state.RestartPolicy();
   return state.OnFailure(status, context, resume, declined, final_status, wait);
 }
 

@@ -944,6 +944,101 @@ TEST_F(GeneratedStreamResumeTest, TheResumeHookRunsOnlyWhenTheStreamResumes) {
   }
 }
 
+// Issue 39, item 3: a client stream resumed through its hook (its writes
+// outgrew the replay buffer) starts its retry policy again, as a server
+// stream does after progress: a break 40 minutes into an upload, past the
+// default 30-minute policy, still resumes. Only TotalTimeoutOption or
+// DeadlineOption bound the whole stream. Sync and async.
+TEST_F(GeneratedStreamResumeTest,
+       AClientStreamResumedByItsHookOutlivesThePolicy) {
+  ASSERT_TRUE(server_.ok());
+  for (const bool async : {false, true}) {
+    SCOPED_TRACE(async ? "async" : "sync");
+    // This driver's first call fails once everything was written.
+    service_.sum_fail_first = service_.sum_calls() + 1;
+    std::atomic<int> hook_calls{0};
+    StreamServiceClient client(
+        server_.Channel(),
+        ClientOptions()
+            .set<AsyncSleeperOption>(clock_)
+            .set<RetryPolicyOption>(
+                RetryPolicy::LimitedTime(std::chrono::minutes(30)))
+            .set<StreamServiceClient::SumResumeOption>(
+                [&hook_calls](const SumResponse*, ResumeWriter<Item>& writer) {
+                  ++hook_calls;
+                  writer.Write(MakeItem(7));
+                  return true;
+                }));
+    // Five bytes each: past the 256 KiB replay buffer.
+    constexpr int kWrites = 60000;
+    absl::StatusOr<SumResponse> response;
+    if (async) {
+      AsyncSum sum(client, Options{});
+      for (int i = 0; i < kWrites; ++i) {
+        ASSERT_TRUE(sum.stream().Write(MakeItem(1 << 22)));
+      }
+      clock_->Advance(std::chrono::minutes(40));
+      ASSERT_TRUE(sum.stream().WritesDone());  // the server fails then
+      response = sum.Done();
+    } else {
+      auto writer = client.Sum();
+      for (int i = 0; i < kWrites; ++i) {
+        ASSERT_TRUE(writer.Write(MakeItem(1 << 22)));
+      }
+      clock_->Advance(std::chrono::minutes(40));
+      response = writer.Finish();
+    }
+    ASSERT_TRUE(response.ok()) << response.status();
+    EXPECT_EQ(response->sum(), 7);
+    EXPECT_EQ(hook_calls.load(), 1);
+  }
+}
+
+// ... and its error count: failures before the resume do not count after it.
+TEST_F(GeneratedStreamResumeTest, AClientStreamResumedByItsHookCountsAgain) {
+  ASSERT_TRUE(server_.ok());
+  // Per driver: a break while the writes can still be replayed (a counted
+  // failure), then one past the replay buffer (the hook's), then success.
+  service_.sum_break_at = {100, 55000, 0, 100, 55000, 0};
+  for (const bool async : {false, true}) {
+    SCOPED_TRACE(async ? "async" : "sync");
+    const int calls_before = service_.sum_calls();
+    std::atomic<int> hook_calls{0};
+    StreamServiceClient client(
+        server_.Channel(),
+        ClientOptions()
+            .set<AsyncSleeperOption>(clock_)
+            .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(1))
+            .set<StreamServiceClient::SumResumeOption>(
+                [&hook_calls](const SumResponse*, ResumeWriter<Item>& writer) {
+                  ++hook_calls;
+                  writer.Write(MakeItem(7));
+                  return true;
+                }));
+    constexpr int kWrites = 60000;
+    absl::StatusOr<SumResponse> response;
+    if (async) {
+      AsyncSum sum(client,
+                   Options{}.set<IdempotencyOption>(Idempotency::kIdempotent));
+      for (int i = 0; i < kWrites; ++i) {
+        if (!sum.stream().Write(MakeItem(1 << 22))) break;
+      }
+      sum.stream().WritesDone();
+      response = sum.Done();
+    } else {
+      auto writer = client.Sum(
+          Options{}.set<IdempotencyOption>(Idempotency::kIdempotent));
+      for (int i = 0; i < kWrites; ++i) {
+        if (!writer.Write(MakeItem(1 << 22))) break;
+      }
+      response = writer.Finish();
+    }
+    ASSERT_TRUE(response.ok()) << response.status();
+    EXPECT_EQ(hook_calls.load(), 1);
+    EXPECT_EQ(service_.sum_calls(), calls_before + 3);
+  }
+}
+
 // Issue 39, item 1: a cancel after the attempt's context is attached to the
 // token but before its reactor is live (here from the context setup hook,
 // which runs between the two) must still end the stream: a client stream

@@ -119,8 +119,7 @@ class AsyncServerStreamOperation final : public AsyncRetryOperationBase {
     // Data reached the caller: only the hook may resume, from `last_`.
     const ResumeHook<Request, Response>* resume = hook();
     if (!DecideStreamFailure(
-            state(), status, context, received_in_attempt_,
-            received_in_attempt_, resume != nullptr,
+            state(), status, context, received_in_attempt_, resume != nullptr,
             [&] { return (*resume)(last_, request_); }, kNoResumeHook,
             kResumeDeclined, final_status, wait)) {
       return false;
@@ -555,7 +554,7 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
     const StreamResumeHook<Request, Response>* resume = hook();
     std::vector<Request> restore;
     if (!DecideStreamFailure(
-            state(), status, context, resumes, progressed, resume != nullptr,
+            state(), status, context, resumes, resume != nullptr,
             [&] {
               {
                 // Written before the hook runs and not sent: the hook's to

@@ -199,9 +199,11 @@ class RetryLoopState {
   // kDeadline, the attempt timeout is retried as in unary calls.
   void UseStreamDeadlines() { facts_.stream = true; }
 
-  // For resumable streams, after a resume that delivered messages: the
-  // retry policy (time limit and error count) and the backoff start again
-  // from now, so a stream open for hours can still resume. The call's own
+  // For resumable streams, at a resume through the hook (progress: the
+  // stream delivered messages, or a client stream's writes went past what
+  // can be replayed): the retry policy (time limit and error count) and the
+  // backoff start again from now, so a stream open for hours can still
+  // resume. The call's own
   // end (TotalTimeoutOption, DeadlineOption, counted from the call's start)
   // stays: it bounds the whole life of the stream.
   void RestartPolicy();

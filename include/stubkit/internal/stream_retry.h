@@ -57,13 +57,14 @@ inline constexpr char kResumeDeclined[] =
 // before it: a cancel, a code that is not retryable, a call that is not
 // idempotent). With one, the decision comes first and `resume` runs the
 // hook only when the decision is to retry; a hook that declines stops the
-// call (kNotResumable, `declined`). After progress (`progressed`) the
-// decision is the resumed stream's: its retry policy and backoff start
-// again (RetryLoopState::RestartPolicy). Returns true to retry after
-// `*wait`, false to stop with `*final_status`.
+// call (kNotResumable, `declined`). A resume through the hook is progress,
+// whatever the stream kind (a client stream makes no other before its one
+// response): the decision is the resumed stream's, whose retry policy and
+// backoff start again (RetryLoopState::RestartPolicy). Returns true to
+// retry after `*wait`, false to stop with `*final_status`.
 bool DecideStreamFailure(RetryLoopState& state, const absl::Status& status,
                          const grpc::ClientContext& context, bool needs_hook,
-                         bool progressed, bool has_hook,
+                         bool has_hook,
                          absl::FunctionRef<bool()> resume,
                          absl::string_view no_hook, absl::string_view declined,
                          absl::Status* final_status,
@@ -232,8 +233,7 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
     absl::Status final_status;
     std::chrono::nanoseconds wait;
     if (!DecideStreamFailure(
-            state_, status, *context_, received_in_attempt_,
-            received_in_attempt_, resume != nullptr,
+            state_, status, *context_, received_in_attempt_, resume != nullptr,
             [&] { return (*resume)(last_, request_); }, kNoResumeHook,
             kResumeDeclined, &final_status, &wait)) {
       return Stop(std::move(final_status));
@@ -734,8 +734,7 @@ class ResumableStream {
     absl::Status final_status;
     std::chrono::nanoseconds wait;
     if (!DecideStreamFailure(
-            state_, status, *context_, resumes, received_in_attempt_,
-            resume != nullptr,
+            state_, status, *context_, resumes, resume != nullptr,
             [&] {
               ResumeWriter<Request> writer(&restore);
               return (*resume)(has_last_ ? &last_ : nullptr, writer);
