@@ -620,9 +620,12 @@ struct SyncWake {
 }  // namespace
 
 bool ChannelFollow::StartAttempt() {
+  // Only TRANSIENT_FAILURE: an attempt started then fails without reaching
+  // a server. A fresh (IDLE) or CONNECTING channel may connect and carry
+  // the attempt to a server whose own UNAVAILABLE keeps its backoff.
   down_at_attempt_start_ =
       channel_ != nullptr &&
-      channel_->channel().GetState(false) != GRPC_CHANNEL_READY;
+      channel_->channel().GetState(false) == GRPC_CHANNEL_TRANSIENT_FAILURE;
   return std::exchange(woke_, false);
 }
 

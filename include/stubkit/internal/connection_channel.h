@@ -110,8 +110,8 @@ class ReconnectWatchLogic {
 
   // A wait begins while the channel is in `state`. `wake` runs once, when
   // the channel is READY after this wait saw it not READY, or at once when
-  // it is READY and was not when the failed attempt started
-  // (`down_at_attempt_start`): it failed and came back before the join.
+  // it is READY and was in TRANSIENT_FAILURE when the failed attempt
+  // started (`down_at_attempt_start`): it came back before the join.
   Step Join(uint64_t id, std::function<void()> wake,
             grpc_connectivity_state state, time_point now,
             bool down_at_attempt_start = false);

@@ -119,8 +119,9 @@ class ChannelFollow {
   // The wait ended because the channel is ready again.
   void Woke() { woke_ = true; }
   // An attempt starts: returns whether it starts on the channel's return.
-  // Notes whether the channel is READY (an atomic read in gRPC): a channel
-  // down then and READY when the wait joins came back in between.
+  // Notes whether the channel is in TRANSIENT_FAILURE (an atomic read in
+  // gRPC): a channel down then and READY when the wait joins came back in
+  // between.
   bool StartAttempt();
   bool down_at_attempt_start() const { return down_at_attempt_start_; }
   // Waits `wait` on the steady clock, unless the channel is ready again
