@@ -1093,6 +1093,13 @@ class Runner {
 std::string Name(StopReason r) { return std::string(ToString(r)); }
 
 // Code, message and summary; not the (possibly huge) details payload.
+// Stops the retry decision can reach before a stream's resume hook runs:
+// the hook runs only when the decision is to retry (issue 39 item 4).
+bool DecisionMayStopFirst(StopReason reason) {
+  return reason == StopReason::kDeadline || reason == StopReason::kExhausted ||
+         reason == StopReason::kThrottled || reason == StopReason::kCancelled;
+}
+
 std::string Short(const absl::Status& st) {
   std::string out = absl::StrCat(absl::StatusCodeToString(st.code()), ": ",
                                  st.message().substr(0, 300));
@@ -1583,9 +1590,15 @@ void Runner::CheckRetryLoop(const CallRun& run, std::vector<std::string>* out) {
         fail("an unresumable break must carry the retry summary");
       else if (c.idempotent() && !a.by_deadline &&
                model::Retryable(c, a.status.error_code()) &&
-               GetRetrySummary(st)->stop_reason != StopReason::kNotResumable)
+               GetRetrySummary(st)->stop_reason != StopReason::kNotResumable &&
+               !(c.resume_hook &&
+                 DecisionMayStopFirst(GetRetrySummary(st)->stop_reason)))
         // Retryable and idempotent, it stops only because it cannot resume
-        // (issue 22 item 10: it was reported as kNonIdempotent).
+        // (issue 22 item 10: it was reported as kNonIdempotent). With a
+        // hook, the decision comes first and the hook runs only on a retry
+        // (issue 39 item 4): the call's end, the policy (an inherited
+        // retry, a count of 0), the throttle or a cancel may stop it before
+        // the hook is asked.
         fail("an unresumable break of an idempotent stream stopped with " +
              Name(GetRetrySummary(st)->stop_reason) + ", not kNotResumable");
       return;
