@@ -72,6 +72,11 @@ HedgedOperationBase::Next HedgedOperationBase::Begin() {
     invalid = state().GiveUp(policy_.status(), StopReason::kInvalidArgument,
                              "invalid options, nothing was sent");
   }
+  // Only a hedged call reads it, so only a hedged call fails for it.
+  if (invalid.ok() && adaptive_ != nullptr && !adaptive_->status().ok()) {
+    invalid = state().GiveUp(adaptive_->status(), StopReason::kInvalidArgument,
+                             "invalid options, nothing was sent");
+  }
   if (!invalid.ok()) {
     {
       MutexLock lock(&mu_);

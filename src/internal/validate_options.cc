@@ -4,7 +4,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "src/internal/format.h"
-#include "stubkit/adaptive_hedging.h"
 #include "stubkit/call_options.h"
 #include "stubkit/internal/call_setup.h"
 #include "stubkit/internal/metadata.h"
@@ -27,8 +26,9 @@ bool IsValid(Idempotency idempotency) {
          idempotency == Idempotency::kNonIdempotent;
 }
 
-// The options only a retried (or hedged) call reads: throttle, budgets,
-// adaptive hedging, server hints, idempotency, logging.
+// The options only a retried (or hedged) call reads: throttle, budget,
+// server hints, idempotency, logging. An AdaptiveHedgingOption is read only
+// by hedged calls, which check it (HedgedOperationBase::Begin).
 absl::Status ValidateRetryOptions(const OptionsView& options) {
   if (const auto* throttle = options.find<RetryThrottleOption>()) {
     if (*throttle != nullptr && !(*throttle)->status().ok()) {
@@ -38,11 +38,6 @@ absl::Status ValidateRetryOptions(const OptionsView& options) {
   if (const auto* budget = options.find<RetryBudgetOption>()) {
     if (*budget != nullptr && !(*budget)->status().ok()) {
       return (*budget)->status();
-    }
-  }
-  if (const auto* adaptive = options.find<AdaptiveHedgingOption>()) {
-    if (*adaptive != nullptr && !(*adaptive)->status().ok()) {
-      return (*adaptive)->status();
     }
   }
   if (const auto* ceiling = options.find<ServerHintCeilingOption>()) {
