@@ -232,8 +232,18 @@ void RetryThrottle::EndWait() {
 }
 
 bool RetryThrottle::TryAdmit(time_point now) {
+  return TryAdmit(now, [] { return true; });
+}
+
+bool RetryThrottle::TryAdmit(time_point now, absl::FunctionRef<bool()> also) {
   internal::MutexLock lock(&mu_);
   const bool down = down_.load(std::memory_order_relaxed);
+  // What ReleaseSpacing may change, restored when `also` refuses.
+  const time_point window_start = window_start_;
+  const int64_t window_fresh = window_fresh_;
+  const double fresh_rate = fresh_rate_;
+  const double pace = pace_;
+  const time_point last_cut = last_cut_;
   const std::chrono::nanoseconds spacing =
       down ? probe_spacing_ : ReleaseSpacing(now);
   if (last_admit_ != time_point::min() && now - last_admit_ < spacing) {
@@ -245,6 +255,14 @@ bool RetryThrottle::TryAdmit(time_point now) {
   const int64_t newest = last_failure_at_.load(std::memory_order_relaxed);
   if (down && newest != std::numeric_limits<int64_t>::min() &&
       now.time_since_epoch().count() - newest < spacing.count()) {
+    return false;
+  }
+  if (!also()) {
+    window_start_ = window_start;
+    window_fresh_ = window_fresh;
+    fresh_rate_ = fresh_rate;
+    pace_ = pace;
+    last_cut_ = last_cut;
     return false;
   }
   last_admit_ = now;

@@ -138,6 +138,7 @@
 
 #include "absl/base/attributes.h"
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "stubkit/internal/mutex.h"
 
@@ -253,6 +254,12 @@ class RetryThrottle {
   // OnWaitedSuccess instead of OnSuccess (it does not count towards R).
   void BeginWait();
   bool TryAdmit(time_point now);
+  // TryAdmit, all or nothing with a second admission (a retry budget's
+  // withdrawal): when the throttle would admit, `also` runs, under the
+  // throttle's lock (it must not call back into the throttle), and the call
+  // is admitted only if it returns true; if not, the throttle is left as it
+  // was, its release slot free for another waiting call.
+  bool TryAdmit(time_point now, absl::FunctionRef<bool()> also);
   void EndWait();
   std::chrono::nanoseconds PollDelay();
   void OnWaitedSuccess();

@@ -550,14 +550,21 @@ RetryLoopState::ThrottleStep RetryLoopState::AfterThrottleWait(
          now, final_status);
     return ThrottleStep::kStop;
   }
-  if (throttle_->TryAdmit(now)) {  // leaves the throttle's count
-    // Both must admit. The budget has no waiting of its own: the call
-    // waits on in the throttle's wait, where new calls refill the budget.
-    if (budget_ == nullptr || budget_->TryWithdraw(now)) {
-      throttle_wait_.Leave(now, /*admitted=*/true);
-      budget_held_since_ = time_point::min();
-      return ThrottleStep::kAttempt;
-    }
+  // Both must admit, all or nothing: a withdrawal the budget refuses leaves
+  // the throttle's release slot to another waiting call. The budget has no
+  // waiting of its own: the call waits on in the throttle's wait, where new
+  // calls refill the budget.
+  bool budget_refused = false;
+  const bool admitted = throttle_->TryAdmit(now, [&] {
+    budget_refused = budget_ != nullptr && !budget_->TryWithdraw(now);
+    return !budget_refused;
+  });
+  if (admitted) {  // left the throttle's count
+    throttle_wait_.Leave(now, /*admitted=*/true);
+    budget_held_since_ = time_point::min();
+    return ThrottleStep::kAttempt;
+  }
+  if (budget_refused) {
     budget_refused_wait_ = true;
     if (budget_held_since_ == time_point::min()) budget_held_since_ = now;
     // The budget refills with time (its reserve) and with new calls. One
@@ -566,6 +573,7 @@ RetryLoopState::ThrottleStep RetryLoopState::AfterThrottleWait(
     // no end of its own (a count policy) would wait forever. Stop.
     const nanoseconds window = budget_->config().ttl();
     if (now - budget_held_since_ >= window) {
+      throttle_->EndWait();  // refused: still counted as waiting
       const absl::Status status = throttle_wait_.failure();
       throttle_wait_.Leave(now);
       Stop(status, StopReason::kThrottled,
@@ -576,7 +584,6 @@ RetryLoopState::ThrottleStep RetryLoopState::AfterThrottleWait(
            now, final_status);
       return ThrottleStep::kStop;
     }
-    throttle_->BeginWait();
   }
   *wait = std::min<nanoseconds>(throttle_->PollDelay(), facts_.end - now);
   delay_.Begin(now, *wait);

@@ -215,6 +215,36 @@ TEST(ThrottleWaitingRules, AtMostProbesPerIntervalWhileDown) {
   EXPECT_EQ(throttle->waiters(), 20);
 }
 
+// Issue 39, item 10: the all-or-nothing admission. When the second
+// admission refuses, the throttle is left as it was.
+TEST(ThrottleWaitingRules, AnAdmissionItsPartnerRefusesTakesNothing) {
+  auto throttle = DownThrottle(seconds(1), 1);
+  const time_point t0 = FakeClock().Now();
+  throttle->BeginWait();
+  int asked = 0;
+  EXPECT_FALSE(throttle->TryAdmit(t0, [&] {
+    ++asked;
+    return false;
+  }));
+  EXPECT_EQ(asked, 1);
+  EXPECT_EQ(throttle->waiters(), 1);
+  EXPECT_TRUE(throttle->TryAdmit(t0));  // the slot is still free
+  EXPECT_EQ(throttle->waiters(), 0);
+  // Not asked when the throttle itself refuses (its slot was just used).
+  throttle->BeginWait();
+  EXPECT_FALSE(throttle->TryAdmit(t0 + milliseconds(10), [&] {
+    ++asked;
+    return true;
+  }));
+  EXPECT_EQ(asked, 1);
+  EXPECT_TRUE(throttle->TryAdmit(t0 + seconds(1), [&] {
+    ++asked;
+    return true;
+  }));
+  EXPECT_EQ(asked, 2);
+  EXPECT_EQ(throttle->waiters(), 0);
+}
+
 // Polls `polls` times every 10 ms over [from, to) and counts admissions;
 // `success_every` > 0: a call that did not wait succeeds every that many
 // ticks (before the polls of its tick).
@@ -713,6 +743,55 @@ TEST_F(ThrottleWaitingLoopTest, WithABudgetAProbeNeedsARetryOfTheBudget) {
   for (size_t i = 2; i < attempt_times_.size(); ++i) {
     EXPECT_GE(attempt_times_[i] - attempt_times_[i - 1], seconds(9));
   }
+  EXPECT_EQ(throttle->waiters(), 0);
+}
+
+// Issue 39, item 10: admission after a throttle wait is all or nothing. A
+// probe the throttle would let go but the budget refuses takes nothing: the
+// throttle's release slot stays free for another waiting call at the same
+// instant. Here the budget is spent for the whole call, and another waiting
+// call (played by the sleeper) polls right after each of the call's polls.
+TEST_F(ThrottleWaitingLoopTest, ABudgetRefusalLeavesTheReleaseSlotToOthers) {
+  auto throttle = DownThrottle(seconds(1), 1);
+  // One retry per hour, already taken.
+  auto budget =
+      std::make_shared<RetryBudget>(RetryBudget::Config()
+                                        .WithTtl(std::chrono::hours(1))
+                                        .WithMinRetriesPerSecond(1.0 / 3600)
+                                        .WithPercentCanRetry(0));
+  ASSERT_TRUE(budget->TryWithdraw(clock_->Now()));
+  ASSERT_FALSE(budget->CanWithdraw(clock_->Now()));
+  class OtherCaller final : public Sleeper {
+   public:
+    OtherCaller(FakeClock& clock, RetryThrottle& throttle)
+        : clock_(clock), throttle_(throttle) {}
+    void SleepFor(nanoseconds duration) override {
+      // The call polled at this instant, then went back to waiting.
+      throttle_.BeginWait();
+      if (throttle_.TryAdmit(clock_.Now())) {
+        ++admitted;
+      } else {
+        throttle_.EndWait();
+      }
+      clock_.Advance(duration);
+    }
+    int admitted = 0;
+
+   private:
+    FakeClock& clock_;
+    RetryThrottle& throttle_;
+  };
+  auto other = std::make_shared<OtherCaller>(*clock_, *throttle);
+  client_.set<RetryThrottleOption>(throttle)
+      .set<RetryBudgetOption>(budget)
+      .set<SleeperOption>(other)
+      .set<RetryPolicyOption>(RetryPolicy::LimitedTime(seconds(30)));
+  absl::StatusOr<int> r = RunSync(kGet, time_point::max());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(GetRetrySummary(r.status())->stop_reason, StopReason::kThrottled);
+  EXPECT_EQ(attempt_times_.size(), 1u);  // the budget never had a retry
+  // One release a second at most while down: the other call got them.
+  EXPECT_GE(other->admitted, 10) << "the budget's refusals used the slots";
   EXPECT_EQ(throttle->waiters(), 0);
 }
 
