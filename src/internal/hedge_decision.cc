@@ -14,10 +14,11 @@ bool HedgeStartsInTime(Clock::time_point now, Clock::time_point end,
 }
 
 HedgeLaunch DecideHedgeLaunch(int index, int max_attempts, bool pushed_back,
-                              AdmissionSource* admission) {
+                              bool refused, AdmissionSource* admission) {
   if (index >= max_attempts) return HedgeLaunch::kNoneLeft;
   if (index == 0) return HedgeLaunch::kLaunch;
   if (pushed_back) return HedgeLaunch::kPushedBack;
+  if (refused) return HedgeLaunch::kThrottled;
   if (admission != nullptr && !(admission->Admits() && admission->Take())) {
     return HedgeLaunch::kThrottled;
   }
@@ -66,16 +67,19 @@ HedgeDecision DecideAfterHedgeFailure(const absl::Status& status,
                             ", which is fatal (non-fatal: ",
                             policy.non_fatal_codes().ToString(), ")"));
   }
-  if (admission != nullptr && !admission->OnRetryableFailure()) {
-    return NoMoreHedges(Why::kThrottled);
-  }
+  // Counted whatever follows (the token bucket counts each failure).
+  const bool admitted = admission == nullptr || admission->OnRetryableFailure();
+  // Every attempt sent (or an earlier answer said no more): nothing left to
+  // admit or refuse, as the retry loop's exhausted policy comes before its
+  // admission.
+  if (!facts.hedge_left) return NoMoreHedges(Why::kNoneLeft);
+  if (!admitted) return NoMoreHedges(Why::kThrottled);
   if (facts.pushback.has_value()) {
     // A6: the server said not to retry: no further hedges; or the next
     // hedge waits as long as it asked.
     if (facts.pushback->kind == Pushback::Kind::kDoNotRetry) {
       return NoMoreHedges(Why::kPushedBack);
     }
-    if (!facts.hedge_left) return NoMoreHedges(Why::kNoneLeft);
     if (!HedgeStartsInTime(facts.now, facts.end, facts.pushback->delay)) {
       return NoMoreHedges(Why::kPushbackPastEnd);
     }

@@ -102,12 +102,13 @@ void HedgedOperationBase::LaunchLocked(Step& step) {
   if (finished_) return;
   const int index = launched_;
   switch (DecideHedgeLaunch(index, policy_.max_attempts(), pushed_back_,
-                            admission_)) {
+                            throttled_, admission_)) {
     case HedgeLaunch::kLaunch:
       break;
     case HedgeLaunch::kThrottled:
-      // The call goes on with the attempts it has.
-      RefusedLocked();
+      // The call goes on with the attempts it has; an earlier refusal
+      // keeps its reason.
+      if (!throttled_) RefusedLocked();
       return;
     case HedgeLaunch::kNoneLeft:
     case HedgeLaunch::kPushedBack:
@@ -412,7 +413,8 @@ HedgedOperationBase::Next HedgedOperationBase::OnAttemptFailed(
     facts.attempt_start = starts_[index];
     facts.attempt_deadline = deadlines_[index];
     facts.end = state().facts().end;
-    facts.hedge_left = launched_ < policy_.max_attempts() && !pushed_back_;
+    facts.hedge_left =
+        launched_ < policy_.max_attempts() && !pushed_back_ && !throttled_;
     facts.pushback = PushbackOf(index);
     const HedgeDecision decision =
         DecideAfterHedgeFailure(status, facts, policy_, admission_);

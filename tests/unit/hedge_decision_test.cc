@@ -55,6 +55,7 @@ struct LaunchRow {
   const char* name;
   int index;
   bool pushed_back = false;
+  bool refused = false;  // admission refused an earlier hedge
   bool throttle = true;
   bool admit = true;
   bool take = true;
@@ -95,19 +96,38 @@ const LaunchRow kLaunchRows[] = {
      .index = 1,
      .take = false,
      .expected = HedgeLaunch::kThrottled},
+    // Issue 39, item 9: a refusal ends the hedges; admission, which may
+    // have recovered since, is not asked again.
+    {.name = "refused before",
+     .index = 2,
+     .refused = true,
+     .expected = HedgeLaunch::kThrottled},
+    {.name = "none left before refused before",
+     .index = 3,
+     .refused = true,
+     .expected = HedgeLaunch::kNoneLeft},
+    {.name = "pushed back before refused before",
+     .index = 1,
+     .pushed_back = true,
+     .refused = true,
+     .expected = HedgeLaunch::kPushedBack},
+    {.name = "the first attempt ignores a refusal",
+     .index = 0,
+     .refused = true},
 };
 
 TEST(DecideHedgeLaunchTable, EveryRow) {
   for (const LaunchRow& row : kLaunchRows) {
     SCOPED_TRACE(row.name);
     ScriptedAdmission admission(row.admit, /*may_wait=*/false, row.take);
-    EXPECT_EQ(DecideHedgeLaunch(row.index, /*max_attempts=*/3, row.pushed_back,
-                                row.throttle ? &admission : nullptr),
-              row.expected);
+    EXPECT_EQ(
+        DecideHedgeLaunch(row.index, /*max_attempts=*/3, row.pushed_back,
+                          row.refused, row.throttle ? &admission : nullptr),
+        row.expected);
     EXPECT_EQ(admission.failures_seen, 0);  // asking counts no failure
     // A hedge that may go takes its due; one refused before takes nothing.
     const bool asked = row.throttle && row.index > 0 && row.index < 3 &&
-                       !row.pushed_back && row.admit;
+                       !row.pushed_back && !row.refused && row.admit;
     EXPECT_EQ(admission.takes, asked ? 1 : 0);
   }
 }
@@ -205,11 +225,25 @@ const FailureRow kFailureRows[] = {
      .pushback = kDoNotRetry,
      .kind = Kind::kNoMoreHedges,
      .why = Why::kPushedBack},
+    // Issue 39, item 2: every attempt sent is decided before admission and
+    // the server's pushback, as the retry loop decides its exhausted policy
+    // first. The failure is still counted (the token bucket counts each).
     {.name = "the server said not to retry, no hedge left",
      .hedge_left = false,
      .pushback = kDoNotRetry,
      .kind = Kind::kNoMoreHedges,
-     .why = Why::kPushedBack},
+     .why = Why::kNoneLeft},
+    {.name = "no hedge left before throttled",
+     .hedge_left = false,
+     .admit = false,
+     .kind = Kind::kNoMoreHedges,
+     .why = Why::kNoneLeft},
+    {.name = "no hedge left before throttled, with a pushback",
+     .hedge_left = false,
+     .pushback = Wait(seconds(3)),
+     .admit = false,
+     .kind = Kind::kNoMoreHedges,
+     .why = Why::kNoneLeft},
     {.name = "the server asked for a wait",
      .pushback = Wait(seconds(3)),
      .kind = Kind::kHedgeAfter,
@@ -232,8 +266,10 @@ const FailureRow kFailureRows[] = {
      .pushback = Wait(std::chrono::hours(1000)),
      .kind = Kind::kHedgeAfter,
      .delay = std::chrono::hours(1000)},
-    {.name = "no hedge left and no pushback: the loop finds none to send",
-     .hedge_left = false},
+    {.name = "no hedge left and no pushback",
+     .hedge_left = false,
+     .kind = Kind::kNoMoreHedges,
+     .why = Why::kNoneLeft},
 };
 
 TEST(DecideAfterHedgeFailureTable, EveryRow) {
@@ -286,6 +322,7 @@ TEST(DecideAfterHedgeFailureTable, NonFatalCodesAreThePolicys) {
   HedgeFailureFacts facts;
   facts.now = At(seconds(1));
   facts.attempt_start = kStart;
+  facts.hedge_left = true;
   EXPECT_EQ(DecideAfterHedgeFailure(absl::ResourceExhaustedError("busy"), facts,
                                     policy, nullptr)
                 .kind,

@@ -29,6 +29,7 @@
 #include "stubkit/adaptive_hedging.h"
 #include "stubkit/internal/unary_call.h"
 #include "stubkit/metrics.h"
+#include "stubkit/retry_throttle.h"
 
 namespace stubkit {
 namespace {
@@ -809,6 +810,133 @@ TEST_F(HedgingTest, HedgeRefusedByTheBudgetThenFailureSaysWhy) {
   EXPECT_THAT(std::string(result->status().message()),
               HasSubstr("hedging budget spent (0 hedges in the last 1s for 1 "
                         "call; it allows 0/s plus 5% of the calls)"));
+}
+
+// Issue 39, item 2: a hedged call that sent all its attempts and then saw
+// them fail is exhausted, even when the last failure finds the throttle
+// drained or the hedging budget spent: no refusal happened, so none is
+// counted, and nothing beyond the failures is taken. Async: attempt 2 is
+// the timer's hedge; both fail after it.
+TEST_F(HedgingTest, AllAttemptsSentThenFailedIsExhaustedNotThrottledAsync) {
+  auto metrics = std::make_shared<MetricsCollector>();
+  client_.set<MetricsOption>(metrics);
+  // 4 tokens, refusing at or below 2: the second failure drains it.
+  auto throttle = std::make_shared<RetryThrottle>(
+      RetryThrottle::Config().WithMaxTokens(4).WithTokenRatio(1));
+  client_.set<RetryThrottleOption>(throttle);
+  // One hedge per window: the one sent spends it.
+  auto adaptive = std::make_shared<AdaptiveHedging>(
+      AdaptiveHedging::Config().WithMinHedgesPerSecond(1).WithMaxExtraLoad(
+          0.05));
+  Outcome outcome;
+  StartAsync(Hedged(2, milliseconds(50)).set<AdaptiveHedgingOption>(adaptive),
+             outcome);
+  ASSERT_TRUE(sleeper_->FireNext());
+  ASSERT_EQ(transport_.started(), 2);
+  ASSERT_TRUE(transport_.Complete(0, Unavailable()));
+  EXPECT_FALSE(outcome.ready());
+  ASSERT_TRUE(transport_.Complete(1, Unavailable()));
+  std::optional<Result> result = outcome.Get();
+  ASSERT_TRUE(result.has_value());
+  EXPECT_EQ(result->status().code(), absl::StatusCode::kUnavailable);
+  ASSERT_TRUE(GetRetrySummary(result->status()).has_value());
+  EXPECT_EQ(GetRetrySummary(result->status())->stop_reason,
+            StopReason::kExhausted)
+      << result->status();
+  EXPECT_THAT(std::string(result->status().message()),
+              HasSubstr("all 2 hedged attempts failed"));
+  const std::vector<MethodMetrics> snapshot = metrics->Snapshot();
+  ASSERT_EQ(snapshot.size(), 1U);
+  EXPECT_EQ(snapshot[0].hedges_refused_by_budget, 0);
+  EXPECT_EQ(snapshot[0].stopped(StopReason::kExhausted), 1);
+  EXPECT_EQ(snapshot[0].stopped(StopReason::kThrottled), 0);
+  // Only the hedge sent withdrew; only the two failures took tokens.
+  EXPECT_EQ(adaptive->budget().retries(clock_->Now()), 1);
+  EXPECT_EQ(throttle->tokens(), 2);
+}
+
+// The same through the sync form: attempt 2 goes at once after attempt 1
+// fails, on the caller's thread.
+TEST_F(HedgingTest, AllAttemptsSentThenFailedIsExhaustedNotThrottledSync) {
+  auto metrics = std::make_shared<MetricsCollector>();
+  client_.set<MetricsOption>(metrics);
+  auto throttle = std::make_shared<RetryThrottle>(
+      RetryThrottle::Config().WithMaxTokens(4).WithTokenRatio(1));
+  client_.set<RetryThrottleOption>(throttle);
+  auto adaptive = std::make_shared<AdaptiveHedging>(
+      AdaptiveHedging::Config().WithMinHedgesPerSecond(1).WithMaxExtraLoad(
+          0.05));
+  int attempts = 0;
+  auto attempt = [&](grpc::ClientContext&) -> Result {
+    ++attempts;
+    return Unavailable();
+  };
+  Options call = Hedged(2, seconds(60)).set<AdaptiveHedgingOption>(adaptive);
+  Result result = internal::RunUnary<std::string>(
+      kGet, OptionsView(call, client_), std::string("request"), attempt,
+      NoAsyncAttempt());
+  EXPECT_EQ(attempts, 2);
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kUnavailable);
+  ASSERT_TRUE(GetRetrySummary(result.status()).has_value());
+  EXPECT_EQ(GetRetrySummary(result.status())->stop_reason,
+            StopReason::kExhausted)
+      << result.status();
+  const std::vector<MethodMetrics> snapshot = metrics->Snapshot();
+  ASSERT_EQ(snapshot.size(), 1U);
+  EXPECT_EQ(snapshot[0].hedges_refused_by_budget, 0);
+  EXPECT_EQ(snapshot[0].stopped(StopReason::kExhausted), 1);
+  EXPECT_EQ(adaptive->budget().retries(clock_->Now()), 1);
+  EXPECT_EQ(throttle->tokens(), 2);
+}
+
+// Issue 39, item 9: once a hedge was refused the call sends no further
+// hedge, even when the throttle has recovered by the time of a later
+// non-fatal failure (other calls' successes refill it). The call ends with
+// the refusal that happened.
+TEST_F(HedgingTest, NoHedgeAfterARefusalWhenAFailureFindsTheThrottleRefilled) {
+  auto throttle = std::make_shared<RetryThrottle>(
+      RetryThrottle::Config().WithMaxTokens(4).WithTokenRatio(1));
+  throttle->OnRetryableFailure();
+  throttle->OnRetryableFailure();  // 2 tokens: refusing
+  client_.set<RetryThrottleOption>(throttle);
+  Outcome outcome;
+  StartAsync(Hedged(3, milliseconds(50)), outcome);
+  ASSERT_TRUE(sleeper_->FireNext());
+  ASSERT_EQ(transport_.started(), 1);  // the hedge was refused
+  throttle->OnSuccess();
+  throttle->OnSuccess();  // 4 tokens: a failure leaves 3, admitting
+  ASSERT_TRUE(transport_.Complete(0, Unavailable()));
+  EXPECT_EQ(transport_.started(), 1) << "a hedge went after a refusal";
+  std::optional<Result> result = outcome.Get();
+  ASSERT_TRUE(result.has_value());
+  ASSERT_TRUE(GetRetrySummary(result->status()).has_value());
+  EXPECT_EQ(GetRetrySummary(result->status())->stop_reason,
+            StopReason::kThrottled)
+      << result->status();
+}
+
+// The same through the hedge timer: a failure's refusal leaves the armed
+// timer, which must find the call refused, not ask again.
+TEST_F(HedgingTest, NoHedgeAfterARefusalWhenTheTimerFindsTheThrottleRefilled) {
+  auto throttle = std::make_shared<RetryThrottle>(
+      RetryThrottle::Config().WithMaxTokens(4).WithTokenRatio(1));
+  throttle->OnRetryableFailure();  // 3 tokens: the next failure refuses
+  client_.set<RetryThrottleOption>(throttle);
+  Outcome outcome;
+  StartAsync(Hedged(3, milliseconds(50)), outcome);
+  ASSERT_TRUE(sleeper_->FireNext());
+  ASSERT_EQ(transport_.started(), 2);
+  ASSERT_TRUE(transport_.Complete(0, Unavailable()));  // refused: 2 tokens
+  EXPECT_FALSE(outcome.ready());                       // attempt 2 goes on
+  throttle->OnSuccess();
+  throttle->OnSuccess();  // 4 tokens: admitting again
+  if (sleeper_->pending() > 0) ASSERT_TRUE(sleeper_->FireNext());
+  EXPECT_EQ(transport_.started(), 2) << "a hedge went after a refusal";
+  ASSERT_TRUE(transport_.Complete(1, std::string("second")));
+  std::optional<Result> result = outcome.Get();
+  ASSERT_TRUE(result.has_value());
+  ASSERT_TRUE(result->ok()) << result->status();
+  EXPECT_EQ(**result, "second");
 }
 
 // Real threads: the default timer thread, attempts answering from threads

@@ -11,11 +11,15 @@
 //   1. every attempt the policy allows was sent  -> no, none left
 //   2. a hedge (index > 0), after the server's
 //      pushback said not to retry                -> no, pushed back
-//   3. a hedge, and admission refuses (a drained
+//   3. a hedge, and admission refused an earlier
+//      hedge of the call (it is not asked again:
+//      a refusal ends the hedges, as it ends a
+//      retry loop)                               -> no, throttled
+//   4. a hedge, and admission refuses (a drained
 //      retry throttle stops hedges as it stops
 //      retries), or it admits but cannot take
 //      its due (a spent retry budget)            -> no, throttled
-//   4. otherwise                                 -> yes
+//   5. otherwise                                 -> yes
 //
 // After a launch, the timer for the next hedge is armed only when a hedge
 // is left and its delay (a `HedgeDelaySource`) ends before the call's end
@@ -31,15 +35,18 @@
 //      non-fatal codes; an attempt's own timeout
 //      is non-fatal, as in the retry loop)       -> end: this failure
 //      (a non-fatal failure is reported to the admission source here)
-//   4. admission refused                         -> no more hedges
-//   5. the server's pushback: do not retry       -> no more hedges
-//   6. the server's pushback asks for a wait:
-//        no hedge left                           -> nothing to send
+//   4. no hedge left: every attempt was sent, or
+//      an earlier refusal or pushback ended the
+//      hedges (before admission, as the retry
+//      loop's exhausted policy)                  -> no more hedges
+//   5. admission refused                         -> no more hedges
+//   6. the server's pushback: do not retry       -> no more hedges
+//   7. the server's pushback asks for a wait:
 //        the wait ends past the call's end       -> no more hedges
 //        otherwise                               -> next hedge after it
-//   7. otherwise                                 -> next hedge now
+//   8. otherwise                                 -> next hedge now
 //
-// In 4-7 the attempts in flight go on; the loop ends the call when none is
+// In 4-8 the attempts in flight go on; the loop ends the call when none is
 // left and none can be sent. The functions read no clock, do no I/O and
 // run no user code: the hedged loop decides under its mutex and reports
 // after unlocking (stubkit/internal/hedged_operation.h).
@@ -111,10 +118,11 @@ bool HedgeStartsInTime(Clock::time_point now, Clock::time_point end,
 enum class HedgeLaunch { kLaunch, kNoneLeft, kPushedBack, kThrottled };
 
 // Whether attempt `index` (from 0) may be sent, in the order above.
-// `admission` may be null (no throttle); it is asked only for hedges, and
-// a hedge it admits has taken its due (`AdmissionSource::Take`).
+// `refused`: admission refused an earlier hedge of the call. `admission`
+// may be null (no throttle); it is asked only for hedges, and a hedge it
+// admits has taken its due (`AdmissionSource::Take`).
 HedgeLaunch DecideHedgeLaunch(int index, int max_attempts, bool pushed_back,
-                              AdmissionSource* admission);
+                              bool refused, AdmissionSource* admission);
 
 // The facts of one failed attempt of a hedged call.
 struct HedgeFailureFacts {
@@ -129,7 +137,7 @@ struct HedgeFailureFacts {
   time_point attempt_deadline = time_point::max();
   time_point end = time_point::max();  // the call's end
   // Another attempt may still be sent: fewer than the policy's maximum were
-  // launched, and no pushback said not to retry.
+  // launched, no pushback said not to retry, and admission refused none.
   bool hedge_left = false;
   // The failed attempt's pushback, when server hints are followed.
   std::optional<Pushback> pushback;
