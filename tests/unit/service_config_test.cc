@@ -1035,6 +1035,20 @@ TEST(ServiceConfigClientTableTest, IdempotencyMapTakesGrpcsSpelling) {
   }
 }
 
+// The slash spelling of a name longer than the lookup's stack buffer.
+TEST(ServiceConfigClientTableTest,
+     IdempotencyMapTakesALongNameInEitherSpelling) {
+  const std::string service = "pkg." + std::string(300, 's');
+  const std::string dotted = service + ".Put";
+  const MethodInfo put{dotted, RpcKind::kUnary, Idempotency::kNonIdempotent, 0};
+  for (const std::string& key : {service + "/Put", dotted}) {
+    const Options client =
+        Options{}.set<IdempotencyMapOption>({{key, Idempotency::kIdempotent}});
+    const Options call;
+    EXPECT_TRUE(internal::IsIdempotent(put, OptionsView(call, client)));
+  }
+}
+
 // Captures what a client logs.
 class LinesSink : public LogSink {
  public:

@@ -13,7 +13,6 @@
 #include <utility>
 
 #include "absl/strings/match.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 
@@ -52,7 +51,9 @@ inline std::optional<absl::string_view> MethodOfService(
 
 // The entry of `map` for the method `full_name` ("pkg.Service.Method"),
 // under either spelling; null if none. The proto's spelling is tried
-// first; the other costs a string only when the map misses.
+// first. It runs for every call of a client with an IdempotencyMapOption,
+// so the other spelling is built on the stack (a heap string only for a
+// name longer than any real one).
 template <typename Map>
 const typename Map::mapped_type* FindByMethodName(const Map& map,
                                                   absl::string_view full_name) {
@@ -60,9 +61,22 @@ const typename Map::mapped_type* FindByMethodName(const Map& map,
   if (auto it = map.find(full_name); it != map.end()) {
     return &it->second;
   }
-  const auto [service, method] = SplitMethodName(full_name);
-  if (service.empty()) return nullptr;
-  if (auto it = map.find(absl::StrCat(service, "/", method)); it != map.end()) {
+  const size_t dot = full_name.rfind('.');
+  if (dot == absl::string_view::npos ||
+      full_name.find('/') != absl::string_view::npos) {
+    return nullptr;
+  }
+  char buffer[256];
+  std::string long_name;
+  char* slashed = buffer;
+  if (full_name.size() > sizeof(buffer)) {
+    long_name.resize(full_name.size());
+    slashed = long_name.data();
+  }
+  full_name.copy(slashed, full_name.size());
+  slashed[dot] = '/';
+  if (auto it = map.find(absl::string_view(slashed, full_name.size()));
+      it != map.end()) {
     return &it->second;
   }
   return nullptr;
