@@ -915,11 +915,12 @@ constexpr Case kCases[] = {
      "RetryThrottleOption: more max_tokens or a larger token_ratio (a "
      "service config's retryThrottling), or its waiting mode "
      "(WithWaitForRecovery) to wait for recovery instead of stopping"},
-    {"longer than", StopReason::kThrottled,
+    {"longer than", StopReason::kServerRefused,
      "the server asked for a wait longer than ServerHintCeilingOption",
      "a larger ServerHintCeilingOption, if such waits are acceptable"},
-    {"throttled by the server", StopReason::kThrottled,
-     "the server said not to retry (a negative grpc-retry-pushback-ms)",
+    {"said not to retry", StopReason::kServerRefused,
+     "the server said not to retry (a negative or unparseable "
+     "grpc-retry-pushback-ms)",
      "nothing on the client should override it; ServerHintsOption(false) "
      "would ignore server hints altogether"},
     {"hedged attempts failed", StopReason::kExhausted,
@@ -1008,7 +1009,7 @@ absl::StatusOr<StopAdvice> WhyNot(absl::string_view text) {
   if (stop != absl::string_view::npos) {
     absl::string_view id = text.substr(stop + 5);
     id = id.substr(0, id.find(' '));
-    for (int i = 0; i <= static_cast<int>(StopReason::kNotResumable); ++i) {
+    for (int i = 0; i <= static_cast<int>(StopReason::kServerRefused); ++i) {
       if (ToIdentifier(static_cast<StopReason>(i)) == id) {
         reason = static_cast<StopReason>(i);
       }

@@ -139,6 +139,7 @@ UpstreamReply DefaultUpstreamReply(const absl::Status& downstream) {
   const bool overloaded =
       !downstream.ok() && summary.has_value() &&
       (summary->stop_reason == StopReason::kThrottled ||
+       summary->stop_reason == StopReason::kServerRefused ||
        (summary->stop_reason == StopReason::kExhausted &&
         (downstream.code() == absl::StatusCode::kUnavailable ||
          downstream.code() == absl::StatusCode::kResourceExhausted)));

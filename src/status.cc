@@ -66,6 +66,8 @@ absl::string_view ToString(StopReason reason) {
       return "invalid options";
     case StopReason::kNotResumable:
       return "stream not resumable";
+    case StopReason::kServerRefused:
+      return "refused by the server";
   }
   return "unknown";
 }
@@ -91,6 +93,8 @@ absl::string_view ToIdentifier(StopReason reason) {
       return "invalid_argument";
     case StopReason::kNotResumable:
       return "not_resumable";
+    case StopReason::kServerRefused:
+      return "server_refused";
   }
   return "unknown";
 }
@@ -112,7 +116,7 @@ std::string FormatSummary(const RetrySummary& summary) {
 }
 
 bool ParseStopReason(absl::string_view text, StopReason* reason) {
-  for (int i = 0; i <= static_cast<int>(StopReason::kNotResumable); ++i) {
+  for (int i = 0; i <= static_cast<int>(StopReason::kServerRefused); ++i) {
     if (ToIdentifier(static_cast<StopReason>(i)) == text) {
       *reason = static_cast<StopReason>(i);
       return true;

@@ -51,7 +51,7 @@
 namespace stubkit {
 
 inline constexpr int kStopReasonCount =
-    static_cast<int>(StopReason::kNotResumable) + 1;
+    static_cast<int>(StopReason::kServerRefused) + 1;
 
 // Upper bounds, in milliseconds, of the latency buckets; one more bucket
 // counts everything above the last bound.

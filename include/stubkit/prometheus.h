@@ -46,7 +46,8 @@
 //                                       `stop_reason` (success,
 //                                       permanent_error, non_idempotent,
 //                                       exhausted, deadline, throttled,
-//                                       cancelled, invalid_argument)
+//                                       cancelled, invalid_argument,
+//                                       not_resumable, server_refused)
 //   stubkit_client_call_duration_seconds
 //                                       stubkit's: histogram of whole-call
 //                                       latency, buckets

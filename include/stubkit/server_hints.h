@@ -7,7 +7,8 @@
 //
 //   - `grpc-retry-pushback-ms` trailing metadata (gRPC's A6 retry design):
 //     a non-negative integer replaces the next backoff wait; a negative or
-//     unparseable value means "do not retry".
+//     unparseable value means "do not retry": the call stops with
+//     `StopReason::kServerRefused`, "the server said not to retry".
 //   - `google.rpc.RetryInfo.retry_delay` inside `grpc-status-details-bin`:
 //     replaces the next backoff wait too, as gRPC does for pushback and
 //     google-cloud-cpp for RetryInfo: a server that says "retry in 1.5 s"
@@ -16,8 +17,8 @@
 // When both are present the longer wait is taken: the server asked for
 // both, and waiting longer honours each. A hint longer than
 // `ServerHintCeilingOption` (default 5 minutes, the default backoff's own
-// maximum) is not honoured: the call stops with `StopReason::kThrottled` and
-// the message quotes what the server asked for, so a broken or hostile
+// maximum) is not honoured: the call stops with `StopReason::kServerRefused`
+// and the message quotes what the server asked for, so a broken or hostile
 // server cannot park a call, and its async state, for centuries.
 //
 //   auto options = stubkit::Options{}
@@ -44,9 +45,9 @@ struct ServerHintsOption {
 };
 
 // The longest server hint honoured; a longer one stops the call
-// (kThrottled). Must be positive; `nanoseconds::max()` honours any hint that
-// fits the call's time. To ignore hints altogether, set `ServerHintsOption`
-// to false instead.
+// (kServerRefused). Must be positive; `nanoseconds::max()` honours any hint
+// that fits the call's time. To ignore hints altogether, set
+// `ServerHintsOption` to false instead.
 struct ServerHintCeilingOption {
   using Type = std::chrono::nanoseconds;
   static Type Default() { return std::chrono::minutes(5); }

@@ -123,12 +123,13 @@ using UpstreamReplyMapper =
 // The default mapping. "Don't retry" (`UNAVAILABLE` with the downstream
 // message, which keeps its retry summary, and the pushback -1) when the
 // downstream call stopped for overload: its retry summary says
-// `kThrottled` (the throttle, the budget or a server's pushback refused a
-// retry), or `kExhausted` after `UNAVAILABLE` or `RESOURCE_EXHAUSTED` (the
-// backend failed every attempt the policy allowed). `UNAVAILABLE` because
-// every gRPC client treats it as transient, so the pushback is what stops a
-// retry, and one code is simple to alert on. Any other status is passed on
-// as it is (`ToGrpcStatus`): code, message, details.
+// `kThrottled` (the throttle or the budget refused a retry),
+// `kServerRefused` (the backend said not to retry), or `kExhausted` after
+// `UNAVAILABLE` or `RESOURCE_EXHAUSTED` (the backend failed every attempt the
+// policy allowed). `UNAVAILABLE` because every gRPC client treats it as
+// transient, so the pushback is what stops a retry, and one code is simple to
+// alert on. Any other status is passed on as it is (`ToGrpcStatus`): code,
+// message, details.
 UpstreamReply DefaultUpstreamReply(const absl::Status& downstream);
 
 // `mapper(downstream)`'s status, after adding its trailer to `context`.

@@ -69,6 +69,9 @@ enum class StopReason {
   kInvalidArgument,  // the options were invalid; nothing was sent
   kNotResumable,     // a stream broke after delivering messages and could
                      // not resume: no resume hook, or the hook declined
+  kServerRefused,    // the server's answer ruled out a retry: a "don't
+                     // retry" pushback, or a wait longer than
+                     // ServerHintCeilingOption
 };
 
 // Prose for messages: "retry policy exhausted".

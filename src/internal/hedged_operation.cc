@@ -172,7 +172,7 @@ void HedgedOperationBase::SettleLocked(Step& step) {
     // (...)", then what it meant here.
     step.explanation = absl::StrCat(refusal_, ", no more hedges");
   } else if (pushed_back_) {
-    step.reason = StopReason::kThrottled;
+    step.reason = StopReason::kServerRefused;
     step.explanation =
         "gave up: the server's pushback said not to retry, no more hedges";
   } else {

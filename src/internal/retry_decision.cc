@@ -173,7 +173,7 @@ RetryDecision DecideAfterFailure(const absl::Status& status,
   // 8. The wait, which the server may refuse.
   WaitChoice chosen = waits.NextWait(status, counted);
   if (chosen.refused) {
-    return Stop(StopReason::kThrottled,
+    return Stop(StopReason::kServerRefused,
                 absl::StrCat("gave up: ", chosen.refusal), counted);
   }
   // 9. Never start a wait that would end after the call's end, nor one

@@ -101,8 +101,8 @@ WaitChoice BackoffWaits::NextWait(const absl::Status& status, int failures) {
       if (parsed.kind == Pushback::Kind::kDoNotRetry) {
         choice.refused = true;
         choice.refusal =
-            absl::StrCat("retry throttled by the server (",
-                         kRetryPushbackHeader, ": ", value.substr(0, 32), ")");
+            absl::StrCat("the server said not to retry (", kRetryPushbackHeader,
+                         ": ", value.substr(0, 32), ")");
         return choice;
       }
       hint.emplace(parsed.delay, WaitReason::kPushback);

@@ -99,6 +99,9 @@ write("retry_summary", "min_elapsed",
       summary_seed(b"", attempts=-2147483648, elapsed=-(1 << 63), reason=7))
 write("retry_summary", "max_elapsed",
       summary_seed(b"1 1 1", attempts=2147483647, elapsed=(1 << 63) - 1))
+write("retry_summary", "server_refused",
+      summary_seed(b"stop=server_refused attempts=2 elapsed=0.000000001s",
+                   reason=9))
 
 
 # Options and attempt outcomes (see options_fuzzer.cc for the layout).

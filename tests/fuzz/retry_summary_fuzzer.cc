@@ -31,7 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (parsed.has_value()) {
     FUZZ_CHECK(static_cast<int>(parsed->stop_reason) >= 0 &&
                static_cast<int>(parsed->stop_reason) <=
-                   static_cast<int>(stubkit::StopReason::kNotResumable));
+                   static_cast<int>(stubkit::StopReason::kServerRefused));
     (void)stubkit::ToString(parsed->stop_reason);
   }
 

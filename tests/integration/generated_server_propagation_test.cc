@@ -96,6 +96,8 @@ TEST_F(GeneratedServerPropagationTest, HedgedClientStopsOnTheMiddlesPushback) {
   EXPECT_EQ(result.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(std::string(result.status().message()),
               HasSubstr("pushback said not to retry"));
+  EXPECT_EQ(GetRetrySummary(result.status())->stop_reason,
+            StopReason::kServerRefused);
   // One hedged attempt reached the middle, whose client made 3.
   EXPECT_EQ(middle_.calls.load(), 1);
   EXPECT_EQ(backend_.total_attempts(), 3);

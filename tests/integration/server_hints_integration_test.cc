@@ -134,10 +134,13 @@ TEST_F(ServerHintsIntegrationTest, NegativeOrGarbagePushbackStopsRetries) {
     ASSERT_FALSE(response.ok()) << value;
     EXPECT_EQ(service_.attempts(message), 1) << value;
     EXPECT_EQ(response.status().code(), absl::StatusCode::kUnavailable);
+    // The server's own answer, not the client's throttle: its own reason.
     EXPECT_EQ(GetRetrySummary(response.status())->stop_reason,
-              StopReason::kThrottled);
+              StopReason::kServerRefused);
     EXPECT_THAT(response.status().message(),
-                HasSubstr("retry throttled by the server"));
+                HasSubstr("the server said not to retry"));
+    EXPECT_THAT(response.status().message(),
+                ::testing::Not(HasSubstr("throttled")));
   }
 }
 
@@ -191,7 +194,7 @@ TEST_F(ServerHintsIntegrationTest, PushbackAboveTheCeilingStopsTheCall) {
   EXPECT_EQ(service_.attempts("huge-pushback"), 1);
   EXPECT_EQ(response.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(GetRetrySummary(response.status())->stop_reason,
-            StopReason::kThrottled);
+            StopReason::kServerRefused);
   EXPECT_THAT(response.status().message(),
               HasSubstr("(server pushback), longer than 5m "
                         "(ServerHintCeilingOption)"));

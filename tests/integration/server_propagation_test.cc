@@ -463,9 +463,9 @@ TEST_P(ServerPropagationTest, OverloadReachesTheClientAsDontRetry) {
   EXPECT_EQ(backend_.attempts.load(), 3);
   auto summary = GetRetrySummary(result.status());
   ASSERT_TRUE(summary.has_value());
-  EXPECT_EQ(summary->stop_reason, StopReason::kThrottled);
+  EXPECT_EQ(summary->stop_reason, StopReason::kServerRefused);
   EXPECT_THAT(std::string(result.status().message()),
-              HasSubstr("retry throttled by the server "
+              HasSubstr("the server said not to retry "
                         "(grpc-retry-pushback-ms: -1)"));
   // The middle's own message and summary ride along.
   EXPECT_THAT(std::string(result.status().message()),
@@ -688,10 +688,13 @@ TEST(DefaultUpstreamReplyTest, OverloadIsDontRetryAndTheRestPassesThrough) {
                   HasSubstr(std::string(status.message())));
     }
   }
-  // Throttled whatever the code (a pushback -1 on INTERNAL, say).
-  EXPECT_TRUE(DefaultUpstreamReply(
-                  ended(absl::InternalError("x"), StopReason::kThrottled))
-                  .do_not_retry);
+  // Throttled, or refused by the server below (a pushback -1 on INTERNAL,
+  // say), whatever the code.
+  for (StopReason reason :
+       {StopReason::kThrottled, StopReason::kServerRefused}) {
+    EXPECT_TRUE(DefaultUpstreamReply(ended(absl::InternalError("x"), reason))
+                    .do_not_retry);
+  }
   // Not overload: passed on as it is.
   for (const absl::Status& status :
        {ended(absl::NotFoundError("gone"), StopReason::kPermanentError),

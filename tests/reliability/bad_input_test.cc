@@ -149,8 +149,9 @@ TEST_F(BadInputTest, MalformedPushbackTrailerStopsRetrying) {
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable);
     EXPECT_THAT(std::string(r.status().message()),
-                HasSubstr("retry throttled by the server"));
-    EXPECT_EQ(GetRetrySummary(r.status())->stop_reason, StopReason::kThrottled);
+                HasSubstr("the server said not to retry"));
+    EXPECT_EQ(GetRetrySummary(r.status())->stop_reason,
+              StopReason::kServerRefused);
     EXPECT_EQ(service_.attempts(request.message()), 1);
     Report(std::string("trailer `grpc-retry-pushback-ms: ") + value + "`",
            r.status());
@@ -162,7 +163,8 @@ TEST_F(BadInputTest, MalformedPushbackTrailerStopsRetrying) {
   request.set_pushback_ms("999999999999999999");
   absl::StatusOr<testing::EchoResponse> r = client.Echo(request);
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(GetRetrySummary(r.status())->stop_reason, StopReason::kThrottled);
+  EXPECT_EQ(GetRetrySummary(r.status())->stop_reason,
+            StopReason::kServerRefused);
   EXPECT_THAT(std::string(r.status().message()),
               HasSubstr("longer than 5m (ServerHintCeilingOption)"));
   EXPECT_EQ(service_.attempts(request.message()), 1);

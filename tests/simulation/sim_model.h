@@ -4,7 +4,7 @@
 // failed attempt. Written from /work/shared/DESIGN.md ("Defaults", "Retry
 // decision, per failed attempt", the jitter table) and the hint rules of
 // issue 11 (hints replace the backoff, the longer of two wins, a hint above
-// the ceiling or a refusing pushback stops with kThrottled, nothing extends
+// the ceiling or a refusing pushback stops with kServerRefused, nothing extends
 // the call's end). It calls nothing of the code under test.
 //
 // Where the spec leaves an order open (several stop conditions at once) or
@@ -197,9 +197,10 @@ inline Decision Decide(const Inputs& in) {
                                           milliseconds(2), milliseconds(50)) +
                       milliseconds(1)) >= a.deadline) {
     d.may_continue = true;
-    for (StopReason r : {StopReason::kPermanentError,
-                         StopReason::kNonIdempotent, StopReason::kExhausted,
-                         StopReason::kDeadline, StopReason::kThrottled}) {
+    for (StopReason r :
+         {StopReason::kPermanentError, StopReason::kNonIdempotent,
+          StopReason::kExhausted, StopReason::kDeadline, StopReason::kThrottled,
+          StopReason::kServerRefused}) {
       stop(r, "ambiguous DEADLINE_EXCEEDED");
     }
     d.wait = {nanoseconds(0), nanoseconds::max()};
@@ -283,10 +284,10 @@ inline Decision Decide(const Inputs& in) {
   Interval backoff = Backoff(c, in.backoff_k >= 0 ? in.backoff_k : in.k);
   d.wait = backoff;
   if (c.hints) {
-    if (h.refuse) must_stop(StopReason::kThrottled, "pushback says stop");
+    if (h.refuse) must_stop(StopReason::kServerRefused, "pushback says stop");
     if (h.present) {
       if (h.delay > kHintCeiling) {
-        must_stop(StopReason::kThrottled, "hint above the ceiling");
+        must_stop(StopReason::kServerRefused, "hint above the ceiling");
       }
       d.wait = {h.delay, h.delay};
       d.hinted = true;

@@ -1097,7 +1097,8 @@ std::string Name(StopReason r) { return std::string(ToString(r)); }
 // the hook runs only when the decision is to retry (issue 39 item 4).
 bool DecisionMayStopFirst(StopReason reason) {
   return reason == StopReason::kDeadline || reason == StopReason::kExhausted ||
-         reason == StopReason::kThrottled || reason == StopReason::kCancelled;
+         reason == StopReason::kThrottled || reason == StopReason::kCancelled ||
+         reason == StopReason::kServerRefused;
 }
 
 std::string Short(const absl::Status& st) {
@@ -1509,8 +1510,12 @@ void Runner::CheckCall(const CallRun& run, std::vector<std::string>* out) {
     }
   }
   if (summary.has_value() && summary->stop_reason == StopReason::kThrottled &&
-      !c.use_throttle && !c.use_budget && !c.hints) {
-    fail("kThrottled with neither a throttle, a budget nor server hints");
+      !c.use_throttle && !c.use_budget) {
+    fail("kThrottled with neither a throttle nor a budget");
+  }
+  if (summary.has_value() &&
+      summary->stop_reason == StopReason::kServerRefused && !c.hints) {
+    fail("kServerRefused without server hints");
   }
   if (cancelled) return;  // the rest is about uncancelled calls
   if (c.hedged()) {
@@ -1836,9 +1841,14 @@ void Runner::CheckHedged(const CallRun& run, std::vector<std::string>* out) {
       }
       break;
     }
-    case StopReason::kThrottled: {
-      // A bucket at half, or (A6) a pushback that says not to retry: a
-      // negative or unparseable one, or one above the hint ceiling.
+    case StopReason::kThrottled:
+      if (!c.use_throttle && !c.use_budget) {
+        fail("kThrottled without a throttle or a budget");
+      }
+      break;
+    case StopReason::kServerRefused: {
+      // (A6) a pushback that says not to retry: a negative or unparseable
+      // one, or one above the hint ceiling.
       bool refused = false;
       for (const auto& a : attempts) {
         if (!c.hints || !a->ended || a->by_cancel || a->by_deadline) continue;
@@ -1846,9 +1856,7 @@ void Runner::CheckHedged(const CallRun& run, std::vector<std::string>* out) {
         refused |=
             h.refuse || (h.pushback_valid && h.pushback > model::kHintCeiling);
       }
-      if (!c.use_throttle && !c.use_budget && !refused) {
-        fail("kThrottled without a throttle, a budget or a refusing pushback");
-      }
+      if (!refused) fail("kServerRefused without a refusing pushback");
       break;
     }
     case StopReason::kDeadline:

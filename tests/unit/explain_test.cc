@@ -670,6 +670,17 @@ TEST(WhyNotTest, ReadsTheTextAlone) {
   ASSERT_TRUE(hedged.ok()) << hedged.status();
   EXPECT_EQ(hedged->reason, StopReason::kThrottled);
   EXPECT_THAT(hedged->change, HasSubstr("AdaptiveHedgingOption"));
+  // The server's "don't retry" is its own stop, not the client's throttle.
+  auto refused = WhyNot(absl::string_view(
+      "UNAVAILABLE: overloaded [stubkit: gave up: the server said not to "
+      "retry (grpc-retry-pushback-ms: -1); 1 attempt over 2ms] "
+      "[stubkit/RetrySummary='stop=server_refused attempts=1 "
+      "elapsed=0.002000000s']"));
+  ASSERT_TRUE(refused.ok()) << refused.status();
+  EXPECT_EQ(refused->reason, StopReason::kServerRefused);
+  EXPECT_EQ(refused->attempts, 1);
+  EXPECT_THAT(refused->why, HasSubstr("negative or unparseable"));
+  EXPECT_THAT(refused->ToString(), HasSubstr("stopped: refused by the server"));
   EXPECT_EQ(WhyNot(absl::string_view("no summary here")).status().code(),
             absl::StatusCode::kInvalidArgument);
 }

@@ -155,7 +155,7 @@ TEST_F(RetryLoopFeaturesTest, HintAboveTheCeilingStopsTheCall) {
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(GetRetrySummary(result.status())->stop_reason,
-            StopReason::kThrottled);
+            StopReason::kServerRefused);
   EXPECT_THAT(result.status().message(),
               AllOf(HasSubstr("the server asked to wait 1h"),
                     HasSubstr("server RetryInfo"),

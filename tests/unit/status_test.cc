@@ -16,7 +16,7 @@ namespace {
 using ::testing::HasSubstr;
 
 constexpr int kStopReasonCountForTest =
-    static_cast<int>(StopReason::kNotResumable) + 1;
+    static_cast<int>(StopReason::kServerRefused) + 1;
 
 TEST(StatusTest, OkConvertsToOk) {
   EXPECT_TRUE(FromGrpcStatus(grpc::Status::OK).ok());

@@ -19,7 +19,7 @@
 //   6. the call's end has passed                 -> stop, the end's reason
 //   7. admission refused                         -> wait for admission, or
 //                                                   stop, kThrottled
-//   8. the wait source refused (server hints)    -> stop, kThrottled
+//   8. the wait source refused (server hints)    -> stop, kServerRefused
 //   9. the wait would pass the call's end, or
 //      leave the next attempt less than its
 //      minimum time (MinAttemptTimeOption)       -> stop, the end's reason
