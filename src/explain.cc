@@ -890,6 +890,15 @@ constexpr Case kCases[] = {
      "if repeating it is safe: IdempotencyOption(Idempotency::kIdempotent) "
      "for the call, IdempotencyMapOption for the client, or "
      "idempotency_level in the proto"},
+    {"writes queued while the stream was waiting to reopen",
+     StopReason::kNotResumable,
+     "an async client or bidi stream was waiting to reopen, with no attempt "
+     "able to send, and a Write would have queued more than 4 MiB: the "
+     "call ended instead of retrying, as gRPC's own retries do when a "
+     "call's writes outgrow their buffer",
+     "write at the pace the server answers or acknowledges (a live stream's "
+     "queue has no bound; 4 MiB is the most that waits for a reopen), or "
+     "write less while the stream is down"},
     {"not resumed", StopReason::kNotResumable,
      "the stream broke after delivering messages, and reopening it would "
      "deliver them again",

@@ -42,6 +42,20 @@
 // hook and a `Write` may run at the same time on two threads; a hook that
 // reads what the writer wrote shares a lock with it.
 //
+// A live stream's queue has no bound: gRPC sends it at its own pace, and
+// pacing the writes is the writer's, as with grpc-java's `StreamObserver`
+// (the server's answers, or the application's own acknowledgements, say
+// how far it got). While the stream cannot send (waiting to reopen, or
+// reopening until the new stream's replay is sent), at most 4 MiB of
+// queued writes (their serialized size) wait: the `Write` that would pass
+// that returns false and ends the call, as gRPC's own retries commit a call
+// whose writes outgrow their buffer (gRFC A6). No further attempt opens,
+// the wait ends, and `on_done` gets the failure the stream waited after,
+// with "gave up retrying: more than 4 MiB of writes queued while the
+// stream was waiting to reopen" and the stop reason `kNotResumable`; every
+// later `Write` or `WritesDone` returns false. Writes queued while the
+// stream was live count too.
+//
 // Client streaming has the same handle, and one callback for the response:
 //
 //   stubkit::AsyncStreamWriter<Item> sum = client.AsyncSum(
@@ -59,9 +73,9 @@
 // Threads: `on_message` runs on gRPC's threads, one message at a time (the
 // next read starts when it returns); the resume hook and `on_done` (a client
 // stream's `done`) on gRPC's threads or the timer thread, possibly on the
-// thread that calls `Cancel()`; none with a stubkit lock held. `Write`,
-// `WritesDone` and `Cancel` may be called from any thread, also from the
-// callbacks.
+// thread that calls `Cancel()` (or a `Write` refused by the bound above);
+// none with a stubkit lock held. `Write`, `WritesDone` and `Cancel` may be
+// called from any thread, also from the callbacks.
 
 #ifndef STUBKIT_ASYNC_STREAMING_H_
 #define STUBKIT_ASYNC_STREAMING_H_
@@ -126,7 +140,9 @@ class AsyncStreamWriter {
       : impl_(std::move(impl)) {}
 
   // Queues `request`, sent in order when the stream can take it. False once
-  // the stream has ended or `WritesDone` was called.
+  // the stream has ended or `WritesDone` was called, and when it would queue
+  // more than 4 MiB while the stream waits to reopen, which ends the call
+  // (see the top of this file).
   bool Write(Request request) {
     return impl_ != nullptr && impl_->Write(std::move(request));
   }

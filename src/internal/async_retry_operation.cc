@@ -32,7 +32,7 @@ void AsyncRetryOperationBase::Start() {
 void AsyncRetryOperationBase::RunAttempt() {
   context_.emplace();
   if (!state().PrepareAttempt(*context_)) {
-    Finish(state().Cancelled());
+    Finish(CancelledStatus());
     return;
   }
   ConfigureAttempt(*context_);
@@ -156,7 +156,7 @@ void AsyncRetryOperationBase::OnWaitDone(bool fired) {
   if (finished) return;
   CancellationToken* token = state().cancellation();
   if ((!fired && !woken) || (token != nullptr && token->cancelled())) {
-    Finish(state().Cancelled());
+    Finish(CancelledStatus());
     return;
   }
   if (!fired) state().OnChannelReady();  // woken before the backoff's end

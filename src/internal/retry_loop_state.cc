@@ -219,6 +219,18 @@ absl::Status RetryLoopState::GiveUp(const absl::Status& status,
   return final_status;
 }
 
+absl::Status RetryLoopState::GiveUpWaiting(const absl::Status& status,
+                                           StopReason reason,
+                                           absl::string_view explanation) {
+  // As for a cancel: only the part waited counts.
+  if (delay_.pending() > nanoseconds::zero()) delay_.CutShort(now());
+  if (throttle_wait_.waiting()) {
+    throttle_->EndWait();
+    throttle_wait_.Leave(now());
+  }
+  return GiveUp(status, reason, explanation);
+}
+
 absl::Status RetryLoopState::Cancelled() {
   // Cancelled during a wait: only the part waited counts.
   if (delay_.pending() > nanoseconds::zero()) delay_.CutShort(now());

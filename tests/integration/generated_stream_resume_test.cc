@@ -13,16 +13,22 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
+#include <cstdint>
 #include <deque>
+#include <functional>
 #include <future>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "stubkit/cancellation.h"
 #include "stubkit/clock.h"
+#include "stubkit/explain.h"
 #include "stubkit/retry_observer.h"
 #include "stubkit/testing/streams.stubkit.h"
 #include "tests/testing/flaky_echo_service.h"
@@ -55,6 +61,8 @@ class ResumeStreamService final : public StreamService::Service {
   // Sum: call k (from 1) fails with UNAVAILABLE after reading
   // sum_break_at[k - 1] items, when that is positive.
   std::vector<int> sum_break_at;
+  // Sum: the padding bytes read, over all calls.
+  std::atomic<int64_t> sum_padding_bytes{0};
 
   grpc::Status Double(grpc::ServerContext*,
                       grpc::ServerReaderWriter<Item, Item>* stream) override {
@@ -95,6 +103,7 @@ class ResumeStreamService final : public StreamService::Service {
                              : 0;
     Item item;
     while (reader->Read(&item)) {
+      sum_padding_bytes += static_cast<int64_t>(item.padding().size());
       response->set_sum(response->sum() + item.value());
       response->set_count(response->count() + 1);
       if (response->count() == break_at) {
@@ -135,6 +144,13 @@ class ResumeStreamService final : public StreamService::Service {
 Item MakeItem(int value) {
   Item item;
   item.set_value(value);
+  return item;
+}
+
+// About 64 KiB on the wire.
+Item PaddedItem(int value) {
+  Item item = MakeItem(value);
+  item.set_padding(std::string(64 * 1024, 'x'));
   return item;
 }
 
@@ -1105,6 +1121,271 @@ TEST_F(GeneratedStreamResumeTest,
   }
   EXPECT_EQ(completed, kCalls);
   EXPECT_EQ(cancelled, kCalls);
+}
+
+// Issue 39, item 7: while an async client or bidi stream has no live
+// attempt able to send (here held in its backoff, on the fake clock),
+// at most 4 MiB of writes wait in its queue; the write that would pass the
+// bound is refused and ends the call with the failure it waited after
+// (gRFC A6: past the retry buffer the call is committed, and a call waiting
+// to retry fails). No further attempt reaches the server.
+constexpr std::size_t kQueuedWriteBound = 4 * 1024 * 1024;
+// What the tests below try to queue while waiting: 20 MiB.
+constexpr int kWritesTried = 320;
+
+// Holds every wait until `Release()` ends them (done(true)) or `Cancel`
+// ends one (done(false)): a call held in its backoff, on the fake clock.
+class HeldSleeper : public AsyncSleeper {
+ public:
+  uint64_t Schedule(std::chrono::nanoseconds,
+                    std::function<void(bool)> done) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    pending_.emplace(++next_id_, std::move(done));
+    return next_id_;
+  }
+  void Cancel(uint64_t id) override {
+    std::function<void(bool)> done;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = pending_.find(id);
+      if (it == pending_.end()) return;
+      done = std::move(it->second);
+      pending_.erase(it);
+    }
+    done(false);
+  }
+  void Release() {
+    std::map<uint64_t, std::function<void(bool)>> pending;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      pending.swap(pending_);
+    }
+    for (auto& [id, done] : pending) done(true);
+  }
+  size_t pending() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return pending_.size();
+  }
+  // Waits (at most 30 s) until a wait is held.
+  bool AwaitHeld() {
+    const auto give_up =
+        std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (pending() == 0 && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return pending() > 0;
+  }
+
+ private:
+  std::mutex mu_;
+  uint64_t next_id_ = 0;
+  std::map<uint64_t, std::function<void(bool)>> pending_;
+};
+
+// Writes `item` until a write is refused or `kWritesTried` were accepted;
+// returns how many were.
+int WriteUntilRefused(AsyncStreamWriter<Item>& stream, const Item& item) {
+  int accepted = 0;
+  while (accepted < kWritesTried && stream.Write(item)) ++accepted;
+  return accepted;
+}
+
+void ExpectGaveUpOnTheQueue(const absl::Status& status,
+                            absl::string_view failure, int attempts = 1) {
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr(std::string(failure)));
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr("gave up retrying: more than 4 MiB of writes queued "
+                        "while the stream was waiting to reopen"));
+  ASSERT_TRUE(GetRetrySummary(status).has_value()) << status;
+  EXPECT_EQ(GetRetrySummary(status)->stop_reason, StopReason::kNotResumable);
+  EXPECT_EQ(GetRetrySummary(status)->attempts, attempts);
+  EXPECT_THAT(WhyNot(status).why, HasSubstr("more than 4 MiB"));
+}
+
+TEST_F(GeneratedStreamResumeTest,
+       AnAsyncClientStreamWaitingToReopenBoundsItsWriteQueue) {
+  ASSERT_TRUE(server_.ok());
+  service_.sum_break_at = {1};
+  auto sleeper = std::make_shared<HeldSleeper>();
+  StreamServiceClient client(server_.Channel(),
+                             ClientOptions().set<AsyncSleeperOption>(sleeper));
+  AsyncSum sum(client,
+               Options{}.set<IdempotencyOption>(Idempotency::kIdempotent));
+  ASSERT_TRUE(sum.stream().Write(MakeItem(1)));  // the server breaks on it
+  // An idle client stream learns of the break through a write: empty ones
+  // (0 bytes queued) until the retry is decided and its backoff is held.
+  const auto give_up =
+      std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (sleeper->pending() == 0 &&
+         std::chrono::steady_clock::now() < give_up) {
+    ASSERT_TRUE(sum.stream().Write(Item()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_EQ(sleeper->pending(), 1u);
+  ASSERT_THAT(events(), ElementsAre(false));
+  const Item big = PaddedItem(2);
+  const int fits = static_cast<int>(kQueuedWriteBound / big.ByteSizeLong());
+  const int accepted = WriteUntilRefused(sum.stream(), big);
+  EXPECT_EQ(accepted, fits);
+  if (accepted != fits) sum.stream().Cancel();  // still waiting: end it
+  EXPECT_FALSE(sum.stream().Write(Item()));     // every later write too
+  EXPECT_FALSE(sum.stream().WritesDone());
+  absl::StatusOr<SumResponse> response = sum.Done(std::chrono::seconds(30));
+  ExpectGaveUpOnTheQueue(response.status(), "sum broke");
+  EXPECT_EQ(sum.done_calls(), 1);
+  EXPECT_THAT(events(), ElementsAre(false, true));
+  // The wait was cut short (cancelled), and nothing follows it.
+  EXPECT_EQ(sleeper->pending(), 0u);
+  sleeper->Release();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(service_.sum_calls(), 1);
+  EXPECT_EQ(sum.done_calls(), 1);
+}
+
+TEST_F(GeneratedStreamResumeTest,
+       AnAsyncBidiStreamWaitingToReopenBoundsItsWriteQueue) {
+  ASSERT_TRUE(server_.ok());
+  service_.fail_open_first = 1;
+  auto sleeper = std::make_shared<HeldSleeper>();
+  StreamServiceClient client(server_.Channel(),
+                             ClientOptions().set<AsyncSleeperOption>(sleeper));
+  AsyncBidi bidi(client,
+                 Options{}.set<IdempotencyOption>(Idempotency::kIdempotent));
+  // The first attempt fails at once; its backoff is held.
+  ASSERT_TRUE(sleeper->AwaitHeld());
+  ASSERT_THAT(events(), ElementsAre(false));
+  const Item big = PaddedItem(2);
+  const int fits = static_cast<int>(kQueuedWriteBound / big.ByteSizeLong());
+  const int accepted = WriteUntilRefused(bidi.stream(), big);
+  EXPECT_EQ(accepted, fits);
+  if (accepted != fits) bidi.stream().Cancel();  // still waiting: end it
+  EXPECT_FALSE(bidi.stream().Write(Item()));     // every later write too
+  EXPECT_FALSE(bidi.stream().WritesDone());
+  ExpectGaveUpOnTheQueue(bidi.Done(), "cannot open yet");
+  EXPECT_THAT(bidi.Answers(0), ElementsAre());
+  EXPECT_THAT(events(), ElementsAre(false, true));
+  EXPECT_EQ(sleeper->pending(), 0u);
+  sleeper->Release();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(service_.double_calls(), 1);
+}
+
+// The same bound while the retry is being decided: writes made from the
+// resume hook (which runs between the break and the wait) overflow it; the
+// call ends with the break's status, and no wait stays behind.
+TEST_F(GeneratedStreamResumeTest,
+       AnAsyncBidiStreamOverflowingWhileItsBreakIsDecidedEnds) {
+  ASSERT_TRUE(server_.ok());
+  service_.break_after = 1;
+  auto sleeper = std::make_shared<HeldSleeper>();
+  AsyncBidi* bidi = nullptr;
+  const Item big = PaddedItem(3);
+  std::atomic<int> accepted{-1};
+  StreamServiceClient client(
+      server_.Channel(), ClientOptions()
+                             .set<AsyncSleeperOption>(sleeper)
+                             .set<StreamServiceClient::DoubleResumeOption>(
+                                 [&](const Item*, ResumeWriter<Item>& writer) {
+                                   writer.Write(MakeItem(2));
+                                   accepted =
+                                       WriteUntilRefused(bidi->stream(), big);
+                                   return true;
+                                 }));
+  auto stream = std::make_unique<AsyncBidi>(client, Options{});
+  bidi = stream.get();
+  ASSERT_TRUE(bidi->Write(1));
+  ASSERT_THAT(bidi->Answers(1), ElementsAre(2));
+  ASSERT_TRUE(bidi->Write(2));  // the server breaks on it
+  const auto give_up =
+      std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (accepted.load() < 0 && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  const int fits = static_cast<int>(kQueuedWriteBound / big.ByteSizeLong());
+  EXPECT_EQ(accepted.load(), fits);
+  if (accepted.load() != fits) bidi->stream().Cancel();  // still waiting
+  ExpectGaveUpOnTheQueue(bidi->Done(), "stream broke");
+  EXPECT_FALSE(bidi->Write(4));
+  EXPECT_EQ(sleeper->pending(), 0u);
+  sleeper->Release();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(service_.double_calls(), 1);
+}
+
+// ... and while the stream reopens, until the new attempt can send (here
+// from the context setup hook, as the new attempt starts): the overflow
+// cancels that attempt, and the call ends with the break that made it
+// reopen.
+TEST_F(GeneratedStreamResumeTest, AnAsyncBidiStreamOverflowingAsItReopensEnds) {
+  ASSERT_TRUE(server_.ok());
+  service_.break_after = 1;
+  auto sleeper = std::make_shared<HeldSleeper>();
+  AsyncBidi* bidi = nullptr;
+  const Item big = PaddedItem(3);
+  std::atomic<int> setups{0};
+  std::atomic<int> accepted{-1};
+  StreamServiceClient client(
+      server_.Channel(), ClientOptions()
+                             .set<AsyncSleeperOption>(sleeper)
+                             .set<StreamServiceClient::DoubleResumeOption>(
+                                 [](const Item*, ResumeWriter<Item>& writer) {
+                                   writer.Write(MakeItem(2));
+                                   return true;
+                                 }));
+  auto stream = std::make_unique<AsyncBidi>(
+      client, Options{}.set<ContextSetupOption>([&](grpc::ClientContext&) {
+        if (++setups == 2) accepted = WriteUntilRefused(bidi->stream(), big);
+      }));
+  bidi = stream.get();
+  ASSERT_TRUE(bidi->Write(1));
+  ASSERT_THAT(bidi->Answers(1), ElementsAre(2));
+  ASSERT_TRUE(bidi->Write(2));  // the server breaks on it
+  ASSERT_TRUE(sleeper->AwaitHeld());
+  sleeper->Release();  // the second attempt starts here, inline
+  const int fits = static_cast<int>(kQueuedWriteBound / big.ByteSizeLong());
+  EXPECT_EQ(accepted.load(), fits);
+  if (accepted.load() != fits) bidi->stream().Cancel();
+  ExpectGaveUpOnTheQueue(bidi->Done(), "stream broke", 2);
+  EXPECT_FALSE(bidi->Write(4));
+  EXPECT_EQ(sleeper->pending(), 0u);
+  EXPECT_EQ(setups.load(), 2);
+}
+
+// ... while a live stream keeps today's unbounded queue: gRPC sends it at
+// its own pace, and pacing the writes is the writer's (as with grpc-java's
+// StreamObserver). 8 MiB written at once all arrive.
+TEST_F(GeneratedStreamResumeTest, ALiveAsyncStreamQueuesPastTheBound) {
+  ASSERT_TRUE(server_.ok());
+  constexpr int kWrites = 128;  // 8 MiB
+  StreamServiceClient client(server_.Channel(),
+                             ClientOptions().set<AsyncSleeperOption>(clock_));
+  {
+    AsyncSum sum(client,
+                 Options{}.set<IdempotencyOption>(Idempotency::kIdempotent));
+    for (int i = 1; i <= kWrites; ++i) {
+      ASSERT_TRUE(sum.stream().Write(PaddedItem(i)));
+    }
+    ASSERT_TRUE(sum.stream().WritesDone());
+    absl::StatusOr<SumResponse> response = sum.Done();
+    ASSERT_TRUE(response.ok()) << response.status();
+    EXPECT_EQ(response->count(), kWrites);
+    EXPECT_EQ(response->sum(), kWrites * (kWrites + 1) / 2);
+    EXPECT_EQ(service_.sum_padding_bytes.load(), int64_t{kWrites} * 64 * 1024);
+    EXPECT_EQ(service_.sum_calls(), 1);
+  }
+  {
+    AsyncBidi bidi(client,
+                   Options{}.set<IdempotencyOption>(Idempotency::kIdempotent));
+    for (int i = 1; i <= kWrites; ++i) {
+      ASSERT_TRUE(bidi.stream().Write(PaddedItem(i)));
+    }
+    ASSERT_TRUE(bidi.stream().WritesDone());
+    EXPECT_TRUE(bidi.Done().ok());
+    EXPECT_THAT(bidi.Answers(kWrites), ElementsAreArray(Doubles(1, kWrites)));
+    EXPECT_EQ(service_.double_calls(), 1);
+  }
+  EXPECT_THAT(events(), ElementsAre(true, true));
 }
 
 }  // namespace

@@ -78,6 +78,11 @@ class AsyncRetryOperationBase : public AsyncCallBase {
                              absl::Status* final_status,
                              std::chrono::nanoseconds* wait);
 
+  // The status of a call its cancellation token ended (a wait, or an
+  // attempt's start, refused): `state().Cancelled()`, unless the subclass
+  // cancelled the token for a reason of its own.
+  virtual absl::Status CancelledStatus() { return state().Cancelled(); }
+
   // Called once per attempt by the subclass.
   void OnAttemptDone(const absl::Status& status);
 

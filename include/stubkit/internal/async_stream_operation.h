@@ -248,12 +248,36 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
   }
 
   bool Write(Request request) override {
-    Reactor* reactor;
+    Reactor* reactor = nullptr;
+    bool refused = false;
+    bool end_now = false;
     {
       MutexLock lock(&mu_);
-      if (over_ || writes_done_) return false;
-      outbox_.push_back(std::move(request));
-      reactor = reactor_;
+      if (over_ || writes_done_ || queue_overflow_) return false;
+      const std::size_t size = ReplaySize(request);
+      if (!CanSend() && outbox_bytes_ + size > kMaxQueuedWriteBytes) {
+        // Past the bound while no attempt can send: the call is over (see
+        // kMaxQueuedWriteBytes), unless a cancel is ending it already.
+        refused = true;
+        if (!cancelled_ && !own_token_->cancelled()) {
+          queue_overflow_ = true;
+          // A decision in progress would report the cancel: DecideFailure
+          // ends the wait that follows it instead.
+          end_now = !deciding_;
+          overflow_cancelled_ = end_now;
+        }
+      } else {
+        outbox_.push_back(std::move(request));
+        outbox_bytes_ += size;
+        reactor = reactor_;
+      }
+    }
+    if (refused) {
+      // The cancel's path ends the wait, or the attempt that cannot send
+      // yet; on_done gets the failure waited after (CancelledStatus,
+      // DecideFailure).
+      if (end_now) own_token_->Cancel();
+      return false;
     }
     if (reactor != nullptr) Pump(reactor);
     return true;
@@ -263,7 +287,7 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
     Reactor* reactor;
     {
       MutexLock lock(&mu_);
-      if (over_ || writes_done_) return false;
+      if (over_ || writes_done_ || queue_overflow_) return false;
       writes_done_ = true;
       reactor = reactor_;
     }
@@ -412,7 +436,9 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
       } else if (!outbox_.empty()) {
         reactor->writing_message_ = std::move(outbox_.front());
         outbox_.pop_front();
-        Keep(reactor->writing_message_);
+        const std::size_t size = ReplaySize(reactor->writing_message_);
+        outbox_bytes_ -= size;
+        Keep(reactor->writing_message_, size);
       } else if (writes_done_) {
         close = true;
       } else {
@@ -481,6 +507,12 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
     if (release) reactor->RemoveHold();
   }
 
+  // Under mu_: whether a live attempt sends the queue now (its replay was
+  // handed to gRPC), so that the queue may grow past kMaxQueuedWriteBytes.
+  bool CanSend() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return reactor_ != nullptr && reactor_->replay_.empty();
+  }
+
   // Under mu_: whether this thread removes the hold now.
   static bool TakeRelease(Reactor* reactor) {
     if (!reactor->ending_ || reactor->pumping_ > 0 || reactor->hold_released_) {
@@ -513,6 +545,7 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
     {
       MutexLock lock(&mu_);
       if (reactor_ == reactor) reactor_ = nullptr;
+      deciding_ = true;  // until DecideFailure returns, if it runs
     }
     if constexpr (kClientStream) {
       // Read only by Deliver, after the retry loop saw this attempt's end.
@@ -522,12 +555,12 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
   }
 
   // Keeps a write for a replay while the stream is being opened.
-  void Keep(const Request& request) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  void Keep(const Request& request, std::size_t size)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (received_in_attempt_ || replay_overflow_ ||
         !state().facts().idempotent) {
       return;
     }
-    const std::size_t size = ReplaySize(request);
     if (replay_bytes_ + size > kMaxReplayBytes) {
       replay_overflow_ = true;
       std::vector<Request>().swap(replay_);
@@ -542,6 +575,58 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
                      const grpc::ClientContext& context,
                      absl::Status* final_status,
                      std::chrono::nanoseconds* wait) override {
+    bool overflow;
+    absl::Status failure;
+    {
+      MutexLock lock(&mu_);
+      deciding_ = true;
+      overflow = queue_overflow_;
+      if (!overflow) {
+        failure_ = status;
+      } else if (overflow_cancelled_) {
+        // This attempt (a reopen still replaying, or starting) ended by
+        // the overflow's cancel: the stream waited after the one before.
+        failure = failure_;
+      } else {
+        failure = status;  // the overflow came as this attempt ended
+      }
+    }
+    if (overflow) {
+      *final_status = GiveUpOnQueue(failure);
+      return false;
+    }
+    const bool retry = DecideBreak(status, context, final_status, wait);
+    {
+      MutexLock lock(&mu_);
+      deciding_ = false;
+      overflow = queue_overflow_;
+    }
+    // The queue outgrew its bound during the decision: the cancel's path
+    // ends the wait that follows (ScheduleWait finds the token cancelled).
+    if (retry && overflow) own_token_->Cancel();
+    return retry;
+  }
+
+  // A token cancelled by Write's overflow ends the call with the failure
+  // the stream waited after.
+  absl::Status CancelledStatus() override {
+    absl::Status failure;
+    {
+      MutexLock lock(&mu_);
+      if (queue_overflow_) failure = failure_;
+    }
+    if (failure.ok()) return AsyncRetryOperationBase::CancelledStatus();
+    return GiveUpOnQueue(failure);
+  }
+
+  absl::Status GiveUpOnQueue(const absl::Status& failure) {
+    return state().GiveUpWaiting(failure, StopReason::kNotResumable,
+                                 kQueuedWritesOverflow);
+  }
+
+  bool DecideBreak(const absl::Status& status,
+                   const grpc::ClientContext& context,
+                   absl::Status* final_status, std::chrono::nanoseconds* wait) {
     bool progressed;
     bool overflow;
     {
@@ -561,6 +646,7 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
                 // restore.
                 MutexLock lock(&mu_);
                 outbox_.clear();
+                outbox_bytes_ = 0;
               }
               ResumeWriter<Request> writer(&restore);
               return (*resume)(has_last_ ? &last_ : nullptr, writer);
@@ -583,6 +669,7 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
       MutexLock lock(&mu_);
       over_ = true;
       outbox_.clear();
+      outbox_bytes_ = 0;
     }
     if (user_callback_ != 0) user_token_->RemoveCallback(user_callback_);
     own_token_->RemoveCallback(own_callback_);
@@ -622,8 +709,18 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
   Mutex mu_;
   // The live attempt's, once it started.
   Reactor* reactor_ ABSL_GUARDED_BY(mu_) = nullptr;
-  // Written, not yet handed to a stream.
+  // Written, not yet handed to a stream, and its ReplaySize in all.
   std::deque<Request> outbox_ ABSL_GUARDED_BY(mu_);
+  std::size_t outbox_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  // A write found the outbox past kMaxQueuedWriteBytes while no attempt
+  // could send it: the call is over; Write and WritesDone return false.
+  bool queue_overflow_ ABSL_GUARDED_BY(mu_) = false;
+  // ... and that write cancelled the stream's token to end it.
+  bool overflow_cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  // From an attempt's end until DecideFailure returns.
+  bool deciding_ ABSL_GUARDED_BY(mu_) = false;
+  // The failure the stream waits after (the last one decided).
+  absl::Status failure_ ABSL_GUARDED_BY(mu_);
   bool writes_done_ ABSL_GUARDED_BY(mu_) = false;
   bool over_ ABSL_GUARDED_BY(mu_) = false;
   // The stream's token was cancelled.

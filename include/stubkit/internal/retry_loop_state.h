@@ -260,6 +260,11 @@ class RetryLoopState {
   // loops with decisions of their own, such as hedging.
   absl::Status GiveUp(const absl::Status& status, StopReason reason,
                       absl::string_view explanation);
+  // GiveUp while the call waits to retry (or before the attempt after the
+  // wait did anything), for a reason of the loop's own: as for a cancel,
+  // only the part of the wait that passed counts as retry delay.
+  absl::Status GiveUpWaiting(const absl::Status& status, StopReason reason,
+                             absl::string_view explanation);
   RetryThrottle* throttle() const { return throttle_; }
   RetryBudget* budget() const { return budget_; }
   // Whether server hints (pushback, RetryInfo) are followed.

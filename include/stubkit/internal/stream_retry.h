@@ -437,6 +437,20 @@ inline constexpr char kStreamResumeDeclined[] =
 // 256 KiB). Past it, only the resume hook can reopen the stream.
 inline constexpr std::size_t kMaxReplayBytes = 256 * 1024;
 
+// The most an async client or bidi stream queues of its writes (not yet
+// sent on any attempt) while no attempt can send them: waiting to reopen,
+// or reopening until the new attempt's replay is sent. The write that would
+// pass it ends the call with the failure it waited after (gRFC A6: past the
+// retry buffer the call is committed, and one waiting to retry fails;
+// kNotResumable, `kQueuedWritesOverflow`). A live stream's queue is not
+// bounded: gRPC sends it at its own pace (stubkit/async_streaming.h).
+inline constexpr std::size_t kMaxQueuedWriteBytes = 4 * 1024 * 1024;
+static_assert(kMaxQueuedWriteBytes == 4 * 1024 * 1024,
+              "kQueuedWritesOverflow says 4 MiB");
+inline constexpr char kQueuedWritesOverflow[] =
+    "gave up retrying: more than 4 MiB of writes queued while the stream was "
+    "waiting to reopen";
+
 // The call layer of a client or bidi stream's options: a resume hook set
 // (`has_hook`) declares the call idempotent, unless the call's options or
 // the client's idempotency map say otherwise.
