@@ -51,9 +51,13 @@ class Options {
         std::make_shared<const typename T::Type>(std::move(value)));
     return *this;
   }
+  // On a temporary, returns a new value rather than a reference to the
+  // temporary, so that `const Options& o = Options{}.set<T>(v);` keeps the
+  // options alive instead of dangling.
   template <typename T>
-  Options&& set(typename T::Type value) && {
-    return std::move(set<T>(std::move(value)));
+  Options set(typename T::Type value) && {
+    set<T>(std::move(value));
+    return std::move(*this);
   }
 
   // Removes option `T`, so that `get<T>()` returns the default again.
@@ -63,8 +67,9 @@ class Options {
     return *this;
   }
   template <typename T>
-  Options&& unset() && {
-    return std::move(unset<T>());
+  Options unset() && {
+    unset<T>();
+    return std::move(*this);
   }
 
   template <typename T>

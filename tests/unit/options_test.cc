@@ -55,6 +55,24 @@ TEST(OptionsTest, SetChainsAndGetReturnsTheValue) {
   EXPECT_EQ(options.size(), 2);
 }
 
+// On a temporary, set and unset return a value: a reference bound to the
+// result keeps it alive (a new user's `const Options& o =
+// Options{}.set<T>(v);` dangled when they returned Options&&; ASan saw it).
+static_assert(std::is_same_v<decltype(Options{}.set<CountOption>(1)), Options>);
+static_assert(
+    std::is_same_v<decltype(Options{}.unset<CountOption>()), Options>);
+static_assert(
+    std::is_same_v<decltype(std::declval<Options&>().set<CountOption>(1)),
+                   Options&>);
+
+TEST(OptionsTest, AReferenceToAChainedTemporaryStaysValid) {
+  const Options& options = Options{}.set<NameOption>("bob").set<CountOption>(4);
+  EXPECT_EQ(options.get<NameOption>(), "bob");
+  EXPECT_EQ(options.get<CountOption>(), 4);
+  const Options& unset = Options{}.set<CountOption>(4).unset<CountOption>();
+  EXPECT_EQ(unset.get<CountOption>(), 7);
+}
+
 TEST(OptionsTest, SetReplacesAndUnsetRestoresDefault) {
   Options options;
   options.set<CountOption>(1).set<CountOption>(2);
