@@ -67,8 +67,10 @@ enum class StopReason {
   kThrottled,        // the retry throttle refused another attempt
   kCancelled,        // the caller cancelled the call
   kInvalidArgument,  // the options were invalid; nothing was sent
-  kNotResumable,     // a stream broke after delivering messages and could
-                     // not resume: no resume hook, or the hook declined
+  kNotResumable,     // a stream could not resume: it broke after
+                     // delivering messages with no resume hook, or the
+                     // hook declined; or an async stream's writes queued
+                     // past 4 MiB while it waited to reopen
   kServerRefused,    // the server's answer ruled out a retry: a "don't
                      // retry" pushback, or a wait longer than
                      // ServerHintCeilingOption
