@@ -55,10 +55,12 @@ Or from flags:
   --deadline=DURATION      a deadline this far from now
   --min-attempt-time=DURATION
   --idempotent, --non-idempotent
-                           whether the method may be repeated (its proto's
-                           idempotency_level, which neither a file nor a
-                           name says: without either flag the table says
-                           "unknown" and assumes it may)
+                           whether the method may be repeated, as its
+                           proto's idempotency_level says (neither a file
+                           nor a name says it: without either flag the
+                           table says "unknown" and assumes it may); a
+                           file's retryPolicy still retries the method, as
+                           it does in the running client
 Assumptions:
   --attempt-duration=DURATION  how long each attempt runs before it fails
                                (default 0)
@@ -84,6 +86,8 @@ struct Flags {
   std::optional<std::string> svg;
   stubkit::Options call;
   stubkit::ExplainAssumptions assumptions;
+  // --idempotent or --non-idempotent: the proto's idempotency_level.
+  bool idempotency_given = false;
   bool help = false;
   // The backoff flags, applied over the effective backoff at the end.
   std::optional<std::chrono::nanoseconds> initial_backoff;
@@ -144,14 +148,14 @@ absl::Status ParseFlag(absl::string_view arg, Flags& flags) {
     flags.help = true;
     return absl::OkStatus();
   }
-  if (arg == "--idempotent") {
-    flags.call.set<stubkit::IdempotencyOption>(
-        stubkit::Idempotency::kIdempotent);
-    return absl::OkStatus();
-  }
-  if (arg == "--non-idempotent") {
-    flags.call.set<stubkit::IdempotencyOption>(
-        stubkit::Idempotency::kNonIdempotent);
+  // What the proto says, as the generated code would pass it: a file's
+  // rules (its retryPolicy, IdempotencyMapOption) still layer over it, as
+  // they do in the running client.
+  if (arg == "--idempotent" || arg == "--non-idempotent") {
+    flags.assumptions.idempotency = arg == "--idempotent"
+                                        ? stubkit::Idempotency::kIdempotent
+                                        : stubkit::Idempotency::kNonIdempotent;
+    flags.idempotency_given = true;
     return absl::OkStatus();
   }
   const size_t eq = arg.find('=');
@@ -299,7 +303,15 @@ int Run(const Flags& flags) {
   }
   if (e->idempotency_assumed) {
     for (std::string& s : e->settings) {
-      if (absl::StartsWith(s, "idempotent: ")) {
+      if (!absl::StartsWith(s, "idempotent: ")) continue;
+      if (flags.idempotency_given) {
+        s = absl::StrCat("idempotent: ",
+                         flags.assumptions.idempotency ==
+                                 stubkit::Idempotency::kIdempotent
+                             ? "yes (--idempotent"
+                             : "no (--non-idempotent",
+                         ": the proto's idempotency_level)");
+      } else {
         s = "idempotent: unknown, assumed yes (pass --idempotent or "
             "--non-idempotent: neither a file nor a method's name says what "
             "its proto declares)";

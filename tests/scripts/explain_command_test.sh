@@ -45,7 +45,7 @@ expect 0 "attempts: 21 on every draw" -- \
 expect 0 "stops at 1.2s (deadline)" -- \
   --max-attempts=10 --initial-backoff=100ms --jitter=none \
   --attempt-timeout=300ms --total-timeout=1.2s --attempt-duration=1h
-expect 0 "non-idempotent" -- --non-idempotent
+expect 0 "idempotent: no" -- --non-idempotent
 expect 0 "attempts: 4 on every draw" -- --max-attempts=4 --svg="${work}/chart.svg"
 if ! grep -q "^<svg" "${work}/chart.svg" || ! grep -q "</svg>" "${work}/chart.svg"; then
   fail "--svg wrote no SVG"
@@ -82,10 +82,16 @@ expect 0 "idempotent: unknown, assumed yes (pass --idempotent or --non-idempoten
 # gRPC does (ServiceConfigImport::keep_idempotency_rules aside).
 expect 0 "idempotent: yes" -- \
   --service-config="${work}/methods.json" --method=demo.KeyValue/Get
-expect 0 "idempotent: no" -- --non-idempotent \
+# --non-idempotent is the proto's word, and the file's retryPolicy still
+# retries the method, as the running client does (a new user's trial found
+# the tool saying "not retried" where the client retried).
+expect 0 "idempotent: yes" -- --non-idempotent \
   --service-config="${work}/methods.json" --method=demo.KeyValue/Get
-expect 0 "idempotent: yes" -- --idempotent \
+expect 0 "attempts: 3 on every draw" -- --non-idempotent --jitter=none \
   --service-config="${work}/methods.json" --method=demo.KeyValue/Get
+expect 0 "idempotent: no (--non-idempotent: the proto's idempotency_level)" \
+  -- --non-idempotent --max-attempts=3
+expect 0 "idempotent: yes (--idempotent" -- --idempotent --max-attempts=3
 if "${tool}" --max-attempts=3 | grep -q "idempotent: yes"; then
   fail "flags alone claimed the method is idempotent"
 fi
