@@ -899,6 +899,12 @@ constexpr Case kCases[] = {
      "write at the pace the server answers or acknowledges (a live stream's "
      "queue has no bound; 4 MiB is the most that waits for a reopen), or "
      "write less while the stream is down"},
+    {"cannot be replayed", StopReason::kNotResumable,
+     "a client or bidi stream broke after more writes than its replay "
+     "buffer keeps (256 KiB), or after a response, so reopening it could "
+     "not send the server what it had already seen",
+     "a resume hook for the method (its ResumeOption) that writes, through "
+     "its ResumeWriter, what restores the server's view on the new stream"},
     {"not resumed", StopReason::kNotResumable,
      "the stream broke after delivering messages, and reopening it would "
      "deliver them again",

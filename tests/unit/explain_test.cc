@@ -670,6 +670,16 @@ TEST(WhyNotTest, ReadsTheTextAlone) {
   ASSERT_TRUE(hedged.ok()) << hedged.status();
   EXPECT_EQ(hedged->reason, StopReason::kThrottled);
   EXPECT_THAT(hedged->change, HasSubstr("AdaptiveHedgingOption"));
+  // An upload past its replay buffer is not "a stream that delivered
+  // messages": the advice names the buffer and the ResumeWriter.
+  auto upload = WhyNot(absl::string_view(
+      "UNAVAILABLE: broke [stubkit: not resumed: the stream cannot be "
+      "replayed and has no resume hook; 1 attempt over 5ms] "
+      "[stubkit/RetrySummary='stop=not_resumable attempts=1 "
+      "elapsed=0.005000000s']"));
+  ASSERT_TRUE(upload.ok()) << upload.status();
+  EXPECT_THAT(upload->why, HasSubstr("replay buffer"));
+  EXPECT_THAT(upload->change, HasSubstr("ResumeWriter"));
   // The server's "don't retry" is its own stop, not the client's throttle.
   auto refused = WhyNot(absl::string_view(
       "UNAVAILABLE: overloaded [stubkit: gave up: the server said not to "
