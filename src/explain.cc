@@ -554,6 +554,34 @@ absl::StatusOr<Explanation> Explain(const Options& client,
         e->notes.begin(),
         NotInServiceConfig(service, name, client.find<MethodOptionsOption>(),
                            (*imported)->keep_stubkit_defaults));
+  } else if (const auto* entries = client.find<MethodOptionsOption>();
+             entries != nullptr && entries->count(service) != 0 &&
+             entries->count(full_name) == 0 &&
+             entries->count(absl::StrCat(service, "/", name)) == 0) {
+    // A misspelt method of a service the file also names as a whole gets
+    // the service-wide entry, as in the running client; say so when the
+    // file names a method of that service one or two edits away.
+    const std::string* closest = nullptr;
+    size_t best = 3;
+    for (const auto& [key, unused] : *entries) {
+      if (key.size() <= service.size() + 1 || !absl::StartsWith(key, service) ||
+          (key[service.size()] != '/' && key[service.size()] != '.')) {
+        continue;
+      }
+      const size_t d =
+          EditDistance(name, absl::string_view(key).substr(service.size() + 1));
+      if (d < best) {
+        closest = &key;
+        best = d;
+      }
+    }
+    if (closest != nullptr) {
+      e->notes.insert(
+          e->notes.begin(),
+          absl::StrCat("the file has no entry of its own for ", service, "/",
+                       name, ", so its entry for the whole service ", service,
+                       " applies; did you mean ", *closest, "?"));
+    }
   } else if (!named && client.has<MethodOptionsOption>()) {
     e->notes.insert(
         e->notes.begin(),

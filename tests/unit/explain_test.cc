@@ -35,6 +35,7 @@ using std::chrono::milliseconds;
 using std::chrono::nanoseconds;
 using std::chrono::seconds;
 using ::stubkit::testing::RecordingSleeper;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -387,6 +388,32 @@ TEST(ExplainTest, AMethodTheServiceConfigDoesNotNameIsSaid) {
     auto e = Explain(client, method);
     ASSERT_TRUE(e.ok()) << e.status();
     EXPECT_FALSE(e->not_in_service_config) << method;
+    for (const std::string& note : e->notes) {
+      EXPECT_THAT(note, Not(HasSubstr("did you mean"))) << method;
+    }
+  }
+  // A misspelt method under a service-wide entry gets that entry, as in the
+  // running client, and a note with the method the file names on its own
+  // (a new user's trial: the typo passed silently).
+  auto wide = ParseServiceConfig(R"json({
+    "methodConfig": [{"name": [{"service": "demo.KeyValue"}],
+                      "timeout": "5s"},
+                     {"name": [{"service": "demo.KeyValue", "method": "Get"}],
+                      "timeout": "1s"}]
+  })json");
+  ASSERT_TRUE(wide.ok()) << wide.status();
+  auto typo = Explain(wide->ToOptions(), "demo.KeyValue/Gte");
+  ASSERT_TRUE(typo.ok()) << typo.status();
+  EXPECT_FALSE(typo->not_in_service_config);
+  ASSERT_FALSE(typo->notes.empty());
+  EXPECT_THAT(typo->notes.front(),
+              AllOf(HasSubstr("entry for the whole service demo.KeyValue"),
+                    HasSubstr("did you mean demo.KeyValue/Get?")));
+  // A method far from every named one is simply the service's.
+  auto other = Explain(wide->ToOptions(), "demo.KeyValue/Delete");
+  ASSERT_TRUE(other.ok()) << other.status();
+  for (const std::string& note : other->notes) {
+    EXPECT_THAT(note, Not(HasSubstr("did you mean")));
   }
   // A file that names nothing (snake_case keys are not gRPC's).
   auto snake = ParseServiceConfig(R"json({"method_config": []})json");
