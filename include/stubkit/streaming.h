@@ -65,7 +65,7 @@
 //   know as of that response. Its messages are then replayed like writes
 //   until the new stream answers. As for server streams, a resume after a
 //   response restarts the retry policy and the backoff.
-// - Idempotency: a client or bidi stream is reopened only for a retryable
+// - Idempotency: a stream of any kind is reopened only for a retryable
 //   code on an idempotent call. Setting the resume hook declares the call
 //   idempotent (the hook says how to re-establish the stream), unless
 //   `IdempotencyOption` or `IdempotencyMapOption` says otherwise.

@@ -115,6 +115,14 @@ std::string RetryComment(const MethodModel& method) {
                  "the stream and replays the writes, and the hook resumes it "
                  "after.";
   }
+  if (method.kind == Kind::kServerStreaming && !method.idempotent) {
+    return "Retries: not idempotent (the proto has no idempotency_level and "
+           "no google.api.http get or put binding), so a failure is not "
+           "retried, unless $Method$ResumeOption (or "
+           "IdempotencyOption) is set: then a retryable failure before the "
+           "first response reopens the stream, and the hook resumes it "
+           "after.";
+  }
   if (method.idempotent) {
     return absl::StrCat(
         "Retries: idempotent (", method.idempotency_reason,
@@ -157,7 +165,10 @@ void PrintClientHeader(Printer& w, const FileModel& file,
     w.PrintComment(MethodVars(file, service, method),
                    server ? "Resumes a broken $Method$ stream: rewrite the "
                             "request from the last response received; return "
-                            "false to report the break instead."
+                            "false to report the break instead. Setting it "
+                            "makes the call idempotent unless "
+                            "IdempotencyOption or IdempotencyMapOption says "
+                            "otherwise."
                    : method.kind == Kind::kBidi
                        ? "Resumes a broken $Method$ stream: given the last "
                          "response read, write what restores the server's "

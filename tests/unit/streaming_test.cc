@@ -199,6 +199,48 @@ TEST_F(StreamingTest, TheReaderOutlivesTheMethodDescriptionItWasGiven) {
   EXPECT_THAT(std::string(status.message()), HasSubstr("test.Stream.Original"));
 }
 
+// --- A hook declares a server stream idempotent, as it does a client or
+// bidi stream (a new user's trial: the hook of an unmarked method never ran).
+
+TEST_F(StreamingTest, AHookMakesAnUnmarkedServerStreamResumable) {
+  constexpr MethodInfo kUnmarked{"test.Stream.Tail", RpcKind::kServerStreaming,
+                                 Idempotency::kNonIdempotent};
+  server_.Add(Script{{1, 2}, Unavailable()});
+  server_.Add(Script{{3}, grpc::Status::OK});
+  int calls = 0;
+  StreamReader<int> reader =
+      Open(FakeTimeOptions().set<RangeResumeOption>(ResumeAfterLast(&calls)), 1,
+           kUnmarked);
+  EXPECT_THAT(ReadAll(reader), ElementsAre(1, 2, 3));
+  EXPECT_TRUE(reader.Finish().ok());
+  EXPECT_EQ(calls, 1);
+  EXPECT_THAT(server_.requests(), ElementsAre(1, 3));
+}
+
+TEST_F(StreamingTest, AnExplicitNonIdempotentStreamIsNotResumedByItsHook) {
+  constexpr MethodInfo kUnmarked{"test.Stream.Tail", RpcKind::kServerStreaming,
+                                 Idempotency::kNonIdempotent};
+  for (bool hook : {false, true}) {
+    SCOPED_TRACE(hook);
+    FakeServer server(clock_);
+    server.Add(Script{{1, 2}, Unavailable()});
+    Options call = FakeTimeOptions();
+    if (hook) {
+      // A hook, but the call says it must not be repeated: it wins.
+      call.set<RangeResumeOption>(ResumeAfterLast())
+          .set<IdempotencyOption>(Idempotency::kNonIdempotent);
+    }
+    StreamReader<int> reader =
+        internal::OpenServerStream<RangeResumeOption, int, int>(
+            kUnmarked, OptionsView(call, client_), 1, server.Opener());
+    EXPECT_THAT(ReadAll(reader), ElementsAre(1, 2));
+    absl::Status status = reader.Finish();
+    EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+    EXPECT_EQ(StopReasonOf(status), StopReason::kNonIdempotent);
+    EXPECT_THAT(server.requests(), ElementsAre(1));
+  }
+}
+
 // --- 6: Cancel() from any thread, at any time, sticky. --------------------
 
 TEST_F(StreamingTest, CancelBeforeTheFirstReadOpensNothing) {

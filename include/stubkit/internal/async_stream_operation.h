@@ -156,7 +156,8 @@ AsyncStreamReader<Response> StartAsyncServerStream(
     MessageCallback<Response> on_message, StreamDoneCallback on_done) {
   auto cancel =
       std::make_shared<AsyncStreamCancel>(options.get<CancellationOption>());
-  Options call = options.call();
+  const auto* hook = options.template find<ResumeTag>();
+  Options call = StreamCallOptions(method, options, hook != nullptr && *hook);
   call.set<CancellationOption>(cancel->token());
   cancel->Link();
   auto operation = std::make_shared<

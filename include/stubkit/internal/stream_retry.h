@@ -64,8 +64,7 @@ inline constexpr char kResumeDeclined[] =
 // retry after `*wait`, false to stop with `*final_status`.
 bool DecideStreamFailure(RetryLoopState& state, const absl::Status& status,
                          const grpc::ClientContext& context, bool needs_hook,
-                         bool has_hook,
-                         absl::FunctionRef<bool()> resume,
+                         bool has_hook, absl::FunctionRef<bool()> resume,
                          absl::string_view no_hook, absl::string_view declined,
                          absl::Status* final_status,
                          std::chrono::nanoseconds* wait);
@@ -102,6 +101,12 @@ class StreamCancelState {
   grpc::ClientContext* context_ ABSL_GUARDED_BY(mu_) = nullptr;
 };
 
+// The call layer of a stream's options, of every kind: a resume hook set
+// (`has_hook`) declares the call idempotent, unless the call's options or
+// the client's idempotency map say otherwise.
+Options StreamCallOptions(const MethodInfo& method, const OptionsView& options,
+                          bool has_hook);
+
 // Server streaming with retried opening and hook-driven resume. Owns copies
 // of the call's options (cheap: the values are shared) because the reader
 // outlives the client call that made it.
@@ -117,7 +122,7 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
   RetryingStreamReader(const MethodInfo& method, const OptionsView& options,
                        const Request& request, Open open)
       : method_(method),
-        call_options_(options.call()),
+        call_options_(StreamCallOptions(method, options, HasHook(options))),
         client_options_(CopyLowerLayers(options)),
         view_(call_options_, client_options_),
         state_(method_, view_),
@@ -177,6 +182,10 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
   int attempts() const override { return state_.attempts(); }
 
  private:
+  static bool HasHook(const OptionsView& options) {
+    const auto* hook = options.template find<ResumeTag>();
+    return hook != nullptr && *hook;
+  }
   const ResumeHook<Request, Response>* hook() const {
     const auto* hook = view_.template find<ResumeTag>();
     return hook != nullptr && *hook ? hook : nullptr;
@@ -450,12 +459,6 @@ static_assert(kMaxQueuedWriteBytes == 4 * 1024 * 1024,
 inline constexpr char kQueuedWritesOverflow[] =
     "gave up retrying: more than 4 MiB of writes queued while the stream was "
     "waiting to reopen";
-
-// The call layer of a client or bidi stream's options: a resume hook set
-// (`has_hook`) declares the call idempotent, unless the call's options or
-// the client's idempotency map say otherwise.
-Options StreamCallOptions(const MethodInfo& method, const OptionsView& options,
-                          bool has_hook);
 
 template <typename Request>
 std::size_t ReplaySize(const Request& request) {

@@ -38,7 +38,9 @@ class StreamServiceClient {
   // by MakeStreamServiceConnection, or by the constructor that takes a channel.
   using DecoratorsOption = ::stubkit::DecoratorsOptionFor<StreamServiceStub>;
   // Resumes a broken Range stream: rewrite the request from the last response
-  // received; return false to report the break instead.
+  // received; return false to report the break instead. Setting it makes the
+  // call idempotent unless IdempotencyOption or IdempotencyMapOption says
+  // otherwise.
   struct RangeResumeOption {
     using Type = ::stubkit::ResumeHook<::stubkit::testing::RangeRequest,
                                        ::stubkit::testing::Item>;

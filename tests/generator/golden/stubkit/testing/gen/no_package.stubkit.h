@@ -38,7 +38,9 @@ class NoPackageClient {
   // MakeNoPackageConnection, or by the constructor that takes a channel.
   using DecoratorsOption = ::stubkit::DecoratorsOptionFor<NoPackageStub>;
   // Resumes a broken Watch stream: rewrite the request from the last response
-  // received; return false to report the break instead.
+  // received; return false to report the break instead. Setting it makes the
+  // call idempotent unless IdempotencyOption or IdempotencyMapOption says
+  // otherwise.
   struct WatchResumeOption {
     using Type = ::stubkit::ResumeHook<::NoPackageRequest, ::NoPackageResponse>;
     static Type Default() { return nullptr; }
@@ -68,9 +70,10 @@ class NoPackageClient {
                    const ::stubkit::Options& call = {});
 
   // Retries: not idempotent (the proto has no idempotency_level and no
-  // google.api.http get or put binding), so a failure is not retried.
-  // IdempotencyOption, IdempotencyMapOption or IdempotencyPredicateOption make
-  // it retryable.
+  // google.api.http get or put binding), so a failure is not retried, unless
+  // WatchResumeOption (or IdempotencyOption) is set: then a retryable failure
+  // before the first response reopens the stream, and the hook resumes it
+  // after.
   ::stubkit::StreamReader<::NoPackageResponse> Watch(
       const ::NoPackageRequest& request, const ::stubkit::Options& call = {});
   // Watch without blocking: each message goes to `on_message`, then the final

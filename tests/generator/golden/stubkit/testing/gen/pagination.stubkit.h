@@ -39,7 +39,9 @@ class PagesClient {
   // MakePagesConnection, or by the constructor that takes a channel.
   using DecoratorsOption = ::stubkit::DecoratorsOptionFor<PagesStub>;
   // Resumes a broken StreamBooks stream: rewrite the request from the last
-  // response received; return false to report the break instead.
+  // response received; return false to report the break instead. Setting it
+  // makes the call idempotent unless IdempotencyOption or IdempotencyMapOption
+  // says otherwise.
   struct StreamBooksResumeOption {
     using Type = ::stubkit::ResumeHook<::pages::v1::ListBooksRequest,
                                        ::pages::v1::ListBooksResponse>;
@@ -139,9 +141,10 @@ class PagesClient {
   // Not paginated: streaming.
   //
   // Retries: not idempotent (the proto has no idempotency_level and no
-  // google.api.http get or put binding), so a failure is not retried.
-  // IdempotencyOption, IdempotencyMapOption or IdempotencyPredicateOption make
-  // it retryable.
+  // google.api.http get or put binding), so a failure is not retried, unless
+  // StreamBooksResumeOption (or IdempotencyOption) is set: then a retryable
+  // failure before the first response reopens the stream, and the hook resumes
+  // it after.
   ::stubkit::StreamReader<::pages::v1::ListBooksResponse> StreamBooks(
       const ::pages::v1::ListBooksRequest& request,
       const ::stubkit::Options& call = {});

@@ -38,7 +38,9 @@ class RoutedClient {
   // MakeRoutedConnection, or by the constructor that takes a channel.
   using DecoratorsOption = ::stubkit::DecoratorsOptionFor<RoutedStub>;
   // Resumes a broken StreamRows stream: rewrite the request from the last
-  // response received; return false to report the break instead.
+  // response received; return false to report the break instead. Setting it
+  // makes the call idempotent unless IdempotencyOption or IdempotencyMapOption
+  // says otherwise.
   struct StreamRowsResumeOption {
     using Type = ::stubkit::ResumeHook<::routing::v1::ReadRequest,
                                        ::routing::v1::ReadResponse>;
