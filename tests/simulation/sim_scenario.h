@@ -193,6 +193,9 @@ struct CallSpec {
     // An imported entry with a retry policy is the service owner's word
     // that the method may be repeated (as under gRPC).
     if (built == Built::kServiceConfig) return true;
+    // A stream's resume hook declares it idempotent, unless an
+    // IdempotencyOption says otherwise (handled above).
+    if (IsStream(kind) && resume_hook) return true;
     return method_idempotent;
   }
   bool hedged() const {
