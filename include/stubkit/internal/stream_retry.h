@@ -107,37 +107,6 @@ class StreamCancelState {
 Options StreamCallOptions(const MethodInfo& method, const OptionsView& options,
                           bool has_hook);
 
-// Ends an attempt of a server or bidi stream that is not established (has
-// received no response) within its attempt timeout
-// (RetryLoopState::BoundEstablishment): a timer on the process-wide timer
-// queue, in real time like the gRPC deadline it stands for, that calls
-// TryCancel on the attempt's context unless `Stop` came first. One attempt
-// at a time; the callback holds only a shared block, so it may fire after
-// the stream is gone. Start and Stop from the attempt's threads, one at a
-// time (gRPC orders its reactions).
-class EstablishTimer {
- public:
-  EstablishTimer() = default;
-  ~EstablishTimer() { Stop(); }
-  EstablishTimer(const EstablishTimer&) = delete;
-  EstablishTimer& operator=(const EstablishTimer&) = delete;
-
-  // Arms the timer for `context`, which must outlive the next `Stop`: after
-  // `timeout`, cancels it. Nothing for a timeout of zero (none).
-  void Start(grpc::ClientContext* context, std::chrono::nanoseconds timeout);
-  // The attempt is established or over: from now on the timer cancels
-  // nothing. Waits for a cancel in progress (not on the timer's own thread,
-  // where gRPC may end the attempt inside TryCancel). Idempotent.
-  void Stop();
-  // The timer cancelled the attempt (until the next `Start`).
-  bool fired() const;
-
- private:
-  struct Shared;
-  std::shared_ptr<Shared> shared_;
-  uint64_t id_ = 0;
-};
-
 // Server streaming with retried opening and hook-driven resume. Owns copies
 // of the call's options (cheap: the values are shared) because the reader
 // outlives the client call that made it.
@@ -162,7 +131,6 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
         has_sleeper_(view_.get<SleeperOption>() != nullptr),
         cancel_(std::make_shared<StreamCancelState>()) {
     state_.UseStreamDeadlines();
-    state_.BoundEstablishment();
     final_status_ = state_.setup_status();
     done_ = !final_status_.ok();
     if (CancellationToken* token = state_.cancellation()) {
@@ -182,11 +150,7 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
     while (!done_) {
       if (stream_ == nullptr && !OpenStream()) return false;
       if (stream_->Read(response)) {
-        if (!received_in_attempt_) {
-          received_in_attempt_ = true;
-          establish_timer_.Stop();
-          state_.OnEstablished();
-        }
+        received_in_attempt_ = true;
         if (hook() != nullptr) last_ = *response;
         return true;
       }
@@ -200,11 +164,6 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
       // Whatever the attempt's status says, a cancel is final (even when
       // CANCELLED is a retryable code).
       if (Cancelled()) return Stop(state_.Cancelled());
-      // The CANCELLED of our own timer: the attempt timed out.
-      if (establish_timer_.fired() &&
-          status.code() == absl::StatusCode::kCancelled) {
-        status = state_.EstablishTimedOut();
-      }
       if (!DecideRetry(status)) return false;
     }
     return false;
@@ -265,14 +224,12 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
       EndAttempt();
       return Stop(NullStreamError(method_));
     }
-    establish_timer_.Start(context_.get(), state_.establish_timeout());
     return true;
   }
 
   // After an attempt's stream is finished; the context stays readable (its
   // trailers hold server hints) until the next attempt replaces it.
   void EndAttempt() {
-    establish_timer_.Stop();
     state_.FinishAttempt(*context_);
     cancel_->Release();
   }
@@ -328,8 +285,6 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
   const std::shared_ptr<StreamCancelState> cancel_;
   uint64_t token_callback_ = 0;
   std::unique_ptr<grpc::ClientContext> context_;
-  // Ends an attempt with no response within its attempt timeout.
-  EstablishTimer establish_timer_;
   std::unique_ptr<grpc::ClientReaderInterface<Response>> stream_;
   Response last_;
   bool received_in_attempt_ = false;
@@ -553,9 +508,6 @@ class ResumableStream {
         has_sleeper_(view_.get<SleeperOption>() != nullptr),
         cancel_(std::make_shared<StreamCancelState>()) {
     state_.UseStreamDeadlines();
-    // A client stream's one response ends the call: its attempt timeout
-    // bounds the whole attempt. A bidi stream's, the wait for the first.
-    if constexpr (kBidi) state_.BoundEstablishment();
     final_status_ = state_.setup_status();
     done_ = !final_status_.ok();
     if (CancellationToken* token = state_.cancellation()) {
@@ -685,8 +637,6 @@ class ResumableStream {
   void Received() {
     if (received_in_attempt_) return;
     received_in_attempt_ = true;
-    establish_timer_.Stop();
-    state_.OnEstablished();
     replay_.clear();
     replay_bytes_ = 0;
     replay_overflow_ = false;
@@ -747,7 +697,6 @@ class ResumableStream {
       EndAttempt();
       return Stop(NullStreamError(method_));
     }
-    establish_timer_.Start(context_.get(), state_.establish_timeout());
     return true;
   }
 
@@ -759,7 +708,6 @@ class ResumableStream {
   }
 
   void EndAttempt() {
-    establish_timer_.Stop();
     state_.FinishAttempt(*context_);
     cancel_->Release();
   }
@@ -791,11 +739,6 @@ class ResumableStream {
       pending_.clear();
       Stop(state_.Cancelled());
       return;
-    }
-    // The CANCELLED of our own timer: the attempt timed out.
-    if (establish_timer_.fired() &&
-        status.code() == absl::StatusCode::kCancelled) {
-      status = state_.EstablishTimedOut();
     }
     DecideRetry(status);
   }
@@ -863,8 +806,6 @@ class ResumableStream {
   const std::shared_ptr<StreamCancelState> cancel_;
   uint64_t token_callback_ = 0;
   std::unique_ptr<grpc::ClientContext> context_;
-  // Bidi: ends an attempt with no response within its attempt timeout.
-  EstablishTimer establish_timer_;
   std::unique_ptr<Stream> stream_;
   Response response_;  // client streaming: filled by gRPC's Finish
   // Written at the start of every new attempt: the caller's writes while
