@@ -85,6 +85,14 @@ struct FollowReconnectOption {
 // Each attempt's own deadline is min(call end, attempt start + this). An
 // attempt that runs out of its own time is retried (if the call is
 // idempotent) as if it had failed with UNAVAILABLE. Zero means none.
+//
+// Server and bidi streams: it bounds only the wait for an attempt's first
+// response (as gRPC's perAttemptRecvTimeout stops at the response headers).
+// An attempt with none by then is cancelled and counts as timed out
+// (DEADLINE_EXCEEDED, retried as above); once a response arrived, only the
+// call's end (TotalTimeoutOption, DeadlineOption) bounds the stream. Client
+// streams, whose one response ends the call: the whole attempt, as for
+// unary calls. See docs/streaming.md.
 struct AttemptTimeoutOption {
   using Type = std::chrono::nanoseconds;
   static Type Default() { return Type::zero(); }

@@ -168,7 +168,15 @@ bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context,
   attempt_on_reconnect_ = follow_.StartAttempt();
   facts_.attempt_deadline = AttemptEnd(now, AttemptBound(facts_),
                                        options_.get<AttemptTimeoutOption>());
-  SetAttemptDeadline(context, now, facts_.attempt_deadline);
+  establish_timeout_ = nanoseconds::zero();
+  if (establish_only_ && facts_.attempt_deadline < AttemptBound(facts_)) {
+    // Not gRPC's deadline, which would end a healthy stream: the driver's
+    // timer ends the attempt only if no response came by then.
+    establish_timeout_ = facts_.attempt_deadline - now;
+    SetAttemptDeadline(context, now, AttemptBound(facts_));
+  } else {
+    SetAttemptDeadline(context, now, facts_.attempt_deadline);
+  }
   const auto* metadata = options_.find<MetadataOption>();
   if (metadata != nullptr) {
     for (const auto& [key, value] : *metadata) context.AddMetadata(key, value);
@@ -185,13 +193,15 @@ bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context,
     if (attempt_header) {
       sent.emplace_back(kRetryAttemptHeader, std::to_string(attempts_));
     }
-    std::string line =
-        absl::StrCat("stubkit: ", method_.full_name, " attempt ", attempts_,
-                     " starts; timeout ",
-                     facts_.attempt_deadline == time_point::max()
-                         ? std::string("none")
-                         : FormatDuration(facts_.attempt_deadline - now),
-                     "; metadata {", FormatMetadataRedacted(sent), "}");
+    std::string line = absl::StrCat(
+        "stubkit: ", method_.full_name, " attempt ", attempts_,
+        " starts; timeout ",
+        facts_.attempt_deadline == time_point::max()
+            ? std::string("none")
+            : FormatDuration(facts_.attempt_deadline - now),
+        establish_timeout_ > nanoseconds::zero() ? " to the first response"
+                                                 : "",
+        "; metadata {", FormatMetadataRedacted(sent), "}");
     if (deferred_log != nullptr) {
       *deferred_log = std::move(line);
     } else {
@@ -267,6 +277,16 @@ absl::Status RetryLoopState::Cancelled() {
   Stop(absl::CancelledError("call cancelled by the caller"),
        StopReason::kCancelled, "cancelled", now(), &final_status);
   return final_status;
+}
+
+absl::Status RetryLoopState::EstablishTimedOut() {
+  // The timer ran in real time; this state's clock (a test's FakeClock) may
+  // lag behind it. The attempt's deadline is reached now, either way.
+  facts_.attempt_deadline = std::min(facts_.attempt_deadline, now());
+  return absl::DeadlineExceededError(
+      absl::StrCat("no response within the attempt timeout (",
+                   FormatDuration(options_.get<AttemptTimeoutOption>()),
+                   ", AttemptTimeoutOption): the stream was not established"));
 }
 
 absl::Status RetryLoopState::GiveUpAtEnd(const absl::Status& status) {

@@ -2,8 +2,11 @@
 
 #include "stubkit/internal/stream_retry.h"
 
+#include <thread>
+
 #include "absl/strings/str_cat.h"
 #include "stubkit/internal/method_name.h"
+#include "stubkit/internal/timer_queue.h"
 #include "stubkit/retry_options.h"
 
 namespace stubkit {
@@ -78,6 +81,74 @@ bool StreamCancelState::WaitFor(nanoseconds duration) {
   return !cv_.WaitUntil(lock, until, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return cancelled_;
   });
+}
+
+struct EstablishTimer::Shared {
+  Mutex mu;
+  CondVar cv;
+  grpc::ClientContext* context ABSL_GUARDED_BY(mu) = nullptr;
+  bool fired ABSL_GUARDED_BY(mu) = false;
+  // The thread calling TryCancel, without the lock; none: not cancelling.
+  std::thread::id cancelling ABSL_GUARDED_BY(mu);
+};
+
+EstablishTimer::EstablishTimer(AsyncSleeper* sleeper)
+    : sleeper_(sleeper != nullptr ? sleeper : &DefaultAsyncSleeper()) {}
+
+void EstablishTimer::Start(grpc::ClientContext* context, nanoseconds timeout) {
+  Stop();
+  shared_ = nullptr;
+  id_ = 0;
+  if (timeout <= nanoseconds::zero()) return;
+  auto shared = std::make_shared<Shared>();
+  {
+    MutexLock lock(&shared->mu);
+    shared->context = context;
+  }
+  shared_ = shared;
+  id_ = sleeper_->Schedule(timeout, [shared](bool fired) {
+    if (!fired) return;
+    grpc::ClientContext* context;
+    {
+      MutexLock lock(&shared->mu);
+      context = shared->context;
+      if (context == nullptr) return;  // established or over first
+      shared->fired = true;
+      shared->cancelling = std::this_thread::get_id();
+    }
+    // Without the lock: TryCancel runs the channel's interceptors. `Stop`
+    // waits for this, so the context outlives it.
+    context->TryCancel();
+    {
+      MutexLock lock(&shared->mu);
+      shared->cancelling = std::thread::id();
+    }
+    shared->cv.NotifyAll();
+  });
+}
+
+void EstablishTimer::Stop() {
+  if (shared_ == nullptr) return;
+  bool pending;
+  {
+    MutexLock lock(&shared_->mu);
+    pending = shared_->context != nullptr && !shared_->fired;
+    shared_->context = nullptr;
+    const std::thread::id self = std::this_thread::get_id();
+    shared_->cv.Wait(lock, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(shared_->mu) {
+      return shared_->cancelling == std::thread::id() ||
+             shared_->cancelling == self;
+    });
+  }
+  // Releases the queue's entry and callback now rather than at the timeout.
+  if (pending && id_ != 0) sleeper_->Cancel(id_);
+  id_ = 0;
+}
+
+bool EstablishTimer::fired() const {
+  if (shared_ == nullptr) return false;
+  MutexLock lock(&shared_->mu);
+  return shared_->fired;
 }
 
 bool DecideStreamFailure(RetryLoopState& state, const absl::Status& status,

@@ -1,6 +1,7 @@
 // Copyright 2026 The stubkit Authors.
 //
-// Client and bidi streams (sync and async) that reopen and resume,
+// Client and bidi streams (sync and async) that reopen and resume, and the
+// attempt timeout of server and bidi streams (StreamAttemptTimeoutTest),
 // against a real gRPC server on 127.0.0.1: the opening is retried (the writes
 // replayed) until the first response, a break after it is resumed only through
 // the generated MResumeOption hook, every attempt reaches the observer, and a
@@ -1386,6 +1387,282 @@ TEST_F(GeneratedStreamResumeTest, ALiveAsyncStreamQueuesPastTheBound) {
     EXPECT_EQ(service_.double_calls(), 1);
   }
   EXPECT_THAT(events(), ElementsAre(true, true));
+}
+
+// Attempt timeouts of server and bidi streams bound the wait for the first
+// response, not the stream's life (docs/streaming.md), in real time: a
+// stream that answers slowly but steadily is one attempt; one whose first
+// answer stalls is ended and retried as an attempt timeout. Margins are
+// wide, for a loaded machine under a sanitizer: a 1 s timeout against a
+// first answer within milliseconds, 250 ms gaps (7 items outlive the
+// timeout by half), and a 5 s stall.
+class SlowStreamService final : public StreamService::Service {
+ public:
+  // Both methods: each call sends `count` items, one every `gap`; call 1
+  // (when `stall_first`) or every call (`stall_all`) first waits `stall`
+  // (or until the client goes away). Double waits for the first item
+  // before answering, then answers with doubles of 1..count.
+  int count = 7;
+  std::chrono::milliseconds gap{250};
+  std::chrono::milliseconds stall{5000};
+  bool stall_first = false;
+  bool stall_all = false;
+
+  grpc::Status Range(grpc::ServerContext* context,
+                     const ::stubkit::testing::RangeRequest* request,
+                     grpc::ServerWriter<Item>* writer) override {
+    const int call = ++range_calls_;
+    if (Stalls(call) && Wait(context, stall)) return Gone();
+    for (int i = 0; i < count; ++i) {
+      if (i > 0 && Wait(context, gap)) return Gone();
+      if (!writer->Write(MakeItem(request->start() + i))) return Gone();
+    }
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Double(grpc::ServerContext* context,
+                      grpc::ServerReaderWriter<Item, Item>* stream) override {
+    const int call = ++double_calls_;
+    Item item;
+    if (!stream->Read(&item)) return grpc::Status::OK;
+    if (Stalls(call) && Wait(context, stall)) return Gone();
+    for (int i = 1; i <= count; ++i) {
+      if (i > 1 && Wait(context, gap)) return Gone();
+      if (!stream->Write(MakeItem(2 * i))) return Gone();
+    }
+    while (stream->Read(&item)) {
+    }
+    return grpc::Status::OK;
+  }
+
+  int range_calls() const { return range_calls_.load(); }
+  int double_calls() const { return double_calls_.load(); }
+
+ private:
+  bool Stalls(int call) const {
+    return stall_all || (stall_first && call == 1);
+  }
+  // Waits `d`; true when the client went away first.
+  static bool Wait(grpc::ServerContext* context, std::chrono::milliseconds d) {
+    const auto until = std::chrono::steady_clock::now() + d;
+    while (std::chrono::steady_clock::now() < until) {
+      if (context->IsCancelled()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return context->IsCancelled();
+  }
+  static grpc::Status Gone() {
+    return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
+  }
+
+  std::atomic<int> range_calls_{0};
+  std::atomic<int> double_calls_{0};
+};
+
+class StreamAttemptTimeoutTest : public ::testing::Test {
+ protected:
+  StreamAttemptTimeoutTest() : server_(&service_) {}
+
+  // Real time (the attempt timeout is), short backoff, a generous total
+  // timeout; every attempt's status is recorded.
+  Options ClientOptions() {
+    return Options{}
+        .set<AttemptTimeoutOption>(std::chrono::seconds(1))
+        .set<TotalTimeoutOption>(std::chrono::seconds(30))
+        .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(3))
+        .set<BackoffPolicyOption>(
+            ExponentialBackoffPolicy()
+                .WithInitialDelay(std::chrono::milliseconds(10))
+                .WithMaximumDelay(std::chrono::milliseconds(10))
+                .WithJitter(Jitter::None()))
+        .set<IdempotencyOption>(Idempotency::kIdempotent)
+        .set<RetryObserverOption>([this](const AttemptEvent& event) {
+          std::lock_guard<std::mutex> lock(mu_);
+          statuses_.push_back(event.status.code());
+        });
+  }
+  std::vector<absl::StatusCode> statuses() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return statuses_;
+  }
+
+  static ::stubkit::testing::RangeRequest Range(int start, int count) {
+    ::stubkit::testing::RangeRequest request;
+    request.set_start(start);
+    request.set_count(count);
+    return request;
+  }
+  static std::vector<int> ReadAll(StreamReader<Item>& reader) {
+    std::vector<int> items;
+    Item item;
+    while (reader.Read(&item)) items.push_back(item.value());
+    return items;
+  }
+  struct AsyncResult {
+    std::vector<int> items;
+    absl::Status status;
+  };
+  static AsyncResult ReadAllAsync(StreamServiceClient& client) {
+    auto items = std::make_shared<std::vector<int>>();
+    std::promise<absl::Status> done;
+    client.AsyncRange(
+        Range(0, 7),
+        [items](const Item& item) { items->push_back(item.value()); },
+        [&done](absl::Status status) { done.set_value(std::move(status)); });
+    AsyncResult result;
+    result.status = done.get_future().get();
+    result.items = *items;
+    return result;
+  }
+  // Writes 1, reads every answer, half-closes.
+  static std::vector<int> BidiOnce(StreamReaderWriter<Item, Item>& stream) {
+    std::vector<int> answers;
+    if (!stream.Write(MakeItem(1))) return answers;
+    stream.WritesDone();
+    Item answer;
+    while (stream.Read(&answer)) answers.push_back(answer.value());
+    return answers;
+  }
+
+  SlowStreamService service_;
+  TestServer server_;
+  std::mutex mu_;
+  std::vector<absl::StatusCode> statuses_;
+};
+
+TEST_F(StreamAttemptTimeoutTest, ASlowSteadyServerStreamIsOneAttempt) {
+  ASSERT_TRUE(server_.ok());
+  StreamServiceClient client(server_.Channel(), ClientOptions());
+  StreamReader<Item> reader = client.Range(Range(0, 7));
+  EXPECT_THAT(ReadAll(reader), ElementsAre(0, 1, 2, 3, 4, 5, 6));
+  EXPECT_TRUE(reader.Finish().ok());
+  EXPECT_EQ(reader.attempts(), 1);
+  EXPECT_EQ(service_.range_calls(), 1);
+}
+
+TEST_F(StreamAttemptTimeoutTest, ASlowSteadyAsyncServerStreamIsOneAttempt) {
+  ASSERT_TRUE(server_.ok());
+  StreamServiceClient client(server_.Channel(), ClientOptions());
+  AsyncResult result = ReadAllAsync(client);
+  EXPECT_TRUE(result.status.ok()) << result.status;
+  EXPECT_THAT(result.items, ElementsAre(0, 1, 2, 3, 4, 5, 6));
+  EXPECT_EQ(service_.range_calls(), 1);
+}
+
+TEST_F(StreamAttemptTimeoutTest, ASlowSteadyBidiStreamIsOneAttempt) {
+  ASSERT_TRUE(server_.ok());
+  StreamServiceClient client(server_.Channel(), ClientOptions());
+  auto stream = client.Double();
+  EXPECT_THAT(BidiOnce(stream), ElementsAreArray(Doubles(1, 7)));
+  EXPECT_TRUE(stream.Finish().ok());
+  EXPECT_EQ(stream.attempts(), 1);
+  EXPECT_EQ(service_.double_calls(), 1);
+}
+
+TEST_F(StreamAttemptTimeoutTest, ASlowSteadyAsyncBidiStreamIsOneAttempt) {
+  ASSERT_TRUE(server_.ok());
+  StreamServiceClient client(server_.Channel(), ClientOptions());
+  AsyncBidi bidi(client, Options{});
+  ASSERT_TRUE(bidi.Write(1));
+  ASSERT_TRUE(bidi.stream().WritesDone());
+  EXPECT_THAT(bidi.Answers(7), ElementsAreArray(Doubles(1, 7)));
+  EXPECT_TRUE(bidi.Done().ok()) << bidi.Done();
+  EXPECT_EQ(service_.double_calls(), 1);
+}
+
+TEST_F(StreamAttemptTimeoutTest, AStalledServerStreamIsRetriedAsATimeout) {
+  ASSERT_TRUE(server_.ok());
+  service_.stall_first = true;
+  StreamServiceClient client(server_.Channel(), ClientOptions());
+  StreamReader<Item> reader = client.Range(Range(0, 7));
+  EXPECT_THAT(ReadAll(reader), ElementsAre(0, 1, 2, 3, 4, 5, 6));
+  EXPECT_TRUE(reader.Finish().ok());
+  EXPECT_EQ(reader.attempts(), 2);
+  EXPECT_EQ(service_.range_calls(), 2);
+  EXPECT_THAT(statuses(), ElementsAre(absl::StatusCode::kDeadlineExceeded,
+                                      absl::StatusCode::kOk));
+}
+
+TEST_F(StreamAttemptTimeoutTest, AStalledAsyncServerStreamIsRetriedAsATimeout) {
+  ASSERT_TRUE(server_.ok());
+  service_.stall_first = true;
+  StreamServiceClient client(server_.Channel(), ClientOptions());
+  AsyncResult result = ReadAllAsync(client);
+  EXPECT_TRUE(result.status.ok()) << result.status;
+  EXPECT_THAT(result.items, ElementsAre(0, 1, 2, 3, 4, 5, 6));
+  EXPECT_EQ(service_.range_calls(), 2);
+  EXPECT_THAT(statuses(), ElementsAre(absl::StatusCode::kDeadlineExceeded,
+                                      absl::StatusCode::kOk));
+}
+
+TEST_F(StreamAttemptTimeoutTest, AStalledBidiStreamIsRetriedAsATimeout) {
+  ASSERT_TRUE(server_.ok());
+  service_.stall_first = true;
+  StreamServiceClient client(server_.Channel(), ClientOptions());
+  auto stream = client.Double();
+  // The write is replayed on the second attempt.
+  EXPECT_THAT(BidiOnce(stream), ElementsAreArray(Doubles(1, 7)));
+  EXPECT_TRUE(stream.Finish().ok());
+  EXPECT_EQ(stream.attempts(), 2);
+  EXPECT_EQ(service_.double_calls(), 2);
+  EXPECT_THAT(statuses(), ElementsAre(absl::StatusCode::kDeadlineExceeded,
+                                      absl::StatusCode::kOk));
+}
+
+TEST_F(StreamAttemptTimeoutTest, AStalledAsyncBidiStreamIsRetriedAsATimeout) {
+  ASSERT_TRUE(server_.ok());
+  service_.stall_first = true;
+  StreamServiceClient client(server_.Channel(), ClientOptions());
+  AsyncBidi bidi(client, Options{});
+  ASSERT_TRUE(bidi.Write(1));
+  ASSERT_TRUE(bidi.stream().WritesDone());
+  EXPECT_THAT(bidi.Answers(7), ElementsAreArray(Doubles(1, 7)));
+  EXPECT_TRUE(bidi.Done().ok()) << bidi.Done();
+  EXPECT_EQ(service_.double_calls(), 2);
+  EXPECT_THAT(statuses(), ElementsAre(absl::StatusCode::kDeadlineExceeded,
+                                      absl::StatusCode::kOk));
+}
+
+TEST_F(StreamAttemptTimeoutTest,
+       AStreamThatNeverAnswersStopsAsAUnaryCallWould) {
+  // Every attempt times out: DEADLINE_EXCEEDED, the policy exhausted after
+  // 1 + 3 attempts, as for a unary call whose attempts all time out.
+  ASSERT_TRUE(server_.ok());
+  service_.stall_all = true;
+  StreamServiceClient client(server_.Channel(), ClientOptions());
+  StreamReader<Item> reader = client.Range(Range(0, 7));
+  EXPECT_THAT(ReadAll(reader), ElementsAre());
+  absl::Status status = reader.Finish();
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
+  ASSERT_TRUE(GetRetrySummary(status).has_value());
+  EXPECT_EQ(GetRetrySummary(status)->stop_reason, StopReason::kExhausted);
+  EXPECT_EQ(reader.attempts(), 4);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("AttemptTimeoutOption"));
+}
+
+TEST_F(StreamAttemptTimeoutTest, ACallersCancelDuringTheWaitIsACancel) {
+  // The caller cancels while the first answer is awaited, before the
+  // attempt timeout (here 10 s): a cancel, not a timeout.
+  ASSERT_TRUE(server_.ok());
+  service_.stall_all = true;
+  service_.stall = std::chrono::milliseconds(20000);
+  auto token = std::make_shared<CancellationToken>();
+  StreamServiceClient client(server_.Channel(), ClientOptions());
+  StreamReader<Item> reader = client.Range(
+      Range(0, 7), Options{}
+                       .set<AttemptTimeoutOption>(std::chrono::seconds(10))
+                       .set<CancellationOption>(token));
+  std::thread canceller([token] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    token->Cancel();
+  });
+  EXPECT_THAT(ReadAll(reader), ElementsAre());
+  canceller.join();
+  absl::Status status = reader.Finish();
+  EXPECT_EQ(status.code(), absl::StatusCode::kCancelled) << status;
+  ASSERT_TRUE(GetRetrySummary(status).has_value());
+  EXPECT_EQ(GetRetrySummary(status)->stop_reason, StopReason::kCancelled);
+  EXPECT_EQ(reader.attempts(), 1);
 }
 
 }  // namespace

@@ -238,16 +238,32 @@ class SimScheduler final : public Clock, public Sleeper, public AsyncSleeper {
     if (inline_depth_ > 0 && on_driver() && owner_ == inline_owner_) {
       ++inline_nested_;
     }
+    const uint64_t id = ScheduleQueued(duration, std::move(done));
+    MaybePreempt();
+    return id;
+  }
+
+  // A wait that neither fires inside the call that schedules it nor lets
+  // other calls run meanwhile: the stream attempt's establishment timer,
+  // started between the attempt's set-up and its start, and stopped
+  // between its end and the retry decision (no other call's failure may
+  // move the throttle in between: the model reads it at the end).
+  uint64_t ScheduleQueued(nanoseconds duration,
+                          std::function<void(bool)> done) {
     uint64_t id;
     {
       std::lock_guard<std::mutex> lock(mu_);
       id = EnqueueLocked(AddSat(now_, duration), owner_, std::move(done));
     }
-    MaybePreempt();
     return id;
   }
 
   void Cancel(uint64_t id) override {
+    CancelQueued(id);
+    MaybePreempt();
+  }
+  // `Cancel` without letting other calls run (see ScheduleQueued).
+  void CancelQueued(uint64_t id) {
     std::function<void(bool)> done;
     int owner;
     {
@@ -264,7 +280,6 @@ class SimScheduler final : public Clock, public Sleeper, public AsyncSleeper {
       }
     }
     if (options_.cancel_inline) done(false);
-    MaybePreempt();
   }
 
   // Transport events: `fn(true)` at `when`.
@@ -545,6 +560,12 @@ struct AttemptRecord {
   bool ended = false;
   bool by_deadline = false;  // ended DEADLINE_EXCEEDED at its deadline
   bool by_cancel = false;    // ended CANCELLED by its context
+  // Ended by the stream's establishment timer (RetryLoopState::
+  // BoundEstablishment): the code saw CANCELLED and decided on its own
+  // timeout, so the record reads as `by_deadline` at `deadline` (when the timer
+  // fired), DEADLINE_EXCEEDED; `SeenStatus` gives what gRPC handed the code.
+  bool by_establish = false;
+  TimePoint establish_fired = TimePoint::max();
   int64_t throttle_milli_before = -1;  // bucket when the result was handed
   int budget_admits_before = -1;       // the budget's CanWithdraw then (1 or 0)
   grpc::Status status;
@@ -704,7 +725,7 @@ class SimTransport {
       if (!rec_->ended) {  // Finish before the end: gRPC waits; we cancel.
         t_->End(*rec_, grpc::Status(grpc::StatusCode::CANCELLED, "sim"));
       }
-      return rec_->status;
+      return SeenStatus(*rec_);
     }
     bool NextMessageSize(uint32_t* sz) override {
       *sz = 1 << 20;
@@ -768,7 +789,7 @@ class SimTransport {
         reactor_->OnReadDone(false);
       }
       // The reactor deletes itself in OnDone; so may the context's owner.
-      reactor_->OnDone(rec_->status);
+      reactor_->OnDone(SeenStatus(*rec_));
     }
 
     SimTransport* t_;
@@ -787,6 +808,36 @@ class SimTransport {
         std::make_unique<AsyncReader>(this, rec, request.value(), reactor));
     PollCancels();
     return absl::OkStatus();
+  }
+
+  // The status gRPC handed the code for an ended attempt.
+  static grpc::Status SeenStatus(const AttemptRecord& rec) {
+    if (rec.by_establish) {
+      return grpc::Status(grpc::StatusCode::CANCELLED, "sim: cancelled");
+    }
+    return rec.status;
+  }
+
+  // Runs a stream's establishment timer's `fire` (it cancels its attempt's
+  // context) and marks the attempt it cancelled.
+  void FireEstablishTimer(const std::function<void()>& fire) {
+    std::vector<AttemptRecord*> live;
+    for (auto& [call, state] : calls_) {
+      for (auto& rec : state.attempts) {
+        if (!rec->ended && rec->context != nullptr &&
+            !ContextPeek::Cancelled(*rec->context)) {
+          live.push_back(rec.get());
+        }
+      }
+    }
+    fire();
+    for (AttemptRecord* rec : live) {
+      if (!rec->ended && rec->context != nullptr &&
+          ContextPeek::Cancelled(*rec->context)) {
+        rec->by_establish = true;
+        rec->establish_fired = sched_->Now();
+      }
+    }
   }
 
   // Completes, with CANCELLED, every live attempt whose context was
@@ -946,6 +997,17 @@ class SimTransport {
     rec.ended = true;
     if (order_ != nullptr) rec.end_order = ++*order_;
     rec.end = sched_->Now();
+    if (rec.by_establish && rec.by_cancel) {
+      rec.by_cancel = false;
+      rec.by_deadline = true;
+      // When the timer fired: a sync reader may see the cancel later, once
+      // an inline-fired wait of another call has moved the clock on.
+      rec.deadline = rec.establish_fired;
+      status = grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
+                            "sim: no response within the attempt timeout");
+    } else {
+      rec.by_establish = false;  // ended otherwise before its cancel landed
+    }
     rec.status = status;
     if (!status.ok() && !rec.by_cancel && !rec.by_deadline) {
       const AttemptScript& s = rec.script;
@@ -997,6 +1059,29 @@ class SimTransport {
   std::condition_variable remote_cv_;  // with the world mutex
   std::vector<std::unique_ptr<AsyncReader>> readers_;
   bool sync_hang_ = false;
+};
+
+// The streams' establishment timer (internal::EstablishTimerOption) on the
+// simulation's clock: it fires as an event, never inside `Schedule` (it is
+// started before its attempt), and the transport marks the attempt it
+// cancels.
+class SimEstablishTimer final : public AsyncSleeper {
+ public:
+  SimEstablishTimer(SimScheduler* scheduler, SimTransport* transport)
+      : sched_(scheduler), transport_(transport) {}
+  uint64_t Schedule(nanoseconds duration,
+                    std::function<void(bool)> done) override {
+    return sched_->ScheduleQueued(
+        duration, [transport = transport_, done = std::move(done)](bool fired) {
+          if (!fired) return done(false);
+          transport->FireEstablishTimer([&] { done(true); });
+        });
+  }
+  void Cancel(uint64_t id) override { sched_->CancelQueued(id); }
+
+ private:
+  SimScheduler* sched_;
+  SimTransport* transport_;
 };
 
 }  // namespace sim

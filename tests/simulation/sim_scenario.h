@@ -534,6 +534,7 @@ class Generator {
     // Scripts.
     const int attempts = Int(1, 7);
     bool unbounded_hang = false;
+    bool hang_after_data = false;
     for (int a = 0; a < attempts; ++a) {
       AttemptScript s;
       int k = Int(0, 9);
@@ -562,11 +563,21 @@ class Generator {
                                : InfoHint::kHuge;
         s.retry_info_ms = Pick<int>({0, 3, 40, 1500, 90000});
       }
-      if (s.kind == AttemptScript::Kind::kHang) unbounded_hang = true;
+      if (s.kind == AttemptScript::Kind::kHang) {
+        // The attempt timeout bounds a stream only until its first message
+        // (RetryLoopState::BoundEstablishment): past it, a quiet stream is
+        // a healthy one.
+        if (IsStream(kind) && s.messages > 0) {
+          hang_after_data = true;
+        } else {
+          unbounded_hang = true;
+        }
+      }
       c.scripts.push_back(s);
     }
     // A hang must end somehow: an attempt timeout, a deadline, or a cancel.
-    if (unbounded_hang && c.attempt_timeout == milliseconds(0) &&
+    if ((hang_after_data ||
+         (unbounded_hang && c.attempt_timeout == milliseconds(0))) &&
         c.total_timeout == milliseconds(0) && !c.deadline &&
         c.cancel != CancelKind::kToken && c.cancel != CancelKind::kReader) {
       c.cancel = CancelKind::kToken;

@@ -361,6 +361,8 @@ class Runner {
     o.preempt_seed = s.seed * 7919 + 1;
     sched_ = std::make_shared<SimScheduler>(o);
     transport_ = std::make_unique<SimTransport>(sched_.get());
+    establish_timer_ =
+        std::make_shared<SimEstablishTimer>(sched_.get(), transport_.get());
     transport_->set_order_counter(&order_);
     if (s.throttle) {
       throttle_ = std::make_shared<RetryThrottle>(
@@ -549,6 +551,7 @@ class Runner {
     run.client.set<ClockOption>(sched_);
     run.client.set<SleeperOption>(sched_);
     run.client.set<AsyncSleeperOption>(sched_);
+    run.client.set<internal::EstablishTimerOption>(establish_timer_);
     run.client.set<LogSinkOption>(run.log);
     if (c.cancel == CancelKind::kToken || c.cancel == CancelKind::kObserver) {
       run.token = std::make_shared<CancellationToken>();
@@ -1079,6 +1082,7 @@ class Runner {
   uint64_t order_ = 0;
   std::shared_ptr<SimScheduler> sched_;
   std::unique_ptr<SimTransport> transport_;
+  std::shared_ptr<SimEstablishTimer> establish_timer_;
   std::shared_ptr<RetryThrottle> throttle_;
   std::shared_ptr<RetryBudget> budget_;
   std::vector<std::unique_ptr<CallRun>> runs_;
@@ -1166,6 +1170,13 @@ void Runner::Record() const {
     for (const auto& a : attempts) {
       if (a->by_cancel) cov.Add("attempt: ended by its context's cancel");
       if (a->by_deadline) cov.Add("attempt: ended by its deadline");
+      if (a->by_establish) {
+        cov.Add("attempt: a stream not established in its attempt timeout");
+      }
+      if (a->stream && a->messages > 0 && c.attempt_timeout.count() > 0 &&
+          a->end > AddSat(a->start, c.attempt_timeout)) {
+        cov.Add("attempt: a stream outlived its attempt timeout");
+      }
       if (a->stream && a->messages > 0 && !a->status.ok() &&
           a.get() != attempts.back().get()) {
         ++resumes;
@@ -1580,6 +1591,19 @@ void Runner::CheckRetryLoop(const CallRun& run, std::vector<std::string>* out) {
       return;
     }
     if (a.by_cancel) return;  // a cancel by a hedging peer or the caller
+    // The establishment timer: only a server stream's attempt with no
+    // message yet, exactly at its attempt timeout.
+    if (a.by_establish &&
+        (!stream || a.messages != 0 || c.attempt_timeout.count() <= 0 ||
+         a.establish_fired != AddSat(a.start, c.attempt_timeout))) {
+      fail(absl::StrCat("attempt ", i + 1,
+                        " was cut by the establishment "
+                        "timer after ",
+                        a.messages, " messages, ",
+                        (a.establish_fired - a.start).count(),
+                        " ns after its start"));
+      return;
+    }
     // A stream that delivered data resumes only through the hook.
     bool data = stream && a.messages > 0;
     if (data && (!c.resume_hook || c.hook_refuses)) {
@@ -2054,7 +2078,8 @@ std::string Runner::Trace() const {
                              "ms"),
           " status=", CodeName(a->status.error_code()),
           a->by_deadline ? " (deadline)" : "", a->by_cancel ? " (cancel)" : "",
-          " msgs=", a->messages, " throttle_before=", a->throttle_milli_before,
+          a->by_establish ? " (not established)" : "", " msgs=", a->messages,
+          " throttle_before=", a->throttle_milli_before,
           " order=", a->start_order, "..", a->end_order, "\n");
     }
     for (const Event& e : run->events) {
@@ -2229,6 +2254,8 @@ TEST(Simulation, RandomScenarios) {
           "wait: backoff, jitter 3",
           "attempt: ended by its context's cancel",
           "attempt: ended by its deadline",
+          "attempt: a stream not established in its attempt timeout",
+          "attempt: a stream outlived its attempt timeout",
           "kind: page-range",
           "kind: await",
           "kind: async-await",

@@ -583,9 +583,11 @@ TEST_F(StreamingTest, AServersDeadlineExceededPastThePolicyTimeIsPermanent) {
   EXPECT_EQ(server_.requests().size(), 1u);
 }
 
-TEST_F(StreamingTest, AnExpiredAttemptTimeoutIsResumed) {
-  // Each attempt may run 2 minutes; the policy allows 1 minute of retrying
-  // after the last progress.
+TEST_F(StreamingTest, AnAttemptTimeoutNoLongerAppliesAfterTheFirstMessage) {
+  // The attempt timeout bounds the wait for the first message, not the
+  // stream's life (docs/streaming.md): an attempt that delivered messages is
+  // bounded only by the call's end, so a DEADLINE_EXCEEDED after 2 minutes
+  // is the server's own, not an expired attempt timeout to resume from.
   server_.Add(Script{{0, 1}, DeadlineExceeded(), minutes(2)});
   server_.Add(Script{{2}, grpc::Status::OK});
   StreamReader<int> reader =
@@ -594,9 +596,15 @@ TEST_F(StreamingTest, AnExpiredAttemptTimeoutIsResumed) {
                .set<AttemptTimeoutOption>(minutes(2))
                .set<TotalTimeoutOption>(minutes(60))
                .set<RangeResumeOption>(ResumeAfterLast()));
-  EXPECT_THAT(ReadAll(reader), ElementsAre(0, 1, 2));
-  EXPECT_TRUE(reader.Finish().ok());
-  EXPECT_THAT(server_.requests(), ElementsAre(0, 2));
+  EXPECT_THAT(ReadAll(reader), ElementsAre(0, 1));
+  absl::Status status = reader.Finish();
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(StopReasonOf(status), StopReason::kPermanentError);
+  EXPECT_THAT(server_.requests(), ElementsAre(0));
+  // gRPC was given the call's end (60 minutes), not the attempt timeout.
+  ASSERT_EQ(server_.deadlines().size(), 1u);
+  EXPECT_GT(server_.deadlines()[0],
+            std::chrono::system_clock::now() + minutes(50));
 }
 
 TEST_F(StreamingTest, AnExpiredAttemptTimeoutWhileOpeningIsRetried) {

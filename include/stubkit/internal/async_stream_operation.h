@@ -58,6 +58,7 @@ class AsyncServerStreamOperation final : public AsyncRetryOperationBase {
         on_message_(std::move(on_message)),
         on_done_(std::move(on_done)) {
     state().UseStreamDeadlines();
+    state().BoundEstablishment();
   }
 
  private:
@@ -77,7 +78,7 @@ class AsyncServerStreamOperation final : public AsyncRetryOperationBase {
       this->StartRead(&message_);
     }
     void OnDone(const grpc::Status& status) override {
-      operation_->OnAttemptDone(FromGrpcStatus(status));
+      operation_->OnStreamDone(FromGrpcStatus(status));
       delete this;
     }
 
@@ -103,13 +104,29 @@ class AsyncServerStreamOperation final : public AsyncRetryOperationBase {
       OnAttemptDone(opened);
       return;
     }
+    establish_timer_.Start(&context, state().establish_timeout());
     reactor->Begin();
   }
 
   void OnMessage(const Response& message) {
-    received_in_attempt_ = true;
+    if (!received_in_attempt_) {
+      received_in_attempt_ = true;
+      establish_timer_.Stop();
+      state().OnEstablished();
+    }
     if (hook() != nullptr) last_ = message;
     on_message_(message);
+  }
+
+  void OnStreamDone(absl::Status status) {
+    establish_timer_.Stop();
+    // The CANCELLED of our own timer: the attempt timed out (a caller's
+    // cancel still wins, in the decision).
+    if (establish_timer_.fired() &&
+        status.code() == absl::StatusCode::kCancelled) {
+      status = state().EstablishTimedOut();
+    }
+    OnAttemptDone(status);
   }
 
   bool DecideFailure(const absl::Status& status,
@@ -145,6 +162,9 @@ class AsyncServerStreamOperation final : public AsyncRetryOperationBase {
   Response last_;
   bool received_in_attempt_ = false;
   bool resume_pending_ = false;  // the next attempt is the hook's
+  // Ends an attempt with no message within its attempt timeout.
+  EstablishTimer establish_timer_{
+      options().template get<EstablishTimerOption>().get()};
 };
 
 // The entry point of a generated AsyncM for server streaming. The handle's
@@ -226,6 +246,9 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
         own_token_(std::move(own_token)),
         user_token_(std::move(user_token)) {
     state().UseStreamDeadlines();
+    // A client stream's one response ends the call: its attempt timeout
+    // bounds the whole attempt. A bidi stream's, the wait for the first.
+    if constexpr (!kClientStream) state().BoundEstablishment();
   }
 
   // Chains the user's CancellationOption token, if any, to the stream's
@@ -404,6 +427,7 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
       return;
     }
     reactor->AddHold();
+    establish_timer_.Start(&context, state().establish_timeout());
     if constexpr (!kClientStream) reactor->StartRead(&reactor->message_);
     bool cancelled;
     {
@@ -525,6 +549,7 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
 
   void OnMessage(const Response& message) {
     const bool keep_last = hook() != nullptr;
+    bool first = false;
     {
       MutexLock lock(&mu_);
       if (!received_in_attempt_) {
@@ -533,7 +558,13 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
         replay_.clear();
         replay_bytes_ = 0;
         replay_overflow_ = false;
+        first = true;
       }
+    }
+    if (first) {
+      // Not under mu_: Stop may wait for the timer's TryCancel.
+      establish_timer_.Stop();
+      state().OnEstablished();
     }
     if (keep_last) {
       last_ = message;  // read by DecideFailure, after this attempt's OnDone
@@ -551,6 +582,14 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
     if constexpr (kClientStream) {
       // Read only by Deliver, after the retry loop saw this attempt's end.
       if (status.ok()) response_ = std::move(reactor->response_);
+    }
+    establish_timer_.Stop();
+    // The CANCELLED of our own timer: the attempt timed out (a caller's
+    // cancel still wins, in the decision).
+    if (establish_timer_.fired() &&
+        status.code() == absl::StatusCode::kCancelled) {
+      OnAttemptDone(state().EstablishTimedOut());
+      return;
     }
     OnAttemptDone(status);
   }
@@ -700,6 +739,10 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
   uint64_t user_callback_ = 0;
   uint64_t own_callback_ = 0;
   Response response_;  // a client stream's, from the attempt that succeeded
+  // Bidi: ends an attempt with no response within its attempt timeout.
+  // Started before StartCall, then used by that attempt's reactions.
+  EstablishTimer establish_timer_{
+      options().template get<EstablishTimerOption>().get()};
   // Touched by one attempt's reactions, then by DecideFailure: never at
   // once.
   Response last_;

@@ -200,6 +200,26 @@ class RetryLoopState {
   // kDeadline, the attempt timeout is retried as in unary calls.
   void UseStreamDeadlines() { facts_.stream = true; }
 
+  // For server and bidi streams, after `UseStreamDeadlines`: the attempt
+  // timeout bounds only the time until an attempt is established (its first
+  // response), as gRPC's perAttemptRecvTimeout does, not its whole life.
+  // `PrepareAttempt` then gives the context the call's end alone, and the
+  // driver runs a timer of `establish_timeout()` (EstablishTimer in
+  // stubkit/internal/stream_retry.h) until `OnEstablished`.
+  void BoundEstablishment() { establish_only_ = true; }
+  // After `PrepareAttempt`: how long the attempt has to be established;
+  // zero when nothing but the call's end bounds it (no timer).
+  std::chrono::nanoseconds establish_timeout() const {
+    return establish_timeout_;
+  }
+  // The attempt received its first response: only the call's end bounds it
+  // from now on, and a DEADLINE_EXCEEDED is classified against that.
+  void OnEstablished() { facts_.attempt_deadline = AttemptBound(facts_); }
+  // The driver's timer cancelled the attempt before it was established: the
+  // status to decide with, DEADLINE_EXCEEDED, classified as the attempt's
+  // own timeout (retryable), as a unary attempt's expired deadline is.
+  absl::Status EstablishTimedOut();
+
   // For resumable streams, at a resume through the hook (progress: the
   // stream delivered messages, or a client stream's writes went past what
   // can be replayed): the retry policy (time limit and error count) and the
@@ -367,6 +387,9 @@ class RetryLoopState {
   ChannelFollow follow_;
   // The attempt running started on the channel's return (for its event).
   bool attempt_on_reconnect_ = false;
+  // BoundEstablishment: the attempt timeout ends at the first response.
+  bool establish_only_ = false;
+  std::chrono::nanoseconds establish_timeout_{0};
   RetryDelay delay_;
 };
 

@@ -107,6 +107,50 @@ class StreamCancelState {
 Options StreamCallOptions(const MethodInfo& method, const OptionsView& options,
                           bool has_hook);
 
+// The timer `EstablishTimer` runs on. Unset (null): the process-wide timer
+// thread, in real time, like the gRPC deadline the timer stands for (so a
+// test's FakeClock, which completes every wait at once, does not cut each
+// attempt as it starts). A seam for tests whose transport runs on a fake
+// clock (tests/simulation), not user API.
+struct EstablishTimerOption {
+  using Type = std::shared_ptr<AsyncSleeper>;
+  static Type Default() { return nullptr; }
+};
+
+// Ends an attempt of a server or bidi stream that is not established (has
+// received no response) within its attempt timeout
+// (RetryLoopState::BoundEstablishment): a timer on the process-wide timer
+// queue, in real time like the gRPC deadline it stands for, that calls
+// TryCancel on the attempt's context unless `Stop` came first. One attempt
+// at a time; the callback holds only a shared block, so it may fire after
+// the stream is gone. Start and Stop from the attempt's threads, one at a
+// time (gRPC orders its reactions).
+class EstablishTimer {
+ public:
+  // `sleeper`: the timer (EstablishTimerOption's); null: the process-wide
+  // one. It must outlive this object.
+  explicit EstablishTimer(AsyncSleeper* sleeper);
+  ~EstablishTimer() { Stop(); }
+  EstablishTimer(const EstablishTimer&) = delete;
+  EstablishTimer& operator=(const EstablishTimer&) = delete;
+
+  // Arms the timer for `context`, which must outlive the next `Stop`: after
+  // `timeout`, cancels it. Nothing for a timeout of zero (none).
+  void Start(grpc::ClientContext* context, std::chrono::nanoseconds timeout);
+  // The attempt is established or over: from now on the timer cancels
+  // nothing. Waits for a cancel in progress (not on the timer's own thread,
+  // where gRPC may end the attempt inside TryCancel). Idempotent.
+  void Stop();
+  // The timer cancelled the attempt (until the next `Start`).
+  bool fired() const;
+
+ private:
+  struct Shared;
+  AsyncSleeper* const sleeper_;
+  std::shared_ptr<Shared> shared_;
+  uint64_t id_ = 0;
+};
+
 // Server streaming with retried opening and hook-driven resume. Owns copies
 // of the call's options (cheap: the values are shared) because the reader
 // outlives the client call that made it.
@@ -131,6 +175,7 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
         has_sleeper_(view_.get<SleeperOption>() != nullptr),
         cancel_(std::make_shared<StreamCancelState>()) {
     state_.UseStreamDeadlines();
+    state_.BoundEstablishment();
     final_status_ = state_.setup_status();
     done_ = !final_status_.ok();
     if (CancellationToken* token = state_.cancellation()) {
@@ -150,7 +195,11 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
     while (!done_) {
       if (stream_ == nullptr && !OpenStream()) return false;
       if (stream_->Read(response)) {
-        received_in_attempt_ = true;
+        if (!received_in_attempt_) {
+          received_in_attempt_ = true;
+          establish_timer_.Stop();
+          state_.OnEstablished();
+        }
         if (hook() != nullptr) last_ = *response;
         return true;
       }
@@ -164,6 +213,11 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
       // Whatever the attempt's status says, a cancel is final (even when
       // CANCELLED is a retryable code).
       if (Cancelled()) return Stop(state_.Cancelled());
+      // The CANCELLED of our own timer: the attempt timed out.
+      if (establish_timer_.fired() &&
+          status.code() == absl::StatusCode::kCancelled) {
+        status = state_.EstablishTimedOut();
+      }
       if (!DecideRetry(status)) return false;
     }
     return false;
@@ -224,12 +278,14 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
       EndAttempt();
       return Stop(NullStreamError(method_));
     }
+    establish_timer_.Start(context_.get(), state_.establish_timeout());
     return true;
   }
 
   // After an attempt's stream is finished; the context stays readable (its
   // trailers hold server hints) until the next attempt replaces it.
   void EndAttempt() {
+    establish_timer_.Stop();
     state_.FinishAttempt(*context_);
     cancel_->Release();
   }
@@ -285,6 +341,8 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
   const std::shared_ptr<StreamCancelState> cancel_;
   uint64_t token_callback_ = 0;
   std::unique_ptr<grpc::ClientContext> context_;
+  // Ends an attempt with no response within its attempt timeout.
+  EstablishTimer establish_timer_{view_.get<EstablishTimerOption>().get()};
   std::unique_ptr<grpc::ClientReaderInterface<Response>> stream_;
   Response last_;
   bool received_in_attempt_ = false;
@@ -508,6 +566,9 @@ class ResumableStream {
         has_sleeper_(view_.get<SleeperOption>() != nullptr),
         cancel_(std::make_shared<StreamCancelState>()) {
     state_.UseStreamDeadlines();
+    // A client stream's one response ends the call: its attempt timeout
+    // bounds the whole attempt. A bidi stream's, the wait for the first.
+    if constexpr (kBidi) state_.BoundEstablishment();
     final_status_ = state_.setup_status();
     done_ = !final_status_.ok();
     if (CancellationToken* token = state_.cancellation()) {
@@ -637,6 +698,8 @@ class ResumableStream {
   void Received() {
     if (received_in_attempt_) return;
     received_in_attempt_ = true;
+    establish_timer_.Stop();
+    state_.OnEstablished();
     replay_.clear();
     replay_bytes_ = 0;
     replay_overflow_ = false;
@@ -697,6 +760,7 @@ class ResumableStream {
       EndAttempt();
       return Stop(NullStreamError(method_));
     }
+    establish_timer_.Start(context_.get(), state_.establish_timeout());
     return true;
   }
 
@@ -708,6 +772,7 @@ class ResumableStream {
   }
 
   void EndAttempt() {
+    establish_timer_.Stop();
     state_.FinishAttempt(*context_);
     cancel_->Release();
   }
@@ -739,6 +804,11 @@ class ResumableStream {
       pending_.clear();
       Stop(state_.Cancelled());
       return;
+    }
+    // The CANCELLED of our own timer: the attempt timed out.
+    if (establish_timer_.fired() &&
+        status.code() == absl::StatusCode::kCancelled) {
+      status = state_.EstablishTimedOut();
     }
     DecideRetry(status);
   }
@@ -806,6 +876,8 @@ class ResumableStream {
   const std::shared_ptr<StreamCancelState> cancel_;
   uint64_t token_callback_ = 0;
   std::unique_ptr<grpc::ClientContext> context_;
+  // Bidi: ends an attempt with no response within its attempt timeout.
+  EstablishTimer establish_timer_{view_.get<EstablishTimerOption>().get()};
   std::unique_ptr<Stream> stream_;
   Response response_;  // client streaming: filled by gRPC's Finish
   // Written at the start of every new attempt: the caller's writes while
