@@ -74,8 +74,9 @@ struct IdempotencyMapOption {
 
 // After an attempt fails with UNAVAILABLE, its backoff wait watches the
 // channel: it asks the channel to reconnect and ends as soon as the channel
-// is ready again (never later than the backoff). Only for clients built
-// over a channel, and waits through the default sleepers; see
+// is ready again (never later than the backoff). Unary calls and streams
+// of every kind; only for clients built over a channel, and waits through
+// the default sleepers; see
 // docs/reconnects.md. False: the wait runs its full backoff.
 struct FollowReconnectOption {
   using Type = bool;

@@ -33,10 +33,13 @@ void PrintAsyncOverrideHead(Printer& w, const Printer::Vars& vars, Kind kind) {
 const char kContext[] = "::grpc::ClientContext& context";
 const char kAttemptOptions[] = "const ::stubkit::OptionsView& attempt_options";
 const char kAttemptRequest[] = "const $Request$& attempt_request";
-// How an async server or bidi stream's entry ends: its two callbacks.
+// How an async server or bidi stream's entry ends: its two callbacks and
+// the channel to follow back after a connection failure.
 const char kMessageAndDoneTail[] =
     "        },\n"
-    "        ::std::move(on_message), ::std::move(on_done));\n";
+    "        ::std::move(on_message), ::std::move(on_done), channel_);\n";
+// A sync stream's: the channel to follow back after a connection failure.
+const char kChannelTail[] = "        }, channel_);\n";
 
 // The runtime entry point that runs a stream, called with the method, the
 // options, the request (for server streams) and a lambda that opens one
@@ -101,7 +104,7 @@ void PrintConnectionImplMethod(Printer& w, const Printer::Vars& mv,
                         {kContext, kAttemptOptions, kAttemptRequest},
                         "$Method$",
                         {"context", "attempt_options", "attempt_request"},
-                        "        });\n"});
+                        kChannelTail});
       PrintAsyncOverrideHead(w, mv, method.kind);
       PrintStreamEntry(
           w, mv,
@@ -124,7 +127,7 @@ void PrintConnectionImplMethod(Printer& w, const Printer::Vars& mv,
                         {kContext, kAttemptOptions, "$Response$* response"},
                         "$Method$",
                         {"context", "attempt_options", "response"},
-                        "        });\n"});
+                        kChannelTail});
       PrintAsyncOverrideHead(w, mv, method.kind);
       PrintStreamEntry(w, mv,
                        {"return ",
@@ -135,7 +138,7 @@ void PrintConnectionImplMethod(Printer& w, const Printer::Vars& mv,
                         "Async$Method$",
                         {"context", "attempt_options", "response", "reactor"},
                         "        },\n"
-                        "        ::std::move(done));\n"});
+                        "        ::std::move(done), channel_);\n"});
       break;
     case Kind::kBidi:
       PrintStreamEntry(w, mv,
@@ -145,7 +148,7 @@ void PrintConnectionImplMethod(Printer& w, const Printer::Vars& mv,
                         {kContext, kAttemptOptions},
                         "$Method$",
                         {"context", "attempt_options"},
-                        "        });\n"});
+                        kChannelTail});
       PrintAsyncOverrideHead(w, mv, method.kind);
       PrintStreamEntry(
           w, mv,

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "stubkit/internal/connection_channel.h"
 #include "stubkit/internal/method_name.h"
 #include "stubkit/internal/timer_queue.h"
 #include "stubkit/retry_options.h"
@@ -69,7 +70,8 @@ void StreamCancelState::Release() {
   context_ = nullptr;
 }
 
-bool StreamCancelState::WaitFor(nanoseconds duration) {
+bool StreamCancelState::WaitFor(nanoseconds duration, ChannelFollow* follow,
+                                bool* woken) {
   // The steady clock: a wall-clock change must not stretch or cut the wait.
   using Steady = std::chrono::steady_clock;
   const Steady::time_point now = Steady::now();
@@ -77,10 +79,54 @@ bool StreamCancelState::WaitFor(nanoseconds duration) {
   const Steady::time_point until = step >= Steady::time_point::max() - now
                                        ? Steady::time_point::max()
                                        : now + step;
-  MutexLock lock(&mu_);
-  return !cv_.WaitUntil(lock, until, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return cancelled_;
-  });
+  uint64_t generation;
+  {
+    MutexLock lock(&mu_);
+    generation = ++wait_generation_;
+    woken_ = false;
+  }
+  // The channel's watcher thread polls it meanwhile (connection_channel.h);
+  // its wake may come after this wait is over, hence the generation, and
+  // the weak reference (the stream may be gone by then).
+  uint64_t watch = 0;
+  if (follow != nullptr && follow->channel() != nullptr) {
+    watch = follow->channel()->Join(
+        [weak = weak_from_this(), generation] {
+          if (auto self = weak.lock()) self->Wake(generation);
+        },
+        follow->down_at_attempt_start());
+  }
+  bool cancelled;
+  {
+    MutexLock lock(&mu_);
+    cv_.WaitUntil(lock, until, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return cancelled_ || woken_;
+    });
+    cancelled = cancelled_;
+    if (woken != nullptr) *woken = woken_ && !cancelled_;
+  }
+  if (watch != 0) follow->channel()->Leave(watch);
+  return !cancelled;
+}
+
+void StreamCancelState::Wake(uint64_t generation) {
+  {
+    MutexLock lock(&mu_);
+    if (generation != wait_generation_) return;
+    woken_ = true;
+  }
+  cv_.NotifyAll();
+}
+
+bool FollowingWait(RetryLoopState& state, StreamCancelState& cancel,
+                   nanoseconds wait) {
+  ChannelFollow& follow = state.channel_follow();
+  bool woken = false;
+  if (!cancel.WaitFor(wait, follow.active() ? &follow : nullptr, &woken)) {
+    return false;
+  }
+  if (woken) state.OnChannelReady();
+  return true;
 }
 
 struct EstablishTimer::Shared {

@@ -1,10 +1,11 @@
 // Copyright 2026 The stubkit Authors.
 //
 // A generated client over a real channel while its server on 127.0.0.1
-// stops and comes back on the same port (issue 30 item 2): the wait after
-// the connection failure ends when the channel is ready again, long before
-// its backoff would; and the once-per-connection warning about a channel
-// whose service config turns gRPC's own retries on (issue 23).
+// stops and comes back on the same port (issue 30 item 2; streams of every
+// kind, sync and async: issue 40): the wait after the connection failure
+// ends when the channel is ready again, long before its backoff would; and
+// the once-per-connection warning about a channel whose service config
+// turns gRPC's own retries on (issue 23).
 //
 // Nothing here asserts a duration: the backoff is 30 s, so a wait that did
 // not end early would show as attempts and observer events (and a slow
@@ -27,6 +28,7 @@
 
 #include "stubkit/channel.h"
 #include "stubkit/testing/echo.stubkit.h"
+#include "stubkit/testing/streams.stubkit.h"
 #include "tests/testing/flaky_echo_service.h"
 
 namespace stubkit {
@@ -274,6 +276,213 @@ TEST_F(ReconnectTest, ACancelEndsTheWaitWhileTheServerIsDown) {
   const auto events = events_.events();
   ASSERT_EQ(events.size(), 2u);
   EXPECT_FALSE(events[1].started_on_reconnect);
+}
+
+// Streams follow the channel back as unary calls do (issue 40: a server
+// stream used to wait out its backoff, reopening 7.2 s after the server was
+// back). Each kind, sync and async, is opened while the server is down;
+// its first attempt fails on the dead connection and chooses a 30 s
+// backoff, which must end when the server is back.
+class RangeService final : public testing::StreamService::Service {
+ public:
+  grpc::Status Range(grpc::ServerContext*, const testing::RangeRequest* request,
+                     grpc::ServerWriter<testing::Item>* writer) override {
+    ++calls_;
+    for (int i = 0; i < request->count(); ++i) {
+      testing::Item item;
+      item.set_value(request->start() + i);
+      writer->Write(item);
+    }
+    return grpc::Status::OK;
+  }
+  grpc::Status Sum(grpc::ServerContext*,
+                   grpc::ServerReader<testing::Item>* reader,
+                   testing::SumResponse* response) override {
+    ++calls_;
+    testing::Item item;
+    while (reader->Read(&item)) {
+      response->set_sum(response->sum() + item.value());
+      response->set_count(response->count() + 1);
+    }
+    return grpc::Status::OK;
+  }
+  grpc::Status Double(
+      grpc::ServerContext*,
+      grpc::ServerReaderWriter<testing::Item, testing::Item>* stream) override {
+    ++calls_;
+    testing::Item item;
+    while (stream->Read(&item)) {
+      item.set_value(item.value() * 2);
+      stream->Write(item);
+    }
+    return grpc::Status::OK;
+  }
+  int calls() const { return calls_.load(); }
+
+ private:
+  std::atomic<int> calls_{0};
+};
+
+class StreamReconnectTest : public ReconnectTest {
+ protected:
+  StreamReconnectTest() {
+    client_ = std::make_unique<testing::StreamServiceClient>(
+        stubkit::CreateChannel(streams_server_.address(),
+                               grpc::InsecureChannelCredentials()),
+        ClientOptions().set<IdempotencyOption>(Idempotency::kIdempotent));
+  }
+
+  // Connects first (so that the stop breaks an established connection),
+  // stops the server, runs `call` on a thread of its own, and restarts the
+  // server once the first attempt failed.
+  template <typename Result>
+  Result RestartAround(std::function<Result()> call) {
+    EXPECT_TRUE(streams_server_.ok());
+    testing::RangeRequest warm;
+    warm.set_count(1);
+    auto reader = client_->Range(warm, Options{}.set<RetryObserverOption>({}));
+    testing::Item item;
+    while (reader.Read(&item)) {
+    }
+    EXPECT_TRUE(reader.Finish().ok());
+    const int before = streams_.calls();
+    streams_server_.Stop();
+    std::future<Result> result = std::async(std::launch::async, call);
+    events_.WaitFor(1);
+    EXPECT_TRUE(streams_server_.Restart());
+    Result out = result.get();
+    // The restarted server saw one attempt; the failed one never reached it.
+    EXPECT_EQ(streams_.calls() - before, 1);
+    return out;
+  }
+
+  void ExpectFollowedTheServerBack() {
+    const std::vector<Events::Event> events = events_.events();
+    ASSERT_EQ(events.size(), 2u);
+    EXPECT_EQ(events[0].attempt, 1);
+    EXPECT_EQ(events[0].code, absl::StatusCode::kUnavailable);
+    EXPECT_FALSE(events[0].final);
+    EXPECT_EQ(events[0].wait_reason, WaitReason::kBackoff);
+    EXPECT_EQ(events[1].attempt, 2);
+    EXPECT_EQ(events[1].code, absl::StatusCode::kOk);
+    EXPECT_TRUE(events[1].final);
+    EXPECT_TRUE(events[1].started_on_reconnect);
+  }
+
+  static testing::Item MakeItem(int value) {
+    testing::Item item;
+    item.set_value(value);
+    return item;
+  }
+
+  RangeService streams_;
+  RestartableServer streams_server_{&streams_};
+  std::unique_ptr<testing::StreamServiceClient> client_;
+};
+
+TEST_F(StreamReconnectTest, SyncServerStream) {
+  const std::vector<int> values = RestartAround<std::vector<int>>([this] {
+    testing::RangeRequest request;
+    request.set_start(10);
+    request.set_count(3);
+    auto reader = client_->Range(request);
+    std::vector<int> out;
+    testing::Item item;
+    while (reader.Read(&item)) out.push_back(item.value());
+    if (!reader.Finish().ok()) out.push_back(-1);
+    return out;
+  });
+  EXPECT_THAT(values, ::testing::ElementsAre(10, 11, 12));
+  ExpectFollowedTheServerBack();
+}
+
+TEST_F(StreamReconnectTest, AsyncServerStream) {
+  const std::vector<int> values = RestartAround<std::vector<int>>([this] {
+    testing::RangeRequest request;
+    request.set_start(10);
+    request.set_count(3);
+    std::vector<int> out;
+    std::promise<absl::Status> done;
+    client_->AsyncRange(
+        request,
+        [&](const testing::Item& item) { out.push_back(item.value()); },
+        [&](absl::Status status) { done.set_value(std::move(status)); });
+    if (!done.get_future().get().ok()) out.push_back(-1);
+    return out;
+  });
+  EXPECT_THAT(values, ::testing::ElementsAre(10, 11, 12));
+  ExpectFollowedTheServerBack();
+}
+
+TEST_F(StreamReconnectTest, SyncClientStream) {
+  const absl::StatusOr<testing::SumResponse> sum =
+      RestartAround<absl::StatusOr<testing::SumResponse>>([this] {
+        auto writer = client_->Sum();
+        for (int i = 1; i <= 3; ++i) writer.Write(MakeItem(i));
+        writer.WritesDone();
+        return writer.Finish();
+      });
+  ASSERT_TRUE(sum.ok()) << sum.status();
+  EXPECT_EQ(sum->sum(), 6);
+  EXPECT_EQ(sum->count(), 3);
+  ExpectFollowedTheServerBack();
+}
+
+TEST_F(StreamReconnectTest, AsyncClientStream) {
+  const absl::StatusOr<testing::SumResponse> sum =
+      RestartAround<absl::StatusOr<testing::SumResponse>>([this] {
+        std::promise<absl::StatusOr<testing::SumResponse>> done;
+        auto writer =
+            client_->AsyncSum([&](absl::StatusOr<testing::SumResponse> r) {
+              done.set_value(std::move(r));
+            });
+        for (int i = 1; i <= 3; ++i) writer.Write(MakeItem(i));
+        writer.WritesDone();
+        return done.get_future().get();
+      });
+  ASSERT_TRUE(sum.ok()) << sum.status();
+  EXPECT_EQ(sum->sum(), 6);
+  EXPECT_EQ(sum->count(), 3);
+  ExpectFollowedTheServerBack();
+}
+
+TEST_F(StreamReconnectTest, SyncBidiStream) {
+  const std::vector<int> values = RestartAround<std::vector<int>>([this] {
+    auto stream = client_->Double();
+    std::vector<int> out;
+    for (int i = 1; i <= 3; ++i) {
+      testing::Item item;
+      if (!stream.Write(MakeItem(i)) || !stream.Read(&item)) break;
+      out.push_back(item.value());
+    }
+    stream.WritesDone();
+    if (!stream.Finish().ok()) out.push_back(-1);
+    return out;
+  });
+  EXPECT_THAT(values, ::testing::ElementsAre(2, 4, 6));
+  ExpectFollowedTheServerBack();
+}
+
+TEST_F(StreamReconnectTest, AsyncBidiStream) {
+  const std::vector<int> values = RestartAround<std::vector<int>>([this] {
+    std::mutex mu;
+    std::vector<int> out;
+    std::promise<absl::Status> done;
+    auto writer = client_->AsyncDouble(
+        [&](const testing::Item& item) {
+          std::lock_guard<std::mutex> lock(mu);
+          out.push_back(item.value());
+        },
+        [&](absl::Status status) { done.set_value(std::move(status)); });
+    for (int i = 1; i <= 3; ++i) writer.Write(MakeItem(i));
+    writer.WritesDone();
+    const absl::Status status = done.get_future().get();
+    std::lock_guard<std::mutex> lock(mu);
+    if (!status.ok()) out.push_back(-1);
+    return out;
+  });
+  EXPECT_THAT(values, ::testing::ElementsAre(2, 4, 6));
+  ExpectFollowedTheServerBack();
 }
 
 // Issue 23: gRPC's own retries under stubkit's multiply the attempts.

@@ -169,11 +169,14 @@ class AsyncServerStreamOperation final : public AsyncRetryOperationBase {
 
 // The entry point of a generated AsyncM for server streaming. The handle's
 // Cancel() goes through a token of the stream's own (AsyncStreamCancel).
+// `channel`: the connection's, whose return ends a wait after a connection
+// failure (null: none).
 template <typename ResumeTag, typename Request, typename Response>
 AsyncStreamReader<Response> StartAsyncServerStream(
     const MethodInfo& method, const OptionsView& options,
     const Request& request, AsyncStreamOpener<Request, Response> open,
-    MessageCallback<Response> on_message, StreamDoneCallback on_done) {
+    MessageCallback<Response> on_message, StreamDoneCallback on_done,
+    std::shared_ptr<ConnectionChannel> channel = nullptr) {
   auto cancel =
       std::make_shared<AsyncStreamCancel>(options.get<CancellationOption>());
   const auto* hook = options.template find<ResumeTag>();
@@ -188,6 +191,7 @@ AsyncStreamReader<Response> StartAsyncServerStream(
         cancel->Unlink();
         on_done(std::move(status));
       });
+  if (channel != nullptr) operation->set_channel(std::move(channel));
   operation->Start();
   return AsyncStreamReader<Response>(std::move(cancel));
 }
@@ -787,7 +791,8 @@ AsyncStreamWriter<Request> StartAsyncWriteStream(
                                        kClientStream>::Opener open,
     MessageCallback<Response> on_message,
     typename AsyncWriteStreamOperation<ResumeTag, Request, Response,
-                                       kClientStream>::Done on_done) {
+                                       kClientStream>::Done on_done,
+    std::shared_ptr<ConnectionChannel> channel) {
   const auto* hook = options.template find<ResumeTag>();
   Options call = StreamCallOptions(method, options, hook != nullptr && *hook);
   auto own_token = std::make_shared<CancellationToken>();
@@ -799,6 +804,7 @@ AsyncStreamWriter<Request> StartAsyncWriteStream(
       method, std::move(call), CopyLowerLayers(options), std::move(open),
       std::move(on_message), std::move(on_done), std::move(own_token),
       std::move(user_token));
+  if (channel != nullptr) operation->set_channel(std::move(channel));
   operation->Begin();
   return AsyncStreamWriter<Request>(operation);
 }
@@ -808,10 +814,11 @@ template <typename ResumeTag, typename Request, typename Response>
 AsyncStreamWriter<Request> StartAsyncBidiStream(
     const MethodInfo& method, const OptionsView& options,
     AsyncBidiOpener<Request, Response> open,
-    MessageCallback<Response> on_message, StreamDoneCallback on_done) {
+    MessageCallback<Response> on_message, StreamDoneCallback on_done,
+    std::shared_ptr<ConnectionChannel> channel = nullptr) {
   return StartAsyncWriteStream<ResumeTag, Request, Response, false>(
       method, options, std::move(open), std::move(on_message),
-      std::move(on_done));
+      std::move(on_done), std::move(channel));
 }
 
 // The entry point of a generated AsyncM for client streaming.
@@ -819,9 +826,11 @@ template <typename ResumeTag, typename Request, typename Response>
 AsyncStreamWriter<Request> StartAsyncClientStream(
     const MethodInfo& method, const OptionsView& options,
     AsyncClientStreamOpener<Request, Response> open,
-    AsyncCallback<Response> done) {
+    AsyncCallback<Response> done,
+    std::shared_ptr<ConnectionChannel> channel = nullptr) {
   return StartAsyncWriteStream<ResumeTag, Request, Response, true>(
-      method, options, std::move(open), nullptr, std::move(done));
+      method, options, std::move(open), nullptr, std::move(done),
+      std::move(channel));
 }
 
 }  // namespace internal

@@ -77,7 +77,8 @@ absl::Status UnreadFinishError(const MethodInfo& method);
 // the reading thread: a sticky flag, the context of the attempt in flight,
 // and the backoff wait that a cancel interrupts. Shared, because a token's
 // callback may run after the reader is gone. Thread-safe.
-class StreamCancelState {
+class StreamCancelState
+    : public std::enable_shared_from_this<StreamCancelState> {
  public:
   // Sets the flag, cancels the installed context, ends a wait. Idempotent.
   void Cancel() ABSL_LOCKS_EXCLUDED(mu_);
@@ -89,17 +90,32 @@ class StreamCancelState {
   // `Cancel()` that is cancelling it right now.
   void Release();
   // Waits `duration` on the steady clock; false when cancelled first (or
-  // already).
-  bool WaitFor(std::chrono::nanoseconds duration);
+  // already). With `follow` (a channel to follow back, FollowReconnectOption)
+  // the wait also ends, returning true with `*woken` set, as soon as that
+  // channel is ready again, as a unary call's does (RetryLoopState::Sleep).
+  bool WaitFor(std::chrono::nanoseconds duration,
+               ChannelFollow* follow = nullptr, bool* woken = nullptr);
 
  private:
+  // The channel is ready again: ends wait `generation` if still running.
+  void Wake(uint64_t generation) ABSL_LOCKS_EXCLUDED(mu_);
+
   mutable Mutex mu_;
   CondVar cv_;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  // The wait running (or the last one), and whether its channel woke it.
+  uint64_t wait_generation_ ABSL_GUARDED_BY(mu_) = 0;
+  bool woken_ ABSL_GUARDED_BY(mu_) = false;
   // A Cancel() uses context_ without the lock.
   bool cancelling_ ABSL_GUARDED_BY(mu_) = false;
   grpc::ClientContext* context_ ABSL_GUARDED_BY(mu_) = nullptr;
 };
+
+// A stream's backoff wait with the default sleepers: ends early when
+// cancelled (false) or, after a connection failure, when the channel is
+// ready again (as a unary call's, RetryLoopState::Sleep).
+bool FollowingWait(RetryLoopState& state, StreamCancelState& cancel,
+                   std::chrono::nanoseconds wait);
 
 // The call layer of a stream's options, of every kind: a resume hook set
 // (`has_hook`) declares the call idempotent, unless the call's options or
@@ -163,8 +179,11 @@ template <typename ResumeTag, typename Request, typename Response,
           typename Open>
 class RetryingStreamReader : public StreamReaderImpl<Response> {
  public:
+  // `channel`: the one to follow back after a connection failure (null:
+  // none, as for a client built over a stub); the reader keeps it alive.
   RetryingStreamReader(const MethodInfo& method, const OptionsView& options,
-                       const Request& request, Open open)
+                       const Request& request, Open open,
+                       std::shared_ptr<ConnectionChannel> channel = nullptr)
       : method_(method),
         call_options_(StreamCallOptions(method, options, HasHook(options))),
         client_options_(CopyLowerLayers(options)),
@@ -173,9 +192,11 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
         request_(request),
         open_(std::move(open)),
         has_sleeper_(view_.get<SleeperOption>() != nullptr),
+        channel_(std::move(channel)),
         cancel_(std::make_shared<StreamCancelState>()) {
     state_.UseStreamDeadlines();
     state_.BoundEstablishment();
+    state_.channel_follow().set_channel(channel_.get());
     final_status_ = state_.setup_status();
     done_ = !final_status_.ok();
     if (CancellationToken* token = state_.cancellation()) {
@@ -314,7 +335,7 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
     // An injected sleeper (a test's) cannot be interrupted: the cancel is
     // seen when it returns.
     if (has_sleeper_) return state_.Sleep(wait) && !Cancelled();
-    return cancel_->WaitFor(wait) && !Cancelled();
+    return FollowingWait(state_, *cancel_, wait) && !Cancelled();
   }
 
   // Ends an open stream the reader no longer wants.
@@ -338,6 +359,7 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
   Request request_;
   Open open_;
   const bool has_sleeper_;
+  const std::shared_ptr<ConnectionChannel> channel_;
   const std::shared_ptr<StreamCancelState> cancel_;
   uint64_t token_callback_ = 0;
   std::unique_ptr<grpc::ClientContext> context_;
@@ -555,8 +577,10 @@ class ResumableStream {
   static constexpr bool kBidi =
       !std::is_same_v<Stream, grpc::ClientWriterInterface<Request>>;
 
+  // `channel`: as for RetryingStreamReader.
   ResumableStream(const MethodInfo& method, const OptionsView& options,
-                  Open open)
+                  Open open,
+                  std::shared_ptr<ConnectionChannel> channel = nullptr)
       : method_(method),
         call_options_(StreamCallOptions(method_, options, HasHook(options))),
         client_options_(CopyLowerLayers(options)),
@@ -564,8 +588,10 @@ class ResumableStream {
         state_(method_, view_),
         open_(std::move(open)),
         has_sleeper_(view_.get<SleeperOption>() != nullptr),
+        channel_(std::move(channel)),
         cancel_(std::make_shared<StreamCancelState>()) {
     state_.UseStreamDeadlines();
+    state_.channel_follow().set_channel(channel_.get());
     // A client stream's one response ends the call: its attempt timeout
     // bounds the whole attempt. A bidi stream's, the wait for the first.
     if constexpr (kBidi) state_.BoundEstablishment();
@@ -849,7 +875,7 @@ class ResumableStream {
     // An injected sleeper (a test's) cannot be interrupted: the cancel is
     // seen when it returns.
     if (has_sleeper_) return state_.Sleep(wait) && !Cancelled();
-    return cancel_->WaitFor(wait) && !Cancelled();
+    return FollowingWait(state_, *cancel_, wait) && !Cancelled();
   }
 
   // Ends an open stream the caller no longer wants.
@@ -873,6 +899,7 @@ class ResumableStream {
   RetryLoopState state_;
   Open open_;
   const bool has_sleeper_;
+  const std::shared_ptr<ConnectionChannel> channel_;
   const std::shared_ptr<StreamCancelState> cancel_;
   uint64_t token_callback_ = 0;
   std::unique_ptr<grpc::ClientContext> context_;
@@ -901,8 +928,8 @@ template <typename ResumeTag, typename Request, typename Response,
 class ResumableStreamWriter : public StreamWriterImpl<Request, Response> {
  public:
   ResumableStreamWriter(const MethodInfo& method, const OptionsView& options,
-                        Open open)
-      : stream_(method, options, std::move(open)) {}
+                        Open open, std::shared_ptr<ConnectionChannel> channel)
+      : stream_(method, options, std::move(open), std::move(channel)) {}
   bool Write(const Request& request) override { return stream_.Write(request); }
   bool WritesDone() override { return stream_.WritesDone(); }
   absl::StatusOr<Response> Finish() override { return stream_.FinishClient(); }
@@ -921,8 +948,9 @@ class ResumableStreamReaderWriter
     : public StreamReaderWriterImpl<Request, Response> {
  public:
   ResumableStreamReaderWriter(const MethodInfo& method,
-                              const OptionsView& options, Open open)
-      : stream_(method, options, std::move(open)) {}
+                              const OptionsView& options, Open open,
+                              std::shared_ptr<ConnectionChannel> channel)
+      : stream_(method, options, std::move(open), std::move(channel)) {}
   bool Read(Response* response) override { return stream_.Read(response); }
   bool Write(const Request& request) override { return stream_.Write(request); }
   bool WritesDone() override { return stream_.WritesDone(); }
@@ -937,38 +965,40 @@ class ResumableStreamReaderWriter
 };
 
 // Entry points for generated connections. `open` is called once per
-// attempt.
+// attempt. `channel`: the connection's, to follow back after a connection
+// failure (null: none, as for a client built over a stub).
 template <typename ResumeTag, typename Request, typename Response,
           typename Open>
-StreamReader<Response> OpenServerStream(const MethodInfo& method,
-                                        const OptionsView& options,
-                                        const Request& request, Open open) {
+StreamReader<Response> OpenServerStream(
+    const MethodInfo& method, const OptionsView& options,
+    const Request& request, Open open,
+    std::shared_ptr<ConnectionChannel> channel = nullptr) {
   return StreamReader<Response>(
       std::make_unique<
           RetryingStreamReader<ResumeTag, Request, Response, Open>>(
-          method, options, request, std::move(open)));
+          method, options, request, std::move(open), std::move(channel)));
 }
 
 template <typename ResumeTag, typename Request, typename Response,
           typename Open>
-StreamWriter<Request, Response> OpenClientStream(const MethodInfo& method,
-                                                 const OptionsView& options,
-                                                 Open open) {
+StreamWriter<Request, Response> OpenClientStream(
+    const MethodInfo& method, const OptionsView& options, Open open,
+    std::shared_ptr<ConnectionChannel> channel = nullptr) {
   return StreamWriter<Request, Response>(
       std::make_unique<
           ResumableStreamWriter<ResumeTag, Request, Response, Open>>(
-          method, options, std::move(open)));
+          method, options, std::move(open), std::move(channel)));
 }
 
 template <typename ResumeTag, typename Request, typename Response,
           typename Open>
-StreamReaderWriter<Request, Response> OpenBidiStream(const MethodInfo& method,
-                                                     const OptionsView& options,
-                                                     Open open) {
+StreamReaderWriter<Request, Response> OpenBidiStream(
+    const MethodInfo& method, const OptionsView& options, Open open,
+    std::shared_ptr<ConnectionChannel> channel = nullptr) {
   return StreamReaderWriter<Request, Response>(
       std::make_unique<
           ResumableStreamReaderWriter<ResumeTag, Request, Response, Open>>(
-          method, options, std::move(open)));
+          method, options, std::move(open), std::move(channel)));
 }
 
 }  // namespace internal

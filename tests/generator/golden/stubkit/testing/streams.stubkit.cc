@@ -231,7 +231,8 @@ class StreamServiceConnectionImpl : public StreamServiceConnection {
             const ::stubkit::OptionsView& attempt_options,
             const ::stubkit::testing::RangeRequest& attempt_request) {
           return stub->Range(context, attempt_options, attempt_request);
-        });
+        },
+        channel_);
   }
 
   ::stubkit::AsyncStreamReader<::stubkit::testing::Item> AsyncRange(
@@ -251,7 +252,7 @@ class StreamServiceConnectionImpl : public StreamServiceConnection {
           return stub->AsyncRange(context, attempt_options, attempt_request,
                                   reactor);
         },
-        ::std::move(on_message), ::std::move(on_done));
+        ::std::move(on_message), ::std::move(on_done), channel_);
   }
 
   ::stubkit::StreamWriter<::stubkit::testing::Item,
@@ -265,7 +266,8 @@ class StreamServiceConnectionImpl : public StreamServiceConnection {
                        const ::stubkit::OptionsView& attempt_options,
                        ::stubkit::testing::SumResponse* response) {
           return stub->Sum(context, attempt_options, response);
-        });
+        },
+        channel_);
   }
 
   ::stubkit::AsyncStreamWriter<::stubkit::testing::Item> AsyncSum(
@@ -282,7 +284,7 @@ class StreamServiceConnectionImpl : public StreamServiceConnection {
             ::grpc::ClientWriteReactor<::stubkit::testing::Item>* reactor) {
           return stub->AsyncSum(context, attempt_options, response, reactor);
         },
-        ::std::move(done));
+        ::std::move(done), channel_);
   }
 
   ::stubkit::StreamReaderWriter<::stubkit::testing::Item,
@@ -295,7 +297,8 @@ class StreamServiceConnectionImpl : public StreamServiceConnection {
         [stub = stub_](::grpc::ClientContext& context,
                        const ::stubkit::OptionsView& attempt_options) {
           return stub->Double(context, attempt_options);
-        });
+        },
+        channel_);
   }
 
   ::stubkit::AsyncStreamWriter<::stubkit::testing::Item> AsyncDouble(
@@ -313,7 +316,7 @@ class StreamServiceConnectionImpl : public StreamServiceConnection {
                                       ::stubkit::testing::Item>* reactor) {
           return stub->AsyncDouble(context, attempt_options, reactor);
         },
-        ::std::move(on_message), ::std::move(on_done));
+        ::std::move(on_message), ::std::move(on_done), channel_);
   }
 
   ::absl::StatusOr<::stubkit::testing::Item> Get(

@@ -156,7 +156,8 @@ class NoPackageConnectionImpl : public NoPackageConnection {
                        const ::stubkit::OptionsView& attempt_options,
                        const ::NoPackageRequest& attempt_request) {
           return stub->Watch(context, attempt_options, attempt_request);
-        });
+        },
+        channel_);
   }
 
   ::stubkit::AsyncStreamReader<::NoPackageResponse> AsyncWatch(
@@ -175,7 +176,7 @@ class NoPackageConnectionImpl : public NoPackageConnection {
           return stub->AsyncWatch(context, attempt_options, attempt_request,
                                   reactor);
         },
-        ::std::move(on_message), ::std::move(on_done));
+        ::std::move(on_message), ::std::move(on_done), channel_);
   }
 
  private:

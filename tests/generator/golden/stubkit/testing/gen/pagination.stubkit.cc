@@ -443,7 +443,8 @@ class PagesConnectionImpl : public PagesConnection {
                        const ::stubkit::OptionsView& attempt_options,
                        const ::pages::v1::ListBooksRequest& attempt_request) {
           return stub->StreamBooks(context, attempt_options, attempt_request);
-        });
+        },
+        channel_);
   }
 
   ::stubkit::AsyncStreamReader<::pages::v1::ListBooksResponse> AsyncStreamBooks(
@@ -464,7 +465,7 @@ class PagesConnectionImpl : public PagesConnection {
           return stub->AsyncStreamBooks(context, attempt_options,
                                         attempt_request, reactor);
         },
-        ::std::move(on_message), ::std::move(on_done));
+        ::std::move(on_message), ::std::move(on_done), channel_);
   }
 
  private:

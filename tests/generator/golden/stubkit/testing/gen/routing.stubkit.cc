@@ -480,7 +480,8 @@ class RoutedConnectionImpl : public RoutedConnection {
                        const ::stubkit::OptionsView& attempt_options,
                        const ::routing::v1::ReadRequest& attempt_request) {
           return stub->StreamRows(context, attempt_options, attempt_request);
-        });
+        },
+        channel_);
   }
 
   ::stubkit::AsyncStreamReader<::routing::v1::ReadResponse> AsyncStreamRows(
@@ -500,7 +501,7 @@ class RoutedConnectionImpl : public RoutedConnection {
           return stub->AsyncStreamRows(context, attempt_options,
                                        attempt_request, reactor);
         },
-        ::std::move(on_message), ::std::move(on_done));
+        ::std::move(on_message), ::std::move(on_done), channel_);
   }
 
   ::stubkit::StreamWriter<::routing::v1::ReadRequest,
@@ -514,7 +515,8 @@ class RoutedConnectionImpl : public RoutedConnection {
                        const ::stubkit::OptionsView& attempt_options,
                        ::routing::v1::ReadResponse* response) {
           return stub->WriteRows(context, attempt_options, response);
-        });
+        },
+        channel_);
   }
 
   ::stubkit::AsyncStreamWriter<::routing::v1::ReadRequest> AsyncWriteRows(
@@ -532,7 +534,7 @@ class RoutedConnectionImpl : public RoutedConnection {
           return stub->AsyncWriteRows(context, attempt_options, response,
                                       reactor);
         },
-        ::std::move(done));
+        ::std::move(done), channel_);
   }
 
   ::absl::StatusOr<::routing::v1::ReadResponse> Plain(
