@@ -337,7 +337,7 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
     Request writing_message_;     // in flight
     bool writing_ = false;
     bool half_closed_ = false;
-    int pumping_ = 0;      // threads between deciding a write and starting it
+    int pumping_ = 0;  // threads using it unlocked (starting it, or a write)
     bool ending_ = false;  // the stream is over: no more writes
     bool hold_released_ = false;
   };
@@ -438,16 +438,24 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
       MutexLock lock(&mu_);
       reactor_ = reactor;
       cancelled = cancelled_;
+      // This thread uses the reactor until the end of this function: no
+      // end (a read that fails at once on gRPC's thread, say) may release
+      // the hold, and let OnDone delete it, before then.
+      ++reactor->pumping_;
     }
     reactor->StartCall();
-    if (cancelled) {
-      // Cancelled since PrepareAttempt attached the context (from the
-      // setup hook, say): EndLiveWrites found no reactor then, so the hold
-      // is released here, or a client stream would never finish.
-      EndWrites(reactor);
-      return;
+    if (!cancelled) Pump(reactor);
+    bool release;
+    {
+      MutexLock lock(&mu_);
+      --reactor->pumping_;
+      // Cancelled since PrepareAttempt attached the context (from the setup
+      // hook, say): EndLiveWrites found no reactor then, so the writes end
+      // here, or a client stream would never finish.
+      if (cancelled) reactor->ending_ = true;
+      release = TakeRelease(reactor);
     }
-    Pump(reactor);
+    if (release) reactor->RemoveHold();  // the last touch: OnDone may follow
   }
 
   // Starts the reactor's next write (or its half-close), if it is free.
