@@ -157,7 +157,8 @@ class ReconnectTest : public ::testing::Test {
     ASSERT_TRUE(server_.Restart());
   }
 
-  void ExpectFollowedTheServerBack() {
+  // The observer's events of a call that followed the server back.
+  void ExpectEventsFollowedTheServerBack() {
     const std::vector<Events::Event> events = events_.events();
     ASSERT_EQ(events.size(), 2u);
     // Attempt 1 failed on the dead connection and chose a 30 s backoff...
@@ -170,6 +171,10 @@ class ReconnectTest : public ::testing::Test {
     EXPECT_EQ(events[1].code, absl::StatusCode::kOk);
     EXPECT_TRUE(events[1].final);
     EXPECT_TRUE(events[1].started_on_reconnect);
+  }
+
+  void ExpectFollowedTheServerBack() {
+    ExpectEventsFollowedTheServerBack();
     // The restarted server saw one attempt; the failed one never reached it.
     EXPECT_EQ(service_.attempts("after"), 1);
   }
@@ -356,19 +361,6 @@ class StreamReconnectTest : public ReconnectTest {
     return out;
   }
 
-  void ExpectFollowedTheServerBack() {
-    const std::vector<Events::Event> events = events_.events();
-    ASSERT_EQ(events.size(), 2u);
-    EXPECT_EQ(events[0].attempt, 1);
-    EXPECT_EQ(events[0].code, absl::StatusCode::kUnavailable);
-    EXPECT_FALSE(events[0].final);
-    EXPECT_EQ(events[0].wait_reason, WaitReason::kBackoff);
-    EXPECT_EQ(events[1].attempt, 2);
-    EXPECT_EQ(events[1].code, absl::StatusCode::kOk);
-    EXPECT_TRUE(events[1].final);
-    EXPECT_TRUE(events[1].started_on_reconnect);
-  }
-
   static testing::Item MakeItem(int value) {
     testing::Item item;
     item.set_value(value);
@@ -393,7 +385,7 @@ TEST_F(StreamReconnectTest, SyncServerStream) {
     return out;
   });
   EXPECT_THAT(values, ::testing::ElementsAre(10, 11, 12));
-  ExpectFollowedTheServerBack();
+  ExpectEventsFollowedTheServerBack();
 }
 
 TEST_F(StreamReconnectTest, AsyncServerStream) {
@@ -411,7 +403,7 @@ TEST_F(StreamReconnectTest, AsyncServerStream) {
     return out;
   });
   EXPECT_THAT(values, ::testing::ElementsAre(10, 11, 12));
-  ExpectFollowedTheServerBack();
+  ExpectEventsFollowedTheServerBack();
 }
 
 TEST_F(StreamReconnectTest, SyncClientStream) {
@@ -425,7 +417,7 @@ TEST_F(StreamReconnectTest, SyncClientStream) {
   ASSERT_TRUE(sum.ok()) << sum.status();
   EXPECT_EQ(sum->sum(), 6);
   EXPECT_EQ(sum->count(), 3);
-  ExpectFollowedTheServerBack();
+  ExpectEventsFollowedTheServerBack();
 }
 
 TEST_F(StreamReconnectTest, AsyncClientStream) {
@@ -443,7 +435,7 @@ TEST_F(StreamReconnectTest, AsyncClientStream) {
   ASSERT_TRUE(sum.ok()) << sum.status();
   EXPECT_EQ(sum->sum(), 6);
   EXPECT_EQ(sum->count(), 3);
-  ExpectFollowedTheServerBack();
+  ExpectEventsFollowedTheServerBack();
 }
 
 TEST_F(StreamReconnectTest, SyncBidiStream) {
@@ -460,7 +452,7 @@ TEST_F(StreamReconnectTest, SyncBidiStream) {
     return out;
   });
   EXPECT_THAT(values, ::testing::ElementsAre(2, 4, 6));
-  ExpectFollowedTheServerBack();
+  ExpectEventsFollowedTheServerBack();
 }
 
 TEST_F(StreamReconnectTest, AsyncBidiStream) {
@@ -482,7 +474,7 @@ TEST_F(StreamReconnectTest, AsyncBidiStream) {
     return out;
   });
   EXPECT_THAT(values, ::testing::ElementsAre(2, 4, 6));
-  ExpectFollowedTheServerBack();
+  ExpectEventsFollowedTheServerBack();
 }
 
 // Issue 23: gRPC's own retries under stubkit's multiply the attempts.
