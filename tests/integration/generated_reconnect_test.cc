@@ -477,6 +477,43 @@ TEST_F(StreamReconnectTest, AsyncBidiStream) {
   ExpectEventsFollowedTheServerBack();
 }
 
+// A cancel ends a stream's channel-following wait at once, while the
+// server is still down (as ACancelEndsTheWaitWhileTheServerIsDown for a
+// unary call): sync through the token, async through the handle.
+TEST_F(StreamReconnectTest, ACancelEndsASyncStreamsWaitWhileTheServerIsDown) {
+  ASSERT_TRUE(streams_server_.ok());
+  streams_server_.Stop();
+  auto token = std::make_shared<CancellationToken>();
+  std::future<absl::Status> result = std::async(std::launch::async, [&] {
+    testing::RangeRequest request;
+    request.set_count(3);
+    auto reader =
+        client_->Range(request, Options{}.set<CancellationOption>(token));
+    testing::Item item;
+    while (reader.Read(&item)) {
+    }
+    return reader.Finish();
+  });
+  events_.WaitFor(1);  // attempt 1 failed: the 30 s wait follows the channel
+  token->Cancel();
+  EXPECT_EQ(result.get().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(streams_.calls(), 0);
+}
+
+TEST_F(StreamReconnectTest, ACancelEndsAnAsyncStreamsWaitWhileTheServerIsDown) {
+  ASSERT_TRUE(streams_server_.ok());
+  streams_server_.Stop();
+  std::promise<absl::Status> done;
+  auto writer = client_->AsyncDouble(
+      [](const testing::Item&) {},
+      [&](absl::Status status) { done.set_value(std::move(status)); });
+  writer.Write(MakeItem(1));
+  events_.WaitFor(1);
+  writer.Cancel();
+  EXPECT_EQ(done.get_future().get().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(streams_.calls(), 0);
+}
+
 // Issue 23: gRPC's own retries under stubkit's multiply the attempts.
 constexpr char kRetryingServiceConfig[] = R"json({
   "methodConfig": [{
