@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "src/generator/clang_format.h"
 #include "src/generator/convention.h"
 #include "src/generator/model.h"
 #include "src/generator/names.h"
@@ -226,18 +225,18 @@ bool StubkitGenerator::Generate(const FileDescriptor* file,
                                 const std::string& parameter,
                                 GeneratorContext* context,
                                 std::string* error) const {
-  // The one option: clang_format=<binary> (clang_format.h).
-  std::string clang_format;
+  // The plugin takes no parameters. Formatting is the user's step (run
+  // clang-format over the output), as it is for the goldens
+  // (scripts/regen-golden.sh): a plugin that spawns a formatter is neither
+  // portable nor hermetic.
   std::vector<std::pair<std::string, std::string>> options;
   google::protobuf::compiler::ParseGeneratorParameter(parameter, &options);
-  for (const auto& [key, value] : options) {
-    if (key == "clang_format" && !value.empty()) {
-      clang_format = value;
-      continue;
-    }
-    *error = absl::StrCat(
-        "protoc-gen-stubkit: unknown option '", key, value.empty() ? "" : "=",
-        value, "'; it takes only clang_format=<clang-format binary>");
+  if (!options.empty()) {
+    const auto& [key, value] = options.front();
+    *error = absl::StrCat("protoc-gen-stubkit: unknown option '", key,
+                          value.empty() ? "" : "=", value,
+                          "'; it takes no options (to format the output, run "
+                          "clang-format over it)");
     return false;
   }
   // protoc's own C++ generator names the accessors the generated code
@@ -257,8 +256,8 @@ bool StubkitGenerator::Generate(const FileDescriptor* file,
   Output outputs[] = {{".stubkit.h", &FileGenerator::Header, ""},
                       {".stubkit.cc", &FileGenerator::Source, ""},
                       {".stubkit_mock.h", &FileGenerator::Mock, ""}};
-  // Print (and format) everything before writing anything: a printer bug,
-  // or a clang-format that fails, leaves no file.
+  // Print everything before writing anything: a printer bug leaves no
+  // file.
   for (Output& output : outputs) {
     Printer printer;
     (generator.*output.print)(printer);
@@ -268,14 +267,6 @@ bool StubkitGenerator::Generate(const FileDescriptor* file,
       return false;
     }
     output.contents = printer.Finish();
-    if (!clang_format.empty()) {
-      std::string formatted;
-      if (!ClangFormat(clang_format, model.stem + output.suffix,
-                       output.contents, &formatted, error)) {
-        return false;
-      }
-      output.contents = std::move(formatted);
-    }
   }
   for (const Output& output : outputs) {
     if (!WriteFile(context, model.stem + output.suffix, output.contents,
