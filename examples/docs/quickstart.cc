@@ -6,7 +6,8 @@
 #include <iostream>
 #include <optional>
 
-#include "demo/key_value.stubkit.h"  // generated; brings in all of stubkit
+#include "demo/key_value.stubkit.h"  // generated: the client
+#include "stubkit/stubkit.h"         // the runtime: options, channel, summary
 
 int main(int argc, char** argv) {
   using namespace std::chrono_literals;

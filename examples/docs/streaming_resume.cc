@@ -3,6 +3,7 @@
 // (protos/stubkit/testing/streams.proto) in-process on 127.0.0.1; the
 // server's Range sends `count` items from `start` and, the first time only,
 // fails with UNAVAILABLE after 3 of them, as a restarting server would.
+#include <grpcpp/security/credentials.h>
 #include <grpcpp/server.h>
 #include <grpcpp/server_builder.h>
 
@@ -12,6 +13,7 @@
 #include <memory>
 #include <string>
 
+#include "stubkit/channel.h"
 #include "stubkit/testing/streams.grpc.pb.h"
 #include "stubkit/testing/streams.stubkit.h"
 

@@ -3,6 +3,7 @@
 // stubkit.testing.StreamService (protos/stubkit/testing/streams.proto)
 // in-process on 127.0.0.1; the server's Sum adds up the items sent and, the
 // first time only, answers UNAVAILABLE instead of the sum.
+#include <grpcpp/security/credentials.h>
 #include <grpcpp/server.h>
 #include <grpcpp/server_builder.h>
 
@@ -13,6 +14,7 @@
 #include <memory>
 #include <string>
 
+#include "stubkit/channel.h"
 #include "stubkit/testing/streams.grpc.pb.h"
 #include "stubkit/testing/streams.stubkit.h"
 

@@ -5,12 +5,15 @@
 // (default 10). Built where etcd's protos are installed
 // (scripts/install-etcd.sh); tests/etcd/etcd_stream_test.cc runs the same
 // hook against an etcd it kills and restarts.
+#include <grpcpp/security/credentials.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <iostream>
 #include <string>
 
 #include "etcd/etcdserver/etcdserverpb/rpc.stubkit.h"
+#include "stubkit/channel.h"
 
 using etcdserverpb::WatchClient;
 using etcdserverpb::WatchRequest;

@@ -13,7 +13,9 @@
 #include <utility>
 #include <vector>
 
-#include "demo/key_value.stubkit_mock.h"  // brings in the client and stubkit
+#include "demo/key_value.stubkit_mock.h"  // brings in the client
+#include "stubkit/clock.h"
+#include "stubkit/streaming.h"
 #include "stubkit/testing/streams.stubkit_mock.h"
 
 // --- The code under test. ---------------------------------------------------

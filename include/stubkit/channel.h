@@ -11,6 +11,7 @@
 //
 // ```cpp
 // #include "demo/key_value.stubkit.h"  // protos/demo/key_value.proto
+// #include "stubkit/channel.h"
 //
 // demo::KeyValueClient MakeClient() {
 //   auto channel = stubkit::CreateChannel("localhost:50051",

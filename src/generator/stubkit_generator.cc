@@ -65,6 +65,17 @@ void FileGenerator::CloseNamespace(Printer& w, bool empty) const {
   }
 }
 
+// Whether any method of the file streams: only then does its header name
+// the stream types.
+bool HasStreams(const FileModel& file) {
+  for (const ServiceModel& service : file.services) {
+    for (const MethodModel& method : service.methods) {
+      if (method.kind != Kind::kUnary) return true;
+    }
+  }
+  return false;
+}
+
 // Include blocks as clang-format (Google style) orders them: <*.h>, then
 // the C++ library, then "project" headers sorted, which puts the proto's own
 // wherever its name sorts.
@@ -97,20 +108,27 @@ void FileGenerator::Header(Printer& w) const {
           "#ifndef $guard$\n"
           "#define $guard$\n"
           "\n");
+  // What the header itself names, not the umbrella stubkit/stubkit.h: a
+  // user's file that includes a generated client pays for the runtime it
+  // uses (benchmarks/compile_ratio.sh), and includes the stubkit headers of
+  // anything else it touches itself.
   Includes includes;
   includes.standard = {"future", "memory", "utility"};
   includes.project = {
       "absl/status/statusor.h", file_.stem + ".grpc.pb.h", file_.stem + ".pb.h",
-      "stubkit/async_callback.h", "stubkit/async_streaming.h",
-      "stubkit/decorator.h", "stubkit/internal/method_options_table.h",
-      "stubkit/method.h", "stubkit/options.h", "stubkit/streaming.h",
-      // The whole runtime API (CreateChannel, every option).
-      "stubkit/stubkit.h"};
+      "stubkit/async_callback.h", "stubkit/decorator.h",
+      "stubkit/internal/method_options_table.h", "stubkit/method.h",
+      "stubkit/options.h"};
+  std::vector<std::string> system = {"grpcpp/client_context.h"};
+  if (HasStreams(file_)) {
+    system.push_back("grpcpp/support/sync_stream.h");
+    includes.project.push_back("stubkit/async_streaming.h");
+    includes.project.push_back("stubkit/streaming.h");
+  }
   for (const Convention* convention : Conventions()) {
     convention->AddHeaderIncludes(file_, includes);
   }
-  PrintIncludes(w, {"grpcpp/client_context.h", "grpcpp/support/sync_stream.h"},
-                includes.standard, includes.project);
+  PrintIncludes(w, system, includes.standard, includes.project);
   OpenNamespace(w, file_.services.empty());
   // Top-down, as a user needs it: the client, then its connection (what
   // tests mock), then the stub layers (what decorator authors implement).

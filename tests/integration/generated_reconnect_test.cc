@@ -26,7 +26,10 @@
 #include <thread>
 #include <vector>
 
+#include "stubkit/cancellation.h"
 #include "stubkit/channel.h"
+#include "stubkit/logging.h"
+#include "stubkit/retry_observer.h"
 #include "stubkit/testing/echo.stubkit.h"
 #include "stubkit/testing/streams.stubkit.h"
 #include "tests/testing/flaky_echo_service.h"

@@ -5,7 +5,6 @@
 #define STUBKIT_GENERATED_STUBKIT_TESTING_GEN_GOOGLEAPI_STUBKIT_H_
 
 #include <grpcpp/client_context.h>
-#include <grpcpp/support/sync_stream.h>
 
 #include <future>
 #include <memory>
@@ -15,7 +14,6 @@
 #include "absl/status/statusor.h"
 #include "google/longrunning/operations.stubkit.h"
 #include "stubkit/async_callback.h"
-#include "stubkit/async_streaming.h"
 #include "stubkit/decorator.h"
 #include "stubkit/internal/method_options_table.h"
 #include "stubkit/internal/operation_poller.h"
@@ -23,8 +21,6 @@
 #include "stubkit/method.h"
 #include "stubkit/options.h"
 #include "stubkit/routing.h"
-#include "stubkit/streaming.h"
-#include "stubkit/stubkit.h"
 #include "stubkit/testing/gen/googleapi.grpc.pb.h"
 #include "stubkit/testing/gen/googleapi.pb.h"
 

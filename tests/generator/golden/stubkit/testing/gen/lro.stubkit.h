@@ -5,7 +5,6 @@
 #define STUBKIT_GENERATED_STUBKIT_TESTING_GEN_LRO_STUBKIT_H_
 
 #include <grpcpp/client_context.h>
-#include <grpcpp/support/sync_stream.h>
 
 #include <future>
 #include <memory>
@@ -15,15 +14,12 @@
 #include "absl/status/statusor.h"
 #include "google/longrunning/operations.stubkit.h"
 #include "stubkit/async_callback.h"
-#include "stubkit/async_streaming.h"
 #include "stubkit/decorator.h"
 #include "stubkit/internal/method_options_table.h"
 #include "stubkit/internal/operation_poller.h"
 #include "stubkit/long_running_operation.h"
 #include "stubkit/method.h"
 #include "stubkit/options.h"
-#include "stubkit/streaming.h"
-#include "stubkit/stubkit.h"
 #include "stubkit/testing/gen/lro.grpc.pb.h"
 #include "stubkit/testing/gen/lro.pb.h"
 

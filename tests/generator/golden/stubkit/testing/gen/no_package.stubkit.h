@@ -19,7 +19,6 @@
 #include "stubkit/method.h"
 #include "stubkit/options.h"
 #include "stubkit/streaming.h"
-#include "stubkit/stubkit.h"
 #include "stubkit/testing/gen/no_package.grpc.pb.h"
 #include "stubkit/testing/gen/no_package.pb.h"
 

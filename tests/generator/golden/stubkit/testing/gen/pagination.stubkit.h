@@ -21,7 +21,6 @@
 #include "stubkit/page_range.h"
 #include "stubkit/routing.h"
 #include "stubkit/streaming.h"
-#include "stubkit/stubkit.h"
 #include "stubkit/testing/gen/pagination.grpc.pb.h"
 #include "stubkit/testing/gen/pagination.pb.h"
 

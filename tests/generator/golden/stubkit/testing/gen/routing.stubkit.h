@@ -20,7 +20,6 @@
 #include "stubkit/options.h"
 #include "stubkit/routing.h"
 #include "stubkit/streaming.h"
-#include "stubkit/stubkit.h"
 #include "stubkit/testing/gen/routing.grpc.pb.h"
 #include "stubkit/testing/gen/routing.pb.h"
 
