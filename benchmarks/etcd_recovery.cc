@@ -53,6 +53,7 @@
 #include "stubkit/cancellation.h"
 #include "stubkit/channel.h"
 #include "stubkit/retry_observer.h"
+#include "stubkit/retry_options.h"
 #include "tests/etcd/etcd_process.h"
 
 namespace {

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "stubkit/channel.h"
+#include "stubkit/retry_options.h"
 #include "stubkit/testing/streams.grpc.pb.h"
 #include "stubkit/testing/streams.stubkit.h"
 

@@ -44,6 +44,14 @@ struct MethodInfo {
 absl::string_view ToString(Idempotency idempotency);
 absl::string_view ToString(RpcKind kind);
 
+// Forces the idempotency of a call (or, set on a client, of all its calls).
+// One of the retry options (stubkit/retry_options.h, docs/options.md),
+// declared here so that generated headers name it without the others.
+struct IdempotencyOption {
+  using Type = Idempotency;
+  static Type Default() { return Idempotency::kNonIdempotent; }
+};
+
 }  // namespace stubkit
 
 #endif  // STUBKIT_METHOD_H_

@@ -44,7 +44,6 @@
 #include "stubkit/internal/type_name.h"
 #include "stubkit/method.h"
 #include "stubkit/options.h"
-#include "stubkit/retry_options.h"
 
 namespace stubkit {
 // A type-erased predicate over one request type; build it with

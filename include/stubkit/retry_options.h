@@ -56,11 +56,9 @@ struct BackoffPolicyOption {
   static Type Default() { return ExponentialBackoffPolicy(); }
 };
 
-// Forces the idempotency of a call (or, set on a client, of all its calls).
-struct IdempotencyOption {
-  using Type = Idempotency;
-  static Type Default() { return Idempotency::kNonIdempotent; }
-};
+// IdempotencyOption, which forces the idempotency of a call, is declared in
+// stubkit/method.h beside `Idempotency` (included above), so that generated
+// headers name it without this header.
 
 // Per-method idempotency, keyed by the proto full name
 // ("package.Service.Method"; gRPC's "package.Service/Method" is read the

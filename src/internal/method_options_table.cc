@@ -13,6 +13,7 @@
 #include "absl/strings/strip.h"
 #include "stubkit/internal/method_name.h"
 #include "stubkit/logging.h"
+#include "stubkit/retry_options.h"
 
 namespace stubkit {
 

@@ -43,6 +43,7 @@
 #include "gtest/gtest.h"
 #include "stubkit/cancellation.h"
 #include "stubkit/channel.h"
+#include "stubkit/retry_options.h"
 #include "stubkit/status.h"
 #include "tests/etcd/etcd_process.h"
 

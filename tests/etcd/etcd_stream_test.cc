@@ -30,6 +30,7 @@
 #include "etcd/etcdserver/etcdserverpb/rpc.stubkit.h"
 #include "gtest/gtest.h"
 #include "stubkit/channel.h"
+#include "stubkit/retry_options.h"
 #include "stubkit/status.h"
 #include "tests/etcd/etcd_process.h"
 

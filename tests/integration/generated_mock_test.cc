@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "stubkit/clock.h"
+#include "stubkit/retry_options.h"
 #include "stubkit/testing/echo.stubkit_mock.h"
 #include "stubkit/testing/streams.stubkit_mock.h"
 

@@ -38,6 +38,7 @@
 #include "stubkit/channel.h"
 #include "stubkit/reliability/ledger.stubkit.h"
 #include "stubkit/retry_observer.h"
+#include "stubkit/retry_options.h"
 #include "tests/reliability/server_process.h"
 #include "tests/reliability/tcp_proxy.h"
 

@@ -20,7 +20,6 @@
 #include "stubkit/method.h"
 #include "stubkit/method_options.h"
 #include "stubkit/options.h"
-#include "stubkit/retry_options.h"
 
 namespace stubkit {
 namespace internal {
