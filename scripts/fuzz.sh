@@ -39,8 +39,11 @@ targets=("$@")
 
 root="${PWD}"
 start=$(date +%s)
+# -O1 -gline-tables-only: what libFuzzer's docs build with; stack traces keep
+# their lines, and the tree builds in less time than at -O2 -g.
 CC=clang-14 CXX=clang++-14 cmake -S . -B "${build_dir}" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTUBKIT_FUZZ=ON \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" \
   -DSTUBKIT_SANITIZE=address,undefined \
   -DSTUBKIT_BUILD_TESTS=ON -DSTUBKIT_BUILD_BENCHMARKS=OFF \
   -DSTUBKIT_BUILD_EXAMPLES=OFF >/dev/null
