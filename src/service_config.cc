@@ -1025,10 +1025,8 @@ absl::Status ParseMethodConfig(const JsonValue& root,
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::StatusOr<ServiceConfig> ParseServiceConfig(
-    absl::string_view json, const ServiceConfigImport& how) {
+// The import settings, checked before the text is read.
+absl::Status CheckImport(const ServiceConfigImport& how) {
   if (how.max_attempts < 2) {
     return absl::InvalidArgumentError(absl::StrCat(
         "ServiceConfigImport::max_attempts must be at least 2, got ",
@@ -1044,6 +1042,11 @@ absl::StatusOr<ServiceConfig> ParseServiceConfig(
     return absl::InvalidArgumentError(
         absl::StrCat("ServiceConfigImport::jitter: ", jitter.message()));
   }
+  return absl::OkStatus();
+}
+
+// The JSON step: the text as one object, without duplicate keys.
+absl::StatusOr<JsonValue> ParseRoot(absl::string_view json) {
   absl::StatusOr<JsonValue> root = internal::ParseJson(json);
   if (!root.ok()) {
     return absl::InvalidArgumentError(
@@ -1065,6 +1068,75 @@ absl::StatusOr<ServiceConfig> ParseServiceConfig(
     }
     return status;
   }
+  return root;
+}
+
+// The throttling step: the retryThrottling bucket, null when there is none.
+absl::StatusOr<std::shared_ptr<RetryThrottle>> ParseOptionalThrottling(
+    const JsonValue& root, Warnings& warnings) {
+  absl::StatusOr<const JsonValue*> throttling =
+      Member(root, "", "retryThrottling");
+  if (!throttling.ok()) return throttling.status();
+  if (*throttling == nullptr) return nullptr;
+  return ParseThrottling(**throttling, warnings);
+}
+
+// What the resolution step gives a name: its options and its service.
+struct ResolvedName {
+  std::string key;
+  Options options;
+  std::string service;
+};
+struct Resolution {
+  Options default_options;
+  bool has_default = false;
+  std::vector<ResolvedName> names;
+};
+
+// The resolution step: a name's options are its entry's rules over its
+// service's entry (for a method name) over the default entry's.
+Resolution Resolve(const std::vector<Rules>& rules, const Names& names,
+                   const ServiceConfigImport& how,
+                   const std::shared_ptr<RetryThrottle>& throttle) {
+  Resolution resolution;
+  const Rules* default_rules = nullptr;
+  if (auto it = names.find(""); it != names.end()) {
+    default_rules = &rules[it->second.rules];
+    resolution.default_options = ToOptionsOf(*default_rules, {}, how, throttle);
+    resolution.has_default = true;
+  } else if (how.keep_stubkit_defaults) {
+    // The client's own options, and its retries count for the bucket.
+    if (throttle != nullptr) {
+      resolution.default_options.set<RetryThrottleOption>(throttle);
+    }
+  } else {
+    // As gRPC: "unless the service owner specifies a policy in the
+    // configuration, retries and hedging will not be enabled".
+    resolution.default_options = ToOptionsOf(Rules{}, {}, how, throttle);
+  }
+  for (const auto& [key, named] : names) {
+    if (key.empty()) continue;
+    std::vector<const Rules*> outer;
+    if (named.is_method) {
+      auto service = names.find(std::string(SplitMethod(key).first));
+      if (service != names.end())
+        outer.push_back(&rules[service->second.rules]);
+    }
+    if (default_rules != nullptr) outer.push_back(default_rules);
+    resolution.names.push_back(ResolvedName{
+        key, ToOptionsOf(rules[named.rules], outer, how, throttle),
+        named.is_method ? std::string(SplitMethod(key).first) : key});
+  }
+  return resolution;
+}
+
+}  // namespace
+
+absl::StatusOr<ServiceConfig> ParseServiceConfig(
+    absl::string_view json, const ServiceConfigImport& how) {
+  if (absl::Status status = CheckImport(how); !status.ok()) return status;
+  absl::StatusOr<JsonValue> root = ParseRoot(json);
+  if (!root.ok()) return root.status();
 
   // Parsed rules, one per methodConfig entry, and where each name points.
   std::vector<Rules> rules;
@@ -1083,42 +1155,16 @@ absl::StatusOr<ServiceConfig> ParseServiceConfig(
 
   ServiceConfig config;
   config.how_ = how;
-  absl::StatusOr<const JsonValue*> throttling =
-      Member(*root, "", "retryThrottling");
-  if (!throttling.ok()) return throttling.status();
-  if (*throttling != nullptr) {
-    absl::StatusOr<std::shared_ptr<RetryThrottle>> throttle =
-        ParseThrottling(**throttling, warnings);
-    if (!throttle.ok()) return throttle.status();
-    config.throttle_ = *std::move(throttle);
-  }
-  const Rules* default_rules = nullptr;
-  if (auto it = names.find(""); it != names.end()) {
-    default_rules = &rules[it->second.rules];
-    config.default_ = ToOptionsOf(*default_rules, {}, how, config.throttle_);
-    config.has_default_ = true;
-  } else if (how.keep_stubkit_defaults) {
-    // The client's own options, and its retries count for the bucket.
-    if (config.throttle_ != nullptr) {
-      config.default_.set<RetryThrottleOption>(config.throttle_);
-    }
-  } else {
-    // As gRPC: "unless the service owner specifies a policy in the
-    // configuration, retries and hedging will not be enabled".
-    config.default_ = ToOptionsOf(Rules{}, {}, how, config.throttle_);
-  }
-  for (const auto& [key, named] : names) {
-    if (key.empty()) continue;
-    std::vector<const Rules*> outer;
-    if (named.is_method) {
-      auto service = names.find(std::string(SplitMethod(key).first));
-      if (service != names.end())
-        outer.push_back(&rules[service->second.rules]);
-    }
-    if (default_rules != nullptr) outer.push_back(default_rules);
-    config.entries_[key] = ServiceConfig::Entry{
-        ToOptionsOf(rules[named.rules], outer, how, config.throttle_),
-        named.is_method ? std::string(SplitMethod(key).first) : key};
+  absl::StatusOr<std::shared_ptr<RetryThrottle>> throttle =
+      ParseOptionalThrottling(*root, warnings);
+  if (!throttle.ok()) return throttle.status();
+  config.throttle_ = *std::move(throttle);
+  Resolution resolution = Resolve(rules, names, how, config.throttle_);
+  config.default_ = std::move(resolution.default_options);
+  config.has_default_ = resolution.has_default;
+  for (ResolvedName& name : resolution.names) {
+    config.entries_[name.key] =
+        ServiceConfig::Entry{std::move(name.options), std::move(name.service)};
   }
 
   config.warnings_ = std::move(warnings);
