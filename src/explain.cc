@@ -124,6 +124,30 @@ struct Path {
   nanoseconds min_attempt_time{0};
 };
 
+// Above the call's own layer: the fake clock and the pinned draw, and
+// nothing that reaches outside (observers, metrics, logs, hooks, the
+// caller's shared throttle and budget).
+Options Isolated(const OptionsView& options, std::shared_ptr<FakeClock> clock,
+                 std::shared_ptr<WaitRecorder> sleeper, double draw,
+                 std::shared_ptr<RetryThrottle> throttle,
+                 std::shared_ptr<RetryBudget> budget,
+                 std::shared_ptr<CancellationToken> cancel) {
+  Options top = options.call();
+  top.set<ClockOption>(std::move(clock))
+      .set<SleeperOption>(std::move(sleeper))
+      .set<internal::JitterDrawOption>(draw)
+      .set<RetryThrottleOption>(std::move(throttle))
+      .set<RetryBudgetOption>(std::move(budget))
+      .set<MetricsOption>(nullptr)
+      .set<RetryObserverOption>(nullptr)
+      .set<LogLevelOption>(LogLevel::kOff)
+      .set<CancellationOption>(std::move(cancel))
+      .set<ResponseMetadataOption>(nullptr)
+      .set<ContextSetupOption>(nullptr)
+      .set<FollowReconnectOption>(false);
+  return top;
+}
+
 absl::StatusOr<Path> Follow(const OptionsView& options,
                             const MethodInfo& method, double draw,
                             const ExplainAssumptions& assumptions,
@@ -132,22 +156,8 @@ absl::StatusOr<Path> Follow(const OptionsView& options,
   auto clock = std::make_shared<FakeClock>();
   auto sleeper = std::make_shared<WaitRecorder>(clock);
   auto cancel = std::make_shared<CancellationToken>();
-  // Above the call's own layer: the fake clock and the pinned draw, and
-  // nothing that reaches outside (observers, metrics, logs, hooks, the
-  // caller's shared throttle and budget).
-  Options top = options.call();
-  top.set<ClockOption>(clock)
-      .set<SleeperOption>(sleeper)
-      .set<internal::JitterDrawOption>(draw)
-      .set<RetryThrottleOption>(std::move(throttle))
-      .set<RetryBudgetOption>(std::move(budget))
-      .set<MetricsOption>(nullptr)
-      .set<RetryObserverOption>(nullptr)
-      .set<LogLevelOption>(LogLevel::kOff)
-      .set<CancellationOption>(cancel)
-      .set<ResponseMetadataOption>(nullptr)
-      .set<ContextSetupOption>(nullptr)
-      .set<FollowReconnectOption>(false);
+  const Options top = Isolated(options, clock, sleeper, draw,
+                               std::move(throttle), std::move(budget), cancel);
   const OptionsView view(top, options.method(), options.service(),
                          options.client());
   internal::RetryLoopState state(method, view);
@@ -291,11 +301,8 @@ void NoteAdmission(const OptionsView& options, const MethodInfo& method,
   }
 }
 
-}  // namespace
-
-absl::StatusOr<Explanation> Explain(const OptionsView& options,
-                                    const MethodInfo& method,
-                                    const ExplainAssumptions& assumptions) {
+// Assumptions the explainer cannot follow.
+absl::Status CheckAssumptions(const ExplainAssumptions& assumptions) {
   if (assumptions.max_attempts < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("Explain: max_attempts must be at least 1, got ",
@@ -310,6 +317,20 @@ absl::StatusOr<Explanation> Explain(const OptionsView& options,
     return absl::InvalidArgumentError(
         "Explain: the assumed failure must not be OK");
   }
+  return absl::OkStatus();
+}
+
+// The paths the bands are drawn from: every wait at its shortest, median
+// and longest draw.
+struct Paths {
+  Path shortest;
+  Path median;
+  Path longest;
+};
+
+absl::StatusOr<Paths> FollowBands(const OptionsView& options,
+                                  const MethodInfo& method,
+                                  const ExplainAssumptions& assumptions) {
   absl::StatusOr<Path> shortest =
       Follow(options, method, 0.0, assumptions, nullptr, nullptr);
   if (!shortest.ok()) return shortest.status();
@@ -320,28 +341,23 @@ absl::StatusOr<Explanation> Explain(const OptionsView& options,
       Follow(options, method, ExponentialBackoffPolicy::kLargestDraw,
              assumptions, nullptr, nullptr);
   if (!longest.ok()) return longest.status();
+  return Paths{*std::move(shortest), *std::move(median), *std::move(longest)};
+}
 
-  Explanation e;
-  e.method = std::string(method.full_name);
-  e.kind = method.kind;
-  Settings(options, &e.settings);
-  e.settings.push_back(absl::StrCat(
-      "idempotent: ", internal::IsIdempotent(method, options) ? "yes" : "no"));
-  e.end = shortest->end;
-  e.shortest_waits = shortest->stop;
-  e.median_waits = median->stop;
-  e.longest_waits = longest->stop;
-  e.most_attempts = static_cast<int>(shortest->starts.size());
-  e.fewest_attempts = static_cast<int>(longest->starts.size());
-  e.more_than_followed = shortest->capped;
-
-  const ExponentialBackoffPolicy& backoff = options.get<BackoffPolicyOption>();
+// The table's rows: the wait before each attempt (the backoff's range) and
+// its start on each path. Needs `e.end` and `e.most_attempts`.
+std::vector<ExplainedAttempt> AttemptRows(
+    const ExponentialBackoffPolicy& backoff, const Paths& paths,
+    const Explanation& e) {
+  const Path& shortest = paths.shortest;
+  const Path& longest = paths.longest;
   // An attempt the longest waits never reach can start as late as the
   // loop lets any attempt start: before the end, leaving the least time.
   const nanoseconds last_start =
-      e.end.has_value() ? *e.end - shortest->min_attempt_time
-                        : (longest->starts.empty() ? nanoseconds::zero()
-                                                   : longest->starts.back());
+      e.end.has_value() ? *e.end - shortest.min_attempt_time
+                        : (longest.starts.empty() ? nanoseconds::zero()
+                                                  : longest.starts.back());
+  std::vector<ExplainedAttempt> rows;
   for (int n = 1; n <= e.most_attempts; ++n) {
     const size_t i = static_cast<size_t>(n - 1);
     ExplainedAttempt a;
@@ -355,43 +371,59 @@ absl::StatusOr<Explanation> Explain(const OptionsView& options,
       a.median_wait = range.median;
       a.longest_wait = range.longest;
     }
-    a.earliest_start = shortest->starts[i];
-    if (i < median->starts.size()) a.median_start = median->starts[i];
-    a.always = i < longest->starts.size();
+    a.earliest_start = shortest.starts[i];
+    if (i < paths.median.starts.size()) a.median_start = paths.median.starts[i];
+    a.always = i < longest.starts.size();
     a.latest_start =
-        a.always ? longest->starts[i] : std::max(last_start, a.earliest_start);
-    e.attempts.push_back(a);
+        a.always ? longest.starts[i] : std::max(last_start, a.earliest_start);
+    rows.push_back(a);
   }
+  return rows;
+}
+
+// The latest the call can stop. Needs `e.end`, `e.attempts` and
+// `e.more_than_followed`.
+nanoseconds WorstCase(const ExponentialBackoffPolicy& backoff,
+                      const Paths& paths, const Explanation& e,
+                      const ExplainAssumptions& assumptions) {
   // With an end, every attempt fails by it; without one, the call stops
   // on a count, which the longest waits reach last.
-  const bool at_end = StoppedAtEnd(shortest->stop) ||
-                      StoppedAtEnd(median->stop) ||
-                      StoppedAtEnd(longest->stop) || shortest->capped;
+  const bool at_end = StoppedAtEnd(paths.shortest.stop) ||
+                      StoppedAtEnd(paths.median.stop) ||
+                      StoppedAtEnd(paths.longest.stop) || paths.shortest.capped;
   // Without jitter every draw is the same: the one path is exact.
   const bool drawn = backoff.jitter().kind() != Jitter::Kind::kNone;
-  e.worst_case = std::max(longest->stop.at, median->stop.at);
+  nanoseconds worst_case =
+      std::max(paths.longest.stop.at, paths.median.stop.at);
   if (e.end.has_value() && at_end && drawn) {
     // Any stop is some attempt's failure: no later than its latest start
     // plus its run, nor than the end.
-    e.worst_case = *e.end;
+    worst_case = *e.end;
     if (!e.more_than_followed) {
       nanoseconds latest{0};
       for (const ExplainedAttempt& a : e.attempts) {
         latest = std::max(latest, a.latest_start);
       }
-      e.worst_case =
+      worst_case =
           std::min(*e.end, AddSaturating(latest, assumptions.attempt_duration));
     }
   }
+  // Not followed to its stop: only the end, if any, bounds it.
+  if (paths.longest.capped) worst_case = e.end.value_or(paths.longest.stop.at);
+  return worst_case;
+}
 
+// What the bands do not show: paths not followed to their stop, streams,
+// server hints and hedging.
+void NoteLimits(const OptionsView& options, const MethodInfo& method,
+                const ExplainAssumptions& assumptions, const Paths& paths,
+                Explanation& e) {
   if (e.more_than_followed) {
     e.notes.push_back(absl::StrCat(
         "with the shortest waits more than ", assumptions.max_attempts,
         " attempts fit; the table follows ", assumptions.max_attempts));
   }
-  if (longest->capped) {
-    // Not followed to its stop: only the end, if any, bounds it.
-    e.worst_case = e.end.value_or(longest->stop.at);
+  if (paths.longest.capped) {
     e.notes.push_back(
         absl::StrCat("even the longest waits allow more than ",
                      assumptions.max_attempts, " attempts: the worst case is ",
@@ -415,7 +447,39 @@ absl::StatusOr<Explanation> Explain(const OptionsView& options,
         "HedgingPolicyOption is set: the call is hedged, which this "
         "schedule of sequential retries does not describe");
   }
-  NoteAdmission(options, method, assumptions, *median, &e.notes);
+}
+
+}  // namespace
+
+absl::StatusOr<Explanation> Explain(const OptionsView& options,
+                                    const MethodInfo& method,
+                                    const ExplainAssumptions& assumptions) {
+  if (absl::Status status = CheckAssumptions(assumptions); !status.ok()) {
+    return status;
+  }
+  absl::StatusOr<Paths> paths = FollowBands(options, method, assumptions);
+  if (!paths.ok()) return paths.status();
+  const Path& shortest = paths->shortest;
+
+  Explanation e;
+  e.method = std::string(method.full_name);
+  e.kind = method.kind;
+  Settings(options, &e.settings);
+  e.settings.push_back(absl::StrCat(
+      "idempotent: ", internal::IsIdempotent(method, options) ? "yes" : "no"));
+  e.end = shortest.end;
+  e.shortest_waits = shortest.stop;
+  e.median_waits = paths->median.stop;
+  e.longest_waits = paths->longest.stop;
+  e.most_attempts = static_cast<int>(shortest.starts.size());
+  e.fewest_attempts = static_cast<int>(paths->longest.starts.size());
+  e.more_than_followed = shortest.capped;
+
+  const ExponentialBackoffPolicy& backoff = options.get<BackoffPolicyOption>();
+  e.attempts = AttemptRows(backoff, *paths, e);
+  e.worst_case = WorstCase(backoff, *paths, e, assumptions);
+  NoteLimits(options, method, assumptions, *paths, e);
+  NoteAdmission(options, method, assumptions, paths->median, &e.notes);
   return e;
 }
 
@@ -488,13 +552,9 @@ std::string NotInServiceConfig(const std::string& service,
   return out;
 }
 
-}  // namespace
-
-absl::StatusOr<Explanation> Explain(const Options& client,
-                                    absl::string_view method,
-                                    const Options& call,
-                                    const ExplainAssumptions& assumptions) {
-  // "pkg.Service/Method" or "pkg.Service.Method".
+// "pkg.Service/Method" or "pkg.Service.Method", as service and method.
+absl::StatusOr<std::pair<std::string, std::string>> SplitMethodName(
+    absl::string_view method) {
   size_t split = method.find('/');
   if (split == absl::string_view::npos) split = method.rfind('.');
   if (split == absl::string_view::npos || split == 0 ||
@@ -505,15 +565,20 @@ absl::StatusOr<Explanation> Explain(const Options& client,
                      "\" is not a method name (\"package.Service.Method\" or "
                      "\"package.Service/Method\")"));
   }
-  const std::string service(method.substr(0, split));
-  const std::string name(method.substr(split + 1));
-  const std::string full_name = absl::StrCat(service, ".", name);
-  // The entries that can concern this method, as a client of a service
-  // with only this method would see them; the rest would be refused as
-  // naming no method of it. No warnings: the explainer is not a client.
+  return std::make_pair(std::string(method.substr(0, split)),
+                        std::string(method.substr(split + 1)));
+}
+
+// The entries that can concern this method, as a client of a service
+// with only this method would see them; the rest would be refused as
+// naming no method of it. No warnings: the explainer is not a client.
+// `named`: whether an entry names the method or its service.
+Options Narrow(const Options& client, const std::string& service,
+               const std::string& name, const std::string& full_name,
+               bool& named) {
   Options lower = client;
   lower.set<LogLevelOption>(LogLevel::kOff);
-  bool named = false;
+  named = false;
   if (const auto* entries = client.find<MethodOptionsOption>()) {
     MethodOptionsOption::Type kept;
     for (const std::string& key :
@@ -524,34 +589,67 @@ absl::StatusOr<Explanation> Explain(const Options& client,
     named = !kept.empty();
     lower.set<MethodOptionsOption>(std::move(kept));
   }
-  const internal::MethodOptionsTable table(lower, service, {name});
-  const MethodInfo info{full_name, RpcKind::kUnary, assumptions.idempotency, 0};
-  const internal::MethodCallOptions view = table.View(info, call, lower);
-  absl::StatusOr<Explanation> e = Explain(view, info, assumptions);
-  if (!e.ok()) return e;
-  const OptionsView& options = view;
+  return lower;
+}
+
+// When no option says whether the method is idempotent, the settings say
+// what the explanation assumed.
+void NoteAssumedIdempotency(const OptionsView& options,
+                            const std::string& full_name,
+                            const ExplainAssumptions& assumptions,
+                            Explanation& e) {
   const auto* by_name = options.find<IdempotencyMapOption>();
-  if (options.find<IdempotencyOption>() == nullptr &&
-      (by_name == nullptr || by_name->find(full_name) == by_name->end())) {
-    e->idempotency_assumed = true;
-    for (std::string& s : e->settings) {
-      if (absl::StartsWith(s, "idempotent: ")) {
-        s = absl::StrCat(
-            "idempotent: unknown, assumed ",
-            assumptions.idempotency == Idempotency::kIdempotent ? "yes" : "no",
-            " (no option sets it, and a method's name does not say what its "
-            "proto declares)");
-      }
+  if (options.find<IdempotencyOption>() != nullptr ||
+      (by_name != nullptr && by_name->find(full_name) != by_name->end())) {
+    return;
+  }
+  e.idempotency_assumed = true;
+  for (std::string& s : e.settings) {
+    if (absl::StartsWith(s, "idempotent: ")) {
+      s = absl::StrCat(
+          "idempotent: unknown, assumed ",
+          assumptions.idempotency == Idempotency::kIdempotent ? "yes" : "no",
+          " (no option sets it, and a method's name does not say what its "
+          "proto declares)");
     }
   }
+}
+
+// A method of `service` that `entries` name one or two edits away from
+// `name`, or null.
+const std::string* CloseMethod(const MethodOptionsOption::Type& entries,
+                               const std::string& service,
+                               const std::string& name) {
+  const std::string* closest = nullptr;
+  size_t best = 3;
+  for (const auto& [key, unused] : entries) {
+    if (key.size() <= service.size() + 1 || !absl::StartsWith(key, service) ||
+        (key[service.size()] != '/' && key[service.size()] != '.')) {
+      continue;
+    }
+    const size_t d =
+        EditDistance(name, absl::string_view(key).substr(service.size() + 1));
+    if (d < best) {
+      closest = &key;
+      best = d;
+    }
+  }
+  return closest;
+}
+
+// What the client's entries say of the method: a service config that does
+// not name it, a close name, or no entry at all.
+void NoteEntries(const Options& client, const std::string& service,
+                 const std::string& name, const std::string& full_name,
+                 bool named, Explanation& e) {
   // A service config's options (ServiceConfig::ToOptions) say which
   // services the file names, and whether it has a {} entry.
   const auto* imported = client.find<internal::ImportedServicesOption>();
   if (!named && imported != nullptr && *imported != nullptr &&
       !(*imported)->has_default) {
-    e->not_in_service_config = true;
-    e->notes.insert(
-        e->notes.begin(),
+    e.not_in_service_config = true;
+    e.notes.insert(
+        e.notes.begin(),
         NotInServiceConfig(service, name, client.find<MethodOptionsOption>(),
                            (*imported)->keep_stubkit_defaults));
   } else if (const auto* entries = client.find<MethodOptionsOption>();
@@ -561,35 +659,43 @@ absl::StatusOr<Explanation> Explain(const Options& client,
     // A misspelt method of a service the file also names as a whole gets
     // the service-wide entry, as in the running client; say so when the
     // file names a method of that service one or two edits away.
-    const std::string* closest = nullptr;
-    size_t best = 3;
-    for (const auto& [key, unused] : *entries) {
-      if (key.size() <= service.size() + 1 || !absl::StartsWith(key, service) ||
-          (key[service.size()] != '/' && key[service.size()] != '.')) {
-        continue;
-      }
-      const size_t d =
-          EditDistance(name, absl::string_view(key).substr(service.size() + 1));
-      if (d < best) {
-        closest = &key;
-        best = d;
-      }
-    }
-    if (closest != nullptr) {
-      e->notes.insert(
-          e->notes.begin(),
+    if (const std::string* closest = CloseMethod(*entries, service, name)) {
+      e.notes.insert(
+          e.notes.begin(),
           absl::StrCat("the file has no entry of its own for ", service, "/",
                        name, ", so its entry for the whole service ", service,
                        " applies; did you mean ", *closest, "?"));
     }
   } else if (!named && client.has<MethodOptionsOption>()) {
-    e->notes.insert(
-        e->notes.begin(),
+    e.notes.insert(
+        e.notes.begin(),
         absl::StrCat("no MethodOptionsOption entry (no service config entry) "
                      "names ",
                      full_name, " or ", service,
                      ": the client's own options apply"));
   }
+}
+
+}  // namespace
+
+absl::StatusOr<Explanation> Explain(const Options& client,
+                                    absl::string_view method,
+                                    const Options& call,
+                                    const ExplainAssumptions& assumptions) {
+  absl::StatusOr<std::pair<std::string, std::string>> split =
+      SplitMethodName(method);
+  if (!split.ok()) return split.status();
+  const auto& [service, name] = *split;
+  const std::string full_name = absl::StrCat(service, ".", name);
+  bool named = false;
+  const Options lower = Narrow(client, service, name, full_name, named);
+  const internal::MethodOptionsTable table(lower, service, {name});
+  const MethodInfo info{full_name, RpcKind::kUnary, assumptions.idempotency, 0};
+  const internal::MethodCallOptions view = table.View(info, call, lower);
+  absl::StatusOr<Explanation> e = Explain(view, info, assumptions);
+  if (!e.ok()) return e;
+  NoteAssumedIdempotency(view, full_name, assumptions, *e);
+  NoteEntries(client, service, name, full_name, named, *e);
   return e;
 }
 
@@ -705,57 +811,147 @@ double TickStep(double span, int ticks) {
   }
 }
 
+// The chart: one row of bands per attempt above a time axis from 0 to
+// `span`, then a line of text per label.
+struct Chart {
+  static constexpr double kLeft = 70, kRight = 30, kRow = 18, kWidth = 760;
+  static constexpr double kLine = 16;  // a line of text below the axis
+  double top;                          // of the first row
+  double axis;
+  nanoseconds span;
+
+  double X(nanoseconds t) const {
+    const double plot = kWidth - kLeft - kRight;
+    return kLeft + plot * static_cast<double>(t.count()) /
+                       static_cast<double>(span.count());
+  }
+};
+
+// A marker under the axis.
+struct Label {
+  nanoseconds at;
+  std::string colour;
+  std::string text;
+  bool beyond;  // the call's end, past the chart's right edge
+};
+
+// The call's end and the worst case; the axis ends at `span`.
+std::vector<Label> ChartLabels(const Explanation& e, nanoseconds span) {
+  std::vector<Label> labels;
+  const bool end_drawn = e.end.has_value() && *e.end <= span;
+  if (end_drawn) {
+    labels.push_back({*e.end, "#c53030",
+                      absl::StrCat("call's end ", FormatTime(*e.end)), false});
+  }
+  if (!e.end.has_value() || e.worst_case != *e.end) {
+    labels.push_back({e.worst_case, "#dd6b20",
+                      absl::StrCat("worst case ", FormatTime(e.worst_case)),
+                      false});
+  }
+  if (e.end.has_value() && !end_drawn) {
+    labels.push_back({*e.end, "#c53030",
+                      absl::StrCat("call's end ", FormatTime(*e.end),
+                                   ", beyond the chart →"),
+                      true});
+  }
+  return labels;
+}
+
+// Round ticks: 0, step, 2 step, ... within the axis (in doubles: the
+// span may be nanoseconds::max()).
+std::string SvgTicks(const Chart& chart) {
+  std::string out;
+  const double span_ns = static_cast<double>(chart.span.count());
+  const double step = TickStep(span_ns, 5);
+  for (double t = 0; t <= span_ns * (1 + 1e-12); t += step) {
+    if (t >= 0x1.0p63) break;  // not a nanoseconds value
+    const nanoseconds at(static_cast<int64_t>(t));
+    const double x = chart.X(at);
+    absl::StrAppend(
+        &out,
+        absl::StrFormat("<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" "
+                        "stroke=\"#ddd\"/>\n"
+                        "<text class=\"tick\" x=\"%.1f\" y=\"%.0f\" "
+                        "text-anchor=\"middle\">%s</text>\n",
+                        x, chart.top - 6, x, chart.axis, x,
+                        chart.axis + Chart::kLine, XmlEscape(FormatTime(at))));
+  }
+  return out;
+}
+
+// Attempt `a`'s band in row `i`: earliest to latest start, median marked.
+std::string SvgRow(const Chart& chart, const ExplainedAttempt& a, int i) {
+  const double y = chart.top + Chart::kRow * i;
+  const double x0 = chart.X(a.earliest_start);
+  const double w = std::max(2.0, chart.X(a.latest_start) - x0);
+  std::string out = absl::StrFormat(
+      "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">"
+      "attempt %d</text>\n"
+      "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+      "height=\"%.0f\" fill=\"%s\" stroke=\"#2b6cb0\"%s/>\n",
+      Chart::kLeft - 6, y + 12, a.number, x0, y + 3, w, Chart::kRow - 6,
+      a.always ? "#90cdf4" : "#e2e8f0",
+      a.always ? "" : " stroke-dasharray=\"3,2\"");
+  if (a.median_start.has_value()) {
+    const double m = chart.X(*a.median_start);
+    absl::StrAppend(&out,
+                    absl::StrFormat("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+                                    "y2=\"%.1f\" stroke=\"#1a365d\" "
+                                    "stroke-width=\"2\"/>\n",
+                                    m, y + 1, m, y + Chart::kRow - 1));
+  }
+  return out;
+}
+
+// A label on its own line (`line`) under the axis, with its marker.
+std::string SvgLabel(const Chart& chart, const Label& label, double line) {
+  if (label.beyond) {
+    return absl::StrFormat(
+        "<text class=\"label\" x=\"%.0f\" y=\"%.0f\" "
+        "fill=\"%s\" text-anchor=\"end\">%s</text>\n",
+        Chart::kWidth - Chart::kRight, line, label.colour,
+        XmlEscape(label.text));
+  }
+  // The line from the top of the bands to the axis; the label under
+  // it, ending at the line (or starting there, near the left edge).
+  const double at = chart.X(label.at);
+  const bool right_of_line = at - Chart::kLeft < 6.5 * label.text.size();
+  return absl::StrFormat(
+      "<line class=\"marker\" x1=\"%.1f\" y1=\"%.0f\" "
+      "x2=\"%.1f\" y2=\"%.0f\" stroke=\"%s\" "
+      "stroke-dasharray=\"5,3\"/>\n"
+      "<text class=\"label\" x=\"%.1f\" y=\"%.0f\" "
+      "fill=\"%s\" text-anchor=\"%s\">%s</text>\n",
+      at, chart.top - 6, at, chart.axis, label.colour,
+      right_of_line ? at + 3 : at - 3, line, label.colour,
+      right_of_line ? "start" : "end", XmlEscape(label.text));
+}
+
 }  // namespace
 
 std::string Explanation::ToSvg() const {
   constexpr int kMaxRows = 40;
-  constexpr double kLeft = 70, kRight = 30, kRow = 18, kWidth = 760;
-  constexpr double kLine = 16;  // a line of text below the axis
   const bool stream = kind != RpcKind::kUnary;
-  // A stream's note takes a line under the title.
-  const double top = stream ? 54 : 40;
   const int rows = std::min<int>(static_cast<int>(attempts.size()), kMaxRows);
-  nanoseconds span = worst_case;
+  Chart chart;
+  // A stream's note takes a line under the title.
+  chart.top = stream ? 54 : 40;
+  chart.span = worst_case;
   for (int i = 0; i < rows; ++i) {
-    span = std::max(span, attempts[static_cast<size_t>(i)].latest_start);
+    chart.span =
+        std::max(chart.span, attempts[static_cast<size_t>(i)].latest_start);
   }
   // The axis ends with the schedule: an end far beyond it would squeeze
   // every band into a corner, so it is named instead.
-  if (span <= nanoseconds::zero()) span = nanoseconds(1);
-  const double plot = kWidth - kLeft - kRight;
-  auto x = [&](nanoseconds t) {
-    return kLeft + plot * static_cast<double>(t.count()) /
-                       static_cast<double>(span.count());
-  };
-  const double axis = top + kRow * rows + 8;
+  if (chart.span <= nanoseconds::zero()) chart.span = nanoseconds(1);
+  chart.axis = chart.top + Chart::kRow * rows + 8;
   // Below the axis: the ticks' line, then one line per label, so that no
   // label crosses another or a marker's line (which ends at the axis).
-  struct Label {
-    nanoseconds at;
-    std::string colour;
-    std::string text;
-    bool beyond;  // the call's end, past the chart's right edge
-  };
-  std::vector<Label> labels;
-  const bool end_drawn = end.has_value() && *end <= span;
-  if (end_drawn) {
-    labels.push_back({*end, "#c53030",
-                      absl::StrCat("call's end ", FormatTime(*end)), false});
-  }
-  if (!end.has_value() || worst_case != *end) {
-    labels.push_back({worst_case, "#dd6b20",
-                      absl::StrCat("worst case ", FormatTime(worst_case)),
-                      false});
-  }
-  if (end.has_value() && !end_drawn) {
-    labels.push_back(
-        {*end, "#c53030",
-         absl::StrCat("call's end ", FormatTime(*end), ", beyond the chart →"),
-         true});
-  }
+  const std::vector<Label> labels = ChartLabels(*this, chart.span);
   const bool more = static_cast<int>(attempts.size()) > rows;
   const double height =
-      axis + kLine * (1 + static_cast<double>(labels.size()) + (more ? 1 : 0)) +
+      chart.axis +
+      Chart::kLine * (1 + static_cast<double>(labels.size()) + (more ? 1 : 0)) +
       12;
   std::string out = absl::StrFormat(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
@@ -763,7 +959,7 @@ std::string Explanation::ToSvg() const {
       "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
       "<text x=\"%.0f\" y=\"18\" font-size=\"13\">%s: when each attempt "
       "starts (earliest to latest, median marked)</text>\n",
-      kWidth, height, kLeft, XmlEscape(method));
+      Chart::kWidth, height, Chart::kLeft, XmlEscape(method));
   if (stream) {
     absl::StrAppend(
         &out, absl::StrFormat(
@@ -771,79 +967,23 @@ std::string Explanation::ToSvg() const {
                   "A stream: drawn as a unary call's schedule. A stream's "
                   "attempts are bounded by the call's own end, not the "
                   "retry policy's time limit.</text>\n",
-                  kLeft));
+                  Chart::kLeft));
   }
-  // Round ticks: 0, step, 2 step, ... within the axis (in doubles: the
-  // span may be nanoseconds::max()).
-  const double span_ns = static_cast<double>(span.count());
-  const double step = TickStep(span_ns, 5);
-  for (double t = 0; t <= span_ns * (1 + 1e-12); t += step) {
-    if (t >= 0x1.0p63) break;  // not a nanoseconds value
-    const nanoseconds at(static_cast<int64_t>(t));
-    absl::StrAppend(
-        &out,
-        absl::StrFormat("<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" "
-                        "stroke=\"#ddd\"/>\n"
-                        "<text class=\"tick\" x=\"%.1f\" y=\"%.0f\" "
-                        "text-anchor=\"middle\">%s</text>\n",
-                        x(at), top - 6, x(at), axis, x(at), axis + kLine,
-                        XmlEscape(FormatTime(at))));
-  }
+  absl::StrAppend(&out, SvgTicks(chart));
   for (int i = 0; i < rows; ++i) {
-    const ExplainedAttempt& a = attempts[static_cast<size_t>(i)];
-    const double y = top + kRow * i;
-    const double x0 = x(a.earliest_start);
-    const double w = std::max(2.0, x(a.latest_start) - x0);
-    absl::StrAppend(
-        &out,
-        absl::StrFormat("<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">"
-                        "attempt %d</text>\n"
-                        "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
-                        "height=\"%.0f\" fill=\"%s\" stroke=\"#2b6cb0\"%s/>\n",
-                        kLeft - 6, y + 12, a.number, x0, y + 3, w, kRow - 6,
-                        a.always ? "#90cdf4" : "#e2e8f0",
-                        a.always ? "" : " stroke-dasharray=\"3,2\""));
-    if (a.median_start.has_value()) {
-      const double m = x(*a.median_start);
-      absl::StrAppend(
-          &out, absl::StrFormat("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
-                                "y2=\"%.1f\" stroke=\"#1a365d\" "
-                                "stroke-width=\"2\"/>\n",
-                                m, y + 1, m, y + kRow - 1));
-    }
+    absl::StrAppend(&out, SvgRow(chart, attempts[static_cast<size_t>(i)], i));
   }
-  double line = axis + 2 * kLine;
+  double line = chart.axis + 2 * Chart::kLine;
   for (const Label& label : labels) {
-    if (label.beyond) {
-      absl::StrAppend(
-          &out, absl::StrFormat("<text class=\"label\" x=\"%.0f\" y=\"%.0f\" "
-                                "fill=\"%s\" text-anchor=\"end\">%s</text>\n",
-                                kWidth - kRight, line, label.colour,
-                                XmlEscape(label.text)));
-    } else {
-      // The line from the top of the bands to the axis; the label under
-      // it, ending at the line (or starting there, near the left edge).
-      const double at = x(label.at);
-      const bool right_of_line = at - kLeft < 6.5 * label.text.size();
-      absl::StrAppend(
-          &out, absl::StrFormat(
-                    "<line class=\"marker\" x1=\"%.1f\" y1=\"%.0f\" "
-                    "x2=\"%.1f\" y2=\"%.0f\" stroke=\"%s\" "
-                    "stroke-dasharray=\"5,3\"/>\n"
-                    "<text class=\"label\" x=\"%.1f\" y=\"%.0f\" "
-                    "fill=\"%s\" text-anchor=\"%s\">%s</text>\n",
-                    at, top - 6, at, axis, label.colour,
-                    right_of_line ? at + 3 : at - 3, line, label.colour,
-                    right_of_line ? "start" : "end", XmlEscape(label.text)));
-    }
-    line += kLine;
+    absl::StrAppend(&out, SvgLabel(chart, label, line));
+    line += Chart::kLine;
   }
   if (more) {
     absl::StrAppend(
-        &out,
-        absl::StrFormat("<text x=\"%.0f\" y=\"%.0f\">(%d more attempts "
-                        "not drawn)</text>\n",
-                        kLeft, line, static_cast<int>(attempts.size()) - rows));
+        &out, absl::StrFormat("<text x=\"%.0f\" y=\"%.0f\">(%d more attempts "
+                              "not drawn)</text>\n",
+                              Chart::kLeft, line,
+                              static_cast<int>(attempts.size()) - rows));
   }
   absl::StrAppend(&out, "</svg>\n");
   return out;
