@@ -504,6 +504,99 @@ absl::StatusOr<double> ReadMultiplier(const JsonValue& value,
   return exact;
 }
 
+// retryPolicy.maxAttempts as gRPC reads it (an int), if given; checked
+// against the import's limit later, as before.
+absl::StatusOr<std::optional<int64_t>> MaxAttemptsMember(
+    const JsonValue& in, absl::string_view path) {
+  absl::StatusOr<const JsonValue*> value =
+      NonNullMember(in, path, "maxAttempts");
+  if (!value.ok()) return value.status();
+  if (*value == nullptr) return std::nullopt;
+  absl::StatusOr<int64_t> n = ReadInteger(**value, Child(path, "maxAttempts"));
+  if (!n.ok()) return n.status();
+  // gRPC reads an int: more is not a number to it.
+  if (*n > std::numeric_limits<int32_t>::max() ||
+      *n < std::numeric_limits<int32_t>::min()) {
+    return Bad(Child(path, "maxAttempts"),
+               absl::StrCat("out of range, got ", *n));
+  }
+  return std::optional<int64_t>(*n);
+}
+
+// initialBackoff or maxBackoff: required, whole milliseconds above 0.
+absl::StatusOr<nanoseconds> BackoffMember(const JsonValue& in,
+                                          absl::string_view path,
+                                          absl::string_view key,
+                                          Warnings& warnings) {
+  const std::string key_path = Child(path, key);
+  absl::StatusOr<std::optional<int64_t>> millis =
+      GrpcMillisMember(in, path, key, warnings);
+  if (!millis.ok()) return millis.status();
+  if (!millis->has_value()) return Bad(key_path, "is required");
+  if (**millis <= 0) {
+    return Bad(key_path, "must be greater than 0 (in whole milliseconds)");
+  }
+  return FarCapped(**millis, key_path, warnings);
+}
+
+// backoffMultiplier: required (see ReadMultiplier).
+absl::StatusOr<double> MultiplierMember(const JsonValue& in,
+                                        absl::string_view path,
+                                        Warnings& warnings) {
+  const std::string multiplier_path = Child(path, "backoffMultiplier");
+  absl::StatusOr<const JsonValue*> value =
+      NonNullMember(in, path, "backoffMultiplier");
+  if (!value.ok()) return value.status();
+  if (*value == nullptr) return Bad(multiplier_path, "is required");
+  return ReadMultiplier(**value, multiplier_path, warnings);
+}
+
+// retryableStatusCodes: required, and listing a code (an "OK" alone lists
+// none but is accepted).
+absl::StatusOr<StatusCodeSet> RetryableCodes(const JsonValue& in,
+                                             absl::string_view path,
+                                             Warnings& warnings) {
+  bool codes_given = false;
+  absl::StatusOr<StatusCodeSet> codes =
+      CodesMember(in, path, "retryableStatusCodes", codes_given, warnings);
+  if (!codes.ok()) return codes.status();
+  if (!codes_given) {
+    return Bad(Child(path, "retryableStatusCodes"), "must not be empty");
+  }
+  return codes;
+}
+
+// gRPC C++ 1.51 ignores perAttemptRecvTimeout (it reads it only with
+// hedging, which it lacks); stubkit follows A6: a positive duration.
+absl::Status ParseRecvTimeout(const JsonValue& in, absl::string_view path,
+                              Rules& rules) {
+  absl::StatusOr<std::optional<Duration>> recv_timeout =
+      DurationMember(in, path, "perAttemptRecvTimeout");
+  if (!recv_timeout.ok()) return recv_timeout.status();
+  if (recv_timeout->has_value()) {
+    absl::StatusOr<nanoseconds> attempt_timeout =
+        Positive(**recv_timeout, Child(path, "perAttemptRecvTimeout"));
+    if (!attempt_timeout.ok()) return attempt_timeout.status();
+    rules.attempt_timeout = *attempt_timeout;
+  }
+  return absl::OkStatus();
+}
+
+// The policy an entry's retryPolicy stands for: by count, or by the
+// entry's timeout when it gives no count.
+RetryPolicy PolicyOf(const StatusCodeSet& codes, std::optional<int> attempts,
+                     const std::optional<nanoseconds>& timeout) {
+  // Only "OK": gRPC accepts the policy and never retries.
+  if (codes.empty()) return RetryPolicy::LimitedErrorCount(0);
+  RetryPolicy policy =
+      attempts.has_value() ? RetryPolicy::LimitedErrorCount(*attempts - 1)
+      // As GAPIC clients read googleapis' files: bounded by the timeout.
+      : timeout.has_value() ? RetryPolicy::LimitedTime(*timeout)
+                            : RetryPolicy::LimitedTime();
+  policy.WithRetryableCodes(codes);
+  return policy;
+}
+
 absl::Status ParseRetryPolicy(const JsonValue& in,
                               const std::optional<nanoseconds>& timeout,
                               const ServiceConfigImport& how,
@@ -517,101 +610,46 @@ absl::Status ParseRetryPolicy(const JsonValue& in,
       {"maxAttempts", "initialBackoff", "maxBackoff", "backoffMultiplier",
        "retryableStatusCodes", "perAttemptRecvTimeout"},
       warnings);
-  const std::string initial_path = Child(path, "initialBackoff");
-  const std::string max_path = Child(path, "maxBackoff");
-  const std::string multiplier_path = Child(path, "backoffMultiplier");
-  const std::string codes_path = Child(path, "retryableStatusCodes");
-  absl::StatusOr<const JsonValue*> attempts_value =
-      NonNullMember(in, path, "maxAttempts");
-  if (!attempts_value.ok()) return attempts_value.status();
-  std::optional<int64_t> max_attempts;
-  if (*attempts_value != nullptr) {
-    absl::StatusOr<int64_t> n =
-        ReadInteger(**attempts_value, Child(path, "maxAttempts"));
-    if (!n.ok()) return n.status();
-    // gRPC reads an int: more is not a number to it.
-    if (*n > std::numeric_limits<int32_t>::max() ||
-        *n < std::numeric_limits<int32_t>::min()) {
-      return Bad(Child(path, "maxAttempts"),
-                 absl::StrCat("out of range, got ", *n));
-    }
-    max_attempts = *n;
-  }
-  absl::StatusOr<std::optional<int64_t>> initial_backoff =
-      GrpcMillisMember(in, path, "initialBackoff", warnings);
-  if (!initial_backoff.ok()) return initial_backoff.status();
-  if (!initial_backoff->has_value()) return Bad(initial_path, "is required");
-  if (**initial_backoff <= 0) {
-    return Bad(initial_path, "must be greater than 0 (in whole milliseconds)");
-  }
-  nanoseconds initial = FarCapped(**initial_backoff, initial_path, warnings);
-  absl::StatusOr<std::optional<int64_t>> max_backoff =
-      GrpcMillisMember(in, path, "maxBackoff", warnings);
-  if (!max_backoff.ok()) return max_backoff.status();
-  if (!max_backoff->has_value()) return Bad(max_path, "is required");
-  if (**max_backoff <= 0) {
-    return Bad(max_path, "must be greater than 0 (in whole milliseconds)");
-  }
-  const nanoseconds maximum = FarCapped(**max_backoff, max_path, warnings);
-  absl::StatusOr<const JsonValue*> multiplier_value =
-      NonNullMember(in, path, "backoffMultiplier");
-  if (!multiplier_value.ok()) return multiplier_value.status();
-  if (*multiplier_value == nullptr) return Bad(multiplier_path, "is required");
-  absl::StatusOr<double> multiplier =
-      ReadMultiplier(**multiplier_value, multiplier_path, warnings);
+  absl::StatusOr<std::optional<int64_t>> max_attempts =
+      MaxAttemptsMember(in, path);
+  if (!max_attempts.ok()) return max_attempts.status();
+  absl::StatusOr<nanoseconds> initial =
+      BackoffMember(in, path, "initialBackoff", warnings);
+  if (!initial.ok()) return initial.status();
+  absl::StatusOr<nanoseconds> maximum =
+      BackoffMember(in, path, "maxBackoff", warnings);
+  if (!maximum.ok()) return maximum.status();
+  absl::StatusOr<double> multiplier = MultiplierMember(in, path, warnings);
   if (!multiplier.ok()) return multiplier.status();
   // A6 caps each wait at maxBackoff, also below initialBackoff: with a
   // multiplier of at least 1 every wait is then maxBackoff's.
-  if (maximum < initial) {
+  if (*maximum < *initial) {
     if (*multiplier < 1) {
-      Warn(warnings, max_path,
+      Warn(warnings, Child(path, "maxBackoff"),
            "below initialBackoff with a backoffMultiplier below 1: the waits "
            "start at maxBackoff and shrink from the second one (A6 shrinks "
            "them once the exponential falls below maxBackoff)");
     }
-    initial = maximum;
+    *initial = *maximum;
   }
-  bool codes_given = false;
-  absl::StatusOr<StatusCodeSet> codes =
-      CodesMember(in, path, "retryableStatusCodes", codes_given, warnings);
+  absl::StatusOr<StatusCodeSet> codes = RetryableCodes(in, path, warnings);
   if (!codes.ok()) return codes.status();
-  if (!codes_given) return Bad(codes_path, "must not be empty");
-
-  // gRPC C++ 1.51 ignores perAttemptRecvTimeout (it reads it only with
-  // hedging, which it lacks); stubkit follows A6: a positive duration.
-  absl::StatusOr<std::optional<Duration>> recv_timeout =
-      DurationMember(in, path, "perAttemptRecvTimeout");
-  if (!recv_timeout.ok()) return recv_timeout.status();
-  if (recv_timeout->has_value()) {
-    absl::StatusOr<nanoseconds> attempt_timeout =
-        Positive(**recv_timeout, Child(path, "perAttemptRecvTimeout"));
-    if (!attempt_timeout.ok()) return attempt_timeout.status();
-    rules.attempt_timeout = *attempt_timeout;
+  if (absl::Status status = ParseRecvTimeout(in, path, rules); !status.ok()) {
+    return status;
   }
   std::optional<int> attempts;
-  if (max_attempts.has_value()) {
-    absl::StatusOr<int> n = MaxAttempts(*max_attempts, how.max_attempts,
+  if (max_attempts->has_value()) {
+    absl::StatusOr<int> n = MaxAttempts(**max_attempts, how.max_attempts,
                                         Child(path, "maxAttempts"));
     if (!n.ok()) return n.status();
     attempts = *n;
   }
-  if (codes->empty()) {
-    // Only "OK": gRPC accepts the policy and never retries.
-    rules.retry = RetryPolicy::LimitedErrorCount(0);
-  } else if (attempts.has_value()) {
-    rules.retry = RetryPolicy::LimitedErrorCount(*attempts - 1);
-  } else if (timeout.has_value()) {
-    // As GAPIC clients read googleapis' files: bounded by the timeout.
-    rules.retry = RetryPolicy::LimitedTime(*timeout);
-  } else {
-    rules.retry = RetryPolicy::LimitedTime();
-  }
-  if (!codes->empty()) rules.retry->WithRetryableCodes(*codes);
+  rules.retry = PolicyOf(*codes, attempts, timeout);
   // Full jitter by default: gRFC A6 draws each wait from U[0, capped
   // exponential].
   rules.backoff = ExponentialBackoffPolicy()
-                      .WithInitialDelay(initial)
-                      .WithMaximumDelay(maximum)
+                      .WithInitialDelay(*initial)
+                      .WithMaximumDelay(*maximum)
                       .WithMultiplier(*multiplier)
                       .WithJitter(how.jitter);
   return absl::OkStatus();
@@ -687,6 +725,39 @@ absl::Status CheckMessageSize(const JsonValue& in, absl::string_view path,
   return absl::OkStatus();
 }
 
+// An entry's retryPolicy or hedgingPolicy (with both, as gRPC 1.51).
+absl::Status ParsePolicies(const JsonValue& in, const ServiceConfigImport& how,
+                           absl::string_view path, Rules& rules,
+                           Warnings& warnings) {
+  absl::StatusOr<const JsonValue*> retry = Member(in, path, "retryPolicy");
+  if (!retry.ok()) return retry.status();
+  absl::StatusOr<const JsonValue*> hedging = Member(in, path, "hedgingPolicy");
+  if (!hedging.ok()) return hedging.status();
+  if (*retry != nullptr) {
+    absl::Status status =
+        ParseRetryPolicy(**retry, rules.timeout, how,
+                         Child(path, "retryPolicy"), rules, warnings);
+    if (!status.ok()) return status;
+  }
+  if (*hedging != nullptr) {
+    Rules hedged;
+    absl::Status status = ParseHedgingPolicy(
+        **hedging, how, Child(path, "hedgingPolicy"), hedged, warnings);
+    if (!status.ok()) return status;
+    if (*retry != nullptr) {
+      // gRPC 1.51 accepts both and retries by the retryPolicy (it has no
+      // hedging); A6 allows one. stubkit does what gRPC does.
+      Warn(warnings, path,
+           "has both a retryPolicy and a hedgingPolicy: the hedgingPolicy is "
+           "ignored and the methods retry by the retryPolicy, as under gRPC "
+           "1.51 (A6 allows one)");
+    } else {
+      rules.hedging = hedged.hedging;
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Rules> ParseRules(const JsonValue& in,
                                  const ServiceConfigImport& how,
                                  absl::string_view path, Warnings& warnings) {
@@ -720,31 +791,9 @@ absl::StatusOr<Rules> ParseRules(const JsonValue& in,
       return status;
     }
   }
-  absl::StatusOr<const JsonValue*> retry = Member(in, path, "retryPolicy");
-  if (!retry.ok()) return retry.status();
-  absl::StatusOr<const JsonValue*> hedging = Member(in, path, "hedgingPolicy");
-  if (!hedging.ok()) return hedging.status();
-  if (*retry != nullptr) {
-    absl::Status status =
-        ParseRetryPolicy(**retry, rules.timeout, how,
-                         Child(path, "retryPolicy"), rules, warnings);
-    if (!status.ok()) return status;
-  }
-  if (*hedging != nullptr) {
-    Rules hedged;
-    absl::Status status = ParseHedgingPolicy(
-        **hedging, how, Child(path, "hedgingPolicy"), hedged, warnings);
-    if (!status.ok()) return status;
-    if (*retry != nullptr) {
-      // gRPC 1.51 accepts both and retries by the retryPolicy (it has no
-      // hedging); A6 allows one. stubkit does what gRPC does.
-      Warn(warnings, path,
-           "has both a retryPolicy and a hedgingPolicy: the hedgingPolicy is "
-           "ignored and the methods retry by the retryPolicy, as under gRPC "
-           "1.51 (A6 allows one)");
-    } else {
-      rules.hedging = hedged.hedging;
-    }
+  if (absl::Status status = ParsePolicies(in, how, path, rules, warnings);
+      !status.ok()) {
+    return status;
   }
   return rules;
 }
@@ -840,18 +889,11 @@ absl::Status CheckDuplicateKeys(const JsonValue& value,
   return absl::OkStatus();
 }
 
-// retryThrottling as gRPC 1.51 reads it: maxTokens an unsigned 32-bit
-// integer above 0; tokenRatio digits with at most 3 decimals counted
-// (more are dropped), above 0. Both may be strings.
-absl::StatusOr<std::shared_ptr<RetryThrottle>> ParseThrottling(
-    const JsonValue& in, Warnings& warnings) {
-  const std::string path = "retryThrottling";
-  WarnUnknownKeys(in, "retryThrottling", {"maxTokens", "tokenRatio"}, warnings);
+// retryThrottling.maxTokens as gRPC 1.51 reads it: an unsigned 32-bit
+// integer above 0, from a number or a string.
+absl::StatusOr<uint32_t> MaxTokensMember(const JsonValue& in,
+                                         absl::string_view path) {
   const std::string tokens_path = "retryThrottling.maxTokens";
-  const std::string ratio_path = "retryThrottling.tokenRatio";
-  if (absl::Status status = ExpectObject(in, path); !status.ok()) {
-    return status;
-  }
   absl::StatusOr<const JsonValue*> tokens_value =
       NonNullMember(in, path, "maxTokens");
   if (!tokens_value.ok()) return tokens_value.status();
@@ -865,6 +907,14 @@ absl::StatusOr<std::shared_ptr<RetryThrottle>> ParseThrottling(
                             Describe(**tokens_value)));
   }
   if (max_tokens == 0) return Bad(tokens_path, "must be greater than 0");
+  return max_tokens;
+}
+
+// retryThrottling.tokenRatio as gRPC 1.51 reads it: digits with at most 3
+// decimals counted (more are dropped), above 0, from a number or a string.
+absl::StatusOr<double> TokenRatioMember(const JsonValue& in,
+                                        absl::string_view path) {
+  const std::string ratio_path = "retryThrottling.tokenRatio";
   absl::StatusOr<const JsonValue*> ratio_value =
       NonNullMember(in, path, "tokenRatio");
   if (!ratio_value.ok()) return ratio_value.status();
@@ -897,21 +947,36 @@ absl::StatusOr<std::shared_ptr<RetryThrottle>> ParseThrottling(
                absl::StrCat("must be greater than 0 (in thousandths), got ",
                             Describe(ratio_json)));
   }
-  double ratio = static_cast<double>(milli) / 1000;
-  double tokens = max_tokens;
+  return static_cast<double>(milli) / 1000;
+}
+
+// retryThrottling as gRPC 1.51 reads it (see MaxTokensMember and
+// TokenRatioMember), within what RetryThrottle holds.
+absl::StatusOr<std::shared_ptr<RetryThrottle>> ParseThrottling(
+    const JsonValue& in, Warnings& warnings) {
+  const std::string path = "retryThrottling";
+  WarnUnknownKeys(in, "retryThrottling", {"maxTokens", "tokenRatio"}, warnings);
+  if (absl::Status status = ExpectObject(in, path); !status.ok()) {
+    return status;
+  }
+  absl::StatusOr<uint32_t> max_tokens = MaxTokensMember(in, path);
+  if (!max_tokens.ok()) return max_tokens.status();
+  absl::StatusOr<double> ratio = TokenRatioMember(in, path);
+  if (!ratio.ok()) return ratio.status();
+  double tokens = *max_tokens;
   // RetryThrottle holds at most 1000 tokens.
   if (tokens > 1000) {
-    Warn(warnings, tokens_path,
-         absl::StrCat(max_tokens,
+    Warn(warnings, "retryThrottling.maxTokens",
+         absl::StrCat(*max_tokens,
                       " counts as 1000, stubkit's largest bucket: retries "
                       "stop after fewer failures in a row than under gRPC"));
     tokens = 1000;
   }
   // A success never fills the bucket beyond maxTokens: a larger ratio
   // behaves as maxTokens.
-  ratio = std::min(ratio, tokens);
   return std::make_shared<RetryThrottle>(
-      RetryThrottle::Config().WithMaxTokens(tokens).WithTokenRatio(ratio));
+      RetryThrottle::Config().WithMaxTokens(tokens).WithTokenRatio(
+          std::min(*ratio, tokens)));
 }
 
 // Where a methodConfig name points: its entry, for messages its JSON
@@ -923,6 +988,37 @@ struct Named {
 };
 // Keyed "" (the default), "pkg.Service" and "pkg.Service/Method".
 using Names = std::map<std::string, Named>;
+
+struct NameParts {
+  std::string service;
+  std::string method;  // "" for a whole service
+};
+
+// One entry of a `name` list: a service and, if it names one, a method.
+absl::StatusOr<NameParts> ReadName(const JsonValue& name,
+                                   const std::string& name_path,
+                                   Warnings& warnings, std::string& key_hint) {
+  if (absl::Status status = ExpectObject(name, name_path); !status.ok()) {
+    return status;
+  }
+  WarnUnknownKeys(name, name_path, {"service", "method"}, warnings, &key_hint);
+  std::string name_parts[2];
+  const char* keys[2] = {"service", "method"};
+  for (int k = 0; k < 2; ++k) {
+    absl::StatusOr<const JsonValue*> part = Member(name, name_path, keys[k]);
+    if (!part.ok()) return part.status();
+    if (*part == nullptr) continue;
+    absl::StatusOr<std::string> text =
+        ReadString(**part, Child(name_path, keys[k]));
+    if (!text.ok()) return text.status();
+    name_parts[k] = *std::move(text);
+  }
+  if (name_parts[0].empty() && !name_parts[1].empty()) {
+    return Bad(name_path, absl::StrCat("method \"", Printable(name_parts[1]),
+                                       "\" needs a service"));
+  }
+  return NameParts{std::move(name_parts[0]), std::move(name_parts[1])};
+}
 
 // The names step: entry `i`'s `name` list, into `names`.
 absl::Status ParseNames(const JsonValue& entry, const std::string& path,
@@ -948,30 +1044,12 @@ absl::Status ParseNames(const JsonValue& entry, const std::string& path,
   const std::vector<JsonValue>& name_values =
       *name_list == nullptr ? kNoNames : (*name_list)->elements();
   for (size_t j = 0; j < name_values.size(); ++j) {
-    const JsonValue& name = name_values[j];
     const std::string name_path = absl::StrCat(names_path, "[", j, "]");
-    if (absl::Status status = ExpectObject(name, name_path); !status.ok()) {
-      return status;
-    }
-    WarnUnknownKeys(name, name_path, {"service", "method"}, warnings,
-                    &key_hint);
-    std::string name_parts[2];
-    const char* keys[2] = {"service", "method"};
-    for (int k = 0; k < 2; ++k) {
-      absl::StatusOr<const JsonValue*> part = Member(name, name_path, keys[k]);
-      if (!part.ok()) return part.status();
-      if (*part == nullptr) continue;
-      absl::StatusOr<std::string> text =
-          ReadString(**part, Child(name_path, keys[k]));
-      if (!text.ok()) return text.status();
-      name_parts[k] = *std::move(text);
-    }
-    const std::string& service = name_parts[0];
-    const std::string& method = name_parts[1];
-    if (service.empty() && !method.empty()) {
-      return Bad(name_path, absl::StrCat("method \"", Printable(method),
-                                         "\" needs a service"));
-    }
+    absl::StatusOr<NameParts> parts =
+        ReadName(name_values[j], name_path, warnings, key_hint);
+    if (!parts.ok()) return parts.status();
+    const std::string& service = parts->service;
+    const std::string& method = parts->method;
     // Methods in gRPC's spelling, "a.B/C": the service "a.B.C" is
     // another name.
     std::string key = service;
