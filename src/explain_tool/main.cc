@@ -14,6 +14,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -143,6 +144,92 @@ absl::StatusOr<absl::StatusCode> ParseCode(absl::string_view value) {
       "--failure: \"", value, "\" is not a status code (UNAVAILABLE, 14)"));
 }
 
+using DurationSetter = void (*)(Flags&, std::chrono::nanoseconds);
+
+// The flags whose value is a duration, and what each sets; null for
+// another name.
+DurationSetter FindDurationFlag(absl::string_view name) {
+  using std::chrono::nanoseconds;
+  static const auto* const kSetters = new std::map<absl::string_view,
+                                                   DurationSetter>{
+      {"time-limit",
+       [](Flags& flags, nanoseconds d) {
+         flags.call.set<stubkit::RetryPolicyOption>(
+             stubkit::RetryPolicy::LimitedTime(d));
+       }},
+      {"initial-backoff",
+       [](Flags& flags, nanoseconds d) { flags.initial_backoff = d; }},
+      {"max-backoff",
+       [](Flags& flags, nanoseconds d) { flags.max_backoff = d; }},
+      {"attempt-timeout",
+       [](Flags& flags, nanoseconds d) {
+         flags.call.set<stubkit::AttemptTimeoutOption>(d);
+       }},
+      {"total-timeout",
+       [](Flags& flags, nanoseconds d) {
+         flags.call.set<stubkit::TotalTimeoutOption>(d);
+       }},
+      {"deadline",
+       [](Flags& flags, nanoseconds d) {
+         flags.call.set<stubkit::DeadlineOption>(
+             std::chrono::system_clock::now() +
+             std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                 d));
+       }},
+      {"min-attempt-time",
+       [](Flags& flags, nanoseconds d) {
+         flags.call.set<stubkit::MinAttemptTimeOption>(d);
+       }},
+      {"attempt-duration",
+       [](Flags& flags, nanoseconds d) {
+         flags.assumptions.attempt_duration = d;
+       }},
+  };
+  auto it = kSetters->find(name);
+  return it == kSetters->end() ? nullptr : it->second;
+}
+
+// --name=value flags other than durations.
+absl::Status ParseValueFlag(absl::string_view name, absl::string_view value,
+                            Flags& flags) {
+  if (name == "service-config") {
+    flags.service_config = std::string(value);
+  } else if (name == "method") {
+    flags.method = std::string(value);
+  } else if (name == "why-not") {
+    flags.why_not = std::string(value);
+  } else if (name == "svg") {
+    flags.svg = std::string(value);
+  } else if (name == "max-attempts") {
+    int n = 0;
+    if (!absl::SimpleAtoi(value, &n) || n < 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--max-attempts: \"", value, "\" is not a whole number >= 1"));
+    }
+    flags.call.set<stubkit::RetryPolicyOption>(
+        stubkit::RetryPolicy::LimitedErrorCount(n - 1));
+  } else if (name == "multiplier") {
+    double x = 0;
+    if (!absl::SimpleAtod(value, &x)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--multiplier: \"", value, "\" is not a number"));
+    }
+    flags.multiplier = x;
+  } else if (name == "jitter") {
+    auto j = ParseJitter(value);
+    if (!j.ok()) return j.status();
+    flags.jitter = *j;
+  } else if (name == "failure") {
+    auto code = ParseCode(value);
+    if (!code.ok()) return code.status();
+    flags.assumptions.failure = *code;
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown flag --", name, " (see --help)"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ParseFlag(absl::string_view arg, Flags& flags) {
   if (arg == "--help" || arg == "-h") {
     flags.help = true;
@@ -165,78 +252,13 @@ absl::Status ParseFlag(absl::string_view arg, Flags& flags) {
   }
   const absl::string_view name = arg.substr(2, eq - 2);
   const absl::string_view value = arg.substr(eq + 1);
-  auto duration = [&]() { return ParseDurationFlag(name, value); };
-  if (name == "service-config") {
-    flags.service_config = std::string(value);
-  } else if (name == "method") {
-    flags.method = std::string(value);
-  } else if (name == "why-not") {
-    flags.why_not = std::string(value);
-  } else if (name == "svg") {
-    flags.svg = std::string(value);
-  } else if (name == "max-attempts") {
-    int n = 0;
-    if (!absl::SimpleAtoi(value, &n) || n < 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--max-attempts: \"", value, "\" is not a whole number >= 1"));
-    }
-    flags.call.set<stubkit::RetryPolicyOption>(
-        stubkit::RetryPolicy::LimitedErrorCount(n - 1));
-  } else if (name == "time-limit") {
-    auto d = duration();
+  if (DurationSetter set = FindDurationFlag(name)) {
+    absl::StatusOr<std::chrono::nanoseconds> d = ParseDurationFlag(name, value);
     if (!d.ok()) return d.status();
-    flags.call.set<stubkit::RetryPolicyOption>(
-        stubkit::RetryPolicy::LimitedTime(*d));
-  } else if (name == "initial-backoff") {
-    auto d = duration();
-    if (!d.ok()) return d.status();
-    flags.initial_backoff = *d;
-  } else if (name == "max-backoff") {
-    auto d = duration();
-    if (!d.ok()) return d.status();
-    flags.max_backoff = *d;
-  } else if (name == "multiplier") {
-    double x = 0;
-    if (!absl::SimpleAtod(value, &x)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--multiplier: \"", value, "\" is not a number"));
-    }
-    flags.multiplier = x;
-  } else if (name == "jitter") {
-    auto j = ParseJitter(value);
-    if (!j.ok()) return j.status();
-    flags.jitter = *j;
-  } else if (name == "attempt-timeout") {
-    auto d = duration();
-    if (!d.ok()) return d.status();
-    flags.call.set<stubkit::AttemptTimeoutOption>(*d);
-  } else if (name == "total-timeout") {
-    auto d = duration();
-    if (!d.ok()) return d.status();
-    flags.call.set<stubkit::TotalTimeoutOption>(*d);
-  } else if (name == "deadline") {
-    auto d = duration();
-    if (!d.ok()) return d.status();
-    flags.call.set<stubkit::DeadlineOption>(
-        std::chrono::system_clock::now() +
-        std::chrono::duration_cast<std::chrono::system_clock::duration>(*d));
-  } else if (name == "min-attempt-time") {
-    auto d = duration();
-    if (!d.ok()) return d.status();
-    flags.call.set<stubkit::MinAttemptTimeOption>(*d);
-  } else if (name == "attempt-duration") {
-    auto d = duration();
-    if (!d.ok()) return d.status();
-    flags.assumptions.attempt_duration = *d;
-  } else if (name == "failure") {
-    auto code = ParseCode(value);
-    if (!code.ok()) return code.status();
-    flags.assumptions.failure = *code;
-  } else {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown flag --", name, " (see --help)"));
+    set(flags, *d);
+    return absl::OkStatus();
   }
-  return absl::OkStatus();
+  return ParseValueFlag(name, value, flags);
 }
 
 int BadInput(const absl::Status& status) {
@@ -257,41 +279,80 @@ int RunWhyNot(const std::string& text_flag) {
   return kOk;
 }
 
+// The client's options from --service-config, and the backoff the backoff
+// flags change: the method's, else the default.
+absl::Status LoadClient(const Flags& flags, const std::string& method,
+                        stubkit::Options& client,
+                        stubkit::ExponentialBackoffPolicy& backoff) {
+  if (!flags.service_config.has_value()) return absl::OkStatus();
+  if (!flags.method.has_value()) {
+    return absl::InvalidArgumentError(
+        "--service-config needs --method=package.Service/Method");
+  }
+  absl::StatusOr<stubkit::ServiceConfig> config =
+      stubkit::LoadServiceConfigFile(*flags.service_config);
+  if (!config.ok()) return config.status();
+  client = config->ToOptions();
+  backoff = config->OptionsFor(method).get<stubkit::BackoffPolicyOption>();
+  return absl::OkStatus();
+}
+
+// The backoff flags over `backoff`, set in `call` if any is given.
+void ApplyBackoffFlags(const Flags& flags,
+                       stubkit::ExponentialBackoffPolicy backoff,
+                       stubkit::Options& call) {
+  if (!flags.initial_backoff && !flags.max_backoff && !flags.multiplier &&
+      !flags.jitter) {
+    return;
+  }
+  if (flags.initial_backoff) {
+    backoff = backoff.WithInitialDelay(*flags.initial_backoff);
+    // Only an explicit --max-backoff below it is an error.
+    if (!flags.max_backoff &&
+        backoff.maximum_delay() < *flags.initial_backoff) {
+      backoff = backoff.WithMaximumDelay(*flags.initial_backoff);
+    }
+  }
+  if (flags.max_backoff) {
+    backoff = backoff.WithMaximumDelay(*flags.max_backoff);
+  }
+  if (flags.multiplier) backoff = backoff.WithMultiplier(*flags.multiplier);
+  if (flags.jitter) backoff = backoff.WithJitter(*flags.jitter);
+  call.set<stubkit::BackoffPolicyOption>(backoff);
+}
+
+// The idempotency setting in the command's words: the flag given, or how
+// to give one.
+void SayIdempotency(const Flags& flags, stubkit::Explanation& e) {
+  if (!e.idempotency_assumed) return;
+  for (std::string& s : e.settings) {
+    if (!absl::StartsWith(s, "idempotent: ")) continue;
+    if (flags.idempotency_given) {
+      s = absl::StrCat(
+          "idempotent: ",
+          flags.assumptions.idempotency == stubkit::Idempotency::kIdempotent
+              ? "yes (--idempotent"
+              : "no (--non-idempotent",
+          ": the proto's idempotency_level)");
+    } else {
+      s = "idempotent: unknown, assumed yes (pass --idempotent or "
+          "--non-idempotent: neither a file nor a method's name says what "
+          "its proto declares)";
+    }
+  }
+}
+
 int Run(const Flags& flags) {
   if (flags.why_not.has_value()) return RunWhyNot(*flags.why_not);
   const std::string method = flags.method.value_or("example.Service.Method");
   stubkit::Options client;
-  // The backoff the backoff flags change: the method's, else the default.
   stubkit::ExponentialBackoffPolicy backoff;
-  if (flags.service_config.has_value()) {
-    if (!flags.method.has_value()) {
-      return BadInput(absl::InvalidArgumentError(
-          "--service-config needs --method=package.Service/Method"));
-    }
-    absl::StatusOr<stubkit::ServiceConfig> config =
-        stubkit::LoadServiceConfigFile(*flags.service_config);
-    if (!config.ok()) return BadInput(config.status());
-    client = config->ToOptions();
-    backoff = config->OptionsFor(method).get<stubkit::BackoffPolicyOption>();
+  if (absl::Status status = LoadClient(flags, method, client, backoff);
+      !status.ok()) {
+    return BadInput(status);
   }
   stubkit::Options call = flags.call;
-  if (flags.initial_backoff || flags.max_backoff || flags.multiplier ||
-      flags.jitter) {
-    if (flags.initial_backoff) {
-      backoff = backoff.WithInitialDelay(*flags.initial_backoff);
-      // Only an explicit --max-backoff below it is an error.
-      if (!flags.max_backoff &&
-          backoff.maximum_delay() < *flags.initial_backoff) {
-        backoff = backoff.WithMaximumDelay(*flags.initial_backoff);
-      }
-    }
-    if (flags.max_backoff) {
-      backoff = backoff.WithMaximumDelay(*flags.max_backoff);
-    }
-    if (flags.multiplier) backoff = backoff.WithMultiplier(*flags.multiplier);
-    if (flags.jitter) backoff = backoff.WithJitter(*flags.jitter);
-    call.set<stubkit::BackoffPolicyOption>(backoff);
-  }
+  ApplyBackoffFlags(flags, backoff, call);
   absl::StatusOr<stubkit::Explanation> e =
       stubkit::Explain(client, method, call, flags.assumptions);
   if (!e.ok()) return BadInput(e.status());
@@ -301,23 +362,7 @@ int Run(const Flags& flags) {
     return BadInput(absl::InvalidArgumentError(
         absl::StrCat("--method=", method, ": ", e->notes.front())));
   }
-  if (e->idempotency_assumed) {
-    for (std::string& s : e->settings) {
-      if (!absl::StartsWith(s, "idempotent: ")) continue;
-      if (flags.idempotency_given) {
-        s = absl::StrCat("idempotent: ",
-                         flags.assumptions.idempotency ==
-                                 stubkit::Idempotency::kIdempotent
-                             ? "yes (--idempotent"
-                             : "no (--non-idempotent",
-                         ": the proto's idempotency_level)");
-      } else {
-        s = "idempotent: unknown, assumed yes (pass --idempotent or "
-            "--non-idempotent: neither a file nor a method's name says what "
-            "its proto declares)";
-      }
-    }
-  }
+  SayIdempotency(flags, *e);
   std::cout << e->ToTable();
   if (flags.svg.has_value()) {
     std::ofstream out(*flags.svg);
