@@ -289,6 +289,64 @@ class JsonParser {
     return true;
   }
 
+  // A \u escape's unit, its 4 hex digits at pos_ (and a surrogate pair's
+  // second escape), appended to `out` as UTF-8.
+  bool UnicodeEscape(std::string& out) {
+    uint32_t unit;
+    if (!Hex4(unit)) return false;
+    if (unit >= 0xD800 && unit <= 0xDBFF) {
+      // A high surrogate: a low one must follow.
+      uint32_t low;
+      if (text_.substr(pos_, 2) != "\\u") {
+        return Fail("a high surrogate \\u escape without its low half");
+      }
+      pos_ += 2;
+      if (!Hex4(low)) return false;
+      if (low < 0xDC00 || low > 0xDFFF) {
+        return Fail("a high surrogate \\u escape without its low half");
+      }
+      unit = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
+    } else if (unit >= 0xDC00 && unit <= 0xDFFF) {
+      return Fail("a low surrogate \\u escape without its high half");
+    }
+    AppendUtf8(unit, out);
+    return true;
+  }
+
+  // One escape, from its backslash at pos_, appended to `out`.
+  bool Escape(std::string& out) {
+    ++pos_;  // '\\'
+    const char escape = Peek();
+    ++pos_;
+    switch (escape) {
+      case '"':
+      case '\\':
+      case '/':
+        out.push_back(escape);
+        return true;
+      case 'b':
+        out.push_back('\b');
+        return true;
+      case 'f':
+        out.push_back('\f');
+        return true;
+      case 'n':
+        out.push_back('\n');
+        return true;
+      case 'r':
+        out.push_back('\r');
+        return true;
+      case 't':
+        out.push_back('\t');
+        return true;
+      case 'u':
+        return UnicodeEscape(out);
+      default:
+        --pos_;
+        return Fail("unknown escape in a string");
+    }
+  }
+
   bool ParseString(std::string& out) {
     ++pos_;  // '"'
     while (true) {
@@ -310,55 +368,7 @@ class JsonParser {
         ++pos_;
         continue;
       }
-      ++pos_;  // '\\'
-      const char escape = Peek();
-      ++pos_;
-      switch (escape) {
-        case '"':
-        case '\\':
-        case '/':
-          out.push_back(escape);
-          break;
-        case 'b':
-          out.push_back('\b');
-          break;
-        case 'f':
-          out.push_back('\f');
-          break;
-        case 'n':
-          out.push_back('\n');
-          break;
-        case 'r':
-          out.push_back('\r');
-          break;
-        case 't':
-          out.push_back('\t');
-          break;
-        case 'u': {
-          uint32_t unit;
-          if (!Hex4(unit)) return false;
-          if (unit >= 0xD800 && unit <= 0xDBFF) {
-            // A high surrogate: a low one must follow.
-            uint32_t low;
-            if (text_.substr(pos_, 2) != "\\u") {
-              return Fail("a high surrogate \\u escape without its low half");
-            }
-            pos_ += 2;
-            if (!Hex4(low)) return false;
-            if (low < 0xDC00 || low > 0xDFFF) {
-              return Fail("a high surrogate \\u escape without its low half");
-            }
-            unit = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
-          } else if (unit >= 0xDC00 && unit <= 0xDFFF) {
-            return Fail("a low surrogate \\u escape without its high half");
-          }
-          AppendUtf8(unit, out);
-          break;
-        }
-        default:
-          --pos_;
-          return Fail("unknown escape in a string");
-      }
+      if (!Escape(out)) return false;
     }
   }
 
