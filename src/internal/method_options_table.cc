@@ -36,6 +36,21 @@ bool IsServicePrefix(const MethodOptionsOption::Type& entries,
   return false;
 }
 
+// Says, once per client, which imported entries name no method of
+// `service` (gRPC ignores them too).
+void WarnIgnored(const Options& client, absl::string_view service,
+                 const std::vector<absl::string_view>& ignored,
+                 const std::vector<absl::string_view>& methods) {
+  if (ignored.empty()) return;
+  WriteConfigWarning(
+      client,
+      absl::StrCat("stubkit: ", service, ": the service config names ",
+                   ignored.size() == 1 ? "a method" : "methods",
+                   " this client does not have (", absl::StrJoin(ignored, ", "),
+                   "); ignored, as gRPC does (its methods: ",
+                   absl::StrJoin(methods, ", "), ")"));
+}
+
 }  // namespace
 
 MethodOptionsTable::MethodOptionsTable(
@@ -91,16 +106,7 @@ MethodOptionsTable::MethodOptionsTable(
           "not sent"));
     }
   }
-  if (!ignored.empty()) {
-    WriteConfigWarning(
-        client,
-        absl::StrCat("stubkit: ", service_, ": the service config names ",
-                     ignored.size() == 1 ? "a method" : "methods",
-                     " this client does not have (",
-                     absl::StrJoin(ignored, ", "),
-                     "); ignored, as gRPC does (its methods: ",
-                     absl::StrJoin(methods_, ", "), ")"));
-  }
+  WarnIgnored(client, service_, ignored, methods_);
   if (!any) return;
   for (Layers& entry : layers) entry.service = service_layer;
   layers_ = std::move(layers);
