@@ -26,6 +26,33 @@ bool IsValid(Idempotency idempotency) {
          idempotency == Idempotency::kNonIdempotent;
 }
 
+// IdempotencyOption and IdempotencyMapOption: Idempotency values, and
+// names that are not empty.
+absl::Status ValidateIdempotency(const OptionsView& options) {
+  if (const Idempotency* forced = options.find<IdempotencyOption>()) {
+    if (!IsValid(*forced)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("IdempotencyOption: not an Idempotency value (",
+                       static_cast<int>(*forced), ")"));
+    }
+  }
+  if (const auto* by_name = options.find<IdempotencyMapOption>()) {
+    for (const auto& [name, idempotency] : *by_name) {
+      if (name.empty()) {
+        return absl::InvalidArgumentError(
+            "IdempotencyMapOption: a method name is empty; keys are full "
+            "proto names, \"package.Service.Method\"");
+      }
+      if (!IsValid(idempotency)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "IdempotencyMapOption: \"", name, "\" maps to ",
+            static_cast<int>(idempotency), ", not an Idempotency value"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 // The options only a retried (or hedged) call reads: throttle, budget,
 // server hints, idempotency, logging. An AdaptiveHedgingOption is read only
 // by hedged calls, which check it (HedgedOperationBase::Begin).
@@ -48,26 +75,8 @@ absl::Status ValidateRetryOptions(const OptionsView& options) {
           "; to ignore server hints set ServerHintsOption to false"));
     }
   }
-  if (const Idempotency* forced = options.find<IdempotencyOption>()) {
-    if (!IsValid(*forced)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("IdempotencyOption: not an Idempotency value (",
-                       static_cast<int>(*forced), ")"));
-    }
-  }
-  if (const auto* by_name = options.find<IdempotencyMapOption>()) {
-    for (const auto& [name, idempotency] : *by_name) {
-      if (name.empty()) {
-        return absl::InvalidArgumentError(
-            "IdempotencyMapOption: a method name is empty; keys are full "
-            "proto names, \"package.Service.Method\"");
-      }
-      if (!IsValid(idempotency)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "IdempotencyMapOption: \"", name, "\" maps to ",
-            static_cast<int>(idempotency), ", not an Idempotency value"));
-      }
-    }
+  if (absl::Status status = ValidateIdempotency(options); !status.ok()) {
+    return status;
   }
   if (const int* incoming = options.find<IncomingAttemptOption>()) {
     if (*incoming < 0) {
