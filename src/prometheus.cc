@@ -56,6 +56,20 @@ prometheus::ClientMetric Histogram(Labels labels,
   return histogram;
 }
 
+// Calls by stop reason: every reason, zeros included, so that rate() sees
+// a series from its first scrape.
+void AppendStops(const Labels& labels, const MethodMetrics& m,
+                 prometheus::MetricFamily& calls) {
+  for (int i = 0; i < kStopReasonCount; ++i) {
+    prometheus::ClientMetric stop;
+    stop.label = labels;
+    stop.label.push_back({"stop_reason", std::string(PrometheusLabel(
+                                             static_cast<StopReason>(i)))});
+    stop.counter.value = static_cast<double>(m.stops[static_cast<size_t>(i)]);
+    calls.metric.push_back(std::move(stop));
+  }
+}
+
 }  // namespace
 
 std::vector<prometheus::MetricFamily> ToPrometheus(
@@ -101,16 +115,7 @@ std::vector<prometheus::MetricFamily> ToPrometheus(
                                            kLatencyBucketBoundsMs, 1000,
                                            m.retry_delay_sum_ms / 1000));
 
-    // Every reason, zeros included, so that rate() sees a series from its
-    // first scrape.
-    for (int i = 0; i < kStopReasonCount; ++i) {
-      prometheus::ClientMetric stop;
-      stop.label = labels;
-      stop.label.push_back({"stop_reason", std::string(PrometheusLabel(
-                                               static_cast<StopReason>(i)))});
-      stop.counter.value = static_cast<double>(m.stops[static_cast<size_t>(i)]);
-      calls.metric.push_back(std::move(stop));
-    }
+    AppendStops(labels, m, calls);
 
     duration.metric.push_back(Histogram(labels, m.latency_buckets,
                                         kLatencyBucketBoundsMs, 1000,
