@@ -123,6 +123,44 @@ inline Clock::time_point PollNow(const Clock* clock) {
   return clock != nullptr ? clock->Now() : std::chrono::steady_clock::now();
 }
 
+// The operation `start` (a callable returning the starting call's result,
+// or that result itself) started, named in any error; an invalid `policy`
+// is refused before a callable `start` runs.
+template <typename Operation, typename Start>
+absl::StatusOr<Operation> StartOperation(const PollingPolicy& policy,
+                                         absl::string_view method,
+                                         Start&& start) {
+  absl::StatusOr<Operation> started;
+  if constexpr (std::is_invocable_v<Start>) {
+    if (!policy.status().ok()) return InvalidPollingPolicy(method, policy);
+    started = std::forward<Start>(start)();
+    if (!started.ok()) return std::move(started).status();
+  } else {
+    started = std::forward<Start>(start);
+    if (!started.ok()) return std::move(started).status();
+    if (!policy.status().ok()) {
+      return WithOperationName(InvalidPollingPolicy(method, policy),
+                               started->name());
+    }
+  }
+  return started;
+}
+
+// A cancelled poll's end: the operation left running, or also cancelled
+// with CancelOperationOnCancelOption.
+template <typename Client>
+absl::Status EndCancelled(Client& client, const OptionsView& options,
+                          const Options& call, absl::string_view method,
+                          const std::string& name) {
+  if (!options.get<CancelOperationOnCancelOption>()) {
+    return PollingCancelled(method, name, false, absl::OkStatus());
+  }
+  typename OperationsTraits<Client>::CancelRequest request;
+  request.set_name(name);
+  auto result = client.CancelOperation(request, CancelCallOptions(call));
+  return PollingCancelled(method, name, true, result.status());
+}
+
 // AwaitFoo: starts the operation (`start`, a callable returning the
 // starting call's result, or that result itself) and polls it until done,
 // the policy runs out or the call is cancelled. `options` are the starting
@@ -137,19 +175,10 @@ absl::StatusOr<Response> PollOperation(Client& client,
                                        Start&& start) {
   using Traits = OperationsTraits<Client>;
   const PollingPolicy& policy = options.get<PollingPolicyOption>();
-  absl::StatusOr<typename Traits::Operation> started;
-  if constexpr (std::is_invocable_v<Start>) {
-    if (!policy.status().ok()) return InvalidPollingPolicy(method, policy);
-    started = std::forward<Start>(start)();
-    if (!started.ok()) return std::move(started).status();
-  } else {
-    started = std::forward<Start>(start);
-    if (!started.ok()) return std::move(started).status();
-    if (!policy.status().ok()) {
-      return WithOperationName(InvalidPollingPolicy(method, policy),
-                               started->name());
-    }
-  }
+  absl::StatusOr<typename Traits::Operation> started =
+      StartOperation<typename Traits::Operation>(policy, method,
+                                                 std::forward<Start>(start));
+  if (!started.ok()) return std::move(started).status();
   typename Traits::Operation op = *std::move(started);
   const Clock* clock = options.get<ClockOption>().get();
   Sleeper* sleeper = options.get<SleeperOption>().get();
@@ -177,15 +206,8 @@ absl::StatusOr<Response> PollOperation(Client& client,
       }
       cancelled = token != nullptr && token->cancelled();
     }
-    if (cancelled) {
-      if (!options.get<CancelOperationOnCancelOption>()) {
-        return PollingCancelled(method, op.name(), false, absl::OkStatus());
-      }
-      typename Traits::CancelRequest request;
-      request.set_name(op.name());
-      auto result = client.CancelOperation(request, CancelCallOptions(call));
-      return PollingCancelled(method, op.name(), true, result.status());
-    }
+    if (cancelled)
+      return EndCancelled(client, options, call, method, op.name());
     typename Traits::GetRequest request;
     request.set_name(op.name());
     auto next = client.GetOperation(
