@@ -103,7 +103,7 @@
 #ifndef STUBKIT_CALL_OPTIONS_H_
 #define STUBKIT_CALL_OPTIONS_H_
 
-#include <grpc/impl/codegen/compression_types.h>
+#include <grpc/compression.h>
 #include <grpcpp/client_context.h>
 #include <grpcpp/security/credentials.h>
 

@@ -8,7 +8,7 @@
 // the call started).
 
 #include <gmock/gmock.h>
-#include <grpc/impl/codegen/compression_types.h>
+#include <grpc/compression.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
