@@ -504,8 +504,8 @@ absl::StatusOr<double> ReadMultiplier(const JsonValue& value,
   return exact;
 }
 
-// retryPolicy.maxAttempts as gRPC reads it (an int), if given; checked
-// against the import's limit later, as before.
+// retryPolicy.maxAttempts as gRPC reads it (an int), if given.
+// ParseRetryPolicy applies MaxAttempts once the other fields are read.
 absl::StatusOr<std::optional<int64_t>> MaxAttemptsMember(
     const JsonValue& in, absl::string_view path) {
   absl::StatusOr<const JsonValue*> value =
@@ -588,13 +588,15 @@ RetryPolicy PolicyOf(const StatusCodeSet& codes, std::optional<int> attempts,
                      const std::optional<nanoseconds>& timeout) {
   // Only "OK": gRPC accepts the policy and never retries.
   if (codes.empty()) return RetryPolicy::LimitedErrorCount(0);
-  RetryPolicy policy =
-      attempts.has_value() ? RetryPolicy::LimitedErrorCount(*attempts - 1)
-      // As GAPIC clients read googleapis' files: bounded by the timeout.
-      : timeout.has_value() ? RetryPolicy::LimitedTime(*timeout)
-                            : RetryPolicy::LimitedTime();
-  policy.WithRetryableCodes(codes);
-  return policy;
+  if (attempts.has_value()) {
+    return RetryPolicy::LimitedErrorCount(*attempts - 1)
+        .WithRetryableCodes(codes);
+  }
+  // As GAPIC clients read googleapis' files: bounded by the timeout.
+  if (timeout.has_value()) {
+    return RetryPolicy::LimitedTime(*timeout).WithRetryableCodes(codes);
+  }
+  return RetryPolicy::LimitedTime().WithRetryableCodes(codes);
 }
 
 absl::Status ParseRetryPolicy(const JsonValue& in,
