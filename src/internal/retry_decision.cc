@@ -3,6 +3,7 @@
 #include "stubkit/internal/retry_decision.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -81,17 +82,16 @@ std::string NotRetryable(const absl::Status& status,
 
 }  // namespace
 
-RetryDecision DecideAfterFailure(const absl::Status& status,
-                                 const FailureFacts& facts,
-                                 const RetryPolicy& policy,
-                                 AdmissionSource* admission,
-                                 WaitSource& waits) {
+namespace {
+
+// Steps 0-2: what the attempt's own outcome says, before anything counts.
+std::optional<RetryDecision> StopForTheOutcome(const absl::Status& status,
+                                               const FailureFacts& facts,
+                                               const RetryPolicy& policy,
+                                               bool timed_out) {
   const int failures = facts.failures;
   // 0. The caller's cancel wins over anything the attempt says.
   if (facts.cancelled) return Stop(StopReason::kCancelled, "", failures);
-  const bool timed_out =
-      status.code() == absl::StatusCode::kDeadlineExceeded &&
-      ReachedDeadline(facts.now, facts.attempt_start, facts.attempt_deadline);
   // 1. The call's own end ran out during the attempt.
   if (timed_out && facts.attempt_deadline == facts.end) {
     return Stop(
@@ -111,24 +111,28 @@ RetryDecision DecideAfterFailure(const absl::Status& status,
     return Stop(StopReason::kPermanentError, NotRetryable(status, policy),
                 failures);
   }
-  // A retryable failure says the backend struggles, whatever happens next.
-  const bool admitted = admission == nullptr || admission->OnRetryableFailure();
+  return std::nullopt;
+}
+
+// Steps 3-6: whether this call may be repeated at all, and again.
+std::optional<RetryDecision> StopForTheCall(const FailureFacts& facts,
+                                            const RetryPolicy& policy,
+                                            int counted) {
   // 3. Never repeat an operation that may not be safe to repeat.
   if (!facts.idempotent) {
     return Stop(
         StopReason::kNonIdempotent,
         absl::StrCat("not retried: ", facts.method, " is not idempotent"),
-        failures);
+        facts.failures);
   }
   // 4. Nor a stream's messages, once delivered.
   if (!facts.repeat_forbidden.empty()) {
     return Stop(
         StopReason::kNotResumable,
         absl::StrCat("not resumed: the stream ", facts.repeat_forbidden),
-        failures);
+        facts.failures);
   }
   // 5. The retry policy's error count.
-  const int counted = failures + 1;
   if (policy.max_failures() != RetryPolicy::kUnlimitedFailures &&
       counted > policy.max_failures()) {
     return Stop(
@@ -158,26 +162,14 @@ RetryDecision DecideAfterFailure(const absl::Status& status,
         absl::StrCat("gave up: ", EndWhat(facts.end_reason), " was reached"),
         counted);
   }
-  // 7. Admission.
-  if (!admitted) {
-    if (admission->MayWait()) {
-      RetryDecision decision;
-      decision.kind = RetryDecision::Kind::kWaitForAdmission;
-      decision.wait_reason = WaitReason::kThrottle;
-      decision.attempt_timed_out = timed_out;
-      decision.failures = counted;
-      return decision;
-    }
-    return Stop(StopReason::kThrottled, admission->Refusal(), counted);
-  }
-  // 8. The wait, which the server may refuse.
-  WaitChoice chosen = waits.NextWait(status, counted);
-  if (chosen.refused) {
-    return Stop(StopReason::kServerRefused,
-                absl::StrCat("gave up: ", chosen.refusal), counted);
-  }
-  // 9. Never start a wait that would end after the call's end, nor one
-  // after which the next attempt would have less than its minimum time.
+  return std::nullopt;
+}
+
+// Step 9: never start a wait that would end after the call's end, nor one
+// after which the next attempt would have less than its minimum time.
+std::optional<RetryDecision> StopForTheWait(const FailureFacts& facts,
+                                            const WaitChoice& chosen,
+                                            int counted) {
   if (facts.end != time_point::max()) {
     const nanoseconds left = facts.end - facts.now;
     if (chosen.delay >= left) {
@@ -203,18 +195,66 @@ RetryDecision DecideAfterFailure(const absl::Status& status,
                              EndWhat(reason)),
                 counted);
   }
+  return std::nullopt;
+}
+
+RetryDecision Retrying(RetryDecision::Kind kind, nanoseconds wait,
+                       WaitReason reason, bool timed_out, int counted) {
+  RetryDecision decision;
+  decision.kind = kind;
+  decision.wait = wait;
+  decision.wait_reason = reason;
+  decision.attempt_timed_out = timed_out;
+  decision.failures = counted;
+  return decision;
+}
+
+}  // namespace
+
+// The steps, numbered as in the list in retry_decision.h's header comment;
+// each helper above holds the ones it names.
+RetryDecision DecideAfterFailure(const absl::Status& status,
+                                 const FailureFacts& facts,
+                                 const RetryPolicy& policy,
+                                 AdmissionSource* admission,
+                                 WaitSource& waits) {
+  const bool timed_out =
+      status.code() == absl::StatusCode::kDeadlineExceeded &&
+      ReachedDeadline(facts.now, facts.attempt_start, facts.attempt_deadline);
+  if (auto stop = StopForTheOutcome(status, facts, policy, timed_out)) {
+    return *std::move(stop);
+  }
+  // A retryable failure says the backend struggles, whatever happens next.
+  const bool admitted = admission == nullptr || admission->OnRetryableFailure();
+  const int counted = facts.failures + 1;
+  if (auto stop = StopForTheCall(facts, policy, counted)) {
+    return *std::move(stop);
+  }
+  // 7. Admission.
+  if (!admitted) {
+    if (admission->MayWait()) {
+      return Retrying(RetryDecision::Kind::kWaitForAdmission,
+                      nanoseconds::zero(), WaitReason::kThrottle, timed_out,
+                      counted);
+    }
+    return Stop(StopReason::kThrottled, admission->Refusal(), counted);
+  }
+  // 8. The wait, which the server may refuse.
+  WaitChoice chosen = waits.NextWait(status, counted);
+  if (chosen.refused) {
+    return Stop(StopReason::kServerRefused,
+                absl::StrCat("gave up: ", chosen.refusal), counted);
+  }
+  if (auto stop = StopForTheWait(facts, chosen, counted)) {
+    return *std::move(stop);
+  }
   // 10. Admission takes its due, now that nothing else stops the call.
   if (admission != nullptr && !admission->Take()) {
     return Stop(StopReason::kThrottled, admission->Refusal(), counted);
   }
   // 11. Retry.
-  RetryDecision decision;
-  decision.kind = RetryDecision::Kind::kRetry;
-  decision.wait = chosen.delay;
-  decision.wait_reason = chosen.reason;
-  decision.attempt_timed_out = timed_out;
-  decision.failures = counted;
-  return decision;
+  return Retrying(RetryDecision::Kind::kRetry, chosen.delay, chosen.reason,
+                  timed_out, counted);
 }
 
 }  // namespace internal
