@@ -67,6 +67,40 @@ std::string Describe(const absl::Status& status) {
                       status.message());
 }
 
+// Sets an attempt's gRPC deadline; returns how long the driver's establish
+// timer must give it (zero: none). With `establish_only` (server and bidi
+// streams) the attempt timeout bounds only the wait for a first response:
+// gRPC's deadline, which would end a healthy stream, stays at the call's.
+nanoseconds SetAttemptDeadlines(grpc::ClientContext& context, time_point now,
+                                time_point attempt_deadline, time_point bound,
+                                bool establish_only) {
+  if (establish_only && attempt_deadline < bound) {
+    SetAttemptDeadline(context, now, bound);
+    return attempt_deadline - now;
+  }
+  SetAttemptDeadline(context, now, attempt_deadline);
+  return nanoseconds::zero();
+}
+
+// The RPC-level log line of an attempt's start: its timeout and the
+// metadata it sends, credentials redacted.
+std::string AttemptStartLine(
+    absl::string_view method, int attempt, time_point now,
+    time_point attempt_deadline, bool to_first_response,
+    std::vector<std::pair<std::string, std::string>> sent,
+    bool attempt_header) {
+  if (attempt_header) {
+    sent.emplace_back(kRetryAttemptHeader, std::to_string(attempt));
+  }
+  return absl::StrCat(
+      "stubkit: ", method, " attempt ", attempt, " starts; timeout ",
+      attempt_deadline == time_point::max()
+          ? std::string("none")
+          : FormatDuration(attempt_deadline - now),
+      to_first_response ? " to the first response" : "", "; metadata {",
+      FormatMetadataRedacted(sent), "}");
+}
+
 }  // namespace
 
 RetryLoopState::RetryLoopState(const MethodInfo& method,
@@ -168,15 +202,9 @@ bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context,
   attempt_on_reconnect_ = follow_.StartAttempt();
   facts_.attempt_deadline = AttemptEnd(now, AttemptBound(facts_),
                                        options_.get<AttemptTimeoutOption>());
-  establish_timeout_ = nanoseconds::zero();
-  if (establish_only_ && facts_.attempt_deadline < AttemptBound(facts_)) {
-    // Not gRPC's deadline, which would end a healthy stream: the driver's
-    // timer ends the attempt only if no response came by then.
-    establish_timeout_ = facts_.attempt_deadline - now;
-    SetAttemptDeadline(context, now, AttemptBound(facts_));
-  } else {
-    SetAttemptDeadline(context, now, facts_.attempt_deadline);
-  }
+  establish_timeout_ =
+      SetAttemptDeadlines(context, now, facts_.attempt_deadline,
+                          AttemptBound(facts_), establish_only_);
   const auto* metadata = options_.find<MetadataOption>();
   if (metadata != nullptr) {
     for (const auto& [key, value] : *metadata) context.AddMetadata(key, value);
@@ -188,20 +216,11 @@ bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context,
   }
   ApplyCallOptions(context, options_);
   if (reporter_.logs(LogLevel::kRpc)) {
-    std::vector<std::pair<std::string, std::string>> sent;
-    if (metadata != nullptr) sent = *metadata;
-    if (attempt_header) {
-      sent.emplace_back(kRetryAttemptHeader, std::to_string(attempts_));
-    }
-    std::string line = absl::StrCat(
-        "stubkit: ", method_.full_name, " attempt ", attempts_,
-        " starts; timeout ",
-        facts_.attempt_deadline == time_point::max()
-            ? std::string("none")
-            : FormatDuration(facts_.attempt_deadline - now),
-        establish_timeout_ > nanoseconds::zero() ? " to the first response"
-                                                 : "",
-        "; metadata {", FormatMetadataRedacted(sent), "}");
+    std::string line = AttemptStartLine(
+        method_.full_name, attempts_, now, facts_.attempt_deadline,
+        establish_timeout_ > nanoseconds::zero(),
+        metadata != nullptr ? *metadata : MetadataOption::Type{},
+        attempt_header);
     if (deferred_log != nullptr) {
       *deferred_log = std::move(line);
     } else {
