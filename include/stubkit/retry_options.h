@@ -18,18 +18,8 @@
 //       .set<stubkit::AttemptTimeoutOption>(2s)
 //       .set<stubkit::IdempotencyOption>(stubkit::Idempotency::kIdempotent);
 //
-// | option                   | default                                    |
-// | ------------------------ | ------------------------------------------ |
-// | RetryPolicyOption        | RetryPolicy::LimitedTime(30min), UNAVAILABLE |
-// | BackoffPolicyOption      | ExponentialBackoffPolicy(): 1s, 5min, x2.0 |
-// | IdempotencyOption        | unset: the method's (map, then proto)      |
-// | IdempotencyMapOption     | empty                                      |
-// | AttemptTimeoutOption     | 0: no per-attempt timeout                  |
-// | TotalTimeoutOption       | 0: none beyond the retry policy            |
-// | DeadlineOption           | time_point::max(): none                    |
-// | MinAttemptTimeOption     | 0: any time left is worth an attempt       |
-// | MetadataOption           | empty                                      |
-// | RetryAttemptHeaderOption | true: send `x-retry-attempt` on retries    |
+// Each option's default and meaning: docs/options.md (the table); the
+// errors bad values give: docs/options.md#invalid-options.
 
 #ifndef STUBKIT_RETRY_OPTIONS_H_
 #define STUBKIT_RETRY_OPTIONS_H_
