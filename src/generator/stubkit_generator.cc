@@ -76,6 +76,16 @@ bool HasStreams(const FileModel& file) {
   return false;
 }
 
+// Whether any method of the file is unary.
+bool HasUnary(const FileModel& file) {
+  for (const ServiceModel& service : file.services) {
+    for (const MethodModel& method : service.methods) {
+      if (method.kind == Kind::kUnary) return true;
+    }
+  }
+  return false;
+}
+
 // Include blocks as clang-format (Google style) orders them: <*.h>, then
 // the C++ library, then "project" headers sorted, which puts the proto's own
 // wherever its name sorts.
@@ -112,14 +122,21 @@ void FileGenerator::Header(Printer& w) const {
   // user's file that includes a generated client pays for the runtime it
   // uses (benchmarks/compile_ratio.sh), and includes the stubkit headers of
   // anything else it touches itself.
+  // A file without services (a proto of messages that others import) gets
+  // its messages and nothing of gRPC or stubkit.
   Includes includes;
-  includes.standard = {"future", "memory", "utility"};
-  includes.project = {
-      "absl/status/statusor.h", file_.stem + ".grpc.pb.h", file_.stem + ".pb.h",
-      "stubkit/async_callback.h", "stubkit/decorator.h",
-      "stubkit/internal/method_options_table.h", "stubkit/method.h",
-      "stubkit/options.h"};
-  std::vector<std::string> system = {"grpcpp/client_context.h"};
+  includes.project = {file_.stem + ".pb.h"};
+  std::vector<std::string> system;
+  if (!file_.services.empty()) {
+    includes.standard = {"future", "memory", "utility"};
+    includes.project.insert(
+        includes.project.end(),
+        {"absl/status/statusor.h", file_.stem + ".grpc.pb.h",
+         "stubkit/async_callback.h", "stubkit/decorator.h",
+         "stubkit/internal/method_options_table.h", "stubkit/method.h",
+         "stubkit/options.h"});
+    system.push_back("grpcpp/client_context.h");
+  }
   if (HasStreams(file_)) {
     system.push_back("grpcpp/support/sync_stream.h");
     includes.project.push_back("stubkit/async_streaming.h");
@@ -157,13 +174,21 @@ void FileGenerator::Source(Printer& w) const {
           "\n"
           "#include \"$stem$.stubkit.h\"\n"
           "\n");
+  // The drivers of the kinds the file has, and nothing without services:
+  // the stream drivers are most of what a unary-only file would compile.
   Includes includes;
-  includes.standard = {"memory", "utility"};
-  includes.project = {"stubkit/internal/async_retry_operation.h",
-                      "stubkit/internal/async_stream_operation.h",
-                      "stubkit/internal/stub_support.h",
-                      "stubkit/internal/stream_retry.h",
-                      "stubkit/internal/unary_call.h"};
+  if (!file_.services.empty()) {
+    includes.standard = {"memory", "utility"};
+    includes.project = {"stubkit/internal/stub_support.h"};
+  }
+  if (HasUnary(file_)) {
+    includes.project.push_back("stubkit/internal/async_retry_operation.h");
+    includes.project.push_back("stubkit/internal/unary_call.h");
+  }
+  if (HasStreams(file_)) {
+    includes.project.push_back("stubkit/internal/async_stream_operation.h");
+    includes.project.push_back("stubkit/internal/stream_retry.h");
+  }
   for (const Convention* convention : Conventions()) {
     convention->AddSourceIncludes(file_, includes);
   }

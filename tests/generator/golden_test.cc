@@ -9,6 +9,7 @@
 //   - protos the generator cannot handle fail the run with a message that
 //     names the file, the service and the method.
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <array>
@@ -240,6 +241,39 @@ INSTANTIATE_TEST_SUITE_P(
         BadProto{"stubkit/testing/gen/bad/http_field.proto", "Get",
                  "its google.api.http path names 'parent', which is not a "
                  "singular field"}));
+
+// A proto without services (messages other protos import) generates files
+// that give its messages and nothing of gRPC or stubkit: a program that
+// includes them pays for no runtime it cannot call.
+TEST(PluginTest, AFileWithoutServicesIncludesOnlyItsMessages) {
+  const std::string out = MakeTempDir();
+  RunResult run = RunCommand(
+      std::string("cd ") + STUBKIT_SOURCE_DIR + "/protos && " + STUBKIT_PROTOC +
+      " -I. " + "--plugin=protoc-gen-stubkit=" + STUBKIT_PLUGIN +
+      " --stubkit_out=" + out + " stubkit/testing/gen/common/shared.proto");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const std::string stem = out + "/stubkit/testing/gen/common/shared";
+  const std::string header = ReadFile(stem + ".stubkit.h");
+  const std::string source = ReadFile(stem + ".stubkit.cc");
+  // One include each: the messages, and the source's own header.
+  auto includes = [](const std::string& text) {
+    std::vector<std::string> found;
+    for (size_t at = text.find("#include"); at != std::string::npos;
+         at = text.find("#include", at + 1)) {
+      found.push_back(text.substr(at, text.find('\n', at) - at));
+    }
+    return found;
+  };
+  EXPECT_THAT(includes(header),
+              ::testing::ElementsAre(
+                  "#include \"stubkit/testing/gen/common/shared.pb.h\""))
+      << header;
+  EXPECT_THAT(includes(source),
+              ::testing::ElementsAre(
+                  "#include \"stubkit/testing/gen/common/shared.stubkit.h\""))
+      << source;
+  RunCommand("rm -rf " + out);
+}
 
 TEST(PluginTest, RejectsUnknownParameter) {
   const std::string out = MakeTempDir();

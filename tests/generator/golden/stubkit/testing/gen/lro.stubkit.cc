@@ -7,8 +7,6 @@
 #include <utility>
 
 #include "stubkit/internal/async_retry_operation.h"
-#include "stubkit/internal/async_stream_operation.h"
-#include "stubkit/internal/stream_retry.h"
 #include "stubkit/internal/stub_support.h"
 #include "stubkit/internal/unary_call.h"
 
