@@ -18,87 +18,10 @@
 //         context.set_fail_fast(false);  // anything else ClientContext has
 //       });
 //
-// | option                 | ClientContext call          | unset              |
-// | ---------------------- | --------------------------- | ------------------ |
-// | WaitForReadyOption     | set_wait_for_ready          | gRPC's default     |
-// | CompressionOption      | set_compression_algorithm   | the channel's      |
-// | AuthorityOption        | set_authority               | the channel's      |
-// | CallCredentialsOption  | set_credentials             | none (null: unset) |
-// | ContextSetupOption     | your function, last         | none (null: unset) |
-//
-// Wait-for-ready and retries: with `WaitForReadyOption(true)` an attempt
-// that finds no ready connection waits for one instead of failing at once
-// with UNAVAILABLE, so a server that is starting (or reconnecting) costs no
-// retry. The wait is still bounded by the attempt's deadline: the call's
-// end (`DeadlineOption`, `TotalTimeoutOption`, the retry policy's time
-// limit) and `AttemptTimeoutOption`. An attempt that runs out of its
-// attempt timeout while waiting is retried as usual; one that reaches the
-// call's end ends the call with DEADLINE_EXCEEDED.
-//
-// The setup hook (`ContextSetupOption`) runs on each attempt's context
-// after stubkit set its own: the deadline, `MetadataOption`, the retry
-// header and the options above. So what it sets wins for that attempt; in
-// particular, a deadline it sets replaces stubkit's on the wire (for
-// streams too: it runs after the stream's deadline). stubkit still decides
-// with its own computed deadline: whether a DEADLINE_EXCEEDED was the
-// attempt timeout (retried) or the call's end (final), and when the call
-// is over. It runs on the thread that starts the attempt, with no stubkit
-// lock held (for a hedged call, possibly on several threads at once, each
-// with its own attempt's context); it must not block, and must not start
-// or cancel the call. To add metadata, it calls `stubkit::AddMetadata`
-// (below), never `context.AddMetadata`: a key or value stubkit refuses is
-// simply not added, the hook sees the INVALID_ARGUMENT, and the attempt
-// goes on without it.
-//
-// Adding metadata: `stubkit::AddMetadata(context, key, value)` is the
-// checked route, for decorators and the setup hook alike. It checks the
-// pair as `MetadataOption` is checked and, on a violation, returns
-// INVALID_ARGUMENT naming the key and adds nothing. A decorator returns
-// that status as the attempt's (a sync stream method: a stream whose
-// `Finish()` returns it), so the attempt fails unsent and, INVALID_ARGUMENT
-// not being a retryable code, the call ends with it:
-//
-//   absl::StatusOr<demo::GetResponse> Get(grpc::ClientContext& context,
-//                                         const stubkit::OptionsView& options,
-//                                         const demo::GetRequest& request)
-//       override {
-//     absl::Status added = stubkit::AddMetadata(context, "x-tenant", tenant_);
-//     if (!added.ok()) return added;
-//     return FooStubDecorator::Get(context, options, request);
-//   }
-//
-// `grpc::ClientContext::AddMetadata` is gRPC's own and checks nothing: gRPC
-// 1.51 aborts the process when a call starts with an illegal key (such as
-// `X-Tenant`) or value on it, and stubkit does not look at what was added
-// that way.
-//
-// Response metadata: set `ResponseMetadataOption` to a
-// `std::shared_ptr<ResponseMetadata>` and the call fills it with what its
-// final attempt received, whether it succeeded or failed (for a hedged
-// call: the winning attempt, or the last to fail; for a stream: the last
-// attempt, at its end, that is once `Read` returned false or at `Finish()`
-// for a client or bidi stream):
-//
-//   auto received = std::make_shared<stubkit::ResponseMetadata>();
-//   auto response = client.Echo(request, stubkit::Options{}.set<
-//       stubkit::ResponseMetadataOption>(received));
-//   received->trailing_metadata.find("x-served-by");
-//
-// Read it once the call has returned (async: once its callback ran); use
-// one object per call. Client and bidi streams fill it at `Finish()`. An
-// attempt that created no gRPC call (a mocked or decorated stub that
-// answered itself) leaves the initial metadata, and the peer, empty. When
-// the option is unset nothing is copied or allocated.
-//
-// gRPC asserts (aborts) when initial metadata is read from a context on
-// which it never asked for any, and keeps that flag private, so stubkit
-// reads initial metadata from a context exactly when it has a call
-// (`peer()` is not empty): every gRPC call asks for it by the time it is
-// finished, and stubkit copies only from finished attempts. A stub,
-// decorator or `RetryLoop` attempt that creates a gRPC call on the
-// attempt's context itself must therefore finish it (a unary call
-// returned, a stream's `Finish()` or reactor's `OnDone`) before the
-// attempt ends.
+// Each option's default and meaning: docs/options.md (the table); what
+// bad values give: docs/reliability.md. The setup hook, checked metadata
+// (`AddMetadata`) and response metadata are described at their
+// declarations below.
 
 #ifndef STUBKIT_CALL_OPTIONS_H_
 #define STUBKIT_CALL_OPTIONS_H_
@@ -121,6 +44,15 @@ namespace stubkit {
 // `ClientContext::set_wait_for_ready` for every attempt. Set (true or
 // false) it is explicit and overrides the channel's service config; unset,
 // gRPC's default applies (fail fast).
+//
+// Wait-for-ready and retries: with `WaitForReadyOption(true)` an attempt
+// that finds no ready connection waits for one instead of failing at once
+// with UNAVAILABLE, so a server that is starting (or reconnecting) costs no
+// retry. The wait is still bounded by the attempt's deadline: the call's
+// end (`DeadlineOption`, `TotalTimeoutOption`, the retry policy's time
+// limit) and `AttemptTimeoutOption`. An attempt that runs out of its
+// attempt timeout while waiting is retried as usual; one that reaches the
+// call's end ends the call with DEADLINE_EXCEEDED.
 struct WaitForReadyOption {
   using Type = bool;
   static Type Default() { return false; }
@@ -152,8 +84,19 @@ struct CallCredentialsOption {
   static Type Default() { return nullptr; }
 };
 
-// Runs on each attempt's context after stubkit's own settings (see the top
-// of this file). Null means unset.
+// A hook run on each attempt's context after stubkit set its own: the
+// deadline, `MetadataOption`, the retry header and the options above. What it sets wins for that attempt; in
+// particular, a deadline it sets replaces stubkit's on the wire (for
+// streams too: it runs after the stream's deadline). stubkit still decides
+// with its own computed deadline: whether a DEADLINE_EXCEEDED was the
+// attempt timeout (retried) or the call's end (final), and when the call
+// is over. It runs on the thread that starts the attempt, with no stubkit
+// lock held (for a hedged call, possibly on several threads at once, each
+// with its own attempt's context); it must not block, and must not start
+// or cancel the call. To add metadata, it calls `stubkit::AddMetadata`
+// (below), never `context.AddMetadata`: a key or value stubkit refuses is
+// simply not added, the hook sees the INVALID_ARGUMENT, and the attempt
+// goes on without it. Null means unset.
 struct ContextSetupOption {
   using Type = std::function<void(grpc::ClientContext&)>;
   static Type Default() { return nullptr; }
@@ -164,7 +107,24 @@ struct ContextSetupOption {
 // does not start with "grpc-"; the value of a key not ending in "-bin" is
 // printable ASCII. Otherwise INVALID_ARGUMENT naming the key, and nothing
 // is added. The checked form of `grpc::ClientContext::AddMetadata`, on
-// which gRPC aborts the process instead (see the top of this file).
+// which gRPC aborts the process instead; the route for decorators and the
+// setup hook alike. A decorator returns that status as the attempt's (a
+// sync stream method: a stream whose `Finish()` returns it), so the attempt
+// fails unsent and, INVALID_ARGUMENT not being retryable, the call ends:
+//
+//   absl::StatusOr<demo::GetResponse> Get(grpc::ClientContext& context,
+//                                         const stubkit::OptionsView& options,
+//                                         const demo::GetRequest& request)
+//       override {
+//     absl::Status added = stubkit::AddMetadata(context, "x-tenant", tenant_);
+//     if (!added.ok()) return added;
+//     return FooStubDecorator::Get(context, options, request);
+//   }
+//
+// `grpc::ClientContext::AddMetadata` is gRPC's own and checks nothing: gRPC
+// 1.51 aborts the process when a call starts with an illegal key (such as
+// `X-Tenant`) or value on it, and stubkit does not look at what was added
+// that way.
 [[nodiscard]] absl::Status AddMetadata(grpc::ClientContext& context,
                                        absl::string_view key,
                                        absl::string_view value);
@@ -176,7 +136,32 @@ struct ResponseMetadata {
   std::string peer;  // ClientContext::peer(), e.g. "ipv4:127.0.0.1:5000"
 };
 
-// Filled with the final attempt's `ResponseMetadata`. Null means unset.
+// Set to a `std::shared_ptr<ResponseMetadata>`, the call fills it with what
+// its final attempt received, whether it succeeded or failed (for a hedged
+// call: the winning attempt, or the last to fail; for a stream: the last
+// attempt, at its end, that is once `Read` returned false or at `Finish()`
+// for a client or bidi stream):
+//
+//   auto received = std::make_shared<stubkit::ResponseMetadata>();
+//   auto response = client.Echo(request, stubkit::Options{}.set<
+//       stubkit::ResponseMetadataOption>(received));
+//   received->trailing_metadata.find("x-served-by");
+//
+// Read it once the call has returned (async: once its callback ran); use
+// one object per call. Client and bidi streams fill it at `Finish()`. An
+// attempt that created no gRPC call (a mocked or decorated stub that
+// answered itself) leaves the initial metadata, and the peer, empty. When
+// the option is unset (null) nothing is copied or allocated.
+//
+// gRPC asserts (aborts) when initial metadata is read from a context on
+// which it never asked for any, and keeps that flag private, so stubkit
+// reads initial metadata from a context exactly when it has a call
+// (`peer()` is not empty): every gRPC call asks for it by the time it is
+// finished, and stubkit copies only from finished attempts. A stub,
+// decorator or `RetryLoop` attempt that creates a gRPC call on the
+// attempt's context itself must therefore finish it (a unary call
+// returned, a stream's `Finish()` or reactor's `OnDone`) before the
+// attempt ends.
 struct ResponseMetadataOption {
   using Type = std::shared_ptr<ResponseMetadata>;
   static Type Default() { return nullptr; }

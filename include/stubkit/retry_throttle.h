@@ -16,114 +16,19 @@
 //   auto options = stubkit::Options{}
 //       .set<stubkit::RetryThrottleOption>(throttle);
 //
-// The throttle is shared and holds its counters, so its parameters are a
-// separate value, `RetryThrottle::Config`, named so that the two numbers
-// cannot be swapped unnoticed.
+// Thread-safe and lock-free (the waiting mode adds a small lock, taken only
+// while the backend is down or calls wait). Invalid parameters leave
+// `status()` non-OK and make calls fail before sending.
 //
-// Thread-safe and lock-free (the waiting mode below adds a small lock,
-// taken only while the backend is down or calls wait). A success on a full
-// bucket is a single atomic load. Invalid parameters (max_tokens outside (0,
-// 1000], token_ratio outside (0, max_tokens]) leave `status()` non-OK and make
-// calls fail before sending.
-//
-// Waiting mode (opt in with `WaitForRecovery`). With the plain bucket, a
-// call whose retry it refuses fails at once with kThrottled, however much of
-// its retry policy is left. In waiting mode such a call (idempotent, sync or
-// async unary) waits instead for the throttle to see the backend recover,
-// then retries:
-//
-//   auto throttle = std::make_shared<stubkit::RetryThrottle>(
-//       stubkit::RetryThrottle::Config()
-//           .WithMaxTokens(10)
-//           .WithTokenRatio(0.1)
-//           .WithWaitForRecovery(stubkit::RetryThrottle::WaitForRecovery{}));
-//
-// The rules, for all the calls sharing the throttle:
-// - Down: the bucket refused a retry. Recovered: a success went through the
-//   throttle (any call's, first attempts included). A refused retry makes it
-//   down again.
-// - Probes: while down, at most `probes` waiting calls per `probe_interval`
-//   may make an attempt; consecutive ones are at least probe_interval /
-//   probes apart, so no window of `probe_interval` holds more. The bucket has
-//   no time scale of its own, hence the interval; one probe is the least
-//   that still sees a recovery when no new calls come. While they come,
-//   their answers already tell: no probe goes within probe_interval /
-//   probes of an attempt failing with a retryable code (the backend was
-//   seen down since the last probe could have), so an outage under load
-//   costs no attempt beyond the new calls' own, and a backend so loaded
-//   that its attempts time out gets no probes on top.
-// - Release: once recovered, waiting calls go one at a time, paced. How
-//   fast is `release` (below); kAdaptive is the default.
-//   kAdaptive searches for the server's spare capacity as
-//   TCP's congestion control searches for a path's: additive increase,
-//   multiplicative decrease. The pace starts at the probe pace (probes /
-//   probe_interval) and, in slow start, each success of a released call
-//   adds 1 / probe_interval to it, so it doubles every probe_interval while
-//   releases succeed. A retryable failure of an attempt sent after the last
-//   cut (a released call's or a new call's: the server is at capacity)
-//   cuts the pace to 0.7 of itself, never below the probe pace, and ends
-//   slow start; from then on each release that succeeds adds 1 / (pace *
-//   probe_interval^2) * probes, one probe pace per probe_interval. A queue
-//   builds up before anything times out, so released calls' latency is the
-//   earlier signal: an answer is slow when it took more than twice the
-//   least latency seen over the last 30 to 60 probe intervals (the
-//   backend's time with no queue) or more than half its attempt's time (a
-//   queue that never emptied, where the least was never seen). In slow
-//   start one slow answer halves the pace (it may have doubled past the
-//   spare capacity since the last good round) and ends slow start; after
-//   it, two in a row (one is noise) cut it to 0.9 (a queue is an early
-//   signal: a gentle cut keeps the server busy), and a single slow answer
-//   holds the pace. Every cut is made once per round: answers to attempts
-//   sent before the last cut do not cut again. So the releases give way
-//   while requests still succeed, a queue deeper than the attempt timeout
-//   is not filled, and they overshoot the spare capacity by one probe pace
-//   per interval at most. The pace grows only while calls wait: it is not
-//   banked for a later backlog. A refused retry (the backend is down again)
-//   restarts the search from the probe pace, with slow start ending at 0.7
-//   of the pace before. The latency signal assumes the backend's unloaded
-//   latency is steady: one that varies more than twofold keeps the pace
-//   near the probe pace (slow, never an overload). docs/throttling.md
-//   ("Overload and metastability") has what benchmarks/overload_study
-//   measured.
-//   kProportional (the behaviour before kAdaptive, kept for those who
-//   rely on it) releases at a fixed ratio of the rate the
-//   recovered backend has shown it can answer.
-//   The throttle measures R, the highest rate of successes of calls that
-//   did not wait since the recovery (successes over a window of at least
-//   `probe_interval`; a shorter window counts as probe_interval long, so R
-//   ramps up over the first interval). Consecutive admissions are at least
-//   1 / max(release_ratio * R, probes / probe_interval) apart. The bound: in
-//   any window of length T after a recovery, the waiting calls released
-//   are at most
-//     max(release_ratio * R, probes / probe_interval) * T + 1,
-//   so a server answering the new load at S/s sees at most
-//   (1 + release_ratio) * S/s plus the probe pace, with no burst: no credit
-//   is banked, and a refusal drops R. R is a maximum, not the current rate:
-//   when the new load ebbs, the backlog drains on at the pace already
-//   proven. With no new successes at all, the probe pace drains it. A
-//   backlog of B calls takes about B / (release_ratio * S) to clear, however
-//   much spare capacity the server has: what kAdaptive improves on where
-//   overload is answered at once.
-//   A call that waits polls the throttle every U[probe_interval / 2,
-//   probe_interval] (jitter). Fairness among waiters is random, not
-//   first-come first-served.
-// - A waiting call stops at its retry policy's time limit, total timeout or
-//   deadline, whichever is first (kThrottled, saying how long it waited), or
-//   when its count policy is exhausted by the failures of the attempts it
-//   was allowed (kExhausted); never later. A cancel ends its wait at once.
-// - Non-idempotent calls never retry, so never wait. Hedged calls and
-//   streams do not wait either: they stop with kThrottled as with the plain
-//   bucket (a hedge exists to cut latency, not to sit out an outage).
-//
-// Waiting costs no thread: a sync call waits on its own thread (the
-// `SleeperOption`, else the `CancellationOption` token, else a plain sleep,
-// on the steady clock), an async call in its `AsyncSleeperOption` timer
-// (the process-wide timer thread by default), and the call's next attempt
-// starts from that timer's thread. The throttle itself keeps a few counters
-// and a small lock, holds no waiter list and runs no callback: a waiting
-// call costs nothing here, and its own state grows by a few dozen bytes.
-// Time is the calls' own clock (`ClockOption`): share one throttle only
-// among calls on the same clock.
+// Waiting mode (`Config::WithWaitForRecovery`): instead of failing at once
+// with kThrottled, an idempotent sync or async unary call whose retry the
+// bucket refuses waits, costing no thread, for the throttle to see the
+// backend recover (probes), then retries when released (kAdaptive paces
+// releases to the server's spare capacity; kProportional at a fixed share).
+// It never waits past its retry policy, total timeout or deadline. Time is
+// the calls' own clock (`ClockOption`): share one throttle only among calls
+// on the same clock. The rules, the figures and when to choose which mode:
+// docs/throttling.md ("Waiting mode", "Overload and metastability").
 
 #ifndef STUBKIT_RETRY_THROTTLE_H_
 #define STUBKIT_RETRY_THROTTLE_H_
@@ -148,7 +53,7 @@ class RetryThrottle {
  public:
   using time_point = std::chrono::steady_clock::time_point;
 
-  // The waiting mode's parameters (see above).
+  // The waiting mode's parameters (rules: docs/throttling.md, "Waiting mode").
   struct WaitForRecovery {
     // probe_interval in (0, 1 h]; probes in [1, 1000].
     std::chrono::nanoseconds probe_interval = std::chrono::seconds(1);
@@ -220,7 +125,7 @@ class RetryThrottle {
   bool OnRetryableFailure();
   // The same, for the failure at `now` of an attempt that started at
   // `attempt_start`: in the adaptive waiting mode, an overload answer that
-  // may cut the release pace (see above).
+  // may cut the release pace (docs/throttling.md).
   bool OnRetryableFailure(time_point attempt_start, time_point now);
   void OnSuccess();
   // Whether a retry is allowed now, without changing the bucket.
@@ -265,7 +170,7 @@ class RetryThrottle {
   void OnWaitedSuccess();
   // The same, for an attempt sent at `attempt_start` with a deadline of
   // `attempt_deadline` (max: none) and answered at `now`: in the adaptive
-  // waiting mode, a latency that may cut the pace (above).
+  // waiting mode, a latency that may cut the pace (docs/throttling.md).
   void OnWaitedSuccess(time_point attempt_start, time_point now,
                        time_point attempt_deadline);
 

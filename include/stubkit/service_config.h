@@ -17,82 +17,15 @@
 //   client.Publish(request,
 //                  config->OptionsFor("google.pubsub.v1.Publisher.Publish"));
 //
-// Per-call options still win over the config, and other client options can
-// be layered with `Options::MergedWith`.
-//
-// AS UNDER gRPC, BY DEFAULT. A file that worked with gRPC's own retries
-// behaves the same under stubkit (gRFC A6; docs/service-config.md has the
-// table, and tests/integration/service_config_differential_test.cc runs
-// both side by side):
-// - the config governs exactly the methods it names: a method no entry
-//   names (with no `{}` default entry) is neither retried nor hedged;
-// - a `retryPolicy` or `hedgingPolicy` is the service owner's statement
-//   that its methods may be repeated: they are retried (hedged) whatever
-//   stubkit's idempotency rule would say;
-// - `maxAttempts` above 5 counts as 5; waits are A6's full jitter; a
-//   server's pushback resets the backoff;
-// - the throttle counts only the calls of methods with a policy.
-// `ServiceConfigImport` opts into stubkit's own rules, each separately:
-//
-//   stubkit::ServiceConfigImport how;
-//   how.keep_stubkit_defaults = true;   // unnamed methods: stubkit's defaults
-//   how.keep_idempotency_rules = true;  // never repeat a Create
-//   auto config = stubkit::LoadServiceConfigFile(path, how);
-//
-// Mapping (gRFC A6, `grpc/service_config/service_config.proto`):
-//
-// | service config              | stubkit                                  |
-// | --------------------------- | ---------------------------------------- |
-// | name {service, method}      | that method ("pkg.Service/Method")       |
-// | name {service}              | every method of the service              |
-// | name {} (or both empty)     | every method: the client's options       |
-// | timeout ("0s": none)        | TotalTimeoutOption (whole call)          |
-// | retryPolicy.maxAttempts n   | RetryPolicy::LimitedErrorCount(n - 1),   |
-// |                             | n clamped to 5 (`max_attempts`)          |
-// | retryPolicy, no maxAttempts | RetryPolicy::LimitedTime(timeout), or    |
-// |                             | the default 30 minutes without a timeout |
-// | retryableStatusCodes        | the policy's codes (names or numbers)    |
-// | initialBackoff, maxBackoff, | ExponentialBackoffPolicy() with the      |
-// | backoffMultiplier           | three and Jitter::Full()                 |
-// | perAttemptRecvTimeout       | AttemptTimeoutOption                     |
-// | retryPolicy, hedgingPolicy  | also IdempotencyOption(kIdempotent)      |
-// | no retryPolicy              | RetryPolicy::LimitedErrorCount(0): none  |
-// | hedgingPolicy               | HedgingPolicyOption(maxAttempts,         |
-// |                             | hedgingDelay, nonFatalStatusCodes)       |
-// | waitForReady                | WaitForReadyOption                       |
-// | retryThrottling             | one RetryThrottleOption(maxTokens,       |
-// |                             | tokenRatio), for the methods with a      |
-// |                             | policy                                   |
-//
-// - The most specific entry wins, as a whole, as in gRPC: a method entry
-//   replaces its service's entry, which replaces the default (`{}`) entry;
-//   fields are not merged across entries. An entry without `timeout` or
-//   `waitForReady` resets what a less specific entry set (no total timeout,
-//   fail fast); one with neither a retry nor a hedging policy makes no
-//   retries ("no retries by the config", gRPC's meaning).
-// - `maxAttempts` omitted (which gRPC rejects, and googleapis' files do):
-//   the policy is bounded by time, the entry's `timeout`, as GAPIC clients
-//   treat those files.
-// - `retryThrottling`: one `RetryThrottle` per parsed `ServiceConfig`,
-//   shared by every client and call that uses its options (gRPC shares one
-//   per server name). Parse again for a separate bucket.
-// - A client logs once (to its LogSinkOption, stderr by default, unless it
-//   sets LogLevel::kOff) when the file names methods it does not have
-//   (ignored, as gRPC does) or nothing of its service at all.
-// - Accepted and ignored: every other field (message size limits, load
-//   balancing, health checks, and fields of newer gRPC versions). protobuf's
-//   JSON parser also accepts snake_case names, numbers in strings, and a
-//   single value where a list is expected.
-//
-// A file gRPC 1.51 accepts loads, and one it refuses is refused
-// (docs/service-config.md lists the few differences, and what is read as
-// gRPC reads it with a line in `warnings()`: "OK" in retryableStatusCodes,
-// "1 s", maxTokens above 1000, an entry with both policies or no name...).
-// Bad input is INVALID_ARGUMENT naming the JSON path, e.g.
-// `methodConfig[2].retryPolicy.maxAttempts: must be at least 2 ...`:
-// invalid JSON, wrong types, unknown status code names, malformed or
-// negative durations, a multiplier that is not positive, duplicate names.
-// Durations use the protobuf JSON form: "0.100s", "60s".
+// Per-call options still win over the config. By default a file behaves
+// as under gRPC's own retries: it governs exactly the methods it names, and
+// a `retryPolicy` or `hedgingPolicy` makes its methods retryable whatever
+// stubkit's idempotency rule says; `ServiceConfigImport` opts into
+// stubkit's own rules, one by one. A file gRPC 1.51 accepts loads, one it
+// refuses is refused (INVALID_ARGUMENT naming the JSON path), and a
+// `retryThrottling` gives one `RetryThrottle` per parsed config, shared by
+// every client built from it. The mapping, the opt-ins, what still differs
+// from gRPC and the mistakes reported: docs/service-config.md.
 
 #ifndef STUBKIT_SERVICE_CONFIG_H_
 #define STUBKIT_SERVICE_CONFIG_H_
@@ -166,8 +99,9 @@ class ServiceConfig {
       absl::string_view json, const ServiceConfigImport& how);
 
   struct Entry {
-    // What the entry sets, and what it resets (see above), so that layered
-    // over the less specific entries it gives the most specific one's rules.
+    // What the entry sets, and what it resets (an entry without `timeout`
+    // or `waitForReady` resets them), so that layered over the less
+    // specific entries it gives the most specific one's rules.
     Options options;
     std::string service;  // "package.Service"
   };

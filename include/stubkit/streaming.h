@@ -1,107 +1,34 @@
 // Copyright 2026 The stubkit Authors.
 //
-// Streams returned by generated clients.
-//
-// Server streaming returns a `StreamReader<Response>`. The stream is opened
-// under the call's retry rules (retry policy, backoff, idempotency; see
-// `stubkit/retry_loop.h`) until the first response arrives. A break after
-// that is resumed only through a per-method resume hook, which rewrites the
-// request from the last response the reader saw:
+// Streams of generated clients: `StreamReader<Resp>` (server streaming),
+// `StreamWriter<Req, Resp>` (client) and `StreamReaderWriter<Req, Resp>`
+// (bidi). Each is opened under the call's retry rules until its first
+// response; a later break is resumed only through the method's generated
+// resume hook, and only where a retry would be allowed:
 //
 // ```cpp
 // #include "stubkit/testing/streams.stubkit.h"  // protos/stubkit/testing/
 //
-// using stubkit::testing::Item;
-// using stubkit::testing::RangeRequest;
-// using stubkit::testing::StreamServiceClient;
-//
-// int64_t Sum(StreamServiceClient& client, const RangeRequest& request) {
-//   auto options =
-//   stubkit::Options{}.set<StreamServiceClient::RangeResumeOption>(
-//       [](const Item& last, RangeRequest& resumed) {
-//         const int next = last.value() + 1;  // continue after `last`
-//         resumed.set_count(resumed.start() + resumed.count() - next);
-//         resumed.set_start(next);
-//         return true;  // false: do not resume, report the error
-//       });
-//   stubkit::StreamReader<Item> reader = client.Range(request, options);
+// namespace st = stubkit::testing;
+// int64_t Sum(st::StreamServiceClient& client, const st::RangeRequest& req) {
+//   auto resume = [](const st::Item& last, st::RangeRequest& resumed) {
+//     const int next = last.value() + 1;  // continue after `last`
+//     resumed.set_count(resumed.start() + resumed.count() - next);
+//     resumed.set_start(next);
+//     return true;  // false: do not resume, report the error
+//   };
+//   auto reader = client.Range(req, stubkit::Options{}.set<
+//       st::StreamServiceClient::RangeResumeOption>(resume));
 //   int64_t sum = 0;
-//   Item item;
-//   while (reader.Read(&item)) sum += item.value();
+//   for (st::Item item; reader.Read(&item);) sum += item.value();
 //   return reader.Finish().ok() ? sum : -1;
 // }
 // ```
 //
-// A resume is a retry: it happens only for a retryable code, on an
-// idempotent call, while the retry policy allows. The hook decides what the
-// server sends next, so it is the hook's job that no message is repeated.
-//
-// A stream may stay open far longer than the retry policy's time limit. The
-// policy bounds how long stubkit keeps trying to (re)open it, not how long
-// it is read: after a break that followed at least one message, the policy
-// (its time limit and error count) and the backoff start again, as in
-// google-cloud-cpp's resumable streams. So under the default 30-minute
-// policy a stream that breaks after hours still resumes. The separate way
-// to bound a stream's whole life, resumes included, is `TotalTimeoutOption`
-// or `DeadlineOption`: both count from the stream's open, become the
-// deadline of every attempt, and no resume starts after them.
-//
-// Client streaming returns a `StreamWriter<Request, Response>` and bidi
-// streaming a `StreamReaderWriter<Request, Response>`. Both open one gRPC
-// stream per attempt, under the same retry rules, and resume through a
-// per-method hook of type `StreamResumeHook`:
-//
-// - Until an attempt receives its first response, the stream is being
-//   opened: stubkit keeps a copy of each write (up to 256 KiB, gRPC's own
-//   retry buffer) and a retryable failure reopens the stream and writes
-//   them again, in order. A client stream, which gets its response only at
-//   the end, is in this phase all its life.
-// - After a response (or once the writes outgrew the buffer), a break is
-//   resumed only through the hook, which is given the last response `Read`
-//   returned (null when none) and writes, through a `ResumeWriter`, what
-//   restores the server's view on the new stream: for etcd's Watch, a
-//   create request from the next revision. stubkit never re-sends a write
-//   made after the last response; the hook restores what the server should
-//   know as of that response. Its messages are then replayed like writes
-//   until the new stream answers. As for server streams, a resume after a
-//   response restarts the retry policy and the backoff.
-// - Idempotency: a stream of any kind is reopened only for a retryable
-//   code on an idempotent call. Setting the resume hook declares the call
-//   idempotent (the hook says how to re-establish the stream), unless
-//   `IdempotencyOption` or `IdempotencyMapOption` says otherwise.
-//
-// ```cpp fragment
-// // A Watch that sees every event once across restarts of etcd (the
-// // whole program, with etcdserverpb's types: docs/streaming.md).
-// int64_t next = 1;  // the revision after the last event handled
-// auto hook = [&next](const WatchResponse* /*last*/,
-//                     stubkit::ResumeWriter<WatchRequest>& writer) {
-//   WatchRequest create;
-//   create.mutable_create_request()->set_key("k");
-//   create.mutable_create_request()->set_start_revision(next);
-//   writer.Write(create);
-//   return true;
-// };
-// ```
-//
-// The call that meets a break (`Read`, `Write`, `WritesDone` or `Finish`)
-// runs the hook, waits the backoff and reopens the stream before it
-// returns: a `Write` during a reopen is the one that waits for it, and
-// returns true once the stream is open again (its message, like every
-// write after the last response, is the hook's to restore). A failed
-// stream's status carries the retry summary (`GetRetrySummary`), and every
-// attempt reaches the `RetryObserverOption` and the metrics.
-//
-// Each stream owns its `grpc::ClientContext`. A stream is used by one
-// thread at a time (unlike gRPC's own bidi stream, a `Read` and a `Write`
-// may not run at the same time on two threads), except `Cancel()`, which
-// any thread may call at any time. A cancel is sticky: a blocked `Read` returns
-// false, a backoff wait ends at once (an injected `SleeperOption` sleep,
-// which stubkit cannot interrupt, ends first), no further attempt is
-// opened, and `Finish()` returns CANCELLED. A `CancellationOption` token
-// cancels a stream the same way. For tests, `MakeStreamReader` builds a
-// reader over canned responses, and `MakeStreamWriter` and
-// `MakeStreamReaderWriter` fake the other kinds, recording the writes.
+// A stream owns its `grpc::ClientContext` and is used by one thread at a
+// time (unlike gRPC's bidi stream, not a `Read` and a `Write` at once);
+// `Cancel()` is safe from any thread at any time, and sticks. The rest
+// (replays, hooks, limits, fakes for tests): docs/streaming.md.
 
 #ifndef STUBKIT_STREAMING_H_
 #define STUBKIT_STREAMING_H_
