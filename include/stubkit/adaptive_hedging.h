@@ -3,24 +3,13 @@
 // AdaptiveHedging: hedge at a percentile of observed latency, under a load
 // budget (Finagle's BackupRequestFilter).
 //
-// A fixed `hedging_delay` set from today's p95 fails when the service slows
-// down for everyone: every call crosses the delay, every call hedges, and
-// the client doubles its load. With an `AdaptiveHedgingOption` the delay
-// before each hedge is the chosen percentile of the latencies recently seen
-// by the calls that share the object, and the hedges themselves are capped
-// at a fraction of the calls over a sliding window (`max_extra_load`); a
-// hedge the budget refuses is not sent and the call waits for the attempts
-// it has. The `HedgingPolicyOption` still says how many attempts at most and
-// which codes are non-fatal; its `hedging_delay` is the delay used until the
-// window holds `min_samples` latencies.
+// With an `AdaptiveHedgingOption` the delay before each hedge is the chosen
+// percentile of the latencies recently seen by the calls that share the
+// object, and hedges are capped at a fraction of the calls over a sliding
+// window (`max_extra_load`); a hedge the budget refuses is not sent. The
+// `HedgingPolicyOption` is still required: the most attempts, the
+// non-fatal codes, and the delay used until `min_samples` latencies.
 //
-// ```cpp
-// #include <chrono>
-// #include <memory>
-//
-// #include "stubkit/stubkit.h"
-//
-// stubkit::Options AdaptivelyHedged() {
 //   using namespace std::chrono_literals;
 //   auto adaptive = std::make_shared<stubkit::AdaptiveHedging>(
 //       stubkit::AdaptiveHedging::Config()
@@ -28,45 +17,18 @@
 //           .WithMinDelay(1ms)         // ... but never before 1 ms
 //           .WithMaxDelay(200ms)       // ... nor after 200 ms
 //           .WithMaxExtraLoad(0.05));  // hedges at most 5 % of the calls
-//   return stubkit::Options{}
+//   auto options = stubkit::Options{}
 //       .set<stubkit::HedgingPolicyOption>(
 //           stubkit::HedgingPolicy().WithMaxAttempts(2).WithHedgingDelay(20ms))
 //       .set<stubkit::AdaptiveHedgingOption>(adaptive);
-// }
-// ```
 //
-// Sharing: the object is the state (the latencies and the budget), held by
-// `shared_ptr` like `RetryBudgetOption`. Set it in a client's options and
-// every hedged method of that client shares one percentile and one budget;
-// set a separate object per method through `MethodOptionsOption` when
-// methods' latencies differ (they usually do: a per-client percentile mixes
-// a fast Get with a slow List). Sharing one object across clients of the
-// same backend is allowed. It has no effect on calls that are not hedged.
-//
-// What is recorded: once per successful hedged call, the time from its first
-// attempt's start to the first success. When the first attempt wins that is
-// its latency; when a hedge wins it is a lower bound of the first attempt's
-// latency that is already past the delay, so the count of samples above the
-// percentile, which is all a percentile depends on, stays right although the
-// loser's own latency is never seen. Failed calls record nothing.
-//
-// The latencies live in a lock-free windowed histogram
-// (stubkit/internal/latency_window.h: log-linear buckets of atomics, 8 time
-// slices): recording is one relaxed atomic increment, with no lock and no
-// allocation; the percentile is at most 6.25 % above the true one. The delay
-// is recomputed from it at most every `window / 8` (and at most every
-// 100 ms), not per call. The budget is a `RetryBudget` with ttl
-// `budget_window`, `min_hedges_per_second` and `max_extra_load` as its
-// percent: each hedged call deposits one, each hedge withdraws one.
-//
-// Metrics: `MethodMetrics::hedges` counts the hedges sent (A96's
-// grpc.client.call.hedges) and `hedges_refused_by_budget` the calls whose
-// hedge the budget refused.
-//
-// Invalid parameters leave `status()` non-OK and make hedged calls fail
-// before sending with INVALID_ARGUMENT. Time is the calls' clock
-// (`ClockOption`): share an object only among calls on the same clock.
-// Thread-safe.
+// The object is the state (latencies and budget): one per client, or one
+// per method through `MethodOptionsOption` when latencies differ. It has no
+// effect on calls that are not hedged. Thread-safe; recording a latency is
+// one relaxed atomic increment. Invalid parameters make hedged calls fail
+// unsent with INVALID_ARGUMENT. Time is the calls' clock (`ClockOption`).
+// What is recorded, how, and fixed or adaptive: docs/hedging.md
+// ("Adaptive hedging").
 
 #ifndef STUBKIT_ADAPTIVE_HEDGING_H_
 #define STUBKIT_ADAPTIVE_HEDGING_H_

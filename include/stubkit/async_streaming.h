@@ -1,81 +1,31 @@
 // Copyright 2026 The stubkit Authors.
 //
-// Async server streaming with retried opening and hook-driven resume.
-//
-// The async counterpart of `StreamReader`: messages are pushed to a callback
-// as they arrive (the next read starts when it returns), and the end of the
-// stream to another. Opening is retried like a unary call until the first
-// message; after that, a retryable break is resumed only through the
-// method's resume hook (`SClient::MResumeOption`), which rewrites the request
-// from the last message. Each resumption is a retry (retryable code,
-// idempotent call, backoff waited on the timer), and the callback sees every
-// message once. As for `StreamReader`, a break that followed at least one
-// message restarts the retry policy (time limit and error count) and the
-// backoff, so a stream read for hours can still resume; the whole life of
-// the stream, resumes included, is bounded only by `TotalTimeoutOption` or
-// `DeadlineOption`, counted from the stream's open.
+// Async streams with retried opening and hook-driven resume, built on
+// gRPC's callback API (`grpc::ClientReadReactor` and its kin); no thread
+// waits. The counterparts of `StreamReader`, `StreamWriter` and
+// `StreamReaderWriter` (stubkit/streaming.h), under the same rules for
+// opening, replay, resume and what bounds a stream's life, except that
+// writes never block: a `Write` is queued and sent in order.
 //
 //   stubkit::AsyncStreamReader<Item> stream = client.AsyncRange(request,
 //       [](const Item& item) { Use(item); },           // each message
 //       [](absl::Status status) { Done(status); },     // once, at the end
 //       stubkit::Options{}.set<ItemsClient::RangeResumeOption>(hook));
-//   stream.Cancel();         // any thread, any time; or drop the handle
-//
-// Built on gRPC's callback API (`grpc::ClientReadReactor`); no thread waits.
-//
-// Bidi streaming has the same form, with a handle to write through:
-//
-//   stubkit::AsyncStreamWriter<Item> stream = client.AsyncDouble(
-//       [](const Item& item) { Use(item); },           // each message
-//       [](absl::Status status) { Done(status); },     // once, at the end
-//       stubkit::Options{}.set<ItemsClient::DoubleResumeOption>(hook));
-//   stream.Write(item);      // queued, sent in order; any thread
-//   stream.WritesDone();     // half-closes after the queued writes
 //   stream.Cancel();         // any thread, any time
 //
-// Opening, replay and resume follow the sync `StreamReaderWriter`'s rules
-// (stubkit/streaming.h), with one difference: writes never block. A write
-// is queued and sent when the stream can take it; during a reopen it waits
-// in the queue and goes on the new stream after the hook's messages. When
-// the hook runs, the writes still queued from before the break are dropped
-// with the broken stream's unanswered ones: the hook restores them. The
-// hook and a `Write` may run at the same time on two threads; a hook that
-// reads what the writer wrote shares a lock with it.
-//
-// A live stream's queue has no bound: gRPC sends it at its own pace, and
-// pacing the writes is the writer's, as with grpc-java's `StreamObserver`
-// (the server's answers, or the application's own acknowledgements, say
-// how far it got). While the stream cannot send (waiting to reopen, or
-// reopening until the new stream's replay is sent), at most 4 MiB of
-// queued writes (their serialized size) wait: the `Write` that would pass
-// that returns false and ends the call, as gRPC's own retries commit a call
-// whose writes outgrow their buffer (gRFC A6). No further attempt opens,
-// the wait ends, and `on_done` gets the failure the stream waited after,
-// with "gave up retrying: more than 4 MiB of writes queued while the
-// stream was waiting to reopen" and the stop reason `kNotResumable`; every
-// later `Write` or `WritesDone` returns false. Writes queued while the
-// stream was live count too.
-//
-// Client streaming has the same handle, and one callback for the response:
-//
-//   stubkit::AsyncStreamWriter<Item> sum = client.AsyncSum(
-//       [](absl::StatusOr<SumResponse> response) { Done(response); });
-//   sum.Write(item);
-//   sum.WritesDone();        // the response follows
-//
-// A client stream reads nothing until its response, which ends it, so until
-// then a retryable break replays the writes (up to 256 KiB, else the hook,
-// whose `last` is null). gRPC tells a client stream of a break, of its
-// deadline or of the server's early answer only through a write: one that is
-// idle learns of it at its next `Write` or `WritesDone`, as the sync
-// `StreamWriter` does. `Cancel()` ends it at once.
+//   stubkit::AsyncStreamWriter<Item> bidi = client.AsyncDouble(
+//       [](const Item& item) { Use(item); }, [](absl::Status) {});
+//   bidi.Write(item);        // queued, sent in order; any thread
+//   bidi.WritesDone();       // half-closes after the queued writes
 //
 // Threads: `on_message` runs on gRPC's threads, one message at a time (the
 // next read starts when it returns); the resume hook and `on_done` (a client
 // stream's `done`) on gRPC's threads or the timer thread, possibly on the
-// thread that calls `Cancel()` (or a `Write` refused by the bound above);
+// thread that calls `Cancel()` (or a `Write` refused by the queue's bound);
 // none with a stubkit lock held. `Write`, `WritesDone` and `Cancel` may be
-// called from any thread, also from the callbacks.
+// called from any thread, also from the callbacks; the hook may overlap a
+// `Write`. The queue's 4 MiB bound while a stream cannot send, and what a
+// client stream learns only at its next write: docs/streaming.md.
 
 #ifndef STUBKIT_ASYNC_STREAMING_H_
 #define STUBKIT_ASYNC_STREAMING_H_

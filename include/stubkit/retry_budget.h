@@ -3,70 +3,31 @@
 // RetryBudget: retries as a share of the requests over a sliding window.
 //
 // Every call that starts deposits one request; every retry or hedge
-// withdraws one. A withdrawal at time t goes when the retries already
-// taken in the window ending at t, plus this one, are at most
+// withdraws one, allowed while the retries in the window (`ttl`), this one
+// included, are at most
 //
 //   min_retries_per_second * ttl  +  percent_can_retry * requests
 //
-// counted over the same window. This is the shape of Finagle's
-// `RetryBudget` (and Linkerd's): a share of the traffic, plus a small
-// reserve so that a client that sends few requests, or has just started,
-// can still retry. The defaults are Finagle's: a 10 s window, 10 retries
-// per second, 20 % of the requests. With them, a busy client adds at most
-// a fifth to its load however badly the backend fails, and a quiet one may
-// still retry 100 times in 10 s.
+// the shape of Finagle's `RetryBudget` (and Linkerd's), with Finagle's
+// defaults: a 10 s window, 10 retries per second, 20 % of the requests.
 //
 // Off by default. Like `RetryThrottle`, one budget is shared by all calls of
 // a client and can be shared across clients:
 //
-// ```cpp
-// #include <chrono>
-// #include <memory>
-//
-// #include "stubkit/stubkit.h"
-//
-// stubkit::Options Budgeted() {
 //   auto budget = std::make_shared<stubkit::RetryBudget>(
 //       stubkit::RetryBudget::Config()
 //           .WithTtl(std::chrono::seconds(10))
 //           .WithMinRetriesPerSecond(10)
 //           .WithPercentCanRetry(0.2));
-//   return stubkit::Options{}.set<stubkit::RetryBudgetOption>(budget);
-// }
-// ```
+//   auto options = stubkit::Options{}.set<stubkit::RetryBudgetOption>(budget);
 //
-// A refused retry stops the call with `StopReason::kThrottled` ("retry
-// budget spent" in the summary; the metrics count it as "throttled"); a
-// refused hedge is not sent, and hedges count as retries. With a
-// `RetryThrottleOption` as well, both must admit: the bucket says the
-// backend is failing now, the budget bounds what retries add to the load
-// over the window, and either alone misses what the other sees. The budget
-// never makes a call wait: with the throttle's waiting mode, a call the
-// budget refuses stops, and one already waiting for the throttle waits on
-// until the budget has a retry for it too, for at most one `ttl` of
-// refusals (a budget that refills only with new calls may never have one).
-//
-// When to choose it over the token bucket: the bucket drains after a burst
-// of failures and refills only with successes, so during an outage each
-// client is soon down to single attempts, whatever its volume. The budget
-// is tied to the request volume: the retries it allows grow and shrink
-// with the traffic, and never exceed a fixed share of it. docs/throttling.md
-// compares them.
-//
-// Thread-safe. A deposit (every call, the success path) takes no lock: one
-// atomic compare-and-swap on the current bucket. A withdrawal (the failure
-// path only) takes a small lock. The window is `kBuckets` buckets of
-// ttl / kBuckets each, every bucket an atomic word stamped with its epoch;
-// a bucket whose epoch has left the window counts nothing and is reused.
-// So the window that counts at time t starts at the beginning of the
-// oldest bucket still in it: it is between ttl - ttl / kBuckets and ttl
-// long, and retries and requests are counted over the same one.
-//
-// Invalid parameters (ttl outside [1 ms, 1 h], min_retries_per_second
-// outside [0, 1e6], percent_can_retry outside [0, 1], both of these 0, or a
-// NaN) leave `status()` non-OK and make calls fail before sending, with
-// INVALID_ARGUMENT. Time is the calls' own clock (`ClockOption`, else the
-// steady clock): share one budget only among calls on the same clock.
+// A refused retry stops the call with `StopReason::kThrottled`; a refused
+// hedge is not sent. Thread-safe: a deposit (the success path) takes no
+// lock, a withdrawal (the failure path) a small one. Invalid parameters
+// leave `status()` non-OK and make calls fail unsent. Time is the calls'
+// own clock (`ClockOption`): share one budget only among calls on the same
+// clock. What counts, the window, working with the throttle, and budget or
+// bucket: docs/throttling.md ("Retry budget").
 
 #ifndef STUBKIT_RETRY_BUDGET_H_
 #define STUBKIT_RETRY_BUDGET_H_

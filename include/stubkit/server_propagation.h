@@ -3,33 +3,14 @@
 // Downstream calls made while serving a call: the incoming call's deadline,
 // cancellation and retries carried to them, and their overload carried back.
 //
-// Most clients live inside servers: a handler calls its backends through
-// clients that retry on their own. Left alone, retries multiply with the
-// layers (three layers of four attempts are 64 attempts at the bottom), a
-// downstream call runs past the deadline its caller gave up at, and keeps
-// running after the caller cancelled. `IncomingCall` turns the handler's
-// `grpc::ServerContext` (sync API) or `grpc::CallbackServerContext`
-// (callback API) into the per-call options of its downstream stubkit calls:
-//
-//   - the incoming deadline bounds each downstream call (`DeadlineOption`;
-//     with a `TotalTimeoutOption` of the client or the call, the earlier end
-//     wins; on the wire gRPC may round it up by up to 3 %, see
-//     docs/overload.md), and with `MinAttemptTimeOption` on the client no
-//     attempt or wait starts that would leave an attempt less than that before
-//     it;
-//   - cancelling the incoming call cancels the downstream calls, their
-//     attempts in flight and their backoff waits (`CancellationOption`);
-//   - whether the incoming request is itself a retry (`x-retry-attempt`
-//     from a stubkit client, `grpc-previous-rpc-attempts` from gRPC's own
-//     retries) is recorded (`IncomingAttemptOption`), and `NestedRetryOption`
-//     says what the downstream calls then do: by default they do not retry,
-//     because the layer above already does (below).
-//
-// When a downstream call stops because the backend is overloaded or the
-// retry throttle or budget refused, `Reply` (or `ReplyUpstream`) turns its
-// status into the handler's reply with `grpc-retry-pushback-ms: -1`, gRFC
-// A6's "don't retry", so a stubkit client or gRPC's own retries above stop
-// too instead of retrying into the overload.
+// `IncomingCall` turns a handler's `grpc::ServerContext` (sync API) or
+// `grpc::CallbackServerContext` (callback API) into the per-call options of
+// its downstream stubkit calls: the incoming deadline bounds them
+// (`DeadlineOption`), the incoming cancel cancels them
+// (`CancellationOption`), and an incoming retry makes them retry at most
+// as `NestedRetryOption` says (by default not at all: retry at one layer).
+// `Reply` turns a downstream call that stopped for overload into a reply
+// with `grpc-retry-pushback-ms: -1` (gRFC A6's "don't retry"):
 //
 //   grpc::Status Front::Get(grpc::ServerContext* context,
 //                           const demo::GetRequest* request,
@@ -43,30 +24,11 @@
 //   }
 //
 // With the callback API, keep the `IncomingCall` in the reactor, call its
-// `Cancel()` from the reactor's `OnCancel`, and destroy it in `OnDone` (or
-// earlier, once every downstream call completed). docs/overload.md has a
-// complete server of each kind.
-//
-// Retry at one layer. The Google SRE book's chapter on cascading failures
-// asks for retries at one layer of a stack only: a layer that retries a
-// request its caller is already retrying multiplies the load on the backend
-// exactly when it is overloaded. So by default (`NestedRetry::kNever`) a
-// downstream call made for an incoming *retry* makes one attempt; a call
-// made for an incoming first attempt retries as its client says, so a
-// failure is still retried right above the backend, where it is cheapest.
-// With `Reply` at each layer, a backend that fails every attempt then sees
-// 4 attempts per top-level call through three layers of four attempts, not
-// 64: the bottom layer retries, gives up, and every layer above stops.
-//
-// Threads and locks. The incoming call's cancellation is polled, every
-// 5 ms, by one process-wide stubkit thread (started on first use, never a
-// thread per call), which calls `ServerContextBase::IsCancelled()` under
-// the poller's own lock; on a cancel it releases that lock and then cancels
-// the `CancellationToken`, whose callbacks (an async downstream call in a
-// backoff wait completes there) run on that thread with no stubkit lock
-// held. `Cancel()` does the same on the calling thread (the reactor's
-// `OnCancel`). Destroying an `IncomingCall` waits for a poll in progress,
-// so the server context is never read after it.
+// `Cancel()` from `OnCancel`, and destroy it in `OnDone`. Threads: one
+// process-wide thread polls cancellation every 5 ms and runs the token's
+// callbacks with no stubkit lock held; destroying an `IncomingCall` waits
+// for a poll in progress. Why one layer, complete servers, figures and
+// limits: docs/overload.md.
 
 #ifndef STUBKIT_SERVER_PROPAGATION_H_
 #define STUBKIT_SERVER_PROPAGATION_H_
