@@ -4,51 +4,31 @@
 // failing, before any call is made.
 //
 // `Explain` runs stubkit's own retry loop for one method against an attempt
-// that always fails, under a fake clock, three times: with every backoff
-// wait at its shortest, at its median and at its longest (the jitter's
-// extremes, `ExponentialBackoffPolicy::RangeFor`). The bands it returns are
-// therefore what the runtime does, not a second model of it: for each
-// attempt, the earliest, median and latest time it can start; what stops
-// the call, when, and with which summary; the longest a failing call can
-// take. A throttle or a budget in the options is run again, fresh and
-// alone, to say how it would change that.
+// that always fails, under a fake clock, with every backoff wait at its
+// shortest, median and longest: the bands it returns (each attempt's
+// earliest, median and latest start; what stops the call, when, and with
+// which summary) are what the runtime does, not a second model of it.
 //
 // ```cpp
-// #include <chrono>
 // #include <iostream>
 //
 // #include "stubkit/stubkit.h"
 //
-// void PrintSchedule() {
-//   using namespace std::chrono_literals;
-//   auto client =
-//       stubkit::Options{}
-//           .set<stubkit::RetryPolicyOption>(
-//               stubkit::RetryPolicy::LimitedTime(10min))
-//           .set<stubkit::BackoffPolicyOption>(
-//               stubkit::ExponentialBackoffPolicy().WithInitialDelay(200ms));
+// void PrintSchedule(const stubkit::Options& client) {
 //   absl::StatusOr<stubkit::Explanation> e =
 //       stubkit::Explain(client, "demo.KeyValue.Get");
 //   if (e.ok()) std::cout << e->ToTable();  // or e->ToSvg(), a chart
 // }
-//
 // // Why a failed call stopped, and the option that would change it.
 // void SayWhy(const absl::Status& status) {
 //   std::cerr << stubkit::WhyNot(status).ToString();
 // }
 // ```
 //
-// The options are layered as a call of a generated client sees them: the
-// call's over the method's and the service's entries of the client's
-// `MethodOptionsOption` (a service config's `ToOptions()`, say) over the
-// client's. Invalid options return the error the call would return.
-//
-// `WhyNot` reads a failed call's status (or the text of its message) and
-// says in plain words why stubkit stopped retrying and which option would
-// have changed it.
-//
-// The command `stubkit-explain`, installed next to protoc-gen-stubkit,
-// prints both from a service config file or flags (docs/explain.md).
+// The options are layered as a call of a generated client sees them;
+// invalid ones return the error the call would. `WhyNot` also reads a
+// message's text; the `stubkit-explain` command prints both from a service
+// config file or flags. Reading the bands, throttles, SVG: docs/explain.md.
 
 #ifndef STUBKIT_EXPLAIN_H_
 #define STUBKIT_EXPLAIN_H_

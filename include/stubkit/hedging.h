@@ -16,34 +16,14 @@
 //   auto response = client.Get(request, options);       // sync or
 //   auto future = client.AsyncGet(request, options);    // async
 //
-// Hedges count against a `RetryThrottleOption` bucket: each non-fatal failure
-// takes a token, and no hedge is sent while the bucket is at or below half.
-// In the throttle's waiting mode (`RetryThrottle::WaitForRecovery`) a hedged
-// call does not wait for the recovery: it stops with kThrottled as with the
-// plain bucket. Hedges buy latency; a call that may sit out an outage
-// should not be hedged. Its success still counts as a recovery.
-// Hedges draw on a `RetryBudgetOption` budget as retries do: each hedge
-// sent withdraws one (the call itself deposits one request), and no hedge
-// is sent once the budget is spent (stubkit/retry_budget.h).
-// An attempt that runs out of its own `AttemptTimeoutOption` is non-fatal,
-// as in the retry loop. The call's end (the retry policy's time limit, the
-// total timeout, the deadline) bounds every hedge and ends the call, with
-// its stop reason, whatever hedges are still running.
-//
-// Sync calls go through the stub's sync method `M`, async calls through
-// `AsyncM`, hedged or not: a decorator that must see every attempt overrides
-// both. A sync hedged call runs attempt 1 on the caller's thread (a call
-// answered within the first hedging delay starts no thread); each hedge the
-// timer sends runs on a thread of its own, losers are cancelled with
-// `grpc::ClientContext::TryCancel`, and the call returns once every attempt
-// has returned. So the sync `M` of a decorator may run on several threads at
-// once. A gRPC stub without the callback API (gRPC's generated `MockFooStub`,
-// whose `async()` is null) serves sync calls, hedged included; its async
-// calls fail with FAILED_PRECONDITION before anything is sent.
-//
-// Threads: the observer, metrics and log sink run on the thread that ended
-// the attempt or the call (a gRPC, timer, hedge or the caller's thread),
-// never under a stubkit lock; an async call's callback likewise.
+// Hedges take tokens from a `RetryThrottleOption` bucket and draw on a
+// `RetryBudgetOption` budget as retries do; the call's end bounds every
+// hedge. Threads: a sync hedged call runs attempt 1 on the caller's thread
+// and each later hedge on a thread of its own, so a decorator's sync `M`
+// may run on several threads at once; the observer, metrics and log sink
+// run on the thread that ended the attempt or the call, never under a
+// stubkit lock. Server hints, the order of the rules, adaptive delays:
+// docs/hedging.md.
 
 #ifndef STUBKIT_HEDGING_H_
 #define STUBKIT_HEDGING_H_

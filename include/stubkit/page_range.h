@@ -12,39 +12,20 @@
 //     Use(*foo);
 //   }
 //
-// - Pages are fetched lazily: the first when the range is first compared
-//   with its end or dereferenced, the next one when the items of the
-//   current page are used up. Each fetch is one call of ListFoos through the
-//   client, so it runs under the normal retry rules with the call's options.
-// - Every item is delivered once, in the server's order. A page with no
-//   items but a `next_page_token` does not end the range; only an empty
-//   `next_page_token` does.
-// - An error ends the range: the failed fetch's status is its last element.
-// - `next_page_token()` is the page token of the page after the last one
-//   fetched: a listing resumed from it (a request with that `page_token`)
-//   continues after every item of the pages fetched so far. `page_token()`
-//   is the token that fetched the current page: resumed from it, a listing
-//   repeats the current page, so nothing is lost when the caller stopped in
-//   the middle of a page. Before the first fetch both are the request's
-//   page_token; after a failed fetch, next_page_token() is still the token
-//   of the page that failed.
-// - A page token the range already sent ends the range with INTERNAL as its
-//   last element (a server that repeats a token, whether on the next page
-//   or in a cycle A -> B -> A, would be listed forever), after the items of
-//   the page that carried it.
-// - Bounds on the whole range, set like any option (for the client, the
-//   method or the call that makes the range); each ends the range with an
-//   error as its last element, and next_page_token() resumes after it:
-//     PageRangeMaxPagesOption      at most this many pages (RESOURCE_EXHAUSTED)
-//     PageRangeTotalTimeoutOption  no page is sent later than this long
-//                                  after the first was (DEADLINE_EXCEEDED),
-//                                  and each page's call ends by then too
+// Pages are fetched lazily, each by one ordinary call of ListFoos under the
+// normal retry rules. Every item is delivered once, in the server's order;
+// only an empty `next_page_token` ends the listing, and an error (a failed
+// fetch, a repeated page token, `PageRangeMaxPagesOption`,
+// `PageRangeTotalTimeoutOption`) is the range's last element.
+// `next_page_token()` resumes a listing after the pages fetched so far,
+// `page_token()` repeats the current page.
 //
 // A range is a single pass over the listing: `begin()` returns an iterator
 // at the current position, not at the start. It is movable, not copyable,
 // and not safe to use from several threads at once. The range owns what
 // its fetches need (a copy of the client and of the call's options), so it
-// may outlive the client it came from.
+// may outlive the client it came from. The details: docs/api-conventions.md
+// ("Paginated ranges").
 
 #ifndef STUBKIT_PAGE_RANGE_H_
 #define STUBKIT_PAGE_RANGE_H_

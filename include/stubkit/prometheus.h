@@ -24,34 +24,10 @@
 // }
 // ```
 //
-// prometheus-cpp 1.0's Registry only holds its own families, so the
-// collectable is registered where a Registry is (Exposer, Gateway), not in
-// one. Every series is labelled `grpc_method` (the full gRPC method name)
-// and `grpc_target` (the collector's target, or "other"): gRFC A96's
-// grpc.method and grpc.target. The families, A96's first:
-//
-//   grpc_client_call_retries            A96 grpc.client.call.retries:
-//                                       histogram, per call that retried,
-//                                       of its retries (buckets 1..5)
-//   grpc_client_call_hedges             A96 grpc.client.call.hedges: the
-//                                       same for hedges (a hedged call
-//                                       makes no retries)
-//   grpc_client_call_retry_delay_seconds
-//                                       A96 grpc.client.call.retry_delay:
-//                                       histogram, per call that retried,
-//                                       of the total time it waited between
-//                                       attempts (backoff, server hints,
-//                                       the throttle's waiting mode)
-//   stubkit_client_calls_total          stubkit's: counter, also labelled
-//                                       `stop_reason` (success,
-//                                       permanent_error, non_idempotent,
-//                                       exhausted, deadline, throttled,
-//                                       cancelled, invalid_argument,
-//                                       not_resumable, server_refused)
-//   stubkit_client_call_duration_seconds
-//                                       stubkit's: histogram of whole-call
-//                                       latency, buckets
-//                                       kLatencyBucketBoundsMs
+// Register it where a Registry is (Exposer, Gateway), not in one. Every
+// series is labelled `grpc_method` and `grpc_target` (gRFC A96's); the
+// families (A96's retries, hedges and retry delay, and stubkit's calls,
+// duration and refused hedges): docs/observability.md.
 
 #ifndef STUBKIT_PROMETHEUS_H_
 #define STUBKIT_PROMETHEUS_H_
