@@ -19,19 +19,14 @@
 //
 //   using namespace std::chrono_literals;
 //   stubkit::ExponentialBackoffPolicy defaults;  // 1 s, doubling, 5 min cap
-//   auto quick = stubkit::ExponentialBackoffPolicy()
-//                    .WithInitialDelay(200ms)
-//                    .WithMaximumDelay(45s);
 //   auto spread = stubkit::ExponentialBackoffPolicy()
 //                     .WithMaximumDelay(1min)
 //                     .WithMultiplier(1.5)
 //                     .WithJitter(stubkit::Jitter::Proportional(0.2));
 //
-// Each `With...` returns a copy with one field replaced (the rest keep their
-// defaults): named, so that the two delays cannot be swapped unnoticed.
-// The random numbers come from one process-wide generator, seeded once and
-// drawn from only when a retry happens. Invalid arguments are recorded in
-// `status()`, never clamped.
+// Each `With...` returns a copy with one field replaced: named, so that the
+// two delays cannot be swapped unnoticed. Invalid arguments are recorded in
+// `status()`, never clamped. Defaults and jitter: docs/options.md.
 
 #ifndef STUBKIT_BACKOFF_POLICY_H_
 #define STUBKIT_BACKOFF_POLICY_H_

@@ -25,24 +25,10 @@
 //             return std::make_shared<CountingStub>(std::move(child));
 //           }}));
 //
-// Decorators are applied in order: the first wraps the gRPC stub, the last
-// is the outermost layer and sees each attempt first.
-//
-// A decorator adds metadata with `stubkit::AddMetadata`
-// (stubkit/call_options.h) and returns its status when it refuses a key or
-// value, so that the attempt fails unsent instead of reaching gRPC:
-//
-//   absl::Status added = stubkit::AddMetadata(context, "x-tenant", tenant);
-//   if (!added.ok()) return added;  // INVALID_ARGUMENT naming the key
-//
-// `context.AddMetadata` is gRPC's own and checks nothing: gRPC aborts the
-// process on an illegal key such as "X-Tenant".
-//
-// Sync calls go through the sync methods (`Get`), async calls through the
-// async ones (`AsyncGet`), hedged or not (see `stubkit/hedging.h`): a
-// decorator that must see every attempt overrides both. The attempts of a
-// hedged sync call run on several threads at once, so a decorator's sync
-// methods must be thread-safe, as in the example.
+// The first decorator wraps the gRPC stub, the last sees an attempt first.
+// Sync calls use `Get`, async ones `AsyncGet`, hedged or not; a hedged sync
+// call's attempts run on several threads at once, so be thread-safe. Add
+// metadata with the checked `stubkit::AddMetadata`. docs/generated-code.md.
 
 #ifndef STUBKIT_DECORATOR_H_
 #define STUBKIT_DECORATOR_H_

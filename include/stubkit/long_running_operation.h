@@ -12,37 +12,22 @@
 //                                           const Options& = {});
 //   std::future<...> AsyncAwaitFooByName(const std::string&, const Options&);
 //
-// They start `Foo` (retried as usual), then poll
-// `google.longrunning.Operations.GetOperation` on the same channel until the
-// operation is done, waiting between polls as the `PollingPolicyOption`
-// says. Each poll is one call under the retry rules (the call's options
-// apply to it, except `IdempotencyOption`: reading an operation has no side
-// effects). The async forms wait on the `AsyncSleeperOption` timer, never on
-// a thread.
-//
-// Results:
-// - done with `response`: unpacked into `Response`; another type is an
-//   INTERNAL error naming both types.
-// - done with `error`: that code, message and details (the serialized
-//   `google.rpc.Status` stays the `stubkit::GetErrorDetails` payload).
-// - the policy's time limit runs out: DEADLINE_EXCEEDED naming the
-//   operation; `GetOperationName(status)` returns it for `AwaitFooByName`.
-//   A failed poll carries the name too.
-// - the call's `CancellationOption` token is cancelled: CANCELLED, polling
-//   stops at once; with `CancelOperationOnCancelOption` the client first
-//   asks the server to cancel the operation (`Operations.CancelOperation`).
+// They start `Foo` (retried as usual), then poll `GetOperation` on the same
+// channel, each poll a call under the retry rules, waiting as the
+// `PollingPolicyOption` says (async: on the timer, never a thread). A done
+// operation's `response` or `error` is the result; the policy's time limit
+// gives DEADLINE_EXCEEDED, from which `GetOperationName` recovers the name:
 //
 //   using namespace std::chrono_literals;
 //   auto r = client.AwaitCreateBook(request, stubkit::Options{}
 //       .set<stubkit::PollingPolicyOption>(stubkit::PollingPolicy(
-//           stubkit::ExponentialBackoffPolicy()
-//               .WithInitialDelay(500ms)
-//               .WithMaximumDelay(10s)
-//               .WithMultiplier(1.5),
+//           stubkit::ExponentialBackoffPolicy().WithInitialDelay(500ms),
 //           2h)));
 //   if (!r.ok() && stubkit::GetOperationName(r.status())) {
 //     r = client.AwaitCreateBookByName(*stubkit::GetOperationName(r.status()));
 //   }
+//
+// Results, the policy's defaults, cancellation: docs/long-running-operations.md.
 #ifndef STUBKIT_LONG_RUNNING_OPERATION_H_
 #define STUBKIT_LONG_RUNNING_OPERATION_H_
 

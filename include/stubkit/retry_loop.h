@@ -8,10 +8,8 @@
 //   1. the status code is not retryable       -> stop (permanent error)
 //   2. the call is not idempotent             -> stop (not retried)
 //   3. the retry policy is exhausted          -> stop (attempts, time)
-//      the retry throttle refuses             -> stop (throttled), or, in
-//                                                its waiting mode, wait for
-//                                                the backend's recovery
-//                                                (stubkit/retry_throttle.h)
+//      the retry throttle refuses             -> stop (throttled), or wait
+//                                                in its waiting mode
 //   4. the backoff wait would end after the
 //      call's end (policy time or deadline)   -> stop, as in 3
 //   otherwise wait, then try again.
@@ -29,8 +27,8 @@
 //         return r;
 //       });
 //
-// The attempt is a template parameter, not a `std::function`, and the loop's
-// state lives on the stack: the success path allocates nothing of its own.
+// The attempt is a template parameter, not a `std::function`: the success
+// path allocates nothing of its own. The rules: docs/retry-semantics.md.
 
 #ifndef STUBKIT_RETRY_LOOP_H_
 #define STUBKIT_RETRY_LOOP_H_

@@ -22,15 +22,9 @@
 // on the thread that ends it: the failed ones, then those cancelled as
 // losers (`hedge_loser`), then the final event.
 //
-// What the attempt received (the server's headers and trailers, the peer)
-// is read on demand: `ReceivedMetadata()` copies it from the attempt's
-// context, which stubkit keeps alive for the callback only. Nothing is
-// copied unless the observer asks:
-//
-//   [](const stubkit::AttemptEvent& e) {
-//     stubkit::ResponseMetadata received = e.ReceivedMetadata();
-//     LogServedBy(e.attempt, received.trailing_metadata, received.peer);
-//   }
+// What the attempt received (headers, trailers, peer) is copied only on
+// demand, by `ReceivedMetadata()`, during the callback. Wait reasons, logs
+// and metrics: docs/observability.md.
 
 #ifndef STUBKIT_RETRY_OBSERVER_H_
 #define STUBKIT_RETRY_OBSERVER_H_

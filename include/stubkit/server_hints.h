@@ -25,11 +25,8 @@
 //       .set<stubkit::ServerHintCeilingOption>(std::chrono::minutes(20));
 //
 // A hint never extends the retry policy or the call's deadline, and never
-// makes a non-retryable code or a non-idempotent call retryable. Malformed or
-// oversized details are ignored. The details are decoded by hand from the
-// protobuf wire format, so no `google.rpc` type is registered in the global
-// descriptor pool and a program that also links Google's API protos has no
-// conflicts.
+// makes a non-retryable code or a non-idempotent call retryable. The table
+// of hints and what malformed ones do: docs/throttling.md ("Server hints").
 
 #ifndef STUBKIT_SERVER_HINTS_H_
 #define STUBKIT_SERVER_HINTS_H_

@@ -1,13 +1,12 @@
 // Copyright 2026 The stubkit Authors.
 //
-// Status conversion and the retry summary carried by failed calls.
+// Status conversion and the retry summary: docs/retry-semantics.md.
 //
-// stubkit returns `absl::Status` / `absl::StatusOr<T>`. A gRPC error keeps its
-// code and message; the server's binary error details (the serialized
-// `google.rpc.Status` of `grpc::Status::error_details()`) travel as a payload
-// and convert back losslessly. When the retry loop gives up it appends a
-// human-readable summary to the message (the code stays the last
-// attempt's) and attaches a machine-readable one:
+// stubkit returns `absl::Status` / `absl::StatusOr<T>`. A gRPC error keeps
+// its code, message and binary details (`grpc::Status::error_details()`, a
+// serialized `google.rpc.Status`, as a payload that converts back
+// losslessly). A call that gave up retrying keeps the last attempt's code,
+// appends a summary to the message and attaches a machine-readable one:
 //
 // ```cpp
 // #include <optional>
