@@ -1,7 +1,8 @@
 // Copyright 2026 The stubkit Authors.
 //
 // The callback types of async calls: what a generated `AsyncM` and
-// `AsyncRetryLoop` (stubkit/async_retry_loop.h) take.
+// `AsyncRetryLoop` (stubkit/async_retry_loop.h) take. The threads they
+// run on: docs/cancellation.md.
 
 #ifndef STUBKIT_ASYNC_CALLBACK_H_
 #define STUBKIT_ASYNC_CALLBACK_H_

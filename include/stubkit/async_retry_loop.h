@@ -25,9 +25,9 @@
 // The options are copied (cheaply: values are shared), so the caller's
 // `Options` need not outlive the call. A `CancellationOption` token cancels
 // the attempt in flight and any pending wait at once. In a retry throttle's
-// waiting mode (stubkit/retry_throttle.h) the call waits for the backend's
-// recovery in the same timer, polling the throttle; its next attempt then
-// starts on the timer's thread.
+// waiting mode the call waits for the backend's recovery in the same timer;
+// its next attempt then starts on the timer's thread. Callback threads:
+// docs/cancellation.md; the sync form: docs/generated-code.md.
 
 #ifndef STUBKIT_ASYNC_RETRY_LOOP_H_
 #define STUBKIT_ASYNC_RETRY_LOOP_H_

@@ -5,6 +5,7 @@
 // Pass a token in a call's options; `Cancel()` cancels the attempt in flight
 // (`grpc::ClientContext::TryCancel`) and ends any backoff wait at once. The
 // call then returns `CANCELLED`. One token may serve several calls.
+// Latency, async callbacks and their threads: docs/cancellation.md.
 //
 //   auto token = std::make_shared<stubkit::CancellationToken>();
 //   std::thread caller([&] {

@@ -13,6 +13,7 @@
 // When neither is set the loop uses `std::chrono::steady_clock` and really
 // sleeps, with no allocation. Async calls wait through an `AsyncSleeper`
 // (by default one process-wide timer thread); `FakeClock` is one too.
+// Tests with a fake clock: docs/testing.md.
 
 #ifndef STUBKIT_CLOCK_H_
 #define STUBKIT_CLOCK_H_

@@ -16,7 +16,7 @@
 // `set-cookie`, any `*-bin` key and any key containing `token`, `key`,
 // `secret`, `password`, `credential` or `session` are replaced by
 // "[REDACTED]". Request and response payloads are logged only with
-// `LogPayloadsOption` set to true.
+// `LogPayloadsOption` set to true. Sample lines: docs/observability.md.
 
 #ifndef STUBKIT_LOGGING_H_
 #define STUBKIT_LOGGING_H_

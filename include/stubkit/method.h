@@ -13,7 +13,8 @@
 // (`idempotency_level = IDEMPOTENT` or `NO_SIDE_EFFECTS`, or a
 // `google.api.http` `get` or `put` binding). A client can override that per
 // method name with `IdempotencyMapOption`, and a call with
-// `IdempotencyOption`. Only idempotent calls are ever retried.
+// `IdempotencyOption`. Only idempotent calls are ever retried. What the
+// generator reads from the proto: docs/generated-code.md.
 
 #ifndef STUBKIT_METHOD_H_
 #define STUBKIT_METHOD_H_

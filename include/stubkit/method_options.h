@@ -24,7 +24,7 @@
 // `IdempotencyMapOption`, the proto). Client and bidi streams are never
 // replayed, so they do not consult it. A predicate whose request type is not
 // the method's fails the call with INVALID_ARGUMENT, unsent; so set one per
-// method, not for a whole service or client.
+// method, not for a whole service or client. docs/options.md.
 
 #ifndef STUBKIT_METHOD_OPTIONS_H_
 #define STUBKIT_METHOD_OPTIONS_H_

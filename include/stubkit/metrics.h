@@ -27,8 +27,8 @@
 //
 // The snapshot holds plain numbers with cumulative semantics (counters only
 // grow, the histogram has fixed bucket bounds plus sum and count), which is
-// what an OpenTelemetry or Prometheus exporter needs: an exporter polls
-// `Snapshot()` and maps each field to an instrument.
+// what an exporter polls (`Snapshot()`), mapping each field to an
+// instrument: docs/observability.md has the fields and exported series.
 
 #ifndef STUBKIT_METRICS_H_
 #define STUBKIT_METRICS_H_

@@ -2,7 +2,7 @@
 //
 // Deprecated (2026-11-27, removed before 1.0): long-running operation
 // polling (`PollingPolicy`, `GetOperationName`) moved to a header named for
-// it. Include that one instead:
+// it (docs/options.md, "Renamed in 0.x"). Include that one instead:
 //
 //   #include "stubkit/long_running_operation.h"
 

@@ -25,7 +25,8 @@
 //   stubkit::OptionsView effective(call_options, client_options);
 //   effective.get<stubkit::AttemptTimeoutOption>();
 //
-// Copying an `Options` is cheap: values are immutable and shared.
+// Copying an `Options` is cheap: values are immutable and shared. Every
+// option, its header and default: docs/options.md.
 
 #ifndef STUBKIT_OPTIONS_H_
 #define STUBKIT_OPTIONS_H_

@@ -26,7 +26,8 @@
 //
 // Invalid arguments never crash and are never clamped: the policy records an
 // `InvalidArgument` status naming the field (see `status()`), and every call
-// made with it fails with that status before sending anything.
+// made with it fails with that status before sending anything. When a
+// failure is retried: docs/retry-semantics.md.
 
 #ifndef STUBKIT_RETRY_POLICY_H_
 #define STUBKIT_RETRY_POLICY_H_

@@ -19,10 +19,11 @@
 // }
 // ```
 //
-// A generated header (`foo.stubkit.h`) includes this one, so a program
-// using a generated client needs no other stubkit include. Not included:
+// A generated header (`foo.stubkit.h`) includes only what it names; a file
+// that sets options includes their headers, or this one. Not included:
 // stubkit/prometheus.h, the optional Prometheus export, which needs
-// prometheus-cpp and the stubkit::prometheus library.
+// prometheus-cpp and the stubkit::prometheus library. Each option's header:
+// docs/options.md.
 
 #ifndef STUBKIT_STUBKIT_H_
 #define STUBKIT_STUBKIT_H_
