@@ -16,9 +16,16 @@ for header in include/stubkit/*.h; do
          "move the rest to its docs/ page" >&2
     status=1
   fi
-  if ! grep -q 'docs/[a-z0-9_-]*\.md' <<<"${overview}"; then
+  pages="$(grep -o 'docs/[a-z0-9_-]*\.md' <<<"${overview}" | sort -u || true)"
+  if [[ -z "${pages}" ]]; then
     echo "FAIL: ${header}: overview names no docs/*.md page" >&2
     status=1
   fi
+  for page in ${pages}; do
+    if [[ ! -f "${page}" ]]; then
+      echo "FAIL: ${header}: overview names ${page}, which does not exist" >&2
+      status=1
+    fi
+  done
 done
 exit "${status}"
