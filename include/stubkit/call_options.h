@@ -85,18 +85,19 @@ struct CallCredentialsOption {
 };
 
 // A hook run on each attempt's context after stubkit set its own: the
-// deadline, `MetadataOption`, the retry header and the options above. What it sets wins for that attempt; in
-// particular, a deadline it sets replaces stubkit's on the wire (for
-// streams too: it runs after the stream's deadline). stubkit still decides
-// with its own computed deadline: whether a DEADLINE_EXCEEDED was the
-// attempt timeout (retried) or the call's end (final), and when the call
-// is over. It runs on the thread that starts the attempt, with no stubkit
-// lock held (for a hedged call, possibly on several threads at once, each
-// with its own attempt's context); it must not block, and must not start
-// or cancel the call. To add metadata, it calls `stubkit::AddMetadata`
-// (below), never `context.AddMetadata`: a key or value stubkit refuses is
-// simply not added, the hook sees the INVALID_ARGUMENT, and the attempt
-// goes on without it. Null means unset.
+// deadline, `MetadataOption`, the retry header and the options above.
+// What it sets wins for that attempt; in particular, a deadline it sets
+// replaces stubkit's on the wire (for streams too: it runs after the
+// stream's deadline). stubkit still decides with its own computed
+// deadline: whether a DEADLINE_EXCEEDED was the attempt timeout (retried)
+// or the call's end (final), and when the call is over. It runs on the
+// thread that starts the attempt, with no stubkit lock held (for a hedged
+// call, possibly on several threads at once, each with its own attempt's
+// context); it must not block, and must not start or cancel the call. To
+// add metadata, it calls `stubkit::AddMetadata` (below), never
+// `context.AddMetadata`: a key or value stubkit refuses is simply not
+// added, the hook sees the INVALID_ARGUMENT, and the attempt goes on
+// without it. Null means unset.
 struct ContextSetupOption {
   using Type = std::function<void(grpc::ClientContext&)>;
   static Type Default() { return nullptr; }

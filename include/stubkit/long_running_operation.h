@@ -27,7 +27,7 @@
 //     r = client.AwaitCreateBookByName(*stubkit::GetOperationName(r.status()));
 //   }
 //
-// Results, the policy's defaults, cancellation: docs/long-running-operations.md.
+// Results, defaults, cancellation: docs/long-running-operations.md.
 #ifndef STUBKIT_LONG_RUNNING_OPERATION_H_
 #define STUBKIT_LONG_RUNNING_OPERATION_H_
 
