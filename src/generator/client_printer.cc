@@ -98,41 +98,40 @@ void PrintConstructorHead(Printer& w, const Printer::Vars& vars,
                              "\"$service_full_name$\", {$method_names$}),\n"));
 }
 
-// What the generated call does on failure, and why: the idempotency the
-// proto gives the method decides whether it is retried.
+// How the service's calls are retried, said once on the client class; each
+// method then says only what is its own (RetryComment).
+std::string ServiceRetryComment(const ServiceModel& service) {
+  bool streams = false;
+  for (const MethodModel& method : service.methods) {
+    streams = streams || method.kind != Kind::kUnary;
+  }
+  std::string comment =
+      "Retries: a call that fails with a retryable code is retried under the "
+      "retry policy if its method is idempotent, as each method below says "
+      "(from the proto's idempotency_level or google.api.http get or put "
+      "binding), and not otherwise; IdempotencyOption, IdempotencyMapOption "
+      "and IdempotencyPredicateOption override the proto.";
+  if (streams) {
+    absl::StrAppend(
+        &comment,
+        " A stream is reopened only before its first response (client and "
+        "bidi streams replaying up to 256 KiB of writes); after it, only its "
+        "method's ResumeOption hook resumes it, and setting the hook makes "
+        "the call idempotent.");
+  }
+  return comment;
+}
+
+// What differs per method: whether the proto makes it idempotent, and for
+// a stream that is not, what makes it retryable.
 std::string RetryComment(const MethodModel& method) {
-  if (method.kind == Kind::kClientStreaming || method.kind == Kind::kBidi) {
-    return method.idempotent
-               ? absl::StrCat("Retries: idempotent (",
-                              method.idempotency_reason,
-                              " in the proto): a retryable failure before the "
-                              "first response reopens the stream and replays "
-                              "the writes; after it, only $Method$ResumeOption "
-                              "resumes it.")
-               : "Retries: not idempotent, so a failure is not retried, "
-                 "unless $Method$ResumeOption (or IdempotencyOption) is set: "
-                 "then a retryable failure before the first response reopens "
-                 "the stream and replays the writes, and the hook resumes it "
-                 "after.";
-  }
-  if (method.kind == Kind::kServerStreaming && !method.idempotent) {
-    return "Retries: not idempotent (the proto has no idempotency_level and "
-           "no google.api.http get or put binding), so a failure is not "
-           "retried, unless $Method$ResumeOption (or "
-           "IdempotencyOption) is set: then a retryable failure before the "
-           "first response reopens the stream, and the hook resumes it "
-           "after.";
-  }
   if (method.idempotent) {
-    return absl::StrCat(
-        "Retries: idempotent (", method.idempotency_reason,
-        " in the proto), so a failure with a retryable code is retried "
-        "under the retry policy.");
+    return absl::StrCat("Idempotent (", method.idempotency_reason,
+                        " in the proto).");
   }
-  return "Retries: not idempotent (the proto has no idempotency_level and no "
-         "google.api.http get or put binding), so a failure is not retried. "
-         "IdempotencyOption, IdempotencyMapOption or "
-         "IdempotencyPredicateOption make it retryable.";
+  if (method.kind == Kind::kUnary) return "Not idempotent: not retried.";
+  return "Not idempotent: not retried unless $Method$ResumeOption or "
+         "IdempotencyOption is set.";
 }
 
 }  // namespace
@@ -146,6 +145,8 @@ void PrintClientHeader(Printer& w, const FileModel& file,
       "The client of $service_full_name$: cheap to copy, safe to share "
       "between threads. Every call takes per-call options that "
       "override the client's.");
+  w.PrintRaw("//\n");
+  w.PrintComment(vars, ServiceRetryComment(service));
   w.Print(vars,
           "class $Service$Client {\n"
           " public:\n");

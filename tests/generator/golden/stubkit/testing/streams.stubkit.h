@@ -31,6 +31,15 @@ class StreamServiceConnection;
 // The client of stubkit.testing.StreamService: cheap to copy, safe to share
 // between threads. Every call takes per-call options that override the
 // client's.
+//
+// Retries: a call that fails with a retryable code is retried under the retry
+// policy if its method is idempotent, as each method below says (from the
+// proto's idempotency_level or google.api.http get or put binding), and not
+// otherwise; IdempotencyOption, IdempotencyMapOption and
+// IdempotencyPredicateOption override the proto. A stream is reopened only
+// before its first response (client and bidi streams replaying up to 256 KiB of
+// writes); after it, only its method's ResumeOption hook resumes it, and
+// setting the hook makes the call idempotent.
 class StreamServiceClient {
  public:
   // User decorators of StreamServiceStub, applied when the connection is made:
@@ -76,8 +85,7 @@ class StreamServiceClient {
 
   // Reading has no side effects, so opening (and resuming) may be retried.
   //
-  // Retries: idempotent (idempotency_level = NO_SIDE_EFFECTS in the proto), so
-  // a failure with a retryable code is retried under the retry policy.
+  // Idempotent (idempotency_level = NO_SIDE_EFFECTS in the proto).
   ::stubkit::StreamReader<::stubkit::testing::Item> Range(
       const ::stubkit::testing::RangeRequest& request,
       const ::stubkit::Options& call = {});
@@ -91,10 +99,8 @@ class StreamServiceClient {
 
   // Adds up the items sent.
   //
-  // Retries: not idempotent, so a failure is not retried, unless
-  // SumResumeOption (or IdempotencyOption) is set: then a retryable failure
-  // before the first response reopens the stream and replays the writes, and
-  // the hook resumes it after.
+  // Not idempotent: not retried unless SumResumeOption or IdempotencyOption is
+  // set.
   ::stubkit::StreamWriter<::stubkit::testing::Item,
                           ::stubkit::testing::SumResponse>
   Sum(const ::stubkit::Options& call = {});
@@ -106,10 +112,8 @@ class StreamServiceClient {
 
   // Answers each item with its double.
   //
-  // Retries: not idempotent, so a failure is not retried, unless
-  // DoubleResumeOption (or IdempotencyOption) is set: then a retryable failure
-  // before the first response reopens the stream and replays the writes, and
-  // the hook resumes it after.
+  // Not idempotent: not retried unless DoubleResumeOption or IdempotencyOption
+  // is set.
   ::stubkit::StreamReaderWriter<::stubkit::testing::Item,
                                 ::stubkit::testing::Item>
   Double(const ::stubkit::Options& call = {});
@@ -122,8 +126,7 @@ class StreamServiceClient {
 
   // A unary method next to the streaming ones.
   //
-  // Retries: idempotent (idempotency_level = IDEMPOTENT in the proto), so a
-  // failure with a retryable code is retried under the retry policy.
+  // Idempotent (idempotency_level = IDEMPOTENT in the proto).
   ::absl::StatusOr<::stubkit::testing::Item> Get(
       const ::stubkit::testing::RangeRequest& request,
       const ::stubkit::Options& call = {});

@@ -36,6 +36,12 @@ class LibraryConnection;
 // The client of stubkit.testing.gen.library.v1.Library: cheap to copy, safe to
 // share between threads. Every call takes per-call options that override the
 // client's.
+//
+// Retries: a call that fails with a retryable code is retried under the retry
+// policy if its method is idempotent, as each method below says (from the
+// proto's idempotency_level or google.api.http get or put binding), and not
+// otherwise; IdempotencyOption, IdempotencyMapOption and
+// IdempotencyPredicateOption override the proto.
 class LibraryClient {
  public:
   // User decorators of LibraryStub, applied when the connection is made: by
@@ -60,8 +66,7 @@ class LibraryClient {
 
   // GET: idempotent.
   //
-  // Retries: idempotent (its google.api.http get binding in the proto), so a
-  // failure with a retryable code is retried under the retry policy.
+  // Idempotent (its google.api.http get binding in the proto).
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> GetBook(
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
       const ::stubkit::Options& call = {});
@@ -77,8 +82,7 @@ class LibraryClient {
 
   // PUT: idempotent.
   //
-  // Retries: idempotent (its google.api.http put binding in the proto), so a
-  // failure with a retryable code is retried under the retry policy.
+  // Idempotent (its google.api.http put binding in the proto).
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> PutBook(
       const ::stubkit::testing::gen::library::v1::PutBookRequest& request,
       const ::stubkit::Options& call = {});
@@ -94,10 +98,7 @@ class LibraryClient {
 
   // POST: not idempotent.
   //
-  // Retries: not idempotent (the proto has no idempotency_level and no
-  // google.api.http get or put binding), so a failure is not retried.
-  // IdempotencyOption, IdempotencyMapOption or IdempotencyPredicateOption make
-  // it retryable.
+  // Not idempotent: not retried.
   ::absl::StatusOr<::stubkit::testing::gen::library::v1::Book> CreateBook(
       const ::stubkit::testing::gen::library::v1::CreateBookRequest& request,
       const ::stubkit::Options& call = {});
@@ -113,10 +114,7 @@ class LibraryClient {
 
   // DELETE: not idempotent by the http rule.
   //
-  // Retries: not idempotent (the proto has no idempotency_level and no
-  // google.api.http get or put binding), so a failure is not retried.
-  // IdempotencyOption, IdempotencyMapOption or IdempotencyPredicateOption make
-  // it retryable.
+  // Not idempotent: not retried.
   ::absl::StatusOr<::google::protobuf::Empty> DeleteBook(
       const ::stubkit::testing::gen::library::v1::DeleteBookRequest& request,
       const ::stubkit::Options& call = {});
@@ -131,8 +129,7 @@ class LibraryClient {
 
   // POST, but the proto says it is idempotent.
   //
-  // Retries: idempotent (idempotency_level = IDEMPOTENT in the proto), so a
-  // failure with a retryable code is retried under the retry policy.
+  // Idempotent (idempotency_level = IDEMPOTENT in the proto).
   ::absl::StatusOr<::google::protobuf::Empty> TouchBook(
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
       const ::stubkit::Options& call = {});
@@ -147,10 +144,7 @@ class LibraryClient {
 
   // A long-running operation: an ordinary unary RPC to stubkit.
   //
-  // Retries: not idempotent (the proto has no idempotency_level and no
-  // google.api.http get or put binding), so a failure is not retried.
-  // IdempotencyOption, IdempotencyMapOption or IdempotencyPredicateOption make
-  // it retryable.
+  // Not idempotent: not retried.
   ::absl::StatusOr<::google::longrunning::Operation> ArchiveBooks(
       const ::stubkit::testing::gen::library::v1::GetBookRequest& request,
       const ::stubkit::Options& call = {});

@@ -35,6 +35,12 @@ class JobsConnection;
 // The client of stubkit.testing.gen.lro.v1.Jobs: cheap to copy, safe to share
 // between threads. Every call takes per-call options that override the
 // client's.
+//
+// Retries: a call that fails with a retryable code is retried under the retry
+// policy if its method is idempotent, as each method below says (from the
+// proto's idempotency_level or google.api.http get or put binding), and not
+// otherwise; IdempotencyOption, IdempotencyMapOption and
+// IdempotencyPredicateOption override the proto.
 class JobsClient {
  public:
   // User decorators of JobsStub, applied when the connection is made: by
@@ -59,10 +65,7 @@ class JobsClient {
 
   // Unqualified: stubkit.testing.gen.lro.v1.Job.
   //
-  // Retries: not idempotent (the proto has no idempotency_level and no
-  // google.api.http get or put binding), so a failure is not retried.
-  // IdempotencyOption, IdempotencyMapOption or IdempotencyPredicateOption make
-  // it retryable.
+  // Not idempotent: not retried.
   ::absl::StatusOr<::google::longrunning::Operation> StartJob(
       const ::stubkit::testing::gen::lro::v1::StartJobRequest& request,
       const ::stubkit::Options& call = {});
@@ -96,10 +99,7 @@ class JobsClient {
 
   // Partly qualified from an enclosing package, and fully qualified.
   //
-  // Retries: not idempotent (the proto has no idempotency_level and no
-  // google.api.http get or put binding), so a failure is not retried.
-  // IdempotencyOption, IdempotencyMapOption or IdempotencyPredicateOption make
-  // it retryable.
+  // Not idempotent: not retried.
   ::absl::StatusOr<::google::longrunning::Operation> ExportJob(
       const ::stubkit::testing::gen::lro::v1::StartJobRequest& request,
       const ::stubkit::Options& call = {});
@@ -133,10 +133,7 @@ class JobsClient {
 
   // Another package's type, absolute; Empty as the result.
   //
-  // Retries: not idempotent (the proto has no idempotency_level and no
-  // google.api.http get or put binding), so a failure is not retried.
-  // IdempotencyOption, IdempotencyMapOption or IdempotencyPredicateOption make
-  // it retryable.
+  // Not idempotent: not retried.
   ::absl::StatusOr<::google::longrunning::Operation> DeleteJob(
       const ::stubkit::testing::gen::lro::v1::Job& request,
       const ::stubkit::Options& call = {});
@@ -168,10 +165,7 @@ class JobsClient {
 
   // Returns an Operation without operation_info: a plain unary rpc.
   //
-  // Retries: not idempotent (the proto has no idempotency_level and no
-  // google.api.http get or put binding), so a failure is not retried.
-  // IdempotencyOption, IdempotencyMapOption or IdempotencyPredicateOption make
-  // it retryable.
+  // Not idempotent: not retried.
   ::absl::StatusOr<::google::longrunning::Operation> PeekJob(
       const ::stubkit::testing::gen::lro::v1::Job& request,
       const ::stubkit::Options& call = {});
@@ -188,10 +182,7 @@ class JobsClient {
   // appengine, automl, datalabeling, dataproc...): no awaiters, a comment
   // says why, and the rest of the file generates.
   //
-  // Retries: not idempotent (the proto has no idempotency_level and no
-  // google.api.http get or put binding), so a failure is not retried.
-  // IdempotencyOption, IdempotencyMapOption or IdempotencyPredicateOption make
-  // it retryable.
+  // Not idempotent: not retried.
   ::absl::StatusOr<::google::longrunning::Operation> ArchiveJob(
       const ::stubkit::testing::gen::lro::v1::Job& request,
       const ::stubkit::Options& call = {});
@@ -211,10 +202,7 @@ class JobsClient {
   // A known response with a metadata type defined elsewhere: awaiters (the
   // metadata is not used).
   //
-  // Retries: not idempotent (the proto has no idempotency_level and no
-  // google.api.http get or put binding), so a failure is not retried.
-  // IdempotencyOption, IdempotencyMapOption or IdempotencyPredicateOption make
-  // it retryable.
+  // Not idempotent: not retried.
   ::absl::StatusOr<::google::longrunning::Operation> RestoreJob(
       const ::stubkit::testing::gen::lro::v1::Job& request,
       const ::stubkit::Options& call = {});
@@ -246,10 +234,7 @@ class JobsClient {
 
   // No response_type: no awaiters either.
   //
-  // Retries: not idempotent (the proto has no idempotency_level and no
-  // google.api.http get or put binding), so a failure is not retried.
-  // IdempotencyOption, IdempotencyMapOption or IdempotencyPredicateOption make
-  // it retryable.
+  // Not idempotent: not retried.
   ::absl::StatusOr<::google::longrunning::Operation> TouchJob(
       const ::stubkit::testing::gen::lro::v1::Job& request,
       const ::stubkit::Options& call = {});

@@ -31,6 +31,15 @@ class NoPackageConnection;
 //
 // The client of NoPackage: cheap to copy, safe to share between threads. Every
 // call takes per-call options that override the client's.
+//
+// Retries: a call that fails with a retryable code is retried under the retry
+// policy if its method is idempotent, as each method below says (from the
+// proto's idempotency_level or google.api.http get or put binding), and not
+// otherwise; IdempotencyOption, IdempotencyMapOption and
+// IdempotencyPredicateOption override the proto. A stream is reopened only
+// before its first response (client and bidi streams replaying up to 256 KiB of
+// writes); after it, only its method's ResumeOption hook resumes it, and
+// setting the hook makes the call idempotent.
 class NoPackageClient {
  public:
   // User decorators of NoPackageStub, applied when the connection is made: by
@@ -55,10 +64,7 @@ class NoPackageClient {
 
   // Looks a key up. Comments are copied to the generated client.
   //
-  // Retries: not idempotent (the proto has no idempotency_level and no
-  // google.api.http get or put binding), so a failure is not retried.
-  // IdempotencyOption, IdempotencyMapOption or IdempotencyPredicateOption make
-  // it retryable.
+  // Not idempotent: not retried.
   ::absl::StatusOr<::NoPackageResponse> Lookup(
       const ::NoPackageRequest& request, const ::stubkit::Options& call = {});
   // Lookup without blocking: retries wait on a timer, not a thread.
@@ -68,11 +74,8 @@ class NoPackageClient {
                    ::stubkit::AsyncCallback<::NoPackageResponse> done,
                    const ::stubkit::Options& call = {});
 
-  // Retries: not idempotent (the proto has no idempotency_level and no
-  // google.api.http get or put binding), so a failure is not retried, unless
-  // WatchResumeOption (or IdempotencyOption) is set: then a retryable failure
-  // before the first response reopens the stream, and the hook resumes it
-  // after.
+  // Not idempotent: not retried unless WatchResumeOption or IdempotencyOption
+  // is set.
   ::stubkit::StreamReader<::NoPackageResponse> Watch(
       const ::NoPackageRequest& request, const ::stubkit::Options& call = {});
   // Watch without blocking: each message goes to `on_message`, then the final

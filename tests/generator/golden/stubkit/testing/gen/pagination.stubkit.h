@@ -32,6 +32,15 @@ class PagesConnection;
 
 // The client of pages.v1.Pages: cheap to copy, safe to share between threads.
 // Every call takes per-call options that override the client's.
+//
+// Retries: a call that fails with a retryable code is retried under the retry
+// policy if its method is idempotent, as each method below says (from the
+// proto's idempotency_level or google.api.http get or put binding), and not
+// otherwise; IdempotencyOption, IdempotencyMapOption and
+// IdempotencyPredicateOption override the proto. A stream is reopened only
+// before its first response (client and bidi streams replaying up to 256 KiB of
+// writes); after it, only its method's ResumeOption hook resumes it, and
+// setting the hook makes the call idempotent.
 class PagesClient {
  public:
   // User decorators of PagesStub, applied when the connection is made: by
@@ -58,8 +67,7 @@ class PagesClient {
   // A GET, as AIP-158 lists are: idempotent, so its pages are retried; and
   // routed by `parent`.
   //
-  // Retries: idempotent (its google.api.http get binding in the proto), so a
-  // failure with a retryable code is retried under the retry policy.
+  // Idempotent (its google.api.http get binding in the proto).
   ::absl::StatusOr<::pages::v1::ListBooksResponse> ListBooks(
       const ::pages::v1::ListBooksRequest& request,
       const ::stubkit::Options& call = {});
@@ -72,10 +80,7 @@ class PagesClient {
       ::stubkit::AsyncCallback<::pages::v1::ListBooksResponse> done,
       const ::stubkit::Options& call = {});
 
-  // Retries: not idempotent (the proto has no idempotency_level and no
-  // google.api.http get or put binding), so a failure is not retried.
-  // IdempotencyOption, IdempotencyMapOption or IdempotencyPredicateOption make
-  // it retryable.
+  // Not idempotent: not retried.
   ::absl::StatusOr<::pages::v1::ListShelvesResponse> ListShelves(
       const ::pages::v1::ListBooksRequest& request,
       const ::stubkit::Options& call = {});
@@ -88,10 +93,7 @@ class PagesClient {
       ::stubkit::AsyncCallback<::pages::v1::ListShelvesResponse> done,
       const ::stubkit::Options& call = {});
 
-  // Retries: not idempotent (the proto has no idempotency_level and no
-  // google.api.http get or put binding), so a failure is not retried.
-  // IdempotencyOption, IdempotencyMapOption or IdempotencyPredicateOption make
-  // it retryable.
+  // Not idempotent: not retried.
   ::absl::StatusOr<::pages::v1::ListLabelsResponse> ListLabels(
       const ::pages::v1::ListLabelsRequest& request,
       const ::stubkit::Options& call = {});
@@ -104,10 +106,7 @@ class PagesClient {
       ::stubkit::AsyncCallback<::pages::v1::ListLabelsResponse> done,
       const ::stubkit::Options& call = {});
 
-  // Retries: not idempotent (the proto has no idempotency_level and no
-  // google.api.http get or put binding), so a failure is not retried.
-  // IdempotencyOption, IdempotencyMapOption or IdempotencyPredicateOption make
-  // it retryable.
+  // Not idempotent: not retried.
   ::absl::StatusOr<::pages::v1::ListStatesResponse> ListStates(
       const ::pages::v1::ListBooksRequest& request,
       const ::stubkit::Options& call = {});
@@ -122,10 +121,7 @@ class PagesClient {
 
   // Not paginated: no next_page_token.
   //
-  // Retries: not idempotent (the proto has no idempotency_level and no
-  // google.api.http get or put binding), so a failure is not retried.
-  // IdempotencyOption, IdempotencyMapOption or IdempotencyPredicateOption make
-  // it retryable.
+  // Not idempotent: not retried.
   ::absl::StatusOr<::pages::v1::ListAllResponse> ListAll(
       const ::pages::v1::ListBooksRequest& request,
       const ::stubkit::Options& call = {});
@@ -139,11 +135,8 @@ class PagesClient {
 
   // Not paginated: streaming.
   //
-  // Retries: not idempotent (the proto has no idempotency_level and no
-  // google.api.http get or put binding), so a failure is not retried, unless
-  // StreamBooksResumeOption (or IdempotencyOption) is set: then a retryable
-  // failure before the first response reopens the stream, and the hook resumes
-  // it after.
+  // Not idempotent: not retried unless StreamBooksResumeOption or
+  // IdempotencyOption is set.
   ::stubkit::StreamReader<::pages::v1::ListBooksResponse> StreamBooks(
       const ::pages::v1::ListBooksRequest& request,
       const ::stubkit::Options& call = {});

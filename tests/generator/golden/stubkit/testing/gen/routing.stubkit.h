@@ -31,6 +31,15 @@ class RoutedConnection;
 
 // The client of routing.v1.Routed: cheap to copy, safe to share between
 // threads. Every call takes per-call options that override the client's.
+//
+// Retries: a call that fails with a retryable code is retried under the retry
+// policy if its method is idempotent, as each method below says (from the
+// proto's idempotency_level or google.api.http get or put binding), and not
+// otherwise; IdempotencyOption, IdempotencyMapOption and
+// IdempotencyPredicateOption override the proto. A stream is reopened only
+// before its first response (client and bidi streams replaying up to 256 KiB of
+// writes); after it, only its method's ResumeOption hook resumes it, and
+// setting the hook makes the call idempotent.
 class RoutedClient {
  public:
   // User decorators of RoutedStub, applied when the connection is made: by
@@ -65,10 +74,7 @@ class RoutedClient {
 
   // Explicit: a template, no template, and "last one wins" for one key.
   //
-  // Retries: not idempotent (the proto has no idempotency_level and no
-  // google.api.http get or put binding), so a failure is not retried.
-  // IdempotencyOption, IdempotencyMapOption or IdempotencyPredicateOption make
-  // it retryable.
+  // Not idempotent: not retried.
   ::absl::StatusOr<::routing::v1::ReadResponse> ReadRows(
       const ::routing::v1::ReadRequest& request,
       const ::stubkit::Options& call = {});
@@ -82,8 +88,7 @@ class RoutedClient {
 
   // Explicit and empty: no header, though the http rule has variables.
   //
-  // Retries: idempotent (its google.api.http get binding in the proto), so a
-  // failure with a retryable code is retried under the retry policy.
+  // Idempotent (its google.api.http get binding in the proto).
   ::absl::StatusOr<::routing::v1::ReadResponse> Ping(
       const ::routing::v1::ReadRequest& request,
       const ::stubkit::Options& call = {});
@@ -98,8 +103,7 @@ class RoutedClient {
   // Implicit: a nested field, an integer, an additional binding; the bool
   // variable is left out.
   //
-  // Retries: idempotent (its google.api.http get binding in the proto), so a
-  // failure with a retryable code is retried under the retry policy.
+  // Idempotent (its google.api.http get binding in the proto).
   ::absl::StatusOr<::routing::v1::Table> GetTable(
       const ::routing::v1::ReadRequest& request,
       const ::stubkit::Options& call = {});
@@ -113,8 +117,7 @@ class RoutedClient {
 
   // Implicit, server-streaming: every attempt of the stream.
   //
-  // Retries: idempotent (its google.api.http get binding in the proto), so a
-  // failure with a retryable code is retried under the retry policy.
+  // Idempotent (its google.api.http get binding in the proto).
   ::stubkit::StreamReader<::routing::v1::ReadResponse> StreamRows(
       const ::routing::v1::ReadRequest& request,
       const ::stubkit::Options& call = {});
@@ -128,10 +131,8 @@ class RoutedClient {
 
   // Client streaming: no request when an attempt starts, so no header.
   //
-  // Retries: not idempotent, so a failure is not retried, unless
-  // WriteRowsResumeOption (or IdempotencyOption) is set: then a retryable
-  // failure before the first response reopens the stream and replays the
-  // writes, and the hook resumes it after.
+  // Not idempotent: not retried unless WriteRowsResumeOption or
+  // IdempotencyOption is set.
   ::stubkit::StreamWriter<::routing::v1::ReadRequest,
                           ::routing::v1::ReadResponse>
   WriteRows(const ::stubkit::Options& call = {});
@@ -143,10 +144,7 @@ class RoutedClient {
 
   // Neither annotation: nothing.
   //
-  // Retries: not idempotent (the proto has no idempotency_level and no
-  // google.api.http get or put binding), so a failure is not retried.
-  // IdempotencyOption, IdempotencyMapOption or IdempotencyPredicateOption make
-  // it retryable.
+  // Not idempotent: not retried.
   ::absl::StatusOr<::routing::v1::ReadResponse> Plain(
       const ::routing::v1::ReadRequest& request,
       const ::stubkit::Options& call = {});
@@ -161,8 +159,7 @@ class RoutedClient {
   // Implicit, integers only: one without presence (always sent, 0 too),
   // one with presence, one inside a message (sent when set).
   //
-  // Retries: idempotent (its google.api.http get binding in the proto), so a
-  // failure with a retryable code is retried under the retry policy.
+  // Idempotent (its google.api.http get binding in the proto).
   ::absl::StatusOr<::routing::v1::ReadResponse> GetShard(
       const ::routing::v1::ReadRequest& request,
       const ::stubkit::Options& call = {});
