@@ -257,5 +257,42 @@ RetryDecision DecideAfterFailure(const absl::Status& status,
                   timed_out, counted);
 }
 
+ThrottleWaitDecision DecideAfterThrottleWait(const ThrottleWaitFacts& facts) {
+  using Kind = ThrottleWaitDecision::Kind;
+  using Release = ThrottleWaitFacts::Release;
+  ThrottleWaitDecision decision;
+  if (facts.cancelled) {
+    decision.kind = Kind::kCancelled;
+    return decision;
+  }
+  if (facts.now >= facts.end) {
+    decision.kind = Kind::kStop;
+    decision.explanation =
+        facts.budget_refused_before
+            ? absl::StrCat("gave up: the retry budget had no retry left "
+                           "when the throttle let one go, before ",
+                           EndWhat(facts.end_reason), " was reached")
+            : absl::StrCat("gave up: the backend did not recover before ",
+                           EndWhat(facts.end_reason), " was reached");
+    return decision;
+  }
+  if (facts.release == Release::kNotAsked) {
+    decision.kind = Kind::kAskRelease;
+    return decision;
+  }
+  if (facts.release == Release::kBudgetRefused &&
+      facts.now - facts.budget_refused_since >= facts.budget_window) {
+    decision.kind = Kind::kStop;
+    decision.explanation = absl::StrCat(
+        "gave up: the retry budget had no retry for ",
+        FormatDuration(facts.now - facts.budget_refused_since),
+        " (a whole window) after the throttle let the call go");
+    return decision;
+  }
+  decision.kind = Kind::kWait;
+  decision.wait = facts.end - facts.now;
+  return decision;
+}
+
 }  // namespace internal
 }  // namespace stubkit

@@ -578,67 +578,59 @@ nanoseconds RetryLoopState::BeginThrottleWait(const absl::Status& status,
 
 RetryLoopState::ThrottleStep RetryLoopState::AfterThrottleWait(
     absl::Status* final_status, nanoseconds* wait) {
+  using Kind = ThrottleWaitDecision::Kind;
+  using Release = ThrottleWaitFacts::Release;
   delay_.End();  // the loop waited it out
   follow_.set_active(false);
-  const time_point now = this->now();
-  if (cancel_ != nullptr && cancel_->cancelled()) {
+  ThrottleWaitFacts facts;
+  facts.now = now();
+  facts.cancelled = cancel_ != nullptr && cancel_->cancelled();
+  facts.end = facts_.end;
+  facts.end_reason = facts_.end_reason;
+  facts.budget_refused_before = budget_refused_wait_;
+  ThrottleWaitDecision decision = DecideAfterThrottleWait(facts);
+  if (decision.kind == Kind::kAskRelease) {
+    // Both must admit, all or nothing: a withdrawal the budget refuses
+    // leaves the throttle's release slot to another waiting call. The
+    // budget has no waiting of its own: the call waits on in the throttle's
+    // wait, where new calls refill the budget.
+    bool budget_refused = false;
+    if (throttle_->TryAdmit(facts.now, [&] {
+          budget_refused =
+              budget_ != nullptr && !budget_->TryWithdraw(facts.now);
+          return !budget_refused;
+        })) {  // left the throttle's count
+      throttle_wait_.Leave(facts.now, /*admitted=*/true);
+      budget_held_since_ = time_point::min();
+      return ThrottleStep::kAttempt;
+    }
+    facts.release = Release::kThrottleRefused;
+    if (budget_refused) {
+      budget_refused_wait_ = true;
+      if (budget_held_since_ == time_point::min())
+        budget_held_since_ = facts.now;
+      facts.release = Release::kBudgetRefused;
+      facts.budget_refused_since = budget_held_since_;
+      facts.budget_window = budget_->config().ttl();
+    }
+    decision = DecideAfterThrottleWait(facts);
+  }
+  if (decision.kind == Kind::kCancelled) {
     *final_status = Cancelled();
     return ThrottleStep::kStop;
   }
-  // The call's end comes first: an attempt admitted now could only fail.
-  if (now >= facts_.end) {
-    throttle_->EndWait();
-    const absl::Status status = throttle_wait_.failure();
-    throttle_wait_.Leave(now);
-    // Stop adds how long it waited.
-    Stop(status, StopReason::kThrottled,
-         budget_refused_wait_
-             ? absl::StrCat("gave up: the retry budget had no retry left "
-                            "when the throttle let one go, before ",
-                            EndWhat(facts_.end_reason), " was reached")
-             : absl::StrCat("gave up: the backend did not recover before ",
-                            EndWhat(facts_.end_reason), " was reached"),
-         now, final_status);
-    return ThrottleStep::kStop;
+  if (decision.kind == Kind::kWait) {
+    *wait = std::min<nanoseconds>(throttle_->PollDelay(), decision.wait);
+    delay_.Begin(facts.now, *wait);
+    return ThrottleStep::kWait;
   }
-  // Both must admit, all or nothing: a withdrawal the budget refuses leaves
-  // the throttle's release slot to another waiting call. The budget has no
-  // waiting of its own: the call waits on in the throttle's wait, where new
-  // calls refill the budget.
-  bool budget_refused = false;
-  const bool admitted = throttle_->TryAdmit(now, [&] {
-    budget_refused = budget_ != nullptr && !budget_->TryWithdraw(now);
-    return !budget_refused;
-  });
-  if (admitted) {  // left the throttle's count
-    throttle_wait_.Leave(now, /*admitted=*/true);
-    budget_held_since_ = time_point::min();
-    return ThrottleStep::kAttempt;
-  }
-  if (budget_refused) {
-    budget_refused_wait_ = true;
-    if (budget_held_since_ == time_point::min()) budget_held_since_ = now;
-    // The budget refills with time (its reserve) and with new calls. One
-    // whole window without a retry for this call: it may never come (a
-    // reserve under one retry per window, no new calls), and a call with
-    // no end of its own (a count policy) would wait forever. Stop.
-    const nanoseconds window = budget_->config().ttl();
-    if (now - budget_held_since_ >= window) {
-      throttle_->EndWait();  // refused: still counted as waiting
-      const absl::Status status = throttle_wait_.failure();
-      throttle_wait_.Leave(now);
-      Stop(status, StopReason::kThrottled,
-           absl::StrCat("gave up: the retry budget had no retry for ",
-                        FormatDuration(now - budget_held_since_),
-                        " (a whole window) after the throttle let the call "
-                        "go"),
-           now, final_status);
-      return ThrottleStep::kStop;
-    }
-  }
-  *wait = std::min<nanoseconds>(throttle_->PollDelay(), facts_.end - now);
-  delay_.Begin(now, *wait);
-  return ThrottleStep::kWait;
+  throttle_->EndWait();  // a refused call still counts as waiting
+  const absl::Status status = throttle_wait_.failure();
+  throttle_wait_.Leave(facts.now);
+  // Stop adds how long it waited.
+  Stop(status, StopReason::kThrottled, decision.explanation, facts.now,
+       final_status);
+  return ThrottleStep::kStop;
 }
 
 void RetryLoopState::OnChannelReady() {

@@ -702,5 +702,66 @@ TEST(DecideAfterFailureTable, PredicateRunsOnlyWhenItCanMatter) {
   EXPECT_EQ(decision.kind, Kind::kRetry);
 }
 
+// --- DecideAfterThrottleWait: a call in the throttle's waiting mode. ---
+
+TEST(DecideAfterThrottleWaitTable, EveryRow) {
+  using internal::DecideAfterThrottleWait;
+  using internal::ThrottleWaitFacts;
+  using TKind = internal::ThrottleWaitDecision::Kind;
+  using Release = ThrottleWaitFacts::Release;
+  struct Row {
+    const char* name;
+    bool cancelled;
+    nanoseconds now;
+    Release release;
+    bool budget_refused_before;
+    nanoseconds refused_since;  // when the budget first refused
+    TKind kind;
+    nanoseconds wait;          // kWait: the most it may wait
+    const char* explanation;   // kStop: a part of it
+  };
+  // The call ends at 10 s (the policy's limit); the budget's window is 2 s.
+  const Row rows[] = {
+      {"cancel first, even past the end", true, seconds(11),
+       Release::kNotAsked, true, seconds(1), TKind::kCancelled, {}, ""},
+      {"past the end: an attempt could only fail", false, seconds(10),
+       Release::kNotAsked, false, {}, TKind::kStop, {},
+       "the backend did not recover before the retry policy's time limit"},
+      {"past the end after a budget refusal says so", false, seconds(10),
+       Release::kNotAsked, true, seconds(9), TKind::kStop, {},
+       "the retry budget had no retry left when the throttle let one go"},
+      {"within the end: ask", false, seconds(3), Release::kNotAsked, false,
+       {}, TKind::kAskRelease, {}, ""},
+      {"the throttle refused: wait, within the end", false, seconds(9),
+       Release::kThrottleRefused, false, {}, TKind::kWait, seconds(1), ""},
+      {"the budget refused, less than a window: wait", false, seconds(4),
+       Release::kBudgetRefused, true, seconds(3), TKind::kWait, seconds(6),
+       ""},
+      {"the budget refused for a whole window: stop", false, seconds(5),
+       Release::kBudgetRefused, true, seconds(3), TKind::kStop, {},
+       "no retry for 2s (a whole window)"},
+      {"an old budget refusal, now the throttle's: wait", false, seconds(7),
+       Release::kThrottleRefused, true, seconds(3), TKind::kWait, seconds(3),
+       ""},
+  };
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.name);
+    ThrottleWaitFacts facts;
+    facts.now = Clock::time_point() + row.now;
+    facts.cancelled = row.cancelled;
+    facts.end = Clock::time_point() + seconds(10);
+    facts.end_reason = StopReason::kExhausted;
+    facts.release = row.release;
+    facts.budget_refused_before = row.budget_refused_before;
+    facts.budget_refused_since = Clock::time_point() + row.refused_since;
+    facts.budget_window = seconds(2);
+    const internal::ThrottleWaitDecision decision =
+        DecideAfterThrottleWait(facts);
+    EXPECT_EQ(decision.kind, row.kind);
+    if (row.kind == TKind::kWait) EXPECT_EQ(decision.wait, row.wait);
+    EXPECT_THAT(decision.explanation, HasSubstr(row.explanation));
+  }
+}
+
 }  // namespace
 }  // namespace stubkit

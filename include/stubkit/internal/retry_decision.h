@@ -187,6 +187,50 @@ RetryDecision DecideAfterFailure(const absl::Status& status,
                                  const RetryPolicy& policy,
                                  AdmissionSource* admission, WaitSource& waits);
 
+// The facts of a call in the throttle's waiting mode when one of its waits
+// ends (RetryLoopState::AfterThrottleWait).
+struct ThrottleWaitFacts {
+  using time_point = Clock::time_point;
+
+  time_point now;
+  bool cancelled = false;
+  // The call's end and its reason, as FailureFacts'.
+  time_point end = time_point::max();
+  StopReason end_reason = StopReason::kExhausted;
+  // What the release asked at `now` said: not asked yet, refused by the
+  // throttle (the backend has not recovered, or another call's turn), or
+  // refused by the retry budget (the throttle would have let the call go).
+  enum class Release { kNotAsked, kThrottleRefused, kBudgetRefused };
+  Release release = Release::kNotAsked;
+  // The budget refused this call's release before (or at `now`), first at
+  // `budget_refused_since`; its window (RetryBudget's ttl).
+  bool budget_refused_before = false;
+  time_point budget_refused_since = time_point::min();
+  std::chrono::nanoseconds budget_window{0};
+};
+
+// What a call in the throttle's wait does next.
+struct ThrottleWaitDecision {
+  enum class Kind {
+    kCancelled,   // the caller cancelled: stop as a cancel does
+    kAskRelease,  // ask the throttle (and budget, all or nothing) to release
+    kWait,        // ask again after the throttle's pace, at most `wait`
+    kStop,        // stop with kThrottled, `explanation`
+  };
+  Kind kind = Kind::kStop;
+  std::string explanation;
+  std::chrono::nanoseconds wait{0};
+};
+
+// Decides at the end of a throttle wait, in this order: cancelled; the
+// call's end has passed (an attempt released now could only fail); not
+// asked yet -> ask; refused by the budget for a whole window (a reserve
+// under one retry per window, and no new calls: it may never come) -> stop;
+// otherwise wait, within the call's end. Pure: the driver asks for the
+// release, draws the throttle's pace (RetryThrottle::PollDelay, a random
+// draw it makes only for a wait) and leaves the throttle's wait.
+ThrottleWaitDecision DecideAfterThrottleWait(const ThrottleWaitFacts& facts);
+
 }  // namespace internal
 }  // namespace stubkit
 
