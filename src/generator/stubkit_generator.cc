@@ -65,25 +65,25 @@ void FileGenerator::CloseNamespace(Printer& w, bool empty) const {
   }
 }
 
-// Whether any method of the file streams: only then does its header name
-// the stream types.
-bool HasStreams(const FileModel& file) {
+// Whether any method of the file is of a kind `matches` accepts.
+template <typename Predicate>
+bool HasMethodOf(const FileModel& file, Predicate matches) {
   for (const ServiceModel& service : file.services) {
     for (const MethodModel& method : service.methods) {
-      if (method.kind != Kind::kUnary) return true;
+      if (matches(method.kind)) return true;
     }
   }
   return false;
 }
 
-// Whether any method of the file is unary.
+// Whether any method of the file streams: only then does its header name
+// the stream types.
+bool HasStreams(const FileModel& file) {
+  return HasMethodOf(file, [](Kind kind) { return kind != Kind::kUnary; });
+}
+
 bool HasUnary(const FileModel& file) {
-  for (const ServiceModel& service : file.services) {
-    for (const MethodModel& method : service.methods) {
-      if (method.kind == Kind::kUnary) return true;
-    }
-  }
-  return false;
+  return HasMethodOf(file, [](Kind kind) { return kind == Kind::kUnary; });
 }
 
 // Include blocks as clang-format (Google style) orders them: <*.h>, then

@@ -49,12 +49,16 @@ std::string ReadFile(const std::string& path) {
   return contents.str();
 }
 
-std::string Protoc(const std::string& out_dir, const std::string& protos) {
+// The protoc command that runs the plugin on `protos` (under protos/) into
+// `out_dir`, with the plugin parameter `parameter` (empty: none).
+std::string Protoc(const std::string& out_dir, const std::string& protos,
+                   const std::string& parameter = "") {
   return std::string("cd ") + STUBKIT_SOURCE_DIR + "/protos && " +
          STUBKIT_PROTOC +
          " -Istubkit/testing/gen/third_party -Ithird_party/googleapis -I. " +
          "--plugin=protoc-gen-stubkit=" + STUBKIT_PLUGIN +
-         " --stubkit_out=" + out_dir + " " + protos;
+         " --stubkit_out=" + (parameter.empty() ? "" : parameter + ":") +
+         out_dir + " " + protos;
 }
 
 // The clang-format the goldens are formatted with: the one CMake found
@@ -247,10 +251,8 @@ INSTANTIATE_TEST_SUITE_P(
 // includes them pays for no runtime it cannot call.
 TEST(PluginTest, AFileWithoutServicesIncludesOnlyItsMessages) {
   const std::string out = MakeTempDir();
-  RunResult run = RunCommand(
-      std::string("cd ") + STUBKIT_SOURCE_DIR + "/protos && " + STUBKIT_PROTOC +
-      " -I. " + "--plugin=protoc-gen-stubkit=" + STUBKIT_PLUGIN +
-      " --stubkit_out=" + out + " stubkit/testing/gen/common/shared.proto");
+  RunResult run =
+      RunCommand(Protoc(out, "stubkit/testing/gen/common/shared.proto"));
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const std::string stem = out + "/stubkit/testing/gen/common/shared";
   const std::string header = ReadFile(stem + ".stubkit.h");
@@ -277,10 +279,8 @@ TEST(PluginTest, AFileWithoutServicesIncludesOnlyItsMessages) {
 
 TEST(PluginTest, RejectsUnknownParameter) {
   const std::string out = MakeTempDir();
-  RunResult run = RunCommand(
-      std::string("cd ") + STUBKIT_SOURCE_DIR + "/protos && " + STUBKIT_PROTOC +
-      " -I. " + "--plugin=protoc-gen-stubkit=" + STUBKIT_PLUGIN +
-      " --stubkit_out=bogus=1:" + out + " stubkit/testing/echo.proto");
+  RunResult run =
+      RunCommand(Protoc(out, "stubkit/testing/echo.proto", "bogus=1"));
   EXPECT_NE(run.exit_code, 0);
   EXPECT_NE(run.output.find("unknown option 'bogus=1'"), std::string::npos)
       << run.output;
@@ -292,11 +292,8 @@ TEST(PluginTest, RejectsUnknownParameter) {
 // not silently ignored.
 TEST(PluginTest, RejectsTheRemovedClangFormatParameter) {
   const std::string out = MakeTempDir();
-  RunResult run = RunCommand(
-      std::string("cd ") + STUBKIT_SOURCE_DIR + "/protos && " + STUBKIT_PROTOC +
-      " -I. " + "--plugin=protoc-gen-stubkit=" + STUBKIT_PLUGIN +
-      " --stubkit_out=clang_format=clang-format-14:" + out +
-      " stubkit/testing/echo.proto");
+  RunResult run = RunCommand(Protoc(out, "stubkit/testing/echo.proto",
+                                    "clang_format=clang-format-14"));
   EXPECT_NE(run.exit_code, 0);
   EXPECT_NE(run.output.find("unknown option 'clang_format=clang-format-14'; "
                             "it takes no options (to format the output, run "
