@@ -14,15 +14,12 @@ bool HedgeStartsInTime(Clock::time_point now, Clock::time_point end,
 }
 
 HedgeLaunch DecideHedgeLaunch(int index, int max_attempts, bool pushed_back,
-                              bool refused, AdmissionSource* admission) {
+                              bool refused) {
   if (index >= max_attempts) return HedgeLaunch::kNoneLeft;
   if (index == 0) return HedgeLaunch::kLaunch;
   if (pushed_back) return HedgeLaunch::kPushedBack;
   if (refused) return HedgeLaunch::kThrottled;
-  if (admission != nullptr && !(admission->Admits() && admission->Take())) {
-    return HedgeLaunch::kThrottled;
-  }
-  return HedgeLaunch::kLaunch;
+  return HedgeLaunch::kAskAdmission;
 }
 
 namespace {
@@ -43,12 +40,10 @@ HedgeDecision NoMoreHedges(HedgeDecision::Why why) {
 
 }  // namespace
 
-HedgeDecision DecideAfterHedgeFailure(const absl::Status& status,
-                                      const HedgeFailureFacts& facts,
-                                      const HedgingPolicy& policy,
-                                      AdmissionSource* admission) {
+std::optional<HedgeDecision> DecideHedgeOutcome(const absl::Status& status,
+                                                const HedgeFailureFacts& facts,
+                                                const HedgingPolicy& policy) {
   using Kind = HedgeDecision::Kind;
-  using Why = HedgeDecision::Why;
   if (facts.cancelled) return End(Kind::kCancelled);
   if (facts.no_async_stub) {
     return End(Kind::kEnd, "not hedged: the stub cannot make async calls");
@@ -67,8 +62,13 @@ HedgeDecision DecideAfterHedgeFailure(const absl::Status& status,
                             ", which is fatal (non-fatal: ",
                             policy.non_fatal_codes().ToString(), ")"));
   }
-  // Counted whatever follows (the token bucket counts each failure).
-  const bool admitted = admission == nullptr || admission->OnRetryableFailure();
+  return std::nullopt;
+}
+
+HedgeDecision DecideHedgeAfterFailure(const HedgeFailureFacts& facts,
+                                      bool admitted) {
+  using Kind = HedgeDecision::Kind;
+  using Why = HedgeDecision::Why;
   // Every attempt sent (or an earlier answer said no more): nothing left to
   // admit or refuse, as the retry loop's exhausted policy comes before its
   // admission.

@@ -101,8 +101,8 @@ HedgedOperationBase::Next HedgedOperationBase::Begin() {
 void HedgedOperationBase::LaunchLocked(Step& step) {
   if (finished_) return;
   const int index = launched_;
-  switch (DecideHedgeLaunch(index, policy_.max_attempts(), pushed_back_,
-                            throttled_, admission_)) {
+  switch (RunHedgeLaunch(index, policy_.max_attempts(), pushed_back_,
+                         throttled_, admission_)) {
     case HedgeLaunch::kLaunch:
       break;
     case HedgeLaunch::kThrottled:
@@ -417,7 +417,7 @@ HedgedOperationBase::Next HedgedOperationBase::OnAttemptFailed(
         launched_ < policy_.max_attempts() && !pushed_back_ && !throttled_;
     facts.pushback = PushbackOf(index);
     const HedgeDecision decision =
-        DecideAfterHedgeFailure(status, facts, policy_, admission_);
+        RunHedgeDecision(status, facts, policy_, admission_);
     switch (decision.kind) {
       case HedgeDecision::Kind::kCancelled:
         EndLocked(step, Outcome::kCancelledOrEnded);

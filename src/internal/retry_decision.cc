@@ -211,36 +211,48 @@ RetryDecision Retrying(RetryDecision::Kind kind, nanoseconds wait,
 
 }  // namespace
 
+RetryDecision StopDecision(StopReason reason, std::string explanation,
+                           int failures) {
+  return Stop(reason, std::move(explanation), failures);
+}
+
+bool AttemptTimedOut(const absl::Status& status, const FailureFacts& facts) {
+  return status.code() == absl::StatusCode::kDeadlineExceeded &&
+         ReachedDeadline(facts.now, facts.attempt_start,
+                         facts.attempt_deadline);
+}
+
 // The steps, numbered as in the list in retry_decision.h's header comment;
 // each helper above holds the ones it names.
-RetryDecision DecideAfterFailure(const absl::Status& status,
-                                 const FailureFacts& facts,
-                                 const RetryPolicy& policy,
-                                 AdmissionSource* admission,
-                                 WaitSource& waits) {
-  const bool timed_out =
-      status.code() == absl::StatusCode::kDeadlineExceeded &&
-      ReachedDeadline(facts.now, facts.attempt_start, facts.attempt_deadline);
-  if (auto stop = StopForTheOutcome(status, facts, policy, timed_out)) {
-    return *std::move(stop);
-  }
-  // A retryable failure says the backend struggles, whatever happens next.
-  const bool admitted = admission == nullptr || admission->OnRetryableFailure();
+std::optional<RetryDecision> DecideOutcome(const absl::Status& status,
+                                           const FailureFacts& facts,
+                                           const RetryPolicy& policy) {
+  return StopForTheOutcome(status, facts, policy,
+                           AttemptTimedOut(status, facts));
+}
+
+std::optional<RetryDecision> DecideAdmission(const FailureFacts& facts,
+                                             const RetryPolicy& policy,
+                                             const AdmissionAnswer& answer,
+                                             bool timed_out) {
   const int counted = facts.failures + 1;
-  if (auto stop = StopForTheCall(facts, policy, counted)) {
-    return *std::move(stop);
-  }
+  if (auto stop = StopForTheCall(facts, policy, counted)) return stop;
   // 7. Admission.
-  if (!admitted) {
-    if (admission->MayWait()) {
+  if (!answer.admitted) {
+    if (answer.may_wait) {
       return Retrying(RetryDecision::Kind::kWaitForAdmission,
                       nanoseconds::zero(), WaitReason::kThrottle, timed_out,
                       counted);
     }
-    return Stop(StopReason::kThrottled, admission->Refusal(), counted);
+    return Stop(StopReason::kThrottled, answer.refusal, counted);
   }
+  return std::nullopt;
+}
+
+RetryDecision DecideWait(const FailureFacts& facts, const WaitChoice& chosen,
+                         bool timed_out) {
+  const int counted = facts.failures + 1;
   // 8. The wait, which the server may refuse.
-  WaitChoice chosen = waits.NextWait(status, counted);
   if (chosen.refused) {
     return Stop(StopReason::kServerRefused,
                 absl::StrCat("gave up: ", chosen.refusal), counted);
@@ -248,13 +260,11 @@ RetryDecision DecideAfterFailure(const absl::Status& status,
   if (auto stop = StopForTheWait(facts, chosen, counted)) {
     return *std::move(stop);
   }
-  // 10. Admission takes its due, now that nothing else stops the call.
-  if (admission != nullptr && !admission->Take()) {
-    return Stop(StopReason::kThrottled, admission->Refusal(), counted);
-  }
-  // 11. Retry.
-  return Retrying(RetryDecision::Kind::kRetry, chosen.delay, chosen.reason,
-                  timed_out, counted);
+  // 10-11. Retry, once admission takes its due (the driver commits it).
+  RetryDecision retry = Retrying(RetryDecision::Kind::kRetry, chosen.delay,
+                                 chosen.reason, timed_out, counted);
+  retry.take_admission = true;
+  return retry;
 }
 
 ThrottleWaitDecision DecideAfterThrottleWait(const ThrottleWaitFacts& facts) {
@@ -269,9 +279,10 @@ ThrottleWaitDecision DecideAfterThrottleWait(const ThrottleWaitFacts& facts) {
     decision.kind = Kind::kStop;
     decision.explanation =
         facts.budget_refused_before
-            ? absl::StrCat("gave up: the retry budget had no retry left "
-                           "when the throttle let one go, before ",
-                           EndWhat(facts.end_reason), " was reached")
+            ? absl::StrCat(
+                  "gave up: the retry budget had no retry left "
+                  "when the throttle let one go, before ",
+                  EndWhat(facts.end_reason), " was reached")
             : absl::StrCat("gave up: the backend did not recover before ",
                            EndWhat(facts.end_reason), " was reached");
     return decision;
@@ -283,10 +294,10 @@ ThrottleWaitDecision DecideAfterThrottleWait(const ThrottleWaitFacts& facts) {
   if (facts.release == Release::kBudgetRefused &&
       facts.now - facts.budget_refused_since >= facts.budget_window) {
     decision.kind = Kind::kStop;
-    decision.explanation = absl::StrCat(
-        "gave up: the retry budget had no retry for ",
-        FormatDuration(facts.now - facts.budget_refused_since),
-        " (a whole window) after the throttle let the call go");
+    decision.explanation =
+        absl::StrCat("gave up: the retry budget had no retry for ",
+                     FormatDuration(facts.now - facts.budget_refused_since),
+                     " (a whole window) after the throttle let the call go");
     return decision;
   }
   decision.kind = Kind::kWait;

@@ -447,7 +447,7 @@ RetryDecision RetryLoopState::Decide(const absl::Status& status,
   CallAdmission admission(throttle_, throttle_wait_.enabled(), budget_, clock_,
                           facts_.attempt_start, now);
   waits_.SetAttempt(&context.GetServerTrailingMetadata());
-  const RetryDecision decision = DecideAfterFailure(
+  const RetryDecision decision = RunRetryDecision(
       status, facts_, retry_policy_, admission.get(), waits_);
   waits_.SetAttempt(nullptr);  // the context may not outlive the attempt
   facts_.failures = decision.failures;

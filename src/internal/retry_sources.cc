@@ -144,5 +144,54 @@ WaitChoice BackoffWaits::NextWait(const absl::Status& status, int failures) {
   return choice;
 }
 
+RetryDecision RunRetryDecision(const absl::Status& status,
+                               const FailureFacts& facts,
+                               const RetryPolicy& policy,
+                               AdmissionSource* admission, WaitSource& waits) {
+  if (auto stop = DecideOutcome(status, facts, policy)) return *std::move(stop);
+  // A retryable failure says the backend struggles, whatever happens next.
+  AdmissionAnswer answer;
+  if (admission != nullptr && !admission->OnRetryableFailure()) {
+    answer.admitted = false;
+    answer.may_wait = admission->MayWait();
+    if (!answer.may_wait) answer.refusal = admission->Refusal();
+  }
+  const bool timed_out = AttemptTimedOut(status, facts);
+  if (auto next = DecideAdmission(facts, policy, answer, timed_out)) {
+    return *std::move(next);
+  }
+  RetryDecision decision =
+      DecideWait(facts, waits.NextWait(status, facts.failures + 1), timed_out);
+  // Last, so that a call stopped by any step spends nothing; another call
+  // may have taken the last of a shared budget since the answer above.
+  if (decision.take_admission && admission != nullptr && !admission->Take()) {
+    return StopDecision(StopReason::kThrottled, admission->Refusal(),
+                        decision.failures);
+  }
+  return decision;
+}
+
+HedgeLaunch RunHedgeLaunch(int index, int max_attempts, bool pushed_back,
+                           bool refused, AdmissionSource* admission) {
+  const HedgeLaunch launch =
+      DecideHedgeLaunch(index, max_attempts, pushed_back, refused);
+  if (launch != HedgeLaunch::kAskAdmission) return launch;
+  return admission == nullptr || (admission->Admits() && admission->Take())
+             ? HedgeLaunch::kLaunch
+             : HedgeLaunch::kThrottled;
+}
+
+HedgeDecision RunHedgeDecision(const absl::Status& status,
+                               const HedgeFailureFacts& facts,
+                               const HedgingPolicy& policy,
+                               AdmissionSource* admission) {
+  if (auto end = DecideHedgeOutcome(status, facts, policy)) {
+    return *std::move(end);
+  }
+  // Counted whatever follows (the token bucket counts each failure).
+  const bool admitted = admission == nullptr || admission->OnRetryableFailure();
+  return DecideHedgeAfterFailure(facts, admitted);
+}
+
 }  // namespace internal
 }  // namespace stubkit

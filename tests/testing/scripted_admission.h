@@ -7,7 +7,7 @@
 // that another call emptied between the admission and the take.
 //
 //   ScriptedAdmission admission(/*admit=*/false, /*may_wait=*/true);
-//   DecideAfterFailure(status, facts, policy, &admission, waits);
+//   RunRetryDecision(status, facts, policy, &admission, waits);
 //   EXPECT_EQ(admission.failures_seen, 1);
 //   EXPECT_EQ(admission.takes, 0);
 

@@ -1,8 +1,9 @@
 // Copyright 2026 The stubkit Authors.
 //
 // The retry decision. First a table against the decision itself
-// (`DecideAfterFailure`, stubkit/internal/retry_decision.h, which lists the
-// order), one row per rule and one per pair of rules that could both apply;
+// (`RunRetryDecision`, stubkit/internal/retry_sources.h, over the steps
+// stubkit/internal/retry_decision.h lists), one row per rule and one per
+// pair of rules that could both apply;
 // then the same order through the sync and async loops on a fake clock,
 // which shows that they report what the decision says.
 
@@ -17,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "stubkit/async_retry_loop.h"
 #include "stubkit/internal/retry_decision.h"
+#include "stubkit/internal/retry_sources.h"
 #include "stubkit/retry_loop.h"
 #include "tests/testing/scripted_admission.h"
 
@@ -266,11 +268,11 @@ TEST_P(DecisionTableTest, EarlierOfTotalTimeoutAndDeadlineWins) {
   EXPECT_EQ(policy_first.attempts, 3);
 }
 
-// --- The table: DecideAfterFailure alone. ---
+// --- The table: RunRetryDecision alone. ---
 
-using internal::DecideAfterFailure;
 using internal::FailureFacts;
 using internal::RetryDecision;
+using internal::RunRetryDecision;
 using internal::WaitChoice;
 using internal::WaitSource;
 using Kind = RetryDecision::Kind;
@@ -619,7 +621,7 @@ const Row kRows[] = {
      .wait = {false, std::chrono::hours(1000), WaitReason::kRetryInfo, ""}},
 };
 
-TEST(DecideAfterFailureTable, EveryRow) {
+TEST(RunRetryDecisionTable, EveryRow) {
   constexpr MethodInfo kMethod{"test.Table.Get", RpcKind::kUnary,
                                Idempotency::kIdempotent};
   for (const Row& row : kRows) {
@@ -647,8 +649,8 @@ TEST(DecideAfterFailureTable, EveryRow) {
     ScriptedAdmission admission(row.admit, row.may_wait, row.take);
     ScriptedWaits waits(row.wait);
     const RetryDecision decision =
-        DecideAfterFailure(absl::Status(row.code, "scripted"), facts, policy,
-                           row.throttle ? &admission : nullptr, waits);
+        RunRetryDecision(absl::Status(row.code, "scripted"), facts, policy,
+                         row.throttle ? &admission : nullptr, waits);
     EXPECT_EQ(decision.kind, row.kind);
     EXPECT_EQ(decision.failures, row.failures_after);
     EXPECT_EQ(admission.failures_seen, row.admission_calls);
@@ -680,7 +682,7 @@ TEST(DecideAfterFailureTable, EveryRow) {
 
 // A RetryableIf predicate runs only when the code alone does not decide:
 // never for a cancelled call or an attempt that ran out of the call's end.
-TEST(DecideAfterFailureTable, PredicateRunsOnlyWhenItCanMatter) {
+TEST(RunRetryDecisionTable, PredicateRunsOnlyWhenItCanMatter) {
   int asked = 0;
   const RetryPolicy policy = RetryPolicy::LimitedTime(std::chrono::hours(1))
                                  .WithRetryableIf([&](const absl::Status&) {
@@ -693,13 +695,52 @@ TEST(DecideAfterFailureTable, PredicateRunsOnlyWhenItCanMatter) {
   facts.idempotent = true;
   facts.now = At(seconds(1));
   facts.cancelled = true;
-  DecideAfterFailure(absl::InternalError("x"), facts, policy, nullptr, waits);
+  RunRetryDecision(absl::InternalError("x"), facts, policy, nullptr, waits);
   EXPECT_EQ(asked, 0);
   facts.cancelled = false;
-  const RetryDecision decision = DecideAfterFailure(
-      absl::InternalError("x"), facts, policy, nullptr, waits);
+  const RetryDecision decision =
+      RunRetryDecision(absl::InternalError("x"), facts, policy, nullptr, waits);
   EXPECT_EQ(asked, 1);
   EXPECT_EQ(decision.kind, Kind::kRetry);
+}
+
+// The steps alone are values: they ask no source, and a retry tells the
+// driver to take admission's due.
+TEST(RetryDecisionSteps, AreValuesTheDriverCommits) {
+  const RetryPolicy policy = RetryPolicy::LimitedErrorCount(3);
+  FailureFacts facts;
+  facts.method = "test.Table.Get";
+  facts.idempotent = true;
+  facts.now = At(seconds(1));
+  const absl::Status unavailable = absl::UnavailableError("x");
+  EXPECT_FALSE(internal::DecideOutcome(unavailable, facts, policy));
+  EXPECT_EQ(internal::DecideOutcome(absl::InternalError("x"), facts, policy)
+                ->stop_reason,
+            StopReason::kPermanentError);
+
+  internal::AdmissionAnswer refused;
+  refused.admitted = false;
+  refused.may_wait = true;
+  EXPECT_EQ(internal::DecideAdmission(facts, policy, refused, false)->kind,
+            Kind::kWaitForAdmission);
+  refused.may_wait = false;
+  refused.refusal = "gave up: no tokens";
+  const auto throttled =
+      internal::DecideAdmission(facts, policy, refused, false);
+  EXPECT_EQ(throttled->stop_reason, StopReason::kThrottled);
+  EXPECT_EQ(throttled->explanation, "gave up: no tokens");
+  EXPECT_FALSE(internal::DecideAdmission(facts, policy, {}, false));
+
+  const RetryDecision retry = internal::DecideWait(
+      facts, {false, seconds(2), WaitReason::kBackoff, ""}, false);
+  EXPECT_EQ(retry.kind, Kind::kRetry);
+  EXPECT_TRUE(retry.take_admission);
+  EXPECT_EQ(retry.wait, seconds(2));
+  EXPECT_EQ(retry.failures, 1);
+  const RetryDecision refused_wait = internal::DecideWait(
+      facts, {true, nanoseconds::zero(), WaitReason::kRetryInfo, "no"}, false);
+  EXPECT_EQ(refused_wait.stop_reason, StopReason::kServerRefused);
+  EXPECT_FALSE(refused_wait.take_admission);
 }
 
 // --- DecideAfterThrottleWait: a call in the throttle's waiting mode. ---
@@ -717,28 +758,66 @@ TEST(DecideAfterThrottleWaitTable, EveryRow) {
     bool budget_refused_before;
     nanoseconds refused_since;  // when the budget first refused
     TKind kind;
-    nanoseconds wait;          // kWait: the most it may wait
-    const char* explanation;   // kStop: a part of it
+    nanoseconds wait;         // kWait: the most it may wait
+    const char* explanation;  // kStop: a part of it
   };
   // The call ends at 10 s (the policy's limit); the budget's window is 2 s.
   const Row rows[] = {
-      {"cancel first, even past the end", true, seconds(11),
-       Release::kNotAsked, true, seconds(1), TKind::kCancelled, {}, ""},
-      {"past the end: an attempt could only fail", false, seconds(10),
-       Release::kNotAsked, false, {}, TKind::kStop, {},
-       "the backend did not recover before the retry policy's time limit"},
-      {"past the end after a budget refusal says so", false, seconds(10),
-       Release::kNotAsked, true, seconds(9), TKind::kStop, {},
-       "the retry budget had no retry left when the throttle let one go"},
-      {"within the end: ask", false, seconds(3), Release::kNotAsked, false,
-       {}, TKind::kAskRelease, {}, ""},
-      {"the throttle refused: wait, within the end", false, seconds(9),
-       Release::kThrottleRefused, false, {}, TKind::kWait, seconds(1), ""},
-      {"the budget refused, less than a window: wait", false, seconds(4),
-       Release::kBudgetRefused, true, seconds(3), TKind::kWait, seconds(6),
+      {"cancel first, even past the end",
+       true,
+       seconds(11),
+       Release::kNotAsked,
+       true,
+       seconds(1),
+       TKind::kCancelled,
+       {},
        ""},
-      {"the budget refused for a whole window: stop", false, seconds(5),
-       Release::kBudgetRefused, true, seconds(3), TKind::kStop, {},
+      {"past the end: an attempt could only fail",
+       false,
+       seconds(10),
+       Release::kNotAsked,
+       false,
+       {},
+       TKind::kStop,
+       {},
+       "the backend did not recover before the retry policy's time limit"},
+      {"past the end after a budget refusal says so",
+       false,
+       seconds(10),
+       Release::kNotAsked,
+       true,
+       seconds(9),
+       TKind::kStop,
+       {},
+       "the retry budget had no retry left when the throttle let one go"},
+      {"within the end: ask",
+       false,
+       seconds(3),
+       Release::kNotAsked,
+       false,
+       {},
+       TKind::kAskRelease,
+       {},
+       ""},
+      {"the throttle refused: wait, within the end",
+       false,
+       seconds(9),
+       Release::kThrottleRefused,
+       false,
+       {},
+       TKind::kWait,
+       seconds(1),
+       ""},
+      {"the budget refused, less than a window: wait", false, seconds(4),
+       Release::kBudgetRefused, true, seconds(3), TKind::kWait, seconds(6), ""},
+      {"the budget refused for a whole window: stop",
+       false,
+       seconds(5),
+       Release::kBudgetRefused,
+       true,
+       seconds(3),
+       TKind::kStop,
+       {},
        "no retry for 2s (a whole window)"},
       {"an old budget refusal, now the throttle's: wait", false, seconds(7),
        Release::kThrottleRefused, true, seconds(3), TKind::kWait, seconds(3),

@@ -12,18 +12,19 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "stubkit/internal/retry_sources.h"
 #include "tests/testing/scripted_admission.h"
 
 namespace stubkit {
 namespace {
 
-using internal::DecideAfterHedgeFailure;
-using internal::DecideHedgeLaunch;
 using internal::HedgeDecision;
 using internal::HedgeFailureFacts;
 using internal::HedgeLaunch;
 using internal::HedgeStartsInTime;
 using internal::Pushback;
+using internal::RunHedgeDecision;
+using internal::RunHedgeLaunch;
 using std::chrono::milliseconds;
 using std::chrono::nanoseconds;
 using std::chrono::seconds;
@@ -116,14 +117,13 @@ const LaunchRow kLaunchRows[] = {
      .refused = true},
 };
 
-TEST(DecideHedgeLaunchTable, EveryRow) {
+TEST(RunHedgeLaunchTable, EveryRow) {
   for (const LaunchRow& row : kLaunchRows) {
     SCOPED_TRACE(row.name);
     ScriptedAdmission admission(row.admit, /*may_wait=*/false, row.take);
-    EXPECT_EQ(
-        DecideHedgeLaunch(row.index, /*max_attempts=*/3, row.pushed_back,
-                          row.refused, row.throttle ? &admission : nullptr),
-        row.expected);
+    EXPECT_EQ(RunHedgeLaunch(row.index, /*max_attempts=*/3, row.pushed_back,
+                             row.refused, row.throttle ? &admission : nullptr),
+              row.expected);
     EXPECT_EQ(admission.failures_seen, 0);  // asking counts no failure
     // A hedge that may go takes its due; one refused before takes nothing.
     const bool asked = row.throttle && row.index > 0 && row.index < 3 &&
@@ -272,7 +272,7 @@ const FailureRow kFailureRows[] = {
      .why = Why::kNoneLeft},
 };
 
-TEST(DecideAfterHedgeFailureTable, EveryRow) {
+TEST(RunHedgeDecisionTable, EveryRow) {
   const HedgingPolicy policy =
       HedgingPolicy().WithMaxAttempts(3).WithHedgingDelay(milliseconds(50));
   for (const FailureRow& row : kFailureRows) {
@@ -289,8 +289,8 @@ TEST(DecideAfterHedgeFailureTable, EveryRow) {
     facts.pushback = row.pushback;
     ScriptedAdmission admission(row.admit);
     const HedgeDecision decision =
-        DecideAfterHedgeFailure(absl::Status(row.code, "scripted"), facts,
-                                policy, row.throttle ? &admission : nullptr);
+        RunHedgeDecision(absl::Status(row.code, "scripted"), facts, policy,
+                         row.throttle ? &admission : nullptr);
     EXPECT_EQ(decision.kind, row.kind);
     EXPECT_EQ(admission.failures_seen, row.admission_calls);
     EXPECT_EQ(admission.takes, 0);  // the next hedge's launch takes
@@ -313,7 +313,7 @@ TEST(DecideAfterHedgeFailureTable, EveryRow) {
 }
 
 // The policy's own non-fatal codes decide, not the retry loop's.
-TEST(DecideAfterHedgeFailureTable, NonFatalCodesAreThePolicys) {
+TEST(RunHedgeDecisionTable, NonFatalCodesAreThePolicys) {
   const HedgingPolicy policy =
       HedgingPolicy()
           .WithMaxAttempts(3)
@@ -323,14 +323,14 @@ TEST(DecideAfterHedgeFailureTable, NonFatalCodesAreThePolicys) {
   facts.now = At(seconds(1));
   facts.attempt_start = kStart;
   facts.hedge_left = true;
-  EXPECT_EQ(DecideAfterHedgeFailure(absl::ResourceExhaustedError("busy"), facts,
-                                    policy, nullptr)
+  EXPECT_EQ(RunHedgeDecision(absl::ResourceExhaustedError("busy"), facts,
+                             policy, nullptr)
                 .kind,
             Kind::kHedgeNow);
-  EXPECT_EQ(DecideAfterHedgeFailure(absl::UnavailableError("down"), facts,
-                                    policy, nullptr)
-                .kind,
-            Kind::kEnd);
+  EXPECT_EQ(
+      RunHedgeDecision(absl::UnavailableError("down"), facts, policy, nullptr)
+          .kind,
+      Kind::kEnd);
 }
 
 }  // namespace

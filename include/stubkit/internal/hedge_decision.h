@@ -25,7 +25,8 @@
 // is left and its delay (a `HedgeDelaySource`) ends before the call's end
 // (`HedgeStartsInTime`): no hedge is sent past the call's end.
 //
-// After a failed attempt (`DecideAfterHedgeFailure`):
+// After a failed attempt (`DecideHedgeOutcome`, then
+// `DecideHedgeAfterFailure`):
 //
 //   0. the caller cancelled                      -> end: cancelled
 //   1. the stub cannot make async calls          -> end: this failure
@@ -47,12 +48,15 @@
 //   8. otherwise                                 -> next hedge now
 //
 // In 4-8 the attempts in flight go on; the loop ends the call when none is
-// left and none can be sent. The functions read no clock, do no I/O and
-// run no user code: the hedged loop decides under its mutex and reports
-// after unlocking (stubkit/internal/hedged_operation.h).
+// left and none can be sent. The functions read no clock, do no I/O, run no
+// user code and ask no admission source: where a step needs the source
+// (launch step 4, failure step 3's report), the driver asks it and commits
+// (RunHedgeLaunch and RunHedgeDecision in stubkit/internal/retry_sources.h).
+// The hedged loop decides under its mutex and reports after unlocking
+// (stubkit/internal/hedged_operation.h).
 //
 //   HedgeDecision decision =
-//       DecideAfterHedgeFailure(status, facts, policy, admission);
+//       RunHedgeDecision(status, facts, policy, admission);
 //   if (decision.kind == HedgeDecision::Kind::kHedgeNow) Launch();
 
 #ifndef STUBKIT_INTERNAL_HEDGE_DECISION_H_
@@ -115,14 +119,20 @@ class AdaptiveHedgeDelay final : public HedgeDelaySource {
 bool HedgeStartsInTime(Clock::time_point now, Clock::time_point end,
                        std::chrono::nanoseconds delay);
 
-enum class HedgeLaunch { kLaunch, kNoneLeft, kPushedBack, kThrottled };
+enum class HedgeLaunch {
+  kLaunch,
+  kNoneLeft,
+  kPushedBack,
+  kThrottled,
+  // Step 4: a hedge goes if admission admits it and it takes its due
+  // (AdmissionSource::Admits, then Take); the driver asks (RunHedgeLaunch).
+  kAskAdmission,
+};
 
-// Whether attempt `index` (from 0) may be sent, in the order above.
-// `refused`: admission refused an earlier hedge of the call. `admission`
-// may be null (no throttle); it is asked only for hedges, and a hedge it
-// admits has taken its due (`AdmissionSource::Take`).
+// Whether attempt `index` (from 0) may be sent, steps 1-3 of the order
+// above. `refused`: admission refused an earlier hedge of the call.
 HedgeLaunch DecideHedgeLaunch(int index, int max_attempts, bool pushed_back,
-                              bool refused, AdmissionSource* admission);
+                              bool refused);
 
 // The facts of one failed attempt of a hedged call.
 struct HedgeFailureFacts {
@@ -160,12 +170,17 @@ struct HedgeDecision {
   std::chrono::nanoseconds delay{0};
 };
 
-// Decides after a failed attempt of a hedged call, in the order above.
-// `admission` may be null (no throttle).
-HedgeDecision DecideAfterHedgeFailure(const absl::Status& status,
-                                      const HedgeFailureFacts& facts,
-                                      const HedgingPolicy& policy,
-                                      AdmissionSource* admission);
+// Steps 0-3 after a failed attempt of a hedged call: the end the failure
+// calls for, or none: it is non-fatal, and the driver reports it to the
+// admission source (AdmissionSource::OnRetryableFailure) whatever follows.
+std::optional<HedgeDecision> DecideHedgeOutcome(const absl::Status& status,
+                                                const HedgeFailureFacts& facts,
+                                                const HedgingPolicy& policy);
+
+// Steps 4-8, given whether the admission source admitted (true without
+// one).
+HedgeDecision DecideHedgeAfterFailure(const HedgeFailureFacts& facts,
+                                      bool admitted);
 
 }  // namespace internal
 }  // namespace stubkit

@@ -29,23 +29,36 @@
 //      call took the last of it since step 7     -> stop, kThrottled
 //  11. otherwise                                 -> retry after the wait
 //
-// `DecideAfterFailure` reads no clock, does no I/O and runs no observer,
-// log or metric: the loop passes `now` in, and reports the decision itself
-// (RetryLoopState). What varies by feature comes through two interfaces:
-// an `AdmissionSource` (the retry throttle; a retry budget) and a
-// `WaitSource` (backoff and server hints). A new source is a new class, not
-// a new branch here. A deadline inherited from a server's call is the
-// call's end (DeadlineOption, set by stubkit/server_propagation.h), which
-// the facts carry with the least useful attempt time.
+// The steps are three pure functions; between them the driver commits what
+// they say to the call's sources (RunRetryDecision in
+// stubkit/internal/retry_sources.h):
 //
-//   RetryDecision decision = DecideAfterFailure(status, facts, policy,
-//                                               &admission, waits);
+//   DecideOutcome    steps 0-2: stop, or a retryable failure, which the
+//                    driver reports to the admission source
+//   DecideAdmission  steps 3-7, given the source's answer: stop, wait for
+//                    admission, or go on to the wait
+//   DecideWait       steps 8-11, given the wait the wait source chose: stop,
+//                    or retry once the driver took admission's due
+//
+// None of them reads a clock, does I/O, counts, draws a random number, or
+// runs an observer, log or metric: the driver passes `now` in, asks the
+// sources, and reports the decision itself (RetryLoopState). What varies by
+// feature comes through two interfaces: an `AdmissionSource` (the retry
+// throttle; a retry budget) and a `WaitSource` (backoff and server hints).
+// A new source is a new class, not a new branch here. A deadline inherited
+// from a server's call is the call's end (DeadlineOption, set by
+// stubkit/server_propagation.h), which the facts carry with the least
+// useful attempt time.
+//
+//   RetryDecision decision = RunRetryDecision(status, facts, policy,
+//                                             &admission, waits);
 //   if (decision.kind == RetryDecision::Kind::kRetry) Sleep(decision.wait);
 
 #ifndef STUBKIT_INTERNAL_RETRY_DECISION_H_
 #define STUBKIT_INTERNAL_RETRY_DECISION_H_
 
 #include <chrono>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -177,15 +190,51 @@ struct RetryDecision {
   // Retryable failures counted after this one: the caller keeps it for the
   // next decision (`FailureFacts::failures`).
   int failures = 0;
+  // kRetry: the driver takes the admission's due before the retry goes.
+  bool take_admission = false;
 };
 
-// Decides after a failed attempt, in the order above. `admission` may be
-// null (no throttle). `policy.IsRetryable` may run user code (a
-// `RetryableIf` predicate), so no stubkit lock may be held.
-RetryDecision DecideAfterFailure(const absl::Status& status,
-                                 const FailureFacts& facts,
-                                 const RetryPolicy& policy,
-                                 AdmissionSource* admission, WaitSource& waits);
+// A stop, for a driver that stops on a source's refusal.
+RetryDecision StopDecision(StopReason reason, std::string explanation,
+                           int failures);
+
+// Whether `status` is the failed attempt running out of its own deadline
+// (`facts.attempt_deadline`, see ReachedDeadline).
+bool AttemptTimedOut(const absl::Status& status, const FailureFacts& facts);
+
+// Steps 0-2: the stop the attempt's outcome calls for, or none: the failure
+// is retryable, and the driver reports it to the admission source
+// (AdmissionSource::OnRetryableFailure) whatever follows.
+// `policy.IsRetryable` may run user code (a `RetryableIf` predicate), so no
+// stubkit lock may be held.
+std::optional<RetryDecision> DecideOutcome(const absl::Status& status,
+                                           const FailureFacts& facts,
+                                           const RetryPolicy& policy);
+
+// What the admission source answered to a retryable failure.
+struct AdmissionAnswer {
+  bool admitted = true;  // true without a source
+  // When refused: AdmissionSource::MayWait, and, when it may not wait,
+  // AdmissionSource::Refusal.
+  bool may_wait = false;
+  std::string refusal;
+};
+
+// Steps 3-7, after DecideOutcome found the failure retryable
+// (`timed_out`: AttemptTimedOut): a stop, a wait for admission, or none:
+// the driver asks the wait source for the wait (step 8) and calls
+// DecideWait.
+std::optional<RetryDecision> DecideAdmission(const FailureFacts& facts,
+                                             const RetryPolicy& policy,
+                                             const AdmissionAnswer& answer,
+                                             bool timed_out);
+
+// Steps 8-11, with the wait source's choice: a stop, or a retry after
+// `chosen.delay` whose `take_admission` tells the driver to take the
+// admission's due first (AdmissionSource::Take) and to stop with
+// kThrottled when it cannot (step 10).
+RetryDecision DecideWait(const FailureFacts& facts, const WaitChoice& chosen,
+                         bool timed_out);
 
 // The facts of a call in the throttle's waiting mode when one of its waits
 // ends (RetryLoopState::AfterThrottleWait).

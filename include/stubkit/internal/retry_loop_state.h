@@ -175,8 +175,8 @@ class RetryLoopState {
   // Records a successful attempt; the call is over.
   void OnSuccess();
 
-  // Decides after a failed attempt (DecideAfterFailure in
-  // stubkit/internal/retry_decision.h) and reports the decision. Returns
+  // Decides after a failed attempt (RunRetryDecision in
+  // stubkit/internal/retry_sources.h) and reports the decision. Returns
   // true to retry after `*wait`; false to stop, with the status to return
   // in `*final_status`.
   bool OnFailure(const absl::Status& status, const grpc::ClientContext& context,

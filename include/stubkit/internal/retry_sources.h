@@ -14,11 +14,13 @@
 //                      within ServerHintCeilingOption
 //
 // A new admission rule or a new wait rule is a new class here.
+// RunRetryDecision runs the retry decision's pure steps against them,
+// committing between the steps what each says.
 //
 //   BackoffWaits waits(backoff_policy, options, reporter);
 //   waits.SetAttempt(&context.GetServerTrailingMetadata());
 //   CallAdmission admission(throttle, wait_enabled, budget, clock);
-//   DecideAfterFailure(status, facts, policy, admission.get(), waits);
+//   RunRetryDecision(status, facts, policy, admission.get(), waits);
 
 #ifndef STUBKIT_INTERNAL_RETRY_SOURCES_H_
 #define STUBKIT_INTERNAL_RETRY_SOURCES_H_
@@ -33,6 +35,7 @@
 #include "stubkit/backoff_policy.h"
 #include "stubkit/clock.h"
 #include "stubkit/internal/call_reporter.h"
+#include "stubkit/internal/hedge_decision.h"
 #include "stubkit/internal/retry_decision.h"
 #include "stubkit/options.h"
 #include "stubkit/retry_budget.h"
@@ -193,6 +196,29 @@ class BackoffWaits final : public WaitSource {
   // The failure count when a server's hint last chose the wait.
   int backoff_origin_ = 0;
 };
+
+// The retry decision after a failed attempt (stubkit/internal/retry_decision.h
+// lists its steps), against the call's sources: reports a retryable failure
+// to `admission` (may be null: no throttle), asks `waits` for the wait, and
+// takes admission's due before a retry. `policy.IsRetryable` may run user
+// code, so no stubkit lock may be held.
+RetryDecision RunRetryDecision(const absl::Status& status,
+                               const FailureFacts& facts,
+                               const RetryPolicy& policy,
+                               AdmissionSource* admission, WaitSource& waits);
+
+// The hedged call's launch decision (stubkit/internal/hedge_decision.h)
+// against its admission source (may be null): a hedge the source admits
+// has taken its due, or does not go (kThrottled).
+HedgeLaunch RunHedgeLaunch(int index, int max_attempts, bool pushed_back,
+                           bool refused, AdmissionSource* admission);
+
+// The hedged call's decision after a failed attempt, reporting a non-fatal
+// failure to `admission` (may be null: no throttle).
+HedgeDecision RunHedgeDecision(const absl::Status& status,
+                               const HedgeFailureFacts& facts,
+                               const HedgingPolicy& policy,
+                               AdmissionSource* admission);
 
 }  // namespace internal
 }  // namespace stubkit
