@@ -1,0 +1,1007 @@
+// Copyright 2026 The stubkit Authors.
+//
+// Driver parity (issue 40, item 5): one table of scenarios, run through
+// every driver of a generated client (sync unary; async unary, future and
+// callback; hedged, sync and async; server, client and bidi streams, sync
+// and async), against one real gRPC server on 127.0.0.1 scripted to fail
+// per attempt. Each driver must give the sync unary call's outcome: final
+// status and retry summary, the attempts the server saw, the waits asked of
+// the sleeper, the observer's events and the metrics. A driver that
+// differs on purpose has an entry in kDifferences that says how (a function
+// that turns the sync unary outcome into this driver's, compared in full
+// like any other) and why; docs/retry-semantics.md ("Driver parity") lists
+// the same entries. An entry whose reason starts with "DEFECT:" is a
+// difference with no good reason, kept visible until the runtime is fixed.
+//
+// Time is a FakeClock moved only by the sleeper, which records each wait:
+// nothing here sleeps or asserts a real duration.
+//
+// Streams fail before their first message: until then a stream is opened
+// under the same rules as a unary call (a client or bidi stream replays its
+// writes), which is what makes them comparable. A break after messages goes
+// to the resume hook, a different rule (docs/streaming.md), tested in
+// generated_stream_resume_test.cc.
+
+#include <gmock/gmock.h>
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <array>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "stubkit/cancellation.h"
+#include "stubkit/channel.h"
+#include "stubkit/clock.h"
+#include "stubkit/hedging.h"
+#include "stubkit/metrics.h"
+#include "stubkit/retry_budget.h"
+#include "stubkit/retry_observer.h"
+#include "stubkit/retry_throttle.h"
+#include "stubkit/server_hints.h"
+#include "stubkit/status.h"
+#include "stubkit/testing/streams.stubkit.h"
+#include "tests/testing/flaky_echo_service.h"
+
+namespace stubkit {
+namespace {
+
+using std::chrono::hours;
+using std::chrono::milliseconds;
+using std::chrono::nanoseconds;
+using std::chrono::seconds;
+using ::stubkit::testing::Item;
+using ::stubkit::testing::RangeRequest;
+using ::stubkit::testing::StreamService;
+using ::stubkit::testing::StreamServiceClient;
+using ::stubkit::testing::SumResponse;
+using ::stubkit::testing::TestServer;
+
+// How long a test waits for a call, a server attempt or a cancel before it
+// fails instead of hanging. Never reached by a passing run.
+constexpr auto kGiveUp = seconds(20);
+
+// --- The server: every method fails, answers or hangs as the script says.
+
+struct Step {
+  enum class Kind { kFail, kOk, kHang };
+  Kind kind = Kind::kOk;
+  grpc::StatusCode code = grpc::StatusCode::OK;
+  std::string pushback;  // grpc-retry-pushback-ms, when not empty
+};
+
+Step Fail(grpc::StatusCode code = grpc::StatusCode::UNAVAILABLE,
+          std::string pushback = "") {
+  return Step{Step::Kind::kFail, code, std::move(pushback)};
+}
+Step Ok() { return Step{}; }
+Step Hang() { return Step{Step::Kind::kHang, grpc::StatusCode::OK, ""}; }
+
+// The attempts of one run, whatever the method: attempt n plays step n (the
+// last step again past the end). Failures come before anything is read or
+// sent, so that a stream fails before its first message.
+class ScriptedStreamService final : public StreamService::Service {
+ public:
+  void Reset(std::vector<Step> script) {
+    std::lock_guard<std::mutex> lock(mu_);
+    script_ = std::move(script);
+    attempts_ = 0;
+    hanging_ = false;
+  }
+  int attempts() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return attempts_;
+  }
+  // Waits until an attempt hangs; false after kGiveUp.
+  bool WaitForHang() {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, kGiveUp, [&] { return hanging_; });
+  }
+
+  grpc::Status Get(grpc::ServerContext* context, const RangeRequest* request,
+                   Item* response) override {
+    if (std::optional<grpc::Status> failed = Play(context)) return *failed;
+    response->set_value(request->start());
+    return grpc::Status::OK;
+  }
+  grpc::Status Range(grpc::ServerContext* context, const RangeRequest* request,
+                     grpc::ServerWriter<Item>* writer) override {
+    if (std::optional<grpc::Status> failed = Play(context)) return *failed;
+    Item item;
+    item.set_value(request->start());
+    writer->Write(item);
+    return grpc::Status::OK;
+  }
+  grpc::Status Sum(grpc::ServerContext* context,
+                   grpc::ServerReader<Item>* reader,
+                   SumResponse* response) override {
+    if (std::optional<grpc::Status> failed = Play(context)) return *failed;
+    Item item;
+    while (reader->Read(&item)) {
+      response->set_sum(response->sum() + item.value());
+      response->set_count(response->count() + 1);
+    }
+    return grpc::Status::OK;
+  }
+  grpc::Status Double(grpc::ServerContext* context,
+                      grpc::ServerReaderWriter<Item, Item>* stream) override {
+    if (std::optional<grpc::Status> failed = Play(context)) return *failed;
+    Item item;
+    while (stream->Read(&item)) {
+      item.set_value(item.value() * 2);
+      stream->Write(item);
+    }
+    return grpc::Status::OK;
+  }
+
+ private:
+  // The attempt's step: its failure, or nullopt to answer.
+  std::optional<grpc::Status> Play(grpc::ServerContext* context) {
+    Step step;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      const size_t index = static_cast<size_t>(attempts_++);
+      if (!script_.empty()) {
+        step = script_[index < script_.size() ? index : script_.size() - 1];
+      }
+      if (step.kind == Step::Kind::kHang) hanging_ = true;
+    }
+    switch (step.kind) {
+      case Step::Kind::kOk:
+        return std::nullopt;
+      case Step::Kind::kFail:
+        if (!step.pushback.empty()) {
+          context->AddTrailingMetadata(kRetryPushbackHeader, step.pushback);
+        }
+        return grpc::Status(step.code, "scripted failure");
+      case Step::Kind::kHang:
+        break;
+    }
+    cv_.notify_all();
+    const auto give_up = std::chrono::steady_clock::now() + kGiveUp;
+    while (!context->IsCancelled() &&
+           std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(milliseconds(1));
+    }
+    return grpc::Status(grpc::StatusCode::ABORTED, "hung until cancelled");
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Step> script_;
+  int attempts_ = 0;
+  bool hanging_ = false;
+};
+
+// --- Time: a FakeClock moved by a sleeper that records every wait.
+
+// The sync and async sleeper of one run. Each wait is recorded and moves
+// the clock; an async one completes inline (as FakeClock's does). Scripted:
+// at wait `cancel_at` it moves half the wait and cancels the call's token
+// (a cancel during a wait); at wait `late_at` it moves `late_by` more than
+// asked (a wake-up late on a loaded machine). A wait of `kHeld` or more
+// (the hedging delay below) is neither recorded nor run: it stays pending
+// until cancelled, so that hedges go only when a failure sends them.
+class ParitySleeper final : public Sleeper, public AsyncSleeper {
+ public:
+  static constexpr nanoseconds kHeld = hours(1);
+
+  ParitySleeper(std::shared_ptr<FakeClock> clock,
+                std::shared_ptr<CancellationToken> token)
+      : clock_(std::move(clock)), token_(std::move(token)) {}
+
+  int cancel_at = -1;
+  int late_at = -1;
+  nanoseconds late_by{0};
+
+  void SleepFor(nanoseconds wait) override {
+    if (Begin(wait)) token_->Cancel();
+  }
+  uint64_t Schedule(nanoseconds wait, std::function<void(bool)> done) override {
+    uint64_t id;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      id = next_id_++;
+    }
+    if (wait >= kHeld || Begin(wait)) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        pending_.emplace(id, std::move(done));
+      }
+      // A cancelled wait ends through Cancel(id), as a real timer's does.
+      if (wait < kHeld) token_->Cancel();
+      return id;
+    }
+    done(true);
+    return id;
+  }
+  void Cancel(uint64_t id) override {
+    std::function<void(bool)> done;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = pending_.find(id);
+      if (it == pending_.end()) return;
+      done = std::move(it->second);
+      pending_.erase(it);
+    }
+    done(false);
+  }
+
+  std::vector<nanoseconds> waits() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return waits_;
+  }
+
+ private:
+  // Records `wait` and moves the clock; true when the call is to be
+  // cancelled now, in the middle of it.
+  bool Begin(nanoseconds wait) {
+    int index;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      index = static_cast<int>(waits_.size());
+      waits_.push_back(wait);
+    }
+    if (index == cancel_at) {
+      clock_->Advance(wait / 2);
+      return true;
+    }
+    clock_->Advance(index == late_at ? wait + late_by : wait);
+    return false;
+  }
+
+  const std::shared_ptr<FakeClock> clock_;
+  const std::shared_ptr<CancellationToken> token_;
+  std::mutex mu_;
+  std::vector<nanoseconds> waits_;
+  std::map<uint64_t, std::function<void(bool)>> pending_;
+  uint64_t next_id_ = 1;
+};
+
+// --- What a run gives, compared in full between drivers.
+
+struct Event {
+  int attempt = 0;
+  absl::StatusCode code = absl::StatusCode::kOk;
+  bool final = false;
+  nanoseconds wait{0};
+  WaitReason wait_reason = WaitReason::kNone;
+  StopReason stop_reason = StopReason::kSuccess;
+  bool hedge_loser = false;
+  nanoseconds elapsed{0};
+  nanoseconds attempt_duration{0};
+
+  bool operator==(const Event& o) const {
+    return attempt == o.attempt && code == o.code && final == o.final &&
+           wait == o.wait && wait_reason == o.wait_reason &&
+           stop_reason == o.stop_reason && hedge_loser == o.hedge_loser &&
+           elapsed == o.elapsed && attempt_duration == o.attempt_duration;
+  }
+};
+
+std::string Ms(nanoseconds d) {
+  return absl::StrCat(std::chrono::duration<double, std::milli>(d).count(),
+                      "ms");
+}
+
+std::vector<std::string> Ms(const std::vector<nanoseconds>& waits) {
+  std::vector<std::string> formatted;
+  for (nanoseconds wait : waits) formatted.push_back(Ms(wait));
+  return formatted;
+}
+
+void PrintTo(const Event& e, std::ostream* os) {
+  *os << "{attempt " << e.attempt << " " << absl::StatusCodeToString(e.code)
+      << (e.final ? " final " + std::string(ToIdentifier(e.stop_reason))
+                  : " wait " + Ms(e.wait) + " " +
+                        std::string(ToString(e.wait_reason)))
+      << (e.hedge_loser ? " loser" : "") << " elapsed " << Ms(e.elapsed)
+      << " duration " << Ms(e.attempt_duration) << "}";
+}
+
+// The metrics of the run's one call (a fresh collector per run).
+struct Metrics {
+  int64_t calls = 0;
+  int64_t attempts = 0;
+  int64_t retries = 0;
+  int64_t hedges = 0;
+  std::array<int64_t, kStopReasonCount> stops{};
+  double retry_delay_ms = 0;
+  double latency_ms = 0;
+
+  bool operator==(const Metrics& o) const {
+    return calls == o.calls && attempts == o.attempts && retries == o.retries &&
+           hedges == o.hedges && stops == o.stops &&
+           retry_delay_ms == o.retry_delay_ms && latency_ms == o.latency_ms;
+  }
+};
+
+void PrintTo(const Metrics& m, std::ostream* os) {
+  *os << "{calls " << m.calls << ", attempts " << m.attempts << ", retries "
+      << m.retries << ", hedges " << m.hedges << ", stops";
+  for (int i = 0; i < kStopReasonCount; ++i) {
+    if (m.stops[i] != 0) {
+      *os << " " << ToIdentifier(static_cast<StopReason>(i)) << "="
+          << m.stops[i];
+    }
+  }
+  *os << ", retry delay " << m.retry_delay_ms << "ms, latency " << m.latency_ms
+      << "ms}";
+}
+
+struct Outcome {
+  absl::StatusCode code = absl::StatusCode::kOk;
+  std::string message;
+  std::optional<RetrySummary> summary;
+  int server_attempts = 0;
+  std::vector<nanoseconds> waits;
+  std::vector<Event> events;
+  Metrics metrics;
+};
+
+// Compares field by field, so that a failure says which one differs.
+void ExpectSameOutcome(const Outcome& actual, const Outcome& expected) {
+  EXPECT_EQ(actual.code, expected.code);
+  EXPECT_EQ(actual.message, expected.message);
+  EXPECT_EQ(actual.summary.has_value(), expected.summary.has_value());
+  if (actual.summary && expected.summary) {
+    EXPECT_EQ(actual.summary->stop_reason, expected.summary->stop_reason)
+        << ToIdentifier(actual.summary->stop_reason) << " vs "
+        << ToIdentifier(expected.summary->stop_reason);
+    EXPECT_EQ(actual.summary->attempts, expected.summary->attempts);
+    EXPECT_EQ(actual.summary->elapsed, expected.summary->elapsed);
+  }
+  EXPECT_EQ(actual.server_attempts, expected.server_attempts);
+  EXPECT_EQ(Ms(actual.waits), Ms(expected.waits));
+  EXPECT_EQ(actual.events, expected.events);
+  EXPECT_EQ(actual.metrics, expected.metrics);
+}
+
+// --- The drivers.
+
+enum class Driver {
+  kSyncUnary,
+  kAsyncUnaryFuture,
+  kAsyncUnaryCallback,
+  kHedgedSync,
+  kHedgedAsync,
+  kServerStreamSync,
+  kServerStreamAsync,
+  kClientStreamSync,
+  kClientStreamAsync,
+  kBidiStreamSync,
+  kBidiStreamAsync,
+};
+
+constexpr Driver kDrivers[] = {
+    Driver::kSyncUnary,          Driver::kAsyncUnaryFuture,
+    Driver::kAsyncUnaryCallback, Driver::kHedgedSync,
+    Driver::kHedgedAsync,        Driver::kServerStreamSync,
+    Driver::kServerStreamAsync,  Driver::kClientStreamSync,
+    Driver::kClientStreamAsync,  Driver::kBidiStreamSync,
+    Driver::kBidiStreamAsync,
+};
+
+const char* Name(Driver driver) {
+  switch (driver) {
+    case Driver::kSyncUnary:
+      return "sync unary";
+    case Driver::kAsyncUnaryFuture:
+      return "async unary (future)";
+    case Driver::kAsyncUnaryCallback:
+      return "async unary (callback)";
+    case Driver::kHedgedSync:
+      return "hedged sync";
+    case Driver::kHedgedAsync:
+      return "hedged async";
+    case Driver::kServerStreamSync:
+      return "server stream sync";
+    case Driver::kServerStreamAsync:
+      return "server stream async";
+    case Driver::kClientStreamSync:
+      return "client stream sync";
+    case Driver::kClientStreamAsync:
+      return "client stream async";
+    case Driver::kBidiStreamSync:
+      return "bidi stream sync";
+    case Driver::kBidiStreamAsync:
+      return "bidi stream async";
+  }
+  return "?";
+}
+
+bool Hedged(Driver driver) {
+  return driver == Driver::kHedgedSync || driver == Driver::kHedgedAsync;
+}
+
+// One call's final status, delivered once from any thread.
+class Result {
+ public:
+  void Set(absl::Status status) {
+    std::lock_guard<std::mutex> lock(mu_);
+    status_ = std::move(status);
+    ++calls_;
+    cv_.notify_all();
+  }
+  absl::Status Wait() {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!cv_.wait_for(lock, kGiveUp, [&] { return calls_ > 0; })) {
+      return absl::DeadlineExceededError("TEST: the call never completed");
+    }
+    return calls_ == 1 ? status_ : absl::InternalError("TEST: completed twice");
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  absl::Status status_;
+  int calls_ = 0;
+};
+
+Item MakeItem(int value) {
+  Item item;
+  item.set_value(value);
+  return item;
+}
+
+// Runs one call through `driver`; returns its final status.
+absl::Status Call(Driver driver, StreamServiceClient& client,
+                  const Options& call) {
+  RangeRequest request;
+  request.set_start(7);
+  request.set_count(1);
+  switch (driver) {
+    case Driver::kSyncUnary:
+    case Driver::kHedgedSync:
+      return client.Get(request, call).status();
+    case Driver::kAsyncUnaryFuture:
+    case Driver::kHedgedAsync: {
+      auto future = client.AsyncGet(request, call);
+      if (future.wait_for(kGiveUp) != std::future_status::ready) {
+        return absl::DeadlineExceededError("TEST: the call never completed");
+      }
+      return future.get().status();
+    }
+    case Driver::kAsyncUnaryCallback: {
+      Result result;
+      client.AsyncGet(
+          request,
+          [&result](absl::StatusOr<Item> item) { result.Set(item.status()); },
+          call);
+      return result.Wait();
+    }
+    case Driver::kServerStreamSync: {
+      StreamReader<Item> reader = client.Range(request, call);
+      Item item;
+      while (reader.Read(&item)) {
+      }
+      return reader.Finish();
+    }
+    case Driver::kServerStreamAsync: {
+      Result result;
+      client.AsyncRange(
+          request, [](const Item&) {},
+          [&result](absl::Status status) { result.Set(std::move(status)); },
+          call);
+      return result.Wait();
+    }
+    case Driver::kClientStreamSync: {
+      auto writer = client.Sum(call);
+      writer.Write(MakeItem(1));
+      writer.WritesDone();
+      return writer.Finish().status();
+    }
+    case Driver::kClientStreamAsync: {
+      Result result;
+      AsyncStreamWriter<Item> writer = client.AsyncSum(
+          [&result](absl::StatusOr<SumResponse> response) {
+            result.Set(response.status());
+          },
+          call);
+      writer.Write(MakeItem(1));
+      writer.WritesDone();
+      return result.Wait();
+    }
+    case Driver::kBidiStreamSync: {
+      auto stream = client.Double(call);
+      stream.Write(MakeItem(1));
+      stream.WritesDone();
+      Item item;
+      while (stream.Read(&item)) {
+      }
+      return stream.Finish();
+    }
+    case Driver::kBidiStreamAsync: {
+      Result result;
+      AsyncStreamWriter<Item> writer = client.AsyncDouble(
+          [](const Item&) {},
+          [&result](absl::Status status) { result.Set(std::move(status)); },
+          call);
+      writer.Write(MakeItem(1));
+      writer.WritesDone();
+      return result.Wait();
+    }
+  }
+  return absl::InternalError("TEST: unknown driver");
+}
+
+// --- The scenarios.
+
+// What one run gets to set up: its own clock, sleeper and token.
+struct RunContext {
+  std::shared_ptr<FakeClock> clock;
+  std::shared_ptr<ParitySleeper> sleeper;
+  std::shared_ptr<CancellationToken> token;
+};
+
+struct Scenario {
+  std::string name;
+  std::vector<Step> script;
+  // Options of the call, over the defaults of every run (BaseOptions).
+  std::function<void(Options&)> options = [](Options&) {};
+  // Scripts the sleeper (a cancel or a late wake during a wait).
+  std::function<void(ParitySleeper&)> sleeper = [](ParitySleeper&) {};
+  // The test cancels the call once the server sees a hanging attempt.
+  bool cancel_in_attempt = false;
+  // The sync unary call's outcome, in brief (the rest is compared between
+  // drivers): the stop reason (nullopt: success), the attempts, the waits.
+  std::optional<StopReason> stop;
+  int attempts = 0;
+  std::vector<nanoseconds> waits;
+
+  Scenario With(std::function<void(Options&)> f) const {
+    Scenario copy = *this;
+    copy.options = std::move(f);
+    return copy;
+  }
+  Scenario WithSleeper(std::function<void(ParitySleeper&)> f) const {
+    Scenario copy = *this;
+    copy.sleeper = std::move(f);
+    return copy;
+  }
+  Scenario CancelledInAttempt() const {
+    Scenario copy = *this;
+    copy.cancel_in_attempt = true;
+    return copy;
+  }
+  Scenario Expect(std::optional<StopReason> stop_reason, int attempt_count,
+                  std::vector<nanoseconds> wait_list = {}) const {
+    Scenario copy = *this;
+    copy.stop = stop_reason;
+    copy.attempts = attempt_count;
+    copy.waits = std::move(wait_list);
+    return copy;
+  }
+};
+
+void PrintTo(const Scenario& scenario, std::ostream* os) {
+  *os << scenario.name;
+}
+
+Scenario Make(std::string name, std::vector<Step> script) {
+  Scenario scenario;
+  scenario.name = std::move(name);
+  scenario.script = std::move(script);
+  return scenario;
+}
+
+// The options of every run: a retry policy of 4 failures, backoff 1 s, 2 s,
+// 4 s, ... without jitter, and a hedging policy of as many attempts whose
+// delay the sleeper holds (hedges go only when a failure sends them).
+Options BaseOptions(const RunContext& run) {
+  return Options{}
+      .set<ClockOption>(run.clock)
+      .set<SleeperOption>(run.sleeper)
+      .set<AsyncSleeperOption>(run.sleeper)
+      .set<CancellationOption>(run.token)
+      .set<IdempotencyOption>(Idempotency::kIdempotent)
+      .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(4))
+      .set<BackoffPolicyOption>(ExponentialBackoffPolicy()
+                                    .WithInitialDelay(seconds(1))
+                                    .WithMaximumDelay(seconds(60))
+                                    .WithMultiplier(2.0)
+                                    .WithJitter(Jitter::None()));
+}
+
+// In order of priority.
+const std::vector<Scenario>& Scenarios() {
+  static const auto* const kScenarios = new std::vector<Scenario>{
+      Make("RetryableThenOk", {Fail(), Fail(), Ok()})
+          .Expect(std::nullopt, 3, {seconds(1), seconds(2)}),
+      Make("NonRetryable", {Fail(grpc::StatusCode::PERMISSION_DENIED), Ok()})
+          .Expect(StopReason::kPermanentError, 1),
+      Make("NonIdempotent", {Fail(), Ok()})
+          .With([](Options& o) {
+            o.set<IdempotencyOption>(Idempotency::kNonIdempotent);
+          })
+          .Expect(StopReason::kNonIdempotent, 1),
+      Make("ExhaustedByCount", {Fail()})
+          .Expect(StopReason::kExhausted, 5,
+                  {seconds(1), seconds(2), seconds(4), seconds(8)}),
+      // 1 + 2 + 4 s waited; the next wait, 8 s, would end past 10 s.
+      Make("ExhaustedByTime", {Fail()})
+          .With([](Options& o) {
+            o.set<RetryPolicyOption>(RetryPolicy::LimitedTime(seconds(10)));
+          })
+          .Expect(StopReason::kExhausted, 4,
+                  {seconds(1), seconds(2), seconds(4)}),
+      Make("ServerPushbackDelay",
+           {Fail(grpc::StatusCode::UNAVAILABLE, "3000"), Ok()})
+          .Expect(std::nullopt, 2, {seconds(3)}),
+      Make("ServerPushbackDoNotRetry",
+           {Fail(grpc::StatusCode::UNAVAILABLE, "-1"), Ok()})
+          .Expect(StopReason::kServerRefused, 1),
+      // Two tokens: the first failure leaves one, half the bucket, which
+      // refuses.
+      Make("ThrottleRefuses", {Fail(), Ok()})
+          .With([](Options& o) {
+            o.set<RetryThrottleOption>(std::make_shared<RetryThrottle>(
+                RetryThrottle::Config().WithMaxTokens(2).WithTokenRatio(1)));
+          })
+          .Expect(StopReason::kThrottled, 1),
+      // No reserve, and half a retry per request: the first retry does
+      // not fit.
+      Make("BudgetRefuses", {Fail(), Ok()})
+          .With([](Options& o) {
+            o.set<RetryBudgetOption>(
+                std::make_shared<RetryBudget>(RetryBudget::Config()
+                                                  .WithMinRetriesPerSecond(0)
+                                                  .WithPercentCanRetry(0.5)));
+          })
+          .Expect(StopReason::kThrottled, 1),
+      // Cancelled half-way through the first backoff wait.
+      Make("CancelDuringAWait", {Fail(), Ok()})
+          .WithSleeper([](ParitySleeper& s) { s.cancel_at = 0; })
+          .Expect(StopReason::kCancelled, 1, {seconds(1)}),
+      // The first wait (1 s, well within the 10 s total timeout) wakes 20 s
+      // late: the call's end passed during it.
+      Make("DeadlinePassesDuringAWait", {Fail(), Ok()})
+          .With([](Options& o) { o.set<TotalTimeoutOption>(seconds(10)); })
+          .WithSleeper([](ParitySleeper& s) {
+            s.late_at = 0;
+            s.late_by = seconds(20);
+          })
+          .Expect(StopReason::kDeadline, 1, {seconds(1)}),
+      // 1 + 2 s waited; the next wait, 4 s, would end past the 5 s total
+      // timeout: the call stops rather than wait into its deadline.
+      Make("DeadlineBeforeTheNextWait", {Fail()})
+          .With([](Options& o) { o.set<TotalTimeoutOption>(seconds(5)); })
+          .Expect(StopReason::kDeadline, 3, {seconds(1), seconds(2)}),
+      Make("CancelDuringAnAttempt", {Hang(), Ok()})
+          .CancelledInAttempt()
+          .Expect(StopReason::kCancelled, 1),
+  };
+  return *kScenarios;
+}
+
+// --- The differences: how a driver's outcome differs from the sync unary
+// call's, on purpose (or, "DEFECT:", not), and why. `expect` turns the sync
+// unary outcome into this driver's.
+
+struct Difference {
+  Driver driver;
+  const char* scenario;
+  const char* what;
+  const char* why;
+  std::function<void(Outcome&)> expect;
+};
+
+// A hedged call's hedges went at once, with no wait: the sync unary
+// outcome without its waits and with no time passed, its retries counted as
+// hedges (gRPC A96).
+void HedgesAtOnce(Outcome& o) {
+  o.waits.clear();
+  for (Event& e : o.events) {
+    if (!e.final) {
+      e.wait = nanoseconds(0);
+      e.wait_reason = WaitReason::kNone;
+    }
+    e.elapsed = nanoseconds(0);
+    e.attempt_duration = nanoseconds(0);
+  }
+  if (o.summary) o.summary->elapsed = nanoseconds(0);
+  o.metrics.hedges = std::exchange(o.metrics.retries, 0);
+  o.metrics.retry_delay_ms = 0;
+  o.metrics.latency_ms = 0;
+}
+
+// The outcome of a hedged call whose attempts `failed` (UNAVAILABLE) each
+// sent the next at once, and whose attempt after them succeeded (`ok`), or
+// whose last one failed too.
+Outcome HedgedAtOnce(int failed, bool ok) {
+  Outcome o;
+  const int attempts = ok ? failed + 1 : failed;
+  for (int i = 1; i <= failed; ++i) {
+    const bool last = !ok && i == failed;
+    o.events.push_back(Event{
+        i, absl::StatusCode::kUnavailable, last, nanoseconds(0),
+        WaitReason::kNone, last ? StopReason::kExhausted : StopReason::kSuccess,
+        false, nanoseconds(0), nanoseconds(0)});
+  }
+  o.server_attempts = attempts;
+  o.metrics.calls = 1;
+  o.metrics.attempts = attempts;
+  o.metrics.hedges = attempts - 1;
+  if (ok) {
+    o.events.push_back(Event{attempts, absl::StatusCode::kOk, true});
+    o.metrics.stops[static_cast<int>(StopReason::kSuccess)] = 1;
+    return o;
+  }
+  o.code = absl::StatusCode::kUnavailable;
+  o.message =
+      absl::StrCat("scripted failure [stubkit: gave up: all ", attempts,
+                   " hedged attempts failed; ", attempts, " attempts over 0]");
+  o.summary = RetrySummary{StopReason::kExhausted, attempts, nanoseconds(0)};
+  o.metrics.stops[static_cast<int>(StopReason::kExhausted)] = 1;
+  return o;
+}
+
+// Hedging's own words for a stop the retry loop words otherwise.
+std::function<void(Outcome&)> HedgingWords(std::string explanation) {
+  return [explanation](Outcome& o) {
+    o.message =
+        absl::StrCat("scripted failure [stubkit: ", explanation, "; ",
+                     o.summary ? o.summary->attempts : 0, " attempt over 0]");
+  };
+}
+
+constexpr char kHedgesGoAtOnce[] =
+    "gRFC A6 hedging: a non-fatal failure sends the next hedge at once, "
+    "with no backoff; hedges are counted as hedges, not retries (A96)";
+constexpr char kHedgesBoundedByMaxAttempts[] =
+    "no backoff between hedges, so no time passes: the call ends when all "
+    "max_attempts (5) hedges failed, before the time limit or deadline "
+    "that stops the waiting retry loop";
+constexpr char kNoWaitToInterrupt[] =
+    "no backoff between hedges: there is no wait to cancel or to wake late "
+    "in, and the second hedge, sent at once, succeeds";
+constexpr char kHedgingExplains[] =
+    "hedging decides with its own rules (hedge_decision.h: the policy's "
+    "non-fatal codes, 'no more hedges') and says so in the summary";
+
+// Both hedged drivers differ alike.
+void AddHedged(std::vector<Difference>& table, const char* scenario,
+               const char* what, const char* why,
+               std::function<void(Outcome&)> expect) {
+  for (Driver driver : {Driver::kHedgedSync, Driver::kHedgedAsync}) {
+    table.push_back(Difference{driver, scenario, what, why, expect});
+  }
+}
+
+const std::vector<Difference>& Differences() {
+  static const auto* const kDifferences = [] {
+    auto* table = new std::vector<Difference>;
+    AddHedged(*table, "RetryableThenOk",
+              "no waits; events without waits; hedges, not retries, in the "
+              "metrics; no retry delay",
+              kHedgesGoAtOnce, HedgesAtOnce);
+    AddHedged(*table, "NonRetryable", "the summary's explanation",
+              kHedgingExplains,
+              HedgingWords("hedged attempt 1 failed with PERMISSION_DENIED, "
+                           "which is fatal (non-fatal: UNAVAILABLE)"));
+    AddHedged(*table, "ExhaustedByCount",
+              "no waits, no time passes; the summary says all 5 hedges failed",
+              kHedgesGoAtOnce,
+              [](Outcome& o) { o = HedgedAtOnce(5, /*ok=*/false); });
+    AddHedged(*table, "ExhaustedByTime",
+              "5 attempts at once (not 4 over 7 s); kExhausted as all "
+              "hedges failed",
+              kHedgesBoundedByMaxAttempts,
+              [](Outcome& o) { o = HedgedAtOnce(5, /*ok=*/false); });
+    AddHedged(
+        *table, "ServerPushbackDelay",
+        "attempt 1's event says no wait (kNone) and the metrics no retry "
+        "delay, though the hedge waited the 3 s pushback",
+        "DEFECT: the hedge after a pushback waits it (kHedgeAfter), but "
+        "HedgedOperationBase reports each attempt with wait 0 / kNone "
+        "(NotifyHedgedAttempt) and records no retry delay for a hedged call "
+        "(RetryLoopState::Stop/OnSuccess pass delay_.total(), never begun by "
+        "hedging); A96's retry_delay counts time with no attempt active",
+        [](Outcome& o) {
+          o.events.front().wait = nanoseconds(0);
+          o.events.front().wait_reason = WaitReason::kNone;
+          o.metrics.hedges = std::exchange(o.metrics.retries, 0);
+          o.metrics.retry_delay_ms = 0;
+        });
+    AddHedged(*table, "ServerPushbackDoNotRetry", "the summary's explanation",
+              kHedgingExplains,
+              HedgingWords("gave up: the server's pushback said not to retry, "
+                           "no more hedges"));
+    AddHedged(*table, "ThrottleRefuses",
+              "the summary's explanation ends with 'no more hedges'",
+              kHedgingExplains,
+              HedgingWords("gave up: retry throttled (the client's retry "
+                           "token bucket is at or below half), no more "
+                           "hedges"));
+    AddHedged(*table, "BudgetRefuses",
+              "the summary's explanation ends with 'no more hedges'",
+              kHedgingExplains,
+              HedgingWords("gave up: retry budget spent (0 retries in the "
+                           "last 10s for 1 request; it allows 0/s plus 50% "
+                           "of the requests), no more hedges"));
+    AddHedged(*table, "CancelDuringAWait",
+              "succeeds at attempt 2, sent at once", kNoWaitToInterrupt,
+              [](Outcome& o) { o = HedgedAtOnce(1, /*ok=*/true); });
+    AddHedged(*table, "DeadlinePassesDuringAWait",
+              "succeeds at attempt 2, sent at once", kNoWaitToInterrupt,
+              [](Outcome& o) { o = HedgedAtOnce(1, /*ok=*/true); });
+    AddHedged(*table, "DeadlineBeforeTheNextWait",
+              "5 attempts at once (not 3 over 3 s); kExhausted as all "
+              "hedges failed, not kDeadline",
+              kHedgesBoundedByMaxAttempts,
+              [](Outcome& o) { o = HedgedAtOnce(5, /*ok=*/false); });
+    return table;
+  }();
+  return *kDifferences;
+}
+
+const Difference* FindDifference(Driver driver, const std::string& scenario) {
+  for (const Difference& d : Differences()) {
+    if (d.driver == driver && scenario == d.scenario) return &d;
+  }
+  return nullptr;
+}
+
+// --- The test.
+
+class DriverParityTest : public ::testing::TestWithParam<Scenario> {
+ protected:
+  static void SetUpTestSuite() {
+    service_ = new ScriptedStreamService;
+    server_ = new TestServer(service_);
+    channel_ = new std::shared_ptr<grpc::Channel>(stubkit::CreateChannel(
+        server_->address(), grpc::InsecureChannelCredentials()));
+  }
+  static void TearDownTestSuite() {
+    delete channel_;
+    delete server_;
+    delete service_;
+  }
+
+  static Outcome Run(Driver driver, const Scenario& scenario) {
+    RunContext run{std::make_shared<FakeClock>(), nullptr,
+                   std::make_shared<CancellationToken>()};
+    run.sleeper = std::make_shared<ParitySleeper>(run.clock, run.token);
+    scenario.sleeper(*run.sleeper);
+    auto metrics = std::make_shared<MetricsCollector>();
+    auto events = std::make_shared<std::vector<Event>>();
+    auto events_mu = std::make_shared<std::mutex>();
+
+    Options options = BaseOptions(run);
+    options.set<MetricsOption>(metrics);
+    // Observers may run on gRPC's and the timer's threads.
+    options.set<RetryObserverOption>(
+        [events, events_mu](const AttemptEvent& e) {
+          std::lock_guard<std::mutex> lock(*events_mu);
+          events->push_back(Event{e.attempt, e.status.code(), e.final, e.wait,
+                                  e.wait_reason, e.stop_reason, e.hedge_loser,
+                                  e.elapsed, e.attempt_duration});
+        });
+    if (Hedged(driver)) {
+      options.set<HedgingPolicyOption>(
+          HedgingPolicy().WithMaxAttempts(5).WithHedgingDelay(
+              ParitySleeper::kHeld));
+    }
+    scenario.options(options);
+    service_->Reset(scenario.script);
+
+    StreamServiceClient client(*channel_);
+    // Each driver runs on a thread of its own, so that this one can cancel
+    // an attempt in flight, whatever the driver blocks on.
+    auto call = std::async(std::launch::async,
+                           [&] { return Call(driver, client, options); });
+    if (scenario.cancel_in_attempt) {
+      EXPECT_TRUE(service_->WaitForHang()) << "no attempt reached the server";
+      run.token->Cancel();
+    }
+    if (call.wait_for(kGiveUp) != std::future_status::ready) {
+      ADD_FAILURE() << "the call never returned";
+      run.token->Cancel();
+    }
+    const absl::Status status = call.get();
+
+    Outcome outcome;
+    outcome.code = status.code();
+    // The method's name differs by driver, by construction.
+    outcome.message = absl::StrReplaceAll(
+        status.message(), {{"StreamService.Range", "StreamService.<method>"},
+                           {"StreamService.Sum", "StreamService.<method>"},
+                           {"StreamService.Double", "StreamService.<method>"},
+                           {"StreamService.Get", "StreamService.<method>"}});
+    outcome.summary = GetRetrySummary(status);
+    outcome.server_attempts = service_->attempts();
+    outcome.waits = run.sleeper->waits();
+    {
+      std::lock_guard<std::mutex> lock(*events_mu);
+      outcome.events = *events;
+    }
+    std::vector<MethodMetrics> snapshot = metrics->Snapshot();
+    EXPECT_EQ(snapshot.size(), 1u);
+    if (!snapshot.empty()) {
+      const MethodMetrics& m = snapshot.front();
+      outcome.metrics =
+          Metrics{m.calls, m.attempts,           m.retries,       m.hedges,
+                  m.stops, m.retry_delay_sum_ms, m.latency_sum_ms};
+    }
+    return outcome;
+  }
+
+  static ScriptedStreamService* service_;
+  static TestServer* server_;
+  static std::shared_ptr<grpc::Channel>* channel_;
+};
+
+ScriptedStreamService* DriverParityTest::service_ = nullptr;
+TestServer* DriverParityTest::server_ = nullptr;
+std::shared_ptr<grpc::Channel>* DriverParityTest::channel_ = nullptr;
+
+TEST_P(DriverParityTest, EveryDriverGivesTheSameOutcome) {
+  const Scenario& scenario = GetParam();
+  ASSERT_TRUE(server_->ok());
+
+  // The reference: the sync unary call, checked against the table's brief.
+  const Outcome reference = Run(Driver::kSyncUnary, scenario);
+  {
+    SCOPED_TRACE("sync unary against the table");
+    if (scenario.stop) {
+      ASSERT_TRUE(reference.summary.has_value()) << reference.message;
+      EXPECT_EQ(ToIdentifier(reference.summary->stop_reason),
+                ToIdentifier(*scenario.stop));
+      EXPECT_EQ(reference.summary->attempts, scenario.attempts);
+    } else {
+      EXPECT_EQ(reference.code, absl::StatusCode::kOk) << reference.message;
+    }
+    EXPECT_EQ(reference.server_attempts, scenario.attempts);
+    EXPECT_EQ(Ms(reference.waits), Ms(scenario.waits));
+  }
+
+  for (Driver driver : kDrivers) {
+    if (driver == Driver::kSyncUnary) continue;
+    SCOPED_TRACE(absl::StrCat(Name(driver), ", ", scenario.name));
+    Outcome expected = reference;
+    if (const Difference* difference = FindDifference(driver, scenario.name)) {
+      SCOPED_TRACE(absl::StrCat("expected difference: ", difference->what, " (",
+                                difference->why, ")"));
+      difference->expect(expected);
+      ExpectSameOutcome(Run(driver, scenario), expected);
+    } else {
+      ExpectSameOutcome(Run(driver, scenario), expected);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Scenarios, DriverParityTest,
+                         ::testing::ValuesIn(Scenarios()),
+                         [](const ::testing::TestParamInfo<Scenario>& info) {
+                           return info.param.name;
+                         });
+
+// Every difference names a driver and a scenario of the tables.
+TEST(DriverParityTableTest, EveryDifferenceNamesAScenario) {
+  for (const Difference& d : Differences()) {
+    bool found = false;
+    for (const Scenario& s : Scenarios()) found |= s.name == d.scenario;
+    EXPECT_TRUE(found) << d.scenario;
+    EXPECT_NE(d.driver, Driver::kSyncUnary)
+        << "the reference has no difference";
+  }
+}
+
+}  // namespace
+}  // namespace stubkit
