@@ -84,11 +84,19 @@ struct Step {
   Kind kind = Kind::kOk;
   grpc::StatusCode code = grpc::StatusCode::OK;
   std::string pushback;  // grpc-retry-pushback-ms, when not empty
+  // Client and bidi streams: fail once the first write arrived (still
+  // before any response), so that the failure surely follows the write.
+  bool after_first_write = false;
 };
 
 Step Fail(grpc::StatusCode code = grpc::StatusCode::UNAVAILABLE,
           std::string pushback = "") {
   return Step{Step::Kind::kFail, code, std::move(pushback)};
+}
+Step FailAfterAWrite() {
+  Step step = Fail();
+  step.after_first_write = true;
+  return step;
 }
 Step Ok() { return Step{}; }
 Step Hang() { return Step{Step::Kind::kHang, grpc::StatusCode::OK, ""}; }
@@ -131,8 +139,11 @@ class ScriptedStreamService final : public StreamService::Service {
   grpc::Status Sum(grpc::ServerContext* context,
                    grpc::ServerReader<Item>* reader,
                    SumResponse* response) override {
-    if (std::optional<grpc::Status> failed = Play(context)) return *failed;
     Item item;
+    if (std::optional<grpc::Status> failed =
+            Play(context, [&] { reader->Read(&item); })) {
+      return *failed;
+    }
     while (reader->Read(&item)) {
       response->set_sum(response->sum() + item.value());
       response->set_count(response->count() + 1);
@@ -141,8 +152,11 @@ class ScriptedStreamService final : public StreamService::Service {
   }
   grpc::Status Double(grpc::ServerContext* context,
                       grpc::ServerReaderWriter<Item, Item>* stream) override {
-    if (std::optional<grpc::Status> failed = Play(context)) return *failed;
     Item item;
+    if (std::optional<grpc::Status> failed =
+            Play(context, [&] { stream->Read(&item); })) {
+      return *failed;
+    }
     while (stream->Read(&item)) {
       item.set_value(item.value() * 2);
       stream->Write(item);
@@ -152,7 +166,10 @@ class ScriptedStreamService final : public StreamService::Service {
 
  private:
   // The attempt's step: its failure, or nullopt to answer.
-  std::optional<grpc::Status> Play(grpc::ServerContext* context) {
+  // `read_first`: reads the first write (client and bidi streams).
+  std::optional<grpc::Status> Play(
+      grpc::ServerContext* context,
+      const std::function<void()>& read_first = nullptr) {
     Step step;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -166,6 +183,7 @@ class ScriptedStreamService final : public StreamService::Service {
       case Step::Kind::kOk:
         return std::nullopt;
       case Step::Kind::kFail:
+        if (step.after_first_write && read_first) read_first();
         if (!step.pushback.empty()) {
           context->AddTrailingMetadata(kRetryPushbackHeader, step.pushback);
         }
@@ -454,15 +472,18 @@ class Result {
   int calls_ = 0;
 };
 
-Item MakeItem(int value) {
+// An item of `padding` bytes more.
+Item MakeItem(int value, size_t padding) {
   Item item;
   item.set_value(value);
+  item.set_padding(std::string(padding, 'x'));
   return item;
 }
 
 // Runs one call through `driver`; returns its final status.
+// Client and bidi streams write one item of `padding` bytes.
 absl::Status Call(Driver driver, StreamServiceClient& client,
-                  const Options& call) {
+                  const Options& call, size_t padding) {
   RangeRequest request;
   request.set_start(7);
   request.set_count(1);
@@ -503,7 +524,7 @@ absl::Status Call(Driver driver, StreamServiceClient& client,
     }
     case Driver::kClientStreamSync: {
       auto writer = client.Sum(call);
-      writer.Write(MakeItem(1));
+      writer.Write(MakeItem(1, padding));
       writer.WritesDone();
       return writer.Finish().status();
     }
@@ -514,13 +535,13 @@ absl::Status Call(Driver driver, StreamServiceClient& client,
             result.Set(response.status());
           },
           call);
-      writer.Write(MakeItem(1));
+      writer.Write(MakeItem(1, padding));
       writer.WritesDone();
       return result.Wait();
     }
     case Driver::kBidiStreamSync: {
       auto stream = client.Double(call);
-      stream.Write(MakeItem(1));
+      stream.Write(MakeItem(1, padding));
       stream.WritesDone();
       Item item;
       while (stream.Read(&item)) {
@@ -533,7 +554,7 @@ absl::Status Call(Driver driver, StreamServiceClient& client,
           [](const Item&) {},
           [&result](absl::Status status) { result.Set(std::move(status)); },
           call);
-      writer.Write(MakeItem(1));
+      writer.Write(MakeItem(1, padding));
       writer.WritesDone();
       return result.Wait();
     }
@@ -559,6 +580,8 @@ struct Scenario {
   std::function<void(ParitySleeper&)> sleeper = [](ParitySleeper&) {};
   // The test cancels the call once the server sees a hanging attempt.
   bool cancel_in_attempt = false;
+  // Client and bidi streams: the bytes their one write carries.
+  size_t write_bytes = 0;
   // The sync unary call's outcome, in brief (the rest is compared between
   // drivers): the stop reason (nullopt: success), the attempts, the waits.
   std::optional<StopReason> stop;
@@ -573,6 +596,11 @@ struct Scenario {
   Scenario WithSleeper(std::function<void(ParitySleeper&)> f) const {
     Scenario copy = *this;
     copy.sleeper = std::move(f);
+    return copy;
+  }
+  Scenario Writing(size_t bytes) const {
+    Scenario copy = *this;
+    copy.write_bytes = bytes;
     return copy;
   }
   Scenario CancelledInAttempt() const {
@@ -686,6 +714,12 @@ const std::vector<Scenario>& Scenarios() {
       Make("CancelDuringAnAttempt", {Hang(), Ok()})
           .CancelledInAttempt()
           .Expect(StopReason::kCancelled, 1),
+      // A client or bidi stream's write past the replay buffer (256 KiB,
+      // kMaxReplayBytes) before the failure; for the other drivers, whose
+      // request is small, the same as a retryable failure.
+      Make("RetryableAfterWritesPastTheReplayBuffer", {FailAfterAWrite(), Ok()})
+          .Writing(300 * 1024)
+          .Expect(std::nullopt, 2, {seconds(1)}),
   };
   return *kScenarios;
 }
@@ -749,6 +783,23 @@ Outcome HedgedAtOnce(int failed, bool ok) {
                    " hedged attempts failed; ", attempts, " attempts over 0]");
   o.summary = RetrySummary{StopReason::kExhausted, attempts, nanoseconds(0)};
   o.metrics.stops[static_cast<int>(StopReason::kExhausted)] = 1;
+  return o;
+}
+
+// One attempt failed with UNAVAILABLE and the call stopped for `reason`,
+// explained with `explanation`.
+Outcome StoppedAtOnce(StopReason reason, const std::string& explanation) {
+  Outcome o;
+  o.code = absl::StatusCode::kUnavailable;
+  o.message = absl::StrCat("scripted failure [stubkit: ", explanation,
+                           "; 1 attempt over 0]");
+  o.summary = RetrySummary{reason, 1, nanoseconds(0)};
+  o.server_attempts = 1;
+  o.events.push_back(Event{1, absl::StatusCode::kUnavailable, true,
+                           nanoseconds(0), WaitReason::kNone, reason});
+  o.metrics.calls = 1;
+  o.metrics.attempts = 1;
+  o.metrics.stops[static_cast<int>(reason)] = 1;
   return o;
 }
 
@@ -846,6 +897,24 @@ const std::vector<Difference>& Differences() {
               "hedges failed, not kDeadline",
               kHedgesBoundedByMaxAttempts,
               [](Outcome& o) { o = HedgedAtOnce(5, /*ok=*/false); });
+    AddHedged(*table, "RetryableAfterWritesPastTheReplayBuffer",
+              "no waits; events without waits; hedges, not retries, in the "
+              "metrics; no retry delay",
+              kHedgesGoAtOnce, HedgesAtOnce);
+    for (Driver driver : {Driver::kClientStreamSync, Driver::kClientStreamAsync,
+                          Driver::kBidiStreamSync, Driver::kBidiStreamAsync}) {
+      table->push_back(Difference{
+          driver, "RetryableAfterWritesPastTheReplayBuffer",
+          "stops after attempt 1, kNotResumable, instead of retrying",
+          "writes past the replay buffer (256 KiB, gRPC's own retry buffer) "
+          "cannot be sent again: only a resume hook could reopen the stream, "
+          "and there is none (docs/streaming.md)",
+          [](Outcome& o) {
+            o = StoppedAtOnce(StopReason::kNotResumable,
+                              "not resumed: the stream cannot be replayed and "
+                              "has no resume hook");
+          }});
+    }
     return table;
   }();
   return *kDifferences;
@@ -904,8 +973,9 @@ class DriverParityTest : public ::testing::TestWithParam<Scenario> {
     StreamServiceClient client(*channel_);
     // Each driver runs on a thread of its own, so that this one can cancel
     // an attempt in flight, whatever the driver blocks on.
-    auto call = std::async(std::launch::async,
-                           [&] { return Call(driver, client, options); });
+    auto call = std::async(std::launch::async, [&] {
+      return Call(driver, client, options, scenario.write_bytes);
+    });
     if (scenario.cancel_in_attempt) {
       EXPECT_TRUE(service_->WaitForHang()) << "no attempt reached the server";
       run.token->Cancel();
