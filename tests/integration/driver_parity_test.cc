@@ -729,6 +729,10 @@ const std::vector<Scenario>& Scenarios() {
       Make("ServerPushbackDoNotRetry",
            {Fail(grpc::StatusCode::UNAVAILABLE, "-1"), Ok()})
           .Expect(StopReason::kServerRefused, 1),
+      // 10 minutes: past the ceiling (ServerHintCeilingOption, 5 minutes).
+      Make("ServerPushbackPastTheCeiling",
+           {Fail(grpc::StatusCode::UNAVAILABLE, "600000"), Ok()})
+          .Expect(StopReason::kServerRefused, 1),
       // Two tokens: the first failure leaves one, half the bucket, which
       // refuses.
       Make("ThrottleRefuses", {Fail(), Ok()})
@@ -949,6 +953,15 @@ const std::vector<Difference>& Differences() {
         });
     AddHedged(*table, "ServerPushbackDoNotRetry", "the summary's explanation",
               kHedgingExplains,
+              HedgingWords("gave up: the server's pushback said not to retry, "
+                           "no more hedges"));
+    AddHedged(*table, "ServerPushbackPastTheCeiling",
+              "the summary says the server said not to retry",
+              "DEFECT: the server asked to wait 10 min, which the client's "
+              "ceiling (ServerHintCeilingOption, 5 min) refuses; "
+              "HedgedOperationBase::PushbackOf turns it into kDoNotRetry, so "
+              "SettleLocked explains it as the server's 'don't retry', where "
+              "the retry loop quotes the wait asked and the ceiling",
               HedgingWords("gave up: the server's pushback said not to retry, "
                            "no more hedges"));
     AddHedged(*table, "ThrottleRefuses",
