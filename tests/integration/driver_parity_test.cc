@@ -63,6 +63,7 @@
 #include "stubkit/server_hints.h"
 #include "stubkit/status.h"
 #include "stubkit/testing/streams.stubkit.h"
+#include "tests/testing/status_details.h"
 
 namespace stubkit {
 namespace {
@@ -88,6 +89,7 @@ struct Step {
   Kind kind = Kind::kOk;
   grpc::StatusCode code = grpc::StatusCode::OK;
   std::string pushback;  // grpc-retry-pushback-ms, when not empty
+  std::string details;   // grpc-status-details-bin, when not empty
   // Client and bidi streams: fail once the first write arrived (still
   // before any response), so that the failure surely follows the write.
   bool after_first_write = false;
@@ -99,6 +101,12 @@ Step Fail(grpc::StatusCode code = grpc::StatusCode::UNAVAILABLE,
   step.kind = Step::Kind::kFail;
   step.code = code;
   step.pushback = std::move(pushback);
+  return step;
+}
+// UNAVAILABLE with a google.rpc.RetryInfo of `seconds`.
+Step FailWithRetryInfo(int64_t seconds) {
+  Step step = Fail();
+  step.details = stubkit::testing::StatusWithRetryInfo(seconds, 0);
   return step;
 }
 Step FailAfterAWrite() {
@@ -199,7 +207,7 @@ class ScriptedStreamService final : public StreamService::Service {
         if (!step.pushback.empty()) {
           context->AddTrailingMetadata(kRetryPushbackHeader, step.pushback);
         }
-        return grpc::Status(step.code, "scripted failure");
+        return grpc::Status(step.code, "scripted failure", step.details);
       case Step::Kind::kHang:
         break;
     }
@@ -729,6 +737,8 @@ const std::vector<Scenario>& Scenarios() {
       Make("ServerPushbackDoNotRetry",
            {Fail(grpc::StatusCode::UNAVAILABLE, "-1"), Ok()})
           .Expect(StopReason::kServerRefused, 1),
+      Make("ServerRetryInfoDelay", {FailWithRetryInfo(2), Ok()})
+          .Expect(std::nullopt, 2, {seconds(2)}),
       // 10 minutes: past the ceiling (ServerHintCeilingOption, 5 minutes).
       Make("ServerPushbackPastTheCeiling",
            {Fail(grpc::StatusCode::UNAVAILABLE, "600000"), Ok()})
@@ -955,6 +965,15 @@ const std::vector<Difference>& Differences() {
               kHedgingExplains,
               HedgingWords("gave up: the server's pushback said not to retry, "
                            "no more hedges"));
+    AddHedged(*table, "ServerRetryInfoDelay",
+              "the next hedge goes at once, not after the server's 2 s "
+              "RetryInfo; hedges, not retries, in the metrics",
+              "DEFECT: server_hints.h says RetryInfo is honoured after a "
+              "failed attempt, as pushback is; hedging reads only the "
+              "pushback (HedgedOperationBase::PushbackOf feeds "
+              "DecideAfterHedgeFailure), so a server that asked for 2 s gets "
+              "the next hedge at once",
+              HedgesAtOnce);
     AddHedged(*table, "ServerPushbackPastTheCeiling",
               "the summary says the server said not to retry",
               "DEFECT: the server asked to wait 10 min, which the client's "
