@@ -616,6 +616,8 @@ struct Scenario {
   std::function<void(ParitySleeper&)> sleeper = [](ParitySleeper&) {};
   // The test cancels the call once the server sees a hanging attempt.
   bool cancel_in_attempt = false;
+  // The call's token is cancelled before the call starts.
+  bool cancel_before = false;
   // Client and bidi streams: the bytes their one write carries.
   size_t write_bytes = 0;
   // The server is down when the call starts and comes back once attempt 1
@@ -647,6 +649,11 @@ struct Scenario {
   Scenario ChannelDown() const {
     Scenario copy = *this;
     copy.channel_down = true;
+    return copy;
+  }
+  Scenario CancelledBefore() const {
+    Scenario copy = *this;
+    copy.cancel_before = true;
     return copy;
   }
   Scenario CancelledInAttempt() const {
@@ -798,6 +805,15 @@ const std::vector<Scenario>& Scenarios() {
       Make("CancelDuringAnAttempt", {Hang(), Ok()})
           .CancelledInAttempt()
           .Expect(StopReason::kCancelled, 1),
+      Make("CancelledBeforeTheCall", {Ok()})
+          .CancelledBefore()
+          .Expect(StopReason::kCancelled, 0),
+      // Refused before anything is sent.
+      Make("InvalidOptions", {Ok()})
+          .With([](Options& o) {
+            o.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(-1));
+          })
+          .Expect(StopReason::kInvalidArgument, 0),
       // A client or bidi stream's write past the replay buffer (256 KiB,
       // kMaxReplayBytes) before the failure; for the other drivers, whose
       // request is small, the same as a retryable failure.
@@ -1197,6 +1213,7 @@ class DriverParityTest : public ::testing::TestWithParam<Scenario> {
       server_->Stop();
     }
     service_->Reset(scenario.script);
+    if (scenario.cancel_before) run.token->Cancel();
 
     StreamServiceClient client(*channel_);
     // Each driver runs on a thread of its own, so that this one can cancel
