@@ -962,21 +962,20 @@ const std::vector<Difference>& Differences() {
               "hedges failed",
               kHedgesBoundedByMaxAttempts,
               [](Outcome& o) { o = HedgedAtOnce(5, /*ok=*/false); });
-    AddHedged(
-        *table, "ServerPushbackDelay",
-        "attempt 1's event says no wait (kNone) and the metrics no retry "
-        "delay, though the hedge waited the 3 s pushback",
-        "DEFECT: the hedge after a pushback waits it (kHedgeAfter), but "
-        "HedgedOperationBase reports each attempt with wait 0 / kNone "
-        "(NotifyHedgedAttempt) and records no retry delay for a hedged call "
-        "(RetryLoopState::Stop/OnSuccess pass delay_.total(), never begun by "
-        "hedging); A96's retry_delay counts time with no attempt active",
-        [](Outcome& o) {
-          o.events.front().wait = nanoseconds(0);
-          o.events.front().wait_reason = WaitReason::kNone;
-          o.metrics.hedges = std::exchange(o.metrics.retries, 0);
-          o.metrics.retry_delay_ms = 0;
-        });
+    AddHedged(*table, "ServerPushbackDelay",
+              "attempt 1's event says no wait (kNone) and the metrics no retry "
+              "delay, though the hedge waited the 3 s pushback",
+              "DEFECT: the hedge after a pushback waits it (kHedgeAfter), but "
+              "HedgedOperationBase reports each attempt with wait 0 / kNone "
+              "(NotifyHedgedAttempt), so the observer never learns of the 3 s. "
+              "(Its retry delay of 0 is as metrics.h says: counted only for "
+              "calls that retried, which a hedged call never does.)",
+              [](Outcome& o) {
+                o.events.front().wait = nanoseconds(0);
+                o.events.front().wait_reason = WaitReason::kNone;
+                o.metrics.hedges = std::exchange(o.metrics.retries, 0);
+                o.metrics.retry_delay_ms = 0;
+              });
     AddHedged(*table, "ServerPushbackDoNotRetry", "the summary's explanation",
               kHedgingExplains,
               HedgingWords("gave up: the server's pushback said not to retry, "
