@@ -21,6 +21,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "src/internal/explain_method.h"
 #include "src/internal/format.h"
 #include "stubkit/backoff_policy.h"
 #include "stubkit/call_options.h"
@@ -552,46 +553,6 @@ std::string NotInServiceConfig(const std::string& service,
   return out;
 }
 
-// "pkg.Service/Method" or "pkg.Service.Method", as service and method.
-absl::StatusOr<std::pair<std::string, std::string>> SplitMethodName(
-    absl::string_view method) {
-  size_t split = method.find('/');
-  if (split == absl::string_view::npos) split = method.rfind('.');
-  if (split == absl::string_view::npos || split == 0 ||
-      split + 1 >= method.size() ||
-      method.substr(split + 1).find_first_of("./") != absl::string_view::npos) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Explain: \"", method,
-                     "\" is not a method name (\"package.Service.Method\" or "
-                     "\"package.Service/Method\")"));
-  }
-  return std::make_pair(std::string(method.substr(0, split)),
-                        std::string(method.substr(split + 1)));
-}
-
-// The entries that can concern this method, as a client of a service
-// with only this method would see them; the rest would be refused as
-// naming no method of it. No warnings: the explainer is not a client.
-// `named`: whether an entry names the method or its service.
-Options Narrow(const Options& client, const std::string& service,
-               const std::string& name, const std::string& full_name,
-               bool& named) {
-  Options lower = client;
-  lower.set<LogLevelOption>(LogLevel::kOff);
-  named = false;
-  if (const auto* entries = client.find<MethodOptionsOption>()) {
-    MethodOptionsOption::Type kept;
-    for (const std::string& key :
-         {service, full_name, absl::StrCat(service, "/", name)}) {
-      auto it = entries->find(key);
-      if (it != entries->end()) kept.insert(*it);
-    }
-    named = !kept.empty();
-    lower.set<MethodOptionsOption>(std::move(kept));
-  }
-  return lower;
-}
-
 // When no option says whether the method is idempotent, the settings say
 // what the explanation assumed.
 void NoteAssumedIdempotency(const OptionsView& options,
@@ -678,24 +639,59 @@ void NoteEntries(const Options& client, const std::string& service,
 
 }  // namespace
 
+namespace internal {
+
+absl::StatusOr<NamedMethod> ResolveNamedMethod(const Options& client,
+                                               absl::string_view method) {
+  size_t split = method.find('/');
+  if (split == absl::string_view::npos) split = method.rfind('.');
+  if (split == absl::string_view::npos || split == 0 ||
+      split + 1 >= method.size() ||
+      method.substr(split + 1).find_first_of("./") != absl::string_view::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Explain: \"", method,
+                     "\" is not a method name (\"package.Service.Method\" or "
+                     "\"package.Service/Method\")"));
+  }
+  NamedMethod m;
+  m.service = std::string(method.substr(0, split));
+  m.name = std::string(method.substr(split + 1));
+  m.full_name = absl::StrCat(m.service, ".", m.name);
+  // The entries that can concern this method, as a client of a service
+  // with only this method would see them; the rest would be refused as
+  // naming no method of it. No warnings: the explainer is not a client.
+  m.lower = client;
+  m.lower.set<LogLevelOption>(LogLevel::kOff);
+  if (const auto* entries = client.find<MethodOptionsOption>()) {
+    MethodOptionsOption::Type kept;
+    for (const std::string& key :
+         {m.service, m.full_name, absl::StrCat(m.service, "/", m.name)}) {
+      auto it = entries->find(key);
+      if (it != entries->end()) kept.insert(*it);
+    }
+    m.named = !kept.empty();
+    m.lower.set<MethodOptionsOption>(std::move(kept));
+  }
+  return m;
+}
+
+}  // namespace internal
+
 absl::StatusOr<Explanation> Explain(const Options& client,
                                     absl::string_view method,
                                     const Options& call,
                                     const ExplainAssumptions& assumptions) {
-  absl::StatusOr<std::pair<std::string, std::string>> split =
-      SplitMethodName(method);
-  if (!split.ok()) return split.status();
-  const auto& [service, name] = *split;
-  const std::string full_name = absl::StrCat(service, ".", name);
-  bool named = false;
-  const Options lower = Narrow(client, service, name, full_name, named);
-  const internal::MethodOptionsTable table(lower, service, {name});
-  const MethodInfo info{full_name, RpcKind::kUnary, assumptions.idempotency, 0};
-  const internal::MethodCallOptions view = table.View(info, call, lower);
+  absl::StatusOr<internal::NamedMethod> m =
+      internal::ResolveNamedMethod(client, method);
+  if (!m.ok()) return m.status();
+  const internal::MethodOptionsTable table(m->lower, m->service, {m->name});
+  const MethodInfo info{m->full_name, RpcKind::kUnary, assumptions.idempotency,
+                        0};
+  const internal::MethodCallOptions view = table.View(info, call, m->lower);
   absl::StatusOr<Explanation> e = Explain(view, info, assumptions);
   if (!e.ok()) return e;
-  NoteAssumedIdempotency(view, full_name, assumptions, *e);
-  NoteEntries(client, service, name, full_name, named, *e);
+  NoteAssumedIdempotency(view, m->full_name, assumptions, *e);
+  NoteEntries(client, m->service, m->name, m->full_name, m->named, *e);
   return e;
 }
 

@@ -1,0 +1,38 @@
+// Copyright 2026 The stubkit Authors.
+//
+// What the explainer's by-name entry points (Explain, ExplainLoad) share:
+// a method's name resolved against a client's options as a generated
+// client of that method's service would resolve them. Not API.
+
+#ifndef STUBKIT_SRC_INTERNAL_EXPLAIN_METHOD_H_
+#define STUBKIT_SRC_INTERNAL_EXPLAIN_METHOD_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "stubkit/options.h"
+
+namespace stubkit {
+namespace internal {
+
+struct NamedMethod {
+  std::string service;    // "pkg.Service"
+  std::string name;       // "Method"
+  std::string full_name;  // "pkg.Service.Method"
+  // The client's options with only the MethodOptionsOption entries that can
+  // concern this method, and logging off (the explainer is not a client).
+  Options lower;
+  // Whether an entry names the method or its service.
+  bool named = false;
+};
+
+// "package.Service.Method" or "package.Service/Method"; INVALID_ARGUMENT
+// for anything else.
+absl::StatusOr<NamedMethod> ResolveNamedMethod(const Options& client,
+                                               absl::string_view method);
+
+}  // namespace internal
+}  // namespace stubkit
+
+#endif  // STUBKIT_SRC_INTERNAL_EXPLAIN_METHOD_H_
