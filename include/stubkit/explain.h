@@ -25,10 +25,10 @@
 // }
 // ```
 //
-// The options are layered as a call of a generated client sees them;
-// invalid ones return the error the call would. `WhyNot` also reads a
-// message's text; the `stubkit-explain` command prints both from a service
-// config file or flags. Reading the bands, throttles, SVG: docs/explain.md.
+// Options as a generated client's call sees them (invalid: the call's
+// error). `ExplainLoad`, `ExplainLayers`: what the retries cost the server
+// per call offered, by failure fraction. The `stubkit-explain` command
+// prints all; bands, throttles, SVG, the load model: docs/explain.md.
 
 #ifndef STUBKIT_EXPLAIN_H_
 #define STUBKIT_EXPLAIN_H_
@@ -144,6 +144,56 @@ absl::StatusOr<Explanation> Explain(const Options& client,
                                     absl::string_view method,
                                     const Options& call = {},
                                     const ExplainAssumptions& assumptions = {});
+
+// ---- Load: what the retries cost the server (docs/explain.md, "Load") ----
+
+// The load the server is assumed to see.
+struct LoadAssumptions {
+  // Calls offered per second, > 0: a retry budget's reserve and adaptive
+  // hedging's minimum are per second.
+  double offered_rate = 100;
+  // The fractions of attempts the server fails, each in [0, 1].
+  std::vector<double> failure_fractions = {0, 0.01, 0.1, 0.5, 1};
+  // Each attempt: its duration (the latency hedges race), failure code, the
+  // method's idempotency by name, attempts followed.
+  ExplainAssumptions attempt;
+};
+
+// Attempts sent per call offered at one failure fraction.
+struct LoadRow {
+  double failure_fraction = 0;
+  // In the long run, with each attempt failing independently.
+  double steady = 1;
+  std::string steady_bound;  // what bounds it: "maxAttempts (5)", ...
+  // With the failures stuck to calls (a failing call fails every attempt)
+  // and a call's most attempts (its shortest waits).
+  double worst = 1;
+  std::string worst_bound;
+};
+
+struct LoadExplanation {
+  std::string method;
+  double offered_rate = 0;
+  std::vector<std::string> settings;  // as Explanation's, then the limiters
+  std::vector<LoadRow> rows;
+  // A retry throttle's cut-off: above this failure fraction its bucket
+  // drains and calls make one attempt (r / (1 + r), r as it rounds), and
+  // the retries a full bucket lets through before that.
+  std::optional<double> throttle_cutoff;
+  int throttle_onset_retries = 0;
+  // A retry budget's bound on attempts per call in the long run.
+  std::optional<double> budget_bound;
+  std::vector<std::string> notes;
+  std::string ToTable() const;
+};
+
+absl::StatusOr<LoadExplanation> ExplainLoad(const OptionsView& options,
+                                            const MethodInfo& method,
+                                            const LoadAssumptions& assumptions);
+// By name, with the options resolved as `Explain` by name resolves them.
+absl::StatusOr<LoadExplanation> ExplainLoad(
+    const Options& client, absl::string_view method,
+    const LoadAssumptions& assumptions = {}, const Options& call = {});
 
 // Why a call stopped, in plain words, and what would have changed it.
 struct StopAdvice {

@@ -10,6 +10,7 @@
 #include "stubkit/explain.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <memory>
 #include <random>
@@ -22,6 +23,7 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "stubkit/hedging.h"
 #include "stubkit/retry_budget.h"
 #include "stubkit/retry_loop.h"
 #include "stubkit/retry_throttle.h"
@@ -842,6 +844,223 @@ TEST(ExplainPropertyTest, TheRuntimeStaysInsideTheBands) {
     }
   }
 }
+
+// ---- ExplainLoad: attempts per call offered ----
+
+namespace load {
+
+// 1 + q + ... + q^(n-1).
+double S(double q, int n) {
+  double sum = 0, term = 1;
+  for (int k = 0; k < n; ++k, term *= q) sum += term;
+  return sum;
+}
+
+absl::StatusOr<LoadExplanation> LoadOf(const Options& options,
+                                       LoadAssumptions assume = {}) {
+  const Options none;
+  return ExplainLoad(OptionsView(none, options), kGet, assume);
+}
+
+Options Count(int attempts) {
+  return Options{}
+      .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(attempts - 1))
+      .set<BackoffPolicyOption>(Steady(milliseconds(10), Jitter::None()));
+}
+
+std::shared_ptr<RetryThrottle> Throttle(double tokens, double ratio) {
+  return std::make_shared<RetryThrottle>(
+      RetryThrottle::Config().WithMaxTokens(tokens).WithTokenRatio(ratio));
+}
+
+TEST(ExplainLoadTest, SequentialRetriesAreAGeometricSum) {
+  LoadAssumptions assume;
+  assume.failure_fractions = {0, 0.01, 0.1, 0.5, 1};
+  auto e = LoadOf(Count(5), assume);
+  ASSERT_TRUE(e.ok()) << e.status();
+  ASSERT_EQ(e->rows.size(), 5u);
+  for (const LoadRow& row : e->rows) {
+    const double p = row.failure_fraction;
+    EXPECT_DOUBLE_EQ(row.steady, S(p, 5)) << p;
+    EXPECT_DOUBLE_EQ(row.worst, 1 + 4 * p) << p;
+    EXPECT_EQ(row.steady_bound, p == 0 ? "no failures" : "maxAttempts (5)");
+  }
+  EXPECT_FALSE(e->throttle_cutoff.has_value());
+  EXPECT_FALSE(e->budget_bound.has_value());
+  // Not retried: one attempt whatever fails.
+  const Options none;
+  auto once =
+      ExplainLoad(OptionsView(none, Count(5)), kCreate, LoadAssumptions{});
+  ASSERT_TRUE(once.ok());
+  EXPECT_DOUBLE_EQ(once->rows.back().steady, 1);
+  EXPECT_EQ(once->rows.back().steady_bound, "not idempotent: not retried");
+  // A time limit: the attempts one failing call makes in it.
+  auto timed = LoadOf(Options(Count(1)).set<RetryPolicyOption>(
+      RetryPolicy::LimitedTime(milliseconds(75))));
+  ASSERT_TRUE(timed.ok());
+  EXPECT_DOUBLE_EQ(timed->rows.back().steady, 4);  // 0, 10, 30, 70 ms
+  EXPECT_EQ(timed->rows.back().steady_bound, "time limit (4 attempts)");
+}
+
+// The cut-off is r / (1 + r) for the r the bucket counts with (thousandths
+// of a token, at least one), and the real bucket agrees at the boundary:
+// one failure per 1/p attempts keeps it full at p <= p*, drains it above.
+TEST(ExplainLoadTest, ThrottleCutOffIsExact) {
+  struct Case {
+    double tokens, ratio, counted;
+    int at_cutoff;  // attempts per failure at exactly the cut-off
+  };
+  for (const Case& c : {Case{10, 0.1, 0.1, 11}, Case{10, 1, 1, 2},
+                        Case{4, 0.0004, 0.001, 1001}}) {
+    SCOPED_TRACE(absl::StrCat(c.tokens, " tokens, ratio ", c.ratio));
+    const double cutoff = c.counted / (1 + c.counted);
+    LoadAssumptions assume;
+    assume.failure_fractions = {std::nextafter(cutoff, 0.0), cutoff,
+                                std::nextafter(cutoff, 1.0), 1};
+    auto e = LoadOf(
+        Options(Count(5)).set<RetryThrottleOption>(Throttle(c.tokens, c.ratio)),
+        assume);
+    ASSERT_TRUE(e.ok()) << e.status();
+    ASSERT_TRUE(e->throttle_cutoff.has_value());
+    EXPECT_DOUBLE_EQ(*e->throttle_cutoff, cutoff);
+    EXPECT_DOUBLE_EQ(e->rows[0].steady, S(e->rows[0].failure_fraction, 5));
+    EXPECT_DOUBLE_EQ(e->rows[1].steady, S(cutoff, 5));  // does not drift
+    EXPECT_DOUBLE_EQ(e->rows[2].steady, 1);
+    EXPECT_THAT(e->rows[2].steady_bound, HasSubstr("throttle: above"));
+    EXPECT_DOUBLE_EQ(e->rows[3].steady, 1);
+    // The real bucket: c.at_cutoff - 1 successes and one failure, over
+    // and over, from full; one attempt fewer per failure is above p*.
+    for (int per_failure : {c.at_cutoff + 1, c.at_cutoff, c.at_cutoff - 1}) {
+      RetryThrottle bucket(
+          RetryThrottle::Config().WithMaxTokens(c.tokens).WithTokenRatio(
+              c.ratio));
+      bool allowed = true;
+      for (int round = 0; round < 5000; ++round) {
+        for (int i = 1; i < per_failure; ++i) bucket.OnSuccess();
+        allowed = bucket.OnRetryableFailure();
+      }
+      const bool model_retries =
+          1.0 / per_failure <= cutoff;  // the model's regime
+      EXPECT_EQ(allowed, model_retries) << "1 failure in " << per_failure;
+    }
+  }
+}
+
+// A full bucket of M thousandths lets (M - 1) / 2000 retries through before
+// it refuses: docs/throttling.md's outage of 50 calls with 6 attempts each
+// costs 54 attempts with 10 tokens.
+TEST(ExplainLoadTest, ThrottleOnsetIsWhatTheLoopLetsThrough) {
+  for (double tokens : {10.0, 5.5, 1.0, 3.0}) {
+    SCOPED_TRACE(absl::StrCat(tokens, " tokens"));
+    auto throttle = Throttle(tokens, 0.1);
+    auto e = LoadOf(Options(Count(6)).set<RetryThrottleOption>(throttle));
+    ASSERT_TRUE(e.ok());
+    auto clock = std::make_shared<FakeClock>();
+    const Options client = Options(Count(6))
+                               .set<RetryThrottleOption>(throttle)
+                               .set<ClockOption>(clock)
+                               .set<SleeperOption>(clock);
+    int attempts = 0;
+    for (int call = 0; call < 50; ++call) {
+      const Options none;
+      (void)RetryLoop<int>(kGet, OptionsView(none, client),
+                           [&](grpc::ClientContext&) -> absl::StatusOr<int> {
+                             ++attempts;
+                             return absl::UnavailableError("down");
+                           });
+    }
+    EXPECT_EQ(attempts, 50 + e->throttle_onset_retries);
+  }
+  auto ten =
+      LoadOf(Options(Count(6)).set<RetryThrottleOption>(Throttle(10, 1)));
+  ASSERT_TRUE(ten.ok());
+  EXPECT_EQ(ten->throttle_onset_retries, 4);
+}
+
+// The budget's bound, 1 + percent + reserve / rate, is what a real budget
+// hands out to a demand above it: exactly, over aligned windows.
+TEST(ExplainLoadTest, BudgetBoundIsExact) {
+  const auto config = RetryBudget::Config()
+                          .WithTtl(seconds(10))
+                          .WithMinRetriesPerSecond(10)
+                          .WithPercentCanRetry(0.2);
+  LoadAssumptions assume;
+  assume.offered_rate = 100;
+  auto e = LoadOf(Options(Count(5)).set<RetryBudgetOption>(
+                      std::make_shared<RetryBudget>(config)),
+                  assume);
+  ASSERT_TRUE(e.ok()) << e.status();
+  ASSERT_TRUE(e->budget_bound.has_value());
+  EXPECT_DOUBLE_EQ(*e->budget_bound, 1.3);
+  EXPECT_DOUBLE_EQ(e->rows.back().steady, 1.3);  // 100 % failing
+  EXPECT_DOUBLE_EQ(e->rows.back().worst, 1.3);
+  EXPECT_THAT(e->rows.back().steady_bound, HasSubstr("retry budget"));
+  EXPECT_DOUBLE_EQ(e->rows[1].steady, S(0.01, 5));  // 1 %: below it
+  // The real budget: 100 calls/s, each asking for 4 retries.
+  RetryBudget budget(config);
+  const RetryBudget::time_point start;
+  int64_t retries = 0, calls = 0;
+  for (int i = 0; i < 100 * 60; ++i) {
+    const auto now = start + milliseconds(10 * i);
+    budget.Deposit(now);
+    const bool counted =
+        now >= start + seconds(20) && now < start + seconds(50);
+    calls += counted;
+    for (int r = 0; r < 4; ++r) retries += budget.TryWithdraw(now) && counted;
+  }
+  EXPECT_EQ(calls, 3000);
+  EXPECT_EQ(static_cast<double>(calls + retries) / calls, *e->budget_bound);
+}
+
+// Hedging: the timer's hedges before the first answer, a failure's at once.
+TEST(ExplainLoadTest, HedgingCountsWhatIsSent) {
+  auto hedged = [](nanoseconds latency, double p) {
+    LoadAssumptions assume;
+    assume.attempt.attempt_duration = latency;
+    assume.failure_fractions = {p};
+    auto e = LoadOf(Options(Count(1)).set<HedgingPolicyOption>(
+                        HedgingPolicy().WithMaxAttempts(3).WithHedgingDelay(
+                            milliseconds(50))),
+                    assume);
+    EXPECT_TRUE(e.ok()) << e.status();
+    return e.ok() ? e->rows[0] : LoadRow{};
+  };
+  EXPECT_DOUBLE_EQ(hedged(milliseconds(120), 0).steady, 3);  // 0, 50, 100
+  EXPECT_DOUBLE_EQ(hedged(milliseconds(70), 0).steady, 2);
+  EXPECT_DOUBLE_EQ(hedged(milliseconds(50), 0).steady, 1);  // answer first
+  EXPECT_DOUBLE_EQ(hedged(milliseconds(0), 0.5).steady, S(0.5, 3));
+  EXPECT_DOUBLE_EQ(hedged(milliseconds(0), 1).steady, 3);
+  // 70 ms: 0 and 50 sent; 0's answer at 70 fails (p) and sends the third.
+  EXPECT_DOUBLE_EQ(hedged(milliseconds(70), 0.5).steady, 2.5);
+  EXPECT_DOUBLE_EQ(hedged(milliseconds(70), 0.5).worst, 0.5 * 2 + 0.5 * 3);
+}
+
+TEST(ExplainLoadTest, BadAssumptionsAreErrors) {
+  for (const LoadAssumptions& bad : [] {
+         std::vector<LoadAssumptions> all(5);
+         all[0].offered_rate = -1;
+         all[1].offered_rate = 0;
+         all[2].failure_fractions = {0.5, 1.5};
+         all[3].failure_fractions = {-0.1};
+         all[4].failure_fractions = {};
+         return all;
+       }()) {
+    auto e = LoadOf(Count(3), bad);
+    EXPECT_EQ(e.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(e.status().message(), HasSubstr("ExplainLoad"));
+  }
+  LoadAssumptions nan;
+  nan.failure_fractions = {std::nan("")};
+  EXPECT_FALSE(LoadOf(Count(3), nan).ok());
+  EXPECT_FALSE(ExplainLoad(Options{}, "NoService").ok());
+  auto table = ExplainLoad(Count(3), "demo.KeyValue.Get");
+  ASSERT_TRUE(table.ok());
+  EXPECT_THAT(table->ToTable(),
+              AllOf(HasSubstr("method: demo.KeyValue.Get"),
+                    HasSubstr("maxAttempts (3)"), HasSubstr("100%")));
+}
+
+}  // namespace load
 
 }  // namespace
 }  // namespace stubkit

@@ -1,0 +1,463 @@
+// Copyright 2026 The stubkit Authors.
+//
+// ExplainLoad and ExplainLayers: what a method's retry options cost the
+// server, as attempts sent per call offered, against the fraction of
+// attempts the server fails. A small analytic model over two facts the
+// real loop gives (Explain: how many attempts one failing call makes, and
+// what stops it) and the shared limiters' own arithmetic. The derivations
+// are here, next to the code; docs/explain.md ("Load") says the same in
+// words. Notation: p the failure fraction, n the attempts a call whose
+// every attempt fails makes, S_n(q) = 1 + q + ... + q^(n-1).
+//
+// Steady state: each attempt fails with probability p, independently. A
+// call makes attempt k+1 only after k failures: A = S_n(p) attempts, p*A
+// retryable failures, (1-p)*A successes (the call's chance to succeed).
+//
+// Worst case: the failures stick to calls (a fraction p of the calls fail
+// every attempt: an outage of some backends, a request that always fails).
+// A = (1-p) + p*n.
+//
+// Token bucket (RetryThrottle): a retryable failure takes 1 token, a
+// success gives r back (r = token_ratio() as the throttle rounds it, in
+// thousandths: at least 0.001), and retries go while tokens > max/2. Per
+// call the bucket drifts by D = r*successes - failures. If D >= 0 with
+// retries on, the bucket stays full: no throttling. If D < 0 even with
+// retries off (one attempt per call: D = r*(1-p) - p), it drains to 0 and
+// stays there: one attempt per call. In between it hovers at half, with
+// retries on a share x of the time where x*D_on + (1-x)*D_off = 0. With
+// independent failures D has the sign of r*(1-p) - p either way, so the
+// cut-off is exact: p* = r / (1 + r). A full bucket of M thousandths first
+// lets (M - 1) / 2000 retries through (the k-th failure in a row leaves
+// M - 1000k, and a retry needs twice that above M).
+//
+// Retry budget: over a window of ttl, retries <= min_retries_per_second *
+// ttl + percent_can_retry * calls; in the long run at a rate of L calls/s
+// that is c = percent_can_retry + min_retries_per_second / L retries per
+// call, and a demand above it gets exactly it: A = min(A, 1 + c). Which
+// retries it refuses is modelled as each retry admitted with the same
+// chance a, the largest with S_n(p*a) - 1 <= c (for a call's chance to
+// fail, which the bucket and the layers read).
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "src/internal/explain_method.h"
+#include "src/internal/format.h"
+#include "stubkit/adaptive_hedging.h"
+#include "stubkit/explain.h"
+#include "stubkit/hedging.h"
+#include "stubkit/internal/method_options_table.h"
+#include "stubkit/internal/retry_loop_state.h"
+#include "stubkit/retry_budget.h"
+#include "stubkit/retry_options.h"
+#include "stubkit/retry_throttle.h"
+#include "stubkit/server_propagation.h"
+
+namespace stubkit {
+namespace {
+
+using internal::FormatDuration;
+using std::chrono::nanoseconds;
+
+// 1 + q + ... + q^(n-1).
+double GeometricSum(double q, int n) {
+  double sum = 0;
+  double term = 1;
+  for (int k = 0; k < n; ++k) {
+    sum += term;
+    term *= q;
+  }
+  return sum;
+}
+
+// What one call does on average: attempts sent, retryable failures (which
+// take a token each), and its chance to succeed (which gives r back).
+struct CallLoad {
+  double attempts = 1;
+  double failures = 0;
+  double successes = 0;
+};
+
+CallLoad Mix(const CallLoad& on, const CallLoad& off, double x) {
+  return {x * on.attempts + (1 - x) * off.attempts,
+          x * on.failures + (1 - x) * off.failures,
+          x * on.successes + (1 - x) * off.successes};
+}
+
+// Sequential retries: at most `n` attempts, each retry admitted with
+// chance `a`. `stuck`: the worst case, failures stick to calls.
+CallLoad Retries(double p, int n, double a, bool stuck) {
+  if (stuck) {
+    const double failing = GeometricSum(a, n);
+    return {(1 - p) + p * failing, p * failing, 1 - p};
+  }
+  const double attempts = GeometricSum(p * a, n);
+  return {attempts, p * attempts, (1 - p) * attempts};
+}
+
+// Hedging with a fixed delay `d` and every attempt answering after `l`: an
+// attempt goes at 0, then one each time `d` passes with no answer (the
+// timer restarts at each one sent), and at once after a non-fatal
+// failure, up to `n`; the first success ends it. Exact over the 2^n
+// outcomes of the attempts' answers, which come back in the order sent.
+struct HedgeRun {
+  int n;
+  nanoseconds d;
+  nanoseconds l;
+  double p;
+};
+
+void HedgesFrom(const HedgeRun& run, std::vector<nanoseconds> sent,
+                size_t answered, double weight, CallLoad& out) {
+  const size_t n = static_cast<size_t>(run.n);
+  // What the timer sends before the next answer comes back.
+  while (sent.size() < n && (run.d == nanoseconds::zero() ||
+                             sent.back() + run.d < sent[answered] + run.l)) {
+    sent.push_back(sent.back() + run.d);
+  }
+  // The answer succeeds: the call ends with what it sent.
+  const double count = static_cast<double>(sent.size());
+  out.attempts += weight * (1 - run.p) * count;
+  out.failures += weight * (1 - run.p) * static_cast<double>(answered);
+  out.successes += weight * (1 - run.p);
+  // It fails: the next goes at once, if one is left.
+  const double w = weight * run.p;
+  if (w == 0) return;
+  if (answered + 1 == sent.size() && sent.size() == n) {
+    out.attempts += w * count;
+    out.failures += w * count;
+    return;
+  }
+  if (sent.size() < n) sent.push_back(sent[answered] + run.l);
+  HedgesFrom(run, std::move(sent), answered + 1, w, out);
+}
+
+CallLoad Hedges(double p, int n, nanoseconds d, nanoseconds l, bool stuck) {
+  CallLoad out{0, 0, 0};
+  if (stuck) {
+    HedgesFrom({n, d, l, 0.0}, {nanoseconds::zero()}, 0, 1.0, out);
+    return {(1 - p) * out.attempts + p * n, p * n, 1 - p};
+  }
+  HedgesFrom({n, d, l, p}, {nanoseconds::zero()}, 0, 1.0, out);
+  return out;
+}
+
+// What the options make of a failing call, and the shared limiters.
+struct LoadPolicy {
+  // Sequential retries: the attempts of a call whose every attempt fails,
+  // with median waits and with the shortest (the most), and what stops it.
+  int median_attempts = 1;
+  int most_attempts = 1;
+  bool retried = true;
+  std::string bound;  // "maxAttempts (5)", "time limit (12 attempts)"
+  // Hedging: a hedged call does not retry, it races.
+  bool hedged = false;
+  int hedge_attempts = 1;
+  nanoseconds hedge_delay{0};
+  nanoseconds latency{0};
+  std::optional<double> adaptive_cap;  // hedges per call at most
+  // The token bucket's r, in its own rounding, and the waiting mode's
+  // probes per call offered at most.
+  std::optional<double> ratio;
+  std::optional<double> probes_per_call;
+  // The retry budget's retries per call at most.
+  std::optional<double> budget_cap;
+};
+
+// The load of one call at `p`, and what bounds it.
+struct Evaluated {
+  CallLoad load;
+  std::string bound;
+};
+
+CallLoad Demand(const LoadPolicy& policy, double p, double a, bool stuck) {
+  if (policy.hedged) {
+    return Hedges(p, policy.hedge_attempts, policy.hedge_delay, policy.latency,
+                  stuck);
+  }
+  return Retries(p, stuck ? policy.most_attempts : policy.median_attempts, a,
+                 stuck);
+}
+
+// The budget's share: the largest chance `a` that a retry is admitted with
+// the retries per call within `cap` (S_n(p*a) grows with a). Hedges: the
+// load is cut to 1 + cap, their refused share taken off the top.
+CallLoad WithinBudget(const LoadPolicy& policy, double p, double cap,
+                      bool stuck, const CallLoad& demand) {
+  if (policy.hedged) {
+    const double keep = (1 + cap) / demand.attempts;
+    return {1 + cap, demand.failures * keep, demand.successes};
+  }
+  double lo = 0;
+  double hi = 1;
+  for (int i = 0; i < 60; ++i) {
+    const double mid = (lo + hi) / 2;
+    (Demand(policy, p, mid, stuck).attempts - 1 <= cap ? lo : hi) = mid;
+  }
+  return Demand(policy, p, lo, stuck);
+}
+
+std::string Percent(double fraction) {
+  return absl::StrFormat("%.4g%%", fraction * 100);
+}
+
+// The bucket on top of `on` (what goes with the bucket above half).
+Evaluated WithThrottle(const LoadPolicy& policy, double p, bool stuck,
+                       Evaluated on) {
+  const double r = *policy.ratio;
+  const CallLoad off{1, p, 1 - p};  // one attempt, whatever failed
+  const double d_on = r * on.load.successes - on.load.failures;
+  const double d_off = r * off.successes - off.failures;
+  // Sequential retries with independent failures: both drifts have the
+  // sign of r * (1 - p) - p, so the regime is p against the cut-off,
+  // compared as such (the drifts' rounding would blur it at p*).
+  if (!stuck && !policy.hedged ? p <= r / (1 + r) : d_on >= 0) return on;
+  Evaluated out;
+  if (d_off < 0) {
+    out = {off,
+           absl::StrCat("throttle: above its cut-off ", Percent(r / (1 + r)))};
+  } else {
+    const double x = d_off / (d_off - d_on);
+    out = {Mix(on.load, off, x),
+           absl::StrCat("throttle: at half its bucket, retrying ", Percent(x),
+                        " of the time")};
+  }
+  if (stuck && policy.probes_per_call.has_value()) {
+    out.load.attempts += *policy.probes_per_call;
+    absl::StrAppend(&out.bound, ", + probes");
+  }
+  return out;
+}
+
+// Attempts per call offered at `p`: `stuck`, the worst case.
+Evaluated Evaluate(const LoadPolicy& policy, double p, bool stuck) {
+  if (!policy.hedged && (p == 0 || !policy.retried)) {
+    return {{1, p, 1 - p}, p == 0 ? "no failures" : policy.bound};
+  }
+  Evaluated e{Demand(policy, p, 1, stuck), policy.bound};
+  if (policy.budget_cap.has_value() &&
+      e.load.attempts - 1 > *policy.budget_cap) {
+    e = {WithinBudget(policy, p, *policy.budget_cap, stuck, e.load),
+         absl::StrFormat("retry budget (%.4g per call)",
+                         1 + *policy.budget_cap)};
+  }
+  if (policy.adaptive_cap.has_value() &&
+      e.load.attempts - 1 > *policy.adaptive_cap) {
+    e = {WithinBudget(policy, p, *policy.adaptive_cap, stuck, e.load),
+         absl::StrFormat("hedging budget (%.4g per call)",
+                         1 + *policy.adaptive_cap)};
+  }
+  if (policy.ratio.has_value() && p > 0) {
+    e = WithThrottle(policy, p, stuck, std::move(e));
+  }
+  return e;
+}
+
+// What stops a failing call, from the loop's own stop.
+std::string BoundOf(const ExplainedStop& stop) {
+  const std::string n = absl::StrCat(stop.attempts, " attempts");
+  switch (stop.reason) {
+    case StopReason::kExhausted:
+      if (absl::StrContains(stop.explanation, "time limit")) {
+        return absl::StrCat("time limit (", n, ")");
+      }
+      return absl::StrCat("maxAttempts (", stop.attempts, ")");
+    case StopReason::kDeadline:
+      return absl::StrCat("deadline (", n, ")");
+    case StopReason::kNonIdempotent:
+      return "not idempotent: not retried";
+    case StopReason::kPermanentError:
+      return "not a retryable code: not retried";
+    default:
+      return absl::StrCat(ToString(stop.reason), " (", n, ")");
+  }
+}
+
+// The shared limiters, into `policy` and `e`.
+void ReadLimiters(const OptionsView& options, double rate, LoadPolicy& policy,
+                  LoadExplanation& e) {
+  if (const RetryThrottle* t = options.get<RetryThrottleOption>().get()) {
+    const double r = t->token_ratio();  // thousandths, as it counts
+    policy.ratio = r;
+    e.throttle_cutoff = r / (1 + r);
+    const int64_t milli = std::llround(t->max_tokens() * 1000);
+    e.throttle_onset_retries = static_cast<int>((milli - 1) / 2000);
+    e.settings.push_back(absl::StrFormat(
+        "retry throttle: %g tokens, %g back per success: cut-off at %s of "
+        "attempts failing (r / (1 + r)); a full bucket first lets %d "
+        "retries through",
+        t->max_tokens(), r, Percent(*e.throttle_cutoff),
+        e.throttle_onset_retries));
+    if (t->waiting_mode()) {
+      const auto& w = t->wait_options();
+      const double pace =
+          w.probes * 1e9 / static_cast<double>(w.probe_interval.count());
+      policy.probes_per_call = pace / rate;
+    }
+  }
+  if (const RetryBudget* b = options.get<RetryBudgetOption>().get()) {
+    const auto& c = b->config();
+    policy.budget_cap =
+        c.percent_can_retry() + c.min_retries_per_second() / rate;
+    e.budget_bound = 1 + *policy.budget_cap;
+    e.settings.push_back(absl::StrFormat(
+        "retry budget: %g%% of the calls + %g/s: at most %.4g attempts per "
+        "call at %g calls/s",
+        c.percent_can_retry() * 100, c.min_retries_per_second(),
+        *e.budget_bound, rate));
+  }
+}
+
+void ReadHedging(const OptionsView& options, const MethodInfo& method,
+                 const LoadAssumptions& assume, LoadPolicy& policy,
+                 LoadExplanation& e) {
+  const HedgingPolicy& hedging = options.get<HedgingPolicyOption>();
+  if (!hedging.enabled() || !internal::IsIdempotent(method, options)) return;
+  policy.hedged = true;
+  policy.hedge_attempts = hedging.max_attempts();
+  policy.hedge_delay = hedging.hedging_delay();
+  policy.latency = assume.attempt.attempt_duration;
+  policy.bound =
+      absl::StrCat("hedging: ", hedging.max_attempts(), " attempts, ",
+                   FormatDuration(hedging.hedging_delay()), " apart");
+  if (const AdaptiveHedging* a = options.get<AdaptiveHedgingOption>().get()) {
+    const auto& c = a->config();
+    policy.adaptive_cap =
+        c.max_extra_load() + c.min_hedges_per_second() / assume.offered_rate;
+    e.notes.push_back(absl::StrFormat(
+        "adaptive hedging: its delay is learnt, so the rows take the fixed "
+        "delay; its budget bounds the hedges: at most %.4g attempts per call",
+        1 + *policy.adaptive_cap));
+  }
+}
+
+absl::Status CheckLoadAssumptions(const LoadAssumptions& assume) {
+  if (!(assume.offered_rate > 0) || std::isinf(assume.offered_rate)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ExplainLoad: offered_rate must be a positive number of calls per "
+        "second, got ",
+        assume.offered_rate));
+  }
+  if (assume.failure_fractions.empty()) {
+    return absl::InvalidArgumentError(
+        "ExplainLoad: failure_fractions is empty");
+  }
+  for (double p : assume.failure_fractions) {
+    if (!(p >= 0 && p <= 1)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "ExplainLoad: a failure fraction must be in [0, 1], got ", p));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<LoadExplanation> ExplainLoad(const OptionsView& options,
+                                            const MethodInfo& method,
+                                            const LoadAssumptions& assume) {
+  if (absl::Status s = CheckLoadAssumptions(assume); !s.ok()) return s;
+  absl::StatusOr<Explanation> schedule =
+      Explain(options, method, assume.attempt);
+  if (!schedule.ok()) return schedule.status();
+  LoadExplanation e;
+  e.method = schedule->method;
+  e.offered_rate = assume.offered_rate;
+  e.settings = schedule->settings;
+  LoadPolicy policy;
+  policy.median_attempts = schedule->median_waits.attempts;
+  policy.most_attempts = schedule->most_attempts;
+  policy.bound = BoundOf(schedule->median_waits);
+  policy.retried =
+      schedule->median_waits.reason != StopReason::kNonIdempotent &&
+      schedule->median_waits.reason != StopReason::kPermanentError;
+  if (schedule->more_than_followed) {
+    e.notes.push_back(absl::StrCat(
+        "a failing call makes more than ", schedule->most_attempts,
+        " attempts with its shortest waits: the worst case is at least that"));
+  }
+  ReadLimiters(options, assume.offered_rate, policy, e);
+  ReadHedging(options, method, assume, policy, e);
+  for (double p : assume.failure_fractions) {
+    const Evaluated steady = Evaluate(policy, p, /*stuck=*/false);
+    const Evaluated worst = Evaluate(policy, p, /*stuck=*/true);
+    e.rows.push_back({p, steady.load.attempts, steady.bound,
+                      worst.load.attempts, worst.bound});
+  }
+  if (policy.probes_per_call.has_value()) {
+    e.notes.push_back(absl::StrFormat(
+        "waiting throttle: while its bucket refuses, waiting calls probe at "
+        "most %.4g times per call offered (probes / probe_interval over the "
+        "rate), none within a probe spacing of a failure: the worst case "
+        "adds it, the steady state (failures keep coming) none; the release "
+        "after a recovery is not in these rows",
+        *policy.probes_per_call));
+  }
+  return e;
+}
+
+absl::StatusOr<LoadExplanation> ExplainLoad(const Options& client,
+                                            absl::string_view method,
+                                            const LoadAssumptions& assume,
+                                            const Options& call) {
+  absl::StatusOr<internal::NamedMethod> m =
+      internal::ResolveNamedMethod(client, method);
+  if (!m.ok()) return m.status();
+  // The schedule by name says what the by-view one cannot: a service
+  // config without the method, an idempotency assumed.
+  absl::StatusOr<Explanation> named =
+      Explain(client, method, call, assume.attempt);
+  if (!named.ok()) return named.status();
+  const internal::MethodOptionsTable table(m->lower, m->service, {m->name});
+  const MethodInfo info{m->full_name, RpcKind::kUnary,
+                        assume.attempt.idempotency, 0};
+  const internal::MethodCallOptions view = table.View(info, call, m->lower);
+  absl::StatusOr<LoadExplanation> e = ExplainLoad(view, info, assume);
+  if (!e.ok()) return e;
+  // The words for the idempotency assumed; the limiters' lines follow.
+  for (size_t i = 0; i < named->settings.size() && i < e->settings.size();
+       ++i) {
+    e->settings[i] = named->settings[i];
+  }
+  if (named->not_in_service_config) {
+    return absl::InvalidArgumentError(named->notes.front());
+  }
+  return e;
+}
+
+std::string LoadExplanation::ToTable() const {
+  std::string out = absl::StrCat("method: ", method, "\n");
+  for (const std::string& s : settings) absl::StrAppend(&out, s, "\n");
+  absl::StrAppendFormat(&out, "offered: %g calls/s\n\n", offered_rate);
+  absl::StrAppendFormat(&out, "%8s  %-48s  %s\n", "failing",
+                        "steady: attempts per call  (bounded by)",
+                        "worst case  (bounded by)");
+  for (const LoadRow& row : rows) {
+    absl::StrAppendFormat(
+        &out, "%8s  %-48s  %s\n", Percent(row.failure_fraction),
+        absl::StrFormat("%7.3f  (%s)", row.steady, row.steady_bound),
+        absl::StrFormat("%7.3f  (%s)", row.worst, row.worst_bound));
+  }
+  absl::StrAppend(
+      &out,
+      "\nsteady: each attempt fails with that chance, independently, in the "
+      "long run; worst case: the failures stick to calls (a failing call "
+      "fails every attempt) and each makes its most attempts\n");
+  if (!notes.empty()) {
+    absl::StrAppend(&out, "notes:\n");
+    for (const std::string& n : notes) absl::StrAppend(&out, "- ", n, "\n");
+  }
+  return out;
+}
+
+}  // namespace stubkit
