@@ -158,6 +158,7 @@ struct LoadPolicy {
   // with median waits and with the shortest (the most), and what stops it.
   int median_attempts = 1;
   int most_attempts = 1;
+  bool most = false;  // the worst case: count on the most
   bool retried = true;
   std::string bound;  // "maxAttempts (5)", "time limit (12 attempts)"
   // Hedging: a hedged call does not retry, it races.
@@ -185,8 +186,8 @@ CallLoad Demand(const LoadPolicy& policy, double p, double a, bool stuck) {
     return Hedges(p, policy.hedge_attempts, policy.hedge_delay, policy.latency,
                   stuck);
   }
-  return Retries(p, stuck ? policy.most_attempts : policy.median_attempts, a,
-                 stuck);
+  return Retries(p, policy.most ? policy.most_attempts : policy.median_attempts,
+                 a, stuck);
 }
 
 // The budget's share: the largest chance `a` that a retry is admitted with
@@ -283,6 +284,21 @@ std::string BoundOf(const ExplainedStop& stop) {
   }
 }
 
+// The limiters and hedging a call would refuse to run with; Explain
+// replaces the shared ones with its own, so they are checked here.
+absl::Status CheckLimiters(const OptionsView& options) {
+  if (const RetryThrottle* t = options.get<RetryThrottleOption>().get()) {
+    if (!t->status().ok()) return t->status();
+  }
+  if (const RetryBudget* b = options.get<RetryBudgetOption>().get()) {
+    if (!b->status().ok()) return b->status();
+  }
+  if (const AdaptiveHedging* a = options.get<AdaptiveHedgingOption>().get()) {
+    if (!a->status().ok()) return a->status();
+  }
+  return options.get<HedgingPolicyOption>().status();
+}
+
 // The shared limiters, into `policy` and `e`.
 void ReadLimiters(const OptionsView& options, double rate, LoadPolicy& policy,
                   LoadExplanation& e) {
@@ -367,6 +383,7 @@ absl::StatusOr<LoadExplanation> ExplainLoad(const OptionsView& options,
                                             const MethodInfo& method,
                                             const LoadAssumptions& assume) {
   if (absl::Status s = CheckLoadAssumptions(assume); !s.ok()) return s;
+  if (absl::Status s = CheckLimiters(options); !s.ok()) return s;
   absl::StatusOr<Explanation> schedule =
       Explain(options, method, assume.attempt);
   if (!schedule.ok()) return schedule.status();
@@ -390,7 +407,14 @@ absl::StatusOr<LoadExplanation> ExplainLoad(const OptionsView& options,
   ReadHedging(options, method, assume, policy, e);
   for (double p : assume.failure_fractions) {
     const Evaluated steady = Evaluate(policy, p, /*stuck=*/false);
-    const Evaluated worst = Evaluate(policy, p, /*stuck=*/true);
+    // The worse of the two patterns, each call making its most attempts:
+    // failures that stick drain a bucket faster than spread ones.
+    LoadPolicy most = policy;
+    most.most = true;
+    const Evaluated spread = Evaluate(most, p, /*stuck=*/false);
+    const Evaluated stuck = Evaluate(most, p, /*stuck=*/true);
+    const Evaluated& worst =
+        stuck.load.attempts >= spread.load.attempts ? stuck : spread;
     e.rows.push_back({p, steady.load.attempts, steady.bound,
                       worst.load.attempts, worst.bound});
   }
@@ -432,6 +456,12 @@ absl::StatusOr<LoadExplanation> ExplainLoad(const Options& client,
   if (named->not_in_service_config) {
     return absl::InvalidArgumentError(named->notes.front());
   }
+  // What the client's entries say of the name ("did you mean ...?").
+  if (!named->notes.empty() &&
+      (absl::StrContains(named->notes.front(), "did you mean") ||
+       absl::StrContains(named->notes.front(), "no MethodOptionsOption"))) {
+    e->notes.insert(e->notes.begin(), named->notes.front());
+  }
   return e;
 }
 
@@ -451,8 +481,9 @@ std::string LoadExplanation::ToTable() const {
   absl::StrAppend(
       &out,
       "\nsteady: each attempt fails with that chance, independently, in the "
-      "long run; worst case: the failures stick to calls (a failing call "
-      "fails every attempt) and each makes its most attempts\n");
+      "long run; worst case: each call makes its most attempts (its "
+      "shortest waits), and the failures are spread or stick to calls (a "
+      "failing call fails every attempt), whichever costs more\n");
   if (!notes.empty()) {
     absl::StrAppend(&out, "notes:\n");
     for (const std::string& n : notes) absl::StrAppend(&out, "- ", n, "\n");

@@ -165,8 +165,9 @@ struct LoadRow {
   // In the long run, with each attempt failing independently.
   double steady = 1;
   std::string steady_bound;  // what bounds it: "maxAttempts (5)", ...
-  // With the failures stuck to calls (a failing call fails every attempt)
-  // and a call's most attempts (its shortest waits).
+  // Each call making its most attempts (its shortest waits), with the
+  // failures spread or stuck to calls (a failing call fails every
+  // attempt), whichever costs more.
   double worst = 1;
   std::string worst_bound;
 };

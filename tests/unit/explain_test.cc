@@ -946,6 +946,22 @@ TEST(ExplainLoadTest, ThrottleCutOffIsExact) {
   }
 }
 
+// The worst case is never below the steady state: failures stuck to calls
+// cost more retries, but drain a bucket faster than spread ones.
+TEST(ExplainLoadTest, WorstIsTheWorseOfSpreadAndStuck) {
+  LoadAssumptions assume;
+  assume.failure_fractions = {0.01, 0.05, 0.09, 0.5};
+  auto e = LoadOf(
+      Options(Count(5)).set<RetryThrottleOption>(Throttle(100, 0.1)), assume);
+  ASSERT_TRUE(e.ok());
+  for (const LoadRow& row : e->rows) {
+    EXPECT_GE(row.worst, row.steady) << row.failure_fraction;
+  }
+  // 5 %: stuck failures hover the bucket at half; spread ones keep it full.
+  EXPECT_DOUBLE_EQ(e->rows[1].worst, S(0.05, 5));
+  EXPECT_DOUBLE_EQ(e->rows[0].worst, 1 + 4 * 0.01);
+}
+
 // A full bucket of M thousandths lets (M - 1) / 2000 retries through before
 // it refuses: docs/throttling.md's outage of 50 calls with 6 attempts each
 // costs 54 attempts with 10 tokens.
@@ -1049,6 +1065,15 @@ TEST(ExplainLoadTest, BadAssumptionsAreErrors) {
     EXPECT_EQ(e.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(e.status().message(), HasSubstr("ExplainLoad"));
   }
+  // Limiters a call would refuse: Explain replaces the shared ones, so
+  // ExplainLoad checks them itself.
+  auto broken = LoadOf(Options(Count(3)).set<RetryThrottleOption>(
+      std::make_shared<RetryThrottle>(RetryThrottle::Config())));
+  EXPECT_THAT(broken.status().message(), HasSubstr("max_tokens"));
+  auto no_budget = LoadOf(Options(Count(3)).set<RetryBudgetOption>(
+      std::make_shared<RetryBudget>(
+          RetryBudget::Config().WithTtl(nanoseconds(1)))));
+  EXPECT_EQ(no_budget.status().code(), absl::StatusCode::kInvalidArgument);
   LoadAssumptions nan;
   nan.failure_fractions = {std::nan("")};
   EXPECT_FALSE(LoadOf(Count(3), nan).ok());
