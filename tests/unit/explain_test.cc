@@ -1070,8 +1070,8 @@ TEST(ExplainLoadTest, BadAssumptionsAreErrors) {
   auto broken = LoadOf(Options(Count(3)).set<RetryThrottleOption>(
       std::make_shared<RetryThrottle>(RetryThrottle::Config())));
   EXPECT_THAT(broken.status().message(), HasSubstr("max_tokens"));
-  auto no_budget = LoadOf(Options(Count(3)).set<RetryBudgetOption>(
-      std::make_shared<RetryBudget>(
+  auto no_budget = LoadOf(
+      Options(Count(3)).set<RetryBudgetOption>(std::make_shared<RetryBudget>(
           RetryBudget::Config().WithTtl(nanoseconds(1)))));
   EXPECT_EQ(no_budget.status().code(), absl::StatusCode::kInvalidArgument);
   LoadAssumptions nan;
