@@ -10,11 +10,13 @@
 // SVG could not be written.
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +26,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
@@ -66,6 +69,15 @@ Assumptions:
   --attempt-duration=DURATION  how long each attempt runs before it fails
                                (default 0)
   --failure=CODE           the code each attempt fails with (UNAVAILABLE)
+Load (--load): attempts the server gets per call offered, by the fraction
+of attempts it fails (stubkit::ExplainLoad; a model, see docs/explain.md):
+  --load                   print the load table instead of the schedule
+  --rate=N                 calls offered per second (default 100)
+  --failing=P,P,...        failure percentages (default 0,1,10,50,100)
+  --throttle=TOKENS:RATIO  a RetryThrottle (gRPC's retryThrottling)
+  --budget=FRACTION:PER_S[:TTL]  a RetryBudget (e.g. 0.2:10:10s)
+  --hedging=N:DELAY        a HedgingPolicy of N attempts, DELAY apart
+                           (--attempt-duration is the latency they race)
 Output:
   --svg=FILE               also write the schedule as an SVG chart
 Why not:
@@ -95,6 +107,9 @@ struct Flags {
   std::optional<std::chrono::nanoseconds> max_backoff;
   std::optional<double> multiplier;
   std::optional<stubkit::Jitter> jitter;
+  // --load and its assumptions.
+  bool load = false;
+  stubkit::LoadAssumptions load_assumptions;
 };
 
 absl::StatusOr<std::chrono::nanoseconds> ParseDurationFlag(
@@ -142,6 +157,79 @@ absl::StatusOr<absl::StatusCode> ParseCode(absl::string_view value) {
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "--failure: \"", value, "\" is not a status code (UNAVAILABLE, 14)"));
+}
+
+// "A:B[:C]" as its parts.
+std::vector<std::string> Parts(absl::string_view value) {
+  return absl::StrSplit(value, ':');
+}
+
+absl::Status Bad(absl::string_view name, absl::string_view value,
+                 absl::string_view want) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("--", name, ": \"", value, "\" is not ", want));
+}
+
+// --rate and --failing.
+absl::Status ParseLoadShape(absl::string_view name, absl::string_view value,
+                            stubkit::LoadAssumptions& load) {
+  if (name == "rate") {
+    if (!absl::SimpleAtod(value, &load.offered_rate) ||
+        !(load.offered_rate > 0) || std::isinf(load.offered_rate)) {
+      return Bad(name, value, "a positive number of calls per second");
+    }
+    return absl::OkStatus();
+  }
+  load.failure_fractions.clear();
+  for (absl::string_view part : absl::StrSplit(value, ',')) {
+    double percent = 0;
+    if (!absl::SimpleAtod(absl::StripSuffix(part, "%"), &percent) ||
+        !(percent >= 0 && percent <= 100)) {
+      return Bad(name, value, "a list of percentages in [0, 100]");
+    }
+    load.failure_fractions.push_back(percent / 100);
+  }
+  return absl::OkStatus();
+}
+
+// --throttle, --budget, --hedging: the limiters and hedging the load mode
+// reads (a service config sets them too).
+absl::Status ParseLimiter(absl::string_view name, absl::string_view value,
+                          Flags& flags) {
+  const std::vector<std::string> p = Parts(value);
+  double a = 0, b = 0;
+  const bool numbers = p.size() >= 2 && absl::SimpleAtod(p[0], &a) &&
+                       (name == "hedging" || absl::SimpleAtod(p[1], &b));
+  if (name == "throttle") {
+    if (!numbers || p.size() != 2) return Bad(name, value, "TOKENS:RATIO");
+    flags.call.set<stubkit::RetryThrottleOption>(
+        std::make_shared<stubkit::RetryThrottle>(
+            stubkit::RetryThrottle::Config().WithMaxTokens(a).WithTokenRatio(
+                b)));
+  } else if (name == "budget") {
+    auto ttl = p.size() == 3 ? ParseDurationFlag(name, p[2])
+                             : absl::StatusOr<std::chrono::nanoseconds>(
+                                   std::chrono::seconds(10));
+    if (!numbers || p.size() > 3 || !ttl.ok()) {
+      return Bad(name, value, "FRACTION:PER_SECOND[:TTL]");
+    }
+    flags.call.set<stubkit::RetryBudgetOption>(
+        std::make_shared<stubkit::RetryBudget>(stubkit::RetryBudget::Config()
+                                                   .WithPercentCanRetry(a)
+                                                   .WithMinRetriesPerSecond(b)
+                                                   .WithTtl(*ttl)));
+  } else {
+    auto delay = p.size() == 2 ? ParseDurationFlag(name, p[1])
+                               : absl::StatusOr<std::chrono::nanoseconds>();
+    if (!numbers || p.size() != 2 || !delay.ok() || a != std::floor(a)) {
+      return Bad(name, value, "ATTEMPTS:DELAY");
+    }
+    flags.call.set<stubkit::HedgingPolicyOption>(
+        stubkit::HedgingPolicy()
+            .WithMaxAttempts(static_cast<int>(a))
+            .WithHedgingDelay(*delay));
+  }
+  return absl::OkStatus();
 }
 
 using DurationSetter = void (*)(Flags&, std::chrono::nanoseconds);
@@ -219,6 +307,10 @@ absl::Status ParseValueFlag(absl::string_view name, absl::string_view value,
     auto j = ParseJitter(value);
     if (!j.ok()) return j.status();
     flags.jitter = *j;
+  } else if (name == "rate" || name == "failing") {
+    return ParseLoadShape(name, value, flags.load_assumptions);
+  } else if (name == "throttle" || name == "budget" || name == "hedging") {
+    return ParseLimiter(name, value, flags);
   } else if (name == "failure") {
     auto code = ParseCode(value);
     if (!code.ok()) return code.status();
@@ -233,6 +325,10 @@ absl::Status ParseValueFlag(absl::string_view name, absl::string_view value,
 absl::Status ParseFlag(absl::string_view arg, Flags& flags) {
   if (arg == "--help" || arg == "-h") {
     flags.help = true;
+    return absl::OkStatus();
+  }
+  if (arg == "--load") {
+    flags.load = true;
     return absl::OkStatus();
   }
   // What the proto says, as the generated code would pass it: a file's
@@ -342,6 +438,18 @@ void SayIdempotency(const Flags& flags, stubkit::Explanation& e) {
   }
 }
 
+// --load: the table of attempts per call offered.
+int RunLoad(const Flags& flags, const stubkit::Options& client,
+            const std::string& method, const stubkit::Options& call) {
+  stubkit::LoadAssumptions load = flags.load_assumptions;
+  load.attempt = flags.assumptions;
+  absl::StatusOr<stubkit::LoadExplanation> e =
+      stubkit::ExplainLoad(client, method, load, call);
+  if (!e.ok()) return BadInput(e.status());
+  std::cout << e->ToTable();
+  return kOk;
+}
+
 int Run(const Flags& flags) {
   if (flags.why_not.has_value()) return RunWhyNot(*flags.why_not);
   const std::string method = flags.method.value_or("example.Service.Method");
@@ -353,6 +461,7 @@ int Run(const Flags& flags) {
   }
   stubkit::Options call = flags.call;
   ApplyBackoffFlags(flags, backoff, call);
+  if (flags.load) return RunLoad(flags, client, method, call);
   absl::StatusOr<stubkit::Explanation> e =
       stubkit::Explain(client, method, call, flags.assumptions);
   if (!e.ok()) return BadInput(e.status());

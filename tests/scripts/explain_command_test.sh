@@ -105,6 +105,32 @@ if "${tool}" --method=demo.KeyValue.Get --max-attempts=7 --initial-backoff=1s \
   fail "an uncapped backoff printed a negative time"
 fi
 
+# Issue 43: --load, attempts per call offered by failure fraction, from
+# flags and from a service config (whose retryThrottling it reads).
+expect 0 "failing  steady" -- --load --max-attempts=5
+expect 0 "    100%    5.000  (maxAttempts (5))" -- --load --max-attempts=5
+expect 0 "     50%    1.938  (maxAttempts (5))" -- --load --max-attempts=5
+expect 0 "cut-off at 9.091% of attempts failing" -- --load \
+  --service-config="${src}/examples/demo_service_config.json" \
+  --method=demo.KeyValue/Get
+expect 0 "     10%    1.000  (throttle: above its cut-off 9.091%)" -- --load \
+  --service-config="${src}/examples/demo_service_config.json" \
+  --method=demo.KeyValue/Get
+expect 0 "    100%    1.300  (retry budget" -- --load --max-attempts=5 \
+  --budget=0.2:10 --rate=100
+expect 0 "     25%" -- --load --failing=25,75
+expect 0 "      0%    3.000  (hedging: 3 attempts, 50ms apart)" -- --load \
+  --hedging=3:50ms --attempt-duration=120ms
+expect 2 "is not a positive number of calls per second" -- --load --rate=-1
+expect 2 "is not a list of percentages in [0, 100]" -- --load --failing=120
+expect 2 "is not a list of percentages" -- --load --failing=
+expect 2 "is not TOKENS:RATIO" -- --load --throttle=10
+expect 2 "max_tokens must be in (0, 1000]" -- --load --throttle=0:1
+expect 2 "is not FRACTION:PER_SECOND[:TTL]" -- --load --budget=0.2
+expect 2 "is not ATTEMPTS:DELAY" -- --load --hedging=2.5:1s
+expect 2 "Did you mean demo.KeyValue/Get?" -- --load \
+  --service-config="${work}/methods.json" --method=demo.KeyValue/Gte
+
 # Bad input: exit 2, and a message that names the problem.
 expect 2 "unknown flag --bogus" -- --bogus=1
 expect 2 "unknown argument" -- stray
