@@ -37,6 +37,23 @@
 // retries it refuses is modelled as each retry admitted with the same
 // chance a, the largest with S_n(p*a) - 1 <= c (for a call's chance to
 // fail, which the bucket and the layers read).
+//
+// Layers: the top's client calls layer 2's server, whose client calls
+// layer 3's ... and the last calls the backend. Each attempt at a layer
+// becomes one call of the next layer's client. Counted from the backend up,
+// each layer is a pair: the backend attempts and the chance to fail of a
+// call the layer above makes for an incoming first attempt (X1, F1) and for
+// an incoming retry (X2, F2); the backend itself is (1, p, 1, p). A call
+// with at most c attempts sends its first as a first attempt and the rest
+// as retries: X = X1 + F1 * X2 * S_(c-1)(F2), F = F1 * F2^(c-1). Without
+// IncomingCall every call makes its n attempts, so both halves are the
+// same: X = S_n(F) * X below (the SRE book's 4^3 = 64). With IncomingCall
+// (NestedRetryOption) a call for an incoming retry makes 1 attempt
+// (kNever), 2 (kOnce) or n; its attempts still start as first attempts
+// below. With Reply as well, a layer whose retries ran out for overload
+// answers "don't retry", so every layer above makes one attempt and only
+// the last one's retries reach the backend. A layer's token bucket above
+// its cut-off (for the failures of first attempts below) makes 1 attempt.
 
 #include <algorithm>
 #include <chrono>
@@ -488,6 +505,149 @@ std::string LoadExplanation::ToTable() const {
     absl::StrAppend(&out, "notes:\n");
     for (const std::string& n : notes) absl::StrAppend(&out, "- ", n, "\n");
   }
+  return out;
+}
+
+namespace {
+
+// One layer's client.
+struct Layer {
+  int attempts = 1;              // a failing call's, median waits
+  int nested = 1;                // for an incoming retry (IncomingCall)
+  std::optional<double> cutoff;  // its token bucket's
+};
+
+// What a call made for an incoming first attempt, and for an incoming
+// retry, costs the backend, and its chance to fail.
+struct Below {
+  double first_cost, first_fails, retry_cost, retry_fails;
+};
+
+// A call of at most `c` attempts over `below`: its cost and its chance to
+// fail.
+std::pair<double, double> CallOver(const Below& below, int c) {
+  return {below.first_cost + below.first_fails * below.retry_cost *
+                                 GeometricSum(below.retry_fails, c - 1),
+          below.first_fails * std::pow(below.retry_fails, c - 1)};
+}
+
+// The top's call over `layers` (the top's first) at failure fraction `p`;
+// `nested`: IncomingCall's rule for incoming retries.
+double Layered(const std::vector<Layer>& layers, double p, bool nested) {
+  Below below{1, p, 1, p};
+  for (size_t i = layers.size(); i-- > 0;) {
+    const Layer& l = layers[i];
+    const bool cut = l.cutoff.has_value() && below.first_fails > *l.cutoff;
+    const int n = cut ? 1 : l.attempts;
+    const int m = cut ? 1 : (nested ? std::min(l.nested, n) : n);
+    const auto [first_cost, first_fails] = CallOver(below, n);
+    const auto [retry_cost, retry_fails] = CallOver(below, m);
+    below = {first_cost, first_fails, retry_cost, retry_fails};
+  }
+  return below.first_cost;
+}
+
+// With "don't retry" upstream: only the last layer's retries count.
+double Propagated(const std::vector<Layer>& layers, double p) {
+  return Layered({layers.back()}, p, /*nested=*/false);
+}
+
+absl::StatusOr<Layer> LayerOf(const Options& client, absl::string_view method,
+                              const LoadAssumptions& assume,
+                              const Options& call) {
+  absl::StatusOr<LoadExplanation> load =
+      ExplainLoad(client, method, assume, call);
+  if (!load.ok()) return load.status();
+  absl::StatusOr<Explanation> e = Explain(client, method, call, assume.attempt);
+  if (!e.ok()) return e.status();
+  Layer layer;
+  const StopReason stop = e->median_waits.reason;
+  layer.attempts =
+      stop == StopReason::kNonIdempotent || stop == StopReason::kPermanentError
+          ? 1
+          : e->median_waits.attempts;
+  const NestedRetry nested = call.has<NestedRetryOption>()
+                                 ? call.get<NestedRetryOption>()
+                                 : client.get<NestedRetryOption>();
+  switch (nested) {
+    case NestedRetry::kAsUsual:
+      layer.nested = layer.attempts;
+      break;
+    case NestedRetry::kOnce:
+      layer.nested = 2;
+      break;
+    default:
+      layer.nested = 1;
+  }
+  layer.cutoff = load->throttle_cutoff;
+  return layer;
+}
+
+}  // namespace
+
+absl::StatusOr<LayersExplanation> ExplainLayers(
+    int count, const std::vector<Options>& layers, absl::string_view method,
+    const LoadAssumptions& assume, const Options& call) {
+  if (count < 1 || count > 100) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ExplainLayers: the layers must number 1 to 100, got ", count));
+  }
+  if (layers.size() != 1 && layers.size() != static_cast<size_t>(count)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ExplainLayers: ", layers.size(), " options sets for ", count,
+        " layers: give one for every layer, or one per layer"));
+  }
+  LayersExplanation e;
+  e.method = std::string(method);
+  std::vector<Layer> model;
+  for (int i = 0; i < count; ++i) {
+    const size_t at = layers.size() == 1 ? 0 : static_cast<size_t>(i);
+    if (i > 0 && at == 0) {
+      model.push_back(model.front());
+    } else {
+      absl::StatusOr<Layer> layer = LayerOf(layers[at], method, assume, call);
+      if (!layer.ok()) return layer.status();
+      model.push_back(*layer);
+    }
+    e.attempts.push_back(model.back().attempts);
+  }
+  for (double p : assume.failure_fractions) {
+    e.rows.push_back({p, Layered(model, p, /*nested=*/false),
+                      Layered(model, p, /*nested=*/true),
+                      Propagated(model, p)});
+  }
+  e.notes.push_back(
+      "a layer's retry budget and hedging are not in these rows (its own "
+      "--load table says what they do to its calls); a layer's token bucket "
+      "is: above its cut-off, for the failures it sees, it makes 1 attempt");
+  return e;
+}
+
+std::string LayersExplanation::ToTable() const {
+  std::string out =
+      absl::StrCat("method: ", method, "\nlayers: ", attempts.size(),
+                   " (the top's client first); a failing call's attempts at "
+                   "each: ");
+  for (size_t i = 0; i < attempts.size(); ++i) {
+    absl::StrAppend(&out, i == 0 ? "" : ", ", attempts[i]);
+  }
+  absl::StrAppendFormat(&out,
+                        "\n\nbackend attempts per call offered at the top:\n"
+                        "%8s  %12s  %12s  %20s\n",
+                        "failing", "naive", "IncomingCall",
+                        "IncomingCall+Reply");
+  for (const LayersRow& row : rows) {
+    absl::StrAppendFormat(&out, "%8s  %12.3f  %12.3f  %20.3f\n",
+                          Percent(row.failure_fraction), row.naive, row.nested,
+                          row.propagated);
+  }
+  absl::StrAppend(
+      &out,
+      "\nnaive: every layer retries as its options say. IncomingCall: a "
+      "layer's call for an incoming retry makes NestedRetryOption's attempts "
+      "(1 by default). IncomingCall+Reply: a layer whose retries ran out for "
+      "overload answers \"don't retry\", so only the last layer retries.\n");
+  for (const std::string& n : notes) absl::StrAppend(&out, "- ", n, "\n");
   return out;
 }
 

@@ -196,6 +196,33 @@ absl::StatusOr<LoadExplanation> ExplainLoad(
     const Options& client, absl::string_view method,
     const LoadAssumptions& assumptions = {}, const Options& call = {});
 
+// Layers of retries: a client calls a server that calls a server ... that
+// calls the backend, each layer's client with its own options.
+struct LayersRow {
+  double failure_fraction = 0;  // of the backend's attempts
+  // Backend attempts per call offered at the top, in the steady state:
+  double naive = 1;       // every layer retries as its options say
+  double nested = 1;      // IncomingCall: a retry is not retried below
+  double propagated = 1;  // IncomingCall and Reply: "don't retry" upstream
+};
+
+struct LayersExplanation {
+  std::string method;
+  // Per layer, the top's first: a failing call's attempts (median waits).
+  std::vector<int> attempts;
+  std::vector<LayersRow> rows;
+  std::vector<std::string> notes;
+  std::string ToTable() const;
+};
+
+// `count` layers, `layers` their clients' options, the top's first: one per
+// layer, or one for every layer. INVALID_ARGUMENT for `count` outside
+// [1, 100], a number of options sets that is neither 1 nor `count`, or what
+// ExplainLoad refuses. `call`: over every layer's options, as ExplainLoad's.
+absl::StatusOr<LayersExplanation> ExplainLayers(
+    int count, const std::vector<Options>& layers, absl::string_view method,
+    const LoadAssumptions& assumptions = {}, const Options& call = {});
+
 // Why a call stopped, in plain words, and what would have changed it.
 struct StopAdvice {
   StopReason reason = StopReason::kSuccess;

@@ -78,6 +78,10 @@ of attempts it fails (stubkit::ExplainLoad; a model, see docs/explain.md):
   --budget=FRACTION:PER_S[:TTL]  a RetryBudget (e.g. 0.2:10:10s)
   --hedging=N:DELAY        a HedgingPolicy of N attempts, DELAY apart
                            (--attempt-duration is the latency they race)
+  --layers=N               N layers of servers calling servers, each with
+                           these options: the backend's attempts per call
+                           offered at the top, with and without IncomingCall
+                           and its "don't retry" (stubkit::ExplainLayers)
 Output:
   --svg=FILE               also write the schedule as an SVG chart
 Why not:
@@ -110,6 +114,7 @@ struct Flags {
   // --load and its assumptions.
   bool load = false;
   stubkit::LoadAssumptions load_assumptions;
+  int layers = 0;  // --layers: 0 for none
 };
 
 absl::StatusOr<std::chrono::nanoseconds> ParseDurationFlag(
@@ -307,6 +312,12 @@ absl::Status ParseValueFlag(absl::string_view name, absl::string_view value,
     auto j = ParseJitter(value);
     if (!j.ok()) return j.status();
     flags.jitter = *j;
+  } else if (name == "layers") {
+    if (!absl::SimpleAtoi(value, &flags.layers) || flags.layers < 1 ||
+        flags.layers > 100) {
+      return Bad(name, value, "a whole number of layers in [1, 100]");
+    }
+    flags.load = true;
   } else if (name == "rate" || name == "failing") {
     return ParseLoadShape(name, value, flags.load_assumptions);
   } else if (name == "throttle" || name == "budget" || name == "hedging") {
@@ -443,6 +454,14 @@ int RunLoad(const Flags& flags, const stubkit::Options& client,
             const std::string& method, const stubkit::Options& call) {
   stubkit::LoadAssumptions load = flags.load_assumptions;
   load.attempt = flags.assumptions;
+  if (flags.layers > 0) {
+    // The file's and the flags' options at every layer.
+    absl::StatusOr<stubkit::LayersExplanation> layers =
+        stubkit::ExplainLayers(flags.layers, {client}, method, load, call);
+    if (!layers.ok()) return BadInput(layers.status());
+    std::cout << layers->ToTable();
+    return kOk;
+  }
   absl::StatusOr<stubkit::LoadExplanation> e =
       stubkit::ExplainLoad(client, method, load, call);
   if (!e.ok()) return BadInput(e.status());

@@ -121,6 +121,14 @@ expect 0 "    100%    1.300  (retry budget" -- --load --max-attempts=5 \
 expect 0 "     25%" -- --load --failing=25,75
 expect 0 "      0%    3.000  (hedging: 3 attempts, 50ms apart)" -- --load \
   --hedging=3:50ms --attempt-duration=120ms
+# Issue 43, item 2: layers, the SRE book's three layers of four attempts.
+expect 0 "    100%        64.000        19.000                 4.000" -- \
+  --layers=3 --max-attempts=4
+expect 0 "IncomingCall+Reply" -- --layers=2 \
+  --service-config="${src}/examples/demo_service_config.json" \
+  --method=demo.KeyValue/Get
+expect 2 "is not a whole number of layers in [1, 100]" -- --layers=0
+expect 2 "is not a whole number of layers in [1, 100]" -- --layers=x
 expect 2 "is not a positive number of calls per second" -- --load --rate=-1
 expect 2 "is not a list of percentages in [0, 100]" -- --load --failing=120
 expect 2 "is not a list of percentages" -- --load --failing=
