@@ -317,8 +317,8 @@ absl::Status CheckLimiters(const OptionsView& options) {
 }
 
 // The shared limiters, into `policy` and `e`.
-void ReadLimiters(const OptionsView& options, double rate, LoadPolicy& policy,
-                  LoadExplanation& e) {
+void ReadLimiters(const OptionsView& options, double rate, int clients,
+                  LoadPolicy& policy, LoadExplanation& e) {
   if (const RetryThrottle* t = options.get<RetryThrottleOption>().get()) {
     const double r = t->token_ratio();  // thousandths, as it counts
     policy.ratio = r;
@@ -335,19 +335,19 @@ void ReadLimiters(const OptionsView& options, double rate, LoadPolicy& policy,
       const auto& w = t->wait_options();
       const double pace =
           w.probes * 1e9 / static_cast<double>(w.probe_interval.count());
-      policy.probes_per_call = pace / rate;
+      policy.probes_per_call = pace * clients / rate;
     }
   }
   if (const RetryBudget* b = options.get<RetryBudgetOption>().get()) {
     const auto& c = b->config();
     policy.budget_cap =
-        c.percent_can_retry() + c.min_retries_per_second() / rate;
+        c.percent_can_retry() + c.min_retries_per_second() * clients / rate;
     e.budget_bound = 1 + *policy.budget_cap;
     e.settings.push_back(absl::StrFormat(
         "retry budget: %g%% of the calls + %g/s: at most %.4g attempts per "
-        "call at %g calls/s",
+        "call at %g calls/s over %d client(s)",
         c.percent_can_retry() * 100, c.min_retries_per_second(),
-        *e.budget_bound, rate));
+        *e.budget_bound, rate, clients));
   }
 }
 
@@ -365,8 +365,9 @@ void ReadHedging(const OptionsView& options, const MethodInfo& method,
                    FormatDuration(hedging.hedging_delay()), " apart");
   if (const AdaptiveHedging* a = options.get<AdaptiveHedgingOption>().get()) {
     const auto& c = a->config();
-    policy.adaptive_cap =
-        c.max_extra_load() + c.min_hedges_per_second() / assume.offered_rate;
+    policy.adaptive_cap = c.max_extra_load() + c.min_hedges_per_second() *
+                                                   assume.clients /
+                                                   assume.offered_rate;
     e.notes.push_back(absl::StrFormat(
         "adaptive hedging: its delay is learnt, so the rows take the fixed "
         "delay; its budget bounds the hedges: at most %.4g attempts per call",
@@ -385,6 +386,15 @@ absl::Status CheckLoadAssumptions(const LoadAssumptions& assume) {
     return absl::InvalidArgumentError(
         "ExplainLoad: failure_fractions is empty");
   }
+  if (assume.clients < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ExplainLoad: clients must be at least 1, got ", assume.clients));
+  }
+  if (assume.outage.has_value() && *assume.outage <= nanoseconds::zero()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ExplainLoad: an outage must last more than 0, got ",
+                     FormatDuration(*assume.outage)));
+  }
   for (double p : assume.failure_fractions) {
     if (!(p >= 0 && p <= 1)) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -392,6 +402,60 @@ absl::Status CheckLoadAssumptions(const LoadAssumptions& assume) {
     }
   }
   return absl::OkStatus();
+}
+
+// The row at `p`: the steady state, and the worse of the two patterns with
+// each call making its most attempts (failures that stick drain a bucket
+// faster than spread ones).
+LoadRow Row(const LoadPolicy& policy, double p) {
+  const Evaluated steady = Evaluate(policy, p, /*stuck=*/false);
+  LoadPolicy most = policy;
+  most.most = true;
+  const Evaluated spread = Evaluate(most, p, /*stuck=*/false);
+  const Evaluated stuck = Evaluate(most, p, /*stuck=*/true);
+  const Evaluated& worst =
+      stuck.load.attempts >= spread.load.attempts ? stuck : spread;
+  return {p, steady.load.attempts, steady.bound, worst.load.attempts,
+          worst.bound};
+}
+
+// An outage of T from a healthy start: a call started t into it sends the
+// attempts of its median schedule that start before T - t; over calls
+// started evenly in it, that is sum_k max(0, T - s_k) / T. Hedges go
+// min(delay, latency) apart. Then the limiters: the budget's bound, and a
+// bucket's allowance (each client's) over the calls offered in T.
+OutageLoad Outage(const LoadPolicy& policy, const Explanation& schedule,
+                  const LoadAssumptions& assume, int onset) {
+  const double t = static_cast<double>(assume.outage->count());
+  std::vector<double> starts;
+  if (policy.hedged) {
+    const nanoseconds step = std::min(policy.hedge_delay, policy.latency);
+    for (int k = 0; k < policy.hedge_attempts; ++k) {
+      starts.push_back(static_cast<double>((step * k).count()));
+    }
+  } else {
+    for (const ExplainedAttempt& a : schedule.attempts) {
+      if (!a.median_start.has_value()) break;
+      starts.push_back(static_cast<double>(a.median_start->count()));
+      if (!policy.retried) break;
+    }
+  }
+  OutageLoad out{*assume.outage, 0, policy.bound};
+  for (double s : starts) out.attempts += std::max(0.0, t - s) / t;
+  if (starts.empty()) out.attempts = 1;
+  auto cap = [&](std::optional<double> extra, std::string why) {
+    if (extra.has_value() && out.attempts > 1 + *extra) {
+      out = {*assume.outage, 1 + *extra, std::move(why)};
+    }
+  };
+  cap(policy.budget_cap, "retry budget");
+  cap(policy.adaptive_cap, "hedging budget");
+  if (policy.ratio.has_value()) {
+    const double calls = assume.offered_rate * t / 1e9;
+    cap(assume.clients * onset / calls,
+        absl::StrCat("throttle: ", onset, " retries per client's bucket"));
+  }
+  return out;
 }
 
 }  // namespace
@@ -420,20 +484,11 @@ absl::StatusOr<LoadExplanation> ExplainLoad(const OptionsView& options,
         "a failing call makes more than ", schedule->most_attempts,
         " attempts with its shortest waits: the worst case is at least that"));
   }
-  ReadLimiters(options, assume.offered_rate, policy, e);
+  ReadLimiters(options, assume.offered_rate, assume.clients, policy, e);
   ReadHedging(options, method, assume, policy, e);
-  for (double p : assume.failure_fractions) {
-    const Evaluated steady = Evaluate(policy, p, /*stuck=*/false);
-    // The worse of the two patterns, each call making its most attempts:
-    // failures that stick drain a bucket faster than spread ones.
-    LoadPolicy most = policy;
-    most.most = true;
-    const Evaluated spread = Evaluate(most, p, /*stuck=*/false);
-    const Evaluated stuck = Evaluate(most, p, /*stuck=*/true);
-    const Evaluated& worst =
-        stuck.load.attempts >= spread.load.attempts ? stuck : spread;
-    e.rows.push_back({p, steady.load.attempts, steady.bound,
-                      worst.load.attempts, worst.bound});
+  for (double p : assume.failure_fractions) e.rows.push_back(Row(policy, p));
+  if (assume.outage.has_value()) {
+    e.outage = Outage(policy, *schedule, assume, e.throttle_onset_retries);
   }
   if (policy.probes_per_call.has_value()) {
     e.notes.push_back(absl::StrFormat(
@@ -495,12 +550,20 @@ std::string LoadExplanation::ToTable() const {
         absl::StrFormat("%7.3f  (%s)", row.steady, row.steady_bound),
         absl::StrFormat("%7.3f  (%s)", row.worst, row.worst_bound));
   }
+  if (outage.has_value()) {
+    absl::StrAppendFormat(
+        &out, "%8s  %7.3f  (%s)\n",
+        absl::StrCat("outage ", FormatDuration(outage->duration)),
+        outage->attempts, outage->bound);
+  }
   absl::StrAppend(
       &out,
       "\nsteady: each attempt fails with that chance, independently, in the "
       "long run; worst case: each call makes its most attempts (its "
       "shortest waits), and the failures are spread or stick to calls (a "
-      "failing call fails every attempt), whichever costs more\n");
+      "failing call fails every attempt), whichever costs more; outage: every "
+      "attempt fails for that long, from a "
+      "healthy start, counted over the calls offered in it\n");
   if (!notes.empty()) {
     absl::StrAppend(&out, "notes:\n");
     for (const std::string& n : notes) absl::StrAppend(&out, "- ", n, "\n");

@@ -157,6 +157,20 @@ struct LoadAssumptions {
   // Each attempt: its duration (the latency hedges race), failure code, the
   // method's idempotency by name, attempts followed.
   ExplainAssumptions attempt;
+  // The clients the rate is spread over, each with its own bucket or budget
+  // (the options' limiter stands for each client's), >= 1.
+  int clients = 1;
+  // Also: attempts per call offered during an outage this long (every
+  // attempt failing), counted as the studies count them. > 0.
+  std::optional<std::chrono::nanoseconds> outage;
+};
+
+// Attempts per call offered during an outage: those of the calls started in
+// it that start in it, over the calls started in it (the median schedule).
+struct OutageLoad {
+  std::chrono::nanoseconds duration{0};
+  double attempts = 1;
+  std::string bound;
 };
 
 // Attempts sent per call offered at one failure fraction.
@@ -184,6 +198,7 @@ struct LoadExplanation {
   int throttle_onset_retries = 0;
   // A retry budget's bound on attempts per call in the long run.
   std::optional<double> budget_bound;
+  std::optional<OutageLoad> outage;
   std::vector<std::string> notes;
   std::string ToTable() const;
 };

@@ -78,6 +78,10 @@ of attempts it fails (stubkit::ExplainLoad; a model, see docs/explain.md):
   --budget=FRACTION:PER_S[:TTL]  a RetryBudget (e.g. 0.2:10:10s)
   --hedging=N:DELAY        a HedgingPolicy of N attempts, DELAY apart
                            (--attempt-duration is the latency they race)
+  --clients=N              the rate is spread over N clients, each with its
+                           own bucket or budget (default 1)
+  --outage=DURATION        also the attempts per call offered during an
+                           outage this long (every attempt failing)
   --layers=N               N layers of servers calling servers, each with
                            these options: the backend's attempts per call
                            offered at the top, with and without IncomingCall
@@ -273,6 +277,8 @@ DurationSetter FindDurationFlag(absl::string_view name) {
        [](Flags& flags, nanoseconds d) {
          flags.call.set<stubkit::MinAttemptTimeOption>(d);
        }},
+      {"outage",
+       [](Flags& flags, nanoseconds d) { flags.load_assumptions.outage = d; }},
       {"attempt-duration",
        [](Flags& flags, nanoseconds d) {
          flags.assumptions.attempt_duration = d;
@@ -312,6 +318,11 @@ absl::Status ParseValueFlag(absl::string_view name, absl::string_view value,
     auto j = ParseJitter(value);
     if (!j.ok()) return j.status();
     flags.jitter = *j;
+  } else if (name == "clients") {
+    int& clients = flags.load_assumptions.clients;
+    if (!absl::SimpleAtoi(value, &clients) || clients < 1) {
+      return Bad(name, value, "a whole number of clients >= 1");
+    }
   } else if (name == "layers") {
     if (!absl::SimpleAtoi(value, &flags.layers) || flags.layers < 1 ||
         flags.layers > 100) {

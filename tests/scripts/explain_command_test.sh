@@ -129,6 +129,13 @@ expect 0 "IncomingCall+Reply" -- --layers=2 \
   --method=demo.KeyValue/Get
 expect 2 "is not a whole number of layers in [1, 100]" -- --layers=0
 expect 2 "is not a whole number of layers in [1, 100]" -- --layers=x
+# The retry storm study's default-jitter variant, measured 4.38x.
+expect 0 "outage 40s    4.387  (time limit (14 attempts))" -- --load \
+  --time-limit=30min --initial-backoff=1s --max-backoff=300s --rate=40 \
+  --clients=20 --outage=40s --failing=100
+expect 2 "is not a whole number of clients >= 1" -- --load --clients=0
+expect 2 "is not a duration" -- --load --outage=soon
+expect 2 "an outage must last more than 0" -- --load --outage=0s
 expect 2 "is not a positive number of calls per second" -- --load --rate=-1
 expect 2 "is not a list of percentages in [0, 100]" -- --load --failing=120
 expect 2 "is not a list of percentages" -- --load --failing=

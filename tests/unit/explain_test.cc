@@ -1087,6 +1087,46 @@ TEST(ExplainLoadTest, BadAssumptionsAreErrors) {
                     HasSubstr("maxAttempts (3)"), HasSubstr("100%")));
 }
 
+// An outage of T from a healthy start: over calls started evenly in it, a
+// call sends the attempts of its median schedule that start before T.
+TEST(ExplainLoadTest, AnOutageCountsTheAttemptsThatFitInIt) {
+  // Attempts at 0, 10, 30, 70 ms (no jitter, 10 ms doubling), 100 ms.
+  LoadAssumptions assume;
+  assume.outage = milliseconds(100);
+  auto e = LoadOf(load::Count(4), assume);
+  ASSERT_TRUE(e.ok()) << e.status();
+  ASSERT_TRUE(e->outage.has_value());
+  EXPECT_DOUBLE_EQ(e->outage->attempts, (100.0 + 90 + 70 + 30) / 100);
+  EXPECT_THAT(e->ToTable(), HasSubstr("outage 100ms"));
+  // 20 clients of 10 tokens at 40 calls/s over 40 s: 80 retries for 1,600
+  // calls, as the retry storm study measured (1.05x).
+  assume.offered_rate = 40;
+  assume.clients = 20;
+  assume.outage = seconds(40);
+  auto bucket = LoadOf(
+      Options(load::Count(4)).set<RetryThrottleOption>(load::Throttle(10, 0.1)),
+      assume);
+  ASSERT_TRUE(bucket.ok());
+  EXPECT_DOUBLE_EQ(bucket->outage->attempts, 1.05);
+  // A budget's reserve counts per client: 0.2 + 0.5 * 20 / 40.
+  auto budget =
+      LoadOf(Options(load::Count(4))
+                 .set<RetryBudgetOption>(std::make_shared<RetryBudget>(
+                     RetryBudget::Config().WithMinRetriesPerSecond(0.5))),
+             assume);
+  ASSERT_TRUE(budget.ok());
+  EXPECT_DOUBLE_EQ(*budget->budget_bound, 1.45);
+  EXPECT_DOUBLE_EQ(budget->outage->attempts, 1.45);
+  LoadAssumptions bad;
+  bad.clients = 0;
+  EXPECT_THAT(LoadOf(load::Count(4), bad).status().message(),
+              HasSubstr("clients"));
+  bad.clients = 1;
+  bad.outage = nanoseconds(0);
+  EXPECT_THAT(LoadOf(load::Count(4), bad).status().message(),
+              HasSubstr("outage"));
+}
+
 }  // namespace load
 
 // ---- ExplainLayers: retries multiplied through layers ----
