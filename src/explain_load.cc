@@ -714,4 +714,156 @@ std::string LayersExplanation::ToTable() const {
   return out;
 }
 
+// ---- The load chart ----
+
+namespace {
+
+// A line of the chart: (failure fraction, attempts per call) points.
+struct Curve {
+  std::string name;
+  std::string colour;
+  std::vector<std::pair<double, double>> points;
+};
+
+std::string Escape(absl::string_view text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+// A round step for attempts from 1 to `top`: 1, 2 or 5 x 10^k.
+double AttemptStep(double top) {
+  const double raw = (top - 1) / 5;
+  for (double step = 0.01;; step *= 10) {
+    for (double m : {1.0, 2.0, 5.0}) {
+      if (m * step >= raw) return m * step;
+    }
+  }
+}
+
+// The axes, in the explainer's chart style: the failure fraction across
+// (0 to 100 %), attempts per call offered up (1 to `top`).
+struct LoadChart {
+  static constexpr double kLeft = 70, kRight = 150, kTop = 40, kWidth = 760,
+                          kHeight = 360, kBottom = 50;
+  double top;
+  double X(double p) const { return kLeft + (kWidth - kLeft - kRight) * p; }
+  double Y(double a) const {
+    return kHeight - kBottom -
+           (kHeight - kBottom - kTop) * (a - 1) / std::max(top - 1, 1e-9);
+  }
+};
+
+std::string ChartAxes(const LoadChart& chart, absl::string_view title) {
+  std::string out = absl::StrFormat(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
+      "height=\"%.0f\" font-family=\"sans-serif\" font-size=\"11\">\n"
+      "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
+      "<text x=\"%.0f\" y=\"18\" font-size=\"13\">%s</text>\n",
+      LoadChart::kWidth, LoadChart::kHeight, LoadChart::kLeft, Escape(title));
+  for (int percent = 0; percent <= 100; percent += 10) {
+    const double x = chart.X(percent / 100.0);
+    absl::StrAppendFormat(
+        &out,
+        "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" "
+        "stroke=\"#ddd\"/>\n<text class=\"tick\" x=\"%.1f\" y=\"%.0f\" "
+        "text-anchor=\"middle\">%d%%</text>\n",
+        x, chart.Y(chart.top), x, chart.Y(1), x, chart.Y(1) + 16, percent);
+  }
+  // 1, then the round multiples of the step above it.
+  const double step = AttemptStep(chart.top);
+  for (double k = 0, a = 1; a <= chart.top * (1 + 1e-9);
+       a = step * std::floor(1 / step + 1e-9) + step * ++k) {
+    absl::StrAppendFormat(
+        &out,
+        "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" "
+        "stroke=\"#ddd\"/>\n<text class=\"tick\" x=\"%.0f\" y=\"%.1f\" "
+        "text-anchor=\"end\">%g</text>\n",
+        chart.X(0), chart.Y(a), chart.X(1), chart.Y(a), chart.X(0) - 6,
+        chart.Y(a) + 4, a);
+  }
+  absl::StrAppendFormat(
+      &out,
+      "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">failure fraction "
+      "(of the attempts the server gets)</text>\n",
+      chart.X(0.5), LoadChart::kHeight - 12);
+  return out;
+}
+
+std::string LoadSvg(absl::string_view title, const std::vector<Curve>& curves) {
+  LoadChart chart{1};
+  for (const Curve& c : curves) {
+    for (const auto& [p, a] : c.points) chart.top = std::max(chart.top, a);
+  }
+  if (chart.top <= 1) chart.top = 2;
+  const double step = AttemptStep(chart.top);
+  chart.top = step * std::ceil(chart.top / step - 1e-9);
+  std::string out = ChartAxes(chart, title);
+  double legend = LoadChart::kTop + 10;
+  for (Curve c : curves) {
+    std::sort(c.points.begin(), c.points.end());
+    std::string path;
+    for (const auto& [p, a] : c.points) {
+      absl::StrAppendFormat(&path, "%s%.1f,%.1f", path.empty() ? "" : " ",
+                            chart.X(p), chart.Y(a));
+    }
+    absl::StrAppendFormat(
+        &out,
+        "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" "
+        "points=\"%s\"/>\n<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" "
+        "y2=\"%.0f\" stroke=\"%s\" stroke-width=\"2\"/>\n<text x=\"%.0f\" "
+        "y=\"%.0f\">%s</text>\n",
+        c.colour, path, chart.X(1) + 12, legend, chart.X(1) + 32, legend,
+        c.colour, chart.X(1) + 36, legend + 4, Escape(c.name));
+    legend += 16;
+  }
+  absl::StrAppend(&out, "</svg>\n");
+  return out;
+}
+
+}  // namespace
+
+std::string LoadExplanation::ToSvg() const {
+  Curve steady{"steady state", "#2b6cb0", {}};
+  Curve worst{"worst case", "#dd6b20", {}};
+  for (const LoadRow& row : rows) {
+    steady.points.push_back({row.failure_fraction, row.steady});
+    worst.points.push_back({row.failure_fraction, row.worst});
+  }
+  return LoadSvg(absl::StrCat(method, ": attempts per call offered (",
+                              offered_rate, " calls/s)"),
+                 {steady, worst});
+}
+
+std::string LayersExplanation::ToSvg() const {
+  Curve naive{"naive", "#c53030", {}};
+  Curve nested{"IncomingCall", "#dd6b20", {}};
+  Curve propagated{"IncomingCall+Reply", "#2b6cb0", {}};
+  for (const LayersRow& row : rows) {
+    naive.points.push_back({row.failure_fraction, row.naive});
+    nested.points.push_back({row.failure_fraction, row.nested});
+    propagated.points.push_back({row.failure_fraction, row.propagated});
+  }
+  return LoadSvg(absl::StrCat(method, ": backend attempts per call through ",
+                              attempts.size(), " layers"),
+                 {naive, nested, propagated});
+}
+
 }  // namespace stubkit

@@ -201,6 +201,9 @@ struct LoadExplanation {
   std::optional<OutageLoad> outage;
   std::vector<std::string> notes;
   std::string ToTable() const;
+  // A standalone SVG chart of the rows: attempts per call offered against
+  // the failure fraction, a line for the steady state and the worst case.
+  std::string ToSvg() const;
 };
 
 absl::StatusOr<LoadExplanation> ExplainLoad(const OptionsView& options,
@@ -228,6 +231,8 @@ struct LayersExplanation {
   std::vector<LayersRow> rows;
   std::vector<std::string> notes;
   std::string ToTable() const;
+  // The rows as an SVG chart, a line per variant.
+  std::string ToSvg() const;
 };
 
 // `count` layers, `layers` their clients' options, the top's first: one per

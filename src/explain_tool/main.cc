@@ -87,7 +87,9 @@ of attempts it fails (stubkit::ExplainLoad; a model, see docs/explain.md):
                            offered at the top, with and without IncomingCall
                            and its "don't retry" (stubkit::ExplainLayers)
 Output:
-  --svg=FILE               also write the schedule as an SVG chart
+  --svg=FILE               also write the schedule as an SVG chart (with
+                           --load or --layers: the load against the
+                           failure fraction, a line per variant)
 Why not:
   --why-not=TEXT           say why a call stopped, from its status's text
                            (its message, or absl::Status::ToString()); "-"
@@ -460,6 +462,33 @@ void SayIdempotency(const Flags& flags, stubkit::Explanation& e) {
   }
 }
 
+// The failure fractions a chart is drawn at: every 1 %, and either side of
+// a bucket's cut-off, where the load drops at once.
+std::vector<double> ChartFractions(std::optional<double> cutoff) {
+  std::vector<double> fractions;
+  for (int percent = 0; percent <= 100; ++percent) {
+    fractions.push_back(percent / 100.0);
+  }
+  if (cutoff.has_value()) {
+    fractions.push_back(*cutoff);
+    fractions.push_back(std::nextafter(*cutoff, 1.0));
+  }
+  return fractions;
+}
+
+// Writes `svg` to --svg's file, if given.
+int WriteSvg(const Flags& flags, const std::string& svg) {
+  if (!flags.svg.has_value()) return kOk;
+  std::ofstream out(*flags.svg);
+  out << svg;
+  out.close();
+  if (!out) {
+    std::cerr << "stubkit-explain: could not write " << *flags.svg << "\n";
+    return kFailed;
+  }
+  return kOk;
+}
+
 // --load: the table of attempts per call offered.
 int RunLoad(const Flags& flags, const stubkit::Options& client,
             const std::string& method, const stubkit::Options& call) {
@@ -471,13 +500,21 @@ int RunLoad(const Flags& flags, const stubkit::Options& client,
         stubkit::ExplainLayers(flags.layers, {client}, method, load, call);
     if (!layers.ok()) return BadInput(layers.status());
     std::cout << layers->ToTable();
-    return kOk;
+    load.failure_fractions = ChartFractions(std::nullopt);
+    if (!flags.svg.has_value()) return kOk;
+    return WriteSvg(flags, stubkit::ExplainLayers(flags.layers, {client},
+                                                  method, load, call)
+                               ->ToSvg());
   }
   absl::StatusOr<stubkit::LoadExplanation> e =
       stubkit::ExplainLoad(client, method, load, call);
   if (!e.ok()) return BadInput(e.status());
   std::cout << e->ToTable();
-  return kOk;
+  if (!flags.svg.has_value()) return kOk;
+  load.failure_fractions = ChartFractions(e->throttle_cutoff);
+  load.outage.reset();
+  return WriteSvg(flags,
+                  stubkit::ExplainLoad(client, method, load, call)->ToSvg());
 }
 
 int Run(const Flags& flags) {

@@ -133,6 +133,16 @@ expect 2 "is not a whole number of layers in [1, 100]" -- --layers=x
 expect 0 "outage 40s    4.387  (time limit (14 attempts))" -- --load \
   --time-limit=30min --initial-backoff=1s --max-backoff=300s --rate=40 \
   --clients=20 --outage=40s --failing=100
+expect 0 "    100%" -- --load --max-attempts=4 --svg="${work}/load.svg"
+expect 0 "IncomingCall+Reply" -- --layers=2 --max-attempts=4 \
+  --svg="${work}/layers.svg"
+for chart in load layers; do
+  if ! grep -q "^<svg" "${work}/${chart}.svg" ||
+      ! grep -q "<polyline" "${work}/${chart}.svg"; then
+    fail "--svg with --${chart} wrote no chart"
+  fi
+done
+expect 1 "could not write" -- --load --svg="${work}/no-such-dir/load.svg"
 expect 2 "is not a whole number of clients >= 1" -- --load --clients=0
 expect 2 "is not a duration" -- --load --outage=soon
 expect 2 "an outage must last more than 0" -- --load --outage=0s

@@ -9,6 +9,7 @@
 
 #include "stubkit/explain.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -16,6 +17,7 @@
 #include <memory>
 #include <random>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -1125,6 +1127,42 @@ TEST(ExplainLoadTest, AnOutageCountsTheAttemptsThatFitInIt) {
   bad.outage = nanoseconds(0);
   EXPECT_THAT(LoadOf(load::Count(4), bad).status().message(),
               HasSubstr("outage"));
+}
+
+// The charts: a polyline per variant, on an axis of round numbers.
+TEST(ExplainLoadTest, ChartsHaveALinePerVariant) {
+  LoadAssumptions assume;
+  assume.failure_fractions = {1, 0, 0.5};  // drawn in order of the fraction
+  auto e = LoadOf(load::Count(5), assume);
+  ASSERT_TRUE(e.ok());
+  const std::string svg = e->ToSvg();
+  EXPECT_THAT(svg, AllOf(::testing::StartsWith("<svg"),
+                         HasSubstr("steady state"), HasSubstr("worst case"),
+                         HasSubstr(">100%<"), HasSubstr(">5<")));
+  // Text is escaped: every '<' opens a tag that a '>' closes.
+  EXPECT_EQ(std::count(svg.begin(), svg.end(), '<'),
+            std::count(svg.begin(), svg.end(), '>'));
+  const std::regex polyline("<polyline[^>]*points=\"([^\"]*)\"");
+  int lines = 0;
+  for (std::sregex_iterator it(svg.begin(), svg.end(), polyline), end;
+       it != end; ++it) {
+    ++lines;
+    // x grows along the line: the points are sorted by fraction.
+    std::istringstream points((*it)[1].str());
+    double last = -1, x = 0, y = 0;
+    char comma = 0;
+    while (points >> x >> comma >> y) {
+      EXPECT_GT(x, last);
+      last = x;
+    }
+  }
+  EXPECT_EQ(lines, 2);
+  auto layers = ExplainLayers(3, {load::Count(4)}, "a.B.C", assume);
+  ASSERT_TRUE(layers.ok());
+  const std::string chart = layers->ToSvg();
+  EXPECT_THAT(chart, AllOf(HasSubstr(">naive<"), HasSubstr(">IncomingCall<"),
+                           HasSubstr(">IncomingCall+Reply<"), HasSubstr(">80<"),
+                           HasSubstr("</svg>")));
 }
 
 }  // namespace load
