@@ -127,19 +127,21 @@ CallLoad Retries(double p, int n, double a, bool stuck) {
 // timer restarts at each one sent), and at once after a non-fatal
 // failure, up to `n`; the first success ends it. Exact over the 2^n
 // outcomes of the attempts' answers, which come back in the order sent.
+// Times in nanoseconds as doubles: a delay and a latency near
+// nanoseconds::max() add without overflowing.
 struct HedgeRun {
   int n;
-  nanoseconds d;
-  nanoseconds l;
+  double d;
+  double l;
   double p;
 };
 
-void HedgesFrom(const HedgeRun& run, std::vector<nanoseconds> sent,
-                size_t answered, double weight, CallLoad& out) {
+void HedgesFrom(const HedgeRun& run, std::vector<double> sent, size_t answered,
+                double weight, CallLoad& out) {
   const size_t n = static_cast<size_t>(run.n);
   // What the timer sends before the next answer comes back.
-  while (sent.size() < n && (run.d == nanoseconds::zero() ||
-                             sent.back() + run.d < sent[answered] + run.l)) {
+  while (sent.size() < n &&
+         (run.d == 0 || sent.back() + run.d < sent[answered] + run.l)) {
     sent.push_back(sent.back() + run.d);
   }
   // The answer succeeds: the call ends with what it sent.
@@ -160,12 +162,14 @@ void HedgesFrom(const HedgeRun& run, std::vector<nanoseconds> sent,
 }
 
 CallLoad Hedges(double p, int n, nanoseconds d, nanoseconds l, bool stuck) {
+  const double delay = static_cast<double>(d.count());
+  const double latency = static_cast<double>(l.count());
   CallLoad out{0, 0, 0};
   if (stuck) {
-    HedgesFrom({n, d, l, 0.0}, {nanoseconds::zero()}, 0, 1.0, out);
+    HedgesFrom({n, delay, latency, 0.0}, {0.0}, 0, 1.0, out);
     return {(1 - p) * out.attempts + p * n, p * n, 1 - p};
   }
-  HedgesFrom({n, d, l, p}, {nanoseconds::zero()}, 0, 1.0, out);
+  HedgesFrom({n, delay, latency, p}, {0.0}, 0, 1.0, out);
   return out;
 }
 
@@ -429,10 +433,9 @@ OutageLoad Outage(const LoadPolicy& policy, const Explanation& schedule,
   const double t = static_cast<double>(assume.outage->count());
   std::vector<double> starts;
   if (policy.hedged) {
-    const nanoseconds step = std::min(policy.hedge_delay, policy.latency);
-    for (int k = 0; k < policy.hedge_attempts; ++k) {
-      starts.push_back(static_cast<double>((step * k).count()));
-    }
+    const double step = static_cast<double>(
+        std::min(policy.hedge_delay, policy.latency).count());
+    for (int k = 0; k < policy.hedge_attempts; ++k) starts.push_back(step * k);
   } else {
     for (const ExplainedAttempt& a : schedule.attempts) {
       if (!a.median_start.has_value()) break;

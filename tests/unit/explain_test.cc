@@ -1053,6 +1053,19 @@ TEST(ExplainLoadTest, HedgingCountsWhatIsSent) {
   // 70 ms: 0 and 50 sent; 0's answer at 70 fails (p) and sends the third.
   EXPECT_DOUBLE_EQ(hedged(milliseconds(70), 0.5).steady, 2.5);
   EXPECT_DOUBLE_EQ(hedged(milliseconds(70), 0.5).worst, 0.5 * 2 + 0.5 * 3);
+  // Times near nanoseconds::max() add without wrapping.
+  LoadAssumptions huge;
+  huge.attempt.attempt_duration = std::chrono::hours(2562047);
+  huge.failure_fractions = {0, 1};
+  auto far =
+      LoadOf(Options(load::Count(1))
+                 .set<HedgingPolicyOption>(
+                     HedgingPolicy().WithMaxAttempts(10).WithHedgingDelay(
+                         std::chrono::hours(2562047))),
+             huge);
+  ASSERT_TRUE(far.ok()) << far.status();
+  EXPECT_DOUBLE_EQ(far->rows[0].steady, 1);
+  EXPECT_DOUBLE_EQ(far->rows[1].steady, 10);
 }
 
 TEST(ExplainLoadTest, BadAssumptionsAreErrors) {
