@@ -564,9 +564,11 @@ std::string LoadExplanation::ToTable() const {
       "\nsteady: each attempt fails with that chance, independently, in the "
       "long run; worst case: each call makes its most attempts (its "
       "shortest waits), and the failures are spread or stick to calls (a "
-      "failing call fails every attempt), whichever costs more; outage: every "
-      "attempt fails for that long, from a "
-      "healthy start, counted over the calls offered in it\n");
+      "failing call fails every attempt), whichever costs more",
+      outage.has_value() ? "; outage: every attempt fails for that long, "
+                           "from a healthy start, counted over the calls "
+                           "offered in it\n"
+                         : "\n");
   if (!notes.empty()) {
     absl::StrAppend(&out, "notes:\n");
     for (const std::string& n : notes) absl::StrAppend(&out, "- ", n, "\n");
