@@ -134,6 +134,7 @@ struct HedgeRun {
   double d;
   double l;
   double p;
+  bool fatal = false;  // a failure ends the call (not a non-fatal code)
 };
 
 void HedgesFrom(const HedgeRun& run, std::vector<double> sent, size_t answered,
@@ -152,7 +153,7 @@ void HedgesFrom(const HedgeRun& run, std::vector<double> sent, size_t answered,
   // It fails: the next goes at once, if one is left.
   const double w = weight * run.p;
   if (w == 0) return;
-  if (answered + 1 == sent.size() && sent.size() == n) {
+  if (run.fatal || (answered + 1 == sent.size() && sent.size() == n)) {
     out.attempts += w * count;
     out.failures += w * count;
     return;
@@ -161,15 +162,24 @@ void HedgesFrom(const HedgeRun& run, std::vector<double> sent, size_t answered,
   HedgesFrom(run, std::move(sent), answered + 1, w, out);
 }
 
-CallLoad Hedges(double p, int n, nanoseconds d, nanoseconds l, bool stuck) {
-  const double delay = static_cast<double>(d.count());
-  const double latency = static_cast<double>(l.count());
+CallLoad Hedges(double p, const HedgeRun& shape, bool stuck) {
   CallLoad out{0, 0, 0};
   if (stuck) {
-    HedgesFrom({n, delay, latency, 0.0}, {0.0}, 0, 1.0, out);
-    return {(1 - p) * out.attempts + p * n, p * n, 1 - p};
+    HedgeRun healthy = shape;
+    healthy.p = 0;
+    HedgesFrom(healthy, {0.0}, 0, 1.0, out);
+    // A failing call: all it may send, or, when a failure ends it, what
+    // the timer sent before the first answer.
+    HedgeRun failing = shape;
+    failing.p = 1;
+    CallLoad fails{0, 0, 0};
+    HedgesFrom(failing, {0.0}, 0, 1.0, fails);
+    return {(1 - p) * out.attempts + p * fails.attempts, p * fails.attempts,
+            1 - p};
   }
-  HedgesFrom({n, delay, latency, p}, {0.0}, 0, 1.0, out);
+  HedgeRun run = shape;
+  run.p = p;
+  HedgesFrom(run, {0.0}, 0, 1.0, out);
   return out;
 }
 
@@ -184,6 +194,7 @@ struct LoadPolicy {
   std::string bound;  // "maxAttempts (5)", "time limit (12 attempts)"
   // Hedging: a hedged call does not retry, it races.
   bool hedged = false;
+  HedgeRun hedges{1, 0, 0, 0};
   int hedge_attempts = 1;
   nanoseconds hedge_delay{0};
   nanoseconds latency{0};
@@ -204,8 +215,7 @@ struct Evaluated {
 
 CallLoad Demand(const LoadPolicy& policy, double p, double a, bool stuck) {
   if (policy.hedged) {
-    return Hedges(p, policy.hedge_attempts, policy.hedge_delay, policy.latency,
-                  stuck);
+    return Hedges(p, policy.hedges, stuck);
   }
   return Retries(p, policy.most ? policy.most_attempts : policy.median_attempts,
                  a, stuck);
@@ -364,6 +374,11 @@ void ReadHedging(const OptionsView& options, const MethodInfo& method,
   policy.hedge_attempts = hedging.max_attempts();
   policy.hedge_delay = hedging.hedging_delay();
   policy.latency = assume.attempt.attempt_duration;
+  // Times in doubles: see HedgeRun.
+  policy.hedges = {hedging.max_attempts(),
+                   static_cast<double>(hedging.hedging_delay().count()),
+                   static_cast<double>(policy.latency.count()), 0,
+                   !hedging.non_fatal_codes().contains(assume.attempt.failure)};
   policy.bound =
       absl::StrCat("hedging: ", hedging.max_attempts(), " attempts, ",
                    FormatDuration(hedging.hedging_delay()), " apart");

@@ -1053,6 +1053,22 @@ TEST(ExplainLoadTest, HedgingCountsWhatIsSent) {
   // 70 ms: 0 and 50 sent; 0's answer at 70 fails (p) and sends the third.
   EXPECT_DOUBLE_EQ(hedged(milliseconds(70), 0.5).steady, 2.5);
   EXPECT_DOUBLE_EQ(hedged(milliseconds(70), 0.5).worst, 0.5 * 2 + 0.5 * 3);
+  // A failure whose code is not non-fatal ends the call: what the timer
+  // sent before its answer.
+  LoadAssumptions fatal;
+  fatal.attempt.attempt_duration = milliseconds(70);
+  fatal.attempt.failure = absl::StatusCode::kInternal;
+  fatal.failure_fractions = {0.5, 1};
+  auto ended =
+      LoadOf(Options(load::Count(1))
+                 .set<HedgingPolicyOption>(
+                     HedgingPolicy().WithMaxAttempts(3).WithHedgingDelay(
+                         milliseconds(50))),
+             fatal);
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_DOUBLE_EQ(ended->rows[0].steady, 2);
+  EXPECT_DOUBLE_EQ(ended->rows[1].steady, 2);
+  EXPECT_DOUBLE_EQ(ended->rows[1].worst, 2);
   // Times near nanoseconds::max() add without wrapping.
   LoadAssumptions huge;
   huge.attempt.attempt_duration = std::chrono::hours(2562047);
