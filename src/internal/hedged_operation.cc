@@ -112,6 +112,7 @@ void HedgedOperationBase::LaunchLocked(Step& step) {
       return;
     case HedgeLaunch::kNoneLeft:
     case HedgeLaunch::kPushedBack:
+    case HedgeLaunch::kAskAdmission:  // RunHedgeLaunch asked: never returned
       return;
   }
   contexts_[index] = std::make_unique<grpc::ClientContext>();
