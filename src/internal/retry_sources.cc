@@ -84,6 +84,55 @@ BackoffWaits::BackoffWaits(const ExponentialBackoffPolicy& backoff,
       reporter_(reporter),
       use_hints_(options.get<ServerHintsOption>()) {}
 
+ServerHint ReadServerHint(
+    const std::multimap<grpc::string_ref, grpc::string_ref>* trailers,
+    const absl::Status& status, const OptionsView& options) {
+  ServerHint hint;
+  if (trailers != nullptr) {
+    auto pushback = trailers->find(kRetryPushbackHeader);
+    if (pushback != trailers->end()) {
+      absl::string_view value(pushback->second.data(), pushback->second.size());
+      Pushback parsed = ParsePushback(value);
+      if (parsed.kind == Pushback::Kind::kDoNotRetry) {
+        hint.kind = ServerHint::Kind::kRefused;
+        hint.reason = WaitReason::kPushback;
+        hint.refusal =
+            absl::StrCat("the server said not to retry (", kRetryPushbackHeader,
+                         ": ", value.substr(0, 32), ")");
+        return hint;
+      }
+      hint.kind = ServerHint::Kind::kWait;
+      hint.delay = parsed.delay;
+      hint.reason = WaitReason::kPushback;
+    }
+  }
+  if (auto details = status.GetPayload(kErrorDetailsPayloadKey)) {
+    RetryInfoHint parsed = details->size() > kMaxStatusDetailsBytes
+                               ? RetryInfoHint{RetryInfoHint::Kind::kMalformed}
+                               : ParseRetryInfoDelay(std::string(*details));
+    if (parsed.kind == RetryInfoHint::Kind::kDelay) {
+      if (hint.kind == ServerHint::Kind::kNone || parsed.delay > hint.delay) {
+        hint.kind = ServerHint::Kind::kWait;
+        hint.delay = parsed.delay;
+        hint.reason = WaitReason::kRetryInfo;
+      }
+    } else if (parsed.kind == RetryInfoHint::Kind::kMalformed) {
+      hint.malformed_details = details->size();
+    }
+  }
+  if (hint.kind == ServerHint::Kind::kNone) return hint;
+  // Read only here: most failures carry no hint.
+  const nanoseconds ceiling = options.get<ServerHintCeilingOption>();
+  if (hint.delay > ceiling) {
+    hint.kind = ServerHint::Kind::kRefused;
+    hint.refusal =
+        absl::StrCat("the server asked to wait ", FormatDuration(hint.delay),
+                     " (", ToString(hint.reason), "), longer than ",
+                     FormatDuration(ceiling), " (ServerHintCeilingOption)");
+  }
+  return hint;
+}
+
 WaitChoice BackoffWaits::NextWait(const absl::Status& status, int failures) {
   WaitChoice choice;
   const int retry = failures - 1 - backoff_origin_;
@@ -92,52 +141,27 @@ WaitChoice BackoffWaits::NextWait(const absl::Status& status, int failures) {
       draw >= 0 ? backoff_.DelayFor(retry, draw) : backoff_.DelayFor(retry);
   choice.reason = WaitReason::kBackoff;
   if (!use_hints_) return choice;
-  std::optional<std::pair<nanoseconds, WaitReason>> hint;
-  if (trailers_ != nullptr) {
-    auto pushback = trailers_->find(kRetryPushbackHeader);
-    if (pushback != trailers_->end()) {
-      absl::string_view value(pushback->second.data(), pushback->second.size());
-      Pushback parsed = ParsePushback(value);
-      if (parsed.kind == Pushback::Kind::kDoNotRetry) {
-        choice.refused = true;
-        choice.refusal =
-            absl::StrCat("the server said not to retry (", kRetryPushbackHeader,
-                         ": ", value.substr(0, 32), ")");
-        return choice;
-      }
-      hint.emplace(parsed.delay, WaitReason::kPushback);
-    }
+  ServerHint hint = ReadServerHint(trailers_, status, options_);
+  if (hint.malformed_details.has_value() &&
+      reporter_.logs(LogLevel::kRetries)) {
+    reporter_.Log(
+        LogLevel::kRetries,
+        absl::StrCat("stubkit: ", reporter_.method(),
+                     " ignoring malformed or oversized status details (",
+                     *hint.malformed_details, " bytes)"));
   }
-  if (auto details = status.GetPayload(kErrorDetailsPayloadKey)) {
-    RetryInfoHint parsed = details->size() > kMaxStatusDetailsBytes
-                               ? RetryInfoHint{RetryInfoHint::Kind::kMalformed}
-                               : ParseRetryInfoDelay(std::string(*details));
-    if (parsed.kind == RetryInfoHint::Kind::kDelay) {
-      if (!hint.has_value() || parsed.delay > hint->first) {
-        hint.emplace(parsed.delay, WaitReason::kRetryInfo);
-      }
-    } else if (parsed.kind == RetryInfoHint::Kind::kMalformed &&
-               reporter_.logs(LogLevel::kRetries)) {
-      reporter_.Log(
-          LogLevel::kRetries,
-          absl::StrCat("stubkit: ", reporter_.method(),
-                       " ignoring malformed or oversized status details (",
-                       details->size(), " bytes)"));
-    }
+  switch (hint.kind) {
+    case ServerHint::Kind::kNone:
+      return choice;
+    case ServerHint::Kind::kRefused:
+      choice.refused = true;
+      choice.refusal = std::move(hint.refusal);
+      return choice;
+    case ServerHint::Kind::kWait:
+      break;
   }
-  if (!hint.has_value()) return choice;
-  // Read only here: most failures carry no hint.
-  const nanoseconds ceiling = options_.get<ServerHintCeilingOption>();
-  if (hint->first > ceiling) {
-    choice.refused = true;
-    choice.refusal =
-        absl::StrCat("the server asked to wait ", FormatDuration(hint->first),
-                     " (", ToString(hint->second), "), longer than ",
-                     FormatDuration(ceiling), " (ServerHintCeilingOption)");
-    return choice;
-  }
-  choice.delay = hint->first;
-  choice.reason = hint->second;
+  choice.delay = hint.delay;
+  choice.reason = hint.reason;
   // A6: "If this attempt also fails, retry delay will reset to initial
   // backoff for the following retry."
   backoff_origin_ = failures;

@@ -167,6 +167,25 @@ struct JitterDrawOption {
   static Type Default() { return -1.0; }
 };
 
+// A server's retry hint after a failed attempt: the pushback in its
+// trailers (null: none) and google.rpc.RetryInfo in its status's details;
+// with both, the longer wait. A "don't retry" pushback, or a wait longer
+// than ServerHintCeilingOption, refuses the retry (`refusal` says why).
+// For the retry loop (BackoffWaits) and hedged calls alike.
+struct ServerHint {
+  enum class Kind { kNone, kWait, kRefused };
+  Kind kind = Kind::kNone;
+  std::chrono::nanoseconds delay{0};
+  WaitReason reason = WaitReason::kNone;  // kPushback or kRetryInfo
+  std::string refusal;
+  // Status details too large or malformed to read: their size, for a log
+  // line (the hint reads on without them).
+  std::optional<size_t> malformed_details;
+};
+ServerHint ReadServerHint(
+    const std::multimap<grpc::string_ref, grpc::string_ref>* trailers,
+    const absl::Status& status, const OptionsView& options);
+
 // Backoff, or the server's hint in the failed attempt's trailers and status
 // (with both hints, the longer). A hint resets the backoff: the wait after
 // the next failure is the initial one again (gRFC A6).
