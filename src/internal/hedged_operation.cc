@@ -22,10 +22,14 @@ namespace {
 void NotifyHedgedAttempt(const RetryLoopState& state, int attempt,
                          Clock::time_point its_start, Clock::time_point its_end,
                          const absl::Status& status, bool hedge_loser,
-                         const grpc::ClientContext* context) {
+                         const grpc::ClientContext* context,
+                         std::chrono::nanoseconds wait = {},
+                         WaitReason wait_reason = WaitReason::kNone) {
   AttemptEvent event;
   event.attempt = attempt;
   event.status = status;
+  event.wait = wait;
+  event.wait_reason = wait_reason;
   event.attempt_duration = its_end - its_start;
   event.elapsed = its_end - state.start();
   event.hedge_loser = hedge_loser;
@@ -174,8 +178,10 @@ void HedgedOperationBase::SettleLocked(Step& step) {
     step.explanation = absl::StrCat(refusal_, ", no more hedges");
   } else if (pushed_back_) {
     step.reason = StopReason::kServerRefused;
+    // As the retry loop says it: a "don't retry", or a wait past the
+    // ceiling.
     step.explanation =
-        "gave up: the server's pushback said not to retry, no more hedges";
+        absl::StrCat("gave up: ", server_refusal_, ", no more hedges");
   } else {
     step.reason = StopReason::kExhausted;
     step.explanation =
@@ -272,13 +278,15 @@ void HedgedOperationBase::ReportAttempts(const Step& step) {
     bool late;
     absl::Status status;
     Clock::time_point start, end;
+    std::chrono::nanoseconds wait;
+    WaitReason wait_reason;
   };
   std::array<Seen, HedgingPolicy::kMaxAttemptsLimit> seen;
   {
     MutexLock lock(&mu_);
     for (int i = 0; i < step.launched; ++i) {
-      seen[i] =
-          Seen{sent_[i], done_[i], late_[i], results_[i], starts_[i], ends_[i]};
+      seen[i] = Seen{sent_[i],   done_[i], late_[i],  results_[i],
+                     starts_[i], ends_[i], waits_[i], wait_reasons_[i]};
     }
   }
   // A call that ended with no attempt's status (cancelled, or its end
@@ -294,7 +302,8 @@ void HedgedOperationBase::ReportAttempts(const Step& step) {
     if (i == final_index || !attempt.sent) continue;
     if (attempt.done && !attempt.late) {
       NotifyHedgedAttempt(state(), i + 1, attempt.start, attempt.end,
-                          attempt.status, false, contexts_[i].get());
+                          attempt.status, false, contexts_[i].get(),
+                          attempt.wait, attempt.wait_reason);
     } else {
       // Cancelled above (TryCancel), whatever it answers later.
       NotifyHedgedAttempt(
@@ -416,7 +425,12 @@ HedgedOperationBase::Next HedgedOperationBase::OnAttemptFailed(
     facts.end = state().facts().end;
     facts.hedge_left =
         launched_ < policy_.max_attempts() && !pushed_back_ && !throttled_;
-    facts.pushback = PushbackOf(index);
+    const ServerHint hint = HintOf(index, status);
+    if (hint.kind == ServerHint::Kind::kWait) {
+      facts.pushback = Pushback{Pushback::Kind::kWait, hint.delay};
+    } else if (hint.kind == ServerHint::Kind::kRefused) {
+      facts.pushback = Pushback{Pushback::Kind::kDoNotRetry, hint.delay};
+    }
     const HedgeDecision decision =
         RunHedgeDecision(status, facts, policy_, admission_);
     switch (decision.kind) {
@@ -438,7 +452,7 @@ HedgedOperationBase::Next HedgedOperationBase::OnAttemptFailed(
       case HedgeDecision::Kind::kHedgeNow:
       case HedgeDecision::Kind::kHedgeAfter:
       case HedgeDecision::Kind::kNoMoreHedges:
-        GoOnLocked(step, index, status, decision);
+        GoOnLocked(step, index, status, decision, hint);
         break;
     }
   }
@@ -447,7 +461,8 @@ HedgedOperationBase::Next HedgedOperationBase::OnAttemptFailed(
 
 void HedgedOperationBase::GoOnLocked(Step& step, int index,
                                      const absl::Status& status,
-                                     const HedgeDecision& decision) {
+                                     const HedgeDecision& decision,
+                                     const ServerHint& hint) {
   last_failure_ = status;
   last_failure_index_ = index;
   switch (decision.kind) {
@@ -461,6 +476,8 @@ void HedgedOperationBase::GoOnLocked(Step& step, int index,
       timer_ = TimerState::kArming;
       ++timer_generation_;
       timer_delay_ = decision.delay;
+      waits_[index] = decision.delay;
+      wait_reasons_[index] = hint.reason;
       step.hedge_pending = true;
       break;
     case HedgeDecision::Kind::kNoMoreHedges:
@@ -470,6 +487,7 @@ void HedgedOperationBase::GoOnLocked(Step& step, int index,
           break;
         case HedgeDecision::Why::kPushedBack:
           pushed_back_ = true;
+          server_refusal_ = hint.refusal;
           ResetTimerLocked(step);
           break;
         case HedgeDecision::Why::kPushbackPastEnd:
@@ -487,20 +505,10 @@ void HedgedOperationBase::GoOnLocked(Step& step, int index,
   SettleLocked(step);
 }
 
-std::optional<Pushback> HedgedOperationBase::PushbackOf(int index) {
-  if (!state().use_hints()) return std::nullopt;
-  const auto& trailers = contexts_[index]->GetServerTrailingMetadata();
-  auto it = trailers.find(kRetryPushbackHeader);
-  if (it == trailers.end()) return std::nullopt;
-  Pushback pushback =
-      ParsePushback(absl::string_view(it->second.data(), it->second.size()));
-  // Longer than the caller accepts from a server: as the retry loop stops,
-  // no further hedges.
-  if (pushback.kind == Pushback::Kind::kWait &&
-      pushback.delay > options().get<ServerHintCeilingOption>()) {
-    pushback.kind = Pushback::Kind::kDoNotRetry;
-  }
-  return pushback;
+ServerHint HedgedOperationBase::HintOf(int index, const absl::Status& status) {
+  if (!state().use_hints()) return {};
+  return ReadServerHint(&contexts_[index]->GetServerTrailingMetadata(), status,
+                        options());
 }
 
 }  // namespace internal

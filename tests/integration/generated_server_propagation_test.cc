@@ -95,7 +95,8 @@ TEST_F(GeneratedServerPropagationTest, HedgedClientStopsOnTheMiddlesPushback) {
   absl::StatusOr<EchoResponse> result = client.Echo(request);
   EXPECT_EQ(result.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(std::string(result.status().message()),
-              HasSubstr("pushback said not to retry"));
+              HasSubstr("the server said not to retry (grpc-retry-pushback-ms: "
+                        "-1), no more hedges"));
   EXPECT_EQ(GetRetrySummary(result.status())->stop_reason,
             StopReason::kServerRefused);
   // One hedged attempt reached the middle, whose client made 3.

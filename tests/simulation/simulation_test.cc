@@ -1844,8 +1844,9 @@ void Runner::CheckHedged(const CallRun& run, std::vector<std::string>* out) {
       }
       const bool policy_end = !c.count_policy && ended_at != TimePoint::max() &&
                               ended_at >= AddSat(run.start, c.max_time);
-      // Or (A6) a pushback asked to wait past the policy's time limit: the
-      // call stops then, as the retry loop does.
+      // Or (A6) a server's hint (pushback or RetryInfo, the longer) asked
+      // to wait past the policy's time limit: the call stops then, as the
+      // retry loop does.
       bool pushback_past_end = false;
       for (const auto& a : attempts) {
         if (c.count_policy || !c.hints || !a->ended || a->by_cancel ||
@@ -1854,8 +1855,8 @@ void Runner::CheckHedged(const CallRun& run, std::vector<std::string>* out) {
         }
         const model::Hints h = model::ReadHints(a->script);
         pushback_past_end |=
-            h.pushback_valid &&
-            AddSat(a->end, h.pushback) >=
+            !h.refuse && h.present &&
+            AddSat(a->end, h.delay) >=
                 AddSat(run.start, c.max_time) - model::kDeadlineSlack;
       }
       if (sent != c.hedge_max_attempts && !policy_end && !pushback_past_end) {
@@ -1871,16 +1872,16 @@ void Runner::CheckHedged(const CallRun& run, std::vector<std::string>* out) {
       }
       break;
     case StopReason::kServerRefused: {
-      // (A6) a pushback that says not to retry: a negative or unparseable
-      // one, or one above the hint ceiling.
+      // (A6) a hint that rules out a retry: a negative or unparseable
+      // pushback, or a wait (pushback or RetryInfo, the longer) above the
+      // hint ceiling.
       bool refused = false;
       for (const auto& a : attempts) {
         if (!c.hints || !a->ended || a->by_cancel || a->by_deadline) continue;
         const model::Hints h = model::ReadHints(a->script);
-        refused |=
-            h.refuse || (h.pushback_valid && h.pushback > model::kHintCeiling);
+        refused |= h.refuse || (h.present && h.delay > model::kHintCeiling);
       }
-      if (!refused) fail("kServerRefused without a refusing pushback");
+      if (!refused) fail("kServerRefused without a refusing hint");
       break;
     }
     case StopReason::kDeadline:
@@ -1899,7 +1900,10 @@ void Runner::CheckHedged(const CallRun& run, std::vector<std::string>* out) {
 // The budget's invariant (sim_budget_model.h), checked on what the
 // transport saw. A call deposits when its first attempt starts; a retry
 // withdraws when the attempt before it ended (the decision's moment), a
-// hedge when it starts (its launch).
+// hedge at its launch. The launch is the hedge's start on the call's clock,
+// which its observer event gives (elapsed - attempt_duration): the
+// transport may see it later, when a hedge timer armed after the launch
+// fires inline and moves the fake clock before the attempt is sent.
 void Runner::CheckBudget(std::vector<std::string>* out) {
   std::vector<TimePoint> requests, retries;
   for (const auto& run : runs_) {
@@ -1908,8 +1912,16 @@ void Runner::CheckBudget(std::vector<std::string>* out) {
     const auto& attempts = transport_->attempts(c.id);
     if (attempts.empty()) continue;
     requests.push_back(attempts[0]->start);
+    if (c.hedged()) {
+      for (const Event& e : run->events) {
+        if (e.event.attempt <= 1) continue;
+        retries.push_back(
+            AddSat(run->start, e.event.elapsed - e.event.attempt_duration));
+      }
+      continue;
+    }
     for (size_t i = 1; i < attempts.size(); ++i) {
-      retries.push_back(c.hedged() ? attempts[i]->start : attempts[i - 1]->end);
+      retries.push_back(attempts[i - 1]->end);
     }
   }
   const std::string violation = budget_model::Check(

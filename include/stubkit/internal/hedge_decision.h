@@ -41,8 +41,8 @@
 //      hedges (before admission, as the retry
 //      loop's exhausted policy)                  -> no more hedges
 //   5. admission refused                         -> no more hedges
-//   6. the server's pushback: do not retry       -> no more hedges
-//   7. the server's pushback asks for a wait:
+//   6. the server's hint: do not retry           -> no more hedges
+//   7. the server's hint asks for a wait:
 //        the wait ends past the call's end       -> no more hedges
 //        otherwise                               -> next hedge after it
 //   8. otherwise                                 -> next hedge now
@@ -149,7 +149,9 @@ struct HedgeFailureFacts {
   // Another attempt may still be sent: fewer than the policy's maximum were
   // launched, no pushback said not to retry, and admission refused none.
   bool hedge_left = false;
-  // The failed attempt's pushback, when server hints are followed.
+  // The server's hint after the failed attempt (its pushback or RetryInfo,
+  // ReadServerHint; a wait past the ceiling is a "don't retry"), when
+  // server hints are followed.
   std::optional<Pushback> pushback;
 };
 
@@ -160,7 +162,7 @@ struct HedgeDecision {
     kEndAtCallEnd,  // end the call: its end was reached
     kEnd,           // end the call with this failure (`explanation`)
     kHedgeNow,      // send the next hedge now; its timer restarts from it
-    kHedgeAfter,    // send the next hedge after `delay` (server's pushback)
+    kHedgeAfter,    // send the next hedge after `delay` (server's hint)
     kNoMoreHedges,  // send no further hedge (`why`); in-flight ones go on
   };
   enum class Why { kNoneLeft, kThrottled, kPushedBack, kPushbackPastEnd };

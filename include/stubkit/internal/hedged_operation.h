@@ -123,7 +123,7 @@ class HedgedOperationBase : public AsyncCallBase {
   // Applies a decision that keeps the call going after the non-fatal
   // failure `status` of attempt `index`.
   void GoOnLocked(Step& step, int index, const absl::Status& status,
-                  const HedgeDecision& decision)
+                  const HedgeDecision& decision, const ServerHint& hint)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Tells the observer of every attempt but the final one (unlocked, on the
   // thread ending the call).
@@ -133,8 +133,9 @@ class HedgedOperationBase : public AsyncCallBase {
   // Ends the call `step` decided to end, all but the delivery.
   absl::Status Conclude(Step& step);
   void OnHedgeTimer(uint64_t generation, bool fired);
-  // The pushback of the finished attempt `index`, when hints are followed.
-  std::optional<Pushback> PushbackOf(int index);
+  // The server's hint after the failed attempt `index` (its pushback and
+  // RetryInfo, as the retry loop reads them), when hints are followed.
+  ServerHint HintOf(int index, const absl::Status& status);
   void OnCancel() override;
   // Admission refused a hedge: no further hedges (`throttled_`).
   void RefusedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -176,6 +177,12 @@ class HedgedOperationBase : public AsyncCallBase {
       ABSL_GUARDED_BY(mu_) = {};
   std::array<bool, HedgingPolicy::kMaxAttemptsLimit> sent_
       ABSL_GUARDED_BY(mu_) = {};
+  // For the observer: the wait a server's hint put before the hedge after
+  // an attempt (kHedgeAfter), and the hint's kind.
+  std::array<std::chrono::nanoseconds, HedgingPolicy::kMaxAttemptsLimit> waits_
+      ABSL_GUARDED_BY(mu_) = {};
+  std::array<WaitReason, HedgingPolicy::kMaxAttemptsLimit> wait_reasons_
+      ABSL_GUARDED_BY(mu_) = {};
   int last_failure_index_ ABSL_GUARDED_BY(mu_) = -1;
   int launched_ ABSL_GUARDED_BY(mu_) = 0;
   int outstanding_ ABSL_GUARDED_BY(mu_) = 0;
@@ -185,8 +192,10 @@ class HedgedOperationBase : public AsyncCallBase {
   bool budget_refused_ ABSL_GUARDED_BY(mu_) = false;
   // Why admission refused a hedge (throttled_), for the summary.
   std::string refusal_ ABSL_GUARDED_BY(mu_);
-  // The server's pushback said not to retry: no further hedges (A6).
+  // The server's hint ruled out a retry: no further hedges (A6). Why: a
+  // "don't retry" pushback, or a wait past ServerHintCeilingOption.
   bool pushed_back_ ABSL_GUARDED_BY(mu_) = false;
+  std::string server_refusal_ ABSL_GUARDED_BY(mu_);
   // The server's pushback asked to wait past the call's end.
   bool pushback_past_end_ ABSL_GUARDED_BY(mu_) = false;
   // The wait of the arming under way: the hedging delay or a pushback.
