@@ -118,14 +118,39 @@ void StreamCancelState::Wake(uint64_t generation) {
   cv_.NotifyAll();
 }
 
-bool FollowingWait(RetryLoopState& state, StreamCancelState& cancel,
-                   nanoseconds wait) {
+namespace {
+
+// The stream's own Cancel() or its CancellationOption token (which cancels
+// attempts before it runs its callbacks).
+bool StreamCancelled(RetryLoopState& state, const StreamCancelState& cancel) {
+  if (cancel.cancelled()) return true;
+  CancellationToken* token = state.cancellation();
+  return token != nullptr && token->cancelled();
+}
+
+// One wait; false when cancelled before, during or by the end of it.
+bool WaitOnce(RetryLoopState& state, StreamCancelState& cancel,
+              bool has_sleeper, nanoseconds wait) {
+  if (StreamCancelled(state, cancel)) return false;
+  if (has_sleeper) return state.Sleep(wait) && !StreamCancelled(state, cancel);
   ChannelFollow& follow = state.channel_follow();
   bool woken = false;
   if (!cancel.WaitFor(wait, follow.active() ? &follow : nullptr, &woken)) {
     return false;
   }
   if (woken) state.OnChannelReady();
+  return !StreamCancelled(state, cancel);
+}
+
+}  // namespace
+
+bool WaitBeforeReopen(RetryLoopState& state, StreamCancelState& cancel,
+                      bool has_sleeper, nanoseconds wait,
+                      absl::Status* final_status) {
+  if (!WaitOnce(state, cancel, has_sleeper, wait)) {
+    *final_status = state.Cancelled();
+    return false;
+  }
   return true;
 }
 
@@ -199,8 +224,7 @@ bool EstablishTimer::fired() const {
 
 bool DecideStreamFailure(RetryLoopState& state, const absl::Status& status,
                          const grpc::ClientContext& context, bool needs_hook,
-                         bool has_hook,
-                         absl::FunctionRef<bool()> resume,
+                         bool has_hook, absl::FunctionRef<bool()> resume,
                          absl::string_view no_hook, absl::string_view declined,
                          absl::Status* final_status, nanoseconds* wait) {
   if (!needs_hook) return state.OnFailure(status, context, final_status, wait);

@@ -111,11 +111,15 @@ class StreamCancelState
   grpc::ClientContext* context_ ABSL_GUARDED_BY(mu_) = nullptr;
 };
 
-// A stream's backoff wait with the default sleepers: ends early when
-// cancelled (false) or, after a connection failure, when the channel is
-// ready again (as a unary call's, RetryLoopState::Sleep).
-bool FollowingWait(RetryLoopState& state, StreamCancelState& cancel,
-                   std::chrono::nanoseconds wait);
+// A sync stream's wait before it reopens, every kind: the backoff (with
+// the default sleepers it ends early when cancelled or, after a connection
+// failure, when the channel is ready again, as a unary call's,
+// RetryLoopState::Sleep; `has_sleeper`: a test's sleeper, which cannot be
+// interrupted, so a cancel is seen when it returns). Returns true to open
+// the next attempt, false to stop with `*final_status`.
+bool WaitBeforeReopen(RetryLoopState& state, StreamCancelState& cancel,
+                      bool has_sleeper, std::chrono::nanoseconds wait,
+                      absl::Status* final_status);
 
 // The call layer of a stream's options, of every kind: a resume hook set
 // (`has_hook`) declares the call idempotent, unless the call's options or
@@ -325,17 +329,11 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
       return Stop(std::move(final_status));
     }
     if (received_in_attempt_) resume_pending_ = true;
-    if (!WaitBackoff(wait)) return Stop(state_.Cancelled());
+    if (!WaitBeforeReopen(state_, *cancel_, has_sleeper_, wait,
+                          &final_status)) {
+      return Stop(std::move(final_status));
+    }
     return true;
-  }
-
-  // False when cancelled before or during the wait.
-  bool WaitBackoff(std::chrono::nanoseconds wait) {
-    if (Cancelled()) return false;
-    // An injected sleeper (a test's) cannot be interrupted: the cancel is
-    // seen when it returns.
-    if (has_sleeper_) return state_.Sleep(wait) && !Cancelled();
-    return FollowingWait(state_, *cancel_, wait) && !Cancelled();
   }
 
   // Ends an open stream the reader no longer wants.
@@ -867,15 +865,10 @@ class ResumableStream {
       replay_overflow_ = false;
       resume_pending_ = true;
     }
-    if (!WaitBackoff(wait)) Stop(state_.Cancelled());
-  }
-
-  bool WaitBackoff(std::chrono::nanoseconds wait) {
-    if (Cancelled()) return false;
-    // An injected sleeper (a test's) cannot be interrupted: the cancel is
-    // seen when it returns.
-    if (has_sleeper_) return state_.Sleep(wait) && !Cancelled();
-    return FollowingWait(state_, *cancel_, wait) && !Cancelled();
+    if (!WaitBeforeReopen(state_, *cancel_, has_sleeper_, wait,
+                          &final_status)) {
+      Stop(std::move(final_status));
+    }
   }
 
   // Ends an open stream the caller no longer wants.
