@@ -21,10 +21,10 @@
 // `status()` non-OK and make calls fail before sending.
 //
 // Waiting mode (`Config::WithWaitForRecovery`): instead of failing at once
-// with kThrottled, an idempotent sync or async unary call whose retry the
-// bucket refuses waits, costing no thread, for the throttle to see the
-// backend recover (probes), then retries when released (kAdaptive paces
-// releases to the server's spare capacity; kProportional at a fixed share).
+// with kThrottled, an idempotent call or stream reopen (not a hedge) that
+// the bucket refuses waits for the throttle to see the backend recover
+// (probes), then retries when released (kAdaptive paces releases to the
+// server's spare capacity; kProportional at a fixed share).
 // It never waits past its retry policy, total timeout or deadline. Time is
 // the calls' own clock (`ClockOption`): share one throttle only among calls
 // on the same clock. The rules, the figures and when to choose which mode:

@@ -147,11 +147,21 @@ bool WaitOnce(RetryLoopState& state, StreamCancelState& cancel,
 bool WaitBeforeReopen(RetryLoopState& state, StreamCancelState& cancel,
                       bool has_sleeper, nanoseconds wait,
                       absl::Status* final_status) {
-  if (!WaitOnce(state, cancel, has_sleeper, wait)) {
-    *final_status = state.Cancelled();
-    return false;
+  for (;;) {
+    if (!WaitOnce(state, cancel, has_sleeper, wait)) {
+      *final_status = state.Cancelled();
+      return false;
+    }
+    if (!state.waiting_for_throttle()) return true;
+    switch (state.AfterThrottleWait(final_status, &wait)) {
+      case RetryLoopState::ThrottleStep::kAttempt:
+        return true;
+      case RetryLoopState::ThrottleStep::kStop:
+        return false;
+      case RetryLoopState::ThrottleStep::kWait:
+        break;
+    }
   }
-  return true;
 }
 
 struct EstablishTimer::Shared {

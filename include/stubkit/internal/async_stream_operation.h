@@ -58,6 +58,9 @@ class AsyncServerStreamOperation final : public AsyncRetryOperationBase {
         on_message_(std::move(on_message)),
         on_done_(std::move(on_done)) {
     state().UseStreamDeadlines();
+    // A reopen is a retry: it may wait out an outage in the throttle's
+    // waiting mode, as a unary call does (the base's OnWaitDone polls).
+    state().EnableThrottleWait();
     state().BoundEstablishment();
   }
 
@@ -250,6 +253,9 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
         own_token_(std::move(own_token)),
         user_token_(std::move(user_token)) {
     state().UseStreamDeadlines();
+    // A reopen is a retry: it may wait out an outage in the throttle's
+    // waiting mode, as a unary call does (the base's OnWaitDone polls).
+    state().EnableThrottleWait();
     // A client stream's one response ends the call: its attempt timeout
     // bounds the whole attempt. A bidi stream's, the wait for the first.
     if constexpr (!kClientStream) state().BoundEstablishment();

@@ -256,7 +256,8 @@ class RetryLoopState {
   void OnChannelReady();
 
   // The throttle's waiting mode (stubkit/retry_throttle.h), for loops that
-  // support it (sync and async unary) and call this before the first
+  // support it (sync and async unary calls and streams; not hedged calls)
+  // and call this before the first
   // attempt. Then `OnFailure` may return true with the call in the
   // throttle's wait (`waiting_for_throttle()`): after each wait the loop
   // calls `AfterThrottleWait`, which says whether to attempt now, wait

@@ -115,8 +115,9 @@ class StreamCancelState
 // the default sleepers it ends early when cancelled or, after a connection
 // failure, when the channel is ready again, as a unary call's,
 // RetryLoopState::Sleep; `has_sleeper`: a test's sleeper, which cannot be
-// interrupted, so a cancel is seen when it returns). Returns true to open
-// the next attempt, false to stop with `*final_status`.
+// interrupted, so a cancel is seen when it returns), then, in the retry
+// throttle's waiting mode, its polls until it releases the call. Returns
+// true to open the next attempt, false to stop with `*final_status`.
 bool WaitBeforeReopen(RetryLoopState& state, StreamCancelState& cancel,
                       bool has_sleeper, std::chrono::nanoseconds wait,
                       absl::Status* final_status);
@@ -199,6 +200,9 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
         channel_(std::move(channel)),
         cancel_(std::make_shared<StreamCancelState>()) {
     state_.UseStreamDeadlines();
+    // A reopen is a retry: it may wait out an outage in the throttle's
+    // waiting mode, as a unary call does (WaitBeforeReopen polls).
+    state_.EnableThrottleWait();
     state_.BoundEstablishment();
     state_.channel_follow().set_channel(channel_.get());
     final_status_ = state_.setup_status();
@@ -589,6 +593,9 @@ class ResumableStream {
         channel_(std::move(channel)),
         cancel_(std::make_shared<StreamCancelState>()) {
     state_.UseStreamDeadlines();
+    // A reopen is a retry: it may wait out an outage in the throttle's
+    // waiting mode, as a unary call does (WaitBeforeReopen polls).
+    state_.EnableThrottleWait();
     state_.channel_follow().set_channel(channel_.get());
     // A client stream's one response ends the call: its attempt timeout
     // bounds the whole attempt. A bidi stream's, the wait for the first.
