@@ -9,7 +9,7 @@
 # C++20 (tests/compile); the fuzz targets are built with clang 14 too. Bazel
 # builds its rules and runs a test of each kind (scripts/bazel-test.sh --ci;
 # the whole Bazel suite is scripts/bazel-test.sh). Works on a fresh clone of
-# a fresh Debian 12 machine; about 34 minutes on 2 cores from scratch
+# a fresh Debian 12 machine; about 33 minutes on 2 cores from scratch
 # (docs/performance.md, "CI time", says where they go).
 #
 #   scripts/test.sh                # everything
