@@ -441,12 +441,12 @@ void ApplyBackoffFlags(const Flags& flags,
   call.set<stubkit::BackoffPolicyOption>(backoff);
 }
 
-// The idempotency setting in the command's words: the flag given, or how
-// to give one.
-void SayIdempotency(const Flags& flags, stubkit::Explanation& e) {
-  if (!e.idempotency_assumed) return;
-  for (std::string& s : e.settings) {
-    if (!absl::StartsWith(s, "idempotent: ")) continue;
+// The assumed idempotency setting ("idempotent: unknown, assumed ...") in
+// the command's words: the flag given, or how to give one. For the
+// schedule and the --load header alike.
+void SayIdempotency(const Flags& flags, std::vector<std::string>& settings) {
+  for (std::string& s : settings) {
+    if (!absl::StartsWith(s, "idempotent: unknown")) continue;
     if (flags.idempotency_given) {
       s = absl::StrCat(
           "idempotent: ",
@@ -509,6 +509,7 @@ int RunLoad(const Flags& flags, const stubkit::Options& client,
   absl::StatusOr<stubkit::LoadExplanation> e =
       stubkit::ExplainLoad(client, method, load, call);
   if (!e.ok()) return BadInput(e.status());
+  SayIdempotency(flags, e->settings);
   std::cout << e->ToTable();
   if (!flags.svg.has_value()) return kOk;
   load.failure_fractions = ChartFractions(e->throttle_cutoff);
@@ -538,7 +539,7 @@ int Run(const Flags& flags) {
     return BadInput(absl::InvalidArgumentError(
         absl::StrCat("--method=", method, ": ", e->notes.front())));
   }
-  SayIdempotency(flags, *e);
+  if (e->idempotency_assumed) SayIdempotency(flags, e->settings);
   std::cout << e->ToTable();
   if (flags.svg.has_value()) {
     std::ofstream out(*flags.svg);

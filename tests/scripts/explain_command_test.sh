@@ -119,6 +119,9 @@ expect 0 "     10%    1.000  (throttle: above its cut-off 9.091%)" -- --load \
 expect 0 "    100%    1.300  (retry budget" -- --load --max-attempts=5 \
   --budget=0.2:10 --rate=100
 expect 0 "     25%" -- --load --failing=25,75
+# The header says what the flags said, as the schedule's does.
+expect 0 "idempotent: no (--non-idempotent" -- --load --non-idempotent
+expect 0 "idempotent: yes (--idempotent" -- --load --idempotent
 expect 0 "      0%    3.000  (hedging: 3 attempts, 50ms apart)" -- --load \
   --hedging=3:50ms --attempt-duration=120ms
 # Issue 43, item 2: layers, the SRE book's three layers of four attempts.
