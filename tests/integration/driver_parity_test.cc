@@ -63,6 +63,7 @@
 #include "stubkit/server_hints.h"
 #include "stubkit/status.h"
 #include "stubkit/testing/streams.stubkit.h"
+#include "tests/testing/flaky_echo_service.h"
 #include "tests/testing/status_details.h"
 
 namespace stubkit {
@@ -1093,42 +1094,7 @@ struct EventLog {
   }
 };
 
-// A server on a port that survives a restart.
-class RestartableServer {
- public:
-  explicit RestartableServer(grpc::Service* service) : service_(service) {
-    Start("127.0.0.1:0");
-  }
-  ~RestartableServer() { Stop(); }
-
-  bool ok() const { return server_ != nullptr && port_ > 0; }
-  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
-  void Stop() {
-    if (server_ == nullptr) return;
-    server_->Shutdown();
-    server_->Wait();
-    server_.reset();
-  }
-  // Serves again on the same port.
-  bool Restart() {
-    const int port = port_;
-    Start(address());
-    return server_ != nullptr && port_ == port;
-  }
-
- private:
-  void Start(const std::string& address) {
-    grpc::ServerBuilder builder;
-    builder.AddListeningPort(address, grpc::InsecureServerCredentials(),
-                             &port_);
-    builder.RegisterService(service_);
-    server_ = builder.BuildAndStart();
-  }
-
-  grpc::Service* service_;
-  int port_ = 0;
-  std::unique_ptr<grpc::Server> server_;
-};
+using ::stubkit::testing::RestartableServer;
 
 // What depends on real time, in a run on the real clock: the durations,
 // and the words the transport's failure and the summary's elapsed time

@@ -43,42 +43,7 @@ using ::stubkit::testing::EchoServiceClient;
 using ::stubkit::testing::FlakyEchoService;
 using ::stubkit::testing::Request;
 
-// A server on a port that survives a restart.
-class RestartableServer {
- public:
-  explicit RestartableServer(grpc::Service* service) : service_(service) {
-    Start("127.0.0.1:0");
-  }
-  ~RestartableServer() { Stop(); }
-
-  bool ok() const { return server_ != nullptr && port_ > 0; }
-  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
-  void Stop() {
-    if (server_ == nullptr) return;
-    server_->Shutdown();
-    server_->Wait();
-    server_.reset();
-  }
-  // Serves again on the same port.
-  bool Restart() {
-    const int port = port_;
-    Start(address());
-    return server_ != nullptr && port_ == port;
-  }
-
- private:
-  void Start(const std::string& address) {
-    grpc::ServerBuilder builder;
-    builder.AddListeningPort(address, grpc::InsecureServerCredentials(),
-                             &port_);
-    builder.RegisterService(service_);
-    server_ = builder.BuildAndStart();
-  }
-
-  grpc::Service* service_;
-  int port_ = 0;
-  std::unique_ptr<grpc::Server> server_;
-};
+using ::stubkit::testing::RestartableServer;
 
 // Records the observer's events; lets the test wait for the n-th.
 class Events {

@@ -156,6 +156,44 @@ class TestServer {
   std::unique_ptr<grpc::Server> server_;
 };
 
+// Stop() and Restart() on the same port: a server that goes away and comes
+// back, for reconnect tests. The service outlives it.
+class RestartableServer {
+ public:
+  explicit RestartableServer(grpc::Service* service) : service_(service) {
+    Start("127.0.0.1:0");
+  }
+  ~RestartableServer() { Stop(); }
+
+  bool ok() const { return server_ != nullptr && port_ > 0; }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  void Stop() {
+    if (server_ == nullptr) return;
+    server_->Shutdown();
+    server_->Wait();
+    server_.reset();
+  }
+  // Serves again on the same port.
+  bool Restart() {
+    const int port = port_;
+    Start(address());
+    return server_ != nullptr && port_ == port;
+  }
+
+ private:
+  void Start(const std::string& address) {
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort(address, grpc::InsecureServerCredentials(),
+                             &port_);
+    builder.RegisterService(service_);
+    server_ = builder.BuildAndStart();
+  }
+
+  grpc::Service* service_;
+  int port_ = 0;
+  std::unique_ptr<grpc::Server> server_;
+};
+
 }  // namespace testing
 }  // namespace stubkit
 
