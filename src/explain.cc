@@ -44,6 +44,7 @@ namespace stubkit {
 namespace {
 
 using internal::FormatDuration;
+using internal::XmlEscape;
 using std::chrono::nanoseconds;
 
 // Times saturate at nanoseconds::max(): waits of up to that (an uncapped
@@ -749,32 +750,7 @@ std::string Explanation::ToTable() const {
   return out;
 }
 
-namespace {
-
-std::string XmlEscape(absl::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 namespace {
 

@@ -84,6 +84,7 @@ namespace stubkit {
 namespace {
 
 using internal::FormatDuration;
+using internal::XmlEscape;
 using std::chrono::nanoseconds;
 
 // 1 + q + ... + q^(n-1).
@@ -745,29 +746,6 @@ struct Curve {
   std::vector<std::pair<double, double>> points;
 };
 
-std::string Escape(absl::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 // A round step for attempts from 1 to `top`: 1, 2 or 5 x 10^k.
 double AttemptStep(double top) {
   const double raw = (top - 1) / 5;
@@ -797,7 +775,8 @@ std::string ChartAxes(const LoadChart& chart, absl::string_view title) {
       "height=\"%.0f\" font-family=\"sans-serif\" font-size=\"11\">\n"
       "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
       "<text x=\"%.0f\" y=\"18\" font-size=\"13\">%s</text>\n",
-      LoadChart::kWidth, LoadChart::kHeight, LoadChart::kLeft, Escape(title));
+      LoadChart::kWidth, LoadChart::kHeight, LoadChart::kLeft,
+      XmlEscape(title));
   for (int percent = 0; percent <= 100; percent += 10) {
     const double x = chart.X(percent / 100.0);
     absl::StrAppendFormat(
@@ -851,7 +830,7 @@ std::string LoadSvg(absl::string_view title, const std::vector<Curve>& curves) {
         "y2=\"%.0f\" stroke=\"%s\" stroke-width=\"2\"/>\n<text x=\"%.0f\" "
         "y=\"%.0f\">%s</text>\n",
         c.colour, path, chart.X(1) + 12, legend, chart.X(1) + 32, legend,
-        c.colour, chart.X(1) + 36, legend + 4, Escape(c.name));
+        c.colour, chart.X(1) + 36, legend + 4, XmlEscape(c.name));
     legend += 16;
   }
   absl::StrAppend(&out, "</svg>\n");
