@@ -199,18 +199,22 @@ std::vector<int> GapsMs(const Observed& o, bool from_start) {
 
 // Timers, thread wake-ups and the loopback add latency, never take it
 // away: a small allowance below, a larger one above (CI machines are
-// shared).
+// shared). gRPC's own retry timer gets more below: it starts from the
+// time its ExecCtx cached when the poller woke, not from when the
+// attempt's trailers were read, so under load (ASan on 2 cores) its
+// wait measured at the server came out 4 ms short of the backoff.
 constexpr int kEarlyMs = 3;
+constexpr int kGrpcEarlyMs = 10;
 constexpr int kLateMs = 60;
 
 void ExpectAsPredicted(const std::string& who, const Call& call,
-                       const Observed& o) {
+                       const Observed& o, int early_ms = kEarlyMs) {
   SCOPED_TRACE(who);
   EXPECT_EQ(o.code, call.code) << o.message;
   EXPECT_EQ(static_cast<int>(o.arrivals.size()), call.attempts);
   const std::vector<int> gaps = GapsMs(o, call.hedged);
   for (size_t i = 0; i < call.waits.size() && i < gaps.size(); ++i) {
-    EXPECT_GE(gaps[i], call.waits[i].first - kEarlyMs)
+    EXPECT_GE(gaps[i], call.waits[i].first - early_ms)
         << "wait " << i + 1 << ": " << absl::StrJoin(gaps, ", ") << " ms";
     EXPECT_LE(gaps[i], call.waits[i].second + kLateMs)
         << "wait " << i + 1 << ": " << absl::StrJoin(gaps, ", ") << " ms";
@@ -307,7 +311,7 @@ void ExpectBothAsPredicted(const std::string& json,
   ASSERT_EQ(stubkit.size(), calls.size());
   for (size_t i = 0; i < calls.size(); ++i) {
     SCOPED_TRACE(absl::StrCat("call ", i));
-    ExpectAsPredicted("gRPC 1.51", calls[i], grpc[i]);
+    ExpectAsPredicted("gRPC 1.51", calls[i], grpc[i], kGrpcEarlyMs);
     ExpectAsPredicted("stubkit", calls[i], stubkit[i]);
   }
 }
