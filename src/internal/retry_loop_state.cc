@@ -590,28 +590,26 @@ RetryLoopState::ThrottleStep RetryLoopState::AfterThrottleWait(
   facts.budget_refused_before = budget_refused_wait_;
   ThrottleWaitDecision decision = DecideAfterThrottleWait(facts);
   if (decision.kind == Kind::kAskRelease) {
-    // Both must admit, all or nothing: a withdrawal the budget refuses
-    // leaves the throttle's release slot to another waiting call. The
-    // budget has no waiting of its own: the call waits on in the throttle's
-    // wait, where new calls refill the budget.
-    bool budget_refused = false;
-    if (throttle_->TryAdmit(facts.now, [&] {
-          budget_refused =
-              budget_ != nullptr && !budget_->TryWithdraw(facts.now);
-          return !budget_refused;
-        })) {  // left the throttle's count
+    // The throttle and the budget release all or nothing: a withdrawal the
+    // budget refuses leaves the throttle's release slot to another waiting
+    // call. The budget has no waiting of its own: the call waits on in the
+    // throttle's wait, where new calls refill the budget.
+    CallAdmission admission(throttle_, /*wait_enabled=*/true, budget_, clock_);
+    AdmissionSource& source = *admission.get();
+    if (source.TryRelease(facts.now, [] { return true; })) {
       throttle_wait_.Leave(facts.now, /*admitted=*/true);
       budget_held_since_ = time_point::min();
       return ThrottleStep::kAttempt;
     }
     facts.release = Release::kThrottleRefused;
-    if (budget_refused) {
+    const AdmissionSource* refuser = source.Refuser();
+    if (refuser != nullptr && refuser->RefillWindow() > nanoseconds::zero()) {
       budget_refused_wait_ = true;
       if (budget_held_since_ == time_point::min())
         budget_held_since_ = facts.now;
       facts.release = Release::kBudgetRefused;
       facts.budget_refused_since = budget_held_since_;
-      facts.budget_window = budget_->config().ttl();
+      facts.budget_window = refuser->RefillWindow();
     }
     decision = DecideAfterThrottleWait(facts);
   }

@@ -57,6 +57,17 @@ bool BothAdmission::Take() {
   return refused_ == nullptr;
 }
 
+bool BothAdmission::TryRelease(Clock::time_point now,
+                               absl::FunctionRef<bool()> also) {
+  bool second_refused = false;
+  const bool released = first_.TryRelease(now, [&] {
+    second_refused = !second_.TryRelease(now, also);
+    return !second_refused;
+  });
+  refused_ = released ? nullptr : second_refused ? &second_ : &first_;
+  return released;
+}
+
 CallAdmission::CallAdmission(RetryThrottle* throttle, bool wait_enabled,
                              RetryBudget* budget, const Clock* clock,
                              Clock::time_point attempt_start,

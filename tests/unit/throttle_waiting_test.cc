@@ -14,6 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "stubkit/async_retry_loop.h"
+#include "stubkit/internal/retry_sources.h"
 #include "stubkit/retry_budget.h"
 #include "stubkit/retry_loop.h"
 #include "stubkit/retry_throttle.h"
@@ -242,6 +243,40 @@ TEST(ThrottleWaitingRules, AnAdmissionItsPartnerRefusesTakesNothing) {
     return true;
   }));
   EXPECT_EQ(asked, 2);
+  EXPECT_EQ(throttle->waiters(), 0);
+}
+
+// Issue 40: the loop asks for the release through the call's admission
+// source. With a budget too, both release or neither, and the refusal names
+// the budget and its window.
+TEST(ThrottleWaitingRules, TheCallsAdmissionReleasesThrottleAndBudgetTogether) {
+  auto throttle = DownThrottle(seconds(1), 1);
+  RetryBudget budget(RetryBudget::Config()
+                         .WithTtl(seconds(2))
+                         .WithMinRetriesPerSecond(1)
+                         .WithPercentCanRetry(0));
+  const time_point t0 = FakeClock().Now();
+  while (budget.TryWithdraw(t0)) {
+  }
+  throttle->BeginWait();
+  internal::CallAdmission both(throttle.get(), true, &budget, nullptr);
+  EXPECT_FALSE(both.get()->TryRelease(t0, [] { return true; }));
+  ASSERT_NE(both.get()->Refuser(), nullptr);
+  EXPECT_EQ(both.get()->Refuser()->RefillWindow(), seconds(2));
+  EXPECT_EQ(throttle->waiters(), 1);  // the throttle's slot is left
+  internal::CallAdmission throttle_only(throttle.get(), true, nullptr, nullptr);
+  EXPECT_TRUE(throttle_only.get()->TryRelease(t0, [] { return true; }));
+  EXPECT_EQ(throttle->waiters(), 0);
+  // The throttle refuses (its slot was just used): the budget is not asked,
+  // and the refusal is the throttle's, with no window.
+  throttle->BeginWait();
+  EXPECT_FALSE(both.get()->TryRelease(t0 + milliseconds(10), [] {
+    ADD_FAILURE() << "asked past a refusal";
+    return true;
+  }));
+  EXPECT_EQ(both.get()->Refuser()->RefillWindow(), nanoseconds::zero());
+  // A second later, with the budget refilled: both let the call go.
+  EXPECT_TRUE(both.get()->TryRelease(t0 + seconds(3), [] { return true; }));
   EXPECT_EQ(throttle->waiters(), 0);
 }
 

@@ -61,6 +61,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "stubkit/clock.h"
@@ -154,6 +155,20 @@ class AdmissionSource {
   virtual bool Take() = 0;
   // After a refusal: the source that refused (a composite names its part).
   virtual const AdmissionSource* Refuser() const { return this; }
+  // At the end of a wait for admission (`MayWait`): lets the call attempt
+  // now if this source and `also` (a composite's next part) both admit it,
+  // all or nothing. By default what `Take` does; the throttle's waiting
+  // mode releases waiting calls at its own pace.
+  virtual bool TryRelease(Clock::time_point /*now*/,
+                          absl::FunctionRef<bool()> also) {
+    return also() && Take();
+  }
+  // For a source that refills within a window from new calls (a retry
+  // budget): that window, which bounds how long a refusal of a waiting call
+  // may last; zero for others.
+  virtual std::chrono::nanoseconds RefillWindow() const {
+    return std::chrono::nanoseconds::zero();
+  }
 };
 
 // What a wait source chose.
@@ -276,8 +291,9 @@ struct ThrottleWaitDecision {
 // asked yet -> ask; refused by the budget for a whole window (a reserve
 // under one retry per window, and no new calls: it may never come) -> stop;
 // otherwise wait, within the call's end. Pure: the driver asks for the
-// release, draws the throttle's pace (RetryThrottle::PollDelay, a random
-// draw it makes only for a wait) and leaves the throttle's wait.
+// release (AdmissionSource::TryRelease), draws the throttle's pace
+// (RetryThrottle::PollDelay, a random draw it makes only for a wait) and
+// leaves the throttle's wait.
 ThrottleWaitDecision DecideAfterThrottleWait(const ThrottleWaitFacts& facts);
 
 }  // namespace internal

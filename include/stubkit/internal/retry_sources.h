@@ -68,6 +68,11 @@ class ThrottleAdmission final : public AdmissionSource {
   std::string Refusal() const override;
   // The bucket counts failures, not retries: nothing to take.
   bool Take() override { return true; }
+  // The waiting mode's release (RetryThrottle::TryAdmit).
+  bool TryRelease(Clock::time_point now,
+                  absl::FunctionRef<bool()> also) override {
+    return throttle_.TryAdmit(now, also);
+  }
 
  private:
   RetryThrottle& throttle_;
@@ -93,6 +98,14 @@ class BudgetAdmission final : public AdmissionSource {
   bool MayWait() const override { return false; }
   std::string Refusal() const override;
   bool Take() override { return budget_.TryWithdraw(Now()); }
+  // A withdrawal at the waiting call's `now`, once `also` admitted.
+  bool TryRelease(Clock::time_point now,
+                  absl::FunctionRef<bool()> also) override {
+    return also() && budget_.TryWithdraw(now);
+  }
+  std::chrono::nanoseconds RefillWindow() const override {
+    return budget_.config().ttl();
+  }
 
  private:
   Clock::time_point Now() const {
@@ -127,6 +140,9 @@ class BothAdmission final : public AdmissionSource {
   const AdmissionSource* Refuser() const override {
     return refused_ != nullptr ? refused_->Refuser() : nullptr;
   }
+  // `first` releases only if `second` (then `also`) does.
+  bool TryRelease(Clock::time_point now,
+                  absl::FunctionRef<bool()> also) override;
 
  private:
   AdmissionSource& first_;
