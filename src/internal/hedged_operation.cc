@@ -25,16 +25,15 @@ void NotifyHedgedAttempt(const RetryLoopState& state, int attempt,
                          const grpc::ClientContext* context,
                          std::chrono::nanoseconds wait = {},
                          WaitReason wait_reason = WaitReason::kNone) {
-  AttemptEvent event;
-  event.attempt = attempt;
-  event.status = status;
-  event.wait = wait;
-  event.wait_reason = wait_reason;
-  event.attempt_duration = its_end - its_start;
-  event.elapsed = its_end - state.start();
-  event.hedge_loser = hedge_loser;
-  event.context = context;
-  state.reporter().Observe(event);
+  EndedAttempt ended;
+  ended.attempt = attempt;
+  ended.status = status;
+  ended.attempt_start = its_start;
+  ended.now = its_end;
+  ended.call_start = state.start();
+  ended.context = context;
+  ended.hedge_loser = hedge_loser;
+  state.reporter().OnHedgedAttempt(ended, ReportedWait{wait, wait_reason});
 }
 
 }  // namespace
@@ -255,7 +254,7 @@ absl::Status HedgedOperationBase::Conclude(Step& step) {
   // Only this thread ended the call, and no attempt starts any more: the
   // state is ours, and its observer, metrics and log sink run unlocked.
   if (state().reporter().has_observer()) ReportAttempts(step);
-  if (step.budget_refused) state().reporter().RecordHedgeRefusedByBudget();
+  if (step.budget_refused) state().reporter().OnHedgeRefusedByBudget();
   switch (step.outcome) {
     case Outcome::kSuccess:
       state().OnSuccess();

@@ -62,11 +62,6 @@ bool IsIdempotent(const MethodInfo& method, const OptionsView& options) {
 
 namespace {
 
-std::string Describe(const absl::Status& status) {
-  return absl::StrCat(StatusCodeName(static_cast<int>(status.code())), ": ",
-                      status.message());
-}
-
 // Sets an attempt's gRPC deadline; returns how long the driver's establish
 // timer must give it (zero: none). With `establish_only` (server and bidi
 // streams) the attempt timeout bounds only the wait for a first response:
@@ -80,25 +75,6 @@ nanoseconds SetAttemptDeadlines(grpc::ClientContext& context, time_point now,
   }
   SetAttemptDeadline(context, now, attempt_deadline);
   return nanoseconds::zero();
-}
-
-// The RPC-level log line of an attempt's start: its timeout and the
-// metadata it sends, credentials redacted.
-std::string AttemptStartLine(
-    absl::string_view method, int attempt, time_point now,
-    time_point attempt_deadline, bool to_first_response,
-    std::vector<std::pair<std::string, std::string>> sent,
-    bool attempt_header) {
-  if (attempt_header) {
-    sent.emplace_back(kRetryAttemptHeader, std::to_string(attempt));
-  }
-  return absl::StrCat(
-      "stubkit: ", method, " attempt ", attempt, " starts; timeout ",
-      attempt_deadline == time_point::max()
-          ? std::string("none")
-          : FormatDuration(attempt_deadline - now),
-      to_first_response ? " to the first response" : "", "; metadata {",
-      FormatMetadataRedacted(sent), "}");
 }
 
 }  // namespace
@@ -121,10 +97,7 @@ RetryLoopState::RetryLoopState(const MethodInfo& method,
                                      "invalid options, nothing was sent");
     // Counted like any other call's end (an invalid hedging policy already
     // is), so a misconfigured client shows in its metrics.
-    if (MetricsCollector* metrics = options.get<MetricsOption>().get()) {
-      metrics->RecordCall(method_.full_name, 0, StopReason::kInvalidArgument,
-                          nanoseconds(0));
-    }
+    CallReporter::OnInvalidOptions(method_.full_name, options);
     return;
   }
   Setup(options);
@@ -215,18 +188,9 @@ bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context,
     context.AddMetadata(kRetryAttemptHeader, std::to_string(attempts_));
   }
   ApplyCallOptions(context, options_);
-  if (reporter_.logs(LogLevel::kRpc)) {
-    std::string line = AttemptStartLine(
-        method_.full_name, attempts_, now, facts_.attempt_deadline,
-        establish_timeout_ > nanoseconds::zero(),
-        metadata != nullptr ? *metadata : MetadataOption::Type{},
-        attempt_header);
-    if (deferred_log != nullptr) {
-      *deferred_log = std::move(line);
-    } else {
-      reporter_.Log(LogLevel::kRpc, line);
-    }
-  }
+  reporter_.OnAttemptStart(attempts_, now, facts_.attempt_deadline,
+                           establish_timeout_ > nanoseconds::zero(), metadata,
+                           attempt_header, deferred_log);
   return true;
 }
 
@@ -314,24 +278,25 @@ absl::Status RetryLoopState::GiveUpAtEnd(const absl::Status& status) {
       absl::StrCat("gave up: ", EndWhat(facts_.end_reason), " was reached"));
 }
 
-void RetryLoopState::Notify(const absl::Status& status, time_point now,
-                            bool final, Wait wait, StopReason reason) {
-  if (!reporter_.has_observer()) return;
-  AttemptEvent event;
-  event.attempt = final && final_attempt_ > 0 ? final_attempt_ : attempts_;
-  event.status = status;
-  event.attempt_duration = now - facts_.attempt_start;
-  event.elapsed = now - start_;
-  event.final = final;
-  event.wait = wait.delay;
-  event.wait_reason = wait.reason;
-  event.stop_reason = reason;
-  event.context = finished_context_;
-  event.started_on_reconnect = attempt_on_reconnect_ && !hedged_;
+EndedAttempt RetryLoopState::Ended(const absl::Status& status, time_point now,
+                                   bool final) {
+  EndedAttempt ended;
+  ended.attempt = final && final_attempt_ > 0 ? final_attempt_ : attempts_;
+  ended.status = status;
+  ended.attempt_start = facts_.attempt_start;
+  ended.now = now;
+  ended.call_start = start_;
+  ended.context = finished_context_;
+  ended.started_on_reconnect = attempt_on_reconnect_ && !hedged_;
   // Only the event that follows the attempt gets it: the context may be
   // gone by the next one (a cancelled backoff wait).
   finished_context_ = nullptr;
-  reporter_.Observe(event);
+  return ended;
+}
+
+CallTotals RetryLoopState::Totals(time_point now) const {
+  return CallTotals{attempts_, hedged_ && attempts_ > 1 ? attempts_ - 1 : 0,
+                    now - start_, delay_.total()};
 }
 
 void RetryLoopState::OnSuccess() {
@@ -346,20 +311,9 @@ void RetryLoopState::OnSuccess() {
       throttle_->OnSuccess();
     }
   }
-  if (!reporter_.active()) return;
+  if (!reporter_.active()) return;  // the success path reads no clock
   const time_point now = this->now();
-  Notify(absl::OkStatus(), now, true, Wait{nanoseconds(0), WaitReason::kNone},
-         StopReason::kSuccess);
-  reporter_.RecordCall(attempts_, StopReason::kSuccess, now - start_,
-                       hedged_ ? attempts_ - 1 : 0, delay_.total());
-  // The line is built only when it will be written: formatting it costs an
-  // allocation on every call.
-  if (reporter_.logs(LogLevel::kRpc)) {
-    reporter_.Log(
-        LogLevel::kRpc,
-        absl::StrCat("stubkit: ", method_.full_name, " attempt ", attempts_,
-                     " OK after ", FormatDuration(now - facts_.attempt_start)));
-  }
+  reporter_.OnSuccess(Ended(absl::OkStatus(), now, true), Totals(now));
 }
 
 bool RetryLoopState::Stop(const absl::Status& status, StopReason reason,
@@ -381,31 +335,7 @@ bool RetryLoopState::Stop(const absl::Status& status, StopReason reason,
     explanation = resumed;
   }
   *final_status = WithRetrySummary(status, summary, explanation);
-  Notify(status, now, true, Wait{nanoseconds(0), WaitReason::kNone}, reason);
-  reporter_.RecordCall(attempts_, reason, now - start_,
-                       hedged_ && attempts_ > 1 ? attempts_ - 1 : 0,
-                       delay_.total());
-  // Every call that gives up is worth a line at `retries`, whatever the
-  // reason (the non-idempotent case answers "why wasn't it retried?"); a
-  // permanent error or a cancel on the first attempt, never meant to be
-  // retried, is the caller's business.
-  const bool callers_business =
-      attempts_ <= 1 && (reason == StopReason::kPermanentError ||
-                         reason == StopReason::kCancelled);
-  const LogLevel level = callers_business ? LogLevel::kRpc : LogLevel::kRetries;
-  if (reporter_.logs(level)) {
-    if (attempts_ == 0) {
-      reporter_.Log(level, absl::StrCat("stubkit: ", method_.full_name,
-                                        " stopped before any attempt: ",
-                                        Describe(status), "; ", explanation));
-    } else {
-      reporter_.Log(level,
-                    absl::StrCat("stubkit: ", method_.full_name, " attempt ",
-                                 attempts_, " failed with ", Describe(status),
-                                 "; ", explanation, " after ", attempts_,
-                                 attempts_ == 1 ? " attempt" : " attempts"));
-    }
-  }
+  reporter_.OnStop(Ended(status, now, true), reason, explanation, Totals(now));
   return false;
 }
 
@@ -475,25 +405,13 @@ bool RetryLoopState::Report(const absl::Status& status,
       break;
   }
   last_failure_ = status;
-  const Wait chosen{decision.wait, decision.wait_reason};
-  Notify(status, now, false, chosen, StopReason::kSuccess);
-  if (reporter_.logs(LogLevel::kRetries)) {
-    // Here a DEADLINE_EXCEEDED can only be the attempt's own timeout: the
-    // call's end stopped the call before.
-    reporter_.Log(
-        LogLevel::kRetries,
-        absl::StrCat(
-            "stubkit: ", method_.full_name, " attempt ", attempts_,
-            " failed with ", Describe(status),
-            decision.attempt_timed_out
-                ? absl::StrCat(
-                      " after its attempt timeout (",
-                      FormatDuration(options_.get<AttemptTimeoutOption>()),
-                      ", AttemptTimeoutOption)")
-                : std::string(),
-            "; retrying in ", FormatDuration(chosen.delay), " (",
-            ToString(chosen.reason), ")"));
-  }
+  const ReportedWait chosen{decision.wait, decision.wait_reason};
+  // Here a DEADLINE_EXCEEDED can only be the attempt's own timeout: the
+  // call's end stopped the call before.
+  reporter_.OnRetry(Ended(status, now, false), chosen,
+                    decision.attempt_timed_out
+                        ? options_.get<AttemptTimeoutOption>()
+                        : nanoseconds::zero());
   *wait = chosen.delay;
   delay_.Begin(now, chosen.delay);
   // The option is read only here, on the retry path.
@@ -564,15 +482,7 @@ nanoseconds RetryLoopState::BeginThrottleWait(const absl::Status& status,
   const nanoseconds wait =
       std::min<nanoseconds>(throttle_->PollDelay(), facts_.end - now);
   delay_.Begin(now, wait);
-  Notify(status, now, false, Wait{wait, WaitReason::kThrottle},
-         StopReason::kSuccess);
-  if (reporter_.logs(LogLevel::kRetries)) {
-    reporter_.Log(LogLevel::kRetries,
-                  absl::StrCat("stubkit: ", method_.full_name, " attempt ",
-                               attempts_, " failed with ", Describe(status),
-                               "; waiting for the backend to recover (retry "
-                               "throttle, waiting mode)"));
-  }
+  reporter_.OnThrottleWait(Ended(status, now, false), wait);
   return wait;
 }
 
@@ -637,14 +547,7 @@ void RetryLoopState::OnChannelReady() {
                                  ? delay_.CutShort(now())
                                  : nanoseconds::zero();
   follow_.Woke();
-  if (reporter_.logs(LogLevel::kRetries)) {
-    reporter_.Log(
-        LogLevel::kRetries,
-        absl::StrCat("stubkit: ", method_.full_name,
-                     " the channel is ready again; attempt ", attempts_ + 1,
-                     " starts after ", FormatDuration(waited), " of its ",
-                     FormatDuration(planned), " wait"));
-  }
+  reporter_.OnChannelReady(attempts_ + 1, waited, planned);
 }
 
 namespace {

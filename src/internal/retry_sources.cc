@@ -153,13 +153,8 @@ WaitChoice BackoffWaits::NextWait(const absl::Status& status, int failures) {
   choice.reason = WaitReason::kBackoff;
   if (!use_hints_) return choice;
   ServerHint hint = ReadServerHint(trailers_, status, options_);
-  if (hint.malformed_details.has_value() &&
-      reporter_.logs(LogLevel::kRetries)) {
-    reporter_.Log(
-        LogLevel::kRetries,
-        absl::StrCat("stubkit: ", reporter_.method(),
-                     " ignoring malformed or oversized status details (",
-                     *hint.malformed_details, " bytes)"));
+  if (hint.malformed_details.has_value()) {
+    reporter_.OnMalformedDetails(*hint.malformed_details);
   }
   switch (hint.kind) {
     case ServerHint::Kind::kNone:

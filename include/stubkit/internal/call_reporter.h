@@ -1,10 +1,12 @@
 // Copyright 2026 The stubkit Authors.
 //
-// The reporter of one call: the one place that feeds the retry observer
-// (RetryObserverOption), the log sink (LogLevelOption, LogSinkOption) and
-// the metrics collector (MetricsOption). The retry loop hands it the facts
-// of each attempt and each decision; the reporter reads each option once,
-// and a sink that is not configured costs a null check.
+// The reporter of one call: the one place that builds observer events
+// (RetryObserverOption), log lines (LogLevelOption, LogSinkOption) and
+// metric updates (MetricsOption). Drivers hand it the facts of each step,
+// named after what happened: an attempt starts, is retried, waits for the
+// throttle, the call stops or succeeds. It reads each option once, and a
+// sink that is not configured costs a null check; a line is formatted only
+// when it will be written.
 //
 // Which thread, which locks: the reporter is called by the thread that
 // decides (the caller's for sync calls, a gRPC or timer thread for async
@@ -13,8 +15,8 @@
 //
 //   CallReporter reporter;
 //   reporter.Configure(method.full_name, options);
-//   if (reporter.logs(LogLevel::kRetries)) reporter.Log(..., line);
-//   reporter.Observe(event);
+//   reporter.OnRetry(ended, Wait{delay, WaitReason::kBackoff}, no_timeout);
+//   reporter.OnStop(ended, reason, explanation, totals);
 
 #ifndef STUBKIT_INTERNAL_CALL_REPORTER_H_
 #define STUBKIT_INTERNAL_CALL_REPORTER_H_
@@ -22,8 +24,13 @@
 #include <google/protobuf/message.h>
 
 #include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "stubkit/clock.h"
 #include "stubkit/logging.h"
 #include "stubkit/metrics.h"
 #include "stubkit/options.h"
@@ -32,6 +39,33 @@
 
 namespace stubkit {
 namespace internal {
+
+// An attempt's end, from which the reporter builds the observer's event.
+struct EndedAttempt {
+  int attempt = 0;  // from 1
+  absl::Status status;
+  Clock::time_point attempt_start;
+  Clock::time_point now;         // when it ended (or was decided on)
+  Clock::time_point call_start;  // for the event's `elapsed`
+  // The attempt's context while it lives, else null.
+  const grpc::ClientContext* context = nullptr;
+  bool started_on_reconnect = false;
+  bool hedge_loser = false;
+};
+
+// A wait and why, as the observer's event carries them.
+struct ReportedWait {
+  std::chrono::nanoseconds delay{0};
+  WaitReason reason = WaitReason::kNone;
+};
+
+// What a call's end counts in the metrics.
+struct CallTotals {
+  int attempts = 0;
+  int hedges = 0;  // attempts after the first of a hedged call
+  std::chrono::nanoseconds elapsed{0};
+  std::chrono::nanoseconds retry_delay{0};
+};
 
 class CallReporter {
  public:
@@ -60,16 +94,55 @@ class CallReporter {
     return observer_ != nullptr || metrics_ != nullptr || logs(LogLevel::kRpc);
   }
   bool has_observer() const { return observer_ != nullptr; }
-  // Hands `event` to the observer, if any, with the method filled in.
-  void Observe(AttemptEvent& event) const;
-  // Counts a finished call, if metrics are collected.
-  void RecordCall(int attempts, StopReason reason,
-                  std::chrono::nanoseconds elapsed, int hedges,
-                  std::chrono::nanoseconds retry_delay) const;
-  // Counts a hedged call whose hedge the hedging budget refused.
-  void RecordHedgeRefusedByBudget() const;
+
+  // Attempt `attempt` starts at `now` with `deadline` (max: none): the
+  // kRpc line with its timeout and the metadata it sends (credentials
+  // redacted; `attempt_header`: with x-retry-attempt). With `deferred` the
+  // line is stored there, for a caller holding a lock to `Log` later.
+  void OnAttemptStart(
+      int attempt, Clock::time_point now, Clock::time_point deadline,
+      bool to_first_response,
+      const std::vector<std::pair<std::string, std::string>>* metadata,
+      bool attempt_header, std::string* deferred = nullptr) const;
+  // The attempt failed and is retried after `wait`: its event and the
+  // kRetries line. `attempt_timeout` non-zero: the attempt's own timeout
+  // (AttemptTimeoutOption) ended it.
+  void OnRetry(const EndedAttempt& ended, ReportedWait wait,
+               std::chrono::nanoseconds attempt_timeout) const;
+  // The attempt failed and the call waits for the throttle to let it retry
+  // (its waiting mode), polling first after `first_poll`.
+  void OnThrottleWait(const EndedAttempt& ended,
+                      std::chrono::nanoseconds first_poll) const;
+  // The call stopped for `reason`: the final event, the call's metrics,
+  // and a line at kRetries (kRpc for a permanent error or a cancel on the
+  // first attempt, the caller's business).
+  void OnStop(const EndedAttempt& ended, StopReason reason,
+              absl::string_view explanation, const CallTotals& totals) const;
+  // The call succeeded: the final event, its metrics, a kRpc line.
+  void OnSuccess(const EndedAttempt& ended, const CallTotals& totals) const;
+  // A hedged call's attempt other than the one the final event describes
+  // (its wait: the hint a failed one's successor waited).
+  void OnHedgedAttempt(const EndedAttempt& ended, ReportedWait wait) const;
+  // A wait ended early, `waited` of `planned`, on the channel's return;
+  // attempt `next` starts.
+  void OnChannelReady(int next, std::chrono::nanoseconds waited,
+                      std::chrono::nanoseconds planned) const;
+  // A server's status details could not be read (`bytes` long).
+  void OnMalformedDetails(size_t bytes) const;
+  // A hedged call whose hedge the hedging budget refused.
+  void OnHedgeRefusedByBudget() const;
+  // A call refused for invalid options before any attempt (counted like
+  // any other call's end, so a misconfigured client shows in its metrics);
+  // before, or without, `Configure`.
+  static void OnInvalidOptions(absl::string_view method,
+                               const OptionsView& options);
 
  private:
+  // Hands the event built from `ended` to the observer.
+  void Observe(const EndedAttempt& ended, bool final, ReportedWait wait,
+               StopReason reason) const;
+  void RecordCall(StopReason reason, const CallTotals& totals) const;
+
   absl::string_view method_;
   const RetryObserverOption::Type* observer_ = nullptr;
   MetricsCollector* metrics_ = nullptr;

@@ -321,11 +321,6 @@ class RetryLoopState {
   time_point start() const { return start_; }
 
  private:
-  struct Wait {
-    std::chrono::nanoseconds delay;
-    WaitReason reason;
-  };
-
   void Setup(const OptionsView& options);
   // The decision after a failed attempt seen at `now`, before it is
   // reported.
@@ -338,8 +333,10 @@ class RetryLoopState {
   bool Stop(const absl::Status& status, StopReason reason,
             absl::string_view explanation, time_point now,
             absl::Status* final_status);
-  void Notify(const absl::Status& status, time_point now, bool final, Wait wait,
-              StopReason reason);
+  // The attempt that just ended (the final event's, with `final`), for the
+  // reporter; hands over the finished attempt's context once.
+  EndedAttempt Ended(const absl::Status& status, time_point now, bool final);
+  CallTotals Totals(time_point now) const;
   // Enters the throttle's wait after `status`; returns the first poll delay.
   std::chrono::nanoseconds BeginThrottleWait(const absl::Status& status,
                                              time_point now);
