@@ -2,17 +2,21 @@
 #   include/stubkit/*.h                      the runtime's public headers
 #   include/stubkit/internal/*.h             what generated code needs, not API
 #   lib/libstubkit.a (or .so)                the runtime
+#   lib/libstubkit_explain.a (or .so)        stubkit::explain, the policy
+#                                            explainer (docs/explain.md)
 #   lib/libstubkit_prometheus.a (or .so)     stubkit::prometheus, when built
 #   bin/protoc-gen-stubkit                   the protoc plugin (when built)
 #   bin/stubkit-explain                      the policy explainer
 #                                            (docs/explain.md)
 #   lib/cmake/stubkit/                       find_package(stubkit CONFIG):
 #                                            stubkit::stubkit,
+#                                            stubkit::explain,
 #                                            stubkit::prometheus (if built),
 #                                            the plugin as
 #                                            stubkit::protoc-gen-stubkit, and
 #                                            stubkit_add_grpc_library()
 #   lib/pkgconfig/stubkit.pc                 pkg-config --cflags --libs stubkit
+#   lib/pkgconfig/stubkit_explain.pc         ... stubkit_explain
 #
 # Included once, at the end of the top-level CMakeLists.txt.
 
@@ -27,6 +31,10 @@ install(TARGETS stubkit EXPORT stubkit-targets
   LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}"
   RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}"
   INCLUDES DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
+install(TARGETS stubkit_explain EXPORT stubkit-targets
+  ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
+  LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}"
+  RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
 if(TARGET stubkit_prometheus)
   install(TARGETS stubkit_prometheus EXPORT stubkit-targets
     ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
@@ -137,5 +145,9 @@ if(PKG_CONFIG_FOUND)
 endif()
 configure_file("${PROJECT_SOURCE_DIR}/cmake/stubkit.pc.in"
   "${PROJECT_BINARY_DIR}/stubkit.pc" @ONLY)
+# The explainer: its library over stubkit's (Requires), which has the rest.
+configure_file("${PROJECT_SOURCE_DIR}/cmake/stubkit_explain.pc.in"
+  "${PROJECT_BINARY_DIR}/stubkit_explain.pc" @ONLY)
 install(FILES "${PROJECT_BINARY_DIR}/stubkit.pc"
+  "${PROJECT_BINARY_DIR}/stubkit_explain.pc"
   DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig")

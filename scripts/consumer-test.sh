@@ -37,7 +37,8 @@ else
     -DSTUBKIT_BUILD_TESTS=OFF -DSTUBKIT_BUILD_BENCHMARKS=OFF \
     -DSTUBKIT_BUILD_EXAMPLES=OFF >/dev/null
 fi
-targets=(stubkit protoc-gen-stubkit)
+# What the install rules install (stubkit-explain: the command).
+targets=(stubkit stubkit_explain stubkit-explain protoc-gen-stubkit)
 # The optional Prometheus export is installed when configured, so build it.
 if grep -q '^STUBKIT_WITH_PROMETHEUS:BOOL=ON' "${build_dir}/CMakeCache.txt"; then
   targets+=(stubkit_prometheus)
@@ -47,8 +48,10 @@ cmake --build "${build_dir}" -j "${jobs}" --target "${targets[@]}"
 echo "== consumer-test: installing into ${prefix}"
 cmake --install "${build_dir}" --prefix "${prefix}" >/dev/null
 for file in include/stubkit/retry_loop.h \
-    include/stubkit/internal/retry_loop_state.h bin/protoc-gen-stubkit \
-    lib/cmake/stubkit/stubkit-config.cmake lib/pkgconfig/stubkit.pc; do
+    include/stubkit/internal/retry_loop_state.h include/stubkit/explain.h \
+    bin/protoc-gen-stubkit bin/stubkit-explain \
+    lib/cmake/stubkit/stubkit-config.cmake lib/pkgconfig/stubkit.pc \
+    lib/pkgconfig/stubkit_explain.pc; do
   if [[ ! -e "${prefix}/${file}" ]]; then
     echo "consumer-test: ${file} was not installed" >&2
     exit 1
@@ -65,11 +68,13 @@ if grep -rq "${source_dir}/include" "${work}/consumer/CMakeCache.txt"; then
 fi
 cmake --build "${work}/consumer" -j "${jobs}"
 "${work}/consumer/greeter_consumer"
-passed=2
+echo "== consumer-test: stubkit::explain from the install"
+"${work}/consumer/explain_consumer" >/dev/null
+passed=4
 if [[ " ${targets[*]} " == *" stubkit_prometheus "* ]]; then
   echo "== consumer-test: stubkit::prometheus from the install"
   "${work}/consumer/prometheus_consumer" >/dev/null
-  passed=3
+  passed=5
 fi
 
 echo "== consumer-test: building a program with pkg-config"
@@ -85,6 +90,19 @@ EOF
 g++ -std=c++17 "${work}/pc_main.cc" -o "${work}/pc_main" \
   $(PKG_CONFIG_PATH="${prefix}/lib/pkgconfig" pkg-config --cflags --libs stubkit)
 "${work}/pc_main"
+# The explainer's library, through its own file.
+cat >"${work}/pc_explain.cc" <<'EOF'
+#include "absl/status/status.h"
+#include "stubkit/explain.h"
+int main() {
+  return stubkit::WhyNot(absl::UnavailableError("down")).why.empty() ? 1 : 0;
+}
+EOF
+# shellcheck disable=SC2046
+g++ -std=c++17 "${work}/pc_explain.cc" -o "${work}/pc_explain" \
+  $(PKG_CONFIG_PATH="${prefix}/lib/pkgconfig" pkg-config --cflags --libs \
+    stubkit_explain)
+"${work}/pc_explain"
 # Each library once in the installed file's flags.
 tests/scripts/pkg_config_test.sh "${prefix}/lib/pkgconfig"
 

@@ -21,7 +21,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
-#include "src/internal/explain_method.h"
+#include "src/explain_internal.h"
 #include "src/internal/format.h"
 #include "stubkit/backoff_policy.h"
 #include "stubkit/call_options.h"
@@ -674,6 +674,29 @@ absl::StatusOr<NamedMethod> ResolveNamedMethod(const Options& client,
     m.lower.set<MethodOptionsOption>(std::move(kept));
   }
   return m;
+}
+
+std::string XmlEscape(absl::string_view text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
 }
 
 }  // namespace internal

@@ -68,7 +68,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "src/internal/explain_method.h"
+#include "src/explain_internal.h"
 #include "src/internal/format.h"
 #include "stubkit/adaptive_hedging.h"
 #include "stubkit/explain.h"

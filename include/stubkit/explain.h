@@ -12,7 +12,7 @@
 // ```cpp
 // #include <iostream>
 //
-// #include "stubkit/stubkit.h"
+// #include "stubkit/explain.h"
 //
 // void PrintSchedule(const stubkit::Options& client) {
 //   absl::StatusOr<stubkit::Explanation> e =
@@ -27,8 +27,8 @@
 //
 // Options as a generated client's call sees them (invalid: the call's
 // error). `ExplainLoad`, `ExplainLayers`: what the retries cost the server
-// per call offered, by failure fraction. The `stubkit-explain` command
-// prints all; bands, throttles, SVG, the load model: docs/explain.md.
+// per call offered, by failure fraction. Link stubkit::explain. The command
+// `stubkit-explain` prints all; bands, SVG, the load model: docs/explain.md.
 
 #ifndef STUBKIT_EXPLAIN_H_
 #define STUBKIT_EXPLAIN_H_

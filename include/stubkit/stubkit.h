@@ -20,9 +20,10 @@
 // ```
 //
 // A generated header (`foo.stubkit.h`) includes only what it names; a file
-// that sets options includes their headers, or this one. Not included:
-// stubkit/prometheus.h, the optional Prometheus export, which needs
-// prometheus-cpp and the stubkit::prometheus library. Each option's header:
+// that sets options includes their headers, or this one. Not included, each
+// with a library of its own: stubkit/explain.h, the policy explainer
+// (stubkit::explain), and stubkit/prometheus.h, the Prometheus export
+// (stubkit::prometheus, which needs prometheus-cpp). Each option's header:
 // docs/options.md.
 
 #ifndef STUBKIT_STUBKIT_H_
@@ -38,7 +39,6 @@
 #include "stubkit/channel.h"                 // IWYU pragma: export
 #include "stubkit/clock.h"                   // IWYU pragma: export
 #include "stubkit/decorator.h"               // IWYU pragma: export
-#include "stubkit/explain.h"                 // IWYU pragma: export
 #include "stubkit/hedging.h"                 // IWYU pragma: export
 #include "stubkit/logging.h"                 // IWYU pragma: export
 #include "stubkit/long_running_operation.h"  // IWYU pragma: export

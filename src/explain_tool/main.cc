@@ -30,6 +30,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
+#include "stubkit/explain.h"
 #include "stubkit/stubkit.h"
 
 namespace {

@@ -20,9 +20,6 @@ std::string FormatDuration(std::chrono::nanoseconds duration);
 // pass only 0..16, anything else gives "UNKNOWN_CODE".
 absl::string_view StatusCodeName(int code);
 
-// `text` for an SVG or XML text node or attribute: < > & " escaped.
-std::string XmlEscape(absl::string_view text);
-
 }  // namespace internal
 }  // namespace stubkit
 

@@ -1,11 +1,12 @@
 // Copyright 2026 The stubkit Authors.
 //
-// What the explainer's by-name entry points (Explain, ExplainLoad) share:
-// a method's name resolved against a client's options as a generated
-// client of that method's service would resolve them. Not API.
+// What the explainer's sources (explain.cc, explain_load.cc; the
+// stubkit::explain library) share: a method's name resolved against a
+// client's options as a generated client of that method's service would
+// resolve them, and escaping for their SVG charts. Not API.
 
-#ifndef STUBKIT_SRC_INTERNAL_EXPLAIN_METHOD_H_
-#define STUBKIT_SRC_INTERNAL_EXPLAIN_METHOD_H_
+#ifndef STUBKIT_SRC_EXPLAIN_INTERNAL_H_
+#define STUBKIT_SRC_EXPLAIN_INTERNAL_H_
 
 #include <string>
 
@@ -32,7 +33,10 @@ struct NamedMethod {
 absl::StatusOr<NamedMethod> ResolveNamedMethod(const Options& client,
                                                absl::string_view method);
 
+// `text` for an SVG or XML text node or attribute: < > & " escaped.
+std::string XmlEscape(absl::string_view text);
+
 }  // namespace internal
 }  // namespace stubkit
 
-#endif  // STUBKIT_SRC_INTERNAL_EXPLAIN_METHOD_H_
+#endif  // STUBKIT_SRC_EXPLAIN_INTERNAL_H_
