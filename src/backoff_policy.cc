@@ -144,9 +144,11 @@ nanoseconds ExponentialBackoffPolicy::DelayFor(int retry,
 }
 
 nanoseconds ExponentialBackoffPolicy::DelayFor(int retry) const {
-  double uniform01 = jitter_.kind() == Jitter::Kind::kNone
-                         ? 0.0
-                         : internal::ProcessUniform01();
+  double uniform01 = 0.0;
+  if (jitter_.kind() != Jitter::Kind::kNone) {
+    uniform01 =
+        pinned_draw_ >= 0.0 ? pinned_draw_ : internal::ProcessUniform01();
+  }
   return DelayFor(retry, uniform01);
 }
 

@@ -2,8 +2,8 @@
 //
 // The explainer runs the real retry loop (RetryLoopState, RunRetryLoop)
 // against an attempt that always fails, on a fake clock, with the backoff's
-// draw pinned (JitterDrawOption). Nothing here decides whether or how long
-// to wait: the bands are what the loop did.
+// draw pinned (internal::ExplainerDraws). Nothing here decides whether or
+// how long to wait: the bands are what the loop did.
 
 #include "stubkit/explain.h"
 
@@ -137,7 +137,8 @@ Options Isolated(const OptionsView& options, std::shared_ptr<FakeClock> clock,
   Options top = options.call();
   top.set<ClockOption>(std::move(clock))
       .set<SleeperOption>(std::move(sleeper))
-      .set<internal::JitterDrawOption>(draw)
+      .set<BackoffPolicyOption>(internal::ExplainerDraws::Pinned(
+          options.get<BackoffPolicyOption>(), draw))
       .set<RetryThrottleOption>(std::move(throttle))
       .set<RetryBudgetOption>(std::move(budget))
       .set<MetricsOption>(nullptr)

@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "stubkit/backoff_policy.h"
 #include "stubkit/options.h"
 
 namespace stubkit {
@@ -35,6 +36,19 @@ absl::StatusOr<NamedMethod> ResolveNamedMethod(const Options& client,
 
 // `text` for an SVG or XML text node or attribute: < > & " escaped.
 std::string XmlEscape(absl::string_view text);
+
+// The explainer's draws, injected into the real retry loop through the
+// backoff policy it hands the loop (a friend of ExponentialBackoffPolicy).
+class ExplainerDraws {
+ public:
+  // A copy of `policy` whose every wait draws `uniform01`, in [0, 1),
+  // instead of the process-wide generator.
+  static ExponentialBackoffPolicy Pinned(ExponentialBackoffPolicy policy,
+                                         double uniform01) {
+    policy.pinned_draw_ = uniform01;
+    return policy;
+  }
+};
 
 }  // namespace internal
 }  // namespace stubkit

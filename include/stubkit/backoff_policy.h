@@ -39,6 +39,9 @@
 #include "absl/status/status.h"
 
 namespace stubkit {
+namespace internal {
+class ExplainerDraws;  // the policy explainer's pinned draws
+}  // namespace internal
 
 class Jitter {
  public:
@@ -158,11 +161,18 @@ class ExponentialBackoffPolicy {
     return copy;
   }
   void Validate();
+  // The policy explainer (src/explain_internal.h) runs the real retry loop
+  // with every wait drawn at one point of its range: it hands the loop a
+  // copy whose `DelayFor(retry)` draws `pinned_draw_` (negative: the
+  // process-wide generator). In the policy, not in an option, so that the
+  // loop looks nothing up per wait.
+  friend class internal::ExplainerDraws;
 
   std::chrono::nanoseconds initial_delay_ = kDefaultInitialDelay;
   std::chrono::nanoseconds maximum_delay_ = kDefaultMaximumDelay;
   double multiplier_ = kDefaultMultiplier;
   Jitter jitter_ = Jitter::UpToInitialDelay();
+  double pinned_draw_ = -1.0;
   absl::Status status_;
 };
 

@@ -146,10 +146,7 @@ ServerHint ReadServerHint(
 
 WaitChoice BackoffWaits::NextWait(const absl::Status& status, int failures) {
   WaitChoice choice;
-  const int retry = failures - 1 - backoff_origin_;
-  const double draw = options_.get<JitterDrawOption>();
-  choice.delay =
-      draw >= 0 ? backoff_.DelayFor(retry, draw) : backoff_.DelayFor(retry);
+  choice.delay = backoff_.DelayFor(failures - 1 - backoff_origin_);
   choice.reason = WaitReason::kBackoff;
   if (!use_hints_) return choice;
   ServerHint hint = ReadServerHint(trailers_, status, options_);

@@ -26,6 +26,7 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "src/explain_internal.h"
 #include "stubkit/hedging.h"
 #include "stubkit/retry_budget.h"
 #include "stubkit/retry_loop.h"
@@ -782,6 +783,60 @@ Drawn Draw(std::mt19937_64& gen) {
       d.options.get<MinAttemptTimeOption>().count(), " duration ",
       d.attempt_duration.count());
   return d;
+}
+
+// The explainer pins the draws through the backoff policy it hands the real
+// loop (internal::ExplainerDraws), not through an option the loop would look
+// up on every wait: a pinned policy waits DelayFor(retry, draw) on every
+// retry, with every jitter.
+TEST(ExplainerDrawsTest, TheRealLoopWaitsAtThePinnedDraw) {
+  constexpr int kRetries = 6;
+  for (const Jitter& jitter :
+       {Jitter::UpToInitialDelay(), Jitter::Full(), Jitter::Proportional(0.3),
+        Jitter::None(), Jitter::Grpc()}) {
+    for (double draw : {0.0, 0.25, ExponentialBackoffPolicy::kLargestDraw}) {
+      SCOPED_TRACE(absl::StrCat(jitter.ToString(), ", draw ", draw));
+      const ExponentialBackoffPolicy policy = Steady(milliseconds(100), jitter);
+      auto clock = std::make_shared<FakeClock>();
+      auto sleeper = std::make_shared<RecordingSleeper>(clock);
+      const Options options =
+          Options{}
+              .set<ClockOption>(clock)
+              .set<SleeperOption>(sleeper)
+              .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(kRetries))
+              .set<BackoffPolicyOption>(
+                  internal::ExplainerDraws::Pinned(policy, draw));
+      const Options none;
+      const absl::StatusOr<int> result =
+          RetryLoop<int>(kGet, OptionsView(none, options),
+                         [](grpc::ClientContext&) -> absl::StatusOr<int> {
+                           return absl::UnavailableError("down");
+                         });
+      EXPECT_FALSE(result.ok());
+      ASSERT_EQ(sleeper->waits.size(), static_cast<size_t>(kRetries));
+      for (int retry = 0; retry < kRetries; ++retry) {
+        EXPECT_EQ(sleeper->waits[retry], policy.DelayFor(retry, draw))
+            << "retry " << retry;
+      }
+    }
+  }
+}
+
+// Only the pinned copy draws the same: the policy it came from still draws
+// from the process-wide generator.
+TEST(ExplainerDrawsTest, ThePolicyItCameFromStillDrawsAtRandom) {
+  const ExponentialBackoffPolicy policy = Steady(seconds(1), Jitter::Full());
+  const ExponentialBackoffPolicy pinned =
+      internal::ExplainerDraws::Pinned(policy, 0.5);
+  for (int retry = 0; retry < 4; ++retry) {
+    EXPECT_EQ(pinned.DelayFor(retry), policy.DelayFor(retry, 0.5));
+  }
+  // Twenty draws from U[0, 8 s), every one the median: as good as never.
+  bool varied = false;
+  for (int i = 0; i < 20 && !varied; ++i) {
+    varied = policy.DelayFor(3) != policy.DelayFor(3, 0.5);
+  }
+  EXPECT_TRUE(varied);
 }
 
 TEST(ExplainPropertyTest, TheRuntimeStaysInsideTheBands) {

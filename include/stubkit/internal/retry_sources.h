@@ -174,15 +174,6 @@ class CallAdmission {
   AdmissionSource* source_ = nullptr;
 };
 
-// For the policy explainer (stubkit/explain.h), which runs the real loop
-// under a fake clock: every backoff wait draws this value in [0, 1) instead
-// of a random one. Negative (the default): random. Read only when a wait is
-// chosen, so a call that succeeds never looks it up.
-struct JitterDrawOption {
-  using Type = double;
-  static Type Default() { return -1.0; }
-};
-
 // A server's retry hint after a failed attempt: the pushback in its
 // trailers (null: none) and google.rpc.RetryInfo in its status's details;
 // with both, the longer wait. A "don't retry" pushback, or a wait longer
