@@ -10,12 +10,15 @@
 #include <grpcpp/grpcpp.h>
 #include <netinet/in.h>
 #include <prometheus/exposer.h>
+#include <prometheus/text_serializer.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <memory>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -359,5 +362,70 @@ TEST(PrometheusFamiliesTest, HistogramBucketsAreCumulativeInSeconds) {
   EXPECT_EQ(delay.sample_sum, 0.12);
 }
 
+// Two methods with a different figure in every field: the exporter's text
+// for them, as a scrape serves it.
+std::vector<MethodMetrics> EveryFieldSet() {
+  std::vector<MethodMetrics> snapshot(2);
+  int64_t next = 1;
+  for (MethodMetrics& m : snapshot) {
+    m.method = next == 1 ? "pkg.Service.A" : "pkg.Service.B";
+    m.calls = next++;
+    m.attempts = next++;
+    m.retries = next++;
+    m.hedges = next++;
+    for (int64_t& count : m.retries_buckets) count = next++;
+    for (int64_t& count : m.hedges_buckets) count = next++;
+    m.hedges_refused_by_budget = next++;
+    for (int64_t& count : m.stops) count = next++;
+    for (int64_t& count : m.latency_buckets) count = next++;
+    m.latency_sum_ms = 1234.5678 * static_cast<double>(next++);
+    for (int64_t& count : m.retry_delay_buckets) count = next++;
+    m.retry_delay_sum_ms = 0.125 * static_cast<double>(next++);
+  }
+  return snapshot;
+}
+
+// The blocks of `text` (each from its "# HELP" line) of the families named
+// in `names`, in their order in `text`.
+std::string FamiliesNamed(const std::string& text,
+                          const std::set<std::string>& names) {
+  std::string kept;
+  bool keep = false;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind("# HELP ", 0) == 0) {
+      keep = names.count(line.substr(7, line.find(' ', 7) - 7)) > 0;
+    }
+    if (keep) kept += line + "\n";
+  }
+  return kept;
+}
+
+// The families' text, byte for byte, pinned when they were six
+// (prometheus_families.txt beside this file). A family added later does not
+// change this pin: the test of the metrics' one list checks that every
+// declared metric is exported.
+TEST(PrometheusFamiliesTest, TextOfTheSixFamiliesIsPinned) {
+  const std::string text = prometheus::TextSerializer().Serialize(
+      ToPrometheus(EveryFieldSet(), "dns:///backend:443"));
+  const std::string actual = FamiliesNamed(
+      text,
+      {"grpc_client_call_retries", "grpc_client_call_hedges",
+       "grpc_client_call_retry_delay_seconds", "stubkit_client_calls_total",
+       "stubkit_client_call_duration_seconds",
+       "stubkit_client_hedges_refused_total"});
+  const std::string golden =
+      STUBKIT_SOURCE_DIR "/tests/integration/prometheus_families.txt";
+  std::ifstream in(golden, std::ios::binary);
+  std::stringstream expected;
+  expected << in.rdbuf();
+  if (actual != expected.str()) {
+    // What to diff against the pin, in the test's working directory.
+    std::ofstream("prometheus_families.actual.txt", std::ios::binary) << actual;
+    ADD_FAILURE() << golden << " differs from the exporter's text, written "
+                  << "to prometheus_families.actual.txt";
+  }
+}
 }  // namespace
 }  // namespace stubkit
