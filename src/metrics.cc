@@ -3,6 +3,8 @@
 #include "stubkit/metrics.h"
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cstdint>
 
 namespace stubkit {
@@ -22,16 +24,25 @@ size_t CountBucketOf(int count) {
                              kCountBucketBounds.begin());
 }
 
-// fetch_add for an atomic<double> (C++20 has it; C++17 does not).
-void Add(std::atomic<double>& sum, std::chrono::nanoseconds value) {
-  const double add = static_cast<double>(value.count());
-  double old = sum.load(std::memory_order_relaxed);
-  while (
-      !sum.compare_exchange_weak(old, old + add, std::memory_order_relaxed)) {
-  }
+int64_t Load(const std::atomic<int64_t>& value) {
+  return value.load(std::memory_order_relaxed);
+}
+template <size_t N>
+std::array<int64_t, N> Load(const std::array<std::atomic<int64_t>, N>& values) {
+  std::array<int64_t, N> loaded;
+  for (size_t i = 0; i < N; ++i) loaded[i] = Load(values[i]);
+  return loaded;
 }
 
 }  // namespace
+
+// fetch_add for an atomic<double> (C++20 has it; C++17 does not).
+void MetricsCollector::DurationSum::Add(std::chrono::nanoseconds value) {
+  const double add = static_cast<double>(value.count());
+  double old = ns.load(std::memory_order_relaxed);
+  while (!ns.compare_exchange_weak(old, old + add, std::memory_order_relaxed)) {
+  }
+}
 
 MetricsCollector::Entry& MetricsCollector::EntryFor(absl::string_view method) {
   std::atomic<Entry*>& slot =
@@ -68,7 +79,7 @@ void MetricsCollector::RecordCall(absl::string_view method, int attempts,
     // no delay (not a zero): the histogram describes the calls that waited.
     entry.retry_delay_buckets[BucketOf(retry_delay)].fetch_add(
         1, std::memory_order_relaxed);
-    Add(entry.retry_delay_sum_ns, retry_delay);
+    entry.retry_delay_sum_ms.Add(retry_delay);
   }
   if (hedges > 0) {
     entry.hedges.fetch_add(hedges, std::memory_order_relaxed);
@@ -76,13 +87,9 @@ void MetricsCollector::RecordCall(absl::string_view method, int attempts,
         1, std::memory_order_relaxed);
   }
   entry.stops[static_cast<int>(reason)].fetch_add(1, std::memory_order_relaxed);
-  entry.buckets[BucketOf(latency)].fetch_add(1, std::memory_order_relaxed);
-  Add(entry.latency_sum_ns, latency);
-}
-
-void MetricsCollector::RecordHedgeRefusedByBudget(absl::string_view method) {
-  EntryFor(method).hedges_refused_by_budget.fetch_add(
-      1, std::memory_order_relaxed);
+  entry.latency_buckets[BucketOf(latency)].fetch_add(1,
+                                                     std::memory_order_relaxed);
+  entry.latency_sum_ms.Add(latency);
 }
 
 std::vector<MethodMetrics> MetricsCollector::Snapshot() const {
@@ -94,32 +101,18 @@ std::vector<MethodMetrics> MetricsCollector::Snapshot() const {
   for (const auto& [name, entry] : entries_) {
     MethodMetrics m;
     m.method = name;
-    m.calls = entry->calls.load(std::memory_order_relaxed);
-    m.attempts = entry->attempts.load(std::memory_order_relaxed);
-    m.retries = entry->retries.load(std::memory_order_relaxed);
-    m.hedges = entry->hedges.load(std::memory_order_relaxed);
-    m.hedges_refused_by_budget =
-        entry->hedges_refused_by_budget.load(std::memory_order_relaxed);
-    for (size_t i = 0; i < m.retries_buckets.size(); ++i) {
-      m.retries_buckets[i] =
-          entry->retries_buckets[i].load(std::memory_order_relaxed);
-      m.hedges_buckets[i] =
-          entry->hedges_buckets[i].load(std::memory_order_relaxed);
-    }
-    for (int i = 0; i < kStopReasonCount; ++i) {
-      m.stops[i] = entry->stops[i].load(std::memory_order_relaxed);
-    }
-    for (size_t i = 0; i < m.latency_buckets.size(); ++i) {
-      m.latency_buckets[i] = entry->buckets[i].load(std::memory_order_relaxed);
-    }
-    m.latency_sum_ms =
-        entry->latency_sum_ns.load(std::memory_order_relaxed) / 1e6;
-    for (size_t i = 0; i < m.retry_delay_buckets.size(); ++i) {
-      m.retry_delay_buckets[i] =
-          entry->retry_delay_buckets[i].load(std::memory_order_relaxed);
-    }
-    m.retry_delay_sum_ms =
-        entry->retry_delay_sum_ns.load(std::memory_order_relaxed) / 1e6;
+#define STUBKIT_COUNTER_(field, family, help) m.field = Load(entry->field);
+#define STUBKIT_COUNT_HISTOGRAM_(sum, buckets, family, help) \
+  m.sum = Load(entry->sum);                                  \
+  m.buckets = Load(entry->buckets);
+#define STUBKIT_TIME_HISTOGRAM_(buckets, sum_ms, family, help) \
+  m.buckets = Load(entry->buckets);                            \
+  m.sum_ms = entry->sum_ms.Milliseconds();
+    STUBKIT_METRICS(STUBKIT_COUNTER_, STUBKIT_COUNT_HISTOGRAM_,
+                    STUBKIT_TIME_HISTOGRAM_, STUBKIT_COUNTER_)
+#undef STUBKIT_COUNTER_
+#undef STUBKIT_COUNT_HISTOGRAM_
+#undef STUBKIT_TIME_HISTOGRAM_
     result.push_back(std::move(m));
   }
   std::sort(result.begin(), result.end(),

@@ -20,15 +20,6 @@ absl::string_view PrometheusLabel(StopReason reason) {
 
 namespace {
 
-prometheus::MetricFamily Family(std::string name, std::string help,
-                                prometheus::MetricType type) {
-  prometheus::MetricFamily family;
-  family.name = std::move(name);
-  family.help = std::move(help);
-  family.type = type;
-  return family;
-}
-
 using Labels = std::vector<prometheus::ClientMetric::Label>;
 
 // A histogram of `buckets` (counts per bucket of `bounds`, then one above
@@ -56,77 +47,94 @@ prometheus::ClientMetric Histogram(Labels labels,
   return histogram;
 }
 
-// Calls by stop reason: every reason, zeros included, so that rate() sees
-// a series from its first scrape.
-void AppendStops(const Labels& labels, const MethodMetrics& m,
-                 prometheus::MetricFamily& calls) {
-  for (int i = 0; i < kStopReasonCount; ++i) {
-    prometheus::ClientMetric stop;
-    stop.label = labels;
-    stop.label.push_back({"stop_reason", std::string(PrometheusLabel(
-                                             static_cast<StopReason>(i)))});
-    stop.counter.value = static_cast<double>(m.stops[static_cast<size_t>(i)]);
-    calls.metric.push_back(std::move(stop));
+// A counter series of `value`.
+prometheus::ClientMetric Counter(Labels labels, int64_t value) {
+  prometheus::ClientMetric counter;
+  counter.label = std::move(labels);
+  counter.counter.value = static_cast<double>(value);
+  return counter;
+}
+
+// The family `name`: `add_series(labels, m, family)` appends the series of
+// each method `m` of the snapshot, labelled `labels`.
+template <typename AddSeries>
+prometheus::MetricFamily FamilyOf(const char* name, const char* help,
+                                  prometheus::MetricType type,
+                                  const std::vector<MethodMetrics>& snapshot,
+                                  const std::string& target,
+                                  AddSeries add_series) {
+  prometheus::MetricFamily family;
+  family.name = name;
+  family.help = help;
+  family.type = type;
+  for (const MethodMetrics& m : snapshot) {
+    add_series(Labels{{"grpc_method", m.method}, {"grpc_target", target}}, m,
+               family);
   }
+  return family;
 }
 
 }  // namespace
 
 std::vector<prometheus::MetricFamily> ToPrometheus(
     const std::vector<MethodMetrics>& snapshot, absl::string_view target) {
-  // gRFC A96's instruments, named as OpenTelemetry's Prometheus exporter
-  // names them (dots to underscores, unit "s" as "_seconds").
-  auto retries = Family("grpc_client_call_retries",
-                        "A96 grpc.client.call.retries: per call that "
-                        "retried, the number of retries.",
-                        prometheus::MetricType::Histogram);
-  auto hedges = Family("grpc_client_call_hedges",
-                       "A96 grpc.client.call.hedges: per call that hedged, "
-                       "the number of hedges.",
-                       prometheus::MetricType::Histogram);
-  auto retry_delay = Family("grpc_client_call_retry_delay_seconds",
-                            "A96 grpc.client.call.retry_delay: per call that "
-                            "retried, the total time it waited between "
-                            "attempts.",
-                            prometheus::MetricType::Histogram);
-  // stubkit's own.
-  auto calls = Family("stubkit_client_calls_total",
-                      "Finished calls by method and stop reason.",
-                      prometheus::MetricType::Counter);
-  auto duration = Family("stubkit_client_call_duration_seconds",
-                         "Whole-call latency, retries and waits included.",
-                         prometheus::MetricType::Histogram);
-  auto refused = Family("stubkit_client_hedges_refused_total",
-                        "Hedged calls whose hedge the hedging budget "
-                        "refused (AdaptiveHedgingOption).",
-                        prometheus::MetricType::Counter);
+  // One family per row of STUBKIT_METRICS (metrics.h) that names one, in
+  // its order: gRFC A96's instruments are named as OpenTelemetry's
+  // Prometheus exporter names them (dots to underscores, unit "s" as
+  // "_seconds"), and every family carries A96's labels.
   const std::string target_label =
       target.empty() ? std::string("other") : std::string(target);
-  for (const MethodMetrics& m : snapshot) {
-    const Labels labels = {{"grpc_method", m.method},
-                           {"grpc_target", target_label}};
-    retries.metric.push_back(Histogram(labels, m.retries_buckets,
-                                       kCountBucketBounds, 1,
-                                       static_cast<double>(m.retries)));
-    hedges.metric.push_back(Histogram(labels, m.hedges_buckets,
-                                      kCountBucketBounds, 1,
-                                      static_cast<double>(m.hedges)));
-    retry_delay.metric.push_back(Histogram(labels, m.retry_delay_buckets,
-                                           kLatencyBucketBoundsMs, 1000,
-                                           m.retry_delay_sum_ms / 1000));
-
-    AppendStops(labels, m, calls);
-
-    duration.metric.push_back(Histogram(labels, m.latency_buckets,
-                                        kLatencyBucketBoundsMs, 1000,
-                                        m.latency_sum_ms / 1000));
-    prometheus::ClientMetric refusals;
-    refusals.label = labels;
-    refusals.counter.value = static_cast<double>(m.hedges_refused_by_budget);
-    refused.metric.push_back(std::move(refusals));
+  std::vector<prometheus::MetricFamily> families;
+  using prometheus::MetricType;
+#define STUBKIT_COUNTER_(field, family, help)                               \
+  if (family[0] != '\0') {                                                  \
+    families.push_back(                                                     \
+        FamilyOf(family, help, MetricType::Counter, snapshot, target_label, \
+                 [](Labels labels, const MethodMetrics& m,                  \
+                    prometheus::MetricFamily& f) {                          \
+                   f.metric.push_back(Counter(std::move(labels), m.field)); \
+                 }));                                                       \
   }
-  return {std::move(retries), std::move(hedges),   std::move(retry_delay),
-          std::move(calls),   std::move(duration), std::move(refused)};
+#define STUBKIT_COUNT_HISTOGRAM_(sum, buckets, family, help)                   \
+  families.push_back(FamilyOf(                                                 \
+      family, help, MetricType::Histogram, snapshot, target_label,             \
+      [](Labels labels, const MethodMetrics& m, prometheus::MetricFamily& f) { \
+        f.metric.push_back(Histogram(std::move(labels), m.buckets,             \
+                                     kCountBucketBounds, 1,                    \
+                                     static_cast<double>(m.sum)));             \
+      }));
+// Bounds in milliseconds, exported in seconds.
+#define STUBKIT_TIME_HISTOGRAM_(buckets, sum_ms, family, help)                 \
+  families.push_back(FamilyOf(                                                 \
+      family, help, MetricType::Histogram, snapshot, target_label,             \
+      [](Labels labels, const MethodMetrics& m, prometheus::MetricFamily& f) { \
+        f.metric.push_back(Histogram(std::move(labels), m.buckets,             \
+                                     kLatencyBucketBoundsMs, 1000,             \
+                                     m.sum_ms / 1000));                        \
+      }));
+// Every reason, zeros included, so that rate() sees a series from its
+// first scrape.
+#define STUBKIT_BY_STOP_REASON_(field, family, help)                           \
+  families.push_back(FamilyOf(                                                 \
+      family, help, MetricType::Counter, snapshot, target_label,               \
+      [](const Labels& labels, const MethodMetrics& m,                         \
+         prometheus::MetricFamily& f) {                                        \
+        for (int i = 0; i < kStopReasonCount; ++i) {                           \
+          Labels by_reason = labels;                                           \
+          by_reason.push_back(                                                 \
+              {"stop_reason",                                                  \
+               std::string(PrometheusLabel(static_cast<StopReason>(i)))});     \
+          f.metric.push_back(                                                  \
+              Counter(std::move(by_reason), m.field[static_cast<size_t>(i)])); \
+        }                                                                      \
+      }));
+  STUBKIT_METRICS(STUBKIT_COUNTER_, STUBKIT_COUNT_HISTOGRAM_,
+                  STUBKIT_TIME_HISTOGRAM_, STUBKIT_BY_STOP_REASON_)
+#undef STUBKIT_COUNTER_
+#undef STUBKIT_COUNT_HISTOGRAM_
+#undef STUBKIT_TIME_HISTOGRAM_
+#undef STUBKIT_BY_STOP_REASON_
+  return families;
 }
 
 }  // namespace stubkit

@@ -63,35 +63,77 @@ inline constexpr std::array<double, 18> kLatencyBucketBoundsMs = {
 // counts; one more bucket counts the calls above the last bound.
 inline constexpr std::array<int64_t, 5> kCountBucketBounds = {1, 2, 3, 4, 5};
 
+// Every metric, declared once. Each row makes the fields of MethodMetrics
+// it names (with the types below), MetricsCollector's atomic copies of
+// them, Snapshot()'s copy and, when it names a family, its Prometheus
+// family (src/prometheus.cc, in this order). Adding a metric:
+// ARCHITECTURE.md, "Adding a metric". The kinds of row:
+//   COUNTER(field, family, help): int64_t `field`; a counter family, or
+//     none when `family` is "".
+//   COUNT_HISTOGRAM(sum, buckets, family, help): per call that counted at
+//     least one, a count in `buckets` (std::array, by bucket of
+//     kCountBucketBounds, one more above); int64_t `sum` is their total.
+//   TIME_HISTOGRAM(buckets, sum_ms, family, help): per call observed, its
+//     duration in `buckets` (by bucket of kLatencyBucketBoundsMs, one more
+//     above); double `sum_ms` is their total in milliseconds.
+//   BY_STOP_REASON(field, family, help): calls by how they ended, `field`
+//     indexed by `static_cast<int>(StopReason)` (see stopped()).
+// clang-format off
+#define STUBKIT_METRICS(COUNTER, COUNT_HISTOGRAM, TIME_HISTOGRAM,           \
+                        BY_STOP_REASON)                                     \
+  /* Finished calls (exported by stop reason) and the attempts they sent. */\
+  COUNTER(calls, "", "")                                                    \
+  COUNTER(attempts, "", "")                                                 \
+  /* gRPC A96's names: retries are attempts sent after an earlier one      \
+     failed; hedges are attempts a hedged call sent beside the first (a    \
+     hedged call makes no retries). attempts = calls that sent anything +  \
+     retries + hedges. A96's histograms observe only the calls that        \
+     retried (hedged): A96 reports no 0. */                                \
+  COUNT_HISTOGRAM(retries, retries_buckets, "grpc_client_call_retries",     \
+      "A96 grpc.client.call.retries: per call that retried, the number of " \
+      "retries.")                                                           \
+  COUNT_HISTOGRAM(hedges, hedges_buckets, "grpc_client_call_hedges",        \
+      "A96 grpc.client.call.hedges: per call that hedged, the number of "   \
+      "hedges.")                                                            \
+  /* A96's grpc.client.call.retry_delay: per call that retried, the total  \
+     time it waited between attempts (backoff, server pushback, the        \
+     throttle's waiting mode). */                                          \
+  TIME_HISTOGRAM(retry_delay_buckets, retry_delay_sum_ms,                   \
+      "grpc_client_call_retry_delay_seconds",                               \
+      "A96 grpc.client.call.retry_delay: per call that retried, the total " \
+      "time it waited between attempts.")                                   \
+  BY_STOP_REASON(stops, "stubkit_client_calls_total",                       \
+      "Finished calls by method and stop reason.")                          \
+  /* Whole-call latency. */                                                \
+  TIME_HISTOGRAM(latency_buckets, latency_sum_ms,                           \
+      "stubkit_client_call_duration_seconds",                               \
+      "Whole-call latency, retries and waits included.")                    \
+  /* Hedged calls whose hedge the hedging budget refused                   \
+     (AdaptiveHedgingOption): they waited for the attempts they had. */    \
+  COUNTER(hedges_refused_by_budget, "stubkit_client_hedges_refused_total",  \
+      "Hedged calls whose hedge the hedging budget refused "                \
+      "(AdaptiveHedgingOption).")
+// clang-format on
+
+// One method's figures: `method`, then the fields of STUBKIT_METRICS'
+// rows (calls, attempts, retries, retries_buckets, ..., latency_sum_ms).
 struct MethodMetrics {
   std::string method;
-  int64_t calls = 0;
-  int64_t attempts = 0;
-  // gRPC A96's names: retries are attempts sent after an earlier one
-  // failed; hedges are attempts a hedged call sent beside the first (a
-  // hedged call makes no retries). attempts = calls that sent anything +
-  // retries + hedges.
-  int64_t retries = 0;
-  int64_t hedges = 0;
-  // A96's grpc.client.call.retries and grpc.client.call.hedges histograms:
-  // per call that retried (hedged), how many retries (hedges) it made, by
-  // bucket of kCountBucketBounds. A call with none is not observed (A96
-  // reports no 0); `retries` and `hedges` above are their sums.
-  std::array<int64_t, kCountBucketBounds.size() + 1> retries_buckets{};
-  std::array<int64_t, kCountBucketBounds.size() + 1> hedges_buckets{};
-  // Hedged calls whose hedge the hedging budget refused
-  // (`AdaptiveHedgingOption`): they waited for the attempts they had.
-  int64_t hedges_refused_by_budget = 0;
-  // Calls by how they ended, indexed by `static_cast<int>(StopReason)`.
-  std::array<int64_t, kStopReasonCount> stops{};
-  // Whole-call latency: counts per bucket (see kLatencyBucketBoundsMs).
-  std::array<int64_t, kLatencyBucketBoundsMs.size() + 1> latency_buckets{};
-  double latency_sum_ms = 0;
-  // A96's grpc.client.call.retry_delay: per call that retried, the total
-  // time it waited between attempts (backoff, server pushback, the
-  // throttle's waiting mode); same bucket bounds as the latency.
-  std::array<int64_t, kLatencyBucketBoundsMs.size() + 1> retry_delay_buckets{};
-  double retry_delay_sum_ms = 0;
+#define STUBKIT_COUNTER_(field, family, help) int64_t field = 0;
+#define STUBKIT_COUNT_HISTOGRAM_(sum, buckets, family, help) \
+  int64_t sum = 0;                                           \
+  std::array<int64_t, kCountBucketBounds.size() + 1> buckets{};
+#define STUBKIT_TIME_HISTOGRAM_(buckets, sum_ms, family, help)      \
+  std::array<int64_t, kLatencyBucketBoundsMs.size() + 1> buckets{}; \
+  double sum_ms = 0;
+#define STUBKIT_BY_STOP_REASON_(field, family, help) \
+  std::array<int64_t, kStopReasonCount> field{};
+  STUBKIT_METRICS(STUBKIT_COUNTER_, STUBKIT_COUNT_HISTOGRAM_,
+                  STUBKIT_TIME_HISTOGRAM_, STUBKIT_BY_STOP_REASON_)
+#undef STUBKIT_COUNTER_
+#undef STUBKIT_COUNT_HISTOGRAM_
+#undef STUBKIT_TIME_HISTOGRAM_
+#undef STUBKIT_BY_STOP_REASON_
 
   int64_t stopped(StopReason reason) const {
     return stops[static_cast<size_t>(reason)];
@@ -116,9 +158,21 @@ class MetricsCollector {
       absl::string_view method, int attempts, StopReason reason,
       std::chrono::nanoseconds latency, int hedges = 0,
       std::chrono::nanoseconds retry_delay = std::chrono::nanoseconds::zero());
-  // A hedged call's hedge was refused by the hedging budget. Called by the
-  // hedged loop once per such call, before its `RecordCall`.
-  void RecordHedgeRefusedByBudget(absl::string_view method);
+  // Adds `n` to `kCounter`, a COUNTER row of STUBKIT_METRICS, for
+  // `method`: a metric counted at an event rather than at the call's end,
+  // e.g. Count<&MethodMetrics::hedges_refused_by_budget>(method).
+  template <int64_t MethodMetrics::*kCounter>
+  void Count(absl::string_view method, int64_t n = 1) {
+    constexpr std::atomic<int64_t> Entry::*kAtomic = AtomicCounter(kCounter);
+    static_assert(kAtomic != nullptr,
+                  "Count<> takes a COUNTER row of STUBKIT_METRICS");
+    (EntryFor(method).*kAtomic).fetch_add(n, std::memory_order_relaxed);
+  }
+  // A hedged call's hedge was refused by the hedging budget: the same as
+  // Count<&MethodMetrics::hedges_refused_by_budget>(method).
+  void RecordHedgeRefusedByBudget(absl::string_view method) {
+    Count<&MethodMetrics::hedges_refused_by_budget>(method);
+  }
 
   // A consistent-enough copy of every method's figures, sorted by name.
   std::vector<MethodMetrics> Snapshot() const;
@@ -126,31 +180,51 @@ class MetricsCollector {
   const std::string& target() const { return target_; }
 
  private:
+  // A sum of durations, in floating-point nanoseconds: an int64 wrapped
+  // after 292 years of summed latency (107 days at 10k calls/s of 100 ms),
+  // and Prometheus then saw `_sum` go negative. A double cannot wrap, is
+  // exact below 2^53 ns (104 days of summed latency), and keeps 16
+  // significant digits after that.
+  struct DurationSum {
+    void Add(std::chrono::nanoseconds value);
+    double Milliseconds() const {
+      return ns.load(std::memory_order_relaxed) / 1e6;
+    }
+    std::atomic<double> ns{0};
+  };
+  // One method's STUBKIT_METRICS fields, as atomics of the same names.
   struct Entry {
     explicit Entry(absl::string_view method) : name(method) {}
     const std::string name;
-    std::atomic<int64_t> calls{0};
-    std::atomic<int64_t> attempts{0};
-    std::atomic<int64_t> retries{0};
-    std::atomic<int64_t> hedges{0};
-    std::atomic<int64_t> hedges_refused_by_budget{0};
-    std::array<std::atomic<int64_t>, kCountBucketBounds.size() + 1>
-        retries_buckets{};
-    std::array<std::atomic<int64_t>, kCountBucketBounds.size() + 1>
-        hedges_buckets{};
-    std::array<std::atomic<int64_t>, kStopReasonCount> stops{};
-    std::array<std::atomic<int64_t>, kLatencyBucketBoundsMs.size() + 1>
-        buckets{};
-    // Sums in floating-point nanoseconds: an int64 wrapped after 292 years
-    // of summed latency (107 days at 10k calls/s of 100 ms), and Prometheus
-    // then saw `_sum` go negative. A double cannot wrap, is exact below
-    // 2^53 ns (104 days of summed latency), and keeps 16 significant
-    // digits after that.
-    std::atomic<double> latency_sum_ns{0};
-    std::array<std::atomic<int64_t>, kLatencyBucketBoundsMs.size() + 1>
-        retry_delay_buckets{};
-    std::atomic<double> retry_delay_sum_ns{0};
+#define STUBKIT_COUNTER_(field, family, help) std::atomic<int64_t> field{0};
+#define STUBKIT_COUNT_HISTOGRAM_(sum, buckets, family, help) \
+  std::atomic<int64_t> sum{0};                               \
+  std::array<std::atomic<int64_t>, kCountBucketBounds.size() + 1> buckets{};
+#define STUBKIT_TIME_HISTOGRAM_(buckets, sum_ms, family, help)        \
+  std::array<std::atomic<int64_t>, kLatencyBucketBoundsMs.size() + 1> \
+      buckets{};                                                      \
+  DurationSum sum_ms;
+#define STUBKIT_BY_STOP_REASON_(field, family, help) \
+  std::array<std::atomic<int64_t>, kStopReasonCount> field{};
+    STUBKIT_METRICS(STUBKIT_COUNTER_, STUBKIT_COUNT_HISTOGRAM_,
+                    STUBKIT_TIME_HISTOGRAM_, STUBKIT_BY_STOP_REASON_)
+#undef STUBKIT_COUNTER_
+#undef STUBKIT_COUNT_HISTOGRAM_
+#undef STUBKIT_TIME_HISTOGRAM_
+#undef STUBKIT_BY_STOP_REASON_
   };
+  // Entry's atomic for a COUNTER row's field; null for any other field.
+  static constexpr std::atomic<int64_t> Entry::*AtomicCounter(
+      int64_t MethodMetrics::*field) {
+#define STUBKIT_COUNTER_(name, family, help) \
+  if (field == &MethodMetrics::name) return &Entry::name;
+#define STUBKIT_OTHER_(...)
+    STUBKIT_METRICS(STUBKIT_COUNTER_, STUBKIT_OTHER_, STUBKIT_OTHER_,
+                    STUBKIT_OTHER_)
+#undef STUBKIT_COUNTER_
+#undef STUBKIT_OTHER_
+    return nullptr;
+  }
   // Lock-free on a hit: see kCacheSlots.
   Entry& EntryFor(absl::string_view method);
   // Under the lock: finds or makes the entry.

@@ -25,9 +25,9 @@
 // ```
 //
 // Register it where a Registry is (Exposer, Gateway), not in one. Every
-// series is labelled `grpc_method` and `grpc_target` (gRFC A96's); the
-// families (A96's retries, hedges and retry delay, and stubkit's calls,
-// duration and refused hedges): docs/observability.md.
+// series is labelled `grpc_method` and `grpc_target` (gRFC A96's); one
+// family per row of STUBKIT_METRICS (metrics.h) that names one, described
+// in docs/observability.md.
 
 #ifndef STUBKIT_PROMETHEUS_H_
 #define STUBKIT_PROMETHEUS_H_
@@ -47,7 +47,7 @@ namespace stubkit {
 // The `stop_reason` label's value: "success", "exhausted", ...
 absl::string_view PrometheusLabel(StopReason reason);
 
-// The metric families for one snapshot (see the list above); `target` is
+// The metric families for one snapshot (see above); `target` is
 // the grpc_target label ("other" when empty).
 std::vector<prometheus::MetricFamily> ToPrometheus(
     const std::vector<MethodMetrics>& snapshot, absl::string_view target = {});
