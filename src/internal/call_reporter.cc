@@ -178,10 +178,6 @@ void CallReporter::OnMalformedDetails(size_t bytes) const {
                             bytes, " bytes)"));
 }
 
-void CallReporter::OnHedgeRefusedByBudget() const {
-  if (metrics_ != nullptr) metrics_->RecordHedgeRefusedByBudget(method_);
-}
-
 void CallReporter::OnInvalidOptions(absl::string_view method,
                                     const OptionsView& options) {
   if (MetricsCollector* metrics = options.get<MetricsOption>().get()) {

@@ -254,7 +254,9 @@ absl::Status HedgedOperationBase::Conclude(Step& step) {
   // Only this thread ended the call, and no attempt starts any more: the
   // state is ours, and its observer, metrics and log sink run unlocked.
   if (state().reporter().has_observer()) ReportAttempts(step);
-  if (step.budget_refused) state().reporter().OnHedgeRefusedByBudget();
+  if (step.budget_refused) {
+    state().reporter().Count<&MethodMetrics::hedges_refused_by_budget>();
+  }
   switch (step.outcome) {
     case Outcome::kSuccess:
       state().OnSuccess();

@@ -24,6 +24,7 @@
 #include <google/protobuf/message.h>
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -129,8 +130,13 @@ class CallReporter {
                       std::chrono::nanoseconds planned) const;
   // A server's status details could not be read (`bytes` long).
   void OnMalformedDetails(size_t bytes) const;
-  // A hedged call whose hedge the hedging budget refused.
-  void OnHedgeRefusedByBudget() const;
+  // An event of `kCounter`, a COUNTER row of STUBKIT_METRICS (a metric
+  // counted when it happens, not at the call's end); e.g.
+  // Count<&MethodMetrics::hedges_refused_by_budget>().
+  template <int64_t MethodMetrics::*kCounter>
+  void Count() const {
+    if (metrics_ != nullptr) metrics_->Count<kCounter>(method_);
+  }
   // A call refused for invalid options before any attempt (counted like
   // any other call's end, so a misconfigured client shows in its metrics);
   // before, or without, `Configure`.
