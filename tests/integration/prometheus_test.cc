@@ -302,6 +302,19 @@ TEST_F(PrometheusTest, ScrapeShowsHedgesAndRetryDelay) {
   EXPECT_EQ(Sample(body, bucket + "\"+Inf\"}"), 2);
 }
 
+// The family `name` of `families` (found by name: a family added to
+// STUBKIT_METRICS moves no other).
+const prometheus::MetricFamily& Named(
+    const std::vector<prometheus::MetricFamily>& families,
+    const std::string& name) {
+  for (const prometheus::MetricFamily& family : families) {
+    if (family.name == name) return family;
+  }
+  ADD_FAILURE() << "no family " << name;
+  static const prometheus::MetricFamily kNone;
+  return kNone;
+}
+
 TEST(PrometheusFamiliesTest, HistogramBucketsAreCumulativeInSeconds) {
   MethodMetrics m;
   m.method = "pkg.Service.Method";
@@ -316,11 +329,12 @@ TEST(PrometheusFamiliesTest, HistogramBucketsAreCumulativeInSeconds) {
   m.hedges_refused_by_budget = 3;
   std::vector<prometheus::MetricFamily> families =
       ToPrometheus({m}, "dns:///backend:443");
-  ASSERT_EQ(families.size(), 6u);
-  EXPECT_EQ(families[5].name, "stubkit_client_hedges_refused_total");
-  EXPECT_EQ(families[5].metric.at(0).counter.value, 3);
-  EXPECT_EQ(families[4].name, "stubkit_client_call_duration_seconds");
-  const prometheus::ClientMetric& duration = families[4].metric.at(0);
+  EXPECT_EQ(Named(families, "stubkit_client_hedges_refused_total")
+                .metric.at(0)
+                .counter.value,
+            3);
+  const prometheus::ClientMetric& duration =
+      Named(families, "stubkit_client_call_duration_seconds").metric.at(0);
   ASSERT_EQ(duration.label.size(), 2u);
   EXPECT_EQ(duration.label[0].name, "grpc_method");
   EXPECT_EQ(duration.label[0].value, "pkg.Service.Method");
@@ -337,22 +351,21 @@ TEST(PrometheusFamiliesTest, HistogramBucketsAreCumulativeInSeconds) {
   EXPECT_EQ(h.sample_count, 4u);
   EXPECT_EQ(h.sample_sum, 2.5);
   // One calls series per stop reason, zeros included.
-  EXPECT_EQ(families[3].name, "stubkit_client_calls_total");
-  EXPECT_EQ(families[3].metric.size(), static_cast<size_t>(kStopReasonCount));
+  EXPECT_EQ(Named(families, "stubkit_client_calls_total").metric.size(),
+            static_cast<size_t>(kStopReasonCount));
 
-  EXPECT_EQ(families[0].name, "grpc_client_call_retries");
-  EXPECT_EQ(families[1].name, "grpc_client_call_hedges");
   const prometheus::ClientMetric::Histogram& hedges =
-      families[1].metric.at(0).histogram;
+      Named(families, "grpc_client_call_hedges").metric.at(0).histogram;
   ASSERT_EQ(hedges.bucket.size(), kCountBucketBounds.size() + 1);
   EXPECT_EQ(hedges.bucket[0].upper_bound, 1);
   EXPECT_EQ(hedges.bucket[0].cumulative_count, 0u);
   EXPECT_EQ(hedges.bucket[1].cumulative_count, 2u);
   EXPECT_EQ(hedges.sample_count, 2u);
   EXPECT_EQ(hedges.sample_sum, 4);
-  EXPECT_EQ(families[2].name, "grpc_client_call_retry_delay_seconds");
   const prometheus::ClientMetric::Histogram& delay =
-      families[2].metric.at(0).histogram;
+      Named(families, "grpc_client_call_retry_delay_seconds")
+          .metric.at(0)
+          .histogram;
   ASSERT_EQ(delay.bucket.size(), kLatencyBucketBoundsMs.size() + 1);
   EXPECT_EQ(delay.bucket[5].cumulative_count, 0u);
   EXPECT_EQ(delay.bucket[6].upper_bound, 0.050);
@@ -421,11 +434,52 @@ TEST(PrometheusFamiliesTest, TextOfTheSixFamiliesIsPinned) {
   std::stringstream expected;
   expected << in.rdbuf();
   if (actual != expected.str()) {
-    // What to diff against the pin, in the test's working directory.
-    std::ofstream("prometheus_families.actual.txt", std::ios::binary) << actual;
+    // What to diff against the pin.
+    const std::string written =
+        ::testing::TempDir() + "prometheus_families.actual.txt";
+    std::ofstream(written, std::ios::binary) << actual;
     ADD_FAILURE() << golden << " differs from the exporter's text, written "
-                  << "to prometheus_families.actual.txt";
+                  << "to " << written;
   }
 }
+// A family per row of STUBKIT_METRICS that names one, in its order.
+std::vector<std::string> DeclaredFamilies() {
+  std::vector<std::string> names;
+#define STUBKIT_ROW_(family) \
+  if (family[0] != '\0') names.push_back(family);
+#define STUBKIT_ONE_(field, family, help) STUBKIT_ROW_(family)
+#define STUBKIT_TWO_(field, other, family, help) STUBKIT_ROW_(family)
+  STUBKIT_METRICS(STUBKIT_ONE_, STUBKIT_TWO_, STUBKIT_TWO_, STUBKIT_ONE_)
+#undef STUBKIT_ROW_
+#undef STUBKIT_ONE_
+#undef STUBKIT_TWO_
+  return names;
+}
+
+// A metric is declared once: every family STUBKIT_METRICS names is
+// exported, in its order, with a series for each method, and nothing else
+// is; and docs/observability.md's table has a row for each.
+TEST(PrometheusFamiliesTest, EveryDeclaredMetricIsExportedAndDocumented) {
+  const std::vector<MethodMetrics> snapshot = EveryFieldSet();
+  const std::vector<prometheus::MetricFamily> families =
+      ToPrometheus(snapshot, "dns:///backend:443");
+  std::vector<std::string> exported;
+  for (const prometheus::MetricFamily& family : families) {
+    exported.push_back(family.name);
+    EXPECT_FALSE(family.help.empty()) << family.name;
+    EXPECT_GE(family.metric.size(), snapshot.size()) << family.name;
+  }
+  const std::vector<std::string> declared = DeclaredFamilies();
+  EXPECT_EQ(exported, declared);
+
+  std::ifstream in(STUBKIT_SOURCE_DIR "/docs/observability.md");
+  std::stringstream docs;
+  docs << in.rdbuf();
+  for (const std::string& name : declared) {
+    EXPECT_THAT(docs.str(), HasSubstr("| `" + name + "{grpc_method"))
+        << "docs/observability.md's table of families has no row for " << name;
+  }
+}
+
 }  // namespace
 }  // namespace stubkit

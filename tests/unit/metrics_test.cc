@@ -438,5 +438,40 @@ TEST(MetricsCollectorTest, RetryAndHedgeCountHistograms) {
       (std::array<int64_t, kCountBucketBounds.size() + 1>{0, 1, 0, 0, 0, 0}));
 }
 
+// MethodMetrics holds the fields of STUBKIT_METRICS' rows and nothing more:
+// a field declared beside the list would be neither collected nor
+// exported.
+constexpr size_t kDeclaredFieldBytes = 0
+#define STUBKIT_ONE_(field, family, help) +sizeof(MethodMetrics::field)
+#define STUBKIT_TWO_(field, other, family, help) \
+  +sizeof(MethodMetrics::field) + sizeof(MethodMetrics::other)
+    STUBKIT_METRICS(STUBKIT_ONE_, STUBKIT_TWO_, STUBKIT_TWO_, STUBKIT_ONE_);
+#undef STUBKIT_ONE_
+#undef STUBKIT_TWO_
+static_assert(sizeof(MethodMetrics) ==
+                  sizeof(std::string) + kDeclaredFieldBytes,
+              "a MethodMetrics field outside STUBKIT_METRICS");
+
+// Every COUNTER row is collected and reaches the snapshot under its own
+// name: each counted a different number of times.
+TEST(MetricsCollectorTest, EveryDeclaredCounterReachesTheSnapshot) {
+  MetricsCollector metrics;
+  int64_t n = 0;
+#define STUBKIT_COUNT_(field, family, help) \
+  metrics.Count<&MethodMetrics::field>("pkg.S.M", ++n);
+#define STUBKIT_OTHER_(...)
+  STUBKIT_METRICS(STUBKIT_COUNT_, STUBKIT_OTHER_, STUBKIT_OTHER_,
+                  STUBKIT_OTHER_)
+  ASSERT_GT(n, 0);
+  const MethodMetrics m = metrics.Snapshot().at(0);
+  n = 0;
+#undef STUBKIT_COUNT_
+#define STUBKIT_COUNT_(field, family, help) EXPECT_EQ(m.field, ++n) << #field;
+  STUBKIT_METRICS(STUBKIT_COUNT_, STUBKIT_OTHER_, STUBKIT_OTHER_,
+                  STUBKIT_OTHER_)
+#undef STUBKIT_COUNT_
+#undef STUBKIT_OTHER_
+}
+
 }  // namespace
 }  // namespace stubkit
