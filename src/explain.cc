@@ -151,11 +151,19 @@ Options Isolated(const OptionsView& options, std::shared_ptr<FakeClock> clock,
   return top;
 }
 
+// `cut_near_deadline`: an attempt that would end within the loop's
+// tolerance of its deadline (internal::ReachedDeadline) is cut by that
+// deadline instead. A real attempt's deadline runs on gRPC's clocks, whose
+// verdict can come that much early, and the loop takes it as the deadline's:
+// an attempt that fits with microseconds to spare before the call's end may
+// be its last, one short of the exact schedule. The fewest attempts follow
+// that path.
 absl::StatusOr<Path> Follow(const OptionsView& options,
                             const MethodInfo& method, double draw,
                             const ExplainAssumptions& assumptions,
                             std::shared_ptr<RetryThrottle> throttle,
-                            std::shared_ptr<RetryBudget> budget) {
+                            std::shared_ptr<RetryBudget> budget,
+                            bool cut_near_deadline = false) {
   auto clock = std::make_shared<FakeClock>();
   auto sleeper = std::make_shared<WaitRecorder>(clock);
   auto cancel = std::make_shared<CancellationToken>();
@@ -176,7 +184,10 @@ absl::StatusOr<Path> Follow(const OptionsView& options,
     }
     const Clock::time_point deadline = state.facts().attempt_deadline;
     if (deadline != Clock::time_point::max() &&
-        deadline - now <= assumptions.attempt_duration) {
+        (deadline - now <= assumptions.attempt_duration ||
+         (cut_near_deadline &&
+          internal::ReachedDeadline(now + assumptions.attempt_duration, now,
+                                    deadline)))) {
       clock->Advance(deadline - now);
       return absl::DeadlineExceededError("the attempt's deadline passed");
     }
@@ -324,7 +335,8 @@ absl::Status CheckAssumptions(const ExplainAssumptions& assumptions) {
 }
 
 // The paths the bands are drawn from: every wait at its shortest, median
-// and longest draw.
+// and longest draw; the longest with attempts cut near their deadline (see
+// Follow), the fewest attempts the call can make.
 struct Paths {
   Path shortest;
   Path median;
@@ -342,7 +354,7 @@ absl::StatusOr<Paths> FollowBands(const OptionsView& options,
   if (!median.ok()) return median.status();
   absl::StatusOr<Path> longest =
       Follow(options, method, ExponentialBackoffPolicy::kLargestDraw,
-             assumptions, nullptr, nullptr);
+             assumptions, nullptr, nullptr, /*cut_near_deadline=*/true);
   if (!longest.ok()) return longest.status();
   return Paths{*std::move(shortest), *std::move(median), *std::move(longest)};
 }

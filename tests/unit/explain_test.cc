@@ -38,6 +38,7 @@
 namespace stubkit {
 namespace {
 
+using std::chrono::microseconds;
 using std::chrono::milliseconds;
 using std::chrono::nanoseconds;
 using std::chrono::seconds;
@@ -901,6 +902,55 @@ TEST(ExplainPropertyTest, TheRuntimeStaysInsideTheBands) {
                            e->longest_waits.reason));
       EXPECT_LE(summary->elapsed, e->worst_case + slack);
     }
+  }
+}
+
+// STUBKIT_EXPLAIN_SEED=598522447, round 70: the 275th attempt starts 10 ns
+// more than its 8 ms before the time limit. On the fake clock it fails with
+// 10 ns left and a 277th starts; a deadline that gRPC's clocks end a hair
+// early (which the loop takes as the deadline's, ReachedDeadline) makes the
+// 276th the last. The fewest attempts must count that one.
+TEST(ExplainPropertyTest, AnAttemptThatEndsAHairBeforeTheEndMayBeTheLast) {
+  const milliseconds limit(2546);
+  const nanoseconds duration = milliseconds(8);
+  const Options options =
+      Options{}
+          .set<BackoffPolicyOption>(ExponentialBackoffPolicy()
+                                        .WithInitialDelay(milliseconds(169))
+                                        .WithMaximumDelay(milliseconds(5746))
+                                        .WithMultiplier(0.5)
+                                        .WithJitter(Jitter::None()))
+          .set<RetryPolicyOption>(RetryPolicy::LimitedTime(limit));
+  auto e = ExplainGet(options, ExplainAssumptions{duration});
+  ASSERT_TRUE(e.ok()) << e.status();
+  // `early`: how much sooner than the fake clock the attempt's deadline
+  // ends; 0 for the exact schedule.
+  for (const nanoseconds early :
+       {nanoseconds(0), nanoseconds(microseconds(20))}) {
+    SCOPED_TRACE(absl::StrCat("deadline early by ", early.count(), " ns"));
+    auto clock = std::make_shared<FakeClock>();
+    auto sleeper = std::make_shared<RecordingSleeper>(clock);
+    const Options client =
+        Options(options).set<ClockOption>(clock).set<SleeperOption>(sleeper);
+    const Options call;
+    const auto end = clock->Now() + limit;
+    int attempts = 0;
+    const absl::StatusOr<int> result =
+        RetryLoop<int>(kGet, OptionsView(call, client),
+                       [&](grpc::ClientContext&) -> absl::StatusOr<int> {
+                         ++attempts;
+                         const nanoseconds left = end - clock->Now() - early;
+                         if (left <= duration) {
+                           clock->Advance(std::max(left, nanoseconds(0)));
+                           return absl::DeadlineExceededError("deadline");
+                         }
+                         clock->Advance(duration);
+                         return absl::UnavailableError("down");
+                       });
+    ASSERT_FALSE(result.ok());
+    EXPECT_EQ(attempts, early == nanoseconds(0) ? 277 : 276);
+    EXPECT_GE(attempts, e->fewest_attempts);
+    EXPECT_LE(attempts, e->most_attempts);
   }
 }
 
