@@ -193,6 +193,7 @@ struct LoadPolicy {
   bool most = false;  // the worst case: count on the most
   bool retried = true;
   std::string bound;  // "maxAttempts (5)", "time limit (12 attempts)"
+  std::string most_bound;  // the same, with `most_attempts`
   // Hedging: a hedged call does not retry, it races.
   bool hedged = false;
   HedgeRun hedges{1, 0, 0, 0};
@@ -275,9 +276,12 @@ Evaluated WithThrottle(const LoadPolicy& policy, double p, bool stuck,
 // Attempts per call offered at `p`: `stuck`, the worst case.
 Evaluated Evaluate(const LoadPolicy& policy, double p, bool stuck) {
   if (!policy.hedged && (p == 0 || !policy.retried)) {
-    return {{1, p, 1 - p}, p == 0 ? "no failures" : policy.bound};
+    return {{1, p, 1 - p},
+            p == 0 ? "no failures"
+                   : (policy.most ? policy.most_bound : policy.bound)};
   }
-  Evaluated e{Demand(policy, p, 1, stuck), policy.bound};
+  Evaluated e{Demand(policy, p, 1, stuck),
+              policy.most ? policy.most_bound : policy.bound};
   if (policy.budget_cap.has_value() &&
       e.load.attempts - 1 > *policy.budget_cap) {
     e = {WithinBudget(policy, p, *policy.budget_cap, stuck, e.load),
@@ -296,15 +300,17 @@ Evaluated Evaluate(const LoadPolicy& policy, double p, bool stuck) {
   return e;
 }
 
-// What stops a failing call, from the loop's own stop.
-std::string BoundOf(const ExplainedStop& stop) {
-  const std::string n = absl::StrCat(stop.attempts, " attempts");
+// What stops a failing call, from the loop's own stop, which made
+// `attempts` (`more`: more than that, not followed further).
+std::string BoundOf(const ExplainedStop& stop, int attempts, bool more) {
+  const std::string n =
+      absl::StrCat(more ? "more than " : "", attempts, " attempts");
   switch (stop.reason) {
     case StopReason::kExhausted:
       if (absl::StrContains(stop.explanation, "time limit")) {
         return absl::StrCat("time limit (", n, ")");
       }
-      return absl::StrCat("maxAttempts (", stop.attempts, ")");
+      return absl::StrCat("maxAttempts (", attempts, ")");
     case StopReason::kDeadline:
       return absl::StrCat("deadline (", n, ")");
     case StopReason::kNonIdempotent:
@@ -383,6 +389,7 @@ void ReadHedging(const OptionsView& options, const MethodInfo& method,
   policy.bound =
       absl::StrCat("hedging: ", hedging.max_attempts(), " attempts, ",
                    FormatDuration(hedging.hedging_delay()), " apart");
+  policy.most_bound = policy.bound;  // a hedged call races as many
   if (const AdaptiveHedging* a = options.get<AdaptiveHedgingOption>().get()) {
     const auto& c = a->config();
     policy.adaptive_cap = c.max_extra_load() + c.min_hedges_per_second() *
@@ -494,7 +501,14 @@ absl::StatusOr<LoadExplanation> ExplainLoad(const OptionsView& options,
   LoadPolicy policy;
   policy.median_attempts = schedule->median_waits.attempts;
   policy.most_attempts = schedule->most_attempts;
-  policy.bound = BoundOf(schedule->median_waits);
+  policy.bound =
+      BoundOf(schedule->median_waits, schedule->median_waits.attempts, false);
+  // The most attempts are the shortest waits'; not followed to their stop,
+  // they stop as the median's do, later.
+  policy.most_bound =
+      BoundOf(schedule->more_than_followed ? schedule->median_waits
+                                           : schedule->shortest_waits,
+              schedule->most_attempts, schedule->more_than_followed);
   policy.retried =
       schedule->median_waits.reason != StopReason::kNonIdempotent &&
       schedule->median_waits.reason != StopReason::kPermanentError;

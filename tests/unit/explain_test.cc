@@ -1011,6 +1011,39 @@ TEST(ExplainLoadTest, SequentialRetriesAreAGeometricSum) {
   EXPECT_EQ(timed->rows.back().steady_bound, "time limit (4 attempts)");
 }
 
+// The worst case counts a failing call's most attempts (its shortest
+// waits), and its label says that count, not the median's (a new user's
+// trial saw "time limit (14 attempts)" next to 15.000).
+TEST(ExplainLoadTest, TheWorstCaseIsLabelledWithItsOwnCount) {
+  LoadAssumptions assume;
+  assume.failure_fractions = {1};
+  assume.attempt.attempt_duration = milliseconds(10);
+  auto e = LoadOf(
+      Options{}
+          .set<RetryPolicyOption>(RetryPolicy::LimitedTime(milliseconds(200)))
+          .set<BackoffPolicyOption>(Steady(milliseconds(20), Jitter::Full())),
+      assume);
+  ASSERT_TRUE(e.ok()) << e.status();
+  const LoadRow& row = e->rows.back();
+  ASSERT_GT(row.worst, row.steady);  // the median waits make fewer
+  EXPECT_EQ(
+      row.steady_bound,
+      absl::StrCat("time limit (", std::lround(row.steady), " attempts)"));
+  EXPECT_EQ(row.worst_bound,
+            absl::StrCat("time limit (", std::lround(row.worst), " attempts)"));
+  // Not followed to its stop: the count is a floor, and says so.
+  assume.attempt.attempt_duration = nanoseconds(0);
+  auto many = LoadOf(
+      Options{}
+          .set<RetryPolicyOption>(RetryPolicy::LimitedTime(milliseconds(200)))
+          .set<BackoffPolicyOption>(Steady(milliseconds(20), Jitter::Full())),
+      assume);
+  ASSERT_TRUE(many.ok()) << many.status();
+  EXPECT_EQ(many->rows.back().worst_bound,
+            absl::StrCat("time limit (more than ",
+                         std::lround(many->rows.back().worst), " attempts)"));
+}
+
 // The cut-off is r / (1 + r) for the r the bucket counts with (thousandths
 // of a token, at least one), and the real bucket agrees at the boundary:
 // one failure per 1/p attempts keeps it full at p <= p*, drains it above.
