@@ -122,6 +122,8 @@ struct Flags {
   bool load = false;
   stubkit::LoadAssumptions load_assumptions;
   int layers = 0;  // --layers: 0 for none
+  // The load flags given, each a name: refused where nothing reads them.
+  std::vector<std::string> load_flags;
 };
 
 absl::StatusOr<std::chrono::nanoseconds> ParseDurationFlag(
@@ -281,7 +283,10 @@ DurationSetter FindDurationFlag(absl::string_view name) {
          flags.call.set<stubkit::MinAttemptTimeOption>(d);
        }},
       {"outage",
-       [](Flags& flags, nanoseconds d) { flags.load_assumptions.outage = d; }},
+       [](Flags& flags, nanoseconds d) {
+         flags.load_assumptions.outage = d;
+         flags.load_flags.push_back("outage");
+       }},
       {"attempt-duration",
        [](Flags& flags, nanoseconds d) {
          flags.assumptions.attempt_duration = d;
@@ -322,6 +327,7 @@ absl::Status ParseValueFlag(absl::string_view name, absl::string_view value,
     if (!j.ok()) return j.status();
     flags.jitter = *j;
   } else if (name == "clients") {
+    flags.load_flags.push_back("clients");
     int& clients = flags.load_assumptions.clients;
     if (!absl::SimpleAtoi(value, &clients) || clients < 1) {
       return Bad(name, value, "a whole number of clients >= 1");
@@ -333,6 +339,7 @@ absl::Status ParseValueFlag(absl::string_view name, absl::string_view value,
     }
     flags.load = true;
   } else if (name == "rate" || name == "failing") {
+    flags.load_flags.push_back(std::string(name));
     return ParseLoadShape(name, value, flags.load_assumptions);
   } else if (name == "throttle" || name == "budget" || name == "hedging") {
     return ParseLimiter(name, value, flags);
@@ -519,8 +526,26 @@ int RunLoad(const Flags& flags, const stubkit::Options& client,
                   stubkit::ExplainLoad(client, method, load, call)->ToSvg());
 }
 
+// A load flag where nothing reads it would be a silent default: the
+// schedule reads none, --layers only --failing (its rows).
+absl::Status CheckLoadFlags(const Flags& flags) {
+  for (const std::string& name : flags.load_flags) {
+    const bool layers_read_it = name == "failing";
+    if (!flags.load || (flags.layers > 0 && !layers_read_it)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--", name, " applies to --load",
+          layers_read_it ? " or --layers" : "", " only: ",
+          flags.load ? "--layers" : "the schedule", " does not read it"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 int Run(const Flags& flags) {
   if (flags.why_not.has_value()) return RunWhyNot(*flags.why_not);
+  if (absl::Status status = CheckLoadFlags(flags); !status.ok()) {
+    return BadInput(status);
+  }
   const std::string method = flags.method.value_or("example.Service.Method");
   stubkit::Options client;
   stubkit::ExponentialBackoffPolicy backoff;

@@ -159,6 +159,16 @@ expect 2 "is not ATTEMPTS:DELAY" -- --load --hedging=2.5:1s
 expect 2 "Did you mean demo.KeyValue/Get?" -- --load \
   --service-config="${work}/methods.json" --method=demo.KeyValue/Gte
 
+# A new user's trial of --load: flags that only --load reads are refused
+# without it, and those --layers does not read are refused with it.
+expect 2 "--rate applies to --load only" -- --rate=10
+expect 2 "--failing applies to --load or --layers only" -- --failing=10
+expect 2 "--outage applies to --load only" -- --outage=10s
+expect 2 "--clients applies to --load only" -- --clients=3
+expect 2 "--rate applies to --load only" -- --layers=2 --rate=10
+expect 2 "--outage applies to --load only" -- --layers=2 --outage=10s
+expect 0 "     10%" -- --layers=2 --failing=10
+
 # Bad input: exit 2, and a message that names the problem.
 expect 2 "unknown flag --bogus" -- --bogus=1
 expect 2 "unknown argument" -- stray
