@@ -610,6 +610,8 @@ namespace {
 
 // One layer's client.
 struct Layer {
+  std::string method;            // as the --load table spells it
+  std::string throttle;          // its token bucket's settings line, if any
   int attempts = 1;              // a failing call's, median waits
   int nested = 1;                // for an incoming retry (IncomingCall)
   std::optional<double> cutoff;  // its token bucket's
@@ -678,6 +680,10 @@ absl::StatusOr<Layer> LayerOf(const Options& client, absl::string_view method,
       layer.nested = 1;
   }
   layer.cutoff = load->throttle_cutoff;
+  layer.method = load->method;
+  for (const std::string& line : load->settings) {
+    if (absl::StartsWith(line, "retry throttle: ")) layer.throttle = line;
+  }
   return layer;
 }
 
@@ -696,7 +702,6 @@ absl::StatusOr<LayersExplanation> ExplainLayers(
         " layers: give one for every layer, or one per layer"));
   }
   LayersExplanation e;
-  e.method = std::string(method);
   std::vector<Layer> model;
   for (int i = 0; i < count; ++i) {
     const size_t at = layers.size() == 1 ? 0 : static_cast<size_t>(i);
@@ -706,9 +711,17 @@ absl::StatusOr<LayersExplanation> ExplainLayers(
       absl::StatusOr<Layer> layer = LayerOf(layers[at], method, assume, call);
       if (!layer.ok()) return layer.status();
       model.push_back(*layer);
+      // The bucket counts in the rows: say whose it is.
+      if (!layer->throttle.empty()) {
+        e.settings.push_back(
+            layers.size() == 1
+                ? layer->throttle
+                : absl::StrCat("layer ", i + 1, ": ", layer->throttle));
+      }
     }
     e.attempts.push_back(model.back().attempts);
   }
+  e.method = model.front().method;
   for (double p : assume.failure_fractions) {
     e.rows.push_back({p, Layered(model, p, /*nested=*/false),
                       Layered(model, p, /*nested=*/true),
@@ -722,10 +735,11 @@ absl::StatusOr<LayersExplanation> ExplainLayers(
 }
 
 std::string LayersExplanation::ToTable() const {
-  std::string out =
-      absl::StrCat("method: ", method, "\nlayers: ", attempts.size(),
-                   " (the top's client first); a failing call's attempts at "
-                   "each: ");
+  std::string out = absl::StrCat("method: ", method, "\n");
+  for (const std::string& s : settings) absl::StrAppend(&out, s, "\n");
+  absl::StrAppend(&out, "layers: ", attempts.size(),
+                  " (the top's client first); a failing call's attempts at "
+                  "each: ");
   for (size_t i = 0; i < attempts.size(); ++i) {
     absl::StrAppend(&out, i == 0 ? "" : ", ", attempts[i]);
   }

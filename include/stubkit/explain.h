@@ -225,7 +225,10 @@ struct LayersRow {
 };
 
 struct LayersExplanation {
-  std::string method;
+  std::string method;  // "package.Service.Method", as LoadExplanation's
+  // What the rows count in besides the attempts: each layer's token bucket
+  // ("retry throttle: ...", prefixed "layer N: " with options per layer).
+  std::vector<std::string> settings;
   // Per layer, the top's first: a failing call's attempts (median waits).
   std::vector<int> attempts;
   std::vector<LayersRow> rows;

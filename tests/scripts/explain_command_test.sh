@@ -169,6 +169,13 @@ expect 2 "--rate applies to --load only" -- --layers=2 --rate=10
 expect 2 "--outage applies to --load only" -- --layers=2 --outage=10s
 expect 0 "     10%" -- --layers=2 --failing=10
 
+# --layers' header spells the method as --load does, and shows the bucket.
+expect 0 "method: demo.KeyValue.Get" -- --layers=2 \
+  --service-config="${src}/examples/demo_service_config.json" \
+  --method=demo.KeyValue/Get
+expect 0 "retry throttle: 100 tokens, 0.1 back per success" -- --layers=2 \
+  --service-config="${src}/examples/demo_service_config.json" \
+  --method=demo.KeyValue/Get
 # Bad input: exit 2, and a message that names the problem.
 expect 2 "unknown flag --bogus" -- --bogus=1
 expect 2 "unknown argument" -- stray
