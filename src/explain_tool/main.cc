@@ -9,9 +9,11 @@
 // without a stubkit summary, a file without an entry for --method); 1 the
 // SVG could not be written.
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -484,14 +486,23 @@ std::vector<double> ChartFractions(std::optional<double> cutoff) {
   return fractions;
 }
 
-// Writes `svg` to --svg's file, if given.
+// Writes `svg` to --svg's file, if given; if it cannot, says why (the
+// system's reason, as errno has it).
 int WriteSvg(const Flags& flags, const std::string& svg) {
   if (!flags.svg.has_value()) return kOk;
+  errno = 0;
   std::ofstream out(*flags.svg);
-  out << svg;
-  out.close();
+  int error = out.is_open() ? 0 : errno;
+  if (out.is_open()) {
+    out << svg;
+    out.close();
+    if (!out) error = errno;
+  }
   if (!out) {
-    std::cerr << "stubkit-explain: could not write " << *flags.svg << "\n";
+    std::cerr << "stubkit-explain: could not write " << *flags.svg << ": "
+              << (error != 0 ? std::strerror(error)
+                             : "the stream failed without a system error")
+              << "\n";
     return kFailed;
   }
   return kOk;
@@ -567,16 +578,8 @@ int Run(const Flags& flags) {
   }
   if (e->idempotency_assumed) SayIdempotency(flags, e->settings);
   std::cout << e->ToTable();
-  if (flags.svg.has_value()) {
-    std::ofstream out(*flags.svg);
-    out << e->ToSvg();
-    out.close();
-    if (!out) {
-      std::cerr << "stubkit-explain: could not write " << *flags.svg << "\n";
-      return kFailed;
-    }
-  }
-  return kOk;
+  if (!flags.svg.has_value()) return kOk;
+  return WriteSvg(flags, e->ToSvg());
 }
 
 }  // namespace

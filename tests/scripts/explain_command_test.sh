@@ -176,6 +176,11 @@ expect 0 "method: demo.KeyValue.Get" -- --layers=2 \
 expect 0 "retry throttle: 100 tokens, 0.1 back per success" -- --layers=2 \
   --service-config="${src}/examples/demo_service_config.json" \
   --method=demo.KeyValue/Get
+# "could not write" says why.
+expect 1 "could not write ${work}/no-such-dir/load.svg: No such file or directory" \
+  -- --load --svg="${work}/no-such-dir/load.svg"
+expect 1 "could not write ${work}/no-such-dir/chart.svg: No such file or directory" \
+  -- --svg="${work}/no-such-dir/chart.svg"
 # Bad input: exit 2, and a message that names the problem.
 expect 2 "unknown flag --bogus" -- --bogus=1
 expect 2 "unknown argument" -- stray
