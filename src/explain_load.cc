@@ -574,20 +574,25 @@ std::string LoadExplanation::ToTable() const {
   std::string out = absl::StrCat("method: ", method, "\n");
   for (const std::string& s : settings) absl::StrAppend(&out, s, "\n");
   absl::StrAppendFormat(&out, "offered: %g calls/s\n\n", offered_rate);
-  absl::StrAppendFormat(&out, "%8s  %-48s  %s\n", "failing",
+  // The first column is as wide as its widest label ("outage 40s"), so
+  // that every row's numbers stand in one column.
+  const std::string outage_label =
+      outage.has_value()
+          ? absl::StrCat("outage ", FormatDuration(outage->duration))
+          : "";
+  const int label = std::max<int>(8, static_cast<int>(outage_label.size()));
+  absl::StrAppendFormat(&out, "%*s  %-48s  %s\n", label, "failing",
                         "steady: attempts per call  (bounded by)",
                         "worst case  (bounded by)");
   for (const LoadRow& row : rows) {
     absl::StrAppendFormat(
-        &out, "%8s  %-48s  %s\n", Percent(row.failure_fraction),
+        &out, "%*s  %-48s  %s\n", label, Percent(row.failure_fraction),
         absl::StrFormat("%7.3f  (%s)", row.steady, row.steady_bound),
         absl::StrFormat("%7.3f  (%s)", row.worst, row.worst_bound));
   }
   if (outage.has_value()) {
-    absl::StrAppendFormat(
-        &out, "%8s  %7.3f  (%s)\n",
-        absl::StrCat("outage ", FormatDuration(outage->duration)),
-        outage->attempts, outage->bound);
+    absl::StrAppendFormat(&out, "%*s  %7.3f  (%s)\n", label, outage_label,
+                          outage->attempts, outage->bound);
   }
   absl::StrAppend(
       &out,

@@ -168,7 +168,6 @@ expect 2 "--clients applies to --load only" -- --clients=3
 expect 2 "--rate applies to --load only" -- --layers=2 --rate=10
 expect 2 "--outage applies to --load only" -- --layers=2 --outage=10s
 expect 0 "     10%" -- --layers=2 --failing=10
-
 # --layers' header spells the method as --load does, and shows the bucket.
 expect 0 "method: demo.KeyValue.Get" -- --layers=2 \
   --service-config="${src}/examples/demo_service_config.json" \
@@ -181,6 +180,16 @@ expect 1 "could not write ${work}/no-such-dir/load.svg: No such file or director
   -- --load --svg="${work}/no-such-dir/load.svg"
 expect 1 "could not write ${work}/no-such-dir/chart.svg: No such file or directory" \
   -- --svg="${work}/no-such-dir/chart.svg"
+# The outage row's numbers stand under the other rows'.
+"${tool}" --load --max-attempts=5 --outage=30s --failing=0,100 >"${work}/out" 2>&1
+row="$(grep -E '^ +100%' "${work}/out")"
+outage="$(grep -E '^ *outage' "${work}/out")"
+row_lead="${row%%(*}"
+outage_lead="${outage%%(*}"
+if [[ -z "${row}" || -z "${outage}" || "${#row_lead}" -ne "${#outage_lead}" ]]; then
+  fail "the outage row is not aligned: $(cat "${work}/out")"
+fi
+
 # Bad input: exit 2, and a message that names the problem.
 expect 2 "unknown flag --bogus" -- --bogus=1
 expect 2 "unknown argument" -- stray
