@@ -211,6 +211,13 @@ std::vector<std::string> Params(const Signature& signature, bool defaults,
   return params;
 }
 
+// The fixed template `text` filled with `values`, which are text: the
+// $Request$ of a type stays in the result for the printer to expand.
+std::string Fill(const Printer::Vars& values, absl::string_view text) {
+  std::string error;  // none: `text` names only variables of `values`
+  return Expand(values, text, &error);
+}
+
 }  // namespace
 
 std::vector<const Signature*> SignaturesFor(Layer layer, Kind kind) {
@@ -234,30 +241,52 @@ const Signature* FindSignature(Layer layer, Kind kind, Variant variant) {
 }
 
 std::string Declaration(const Signature& signature, const Unnamed& unnamed) {
-  return absl::StrCat(signature.return_type, " ", signature.name, "(",
-                      absl::StrJoin(Params(signature, true, unnamed), ", "),
-                      ")");
+  return Fill(
+      {{"return_type", signature.return_type},
+       {"name", signature.name},
+       {"params", absl::StrJoin(Params(signature, true, unnamed), ", ")}},
+      "$return_type$ $name$($params$)");
 }
 
 std::string Definition(const Signature& signature, const std::string& cls,
                        const Unnamed& unnamed) {
-  return absl::StrCat(
-      signature.return_type, " ", cls, "::", signature.name, "(",
-      absl::StrJoin(Params(signature, false, unnamed), ", "), ")");
+  return Fill(
+      {{"return_type", signature.return_type},
+       {"cls", cls},
+       {"name", signature.name},
+       {"params", absl::StrJoin(Params(signature, false, unnamed), ", ")}},
+      "$return_type$ $cls$::$name$($params$)");
+}
+
+Printer::Vars SignatureVars(Printer& w, const Printer::Vars& vars,
+                            const Signature& signature, const std::string& cls,
+                            const Unnamed& unnamed) {
+  Printer::Vars result = vars;
+  result["declaration"] = w.Expand(vars, Declaration(signature, unnamed));
+  if (!cls.empty()) {
+    result["definition"] = w.Expand(vars, Definition(signature, cls, unnamed));
+  }
+  std::vector<std::string> names;
+  for (const Param& param : signature.params) names.push_back(param.name);
+  result["arguments"] = absl::StrJoin(names, ", ");
+  return result;
 }
 
 void PrintDeclaration(Printer& w, const Printer::Vars& vars,
                       const Signature& signature, const std::string& prefix,
                       const std::string& suffix, const Unnamed& unnamed) {
-  w.Print(vars, absl::StrCat("  ", prefix, Declaration(signature, unnamed),
-                             suffix, "\n"));
+  Printer::Vars sv = SignatureVars(w, vars, signature, "", unnamed);
+  sv["prefix"] = prefix;
+  sv["suffix"] = suffix;
+  w.Print(sv, "  $prefix$$declaration$$suffix$\n");
 }
 
 void PrintDefinition(Printer& w, const Printer::Vars& vars,
                      const Signature& signature, const std::string& cls,
                      const std::string& suffix, const Unnamed& unnamed) {
-  w.Print(vars,
-          absl::StrCat(Definition(signature, cls, unnamed), suffix, "\n"));
+  Printer::Vars sv = SignatureVars(w, vars, signature, cls, unnamed);
+  sv["suffix"] = suffix;
+  w.Print(sv, "$definition$$suffix$\n");
 }
 
 std::string MockMethod(const Signature& signature) {
@@ -268,14 +297,17 @@ std::string MockMethod(const Signature& signature) {
                         ? absl::StrCat("(", param.type, ")")
                         : param.type);
   }
-  return absl::StrCat("MOCK_METHOD((", signature.return_type, "), ",
-                      signature.name, ", (", absl::StrJoin(types, ", "),
-                      "), (override));");
+  return Fill({{"return_type", signature.return_type},
+               {"name", signature.name},
+               {"types", absl::StrJoin(types, ", ")}},
+              "MOCK_METHOD(($return_type$), $name$, ($types$), (override));");
 }
 
 void PrintMockMethod(Printer& w, const Printer::Vars& vars,
                      const Signature& signature) {
-  w.Print(vars, absl::StrCat("  ", MockMethod(signature), "\n"));
+  Printer::Vars sv = vars;
+  sv["mock_method"] = w.Expand(vars, MockMethod(signature));
+  w.Print(sv, "  $mock_method$\n");
 }
 
 std::string ParamTypes(const Signature& signature) {

@@ -59,14 +59,33 @@ std::string Declaration(const Signature& signature,
 std::string Definition(const Signature& signature, const std::string& cls,
                        const Unnamed& unnamed = {});
 
+// `vars` (a method's) and the variables a printer's template spells a
+// signature with, each expanded with `vars`:
+//   $declaration$  Declaration(): "R Name(T a, U b = {})", in its class
+//   $definition$   Definition() in `cls` (a template: "$Service$Client"),
+//                  when `cls` is not empty
+//   $arguments$    the parameter names, "a, b": to forward the call
+// so that a template shows the function around them:
+//   w.Print(SignatureVars(w, vars, sig, "$Service$StubDecorator"),
+//           "$definition$ {\n"
+//           "  return child_->$Method$($arguments$);\n"
+//           "}\n");
+// An error (an unknown variable) goes to `w`, as its Print's do.
+Printer::Vars SignatureVars(Printer& w, const Printer::Vars& vars,
+                            const Signature& signature,
+                            const std::string& cls = "",
+                            const Unnamed& unnamed = {});
+
 // Prints `prefix`, the declaration and `suffix` (" = 0;", " override {")
-// on one line, as a member of the class being printed.
+// on one line, as a member of the class being printed. The printers write
+// "  $declaration$ override;\n" in their templates instead; this one-line
+// form stays for tests/generator/printer_test.cc.
 void PrintDeclaration(Printer& w, const Printer::Vars& vars,
                       const Signature& signature, const std::string& prefix,
                       const std::string& suffix, const Unnamed& unnamed = {});
 
 // Prints the definition head of `signature` in class `cls` (a template),
-// then `suffix` (" {"), on one line.
+// then `suffix` (" {"), on one line (as PrintDeclaration, for the tests).
 void PrintDefinition(Printer& w, const Printer::Vars& vars,
                      const Signature& signature, const std::string& cls,
                      const std::string& suffix, const Unnamed& unnamed = {});
