@@ -77,7 +77,8 @@ void PrintInterface(Printer& w, const FileModel& file,
     const Printer::Vars mv = MethodVars(file, service, method);
     w.Print("\n");
     for (const Signature* signature : SignaturesFor(layer, method.kind)) {
-      PrintDeclaration(w, mv, *signature, "virtual ", " = 0;");
+      w.Print(SignatureVars(w, mv, *signature),
+              "  virtual $declaration$ = 0;\n");
     }
   }
   w.Print("};\n\n");

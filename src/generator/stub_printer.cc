@@ -5,11 +5,6 @@
 // to the stub below) and, in the source only, SGrpcStub (calls
 // grpc_cpp_plugin's stub; MakeSGrpcStub in the header).
 
-#include <string>
-#include <vector>
-
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "src/generator/convention.h"
 #include "src/generator/printers.h"
 
@@ -26,13 +21,6 @@ const Unnamed& UnusedOptions(const MethodModel& method) {
   return method.routing.params.empty() ? kUnusedOptions : kNone;
 }
 
-// The parameter names of `signature`, as the arguments of a forwarding call.
-std::string Arguments(const Signature& signature) {
-  std::vector<std::string> names;
-  for (const Param& param : signature.params) names.push_back(param.name);
-  return absl::StrJoin(names, ", ");
-}
-
 // Every SStub method (and its async variant) as an override: the decorator
 // base and the gRPC stub implement the same set.
 void PrintStubOverrides(Printer& w, const FileModel& file,
@@ -42,38 +30,47 @@ void PrintStubOverrides(Printer& w, const FileModel& file,
     w.Print("\n");
     for (const Signature* signature :
          SignaturesFor(Layer::kStub, method.kind)) {
-      PrintDeclaration(w, vars, *signature, "", " override;");
+      w.Print(SignatureVars(w, vars, *signature),
+              "  $declaration$ override;\n");
     }
   }
 }
 
-// The decorator's AsyncM: forwards.
-void PrintDecoratorAsyncDefinition(Printer& w, const Printer::Vars& mv,
-                                   const MethodModel& method,
-                                   const std::string& decorator) {
-  const Signature& async =
-      *FindSignature(Layer::kStub, method.kind, Variant::kAsync);
-  PrintDefinition(w, mv, async, decorator, " {");
+// The decorator's M and AsyncM: forward to the stub below.
+void PrintDecoratorDefinitions(Printer& w, const Printer::Vars& mv,
+                               const MethodModel& method) {
+  w.Print(SignatureVars(
+              w, mv, *FindSignature(Layer::kStub, method.kind, Variant::kSync),
+              "$Service$StubDecorator"),
+          "$definition$ {\n"
+          "  return child_->$Method$($arguments$);\n"
+          "}\n\n");
+  const Printer::Vars async = SignatureVars(
+      w, mv, *FindSignature(Layer::kStub, method.kind, Variant::kAsync),
+      "$Service$StubDecorator");
   if (method.kind == Kind::kUnary) {
-    w.Print(mv,
+    w.Print(async,
+            "$definition$ {\n"
             "  child_->Async$Method$(context, options, request, "
             "::std::move(done));\n"
             "}\n\n");
     return;
   }
-  w.Print(mv, absl::StrCat("  return child_->Async$Method$(", Arguments(async),
-                           ");\n}\n\n"));
+  w.Print(async,
+          "$definition$ {\n"
+          "  return child_->Async$Method$($arguments$);\n"
+          "}\n\n");
 }
 
 // The gRPC stub's AsyncM: grpc_cpp_plugin's callback API.
 void PrintGrpcStubAsyncDefinition(Printer& w, const Printer::Vars& mv,
-                                  const MethodModel& method,
-                                  const std::string& grpc_stub) {
-  const Signature& async =
-      *FindSignature(Layer::kStub, method.kind, Variant::kAsync);
-  PrintDefinition(w, mv, async, grpc_stub, " {", UnusedOptions(method));
+                                  const MethodModel& method) {
+  const Printer::Vars async = SignatureVars(
+      w, mv, *FindSignature(Layer::kStub, method.kind, Variant::kAsync),
+      "$Service$GrpcStub", UnusedOptions(method));
   if (method.kind == Kind::kUnary) {
-    w.Print(mv,
+    w.Print(async,
+            "$definition$ {\n"
             "  auto* async = grpc_stub_->async();\n"
             "  if (async == nullptr) {\n"
             "    done(::stubkit::internal::NoAsyncStubError("
@@ -93,7 +90,8 @@ void PrintGrpcStubAsyncDefinition(Printer& w, const Printer::Vars& mv,
             "}\n\n");
     return;
   }
-  w.Print(mv,
+  w.Print(async,
+          "$definition$ {\n"
           "  auto* async = grpc_stub_->async();\n"
           "  if (async == nullptr) {\n"
           "    return ::stubkit::internal::NoAsyncStubError("
@@ -122,11 +120,11 @@ void PrintGrpcStubAsyncDefinition(Printer& w, const Printer::Vars& mv,
 
 // The gRPC stub's M: calls grpc_cpp_plugin's.
 void PrintGrpcStubDefinition(Printer& w, const Printer::Vars& mv,
-                             const MethodModel& method,
-                             const std::string& grpc_stub) {
-  const Signature& sync =
-      *FindSignature(Layer::kStub, method.kind, Variant::kSync);
-  PrintDefinition(w, mv, sync, grpc_stub, " {", UnusedOptions(method));
+                             const MethodModel& method) {
+  w.Print(SignatureVars(
+              w, mv, *FindSignature(Layer::kStub, method.kind, Variant::kSync),
+              "$Service$GrpcStub", UnusedOptions(method)),
+          "$definition$ {\n");
   for (const Convention* convention : Conventions()) {
     convention->PrintBeforeAttempt(w, mv, method);
   }
@@ -208,17 +206,9 @@ void PrintStubHeader(Printer& w, const FileModel& file,
 void PrintStubSource(Printer& w, const FileModel& file,
                      const ServiceModel& service) {
   const Printer::Vars vars = ServiceVars(file, service);
-  const std::string decorator = service.name + "StubDecorator";
-  const std::string grpc_stub = service.name + "GrpcStub";
   // The decorator base: every method forwards.
   for (const MethodModel& method : service.methods) {
-    const Signature& sync =
-        *FindSignature(Layer::kStub, method.kind, Variant::kSync);
-    const Printer::Vars mv = MethodVars(file, service, method);
-    PrintDefinition(w, mv, sync, decorator, " {");
-    w.Print(mv, absl::StrCat("  return child_->$Method$(", Arguments(sync),
-                             ");\n}\n\n"));
-    PrintDecoratorAsyncDefinition(w, mv, method, decorator);
+    PrintDecoratorDefinitions(w, MethodVars(file, service, method), method);
   }
   // The gRPC stub: what conventions add before an attempt (the routing
   // header), then grpc_cpp_plugin's call.
@@ -244,8 +234,8 @@ void PrintStubSource(Printer& w, const FileModel& file,
           "}  // namespace\n\n");
   for (const MethodModel& method : service.methods) {
     const Printer::Vars mv = MethodVars(file, service, method);
-    PrintGrpcStubDefinition(w, mv, method, grpc_stub);
-    PrintGrpcStubAsyncDefinition(w, mv, method, grpc_stub);
+    PrintGrpcStubDefinition(w, mv, method);
+    PrintGrpcStubAsyncDefinition(w, mv, method);
   }
   w.Print(vars,
           "::std::shared_ptr<$Service$Stub> Make$Service$GrpcStub("
