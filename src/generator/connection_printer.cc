@@ -5,80 +5,29 @@
 // runtime's retry loops over a stub stack).
 
 #include <string>
-#include <vector>
 
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "src/generator/printers.h"
 
 namespace stubkit {
 namespace generator {
 namespace {
 
-// Prints "<signature> override {\n" as a member of the class.
-void PrintOverrideHead(Printer& w, const Printer::Vars& vars,
-                       const Signature& signature,
-                       const Unnamed& unnamed = {}) {
-  PrintDeclaration(w, vars, signature, "", " override {", unnamed);
-}
-
-// Ends the sync override of a streaming M and opens its async one.
-void PrintAsyncOverrideHead(Printer& w, const Printer::Vars& vars, Kind kind) {
-  w.Print("  }\n\n");
-  PrintOverrideHead(w, vars,
-                    *FindSignature(Layer::kConnection, kind, Variant::kAsync));
-}
-
-// The parameters of the lambda that opens one attempt of a stream.
-const char kContext[] = "::grpc::ClientContext& context";
-const char kAttemptOptions[] = "const ::stubkit::OptionsView& attempt_options";
-const char kAttemptRequest[] = "const $Request$& attempt_request";
-// How an async server or bidi stream's entry ends: its two callbacks and
-// the channel to follow back after a connection failure.
-const char kMessageAndDoneTail[] =
-    "        },\n"
-    "        ::std::move(on_message), ::std::move(on_done), channel_);\n";
-// A sync stream's: the channel to follow back after a connection failure.
-const char kChannelTail[] = "        }, channel_);\n";
-
-// The runtime entry point that runs a stream, called with the method, the
-// options, the request (for server streams) and a lambda that opens one
-// attempt through the stub.
-struct StreamEntry {
-  const char* prefix;  // "return " or ""
-  const char* entry;   // in ::stubkit::internal
-  bool with_request;
-  std::vector<std::string> params;  // the lambda's
-  const char* stub_method;
-  std::vector<std::string> args;  // of the stub call
-  const char* tail;               // after the lambda's call
-};
-
-void PrintStreamEntry(Printer& w, const Printer::Vars& vars,
-                      const StreamEntry& e) {
-  w.Print(vars,
-          absl::StrCat(
-              "    ", e.prefix, "::stubkit::internal::", e.entry,
-              "<$Service$Client::$Method$ResumeOption, $Request$, "
-              "$Response$>(\n",
-              e.with_request
-                  ? "        $Service$Methods::k$Method$, options, request,\n"
-                  : "        $Service$Methods::k$Method$, options,\n",
-              "        [stub = stub_](", absl::StrJoin(e.params, ", "), ") {\n",
-              "          return stub->", e.stub_method, "(",
-              absl::StrJoin(e.args, ", "), ");\n", e.tail));
-}
-
-// SConnectionImpl's M (and AsyncM): the runtime's loop for the kind over
-// the stub.
+// SConnectionImpl's M and AsyncM: the runtime's loop for the kind over the
+// stub. A stream's loop opens each attempt through a lambda; the stream
+// outlives this call (and a client or bidi stream opens one attempt per
+// retry), so the lambda owns the stub. The channel lets a retry wait follow
+// the connection back after a connection failure.
 void PrintConnectionImplMethod(Printer& w, const Printer::Vars& mv,
                                const MethodModel& method) {
-  w.Print("\n");
-  PrintOverrideHead(
+  const Printer::Vars sync = SignatureVars(
       w, mv, *FindSignature(Layer::kConnection, method.kind, Variant::kSync));
+  const Printer::Vars async = SignatureVars(
+      w, mv, *FindSignature(Layer::kConnection, method.kind, Variant::kAsync));
   switch (method.kind) {
     case Kind::kUnary:
-      w.Print(mv,
+      w.Print(sync,
+              "\n"
+              "  $declaration$ override {\n"
               "    return ::stubkit::internal::RunUnary<$Response$>(\n"
               "        $Service$Methods::k$Method$, options, request,\n"
               "        [&](::grpc::ClientContext& context) {\n"
@@ -87,82 +36,100 @@ void PrintConnectionImplMethod(Printer& w, const Printer::Vars& mv,
               "        [&] { return Async$Method$Attempt(request); }, "
               "channel_);\n"
               "  }\n\n");
-      PrintOverrideHead(
-          w, mv,
-          *FindSignature(Layer::kConnection, method.kind, Variant::kAsync));
-      w.Print(mv,
+      w.Print(async,
+              "  $declaration$ override {\n"
               "    ::stubkit::internal::RunAsyncUnary<$Response$>("
               "$Service$Methods::k$Method$, options, "
-              "Async$Method$Attempt(request), ::std::move(done), channel_);\n");
+              "Async$Method$Attempt(request), ::std::move(done), channel_);\n"
+              "  }\n");
       break;
     case Kind::kServerStreaming:
-      // The reader outlives this call, so the lambda owns the stub.
-      PrintStreamEntry(w, mv,
-                       {"return ",
-                        "OpenServerStream",
-                        true,
-                        {kContext, kAttemptOptions, kAttemptRequest},
-                        "$Method$",
-                        {"context", "attempt_options", "attempt_request"},
-                        kChannelTail});
-      PrintAsyncOverrideHead(w, mv, method.kind);
-      PrintStreamEntry(
-          w, mv,
-          {"return ",
-           "StartAsyncServerStream",
-           true,
-           {kContext, kAttemptOptions, kAttemptRequest,
-            "::grpc::ClientReadReactor<$Response$>* reactor"},
-           "Async$Method$",
-           {"context", "attempt_options", "attempt_request", "reactor"},
-           kMessageAndDoneTail});
+      w.Print(sync,
+              "\n"
+              "  $declaration$ override {\n"
+              "    return ::stubkit::internal::OpenServerStream<"
+              "$Service$Client::$Method$ResumeOption, $Request$, $Response$>(\n"
+              "        $Service$Methods::k$Method$, options, request,\n"
+              "        [stub = stub_](::grpc::ClientContext& context, "
+              "const ::stubkit::OptionsView& attempt_options, "
+              "const $Request$& attempt_request) {\n"
+              "          return stub->$Method$(context, attempt_options, "
+              "attempt_request);\n"
+              "        }, channel_);\n"
+              "  }\n\n");
+      w.Print(async,
+              "  $declaration$ override {\n"
+              "    return ::stubkit::internal::StartAsyncServerStream<"
+              "$Service$Client::$Method$ResumeOption, $Request$, $Response$>(\n"
+              "        $Service$Methods::k$Method$, options, request,\n"
+              "        [stub = stub_](::grpc::ClientContext& context, "
+              "const ::stubkit::OptionsView& attempt_options, "
+              "const $Request$& attempt_request, "
+              "::grpc::ClientReadReactor<$Response$>* reactor) {\n"
+              "          return stub->Async$Method$(context, attempt_options, "
+              "attempt_request, reactor);\n"
+              "        },\n"
+              "        ::std::move(on_message), ::std::move(on_done), "
+              "channel_);\n"
+              "  }\n");
       break;
     case Kind::kClientStreaming:
-      // The stream outlives this call and opens one attempt per retry, so
-      // the lambda owns the stub.
-      PrintStreamEntry(w, mv,
-                       {"return ",
-                        "OpenClientStream",
-                        false,
-                        {kContext, kAttemptOptions, "$Response$* response"},
-                        "$Method$",
-                        {"context", "attempt_options", "response"},
-                        kChannelTail});
-      PrintAsyncOverrideHead(w, mv, method.kind);
-      PrintStreamEntry(w, mv,
-                       {"return ",
-                        "StartAsyncClientStream",
-                        false,
-                        {kContext, kAttemptOptions, "$Response$* response",
-                         "::grpc::ClientWriteReactor<$Request$>* reactor"},
-                        "Async$Method$",
-                        {"context", "attempt_options", "response", "reactor"},
-                        "        },\n"
-                        "        ::std::move(done), channel_);\n"});
+      w.Print(sync,
+              "\n"
+              "  $declaration$ override {\n"
+              "    return ::stubkit::internal::OpenClientStream<"
+              "$Service$Client::$Method$ResumeOption, $Request$, $Response$>(\n"
+              "        $Service$Methods::k$Method$, options,\n"
+              "        [stub = stub_](::grpc::ClientContext& context, "
+              "const ::stubkit::OptionsView& attempt_options, "
+              "$Response$* response) {\n"
+              "          return stub->$Method$(context, attempt_options, "
+              "response);\n"
+              "        }, channel_);\n"
+              "  }\n\n");
+      w.Print(async,
+              "  $declaration$ override {\n"
+              "    return ::stubkit::internal::StartAsyncClientStream<"
+              "$Service$Client::$Method$ResumeOption, $Request$, $Response$>(\n"
+              "        $Service$Methods::k$Method$, options,\n"
+              "        [stub = stub_](::grpc::ClientContext& context, "
+              "const ::stubkit::OptionsView& attempt_options, "
+              "$Response$* response, "
+              "::grpc::ClientWriteReactor<$Request$>* reactor) {\n"
+              "          return stub->Async$Method$(context, attempt_options, "
+              "response, reactor);\n"
+              "        },\n"
+              "        ::std::move(done), channel_);\n"
+              "  }\n");
       break;
     case Kind::kBidi:
-      PrintStreamEntry(w, mv,
-                       {"return ",
-                        "OpenBidiStream",
-                        false,
-                        {kContext, kAttemptOptions},
-                        "$Method$",
-                        {"context", "attempt_options"},
-                        kChannelTail});
-      PrintAsyncOverrideHead(w, mv, method.kind);
-      PrintStreamEntry(
-          w, mv,
-          {"return ",
-           "StartAsyncBidiStream",
-           false,
-           {kContext, kAttemptOptions,
-            "::grpc::ClientBidiReactor<$Request$, $Response$>* reactor"},
-           "Async$Method$",
-           {"context", "attempt_options", "reactor"},
-           kMessageAndDoneTail});
+      w.Print(sync,
+              "\n"
+              "  $declaration$ override {\n"
+              "    return ::stubkit::internal::OpenBidiStream<"
+              "$Service$Client::$Method$ResumeOption, $Request$, $Response$>(\n"
+              "        $Service$Methods::k$Method$, options,\n"
+              "        [stub = stub_](::grpc::ClientContext& context, "
+              "const ::stubkit::OptionsView& attempt_options) {\n"
+              "          return stub->$Method$(context, attempt_options);\n"
+              "        }, channel_);\n"
+              "  }\n\n");
+      w.Print(async,
+              "  $declaration$ override {\n"
+              "    return ::stubkit::internal::StartAsyncBidiStream<"
+              "$Service$Client::$Method$ResumeOption, $Request$, $Response$>(\n"
+              "        $Service$Methods::k$Method$, options,\n"
+              "        [stub = stub_](::grpc::ClientContext& context, "
+              "const ::stubkit::OptionsView& attempt_options, "
+              "::grpc::ClientBidiReactor<$Request$, $Response$>* reactor) {\n"
+              "          return stub->Async$Method$(context, attempt_options, "
+              "reactor);\n"
+              "        },\n"
+              "        ::std::move(on_message), ::std::move(on_done), "
+              "channel_);\n"
+              "  }\n");
       break;
   }
-  w.Print("  }\n");
 }
 
 void PrintConnectionImpl(Printer& w, const FileModel& file,
@@ -203,16 +170,6 @@ void PrintConnectionImpl(Printer& w, const FileModel& file,
           "};\n\n");
 }
 
-// "::std::shared_ptr<SConnection> MakeSConnection(`first`, const
-// ::stubkit::Options& options)": declared (with " = {}") or defined.
-void PrintMakeConnectionHead(Printer& w, const Printer::Vars& vars,
-                             const std::string& first, bool declaration) {
-  w.Print(vars, absl::StrCat("::std::shared_ptr<$Service$Connection> "
-                             "Make$Service$Connection(",
-                             first, ", const ::stubkit::Options& options",
-                             declaration ? " = {});\n" : ") {\n"));
-}
-
 }  // namespace
 
 void PrintConnectionHeader(Printer& w, const FileModel& file,
@@ -228,13 +185,15 @@ void PrintConnectionHeader(Printer& w, const FileModel& file,
                  "The default connection over `channel`. The decorators in "
                  "`options` ($Service$Client::DecoratorsOption) are applied "
                  "here, once.");
-  PrintMakeConnectionHead(w, vars,
-                          "::std::shared_ptr<::grpc::ChannelInterface> channel",
-                          /*declaration=*/true);
-  w.Print("// The default connection over any stub stack, e.g. a mock.\n");
-  PrintMakeConnectionHead(w, vars, "::std::shared_ptr<$Service$Stub> stub",
-                          /*declaration=*/true);
-  w.Print("\n");
+  w.Print(vars,
+          "::std::shared_ptr<$Service$Connection> Make$Service$Connection("
+          "::std::shared_ptr<::grpc::ChannelInterface> channel, "
+          "const ::stubkit::Options& options = {});\n"
+          "// The default connection over any stub stack, e.g. a mock.\n"
+          "::std::shared_ptr<$Service$Connection> Make$Service$Connection("
+          "::std::shared_ptr<$Service$Stub> stub, "
+          "const ::stubkit::Options& options = {});\n"
+          "\n");
 }
 
 void PrintConnectionSource(Printer& w, const FileModel& file,
@@ -243,20 +202,21 @@ void PrintConnectionSource(Printer& w, const FileModel& file,
   PrintConnectionImpl(w, file, service);
   const Printer::Vars vars = ServiceVars(file, service);
   w.Print("}  // namespace\n\n");
-  PrintMakeConnectionHead(w, vars,
-                          "::std::shared_ptr<::grpc::ChannelInterface> channel",
-                          /*declaration=*/false);
   w.Print(vars,
+          "::std::shared_ptr<$Service$Connection> Make$Service$Connection("
+          "::std::shared_ptr<::grpc::ChannelInterface> channel, "
+          "const ::stubkit::Options& options) {\n"
           "  return ::std::make_shared<$Service$ConnectionImpl>(\n"
           "      ::stubkit::internal::ApplyDecorators<$Service$Stub>("
           "::std::make_shared<$Service$GrpcStub>("
           "$grpc_class$::NewStub(channel)), "
           "options.get<$Service$Client::DecoratorsOption>()),\n"
           "      ::stubkit::internal::ConnectionChannel::Make(channel));\n"
-          "}\n\n");
-  PrintMakeConnectionHead(w, vars, "::std::shared_ptr<$Service$Stub> stub",
-                          /*declaration=*/false);
-  w.Print(vars,
+          "}\n"
+          "\n"
+          "::std::shared_ptr<$Service$Connection> Make$Service$Connection("
+          "::std::shared_ptr<$Service$Stub> stub, "
+          "const ::stubkit::Options& options) {\n"
           "  return ::std::make_shared<$Service$ConnectionImpl>(\n"
           "      ::stubkit::internal::ApplyDecorators(::std::move(stub), "
           "options.get<$Service$Client::DecoratorsOption>()),\n"

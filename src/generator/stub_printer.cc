@@ -5,6 +5,8 @@
 // to the stub below) and, in the source only, SGrpcStub (calls
 // grpc_cpp_plugin's stub; MakeSGrpcStub in the header).
 
+#include <string>
+
 #include "src/generator/convention.h"
 #include "src/generator/printers.h"
 
