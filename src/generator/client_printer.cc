@@ -42,9 +42,9 @@ const char* AsyncComment(Kind kind) {
   return "";
 }
 
-// The effective options of a call of the method: with the request, for
-// the request-aware idempotency predicate.
-std::string ViewOf(Kind kind) {
+// The effective options of a call of the method ($view$): with the
+// request, for the request-aware idempotency predicate.
+const char* ViewOf(Kind kind) {
   return kind == Kind::kClientStreaming || kind == Kind::kBidi
              ? "method_options_.View($Service$Methods::k$Method$, call, "
                "options_)"
@@ -52,50 +52,44 @@ std::string ViewOf(Kind kind) {
                "options_, request)";
 }
 
-// What the client passes for each parameter of the connection's method:
-// the call's effective options, the rest as they came.
-std::string ConnectionArgument(Kind kind, const Param& param) {
-  if (param.name == "options") return ViewOf(kind);
-  if (param.name == "request") return "request";
-  return "::std::move(" + param.name + ")";
-}
-
-// The body of SClient's `signature`: the connection's method of the same
-// variant (the future wraps the callback one).
-void PrintClientBody(Printer& w, const Printer::Vars& vars,
-                     const Signature& signature) {
-  if (signature.variant == Variant::kFuture) {
-    // The promise, its shared state and the callback in one allocation.
-    w.Print(vars, absl::StrCat("  auto [future, fulfil] = "
-                               "::stubkit::internal::FulfilPromise<$Response$>"
-                               "::Make();\n"
-                               "  connection_->Async$Method$(",
-                               ViewOf(signature.kind),
-                               ", request, fulfil);\n"
-                               "  return ::std::move(future);\n"));
-    return;
+// The body of SClient's M (or AsyncM): the connection's method of the same
+// variant with the call's effective options, $view$; the future wraps the
+// callback one.
+const char* ClientBody(Kind kind, Variant variant) {
+  switch (kind) {
+    case Kind::kUnary:
+      switch (variant) {
+        case Variant::kSync:
+          return "  return connection_->$Method$($view$, request);\n";
+        case Variant::kFuture:
+          // The promise, its shared state and the callback in one
+          // allocation.
+          return "  auto [future, fulfil] = "
+                 "::stubkit::internal::FulfilPromise<$Response$>::Make();\n"
+                 "  connection_->Async$Method$($view$, request, fulfil);\n"
+                 "  return ::std::move(future);\n";
+        case Variant::kAsync:
+          return "  connection_->Async$Method$($view$, request, "
+                 "::std::move(done));\n";
+      }
+      break;
+    case Kind::kServerStreaming:
+      return variant == Variant::kSync
+                 ? "  return connection_->$Method$($view$, request);\n"
+                 : "  return connection_->Async$Method$($view$, request, "
+                   "::std::move(on_message), ::std::move(on_done));\n";
+    case Kind::kClientStreaming:
+      return variant == Variant::kSync
+                 ? "  return connection_->$Method$($view$);\n"
+                 : "  return connection_->Async$Method$($view$, "
+                   "::std::move(done));\n";
+    case Kind::kBidi:
+      return variant == Variant::kSync
+                 ? "  return connection_->$Method$($view$);\n"
+                 : "  return connection_->Async$Method$($view$, "
+                   "::std::move(on_message), ::std::move(on_done));\n";
   }
-  const Signature& connection =
-      *FindSignature(Layer::kConnection, signature.kind, signature.variant);
-  std::vector<std::string> args;
-  for (const Param& param : connection.params) {
-    args.push_back(ConnectionArgument(signature.kind, param));
-  }
-  w.Print(vars,
-          absl::StrCat("  ", connection.return_type != "void" ? "return " : "",
-                       "connection_->", connection.name, "(",
-                       absl::StrJoin(args, ", "), ");\n"));
-}
-
-// "SClient::SClient(`first`, ::stubkit::Options options)" and the
-// initializers of options_ and method_options_.
-void PrintConstructorHead(Printer& w, const Printer::Vars& vars,
-                          const std::string& first) {
-  w.Print(vars, absl::StrCat("$Service$Client::$Service$Client(", first,
-                             ", ::stubkit::Options options)\n"
-                             "    : options_(::std::move(options)),\n"
-                             "      method_options_(options_, "
-                             "\"$service_full_name$\", {$method_names$}),\n"));
+  return "";
 }
 
 // How the service's calls are retried, said once on the client class; each
@@ -234,7 +228,7 @@ void PrintClientHeader(Printer& w, const FileModel& file,
         first_async = false;
       }
       PrintDeprecated(w, mv, method);
-      PrintDeclaration(w, mv, *signature, "", ";");
+      w.Print(SignatureVars(w, mv, *signature), "  $declaration$;\n");
     }
     for (const Convention* convention : Conventions()) {
       convention->PrintClientMethodDeclarations(w, file, service, method);
@@ -275,19 +269,27 @@ void PrintClientSource(Printer& w, const FileModel& file,
     keeps_channel = keeps_channel || convention->KeepsChannel(service);
   }
   vars["channel_arg"] = keeps_channel ? "channel" : "::std::move(channel)";
-  PrintConstructorHead(w, vars,
-                       "::std::shared_ptr<::grpc::ChannelInterface> channel");
   w.Print(vars,
+          "$Service$Client::$Service$Client("
+          "::std::shared_ptr<::grpc::ChannelInterface> channel, "
+          "::stubkit::Options options)\n"
+          "    : options_(::std::move(options)),\n"
+          "      method_options_(options_, \"$service_full_name$\", "
+          "{$method_names$}),\n"
           "      connection_(Make$Service$Connection($channel_arg$, options_)) "
           "{\n");
   for (const Convention* convention : Conventions()) {
     convention->PrintConstructorTail(w, service, /*from_channel=*/true);
   }
   w.Print("}\n\n");
-  PrintConstructorHead(w, vars,
-                       "::std::shared_ptr<$Service$Connection> connection");
   w.Print(
       vars,
+      "$Service$Client::$Service$Client("
+      "::std::shared_ptr<$Service$Connection> connection, "
+      "::stubkit::Options options)\n"
+      "    : options_(::std::move(options)),\n"
+      "      method_options_(options_, \"$service_full_name$\", "
+      "{$method_names$}),\n"
       "      connection_(::std::move(connection)) {\n"
       "  method_options_.RefuseDecorators<DecoratorsOption>(\n"
       "      options_, \"Make$Service$Connection\", \"$Service$Client\");\n");
@@ -297,12 +299,16 @@ void PrintClientSource(Printer& w, const FileModel& file,
   w.Print("}\n");
   // The calls.
   for (const MethodModel& method : service.methods) {
-    const Printer::Vars mv = MethodVars(file, service, method);
+    Printer::Vars mv = MethodVars(file, service, method);
+    mv["view"] = w.Expand(mv, ViewOf(method.kind));
     for (const Signature* signature :
          SignaturesFor(Layer::kClient, method.kind)) {
-      w.Print("\n");
-      PrintDefinition(w, mv, *signature, "$Service$Client", " {");
-      PrintClientBody(w, mv, *signature);
+      const Printer::Vars sv =
+          SignatureVars(w, mv, *signature, "$Service$Client");
+      w.Print(sv,
+              "\n"
+              "$definition$ {\n");
+      w.Print(sv, ClientBody(method.kind, signature->variant));
       w.Print("}\n");
     }
     for (const Convention* convention : Conventions()) {
