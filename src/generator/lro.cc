@@ -202,11 +202,6 @@ Printer::Vars LroVars(const FileModel& file, const ServiceModel& service,
   return vars;
 }
 
-// A local alias keeps the calls below short.
-void PrintResponseAlias(Printer& w, const Printer::Vars& vars) {
-  w.Print(vars, "  using Response = $LroResponse$;\n");
-}
-
 void PrintLroClientOptions(Printer& w, const FileModel& file,
                            const ServiceModel& service) {
   if (!ServiceHasLro(service)) return;
@@ -257,7 +252,7 @@ void PrintLroClientDeclarations(Printer& w, const FileModel& file,
       w.Outdent();
     }
     PrintDeprecated(w, vars, method);
-    PrintDeclaration(w, vars, *signatures[i], "", ";");
+    w.Print(SignatureVars(w, vars, *signatures[i]), "  $declaration$;\n");
   }
 }
 
@@ -292,65 +287,54 @@ void PrintLroClientDefinitions(Printer& w, const FileModel& file,
                                const ServiceModel& service,
                                const MethodModel& method) {
   if (!method.lro.present) return;
-  Printer::Vars vars = LroVars(file, service, method);
+  const Printer::Vars vars = LroVars(file, service, method);
   const std::vector<const Signature*> signatures = LroClientSignatures();
-  const std::string view =
-      "method_options_.View($Service$Methods::k$Method$, call, options_, "
-      "request)";
-  const std::string name_view =
-      "method_options_.View($Service$Methods::k$Method$, call, options_)";
-  // Await$Method$
-  w.Print("\n");
-  PrintDefinition(w, vars, *signatures[0], "$Service$Client", " {");
-  PrintResponseAlias(w, vars);
-  w.Print(vars,
-          absl::StrCat("  if (operations_ == nullptr) {\n"
-                       "    return ::stubkit::internal::NoOperationsClient("
-                       "\"$method_full_name$\");\n"
-                       "  }\n"
-                       "  return ::stubkit::internal::PollOperation<Response>("
-                       "*operations_, ",
-                       view,
-                       ", call, \"$method_full_name$\", "
-                       "[&] { return $Method$(request, call); });\n"
-                       "}\n"));
-  // AsyncAwait$Method$
-  w.Print("\n");
-  PrintDefinition(w, vars, *signatures[1], "$Service$Client", " {");
-  PrintResponseAlias(w, vars);
-  w.Print(vars, absl::StrCat("  auto [future, started] = "
-                             "::stubkit::internal::AsyncAwaitOperation<"
-                             "Response>(operations_, ",
-                             view,
-                             ", call, \"$method_full_name$\");\n"
-                             "  if (started != nullptr) {\n"
-                             "    Async$Method$(request, ::std::move(started), "
-                             "call);\n"
-                             "  }\n"
-                             "  return ::std::move(future);\n"
-                             "}\n"));
-  // Await$Method$ByName
-  w.Print("\n");
-  PrintDefinition(w, vars, *signatures[2], "$Service$Client", " {");
-  PrintResponseAlias(w, vars);
-  w.Print(vars, absl::StrCat("  return ::stubkit::internal::"
-                             "AwaitOperationByName<Response>("
-                             "operations_.get(), ",
-                             name_view,
-                             ", call, \"$method_full_name$\", "
-                             "operation_name);\n"
-                             "}\n"));
-  // AsyncAwait$Method$ByName
-  w.Print("\n");
-  PrintDefinition(w, vars, *signatures[3], "$Service$Client", " {");
-  PrintResponseAlias(w, vars);
-  w.Print(vars, absl::StrCat("  return ::stubkit::internal::"
-                             "AsyncAwaitOperationByName<Response>("
-                             "operations_, ",
-                             name_view,
-                             ", call, \"$method_full_name$\", "
-                             "operation_name);\n"
-                             "}\n"));
+  // A local alias keeps the calls short.
+  w.Print(SignatureVars(w, vars, *signatures[0], "$Service$Client"),
+          "\n"
+          "$definition$ {\n"
+          "  using Response = $LroResponse$;\n"
+          "  if (operations_ == nullptr) {\n"
+          "    return ::stubkit::internal::NoOperationsClient("
+          "\"$method_full_name$\");\n"
+          "  }\n"
+          "  return ::stubkit::internal::PollOperation<Response>("
+          "*operations_, "
+          "method_options_.View($Service$Methods::k$Method$, call, options_, "
+          "request), call, \"$method_full_name$\", "
+          "[&] { return $Method$(request, call); });\n"
+          "}\n");
+  w.Print(SignatureVars(w, vars, *signatures[1], "$Service$Client"),
+          "\n"
+          "$definition$ {\n"
+          "  using Response = $LroResponse$;\n"
+          "  auto [future, started] = "
+          "::stubkit::internal::AsyncAwaitOperation<Response>(operations_, "
+          "method_options_.View($Service$Methods::k$Method$, call, options_, "
+          "request), call, \"$method_full_name$\");\n"
+          "  if (started != nullptr) {\n"
+          "    Async$Method$(request, ::std::move(started), call);\n"
+          "  }\n"
+          "  return ::std::move(future);\n"
+          "}\n");
+  w.Print(SignatureVars(w, vars, *signatures[2], "$Service$Client"),
+          "\n"
+          "$definition$ {\n"
+          "  using Response = $LroResponse$;\n"
+          "  return ::stubkit::internal::AwaitOperationByName<Response>("
+          "operations_.get(), "
+          "method_options_.View($Service$Methods::k$Method$, call, options_), "
+          "call, \"$method_full_name$\", operation_name);\n"
+          "}\n");
+  w.Print(SignatureVars(w, vars, *signatures[3], "$Service$Client"),
+          "\n"
+          "$definition$ {\n"
+          "  using Response = $LroResponse$;\n"
+          "  return ::stubkit::internal::AsyncAwaitOperationByName<Response>("
+          "operations_, "
+          "method_options_.View($Service$Methods::k$Method$, call, options_), "
+          "call, \"$method_full_name$\", operation_name);\n"
+          "}\n");
 }
 
 // AIP-151 as a unit: SClient's awaiters and the operations client they

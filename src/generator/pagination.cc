@@ -171,7 +171,7 @@ void PrintPaginationDeclarations(Printer& w, const FileModel& file,
                    "as usual). See stubkit/page_range.h.");
     w.Outdent();
     PrintDeprecated(w, vars, method);
-    PrintDeclaration(w, vars, RangeSignature(), "", ";");
+    w.Print(SignatureVars(w, vars, RangeSignature()), "  $declaration$;\n");
   }
 }
 
@@ -179,7 +179,7 @@ void PrintPaginationDefinitions(Printer& w, const FileModel& file,
                                 const ServiceModel& service) {
   for (const MethodModel& method : service.methods) {
     if (!method.pagination.paginated) continue;
-    Printer::Vars vars = RangeVars(file, service, method);
+    const Printer::Vars vars = RangeVars(file, service, method);
     w.Print("\n");
     // MRange of a deprecated M calls M: no warning for the generated code.
     if (method.deprecated) {
@@ -187,9 +187,9 @@ void PrintPaginationDefinitions(Printer& w, const FileModel& file,
           "#pragma GCC diagnostic push\n"
           "#pragma GCC diagnostic ignored \"-Wdeprecated-declarations\"\n");
     }
-    PrintDefinition(w, vars, RangeSignature(), "$Service$Client", " {");
     w.Print(
-        vars,
+        SignatureVars(w, vars, RangeSignature(), "$Service$Client"),
+        "$definition$ {\n"
         "  using Item = $Item$;\n"
         "  return ::stubkit::internal::MakePageRange<Item>(\n"
         "      ::std::move(request), call, "

@@ -273,20 +273,20 @@ void PrintRoutingParamsFunction(Printer& w, const Printer::Vars& vars,
           "void $routing_params$(const $Request$& request, "
           "::stubkit::internal::RequestParams& params) {\n");
   for (const RoutingParam& param : method.routing.params) {
-    std::vector<std::string> args = {Quote(param.key), param.getter};
-    if (!param.path_template.empty()) {
-      args.push_back(Quote(param.path_template));
-    }
-    const std::string call = absl::StrCat(
-        param.path_template.empty() ? "params.Set(" : "params.Match(",
-        absl::StrJoin(args, ", "), ");\n");
-    // Raw: keys and templates come from the proto, and may hold a '$'.
-    if (param.condition.empty()) {
-      w.PrintRaw(absl::StrCat("  ", call));
-    } else {
-      w.PrintRaw(
-          absl::StrCat("  if (", param.condition, ") {\n    ", call, "  }\n"));
-    }
+    // Keys and templates come from the proto and may hold a '$': values,
+    // which the printer does not read as a template.
+    Printer::Vars pv = {{"key", Quote(param.key)},
+                        {"getter", param.getter},
+                        {"path_template", Quote(param.path_template)},
+                        {"condition", param.condition}};
+    pv["call"] = w.Expand(pv, param.path_template.empty()
+                                  ? "params.Set($key$, $getter$);"
+                                  : "params.Match($key$, $getter$, "
+                                    "$path_template$);");
+    w.Print(pv, param.condition.empty() ? "  $call$\n"
+                                        : "  if ($condition$) {\n"
+                                          "    $call$\n"
+                                          "  }\n");
   }
   w.Print("}\n\n");
 }
