@@ -9,8 +9,9 @@
 //   mock_printer.cc        stubkit_mocks::MockSStub, MockSConnection
 //
 // stubkit_generator.cc prints the file around them (includes, namespaces).
-// Signatures come from signatures.h; the printers write bodies only, as
-// templates shaped like the code they print. Lines are not broken to a
+// Signatures come from signatures.h, as $declaration$ and $definition$
+// (SignatureVars); the printers write the code around them as templates
+// shaped like the code they print. Lines are not broken to a
 // column limit: the goldens go through clang-format (golden_test.cc).
 
 #ifndef STUBKIT_SRC_GENERATOR_PRINTERS_H_
