@@ -18,8 +18,8 @@
 //   restarted server read the first item of the replay - it served. Then
 //   the call writes 20 more items, half-closes, and must be answered with
 //   every item written exactly once (count and sum), and the answering
-//   stream must have read 1..n in order. The hook (writes 1..n again) is
-//   for past 256 KiB; it must not run here.
+//   stream must have read 1..n in order. The hook (writes 1..n again)
+//   runs only past 256 KiB of writes (--padding), the replay before.
 //
 //   Bidi stream (Double, answers each item with its double; sync: Write
 //   then Read on a thread; async: AsyncDouble): one stream across all
@@ -40,6 +40,12 @@
 //                                    # wait runs its full backoff (control)
 //   stream_recovery --log            # LogLevel::kRetries to stderr, with
 //                                    # the kills and restarts, timed
+//   stream_recovery --padding 16384 --down-ms 1500
+//                                    # 16 KiB items: the 20 written before
+//                                    # a kill pass the 256 KiB replay
+//                                    # buffer, and the client stream's hook
+//                                    # restores them (at 8 s down the async
+//                                    # queue would pass its 4 MiB bound)
 //   stream_recovery --smoke          # 1 restart each, restarted at once
 //
 // Exit status: 0, or 1 when something failed (a stream ended, a message
@@ -113,9 +119,14 @@ double Median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+// Bytes of padding per item (--padding): past 256 KiB of writes a client
+// stream can no longer be replayed, and its hook restores it.
+int padding_bytes = 0;
+
 Item MakeItem(int value) {
   Item item;
   item.set_value(value);
+  if (padding_bytes > 0) item.set_padding(std::string(padding_bytes, 'x'));
   return item;
 }
 
@@ -294,6 +305,9 @@ stubkit::Options ClientOptions(const Settings& settings,
 std::string KindName(const char* stream, bool async, bool follow) {
   std::string kind = std::string(async ? "async " : "sync ") + stream;
   if (!follow) kind += ", FollowReconnectOption(false)";
+  if (padding_bytes > 0) {
+    kind += ", " + std::to_string(padding_bytes) + "-byte items";
+  }
   return kind;
 }
 
@@ -491,14 +505,14 @@ Result MeasureClientStream(Server& server, const Settings& settings, bool async,
     round.recovery_ms = Ms(FromNs(first_ns) - served);
     Explain(attempts->Take(), served, round);
     result.rounds.push_back(round);
-    std::fprintf(stderr,
-                 "stream_recovery: %s, down %d ms, restart %d: served %.0f ms "
-                 "after the kill; the replay's first item read %.1f ms after "
-                 "that (backoff still to wait then: %.0f ms; attempts failed "
-                 "after it served: %d)\n",
-                 result.kind.c_str(), result.down_ms, r + 1, round.down_ms,
-                 round.recovery_ms, round.backoff_left_ms,
-                 round.failed_after_serving);
+    std::fprintf(
+        stderr,
+        "stream_recovery: %s, down %d ms, restart %d: served %.0f ms "
+        "after the kill; the restarted server read its first item %.1f ms "
+        "after that (backoff still to wait then: %.0f ms; attempts failed "
+        "after it served: %d)\n",
+        result.kind.c_str(), result.down_ms, r + 1, round.down_ms,
+        round.recovery_ms, round.backoff_left_ms, round.failed_after_serving);
   }
   return result;
 }
@@ -770,7 +784,8 @@ void PrintTable(const std::vector<Result>& results) {
 int Usage() {
   std::fprintf(stderr,
                "usage: stream_recovery [--restarts N] [--down-ms M] "
-               "[--no-follow] [--log] [--server PATH] [--smoke]\n");
+               "[--no-follow] [--log] [--padding BYTES] [--server PATH] "
+               "[--smoke]\n");
   return 2;
 }
 
@@ -804,6 +819,10 @@ int main(int argc, char** argv) {
       settings.follow = false;
     } else if (std::strcmp(argv[i], "--log") == 0) {
       settings.log = true;
+    } else if (std::strcmp(argv[i], "--padding") == 0) {
+      if (!number(&padding_bytes) || padding_bytes > (1 << 20)) {
+        return Usage();
+      }
     } else if (std::strcmp(argv[i], "--server") == 0 && i + 1 < argc) {
       binary = argv[++i];
     } else {
