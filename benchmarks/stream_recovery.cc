@@ -325,7 +325,7 @@ void EndSoon(absl::Notification& done, stubkit::CancellationToken& token) {
 class SumCall {
  public:
   SumCall(StreamServiceClient& client, bool async) {
-    // Past 256 KiB of writes (not here), the hook restores the server's
+    // Past 256 KiB of writes (--padding), the hook restores the server's
     // view: every item written so far, on the new stream.
     stubkit::Options call =
         stubkit::Options{}
