@@ -84,10 +84,10 @@ RetryLoopState::RetryLoopState(const MethodInfo& method,
     : method_(method),
       retry_policy_(options.get<RetryPolicyOption>()),
       options_(options),
-      waits_(options.get<BackoffPolicyOption>(), options, reporter_),
-      clock_(options.get<ClockOption>().get()),
-      sleeper_(options.get<SleeperOption>().get()) {
-  start_ = now();
+      waits_(options.get<BackoffPolicyOption>(), options, reporter_) {
+  sources_.clock = options.get<ClockOption>().get();
+  sources_.sleeper = options.get<SleeperOption>().get();
+  progress_.start = now();
   facts_.method = method_.full_name;
   setup_status_ = ValidateOptions(options, &retry_policy_,
                                   &options.get<BackoffPolicyOption>());
@@ -107,15 +107,15 @@ void RetryLoopState::Setup(const OptionsView& options) {
   facts_.idempotent = IsIdempotent(method_, options);
   // Each optional layer costs one lookup here and a null check later.
   reporter_.Configure(method_.full_name, options);
-  throttle_ = options.get<RetryThrottleOption>().get();
-  budget_ = options.get<RetryBudgetOption>().get();
-  cancel_ = options.get<CancellationOption>().get();
+  sources_.throttle = options.get<RetryThrottleOption>().get();
+  sources_.budget = options.get<RetryBudgetOption>().get();
+  sources_.cancel = options.get<CancellationOption>().get();
   if (const auto* metadata = options.find<ResponseMetadataOption>()) {
-    response_metadata_ = metadata->get();
+    sources_.response_metadata = metadata->get();
   }
 
   if (retry_policy_.time_limit() > nanoseconds::zero()) {
-    facts_.end = AddSaturating(start_, retry_policy_.time_limit());
+    facts_.end = AddSaturating(progress_.start, retry_policy_.time_limit());
     facts_.end_reason = StopReason::kExhausted;
   }
   if (const int* incoming = options.find<IncomingAttemptOption>();
@@ -135,7 +135,7 @@ void RetryLoopState::Setup(const OptionsView& options) {
   if (const auto* min_attempt = options.find<MinAttemptTimeOption>()) {
     facts_.min_attempt_time = *min_attempt;
   }
-  facts_.call_end = CallEnd(options, start_);
+  facts_.call_end = CallEnd(options, progress_.start);
   if (facts_.call_end < facts_.end) {
     facts_.end = facts_.call_end;
     facts_.end_reason = StopReason::kDeadline;
@@ -143,7 +143,8 @@ void RetryLoopState::Setup(const OptionsView& options) {
 }
 
 time_point RetryLoopState::now() const {
-  return clock_ != nullptr ? clock_->Now() : std::chrono::steady_clock::now();
+  return sources_.clock != nullptr ? sources_.clock->Now()
+                                   : std::chrono::steady_clock::now();
 }
 
 bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context,
@@ -153,55 +154,58 @@ bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context,
   // An attempt past the call's end (a deadline already in the past, say)
   // could only fail: stop before sending it.
   if (now >= facts_.end) {
-    ended_before_attempt_ = true;
+    progress_.ended_before_attempt = true;
     return false;
   }
   // Nor one with less than its minimum time left (MinAttemptTimeOption);
   // not a hedge, which would end the call while other attempts still run.
-  if (!hedged_ && facts_.min_attempt_time > nanoseconds::zero() &&
+  if (!progress_.hedged && facts_.min_attempt_time > nanoseconds::zero() &&
       AttemptBound(facts_) != time_point::max() &&
       AttemptBound(facts_) - now < facts_.min_attempt_time) {
-    ended_before_attempt_ = true;
-    too_little_time_ = true;
+    progress_.ended_before_attempt = true;
+    progress_.too_little_time = true;
     return false;
   }
-  finished_context_ = nullptr;
-  if (cancel_ != nullptr && !cancel_->Attach(&context)) return false;
-  ++attempts_;
+  progress_.finished_context = nullptr;
+  if (sources_.cancel != nullptr && !sources_.cancel->Attach(&context))
+    return false;
+  ++progress_.attempts;
   // The budget counts calls, not attempts: the call's first attempt is its
   // request.
-  if (attempts_ == 1 && budget_ != nullptr) budget_->Deposit(now);
+  if (progress_.attempts == 1 && sources_.budget != nullptr)
+    sources_.budget->Deposit(now);
   facts_.attempt_start = now;
-  attempt_on_reconnect_ = follow_.StartAttempt();
+  progress_.on_reconnect = follow_.StartAttempt();
   facts_.attempt_deadline = AttemptEnd(now, AttemptBound(facts_),
                                        options_.get<AttemptTimeoutOption>());
-  establish_timeout_ =
+  progress_.establish_timeout =
       SetAttemptDeadlines(context, now, facts_.attempt_deadline,
-                          AttemptBound(facts_), establish_only_);
+                          AttemptBound(facts_), progress_.establish_only);
   const auto* metadata = options_.find<MetadataOption>();
   if (metadata != nullptr) {
     for (const auto& [key, value] : *metadata) context.AddMetadata(key, value);
   }
   const bool attempt_header =
-      attempts_ > 1 && options_.get<RetryAttemptHeaderOption>();
+      progress_.attempts > 1 && options_.get<RetryAttemptHeaderOption>();
   if (attempt_header) {
-    context.AddMetadata(kRetryAttemptHeader, std::to_string(attempts_));
+    context.AddMetadata(kRetryAttemptHeader,
+                        std::to_string(progress_.attempts));
   }
   ApplyCallOptions(context, options_);
-  reporter_.OnAttemptStart(attempts_, now, facts_.attempt_deadline,
-                           establish_timeout_ > nanoseconds::zero(), metadata,
-                           attempt_header, deferred_log);
+  reporter_.OnAttemptStart(progress_.attempts, now, facts_.attempt_deadline,
+                           progress_.establish_timeout > nanoseconds::zero(),
+                           metadata, attempt_header, deferred_log);
   return true;
 }
 
 void RetryLoopState::FinishAttempt(grpc::ClientContext& context,
                                    bool record_metadata) {
-  if (cancel_ != nullptr) cancel_->Detach(&context);
+  if (sources_.cancel != nullptr) sources_.cancel->Detach(&context);
   if (!record_metadata) return;  // a hedge's loser, after the call ended
-  if (response_metadata_ != nullptr) {
-    CopyResponseMetadata(context, response_metadata_);
+  if (sources_.response_metadata != nullptr) {
+    CopyResponseMetadata(context, sources_.response_metadata);
   }
-  if (reporter_.has_observer()) finished_context_ = &context;
+  if (reporter_.has_observer()) progress_.finished_context = &context;
 }
 
 absl::Status RetryLoopState::GiveUp(const absl::Status& status,
@@ -218,7 +222,7 @@ absl::Status RetryLoopState::GiveUpWaiting(const absl::Status& status,
   // As for a cancel: only the part waited counts.
   if (delay_.pending() > nanoseconds::zero()) delay_.CutShort(now());
   if (throttle_wait_.waiting()) {
-    throttle_->EndWait();
+    sources_.throttle->EndWait();
     throttle_wait_.Leave(now());
   }
   return GiveUp(status, reason, explanation);
@@ -228,31 +232,32 @@ absl::Status RetryLoopState::Cancelled() {
   // Cancelled during a wait: only the part waited counts.
   if (delay_.pending() > nanoseconds::zero()) delay_.CutShort(now());
   if (throttle_wait_.waiting()) {
-    throttle_->EndWait();
+    sources_.throttle->EndWait();
     throttle_wait_.Leave(now());
   }
   absl::Status final_status;
-  if (ended_before_attempt_) {
-    const StopReason reason =
-        too_little_time_ ? AttemptBoundReason(facts_) : facts_.end_reason;
+  if (progress_.ended_before_attempt) {
+    const StopReason reason = progress_.too_little_time
+                                  ? AttemptBoundReason(facts_)
+                                  : facts_.end_reason;
     const absl::string_view what = EndWhat(reason);
-    if (!last_failure_.ok()) {
+    if (!progress_.last_failure.ok()) {
       // The wait was chosen to end before the call's end but woke after it
       // (a loaded machine): the same result as a wait that would not fit.
-      Stop(last_failure_, reason,
+      Stop(progress_.last_failure, reason,
            absl::StrCat("gave up: ", what,
                         " was reached while waiting to retry"),
            now(), &final_status);
       return final_status;
     }
     Stop(absl::DeadlineExceededError(
-             too_little_time_
+             progress_.too_little_time
                  ? absl::StrCat(
                        "less than ", FormatDuration(facts_.min_attempt_time),
                        " (MinAttemptTimeOption) was left before ", what,
-                       " for attempt ", attempts_ + 1, ", not sent")
-                 : absl::StrCat(what, " passed before attempt ", attempts_ + 1,
-                                " was sent")),
+                       " for attempt ", progress_.attempts + 1, ", not sent")
+                 : absl::StrCat(what, " passed before attempt ",
+                                progress_.attempts + 1, " was sent")),
          reason, absl::StrCat("gave up: ", what, " was reached"), now(),
          &final_status);
     return final_status;
@@ -281,34 +286,37 @@ absl::Status RetryLoopState::GiveUpAtEnd(const absl::Status& status) {
 EndedAttempt RetryLoopState::Ended(const absl::Status& status, time_point now,
                                    bool final) {
   EndedAttempt ended;
-  ended.attempt = final && final_attempt_ > 0 ? final_attempt_ : attempts_;
+  ended.attempt = final && progress_.final_attempt > 0 ? progress_.final_attempt
+                                                       : progress_.attempts;
   ended.status = status;
   ended.attempt_start = facts_.attempt_start;
   ended.now = now;
-  ended.call_start = start_;
-  ended.context = finished_context_;
-  ended.started_on_reconnect = attempt_on_reconnect_ && !hedged_;
+  ended.call_start = progress_.start;
+  ended.context = progress_.finished_context;
+  ended.started_on_reconnect = progress_.on_reconnect && !progress_.hedged;
   // Only the event that follows the attempt gets it: the context may be
   // gone by the next one (a cancelled backoff wait).
-  finished_context_ = nullptr;
+  progress_.finished_context = nullptr;
   return ended;
 }
 
 CallTotals RetryLoopState::Totals(time_point now) const {
-  return CallTotals{attempts_, hedged_ && attempts_ > 1 ? attempts_ - 1 : 0,
-                    now - start_, delay_.total()};
+  return CallTotals{
+      progress_.attempts,
+      progress_.hedged && progress_.attempts > 1 ? progress_.attempts - 1 : 0,
+      now - progress_.start, delay_.total()};
 }
 
 void RetryLoopState::OnSuccess() {
   if (follow_.channel() != nullptr) {
     follow_.channel()->CheckGrpcRetries(options_, method_.full_name, true);
   }
-  if (throttle_ != nullptr) {
+  if (sources_.throttle != nullptr) {
     if (throttle_wait_.admitted_once()) {
-      throttle_->OnWaitedSuccess(facts_.attempt_start, now(),
-                                 facts_.attempt_deadline);
+      sources_.throttle->OnWaitedSuccess(facts_.attempt_start, now(),
+                                         facts_.attempt_deadline);
     } else {
-      throttle_->OnSuccess();
+      sources_.throttle->OnSuccess();
     }
   }
   if (!reporter_.active()) return;  // the success path reads no clock
@@ -319,7 +327,7 @@ void RetryLoopState::OnSuccess() {
 bool RetryLoopState::Stop(const absl::Status& status, StopReason reason,
                           absl::string_view explanation, time_point now,
                           absl::Status* final_status) {
-  RetrySummary summary{reason, attempts_, now - start_};
+  RetrySummary summary{reason, progress_.attempts, now - progress_.start};
   std::string waited;
   if (throttle_wait_.waited() > nanoseconds::zero()) {
     waited = absl::StrCat(explanation, "; waited ",
@@ -329,9 +337,10 @@ bool RetryLoopState::Stop(const absl::Status& status, StopReason reason,
     explanation = waited;
   }
   std::string resumed;
-  if (resumes_ > 0) {
-    resumed = absl::StrCat(explanation, "; the stream was resumed ", resumes_,
-                           resumes_ == 1 ? " time" : " times");
+  if (progress_.resumes > 0) {
+    resumed = absl::StrCat(explanation, "; the stream was resumed ",
+                           progress_.resumes,
+                           progress_.resumes == 1 ? " time" : " times");
     explanation = resumed;
   }
   *final_status = WithRetrySummary(status, summary, explanation);
@@ -373,12 +382,13 @@ RetryDecision RetryLoopState::Decide(const absl::Status& status,
     follow_.channel()->CheckGrpcRetries(options_, method_.full_name, false);
   }
   facts_.now = now;
-  facts_.cancelled = cancel_ != nullptr && cancel_->cancelled();
-  CallAdmission admission(throttle_, throttle_wait_.enabled(), budget_, clock_,
-                          facts_.attempt_start, now);
+  facts_.cancelled = sources_.cancel != nullptr && sources_.cancel->cancelled();
+  CallAdmission admission(sources_.throttle, throttle_wait_.enabled(),
+                          sources_.budget, sources_.clock, facts_.attempt_start,
+                          now);
   waits_.SetAttempt(&context.GetServerTrailingMetadata());
-  const RetryDecision decision = RunRetryDecision(
-      status, facts_, retry_policy_, admission.get(), waits_);
+  const RetryDecision decision =
+      RunRetryDecision(status, facts_, retry_policy_, admission.get(), waits_);
   waits_.SetAttempt(nullptr);  // the context may not outlive the attempt
   facts_.failures = decision.failures;
   return decision;
@@ -404,7 +414,7 @@ bool RetryLoopState::Report(const absl::Status& status,
     case RetryDecision::Kind::kRetry:
       break;
   }
-  last_failure_ = status;
+  progress_.last_failure = status;
   const ReportedWait chosen{decision.wait, decision.wait_reason};
   // Here a DEADLINE_EXCEEDED can only be the attempt's own timeout: the
   // call's end stopped the call before.
@@ -445,11 +455,20 @@ void ThrottleWait::Begin(const absl::Status& status, time_point now) {
   since_ = now;
 }
 
+time_point ThrottleWait::NoteBudgetRefusal(time_point now) {
+  budget_refused_ = true;
+  if (budget_held_since_ == time_point::min()) budget_held_since_ = now;
+  return budget_held_since_;
+}
+
 void ThrottleWait::Leave(time_point now, bool admitted) {
   if (!waiting_) return;
   waiting_ = false;
   waited_ += now - since_;
-  if (admitted) admitted_once_ = true;
+  if (admitted) {
+    admitted_once_ = true;
+    budget_held_since_ = time_point::min();
+  }
   status_ = absl::OkStatus();
 }
 
@@ -469,18 +488,18 @@ void RetryLoopState::RestartPolicy() {
 }
 
 RetryLoopState::~RetryLoopState() {
-  if (throttle_wait_.waiting()) throttle_->EndWait();
+  if (throttle_wait_.waiting()) sources_.throttle->EndWait();
 }
 
 nanoseconds RetryLoopState::BeginThrottleWait(const absl::Status& status,
                                               time_point now) {
   // Waiting mode: sit out the outage within the call's own limits.
-  throttle_->BeginWait();
+  sources_.throttle->BeginWait();
   throttle_wait_.Begin(status, now);
-  last_failure_ = status;
+  progress_.last_failure = status;
   // The end is after now here: the decision stopped the call otherwise.
   const nanoseconds wait =
-      std::min<nanoseconds>(throttle_->PollDelay(), facts_.end - now);
+      std::min<nanoseconds>(sources_.throttle->PollDelay(), facts_.end - now);
   delay_.Begin(now, wait);
   reporter_.OnThrottleWait(Ended(status, now, false), wait);
   return wait;
@@ -494,31 +513,28 @@ RetryLoopState::ThrottleStep RetryLoopState::AfterThrottleWait(
   follow_.set_active(false);
   ThrottleWaitFacts facts;
   facts.now = now();
-  facts.cancelled = cancel_ != nullptr && cancel_->cancelled();
+  facts.cancelled = sources_.cancel != nullptr && sources_.cancel->cancelled();
   facts.end = facts_.end;
   facts.end_reason = facts_.end_reason;
-  facts.budget_refused_before = budget_refused_wait_;
+  facts.budget_refused_before = throttle_wait_.budget_refused();
   ThrottleWaitDecision decision = DecideAfterThrottleWait(facts);
   if (decision.kind == Kind::kAskRelease) {
     // The throttle and the budget release all or nothing: a withdrawal the
     // budget refuses leaves the throttle's release slot to another waiting
     // call. The budget has no waiting of its own: the call waits on in the
     // throttle's wait, where new calls refill the budget.
-    CallAdmission admission(throttle_, /*wait_enabled=*/true, budget_, clock_);
+    CallAdmission admission(sources_.throttle, /*wait_enabled=*/true,
+                            sources_.budget, sources_.clock);
     AdmissionSource& source = *admission.get();
     if (source.TryRelease(facts.now, [] { return true; })) {
       throttle_wait_.Leave(facts.now, /*admitted=*/true);
-      budget_held_since_ = time_point::min();
       return ThrottleStep::kAttempt;
     }
     facts.release = Release::kThrottleRefused;
     const AdmissionSource* refuser = source.Refuser();
     if (refuser != nullptr && refuser->RefillWindow() > nanoseconds::zero()) {
-      budget_refused_wait_ = true;
-      if (budget_held_since_ == time_point::min())
-        budget_held_since_ = facts.now;
       facts.release = Release::kBudgetRefused;
-      facts.budget_refused_since = budget_held_since_;
+      facts.budget_refused_since = throttle_wait_.NoteBudgetRefusal(facts.now);
       facts.budget_window = refuser->RefillWindow();
     }
     decision = DecideAfterThrottleWait(facts);
@@ -528,11 +544,12 @@ RetryLoopState::ThrottleStep RetryLoopState::AfterThrottleWait(
     return ThrottleStep::kStop;
   }
   if (decision.kind == Kind::kWait) {
-    *wait = std::min<nanoseconds>(throttle_->PollDelay(), decision.wait);
+    *wait =
+        std::min<nanoseconds>(sources_.throttle->PollDelay(), decision.wait);
     delay_.Begin(facts.now, *wait);
     return ThrottleStep::kWait;
   }
-  throttle_->EndWait();  // a refused call still counts as waiting
+  sources_.throttle->EndWait();  // a refused call still counts as waiting
   const absl::Status status = throttle_wait_.failure();
   throttle_wait_.Leave(facts.now);
   // Stop adds how long it waited.
@@ -547,7 +564,7 @@ void RetryLoopState::OnChannelReady() {
                                  ? delay_.CutShort(now())
                                  : nanoseconds::zero();
   follow_.Woke();
-  reporter_.OnChannelReady(attempts_ + 1, waited, planned);
+  reporter_.OnChannelReady(progress_.attempts + 1, waited, planned);
 }
 
 namespace {
@@ -611,20 +628,20 @@ bool ChannelFollow::Wait(nanoseconds wait, CancellationToken* cancel,
 }
 
 bool RetryLoopState::Sleep(nanoseconds wait) {
-  if (sleeper_ == nullptr && follow_.active()) {
+  if (sources_.sleeper == nullptr && follow_.active()) {
     bool woken = false;
-    if (!follow_.Wait(wait, cancel_, &woken)) return false;
+    if (!follow_.Wait(wait, sources_.cancel, &woken)) return false;
     if (woken) OnChannelReady();
     return true;
   }
-  if (sleeper_ != nullptr) {
-    sleeper_->SleepFor(wait);
-  } else if (cancel_ != nullptr) {
-    return cancel_->WaitFor(wait);
+  if (sources_.sleeper != nullptr) {
+    sources_.sleeper->SleepFor(wait);
+  } else if (sources_.cancel != nullptr) {
+    return sources_.cancel->WaitFor(wait);
   } else {
     std::this_thread::sleep_for(wait);
   }
-  return cancel_ == nullptr || !cancel_->cancelled();
+  return sources_.cancel == nullptr || !sources_.cancel->cancelled();
 }
 
 }  // namespace internal

@@ -94,11 +94,21 @@ class ThrottleWait {
   bool admitted_once() const { return admitted_once_; }
   // Time spent in the wait, in all.
   std::chrono::nanoseconds waited() const { return waited_; }
+  // The retry budget refused a release the throttle granted, at `now`:
+  // returns since when it has refused each one.
+  time_point NoteBudgetRefusal(time_point now);
+  // The budget refused one of this call's releases (even if it took one
+  // since).
+  bool budget_refused() const { return budget_refused_; }
 
  private:
   bool enabled_ = false;
   bool waiting_ = false;
   bool admitted_once_ = false;
+  bool budget_refused_ = false;
+  // Since when the budget has refused each release (min: it has not, or it
+  // took one since).
+  time_point budget_held_since_ = time_point::min();
   absl::Status status_;
   time_point since_;
   std::chrono::nanoseconds waited_{0};
@@ -135,6 +145,42 @@ class ChannelFollow {
   bool active_ = false;
   bool woke_ = false;
   bool down_at_attempt_start_ = false;
+};
+
+// What a call's options hand its loop: read once, when the call starts.
+struct CallSources {
+  const Clock* clock = nullptr;  // null: std::chrono::steady_clock
+  Sleeper* sleeper = nullptr;    // null: std::this_thread::sleep_for
+  RetryThrottle* throttle = nullptr;
+  // Deposited into once, when the first attempt starts.
+  RetryBudget* budget = nullptr;
+  CancellationToken* cancel = nullptr;
+  ResponseMetadata* response_metadata = nullptr;
+};
+
+// How far a call got: its attempts, and how the last one ended for the
+// reports that follow it.
+struct CallProgress {
+  Clock::time_point start;
+  int attempts = 0;
+  int resumes = 0;        // streams: breaks the resume hook accepted
+  int final_attempt = 0;  // the final event's attempt; 0: attempts
+  bool hedged = false;
+  // With an observer: the context of the attempt `FinishAttempt` ended, for
+  // the next event only (cleared once notified and when an attempt starts).
+  const grpc::ClientContext* finished_context = nullptr;
+  // The attempt running started on the channel's return (for its event).
+  bool on_reconnect = false;
+  // BoundEstablishment: the attempt timeout ends at the first response.
+  bool establish_only = false;
+  std::chrono::nanoseconds establish_timeout{0};
+  // PrepareAttempt refused: the call's end had passed, or (too_little_time)
+  // less than MinAttemptTimeOption was left.
+  bool ended_before_attempt = false;
+  bool too_little_time = false;
+  // The failure a wait followed: the call's result if that wait wakes past
+  // the call's end (a late wake-up must not change what the caller gets).
+  absl::Status last_failure;
 };
 
 // The decision state of one call: shared by every loop flavour, so the
@@ -206,11 +252,11 @@ class RetryLoopState {
   // `PrepareAttempt` then gives the context the call's end alone, and the
   // driver runs a timer of `establish_timeout()` (EstablishTimer in
   // stubkit/internal/stream_retry.h) until `OnEstablished`.
-  void BoundEstablishment() { establish_only_ = true; }
+  void BoundEstablishment() { progress_.establish_only = true; }
   // After `PrepareAttempt`: how long the attempt has to be established;
   // zero when nothing but the call's end bounds it (no timer).
   std::chrono::nanoseconds establish_timeout() const {
-    return establish_timeout_;
+    return progress_.establish_timeout;
   }
   // The attempt received its first response: only the call's end bounds it
   // from now on, and a DEADLINE_EXCEEDED is classified against that.
@@ -231,7 +277,7 @@ class RetryLoopState {
 
   // For resumable streams, when the resume hook accepted a break: the
   // final status's summary says how many times the stream was resumed.
-  void CountResume() { ++resumes_; }
+  void CountResume() { ++progress_.resumes; }
 
   // For streams that delivered messages in the failed attempt and may not
   // resume (no resume hook, or it declined): reopening would repeat them,
@@ -274,7 +320,7 @@ class RetryLoopState {
   // failure the last wait followed (a wait that woke late), else
   // DEADLINE_EXCEEDED; either with the end's stop reason.
   absl::Status Cancelled();
-  CancellationToken* cancellation() const { return cancel_; }
+  CancellationToken* cancellation() const { return sources_.cancel; }
 
   // Ends the call with `status` for `reason` (observer, metrics and logs
   // see it as the final attempt) and returns the status to hand back. For
@@ -286,14 +332,14 @@ class RetryLoopState {
   // only the part of the wait that passed counts as retry delay.
   absl::Status GiveUpWaiting(const absl::Status& status, StopReason reason,
                              absl::string_view explanation);
-  RetryThrottle* throttle() const { return throttle_; }
-  RetryBudget* budget() const { return budget_; }
+  RetryThrottle* throttle() const { return sources_.throttle; }
+  RetryBudget* budget() const { return sources_.budget; }
   // Whether server hints (pushback, RetryInfo) are followed.
   bool use_hints() const { return waits_.use_hints(); }
   // The state's clock (ClockOption, else the steady clock).
   time_point now() const;
   // ClockOption's clock; null for the steady clock.
-  const Clock* clock() const { return clock_; }
+  const Clock* clock() const { return sources_.clock; }
 
   // The call's budget as the decision sees it: idempotency, the call's end
   // (`end`: the earliest of the policy time limit, the total timeout and
@@ -308,17 +354,17 @@ class RetryLoopState {
   // written at kRpc; payloads are logged through it).
   const CallReporter& reporter() const { return reporter_; }
 
-  int attempts() const { return attempts_; }
+  int attempts() const { return progress_.attempts; }
   // For hedging: attempts after the first are hedges, not retries (gRPC
   // A96), in the metrics.
-  void MarkHedged() { hedged_ = true; }
+  void MarkHedged() { progress_.hedged = true; }
   // For hedging: the attempt the final event describes (by default the last
   // one prepared).
   void SetFinalAttempt(int attempt, time_point its_start) {
-    final_attempt_ = attempt;
+    progress_.final_attempt = attempt;
     facts_.attempt_start = its_start;
   }
-  time_point start() const { return start_; }
+  time_point start() const { return progress_.start; }
 
  private:
   void Setup(const OptionsView& options);
@@ -350,44 +396,15 @@ class RetryLoopState {
   CallReporter reporter_;
   // The decision's wait source; its backoff state lasts for the call.
   BackoffWaits waits_;
-  const Clock* clock_;  // null: std::chrono::steady_clock
-  Sleeper* sleeper_;    // null: std::this_thread::sleep_for
-  RetryThrottle* throttle_ = nullptr;
-  // Deposited into once, when the first attempt starts.
-  RetryBudget* budget_ = nullptr;
-  CancellationToken* cancel_ = nullptr;
-  ResponseMetadata* response_metadata_ = nullptr;
-  // With an observer: the context of the attempt `FinishAttempt` ended, for
-  // the next event only (cleared once notified and when an attempt starts).
-  const grpc::ClientContext* finished_context_ = nullptr;
+  CallSources sources_;
   absl::Status setup_status_;
   // What the decision reads, kept up to date (but for `now` and `cancelled`,
   // set per failure): idempotency, the call's ends, the attempt's deadline,
   // the failures counted, a stream's refusal to repeat.
   FailureFacts facts_;
-  time_point start_;
-  int attempts_ = 0;
-  int resumes_ = 0;        // streams: breaks the resume hook accepted
-  int final_attempt_ = 0;  // the final event's attempt; 0: attempts_
-  // PrepareAttempt refused: the call's end had passed.
-  bool ended_before_attempt_ = false;
-  // ... because less than MinAttemptTimeOption was left.
-  bool too_little_time_ = false;
-  // The failure a wait followed: the call's result if that wait wakes past
-  // the call's end (a late wake-up must not change what the caller gets).
-  absl::Status last_failure_;
+  CallProgress progress_;
   ThrottleWait throttle_wait_;
-  // In the throttle's wait, the budget refused a retry the throttle let go;
-  // since when it has refused each one (min: it has not, or took one since).
-  bool budget_refused_wait_ = false;
-  time_point budget_held_since_ = time_point::min();
-  bool hedged_ = false;
   ChannelFollow follow_;
-  // The attempt running started on the channel's return (for its event).
-  bool attempt_on_reconnect_ = false;
-  // BoundEstablishment: the attempt timeout ends at the first response.
-  bool establish_only_ = false;
-  std::chrono::nanoseconds establish_timeout_{0};
   RetryDelay delay_;
 };
 
