@@ -226,9 +226,13 @@ void PrintLroClientDeclarations(Printer& w, const FileModel& file,
                                 const MethodModel& method) {
   if (!method.lro.not_generated.empty()) {
     w.Indent();
-    w.PrintComment(MethodVars(file, service, method),
-                   absl::StrCat("No Await$Method$: ", method.lro.not_generated,
-                                ". $Method$ is a plain unary method."));
+    // The reason quotes the proto's text: a value, never part of the
+    // template (a `$` in it would be read as a variable).
+    Printer::Vars vars = MethodVars(file, service, method);
+    vars["why"] = method.lro.not_generated;
+    w.PrintComment(vars,
+                   "No Await$Method$: $why$. $Method$ is a plain "
+                   "unary method.");
     w.Outdent();
     return;
   }

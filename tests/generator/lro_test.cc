@@ -17,7 +17,9 @@
 
 #include <string>
 
+#include "src/generator/convention.h"
 #include "src/generator/model.h"
+#include "src/generator/printer.h"
 
 namespace stubkit {
 namespace generator {
@@ -162,6 +164,31 @@ TEST_F(LroTest, UnusableOperationInfoLeavesAPlainMethod) {
   EXPECT_EQ(Model("option (google.longrunning.operation_info) = {"
                   "response_type: 'Foo' metadata_type: 'Nope' };"),
             "::a::v1::Foo");
+}
+
+// The proto's text is a value, never part of a template: a `$` in a
+// response_type the generator cannot resolve is printed as is in the
+// comment that says why there is no awaiter (it made protoc fail with
+// "template variable ... is not defined").
+TEST_F(LroTest, ADollarInTheResponseTypeIsPrintedAsIs) {
+  const FileDescriptor* file =
+      Add("dollar.proto",
+          "syntax = 'proto3'; package a.v1.dollar;"
+          "import 'google/longrunning/operations.proto'; import 'a_v1.proto';"
+          "service S { rpc M(.a.v1.Bar) returns (.google.longrunning.Operation)"
+          " { option (google.longrunning.operation_info) = {"
+          " response_type: 'No$Such' }; } }");
+  ASSERT_NE(file, nullptr);
+  FileModel model;
+  std::string error;
+  ASSERT_TRUE(BuildFileModel(file, &model, &error)) << error;
+  const MethodModel& method = model.services[0].methods[0];
+  ASSERT_THAT(method.lro.not_generated, HasSubstr("No$Such"));
+  Printer w;
+  LroConvention()->PrintClientMethodDeclarations(w, model, model.services[0],
+                                                 method);
+  EXPECT_EQ(w.error(), "");
+  EXPECT_THAT(w.Finish(), HasSubstr("No$Such"));
 }
 
 }  // namespace
