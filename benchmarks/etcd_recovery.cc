@@ -64,6 +64,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "benchmarks/recovery_rounds.h"
 #include "etcd/etcdserver/etcdserverpb/rpc.grpc.pb.h"
 #include "etcd/etcdserver/etcdserverpb/rpc.stubkit.h"
 #include "stubkit/cancellation.h"
@@ -76,65 +77,12 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using stubkit::bench::AttemptLog;
+using stubkit::bench::ExplainRound;
+using stubkit::bench::Median;
+using stubkit::bench::Ms;
+using stubkit::bench::Round;
 using stubkit::etcd::EtcdProcess;
-
-double Ms(Clock::duration d) {
-  return std::chrono::duration<double, std::milli>(d).count();
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-struct Round {
-  double down_ms = 0;      // kill -> etcd serves again
-  double recovery_ms = 0;  // etcd serves -> the Put returned OK
-  // Why it took that long: the backoff wait still ahead when etcd served,
-  // and attempts that failed although etcd was serving (the channel's
-  // cached connection failure).
-  double backoff_left_ms = 0;
-  int failed_after_serving = 0;
-};
-
-// Every attempt's end, from the client's RetryObserverOption (an observer
-// only: it changes nothing about the retries).
-class AttemptLog {
- public:
-  struct Attempt {
-    Clock::time_point end;
-    bool ok;
-    std::chrono::nanoseconds wait;  // before the next attempt
-  };
-  void Add(const stubkit::AttemptEvent& event) {
-    absl::MutexLock lock(&mu_);
-    attempts_.push_back({Clock::now(), event.status.ok(), event.wait});
-  }
-  std::vector<Attempt> Take() {
-    absl::MutexLock lock(&mu_);
-    std::vector<Attempt> taken;
-    taken.swap(attempts_);
-    return taken;
-  }
-
- private:
-  absl::Mutex mu_;
-  std::vector<Attempt> attempts_ ABSL_GUARDED_BY(mu_);
-};
-
-void Explain(const std::vector<AttemptLog::Attempt>& attempts,
-             Clock::time_point served, Round& round) {
-  for (const AttemptLog::Attempt& a : attempts) {
-    if (a.ok) continue;
-    if (a.end >= served) {
-      ++round.failed_after_serving;
-    } else {
-      round.backoff_left_ms =
-          std::max(0.0, Ms(a.end + a.wait - served));  // the last one wins
-    }
-  }
-}
 
 struct Result {
   std::string kind;
@@ -229,7 +177,7 @@ Result Measure(EtcdProcess& etcd, bool async, int restarts,
     Round round;
     round.down_ms = Ms(etcd.served_at() - etcd.killed_at());
     round.recovery_ms = Ms(put.end() - etcd.served_at());
-    Explain(log->Take(), etcd.served_at(), round);
+    ExplainRound(log->Take(), etcd.served_at(), round);
     result.rounds.push_back(round);
     std::fprintf(stderr,
                  "etcd_recovery: %s, down %d ms, restart %d: etcd served "
@@ -434,7 +382,7 @@ Result MeasureWatch(EtcdProcess& etcd, bool async, int restarts,
     Round round;
     round.down_ms = Ms(etcd.served_at() - etcd.killed_at());
     round.recovery_ms = Ms(at - etcd.served_at());
-    Explain(attempts->Take(), etcd.served_at(), round);
+    ExplainRound(attempts->Take(), etcd.served_at(), round);
     result.rounds.push_back(round);
     std::fprintf(stderr,
                  "etcd_recovery: %s, down %d ms, restart %d: etcd served "

@@ -73,6 +73,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "benchmarks/recovery_rounds.h"
 #include "stubkit/async_streaming.h"
 #include "stubkit/cancellation.h"
 #include "stubkit/channel.h"
@@ -92,6 +93,11 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using stubkit::bench::AttemptLog;
+using stubkit::bench::ExplainRound;
+using stubkit::bench::Median;
+using stubkit::bench::Ms;
+using stubkit::bench::Round;
 using stubkit::reliability::ServerProcess;
 using stubkit::testing::Item;
 using stubkit::testing::StreamServiceClient;
@@ -104,19 +110,10 @@ constexpr auto kGiveUp = std::chrono::seconds(180);
 
 const Clock::time_point kStart = Clock::now();
 
-double Ms(Clock::duration d) {
-  return std::chrono::duration<double, std::milli>(d).count();
-}
 double Since(Clock::time_point t) { return Ms(t - kStart); }
 Clock::time_point FromNs(int64_t ns) {
   return Clock::time_point(std::chrono::duration_cast<Clock::duration>(
       std::chrono::nanoseconds(ns)));
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 // Bytes of padding per item (--padding): past 256 KiB of writes a client
@@ -180,50 +177,6 @@ std::vector<Record> ReadLedger(const std::string& path, std::streamoff from) {
 std::streamoff LedgerSize(const std::string& path) {
   std::ifstream in(path, std::ios::ate);
   return in ? static_cast<std::streamoff>(in.tellg()) : 0;
-}
-
-// Every attempt's end, from RetryObserverOption (it only watches): why a
-// figure is what it is.
-class AttemptLog {
- public:
-  struct Attempt {
-    Clock::time_point end;
-    bool ok;
-    std::chrono::nanoseconds wait;
-  };
-  void Add(const stubkit::AttemptEvent& event) {
-    absl::MutexLock lock(&mu_);
-    attempts_.push_back({Clock::now(), event.status.ok(), event.wait});
-  }
-  std::vector<Attempt> Take() {
-    absl::MutexLock lock(&mu_);
-    std::vector<Attempt> taken;
-    taken.swap(attempts_);
-    return taken;
-  }
-
- private:
-  absl::Mutex mu_;
-  std::vector<Attempt> attempts_ ABSL_GUARDED_BY(mu_);
-};
-
-struct Round {
-  double down_ms = 0;          // kill -> the server serves again
-  double recovery_ms = 0;      // serves -> the first message delivered again
-  double backoff_left_ms = 0;  // the wait still ahead when it served
-  int failed_after_serving = 0;
-};
-
-void Explain(const std::vector<AttemptLog::Attempt>& attempts,
-             Clock::time_point served, Round& round) {
-  for (const AttemptLog::Attempt& a : attempts) {
-    if (a.ok) continue;
-    if (a.end >= served) {
-      ++round.failed_after_serving;
-    } else {
-      round.backoff_left_ms = std::max(0.0, Ms(a.end + a.wait - served));
-    }
-  }
 }
 
 struct Result {
@@ -503,7 +456,7 @@ Result MeasureClientStream(Server& server, const Settings& settings, bool async,
     Round round;
     round.down_ms = Ms(served - killed);
     round.recovery_ms = Ms(FromNs(first_ns) - served);
-    Explain(attempts->Take(), served, round);
+    ExplainRound(attempts->Take(), served, round);
     result.rounds.push_back(round);
     std::fprintf(
         stderr,
@@ -694,7 +647,7 @@ Result MeasureBidiStream(Server& server, const Settings& settings, bool async,
     Round round;
     round.down_ms = Ms(served - killed);
     round.recovery_ms = Ms(at - served);
-    Explain(attempts->Take(), served, round);
+    ExplainRound(attempts->Take(), served, round);
     result.rounds.push_back(round);
     std::fprintf(stderr,
                  "stream_recovery: %s, down %d ms, restart %d: served %.0f ms "
