@@ -152,6 +152,13 @@ class ConnectionChannel::Watch : public WatcherTag {
 std::shared_ptr<ConnectionChannel> ConnectionChannel::Make(
     std::shared_ptr<grpc::ChannelInterface> channel) {
   if (channel == nullptr) return nullptr;
+  // A channel that is not a client channel (an in-process one, from
+  // grpc::Server::InProcessChannel) answers SHUTDOWN from the start, and
+  // gRPC logs an error each time it is asked. Asked once, here: such a
+  // connection has nothing to follow back and no gRPC retries to warn
+  // about, so its calls run as over a stub (one line from gRPC per
+  // connection, none per call).
+  if (channel->GetState(false) == GRPC_CHANNEL_SHUTDOWN) return nullptr;
   return std::make_shared<ConnectionChannel>(std::move(channel));
 }
 

@@ -12,13 +12,16 @@
 // test), not as a timing threshold.
 
 #include <gmock/gmock.h>
+#include <grpc/support/log.h>
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -547,6 +550,72 @@ TEST_F(ReconnectTest, NoWarningForAChannelWithoutARetryPolicy) {
       Options{}.set<LogSinkOption>(sink));
   ASSERT_TRUE(client.Echo(Request("call")).ok());
   EXPECT_EQ(sink->Count(kWarning), 0);
+}
+
+// gRPC's log lines that say a channel is not a client channel: gRPC writes
+// one each time such a channel (an in-process one) is asked its state.
+std::atomic<int> not_a_client_channel_lines{0};
+
+void CountNotAClientChannel(gpr_log_func_args* args) {
+  if (absl::string_view(args->message).find("not a client channel") !=
+      absl::string_view::npos) {
+    ++not_a_client_channel_lines;
+  }
+  std::fprintf(stderr, "gRPC: %s\n", args->message);
+}
+
+// A client over an in-process channel has no connection to follow: it is
+// asked its kind once, when the client is built, and no call asks again
+// (each did, through ChannelFollow, which cost about 7,000 instructions a
+// call and a gRPC error line each time).
+TEST(InProcessChannelTest, IsAskedItsKindOnceNotOnEveryCall) {
+  FlakyEchoService service;
+  RangeService streams;
+  grpc::ServerBuilder builder;
+  builder.RegisterService(&service);
+  builder.RegisterService(&streams);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  gpr_set_log_function(CountNotAClientChannel);
+  {
+    std::shared_ptr<grpc::Channel> channel =
+        server->InProcessChannel(grpc::ChannelArguments());
+    const Options options =
+        Options{}
+            .set<BackoffPolicyOption>(
+                ExponentialBackoffPolicy()
+                    .WithInitialDelay(std::chrono::milliseconds(1))
+                    .WithMaximumDelay(std::chrono::milliseconds(1))
+                    .WithJitter(Jitter::None()))
+            .set<IdempotencyOption>(Idempotency::kIdempotent);
+    EchoServiceClient client(channel, options);
+    testing::StreamServiceClient stream_client(channel, options);
+    EXPECT_LE(not_a_client_channel_lines.load(), 2);  // once per client
+    const int built = not_a_client_channel_lines.load();
+    for (int i = 0; i < 5; ++i) {
+      EXPECT_TRUE(client.Echo(Request("sync" + std::to_string(i))).ok());
+    }
+    // Two UNAVAILABLE attempts, each followed by a backoff wait.
+    EXPECT_TRUE(client.Echo(Request("retried", 2)).ok());
+    EXPECT_EQ(service.attempts("retried"), 3);
+    std::promise<bool> done;
+    client.AsyncEcho(Request("async", 1), [&](absl::StatusOr<EchoResponse> r) {
+      done.set_value(r.ok());
+    });
+    EXPECT_TRUE(done.get_future().get());
+    testing::RangeRequest range;
+    range.set_count(3);
+    auto reader = stream_client.Range(range);
+    testing::Item item;
+    int items = 0;
+    while (reader.Read(&item)) ++items;
+    EXPECT_TRUE(reader.Finish().ok());
+    EXPECT_EQ(items, 3);
+    EXPECT_EQ(not_a_client_channel_lines.load(), built);
+  }
+  // Left installed: gRPC 1.51 declares no default to restore, and this one
+  // still prints every line.
+  server->Shutdown();
 }
 
 }  // namespace

@@ -7,8 +7,8 @@
 //
 // `MakeFooConnection(channel, options)` makes one per connection and hands
 // it to every unary call; a connection made over a stub (a mock, a
-// hand-written stack) has none, and its calls wait out their backoff as
-// they always did:
+// hand-written stack) or over an in-process channel has none, and its
+// calls wait out their backoff as they always did:
 //
 //   // once, when the connection is made over `channel`:
 //   std::shared_ptr<ConnectionChannel> link = ConnectionChannel::Make(channel);
@@ -147,7 +147,8 @@ class ReconnectWatchLogic {
 class ConnectionChannel
     : public std::enable_shared_from_this<ConnectionChannel> {
  public:
-  // Null for a null channel.
+  // Null for a null channel, and for one that is not a client channel (an
+  // in-process channel: gRPC can neither watch it nor retry on it).
   static std::shared_ptr<ConnectionChannel> Make(
       std::shared_ptr<grpc::ChannelInterface> channel);
   explicit ConnectionChannel(std::shared_ptr<grpc::ChannelInterface> channel);
