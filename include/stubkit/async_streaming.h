@@ -24,7 +24,8 @@
 // thread that calls `Cancel()` (or a `Write` refused by the queue's bound);
 // none with a stubkit lock held. `Write`, `WritesDone` and `Cancel` may be
 // called from any thread, also from the callbacks; the hook may overlap a
-// `Write`. The queue's 4 MiB bound while a stream cannot send, and what a
+// `Write` (record and `Write` each item under the lock the hook reads and
+// writes under: docs/streaming.md). The queue's 4 MiB bound while a stream cannot send, and what a
 // client stream learns only at its next write: docs/streaming.md.
 
 #ifndef STUBKIT_ASYNC_STREAMING_H_

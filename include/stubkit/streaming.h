@@ -60,10 +60,26 @@ class ResumeWriter {
   explicit ResumeWriter(std::vector<Request>* messages) : messages_(messages) {}
   // Queues `request`: the new stream is sent the queued messages, in order,
   // before anything written after the break.
-  void Write(Request request) { messages_->push_back(std::move(request)); }
+  void Write(Request request) {
+    if (before_first_) {
+      std::function<void()> before_first = std::move(before_first_);
+      before_first_ = nullptr;
+      before_first();
+    }
+    messages_->push_back(std::move(request));
+  }
+
+ protected:
+  // `before_first` runs once, just before the first message is queued: an
+  // async stream drops there the writes queued while the hook read what it
+  // restores (docs/streaming.md).
+  ResumeWriter(std::vector<Request>* messages,
+               std::function<void()> before_first)
+      : messages_(messages), before_first_(std::move(before_first)) {}
 
  private:
   std::vector<Request>* messages_;
+  std::function<void()> before_first_;
 };
 
 // The type of a client- or bidi-streaming method's resume hook: given the

@@ -647,6 +647,92 @@ TEST_F(GeneratedStreamResumeTest, AsyncBidiResumesThroughTheHook) {
   EXPECT_FALSE(bidi->Write(11));  // over
 }
 
+// The hook overlaps a Write on the application's thread: the application
+// records and writes each item under one lock, the hook reads the record
+// and restores under it (docs/streaming.md). Item 5 is written after the
+// hook started and before it read the record: the hook restores it, and
+// the queued copy is dropped, so the server sees it once. It used to go
+// twice: the queue was emptied only when the hook started.
+TEST_F(GeneratedStreamResumeTest, AWriteQueuedAsTheHookStartsGoesOnce) {
+  ASSERT_TRUE(server_.ok());
+  service_.break_after = 3;  // item 4 breaks the first stream
+  service_.breaks = 1;
+  std::mutex app;
+  int sent = 0;
+  std::promise<void> hook_started;
+  std::promise<void> written;
+  std::shared_future<void> written_future = written.get_future().share();
+  std::atomic<int> hook_calls{0};
+  StreamServiceClient client(
+      server_.Channel(),
+      ClientOptions()
+          .set<AsyncSleeperOption>(clock_)
+          .set<StreamServiceClient::DoubleResumeOption>(
+              [&](const Item* last, ResumeWriter<Item>& writer) {
+                if (hook_calls++ == 0) {
+                  hook_started.set_value();
+                  written_future.wait();  // item 5's Write lands here
+                }
+                std::lock_guard<std::mutex> lock(app);
+                for (int v = last == nullptr ? 1 : last->value() / 2 + 1;
+                     v <= sent; ++v) {
+                  writer.Write(MakeItem(v));
+                }
+                return true;
+              }));
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<int> answers;
+  bool done = false;
+  absl::Status status;
+  AsyncStreamWriter<Item> stream = client.AsyncDouble(
+      [&](const Item& item) {
+        std::lock_guard<std::mutex> lock(mu);
+        answers.push_back(item.value());
+        cv.notify_all();
+      },
+      [&](absl::Status s) {
+        std::lock_guard<std::mutex> lock(mu);
+        status = std::move(s);
+        done = true;
+        cv.notify_all();
+      });
+  const auto write = [&](int value) {
+    std::lock_guard<std::mutex> lock(app);
+    sent = value;
+    return stream.Write(MakeItem(value));
+  };
+  const auto wait_for = [&](size_t n) {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait_for(lock, std::chrono::minutes(1),
+                [&] { return answers.size() >= n || done; });
+    return answers.size();
+  };
+  for (int i = 1; i <= 3; ++i) {
+    ASSERT_TRUE(write(i));
+    ASSERT_EQ(wait_for(i), static_cast<size_t>(i));
+  }
+  ASSERT_TRUE(write(4));
+  hook_started.get_future().wait();
+  ASSERT_TRUE(write(5));
+  written.set_value();
+  ASSERT_TRUE(write(6));
+  ASSERT_EQ(wait_for(6), 6u);
+  ASSERT_TRUE(stream.WritesDone());
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait_for(lock, std::chrono::minutes(1), [&] { return done; });
+    EXPECT_TRUE(done);
+    EXPECT_TRUE(status.ok()) << status;
+    EXPECT_THAT(answers, ElementsAreArray(Doubles(1, 6)));
+  }
+  EXPECT_EQ(hook_calls.load(), 1);
+  const auto inputs = service_.double_inputs();
+  ASSERT_EQ(inputs.size(), 2u);
+  EXPECT_THAT(inputs[0], ElementsAre(1, 2, 3, 4));
+  EXPECT_THAT(inputs[1], ElementsAre(4, 5, 6));
+}
+
 TEST_F(GeneratedStreamResumeTest,
        AsyncBidiOpeningIsRetriedWithTheQueuedWrites) {
   ASSERT_TRUE(server_.ok());

@@ -682,6 +682,21 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
                                  kQueuedWritesOverflow);
   }
 
+  // The resume hook's writer: drops the queued writes before the hook's
+  // first message.
+  class HookWriter : public ResumeWriter<Request> {
+   public:
+    HookWriter(std::vector<Request>* messages,
+               std::function<void()> before_first)
+        : ResumeWriter<Request>(messages, std::move(before_first)) {}
+  };
+
+  void DropQueuedWrites() {
+    MutexLock lock(&mu_);
+    outbox_.clear();
+    outbox_bytes_ = 0;
+  }
+
   bool DecideBreak(const absl::Status& status,
                    const grpc::ClientContext& context,
                    absl::Status* final_status, std::chrono::nanoseconds* wait) {
@@ -699,14 +714,13 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
     if (!DecideStreamFailure(
             state(), status, context, resumes, resume != nullptr,
             [&] {
-              {
-                // Written before the hook runs and not sent: the hook's to
-                // restore.
-                MutexLock lock(&mu_);
-                outbox_.clear();
-                outbox_bytes_ = 0;
-              }
-              ResumeWriter<Request> writer(&restore);
+              // Written before the hook runs and not sent: the hook's to
+              // restore. So are the writes queued until its first message:
+              // a hook that reads what was written and writes its messages
+              // under the lock its application's writer holds around each
+              // `Write` restores them (else they would go twice).
+              DropQueuedWrites();
+              HookWriter writer(&restore, [this] { DropQueuedWrites(); });
               return (*resume)(has_last_ ? &last_ : nullptr, writer);
             },
             kNoStreamResumeHook, kStreamResumeDeclined, final_status, wait)) {
