@@ -30,6 +30,7 @@
 #include "stubkit/internal/async_stream_cancel.h"
 #include "stubkit/internal/mutex.h"
 #include "stubkit/internal/options_layers.h"
+#include "stubkit/internal/replay_buffer.h"
 #include "stubkit/internal/stream_retry.h"
 #include "stubkit/streaming.h"
 
@@ -410,7 +411,7 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
 
   void ConfigureAttempt(grpc::ClientContext& /*context*/) override {
     MutexLock lock(&mu_);
-    received_in_attempt_ = false;
+    replay_.StartAttempt();
     if (resume_pending_) state().CountResume();  // for the summary
     resume_pending_ = false;
   }
@@ -420,7 +421,7 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
     std::deque<Request> replay;
     {
       MutexLock lock(&mu_);
-      replay.assign(replay_.begin(), replay_.end());
+      replay.assign(replay_.messages().begin(), replay_.messages().end());
     }
     auto* reactor = new Reactor(
         std::static_pointer_cast<AsyncWriteStreamOperation>(shared_from_this()),
@@ -481,7 +482,10 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
         outbox_.pop_front();
         const std::size_t size = ReplaySize(reactor->writing_message_);
         outbox_bytes_ -= size;
-        Keep(reactor->writing_message_, size);
+        // Kept for a replay while the stream is being opened.
+        if (state().facts().idempotent) {
+          replay_.Keep(reactor->writing_message_, size);
+        }
       } else if (writes_done_) {
         close = true;
       } else {
@@ -570,14 +574,9 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
     bool first = false;
     {
       MutexLock lock(&mu_);
-      if (!received_in_attempt_) {
-        // Established: only the hook may reopen it from now on.
-        received_in_attempt_ = true;
-        replay_.clear();
-        replay_bytes_ = 0;
-        replay_overflow_ = false;
-        first = true;
-      }
+      // The first establishes the stream: only the hook may reopen it from
+      // now on.
+      first = replay_.Establish();
     }
     if (first) {
       // Not under mu_: Stop may wait for the timer's TryCancel.
@@ -610,23 +609,6 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
       return;
     }
     OnAttemptDone(status);
-  }
-
-  // Keeps a write for a replay while the stream is being opened.
-  void Keep(const Request& request, std::size_t size)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (received_in_attempt_ || replay_overflow_ ||
-        !state().facts().idempotent) {
-      return;
-    }
-    if (replay_bytes_ + size > kMaxReplayBytes) {
-      replay_overflow_ = true;
-      std::vector<Request>().swap(replay_);
-      replay_bytes_ = 0;
-      return;
-    }
-    replay_.push_back(request);
-    replay_bytes_ += size;
   }
 
   bool DecideFailure(const absl::Status& status,
@@ -700,15 +682,12 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
   bool DecideBreak(const absl::Status& status,
                    const grpc::ClientContext& context,
                    absl::Status* final_status, std::chrono::nanoseconds* wait) {
-    bool progressed;
-    bool overflow;
+    bool resumes;
     {
       MutexLock lock(&mu_);
-      progressed = received_in_attempt_;
-      overflow = replay_overflow_;
+      // Not replayable: only the hook may reopen (else the writes replay).
+      resumes = !replay_.replayable();
     }
-    // Not replayable: only the hook may reopen (else the writes replay).
-    const bool resumes = progressed || overflow;
     const StreamResumeHook<Request, Response>* resume = hook();
     std::vector<Request> restore;
     if (!DecideStreamFailure(
@@ -728,10 +707,7 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
     }
     if (!resumes) return true;
     MutexLock lock(&mu_);
-    replay_ = std::move(restore);
-    replay_bytes_ = 0;
-    for (const Request& request : replay_) replay_bytes_ += ReplaySize(request);
-    replay_overflow_ = false;
+    replay_.Restore(std::move(restore));
     resume_pending_ = true;
     return true;
   }
@@ -801,11 +777,9 @@ class AsyncWriteStreamOperation final : public AsyncRetryOperationBase,
   bool over_ ABSL_GUARDED_BY(mu_) = false;
   // The stream's token was cancelled.
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
-  // Sent first on every new attempt.
-  std::vector<Request> replay_ ABSL_GUARDED_BY(mu_);
-  std::size_t replay_bytes_ ABSL_GUARDED_BY(mu_) = 0;
-  bool replay_overflow_ ABSL_GUARDED_BY(mu_) = false;
-  bool received_in_attempt_ ABSL_GUARDED_BY(mu_) = false;
+  // Sent first on every new attempt; whether the attempt received a
+  // response.
+  ReplayBuffer<Request> replay_ ABSL_GUARDED_BY(mu_);
 };
 
 // Starts an async bidi or client stream. The handle's Cancel() goes

@@ -9,7 +9,6 @@
 #ifndef STUBKIT_INTERNAL_STREAM_RETRY_H_
 #define STUBKIT_INTERNAL_STREAM_RETRY_H_
 
-#include <google/protobuf/message_lite.h>
 #include <grpcpp/client_context.h>
 #include <grpcpp/support/sync_stream.h>
 
@@ -32,6 +31,7 @@
 #include "stubkit/internal/call_setup.h"
 #include "stubkit/internal/mutex.h"
 #include "stubkit/internal/options_layers.h"
+#include "stubkit/internal/replay_buffer.h"
 #include "stubkit/internal/retry_loop_state.h"
 #include "stubkit/internal/stub_support.h"
 #include "stubkit/method.h"
@@ -523,11 +523,6 @@ inline constexpr char kNoStreamResumeHook[] =
 inline constexpr char kStreamResumeDeclined[] =
     "cannot be replayed and its resume hook declined";
 
-// The most a client or bidi stream keeps of its writes for a replay, until
-// its first response: gRPC's own retry buffer (grpc.per_rpc_retry_buffer_size,
-// 256 KiB). Past it, only the resume hook can reopen the stream.
-inline constexpr std::size_t kMaxReplayBytes = 256 * 1024;
-
 // The most an async client or bidi stream queues of its writes (not yet
 // sent on any attempt) while no attempt can send them: waiting to reopen,
 // or reopening until the new attempt's replay is sent. The write that would
@@ -541,15 +536,6 @@ static_assert(kMaxQueuedWriteBytes == 4 * 1024 * 1024,
 inline constexpr char kQueuedWritesOverflow[] =
     "gave up retrying: more than 4 MiB of writes queued while the stream was "
     "waiting to reopen";
-
-template <typename Request>
-std::size_t ReplaySize(const Request& request) {
-  if constexpr (std::is_base_of_v<google::protobuf::MessageLite, Request>) {
-    return request.ByteSizeLong();
-  } else {
-    return sizeof(request);
-  }
-}
 
 // Client and bidi streaming with retried opening and hook-driven resume;
 // `Stream` is gRPC's `ClientWriterInterface<Request>` (client streaming,
@@ -727,13 +713,9 @@ class ResumableStream {
   // A response arrived in this attempt: the stream is established, and
   // only the hook may reopen it from now on.
   void Received() {
-    if (received_in_attempt_) return;
-    received_in_attempt_ = true;
+    if (!replay_.Establish()) return;
     establish_timer_.Stop();
     state_.OnEstablished();
-    replay_.clear();
-    replay_bytes_ = 0;
-    replay_overflow_ = false;
   }
   void Delivered(const Response& response) {
     if (hook() == nullptr) return;
@@ -744,19 +726,7 @@ class ResumableStream {
   // Keeps a write for a replay, while the stream is being opened and could
   // be retried at all.
   void Keep(const Request& request) {
-    if (received_in_attempt_ || replay_overflow_ ||
-        !state_.facts().idempotent) {
-      return;
-    }
-    const std::size_t size = ReplaySize(request);
-    if (replay_bytes_ + size > kMaxReplayBytes) {
-      replay_overflow_ = true;
-      std::vector<Request>().swap(replay_);
-      replay_bytes_ = 0;
-      return;
-    }
-    replay_.push_back(request);
-    replay_bytes_ += size;
+    if (state_.facts().idempotent) replay_.Keep(request);
   }
 
   // Opens attempts until one took the replay (and the half-close); false
@@ -778,7 +748,7 @@ class ResumableStream {
       return Stop(state_.Cancelled());
     }
     state_.RunContextSetup(*context_);  // last: it may override the deadline
-    received_in_attempt_ = false;
+    replay_.StartAttempt();
     if (resume_pending_) state_.CountResume();  // for the summary
     resume_pending_ = false;
     if constexpr (kBidi) {
@@ -796,7 +766,7 @@ class ResumableStream {
   }
 
   bool Replay() {
-    for (const Request& request : replay_) {
+    for (const Request& request : replay_.messages()) {
       if (!stream_->Write(request)) return false;
     }
     return !writes_done_ || stream_->WritesDone();
@@ -846,7 +816,7 @@ class ResumableStream {
 
   void DecideRetry(const absl::Status& status) {
     // Not replayable: only the hook may reopen.
-    const bool resumes = received_in_attempt_ || replay_overflow_;
+    const bool resumes = !replay_.replayable();
     const StreamResumeHook<Request, Response>* resume = hook();
     std::vector<Request> restore;
     absl::Status final_status;
@@ -865,11 +835,7 @@ class ResumableStream {
     // comes again, from where the hook resumes.
     pending_.clear();
     if (resumes) {
-      replay_ = std::move(restore);
-      replay_bytes_ = 0;
-      for (const Request& request : replay_)
-        replay_bytes_ += ReplaySize(request);
-      replay_overflow_ = false;
+      replay_.Restore(std::move(restore));
       resume_pending_ = true;
     }
     if (!WaitBeforeReopen(state_, *cancel_, has_sleeper_, wait,
@@ -908,15 +874,12 @@ class ResumableStream {
   std::unique_ptr<Stream> stream_;
   Response response_;  // client streaming: filled by gRPC's Finish
   // Written at the start of every new attempt: the caller's writes while
-  // opening, or the resume hook's.
-  std::vector<Request> replay_;
-  std::size_t replay_bytes_ = 0;
-  bool replay_overflow_ = false;
+  // opening, or the resume hook's; whether the attempt received a response.
+  ReplayBuffer<Request> replay_;
   // Received from a stream that then broke, not yet read by the caller.
   std::deque<Response> pending_;
   Response last_;  // the last response Read returned (with a hook only)
   bool has_last_ = false;
-  bool received_in_attempt_ = false;
   bool resume_pending_ = false;  // the next attempt is the hook's
   bool writes_done_ = false;
   bool done_ = false;
