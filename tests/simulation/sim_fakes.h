@@ -66,6 +66,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -581,6 +582,10 @@ struct AttemptRecord {
   uint64_t end_order = 0;
   TimePoint last_step;
   std::function<void(grpc::Status)> finish;  // async: hand the result over
+  // Client and bidi streams: the writes the server received, and whether
+  // the client half-closed.
+  std::vector<int64_t> writes;
+  bool half_closed = false;
 };
 
 std::string SerializedStatusWithRetryInfo(InfoHint kind, int64_t ms);
@@ -810,6 +815,358 @@ class SimTransport {
     return absl::OkStatus();
   }
 
+  // --- client and bidi streams (issue 40) ---------------------------------
+  // A write reaches the server at once (the clock does not move): it fails
+  // only when the attempt has ended, its context was cancelled, or its
+  // script fails with no message by now (a latency of 0: a write meets the
+  // break). A bidi server answers from its first write's value on, as a
+  // server stream from its request's; a client stream's server answers, at
+  // its script's end, with the number of writes it received.
+  bool WriteStep(AttemptRecord& rec, int64_t value, bool half_close) {
+    if (rec.ended || rec.half_closed) return false;
+    if (ContextPeek::Cancelled(*rec.context)) {
+      rec.by_cancel = true;
+      End(rec, grpc::Status(grpc::StatusCode::CANCELLED, "sim: cancelled"));
+      return false;
+    }
+    const AttemptScript& s = rec.script;
+    const TimePoint fails_at = AddSat(rec.start, s.latency);
+    if (s.kind == AttemptScript::Kind::kFail && s.messages == 0 &&
+        rec.messages == 0 && fails_at <= sched_->Now() &&
+        fails_at < rec.deadline) {
+      End(rec, FailureStatus(s));
+      return false;
+    }
+    if (half_close) {
+      rec.half_closed = true;
+    } else {
+      rec.writes.push_back(value);
+    }
+    return true;
+  }
+
+  class SyncWriter final : public grpc::ClientWriterInterface<Msg> {
+   public:
+    SyncWriter(SimTransport* t, AttemptRecord* rec, Msg* response)
+        : t_(t), rec_(rec), response_(response) {}
+    bool Write(const Msg& msg, grpc::WriteOptions) override {
+      return t_->WriteStep(*rec_, msg.value(), false);
+    }
+    bool WritesDone() override { return t_->WriteStep(*rec_, 0, true); }
+    // As a unary attempt: the script's result, at its latency.
+    grpc::Status Finish() override {
+      if (!rec_->ended) {
+        TimePoint done_at;
+        grpc::Status status = t_->Planned(*rec_, &done_at);
+        grpc::ClientContext& context = *rec_->context;
+        bool cancelled = t_->sched_->RunUntil(
+            done_at, [&] { return ContextPeek::Cancelled(context); });
+        if (cancelled) {
+          rec_->by_cancel = true;
+          rec_->by_deadline = false;
+          status = grpc::Status(grpc::StatusCode::CANCELLED, "sim: cancelled");
+        } else if (done_at == TimePoint::max()) {
+          t_->sync_hang_ = true;
+          status = grpc::Status(grpc::StatusCode::INTERNAL, "sim: sync hang");
+        }
+        t_->End(*rec_, status);
+      }
+      if (rec_->status.ok()) {
+        response_->set_value(static_cast<int64_t>(rec_->writes.size()));
+      }
+      return SeenStatus(*rec_);
+    }
+
+   private:
+    SimTransport* t_;
+    AttemptRecord* rec_;
+    Msg* response_;
+  };
+
+  std::unique_ptr<grpc::ClientWriterInterface<Msg>> OpenSyncWriter(
+      int call, grpc::ClientContext& context, Msg* response) {
+    AttemptRecord* rec = Begin(call, context);
+    rec->stream = true;
+    return std::make_unique<SyncWriter>(this, rec, response);
+  }
+
+  class SyncBidi final : public grpc::ClientReaderWriterInterface<Msg, Msg> {
+   public:
+    SyncBidi(SimTransport* t, AttemptRecord* rec) : t_(t), rec_(rec) {}
+    bool Write(const Msg& msg, grpc::WriteOptions) override {
+      if (!t_->WriteStep(*rec_, msg.value(), false)) return false;
+      if (rec_->writes.size() == 1) next_ = msg.value() + 1;
+      return true;
+    }
+    bool WritesDone() override { return t_->WriteStep(*rec_, 0, true); }
+    bool Read(Msg* msg) override {
+      if (rec_->ended) return false;
+      TimePoint at;
+      bool message = t_->NextStreamStep(*rec_, next_, &at);
+      grpc::ClientContext& context = *rec_->context;
+      bool cancelled = t_->sched_->RunUntil(
+          at, [&] { return ContextPeek::Cancelled(context); });
+      if (cancelled) {
+        rec_->by_cancel = true;
+        t_->End(*rec_,
+                grpc::Status(grpc::StatusCode::CANCELLED, "sim: cancelled"));
+        return false;
+      }
+      if (at == TimePoint::max()) {
+        t_->sync_hang_ = true;
+        t_->End(*rec_, grpc::Status(grpc::StatusCode::INTERNAL, "sim: hang"));
+        return false;
+      }
+      if (message) {
+        t_->Deliver(*rec_);
+        msg->set_value(next_++);
+        return true;
+      }
+      t_->End(*rec_, t_->StreamEndStatus(*rec_, at));
+      return false;
+    }
+    grpc::Status Finish() override {
+      if (!rec_->ended) {  // Finish before the end: gRPC waits; we cancel.
+        t_->End(*rec_, grpc::Status(grpc::StatusCode::CANCELLED, "sim"));
+      }
+      return SeenStatus(*rec_);
+    }
+    bool NextMessageSize(uint32_t* sz) override {
+      *sz = 1 << 20;
+      return true;
+    }
+    void WaitForInitialMetadata() override {}
+
+   private:
+    SimTransport* t_;
+    AttemptRecord* rec_;
+    int64_t next_ = 1;
+  };
+
+  std::unique_ptr<grpc::ClientReaderWriterInterface<Msg, Msg>> OpenSyncBidi(
+      int call, grpc::ClientContext& context) {
+    AttemptRecord* rec = Begin(call, context);
+    rec->stream = true;
+    return std::make_unique<SyncBidi>(this, rec);
+  }
+
+  // An async client or bidi stream. gRPC's rules, on the simulation's
+  // queue: each operation's reaction comes as an event; OnReadDone(false)
+  // answers the pending read when the stream ends; OnDone comes last, once
+  // the stream ended, every operation reacted and every hold is gone. A
+  // bidi server starts answering once the first write (or the half-close)
+  // arrived; a client stream's server answers at its script's end, an OK
+  // only after the half-close.
+  template <typename Base, typename ReactorT, bool kBidi>
+  class AsyncWriteStream final : public Base {
+   public:
+    AsyncWriteStream(SimTransport* t, AttemptRecord* rec, ReactorT* reactor,
+                     Msg* response)
+        : t_(t), rec_(rec), reactor_(reactor), response_(response) {
+      this->BindReactor(reactor);
+      rec_->finish = [this](grpc::Status status) { EndStream(status); };
+    }
+    void StartCall() override {
+      started_ = true;
+      if constexpr (!kBidi) {
+        TimePoint at;
+        grpc::Status status = t_->Planned(*rec_, &at);
+        if (at != TimePoint::max()) {
+          rec_->pending_event =
+              t_->sched_->PostAt(at, rec_->call, [this, status] {
+                rec_->pending_event = 0;
+                if (status.ok() && !rec_->half_closed) {
+                  answer_on_close_ = true;  // the server waits for it
+                  return;
+                }
+                EndStream(status);
+              });
+        }
+      }
+      for (auto& op : queued_) op();
+      queued_.clear();
+    }
+    void Write(const Msg* msg, grpc::WriteOptions) override {
+      const int64_t value = msg->value();
+      Op([this, value] {
+        const bool ok = t_->WriteStep(*rec_, value, false);
+        if (ok) BeginAnswers();
+        if (!ok) EndStream(SeenStatusOrLive());
+        reactor_->OnWriteDone(ok);
+      });
+    }
+    void WritesDone() override {
+      Op([this] {
+        const bool ok = t_->WriteStep(*rec_, 0, true);
+        if (ok) BeginAnswers();
+        if (!ok) EndStream(SeenStatusOrLive());
+        if (ok && answer_on_close_) EndStream(grpc::Status::OK);
+        reactor_->OnWritesDoneDone(ok);
+      });
+    }
+    // Bidi only (it overrides ClientCallbackReaderWriter::Read there). A
+    // message that came while no read was pending is handed over now, as
+    // is the end, each as an event.
+    void Read(Msg* msg) {
+      ++ops_;
+      pending_read_ = msg;
+      if (undelivered_.empty() && !ended_) return;
+      t_->sched_->PostAt(t_->sched_->Now(), rec_->call, [this] {
+        Feed();
+        if constexpr (kBidi) {
+          if (ended_ && pending_read_ != nullptr) {
+            pending_read_ = nullptr;
+            --ops_;
+            reactor_->OnReadDone(false);
+            MaybeDone();
+          }
+        }
+      });
+    }
+    void AddHold(int holds) override { holds_ += holds; }
+    void RemoveHold() override {
+      --holds_;
+      MaybeDone();
+    }
+
+   private:
+    // A reaction, as an event (queued until StartCall).
+    void Op(std::function<void()> fn) {
+      ++ops_;
+      auto run = [this, fn = std::move(fn)] {
+        t_->sched_->PostAt(t_->sched_->Now(), rec_->call, [this, fn] {
+          fn();
+          --ops_;
+          MaybeDone();
+        });
+      };
+      if (started_) {
+        run();
+      } else {
+        queued_.push_back(run);
+      }
+    }
+    grpc::Status SeenStatusOrLive() {
+      return rec_->ended ? rec_->status
+                         : grpc::Status(grpc::StatusCode::CANCELLED, "sim");
+    }
+    void BeginAnswers() {
+      if constexpr (kBidi) {
+        if (answering_) return;
+        answering_ = true;
+        if (!rec_->writes.empty()) next_ = rec_->writes.front() + 1;
+        Step();
+      }
+    }
+    void Step() {
+      TimePoint at;
+      bool message = t_->NextStreamStep(*rec_, next_, &at);
+      if (at == TimePoint::max()) return;  // hangs until cancelled
+      rec_->pending_event =
+          t_->sched_->PostAt(at, rec_->call, [this, message, at] {
+            rec_->pending_event = 0;
+            if (ended_) return;
+            if (message) {
+              t_->Deliver(*rec_);
+              // The reactor reads one at a time; the sim's server waits
+              // for the read (gRPC's flow control).
+              undelivered_.push_back(next_++);
+              Feed();
+              Step();
+            } else {
+              EndStream(t_->StreamEndStatus(*rec_, at));
+            }
+          });
+    }
+    void Feed() {
+      if constexpr (kBidi) {
+        while (pending_read_ != nullptr && !undelivered_.empty()) {
+          Msg* out = pending_read_;
+          pending_read_ = nullptr;
+          out->set_value(undelivered_.front());
+          undelivered_.pop_front();
+          --ops_;
+          reactor_->OnReadDone(true);  // may StartRead again
+        }
+      }
+    }
+    void EndStream(grpc::Status status) {
+      if (ended_) return;
+      ended_ = true;
+      if (rec_->pending_event != 0) t_->sched_->Remove(rec_->pending_event);
+      rec_->pending_event = 0;
+      if (!rec_->ended) {
+        if constexpr (!kBidi) {
+          if (status.ok()) {
+            response_->set_value(static_cast<int64_t>(rec_->writes.size()));
+          }
+        }
+        t_->End(*rec_, status);  // also injects the trailers
+      }
+      // Messages the server sent before it ended are still read first.
+      Feed();
+      if constexpr (kBidi) {
+        if (pending_read_ != nullptr) {
+          pending_read_ = nullptr;
+          --ops_;
+          reactor_->OnReadDone(false);
+        }
+      }
+      MaybeDone();
+    }
+    void MaybeDone() {
+      if (!ended_ || done_posted_ || holds_ > 0 || ops_ > 0) return;
+      done_posted_ = true;
+      t_->sched_->PostAt(t_->sched_->Now(), rec_->call, [this] {
+        // The result is handed over now, maybe events after the end:
+        // the throttle and budget as the decision sees them.
+        t_->NoteHandOver(*rec_);
+        // The reactor deletes itself in OnDone.
+        reactor_->OnDone(SeenStatus(*rec_));
+      });
+    }
+
+    SimTransport* t_;
+    AttemptRecord* rec_;
+    ReactorT* reactor_;
+    Msg* response_;
+    bool started_ = false;
+    bool ended_ = false;
+    bool answering_ = false;
+    bool answer_on_close_ = false;
+    bool done_posted_ = false;
+    int holds_ = 0;
+    int ops_ = 0;
+    int64_t next_ = 1;
+    Msg* pending_read_ = nullptr;
+    std::deque<int64_t> undelivered_;
+    std::vector<std::function<void()>> queued_;
+  };
+  using AsyncBidi = AsyncWriteStream<grpc::ClientCallbackReaderWriter<Msg, Msg>,
+                                     grpc::ClientBidiReactor<Msg, Msg>, true>;
+  using AsyncClient = AsyncWriteStream<grpc::ClientCallbackWriter<Msg>,
+                                       grpc::ClientWriteReactor<Msg>, false>;
+
+  absl::Status OpenAsyncBidi(int call, grpc::ClientContext& context,
+                             grpc::ClientBidiReactor<Msg, Msg>* reactor) {
+    AttemptRecord* rec = Begin(call, context);
+    rec->stream = true;
+    write_streams_.push_back(
+        std::make_unique<AsyncBidi>(this, rec, reactor, nullptr));
+    PollCancels();
+    return absl::OkStatus();
+  }
+  absl::Status OpenAsyncClient(int call, grpc::ClientContext& context,
+                               Msg* response,
+                               grpc::ClientWriteReactor<Msg>* reactor) {
+    AttemptRecord* rec = Begin(call, context);
+    rec->stream = true;
+    write_streams_.push_back(
+        std::make_unique<AsyncClient>(this, rec, reactor, response));
+    PollCancels();
+    return absl::OkStatus();
+  }
+
   // The status gRPC handed the code for an ended attempt.
   static grpc::Status SeenStatus(const AttemptRecord& rec) {
     if (rec.by_establish) {
@@ -1033,9 +1390,15 @@ class SimTransport {
                                 rec.trailer_value);
       }
     }
+    NoteHandOver(rec);
+    rec.context = nullptr;
+  }
+
+  // The throttle's bucket and the budget when the attempt's result is
+  // handed to the code under test.
+  void NoteHandOver(AttemptRecord& rec) {
     if (throttle_milli_) rec.throttle_milli_before = throttle_milli_();
     if (budget_admits_) rec.budget_admits_before = budget_admits_();
-    rec.context = nullptr;
   }
 
   void Complete(AttemptRecord& rec, grpc::Status status) {
@@ -1058,6 +1421,8 @@ class SimTransport {
   std::map<int, CallState> calls_;
   std::condition_variable remote_cv_;  // with the world mutex
   std::vector<std::unique_ptr<AsyncReader>> readers_;
+  // Client and bidi streams' fakes (AsyncWriteStream).
+  std::vector<std::shared_ptr<void>> write_streams_;
   bool sync_hang_ = false;
 };
 

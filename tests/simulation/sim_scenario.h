@@ -42,6 +42,12 @@ enum class CallKind {
   kPageRange,   // a PageRange over a scripted list server, sync fetches
   kAwait,       // a sync awaiter (PollOperation) over a scripted operation
   kAsyncAwait,  // an async awaiter (AsyncAwaitOperation)
+  // Issue 40's stream drivers (the StreamDrivers test, AsStreamDriver):
+  // client and bidi streams, sync and async.
+  kClientStream,
+  kAsyncClientStream,
+  kBidiStream,
+  kAsyncBidiStream,
 };
 
 inline const char* KindName(CallKind k) {
@@ -64,11 +70,34 @@ inline const char* KindName(CallKind k) {
       return "await";
     case CallKind::kAsyncAwait:
       return "async-await";
+    case CallKind::kClientStream:
+      return "client-stream";
+    case CallKind::kAsyncClientStream:
+      return "async-client-stream";
+    case CallKind::kBidiStream:
+      return "bidi-stream";
+    case CallKind::kAsyncBidiStream:
+      return "async-bidi-stream";
   }
   return "?";
 }
+// Client and bidi streams: the caller writes, and a reopen replays.
+inline bool IsWriteStream(CallKind k) {
+  return k == CallKind::kClientStream || k == CallKind::kAsyncClientStream ||
+         k == CallKind::kBidiStream || k == CallKind::kAsyncBidiStream;
+}
+inline bool IsClientStream(CallKind k) {
+  return k == CallKind::kClientStream || k == CallKind::kAsyncClientStream;
+}
 inline bool IsStream(CallKind k) {
-  return k == CallKind::kStream || k == CallKind::kAsyncStream;
+  return k == CallKind::kStream || k == CallKind::kAsyncStream ||
+         IsWriteStream(k);
+}
+// Streams whose attempt timeout bounds only the wait for the first
+// response (the establishment timer); a client stream's bounds its whole
+// attempt, as a unary call's (stream_retry.h, ResumableStream).
+inline bool BoundsEstablishment(CallKind k) {
+  return IsStream(k) && !IsClientStream(k);
 }
 inline bool IsHedgedKind(CallKind k) {
   return k == CallKind::kHedgedSync || k == CallKind::kHedgedAsync;
@@ -80,7 +109,8 @@ inline bool IsAwaitKind(CallKind k) {
 // that fake moment.
 inline bool IsAsyncKind(CallKind k) {
   return k == CallKind::kAsync || k == CallKind::kHedgedAsync ||
-         k == CallKind::kAsyncStream || k == CallKind::kAsyncAwait;
+         k == CallKind::kAsyncStream || k == CallKind::kAsyncAwait ||
+         k == CallKind::kAsyncClientStream || k == CallKind::kAsyncBidiStream;
 }
 
 // How the call's client gets its per-method and per-service layers.
@@ -144,6 +174,10 @@ struct CallSpec {
   bool resume_hook = false;
   bool hook_refuses = false;
   int stream_total = 5;
+  // Client and bidi streams: the caller's writes. The first (value 0)
+  // tells the bidi server where to start; the others (1001, 1002, ...)
+  // only travel, and are replayed.
+  int writes = 1;
   // Cancellation.
   CancelKind cancel = CancelKind::kNone;
   milliseconds cancel_at{0};
@@ -589,6 +623,39 @@ class Generator {
   std::mt19937_64 rng_;
 };
 
+// Issue 40: the stream drivers. The scenario of a seed whose foreground
+// call is a server stream, run through `driver` instead (a server, client
+// or bidi stream, sync or async), with every background async server
+// stream run through the async driver of the same family. The scripts
+// stay: a bidi stream answers as the server stream would (from the value
+// of its first write), a client stream answers once, at its script's end,
+// so its scripts lose their messages. The writes come from a generator of
+// their own, so that the scenario's other draws stay those of the seed.
+// False: the seed's foreground call is no server stream.
+inline bool AsStreamDriver(Scenario& s, CallKind driver) {
+  if (!IsStream(driver) || s.calls.empty() || !IsStream(s.calls[0].kind)) {
+    return false;
+  }
+  const bool client = IsClientStream(driver);
+  const bool bidi = IsWriteStream(driver) && !client;
+  const CallKind async_kind = client ? CallKind::kAsyncClientStream
+                              : bidi ? CallKind::kAsyncBidiStream
+                                     : CallKind::kAsyncStream;
+  std::mt19937_64 rng(s.seed * 0x94D049BB133111EBull + 0x40);
+  for (CallSpec& c : s.calls) {
+    if (!IsStream(c.kind)) continue;
+    c.kind = c.id == 0 ? driver : async_kind;
+    c.writes = std::uniform_int_distribution<int>(1, 3)(rng);
+    if (IsAsyncKind(c.kind) && (c.cancel == CancelKind::kReader ||
+                                c.cancel == CancelKind::kReaderBeforeRead)) {
+      c.cancel = CancelKind::kToken;  // an async handle's Cancel(): the same
+    }
+    if (!client) continue;
+    for (AttemptScript& a : c.scripts) a.messages = 0;
+  }
+  return true;
+}
+
 inline std::string Describe(const CallSpec& c) {
   std::string out = absl::StrCat(
       "  call ", c.id, " ", KindName(c.kind), " start+", c.start_at.count(),
@@ -620,6 +687,7 @@ inline std::string Describe(const CallSpec& c) {
     absl::StrAppend(&out, " total_msgs=", c.stream_total,
                     " hook=", c.resume_hook, " refuses=", c.hook_refuses);
   }
+  if (IsWriteStream(c.kind)) absl::StrAppend(&out, " writes=", c.writes);
   if (c.kind == CallKind::kPageRange) {
     absl::StrAppend(&out, " pages{");
     for (const PageScript& p : c.pages) {
