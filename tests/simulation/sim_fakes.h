@@ -602,6 +602,13 @@ class SimTransport {
     calls_[call].scripts = std::move(scripts);
     calls_[call].stream_total = stream_total;
   }
+  // Scripts made when each attempt starts (`source(index)`), in place of a
+  // list: the waiting suite's backend fails while it is down.
+  void SetScriptSource(int call, std::function<AttemptScript(int)> source,
+                       int stream_total) {
+    calls_[call].source = std::move(source);
+    calls_[call].stream_total = stream_total;
+  }
   // The limits a call's attempt deadlines come from: the attempt timeout,
   // the call's ends.
   void SetLimits(int call, std::vector<nanoseconds> durations,
@@ -1225,6 +1232,7 @@ class SimTransport {
     std::vector<TimePoint> snap_points;
     std::vector<nanoseconds> snap_durations;
     int stream_total = 0;
+    std::function<AttemptScript(int)> source;  // when set, not `scripts`
     std::vector<std::unique_ptr<AttemptRecord>> attempts;
   };
 
@@ -1233,7 +1241,9 @@ class SimTransport {
     auto rec = std::make_unique<AttemptRecord>();
     rec->call = call;
     rec->index = static_cast<int>(state.attempts.size());
-    if (rec->index < static_cast<int>(state.scripts.size())) {
+    if (state.source) {
+      rec->script = state.source(rec->index);
+    } else if (rec->index < static_cast<int>(state.scripts.size())) {
       rec->script = state.scripts[rec->index];
     } else {
       rec->script = AttemptScript{};  // OK at once, all messages

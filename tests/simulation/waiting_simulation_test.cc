@@ -1,8 +1,9 @@
 // Copyright 2026 The stubkit Authors.
 //
 // Randomized scenarios of the retry throttle's waiting mode: up to 40
-// concurrent calls (async, and one sync call on the driver) share one
-// throttle while a fake backend goes down once or twice and recovers. Fake
+// concurrent calls (async, and one sync call on the driver; unary calls,
+// and server, client and bidi streams) share one throttle while a fake
+// backend goes down once or twice and recovers. Fake
 // clock and timer (SimScheduler), no gRPC call, no real waiting. Each run
 // is checked against sim_waiting_model.h and the call-level invariants.
 //
@@ -22,9 +23,13 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "stubkit/async_retry_loop.h"
+#include "stubkit/async_streaming.h"
+#include "stubkit/internal/async_stream_operation.h"
+#include "stubkit/internal/stream_retry.h"
 #include "stubkit/retry_budget.h"
 #include "stubkit/retry_loop.h"
 #include "stubkit/retry_throttle.h"
+#include "stubkit/streaming.h"
 #include "tests/simulation/sim_budget_model.h"
 #include "tests/simulation/sim_fakes.h"
 #include "tests/simulation/sim_seeds.h"
@@ -32,6 +37,11 @@
 
 namespace stubkit {
 namespace sim {
+
+// The transport's RetryInfo payloads (defined by simulation_test.cc for
+// its scripts): this suite's scripts carry none.
+std::string SerializedStatusWithRetryInfo(InfoHint, int64_t) { return ""; }
+
 namespace {
 
 constexpr MethodInfo kGet{"sim.Service.Get", RpcKind::kUnary,
@@ -39,9 +49,42 @@ constexpr MethodInfo kGet{"sim.Service.Get", RpcKind::kUnary,
 constexpr MethodInfo kCreate{"sim.Service.Create", RpcKind::kUnary,
                              Idempotency::kNonIdempotent};
 
+// Issue 40: the stream drivers wait in the throttle as unary calls do (a
+// reopen is a retry). Their methods, idempotent or not, and resume hooks
+// that are never set (the streams fail before their one message).
+enum class WKind { kUnary, kServerStream, kClientStream, kBidiStream };
+constexpr const char* kWKindNames[] = {"unary", "server stream",
+                                       "client stream", "bidi stream"};
+const MethodInfo& MethodOf(WKind kind, bool idempotent) {
+  static constexpr MethodInfo kMethods[3][2] = {
+      {{"sim.Service.Tail", RpcKind::kServerStreaming,
+        Idempotency::kNonIdempotent},
+       {"sim.Service.Tail", RpcKind::kServerStreaming,
+        Idempotency::kIdempotent}},
+      {{"sim.Service.Upload", RpcKind::kClientStreaming,
+        Idempotency::kNonIdempotent},
+       {"sim.Service.Upload", RpcKind::kClientStreaming,
+        Idempotency::kIdempotent}},
+      {{"sim.Service.Chat", RpcKind::kBidiStreaming,
+        Idempotency::kNonIdempotent},
+       {"sim.Service.Chat", RpcKind::kBidiStreaming,
+        Idempotency::kIdempotent}}};
+  if (kind == WKind::kUnary) return idempotent ? kGet : kCreate;
+  return kMethods[static_cast<int>(kind) - 1][idempotent ? 1 : 0];
+}
+struct WResume {
+  using Type = ResumeHook<Msg, Msg>;
+  static Type Default() { return nullptr; }
+};
+struct WStreamResume {
+  using Type = StreamResumeHook<Msg, Msg>;
+  static Type Default() { return nullptr; }
+};
+
 struct WCall {
   int id = 0;
   bool sync = false;
+  WKind kind = WKind::kUnary;
   milliseconds start{0};
   bool idempotent = true;
   bool count_policy = false;
@@ -130,6 +173,13 @@ WScenario Make(uint64_t seed) {
   s.budget_params.min_retries_per_second =
       std::vector<double>{0, 0.5, 5}[pick(3)];
   s.budget_params.percent_can_retry = std::vector<double>{0.1, 0.5, 1}[pick(3)];
+  // Issue 40: about a third of the calls are streams, of each kind, drawn
+  // from a generator of their own (the rest of the scenario stays).
+  std::mt19937_64 kinds(seed * 0xBF58476D1CE4E5B9ull + 0x40);
+  for (WCall& c : s.calls) {
+    const int k = static_cast<int>(kinds() % 9);
+    c.kind = k < 6 ? WKind::kUnary : static_cast<WKind>(k - 5);
+  }
   return s;
 }
 
@@ -152,8 +202,9 @@ std::string Describe(const WScenario& s) {
   absl::StrAppend(&out, "\n");
   for (const WCall& c : s.calls) {
     absl::StrAppend(
-        &out, "  call ", c.id, c.sync ? " sync" : " async", " at ",
-        c.start.count(), " ms", c.idempotent ? "" : " non-idempotent",
+        &out, "  call ", c.id, c.sync ? " sync " : " async ",
+        kWKindNames[static_cast<int>(c.kind)], " at ", c.start.count(), " ms",
+        c.idempotent ? "" : " non-idempotent",
         c.count_policy ? absl::StrCat(" count(", c.max_retries, ")")
                        : absl::StrCat(" time(", c.max_time.count(), " ms)"),
         c.total_timeout.count() > 0
@@ -184,6 +235,9 @@ struct CallLog {
   TimePoint end;
   absl::Status status;
   bool waited = false;  // some event had WaitReason::kThrottle
+  // Streams: the messages read (server, bidi), the response (client).
+  int messages = 0;
+  int64_t response = -1;
 };
 
 std::map<std::string, int> g_coverage;
@@ -201,7 +255,9 @@ SimScheduler::Options SchedulerOptions(const WScenario& s) {
 class Runner {
  public:
   explicit Runner(const WScenario& s)
-      : s_(s), sched_(std::make_shared<SimScheduler>(SchedulerOptions(s))) {
+      : s_(s),
+        sched_(std::make_shared<SimScheduler>(SchedulerOptions(s))),
+        transport_(std::make_unique<SimTransport>(sched_.get())) {
     RetryThrottle::WaitForRecovery waiting;
     waiting.probe_interval = s.interval;
     waiting.probes = s.probes;
@@ -321,6 +377,7 @@ class Runner {
   void StartCall(const WCall& c) {
     const MethodInfo& method = c.idempotent ? kGet : kCreate;
     logs_[c.id].start = sched_->Now();
+    if (c.kind != WKind::kUnary) return StartStream(c);
     if (c.sync) {
       const Options call = CallOptions(c);
       const Options none;
@@ -361,8 +418,140 @@ class Runner {
         [this, &c](absl::StatusOr<int> r) { Complete(c.id, r.status()); });
   }
 
+  // A stream over the simulated transport (sim_fakes.h): each attempt
+  // fails UNAVAILABLE, before any message, when the backend is down as it
+  // starts; otherwise it answers after the call's latency: one message and
+  // OK (a server or bidi stream), or OK with the count of the writes (a
+  // client stream, which writes one message).
+  void StartStream(const WCall& c) {
+    transport_->SetScriptSource(
+        c.id,
+        [this, &c](int) {
+          AttemptScript script;
+          script.kind = Down(Begin(c.id)->start) ? AttemptScript::Kind::kFail
+                                                 : AttemptScript::Kind::kOk;
+          script.code = grpc::StatusCode::UNAVAILABLE;
+          script.latency = c.latency;
+          return script;
+        },
+        1);
+    const MethodInfo& method = MethodOf(c.kind, c.idempotent);
+    const Options call = CallOptions(c);
+    const Options none;
+    const OptionsView view(call, none);
+    SimTransport* t = transport_.get();
+    const int id = c.id;
+    CallLog* log = &logs_[c.id];
+    Msg start;
+    start.set_value(0);
+    auto on_message = [log](const Msg&) { ++log->messages; };
+    auto on_done = [this, id](absl::Status status) { Complete(id, status); };
+    switch (c.kind) {
+      case WKind::kServerStream: {
+        if (!c.sync) {
+          internal::StartAsyncServerStream<WResume, Msg, Msg>(
+              method, view, start,
+              [t, id](grpc::ClientContext& context, const OptionsView&,
+                      const Msg& request,
+                      grpc::ClientReadReactor<Msg>* reactor) {
+                return t->OpenAsync(id, context, request, reactor);
+              },
+              on_message, on_done);
+          return;
+        }
+        StreamReader<Msg> reader =
+            internal::OpenServerStream<WResume, Msg, Msg>(
+                method, view, start,
+                [t, id](grpc::ClientContext& context, const OptionsView&,
+                        const Msg& request) {
+                  return t->OpenSync(id, context, request);
+                });
+        Msg m;
+        while (reader.Read(&m)) on_message(m);
+        return on_done(reader.Finish());
+      }
+      case WKind::kClientStream: {
+        if (!c.sync) {
+          writers_.push_back(
+              internal::StartAsyncClientStream<WStreamResume, Msg, Msg>(
+                  method, view,
+                  [t, id](grpc::ClientContext& context, const OptionsView&,
+                          Msg* response,
+                          grpc::ClientWriteReactor<Msg>* reactor) {
+                    return t->OpenAsyncClient(id, context, response, reactor);
+                  },
+                  [log, on_done](absl::StatusOr<Msg> result) {
+                    if (result.ok()) log->response = result->value();
+                    on_done(result.status());
+                  }));
+          writers_.back().Write(start);
+          writers_.back().WritesDone();
+          return;
+        }
+        StreamWriter<Msg, Msg> writer =
+            internal::OpenClientStream<WStreamResume, Msg, Msg>(
+                method, view,
+                [t, id](grpc::ClientContext& context, const OptionsView&,
+                        Msg* response) {
+                  return t->OpenSyncWriter(id, context, response);
+                });
+        writer.Write(start);
+        writer.WritesDone();
+        absl::StatusOr<Msg> result = writer.Finish();
+        if (result.ok()) log->response = result->value();
+        return on_done(result.status());
+      }
+      case WKind::kBidiStream: {
+        if (!c.sync) {
+          writers_.push_back(
+              internal::StartAsyncBidiStream<WStreamResume, Msg, Msg>(
+                  method, view,
+                  [t, id](grpc::ClientContext& context, const OptionsView&,
+                          grpc::ClientBidiReactor<Msg, Msg>* reactor) {
+                    return t->OpenAsyncBidi(id, context, reactor);
+                  },
+                  on_message, on_done));
+          writers_.back().Write(start);
+          writers_.back().WritesDone();
+          return;
+        }
+        StreamReaderWriter<Msg, Msg> stream =
+            internal::OpenBidiStream<WStreamResume, Msg, Msg>(
+                method, view,
+                [t, id](grpc::ClientContext& context, const OptionsView&) {
+                  return t->OpenSyncBidi(id, context);
+                });
+        stream.Write(start);
+        stream.WritesDone();
+        Msg m;
+        while (stream.Read(&m)) on_message(m);
+        return on_done(stream.Finish());
+      }
+      case WKind::kUnary:
+        break;
+    }
+  }
+
+  // A stream's attempts as the transport saw them end.
+  void EndStreamAttempts(const WCall& c, std::vector<std::string>* v) {
+    if (c.kind == WKind::kUnary) return;
+    CallLog& l = logs_[c.id];
+    const auto& records = transport_->attempts(c.id);
+    if (records.size() != l.attempts.size()) {
+      v->push_back(absl::StrCat("call ", c.id, ": ", records.size(),
+                                " attempts sent, ", l.attempts.size(),
+                                " logged"));
+      return;
+    }
+    for (size_t i = 0; i < records.size(); ++i) {
+      l.attempts[i].end = records[i]->ended ? records[i]->end : l.end;
+      l.attempts[i].ok = records[i]->ended && records[i]->status.ok();
+    }
+  }
+
   std::vector<std::string> Check() {
     std::vector<std::string> v;
+    for (const WCall& c : s_.calls) EndStreamAttempts(c, &v);
     auto fail = [&](int id, const std::string& what) {
       v.push_back(absl::StrCat("call ", id, ": ", what));
     };
@@ -388,6 +577,20 @@ class Runner {
               : (summary ? summary->stop_reason : StopReason::kInvalidArgument);
       const int attempts = static_cast<int>(l.attempts.size());
       if (!c.idempotent && attempts > 1) fail(c.id, "non-idempotent, retried");
+      // A stream that ends OK delivered its one message (server, bidi) or
+      // its response over its one write (client).
+      if (l.status.ok() && c.kind != WKind::kUnary &&
+          (c.kind == WKind::kClientStream ? l.response != 1
+                                          : l.messages != 1)) {
+        fail(c.id, absl::StrCat(kWKindNames[static_cast<int>(c.kind)],
+                                " ended OK with ", l.messages,
+                                " messages, response ", l.response));
+      }
+      if (c.kind != WKind::kUnary) {
+        ++g_coverage[absl::StrCat(kWKindNames[static_cast<int>(c.kind)],
+                                  l.waited ? ", waited" : "",
+                                  l.status.ok() ? ", then OK" : "")];
+      }
       if (!l.status.ok() && summary && summary->attempts != attempts) {
         fail(c.id, absl::StrCat(summary->attempts, " attempts reported, ",
                                 attempts, " sent"));
@@ -418,13 +621,19 @@ class Runner {
       if (c.total_timeout.count() > 0) {
         limit = std::min<nanoseconds>(limit, c.total_timeout);
       }
-      if (limit != nanoseconds::max() && l.end > l.start + limit + c.latency) {
+      // The longest attempt: a server or bidi stream's OK takes two
+      // latencies (its message, then its end).
+      const nanoseconds longest =
+          c.kind == WKind::kServerStream || c.kind == WKind::kBidiStream
+              ? 2 * c.latency
+              : nanoseconds(c.latency);
+      if (limit != nanoseconds::max() && l.end > l.start + limit + longest) {
         fail(c.id, absl::StrCat("ended at ", Ms(l.end), " ms, past its end at ",
                                 Ms(l.start + limit), " ms"));
       }
       // Cancelled: ends CANCELLED, promptly (a sync call notices at the end
       // of its sleep: a poll or a backoff wait).
-      if (c.cancel && l.end > t0_ + c.cancel_at + c.latency) {
+      if (c.cancel && l.end > t0_ + c.cancel_at + longest) {
         if (reason != StopReason::kCancelled) {
           fail(c.id,
                absl::StrCat("ended after its cancel, ", ToString(reason)));
@@ -432,7 +641,7 @@ class Runner {
         const nanoseconds slack =
             c.sync ? std::max<nanoseconds>(s_.interval, milliseconds(5000))
                    : nanoseconds(0);
-        if (l.end > t0_ + c.cancel_at + c.latency + slack) {
+        if (l.end > t0_ + c.cancel_at + longest + slack) {
           fail(c.id, "cancel not prompt");
         }
       }
@@ -495,7 +704,9 @@ class Runner {
   const WScenario& s_;
   std::shared_ptr<SimScheduler> sched_;
   std::shared_ptr<RetryThrottle> throttle_;
-  std::shared_ptr<RetryBudget> budget_;  // null: none
+  std::shared_ptr<RetryBudget> budget_;      // null: none
+  std::unique_ptr<SimTransport> transport_;  // the streams'
+  std::vector<AsyncStreamWriter<Msg>> writers_;
   TimePoint t0_;
   std::vector<CallLog> logs_;
   std::map<int, std::shared_ptr<CancellationToken>> tokens_;
@@ -509,8 +720,9 @@ TEST(WaitingSimulation, ManyCallsShareOneThrottle) {
       {"waited, then OK", "waited, then retry throttled",
        "waited, then cancelled", "waited, then retry policy exhausted", "probe",
        "release (adaptive)", "release (proportional)", "scenario with a budget",
-       "waited, the budget held a release back",
-       "timer fired inside Schedule"}};
+       "waited, the budget held a release back", "timer fired inside Schedule",
+       "server stream, waited, then OK", "client stream, waited, then OK",
+       "bidi stream, waited, then OK"}};
   RunSeeds<Runner>(suite, Make, Describe, g_coverage);
 }
 
