@@ -46,6 +46,11 @@
 //   it waits for quiescence; the other threads take it to touch the
 //   simulation's state (attempt records, the observer's log): that is also
 //   the happens-before edge TSan needs.
+// - Streams: server, client and bidi, sync and async (gRPC's stream
+//   interfaces and callback streams bound to the code's reactors). Writes
+//   reach the server at once and are recorded per attempt; an async
+//   stream's every reaction is an event and `OnDone` comes last, once the
+//   stream ended, its operations reacted and its holds are gone.
 
 #ifndef STUBKIT_TESTS_SIMULATION_SIM_FAKES_H_
 #define STUBKIT_TESTS_SIMULATION_SIM_FAKES_H_
