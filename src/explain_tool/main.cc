@@ -542,11 +542,19 @@ int RunLoad(const Flags& flags, const stubkit::Options& client,
 absl::Status CheckLoadFlags(const Flags& flags) {
   for (const std::string& name : flags.load_flags) {
     const bool layers_read_it = name == "failing";
-    if (!flags.load || (flags.layers > 0 && !layers_read_it)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--", name, " applies to --load",
-          layers_read_it ? " or --layers" : "", " only: ",
-          flags.load ? "--layers" : "the schedule", " does not read it"));
+    if (!flags.load) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", name, " applies to --load",
+                       layers_read_it ? " or --layers" : "",
+                       " only: the schedule does not read it"));
+    }
+    // --layers is a --load of its own: naming --load does not make it read
+    // the flag.
+    if (flags.layers > 0 && !layers_read_it) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", name,
+                       " is not read with --layers, which reads only "
+                       "--failing (drop --layers for the one-layer table)"));
     }
   }
   return absl::OkStatus();

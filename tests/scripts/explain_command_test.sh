@@ -165,8 +165,11 @@ expect 2 "--rate applies to --load only" -- --rate=10
 expect 2 "--failing applies to --load or --layers only" -- --failing=10
 expect 2 "--outage applies to --load only" -- --outage=10s
 expect 2 "--clients applies to --load only" -- --clients=3
-expect 2 "--rate applies to --load only" -- --layers=2 --rate=10
-expect 2 "--outage applies to --load only" -- --layers=2 --outage=10s
+expect 2 "--rate is not read with --layers" -- --layers=2 --rate=10
+expect 2 "--outage is not read with --layers" -- --layers=2 --outage=10s
+# --load named as well: the message must not say "applies to --load only".
+expect 2 "--rate is not read with --layers, which reads only --failing" \
+  -- --load --layers=2 --rate=10
 expect 0 "     10%" -- --layers=2 --failing=10
 # --layers' header spells the method as --load does, and shows the bucket.
 expect 0 "method: demo.KeyValue.Get" -- --layers=2 \
