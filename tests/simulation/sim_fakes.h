@@ -707,43 +707,47 @@ class SimTransport {
   }
 
   // --- streams -----------------------------------------------------------
+  // A sync server or bidi stream's Read: the message valued `next` (then
+  // `next` moves on), or the stream's end.
+  bool SyncRead(AttemptRecord& rec, int64_t& next, Msg* msg) {
+    if (rec.ended) return false;
+    TimePoint at;
+    bool message = NextStreamStep(rec, next, &at);
+    grpc::ClientContext& context = *rec.context;
+    bool cancelled =
+        sched_->RunUntil(at, [&] { return ContextPeek::Cancelled(context); });
+    if (cancelled) {
+      rec.by_cancel = true;
+      End(rec, grpc::Status(grpc::StatusCode::CANCELLED, "sim: cancelled"));
+      return false;
+    }
+    if (at == TimePoint::max()) {
+      sync_hang_ = true;
+      End(rec, grpc::Status(grpc::StatusCode::INTERNAL, "sim: hang"));
+      return false;
+    }
+    if (message) {
+      Deliver(rec);
+      msg->set_value(next++);
+      return true;
+    }
+    End(rec, StreamEndStatus(rec, at));
+    return false;
+  }
+  grpc::Status SyncFinish(AttemptRecord& rec) {
+    if (!rec.ended) {  // Finish before the end: gRPC waits; we cancel.
+      End(rec, grpc::Status(grpc::StatusCode::CANCELLED, "sim"));
+    }
+    return SeenStatus(rec);
+  }
+
   // The server of a stream call sends values start_after+1 .. total.
   class SyncReader final : public grpc::ClientReaderInterface<Msg> {
    public:
     SyncReader(SimTransport* t, AttemptRecord* rec, int64_t start_after)
         : t_(t), rec_(rec), next_(start_after + 1) {}
-    bool Read(Msg* msg) override {
-      if (rec_->ended) return false;
-      TimePoint at;
-      bool message = t_->NextStreamStep(*rec_, next_, &at);
-      grpc::ClientContext& context = *rec_->context;
-      bool cancelled = t_->sched_->RunUntil(
-          at, [&] { return ContextPeek::Cancelled(context); });
-      if (cancelled) {
-        rec_->by_cancel = true;
-        t_->End(*rec_,
-                grpc::Status(grpc::StatusCode::CANCELLED, "sim: cancelled"));
-        return false;
-      }
-      if (at == TimePoint::max()) {
-        t_->sync_hang_ = true;
-        t_->End(*rec_, grpc::Status(grpc::StatusCode::INTERNAL, "sim: hang"));
-        return false;
-      }
-      if (message) {
-        t_->Deliver(*rec_);
-        msg->set_value(next_++);
-        return true;
-      }
-      t_->End(*rec_, t_->StreamEndStatus(*rec_, at));
-      return false;
-    }
-    grpc::Status Finish() override {
-      if (!rec_->ended) {  // Finish before the end: gRPC waits; we cancel.
-        t_->End(*rec_, grpc::Status(grpc::StatusCode::CANCELLED, "sim"));
-      }
-      return SeenStatus(*rec_);
-    }
+    bool Read(Msg* msg) override { return t_->SyncRead(*rec_, next_, msg); }
+    grpc::Status Finish() override { return t_->SyncFinish(*rec_); }
     bool NextMessageSize(uint32_t* sz) override {
       *sz = 1 << 20;
       return true;
@@ -911,38 +915,8 @@ class SimTransport {
       return true;
     }
     bool WritesDone() override { return t_->WriteStep(*rec_, 0, true); }
-    bool Read(Msg* msg) override {
-      if (rec_->ended) return false;
-      TimePoint at;
-      bool message = t_->NextStreamStep(*rec_, next_, &at);
-      grpc::ClientContext& context = *rec_->context;
-      bool cancelled = t_->sched_->RunUntil(
-          at, [&] { return ContextPeek::Cancelled(context); });
-      if (cancelled) {
-        rec_->by_cancel = true;
-        t_->End(*rec_,
-                grpc::Status(grpc::StatusCode::CANCELLED, "sim: cancelled"));
-        return false;
-      }
-      if (at == TimePoint::max()) {
-        t_->sync_hang_ = true;
-        t_->End(*rec_, grpc::Status(grpc::StatusCode::INTERNAL, "sim: hang"));
-        return false;
-      }
-      if (message) {
-        t_->Deliver(*rec_);
-        msg->set_value(next_++);
-        return true;
-      }
-      t_->End(*rec_, t_->StreamEndStatus(*rec_, at));
-      return false;
-    }
-    grpc::Status Finish() override {
-      if (!rec_->ended) {  // Finish before the end: gRPC waits; we cancel.
-        t_->End(*rec_, grpc::Status(grpc::StatusCode::CANCELLED, "sim"));
-      }
-      return SeenStatus(*rec_);
-    }
+    bool Read(Msg* msg) override { return t_->SyncRead(*rec_, next_, msg); }
+    grpc::Status Finish() override { return t_->SyncFinish(*rec_); }
     bool NextMessageSize(uint32_t* sz) override {
       *sz = 1 << 20;
       return true;
