@@ -77,6 +77,17 @@ if [[ " ${targets[*]} " == *" stubkit_prometheus "* ]]; then
   passed=5
 fi
 
+# A consumer without prometheus-cpp still finds the package, for the
+# runtime and the explainer (a new user's trial found it required).
+echo "== consumer-test: the package without prometheus-cpp"
+cmake -S examples/consumer -B "${work}/consumer-no-prometheus" \
+  -DCMAKE_PREFIX_PATH="${prefix}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_DISABLE_FIND_PACKAGE_prometheus-cpp=TRUE >/dev/null
+cmake --build "${work}/consumer-no-prometheus" -j "${jobs}" \
+  --target explain_consumer >/dev/null
+"${work}/consumer-no-prometheus/explain_consumer" >/dev/null
+passed=$((passed + 1))
+
 echo "== consumer-test: building a program with pkg-config"
 cat >"${work}/pc_main.cc" <<'EOF'
 #include "stubkit/retry_policy.h"
