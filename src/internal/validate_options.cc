@@ -118,6 +118,8 @@ absl::Status ValidateOptions(const OptionsView& options,
     if (!retry_policy->status().ok()) return retry_policy->status();
     if (!backoff_policy->status().ok()) return backoff_policy->status();
   }
+  // Every default is valid.
+  if (NothingSet(options)) return absl::OkStatus();
   if (absl::Status status = ValidateCallOptions(options); !status.ok()) {
     return status;
   }

@@ -24,6 +24,17 @@ absl::Status ValidateOptions(const OptionsView& options,
                              const RetryPolicy* retry_policy,
                              const ExponentialBackoffPolicy* backoff_policy);
 
+// No layer of `options` sets anything (a client built with default options,
+// called without per-call options): every lookup would find nothing, so
+// `ValidateOptions` and the per-call set-up may skip theirs (~15
+// instructions each under callgrind, issue 40).
+inline bool NothingSet(const OptionsView& options) {
+  return options.call().empty() &&
+         (options.method() == nullptr || options.method()->empty()) &&
+         (options.service() == nullptr || options.service()->empty()) &&
+         options.client().empty();
+}
+
 }  // namespace internal
 }  // namespace stubkit
 
