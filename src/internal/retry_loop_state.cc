@@ -84,6 +84,7 @@ RetryLoopState::RetryLoopState(const MethodInfo& method,
     : method_(method),
       retry_policy_(options.get<RetryPolicyOption>()),
       options_(options),
+      nothing_set_(NothingSet(options)),
       waits_(options.get<BackoffPolicyOption>(), options, reporter_) {
   sources_.clock = options.get<ClockOption>().get();
   sources_.sleeper = options.get<SleeperOption>().get();
@@ -107,16 +108,26 @@ void RetryLoopState::Setup(const OptionsView& options) {
   facts_.idempotent = IsIdempotent(method_, options);
   // Each optional layer costs one lookup here and a null check later.
   reporter_.Configure(method_.full_name, options);
+  if (retry_policy_.time_limit() > nanoseconds::zero()) {
+    facts_.end = AddSaturating(progress_.start, retry_policy_.time_limit());
+    facts_.end_reason = StopReason::kExhausted;
+  }
+  // With nothing set, each lookup below would find nothing (or a null
+  // default), and the sources and facts keep their initial values.
+  if (!nothing_set_) SetupSources(options);
+  facts_.call_end = CallEnd(options, progress_.start);
+  if (facts_.call_end < facts_.end) {
+    facts_.end = facts_.call_end;
+    facts_.end_reason = StopReason::kDeadline;
+  }
+}
+
+void RetryLoopState::SetupSources(const OptionsView& options) {
   sources_.throttle = options.get<RetryThrottleOption>().get();
   sources_.budget = options.get<RetryBudgetOption>().get();
   sources_.cancel = options.get<CancellationOption>().get();
   if (const auto* metadata = options.find<ResponseMetadataOption>()) {
     sources_.response_metadata = metadata->get();
-  }
-
-  if (retry_policy_.time_limit() > nanoseconds::zero()) {
-    facts_.end = AddSaturating(progress_.start, retry_policy_.time_limit());
-    facts_.end_reason = StopReason::kExhausted;
   }
   if (const int* incoming = options.find<IncomingAttemptOption>();
       incoming != nullptr && *incoming > 1) {
@@ -134,11 +145,6 @@ void RetryLoopState::Setup(const OptionsView& options) {
   }
   if (const auto* min_attempt = options.find<MinAttemptTimeOption>()) {
     facts_.min_attempt_time = *min_attempt;
-  }
-  facts_.call_end = CallEnd(options, progress_.start);
-  if (facts_.call_end < facts_.end) {
-    facts_.end = facts_.call_end;
-    facts_.end_reason = StopReason::kDeadline;
   }
 }
 
@@ -181,7 +187,8 @@ bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context,
   progress_.establish_timeout =
       SetAttemptDeadlines(context, now, facts_.attempt_deadline,
                           AttemptBound(facts_), progress_.establish_only);
-  const auto* metadata = options_.find<MetadataOption>();
+  const auto* metadata =
+      nothing_set_ ? nullptr : options_.find<MetadataOption>();
   if (metadata != nullptr) {
     for (const auto& [key, value] : *metadata) context.AddMetadata(key, value);
   }
@@ -191,7 +198,7 @@ bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context,
     context.AddMetadata(kRetryAttemptHeader,
                         std::to_string(progress_.attempts));
   }
-  ApplyCallOptions(context, options_);
+  if (!nothing_set_) ApplyCallOptions(context, options_);
   reporter_.OnAttemptStart(progress_.attempts, now, facts_.attempt_deadline,
                            progress_.establish_timeout > nanoseconds::zero(),
                            metadata, attempt_header, deferred_log);

@@ -211,7 +211,7 @@ class RetryLoopState {
   // any adjustment of the caller's own (a stream's deadline), unlocked,
   // right before the attempt starts. Reads only the options: any thread.
   void RunContextSetup(grpc::ClientContext& context) const {
-    internal::RunContextSetup(context, options_);
+    if (!nothing_set_) internal::RunContextSetup(context, options_);
   }
   // Ends the attempt started with `context`, after its call is over and
   // before `context` is destroyed. With `record_metadata` it fills the
@@ -368,6 +368,9 @@ class RetryLoopState {
 
  private:
   void Setup(const OptionsView& options);
+  // Setup's lookups whose defaults leave the sources and facts as they
+  // were initialized: skipped when nothing is set.
+  void SetupSources(const OptionsView& options);
   // The decision after a failed attempt seen at `now`, before it is
   // reported.
   RetryDecision Decide(const absl::Status& status,
@@ -392,6 +395,10 @@ class RetryLoopState {
   const MethodInfo method_;
   const RetryPolicy& retry_policy_;
   const OptionsView& options_;
+  // No layer of options_ sets anything (NothingSet in
+  // stubkit/internal/validate_options.h): per-call lookups that could only
+  // find nothing are skipped.
+  const bool nothing_set_;
   // Before waits_, which refers to it.
   CallReporter reporter_;
   // The decision's wait source; its backoff state lasts for the call.
