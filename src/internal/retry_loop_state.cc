@@ -84,7 +84,6 @@ RetryLoopState::RetryLoopState(const MethodInfo& method,
     : method_(method),
       retry_policy_(options.get<RetryPolicyOption>()),
       options_(options),
-      nothing_set_(NothingSet(options)),
       waits_(options.get<BackoffPolicyOption>(), options, reporter_) {
   sources_.clock = options.get<ClockOption>().get();
   sources_.sleeper = options.get<SleeperOption>().get();
@@ -114,7 +113,7 @@ void RetryLoopState::Setup(const OptionsView& options) {
   }
   // With nothing set, each lookup below would find nothing (or a null
   // default), and the sources and facts keep their initial values.
-  if (!nothing_set_) SetupSources(options);
+  if (!NothingSet(options)) SetupSources(options);
   facts_.call_end = CallEnd(options, progress_.start);
   if (facts_.call_end < facts_.end) {
     facts_.end = facts_.call_end;
@@ -188,7 +187,7 @@ bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context,
       SetAttemptDeadlines(context, now, facts_.attempt_deadline,
                           AttemptBound(facts_), progress_.establish_only);
   const auto* metadata =
-      nothing_set_ ? nullptr : options_.find<MetadataOption>();
+      NothingSet(options_) ? nullptr : options_.find<MetadataOption>();
   if (metadata != nullptr) {
     for (const auto& [key, value] : *metadata) context.AddMetadata(key, value);
   }
@@ -198,7 +197,7 @@ bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context,
     context.AddMetadata(kRetryAttemptHeader,
                         std::to_string(progress_.attempts));
   }
-  if (!nothing_set_) ApplyCallOptions(context, options_);
+  if (!NothingSet(options_)) ApplyCallOptions(context, options_);
   reporter_.OnAttemptStart(progress_.attempts, now, facts_.attempt_deadline,
                            progress_.establish_timeout > nanoseconds::zero(),
                            metadata, attempt_header, deferred_log);

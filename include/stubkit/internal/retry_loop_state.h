@@ -27,6 +27,7 @@
 #include "stubkit/internal/call_setup.h"
 #include "stubkit/internal/retry_decision.h"
 #include "stubkit/internal/retry_sources.h"
+#include "stubkit/internal/validate_options.h"
 #include "stubkit/logging.h"
 #include "stubkit/method.h"
 #include "stubkit/metrics.h"
@@ -211,7 +212,7 @@ class RetryLoopState {
   // any adjustment of the caller's own (a stream's deadline), unlocked,
   // right before the attempt starts. Reads only the options: any thread.
   void RunContextSetup(grpc::ClientContext& context) const {
-    if (!nothing_set_) internal::RunContextSetup(context, options_);
+    if (!NothingSet(options_)) internal::RunContextSetup(context, options_);
   }
   // Ends the attempt started with `context`, after its call is over and
   // before `context` is destroyed. With `record_metadata` it fills the
@@ -395,10 +396,6 @@ class RetryLoopState {
   const MethodInfo method_;
   const RetryPolicy& retry_policy_;
   const OptionsView& options_;
-  // No layer of options_ sets anything (NothingSet in
-  // stubkit/internal/validate_options.h): per-call lookups that could only
-  // find nothing are skipped.
-  const bool nothing_set_;
   // Before waits_, which refers to it.
   CallReporter reporter_;
   // The decision's wait source; its backoff state lasts for the call.
