@@ -47,7 +47,7 @@ if [[ -n "${dry}" ]]; then
 else
   stage "dependencies, etcd, main build (GCC, C++17)"
   scripts/install-deps.sh
-  scripts/install-etcd.sh  # tests/etcd's real server (+80 s once, ~20 s of tests)
+  scripts/install-etcd.sh  # tests/etcd's real server and protos (~10 s once)
   # The later stages' packages (Bazel, and clang 14 with its sanitizer
   # runtimes) install while the main tree compiles: apt waits on the disk
   # and the network, the build on the CPU (about 40 s of Bazel's install

@@ -1,7 +1,7 @@
 # stubkit_etcd_protos(): makes the library `stubkit_etcd_protos` (messages,
 # gRPC stubs and the generated stubkit clients etcdserverpb::KVClient,
-# LeaseClient, WatchClient, ...) from the .proto files Debian's
-# golang-etcd-server-dev installs (scripts/install-etcd.sh), and sets
+# LeaseClient, WatchClient, ...) from the .proto files of Debian's
+# golang-etcd-server-dev (scripts/install-etcd.sh), and sets
 # STUBKIT_ETCD_PROTOS_FOUND in the caller's scope. Used by tests/etcd and
 # benchmarks/etcd_recovery; made once per build.
 #
@@ -12,10 +12,18 @@
 # options as they are (they are plain custom options on descriptor.proto), so
 # nothing is patched: the import path is Debian's own folders.
 #
-# STUBKIT_ETCD_PROTO_ROOT (default /usr/share/gocode/src) may point elsewhere.
+# STUBKIT_ETCD_PROTO_ROOT may point elsewhere. By default: Debian's own
+# folders when golang-etcd-server-dev is installed, else where
+# scripts/install-etcd.sh unpacks the same files (without the ~180 Go
+# packages that installing it pulls in).
 
-set(STUBKIT_ETCD_PROTO_ROOT "/usr/share/gocode/src" CACHE PATH
-  "Where golang-etcd-server-dev's Go sources (and .proto files) are")
+if(EXISTS "/usr/share/gocode/src/go.etcd.io/etcd/etcdserver/etcdserverpb/rpc.proto")
+  set(stubkit_etcd_root_default "/usr/share/gocode/src")
+else()
+  set(stubkit_etcd_root_default "/usr/local/share/stubkit/etcd-protos")
+endif()
+set(STUBKIT_ETCD_PROTO_ROOT "${stubkit_etcd_root_default}" CACHE PATH
+  "Where etcd's .proto files are, in the layout of /usr/share/gocode/src")
 
 function(stubkit_etcd_protos)
   set(root "${STUBKIT_ETCD_PROTO_ROOT}")
