@@ -6,7 +6,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -19,11 +18,9 @@
 #include "stubkit/internal/metadata.h"
 #include "stubkit/internal/method_name.h"
 #include "stubkit/internal/method_options_table.h"
-#include "stubkit/internal/mutex.h"
 #include "stubkit/internal/retry_decision.h"
 #include "stubkit/internal/retry_sources.h"
 #include "stubkit/internal/retry_summary.h"
-#include "stubkit/internal/timer_queue.h"
 #include "stubkit/internal/validate_options.h"
 #include "stubkit/server_propagation.h"
 
@@ -154,7 +151,7 @@ time_point RetryLoopState::now() const {
 
 bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context,
                                     std::string* deferred_log) {
-  delay_.End();  // the wait, if any, is over
+  wait_.delay().End();  // the wait, if any, is over
   const time_point now = this->now();
   // An attempt past the call's end (a deadline already in the past, say)
   // could only fail: stop before sending it.
@@ -180,7 +177,7 @@ bool RetryLoopState::PrepareAttempt(grpc::ClientContext& context,
   if (progress_.attempts == 1 && sources_.budget != nullptr)
     sources_.budget->Deposit(now);
   facts_.attempt_start = now;
-  progress_.on_reconnect = follow_.StartAttempt();
+  progress_.on_reconnect = wait_.follow().StartAttempt();
   facts_.attempt_deadline = AttemptEnd(now, AttemptBound(facts_),
                                        options_.get<AttemptTimeoutOption>());
   progress_.establish_timeout =
@@ -226,20 +223,22 @@ absl::Status RetryLoopState::GiveUpWaiting(const absl::Status& status,
                                            StopReason reason,
                                            absl::string_view explanation) {
   // As for a cancel: only the part waited counts.
-  if (delay_.pending() > nanoseconds::zero()) delay_.CutShort(now());
-  if (throttle_wait_.waiting()) {
+  if (wait_.delay().pending() > nanoseconds::zero())
+    wait_.delay().CutShort(now());
+  if (wait_.throttle().waiting()) {
     sources_.throttle->EndWait();
-    throttle_wait_.Leave(now());
+    wait_.throttle().Leave(now());
   }
   return GiveUp(status, reason, explanation);
 }
 
 absl::Status RetryLoopState::Cancelled() {
   // Cancelled during a wait: only the part waited counts.
-  if (delay_.pending() > nanoseconds::zero()) delay_.CutShort(now());
-  if (throttle_wait_.waiting()) {
+  if (wait_.delay().pending() > nanoseconds::zero())
+    wait_.delay().CutShort(now());
+  if (wait_.throttle().waiting()) {
     sources_.throttle->EndWait();
-    throttle_wait_.Leave(now());
+    wait_.throttle().Leave(now());
   }
   absl::Status final_status;
   if (progress_.ended_before_attempt) {
@@ -310,15 +309,16 @@ CallTotals RetryLoopState::Totals(time_point now) const {
   return CallTotals{
       progress_.attempts,
       progress_.hedged && progress_.attempts > 1 ? progress_.attempts - 1 : 0,
-      now - progress_.start, delay_.total()};
+      now - progress_.start, wait_.delay().total()};
 }
 
 void RetryLoopState::OnSuccess() {
-  if (follow_.channel() != nullptr) {
-    follow_.channel()->CheckGrpcRetries(options_, method_.full_name, true);
+  if (wait_.follow().channel() != nullptr) {
+    wait_.follow().channel()->CheckGrpcRetries(options_, method_.full_name,
+                                               true);
   }
   if (sources_.throttle != nullptr) {
-    if (throttle_wait_.admitted_once()) {
+    if (wait_.throttle().admitted_once()) {
       sources_.throttle->OnWaitedSuccess(facts_.attempt_start, now(),
                                          facts_.attempt_deadline);
     } else {
@@ -335,9 +335,9 @@ bool RetryLoopState::Stop(const absl::Status& status, StopReason reason,
                           absl::Status* final_status) {
   RetrySummary summary{reason, progress_.attempts, now - progress_.start};
   std::string waited;
-  if (throttle_wait_.waited() > nanoseconds::zero()) {
+  if (wait_.throttle().waited() > nanoseconds::zero()) {
     waited = absl::StrCat(explanation, "; waited ",
-                          FormatDuration(throttle_wait_.waited()),
+                          FormatDuration(wait_.throttle().waited()),
                           " in all for the backend to recover (retry "
                           "throttle, waiting mode)");
     explanation = waited;
@@ -383,13 +383,14 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
 RetryDecision RetryLoopState::Decide(const absl::Status& status,
                                      const grpc::ClientContext& context,
                                      time_point now) {
-  follow_.set_active(false);
-  if (follow_.channel() != nullptr) {
-    follow_.channel()->CheckGrpcRetries(options_, method_.full_name, false);
+  wait_.follow().set_active(false);
+  if (wait_.follow().channel() != nullptr) {
+    wait_.follow().channel()->CheckGrpcRetries(options_, method_.full_name,
+                                               false);
   }
   facts_.now = now;
   facts_.cancelled = sources_.cancel != nullptr && sources_.cancel->cancelled();
-  CallAdmission admission(sources_.throttle, throttle_wait_.enabled(),
+  CallAdmission admission(sources_.throttle, wait_.throttle().enabled(),
                           sources_.budget, sources_.clock, facts_.attempt_start,
                           now);
   waits_.SetAttempt(&context.GetServerTrailingMetadata());
@@ -429,53 +430,12 @@ bool RetryLoopState::Report(const absl::Status& status,
                         ? options_.get<AttemptTimeoutOption>()
                         : nanoseconds::zero());
   *wait = chosen.delay;
-  delay_.Begin(now, chosen.delay);
+  wait_.delay().Begin(now, chosen.delay);
   // The option is read only here, on the retry path.
-  follow_.set_active(follow_.channel() != nullptr &&
-                     FollowsChannel(status, chosen.reason) &&
-                     options_.get<FollowReconnectOption>());
+  wait_.follow().set_active(wait_.follow().channel() != nullptr &&
+                            FollowsChannel(status, chosen.reason) &&
+                            options_.get<FollowReconnectOption>());
   return true;
-}
-
-void RetryDelay::Begin(time_point now, nanoseconds wait) {
-  // Saturates: a wait may be nanoseconds::max() (the options fuzzer found
-  // the overflow), and a sum of large waits must not wrap.
-  wait = std::max(wait, nanoseconds::zero());
-  total_ =
-      wait > nanoseconds::max() - total_ ? nanoseconds::max() : total_ + wait;
-  pending_ = wait;
-  began_ = now;
-}
-
-nanoseconds RetryDelay::CutShort(time_point now) {
-  const nanoseconds waited =
-      std::clamp<nanoseconds>(now - began_, nanoseconds::zero(), pending_);
-  total_ -= pending_ - waited;
-  pending_ = nanoseconds::zero();
-  return waited;
-}
-
-void ThrottleWait::Begin(const absl::Status& status, time_point now) {
-  waiting_ = true;
-  status_ = status;
-  since_ = now;
-}
-
-time_point ThrottleWait::NoteBudgetRefusal(time_point now) {
-  budget_refused_ = true;
-  if (budget_held_since_ == time_point::min()) budget_held_since_ = now;
-  return budget_held_since_;
-}
-
-void ThrottleWait::Leave(time_point now, bool admitted) {
-  if (!waiting_) return;
-  waiting_ = false;
-  waited_ += now - since_;
-  if (admitted) {
-    admitted_once_ = true;
-    budget_held_since_ = time_point::min();
-  }
-  status_ = absl::OkStatus();
 }
 
 void RetryLoopState::RestartPolicy() {
@@ -494,19 +454,19 @@ void RetryLoopState::RestartPolicy() {
 }
 
 RetryLoopState::~RetryLoopState() {
-  if (throttle_wait_.waiting()) sources_.throttle->EndWait();
+  if (wait_.throttle().waiting()) sources_.throttle->EndWait();
 }
 
 nanoseconds RetryLoopState::BeginThrottleWait(const absl::Status& status,
                                               time_point now) {
   // Waiting mode: sit out the outage within the call's own limits.
   sources_.throttle->BeginWait();
-  throttle_wait_.Begin(status, now);
+  wait_.throttle().Begin(status, now);
   progress_.last_failure = status;
   // The end is after now here: the decision stopped the call otherwise.
   const nanoseconds wait =
       std::min<nanoseconds>(sources_.throttle->PollDelay(), facts_.end - now);
-  delay_.Begin(now, wait);
+  wait_.delay().Begin(now, wait);
   reporter_.OnThrottleWait(Ended(status, now, false), wait);
   return wait;
 }
@@ -515,14 +475,14 @@ RetryLoopState::ThrottleStep RetryLoopState::AfterThrottleWait(
     absl::Status* final_status, nanoseconds* wait) {
   using Kind = ThrottleWaitDecision::Kind;
   using Release = ThrottleWaitFacts::Release;
-  delay_.End();  // the loop waited it out
-  follow_.set_active(false);
+  wait_.delay().End();  // the loop waited it out
+  wait_.follow().set_active(false);
   ThrottleWaitFacts facts;
   facts.now = now();
   facts.cancelled = sources_.cancel != nullptr && sources_.cancel->cancelled();
   facts.end = facts_.end;
   facts.end_reason = facts_.end_reason;
-  facts.budget_refused_before = throttle_wait_.budget_refused();
+  facts.budget_refused_before = wait_.throttle().budget_refused();
   ThrottleWaitDecision decision = DecideAfterThrottleWait(facts);
   if (decision.kind == Kind::kAskRelease) {
     // The throttle and the budget release all or nothing: a withdrawal the
@@ -533,14 +493,15 @@ RetryLoopState::ThrottleStep RetryLoopState::AfterThrottleWait(
                             sources_.budget, sources_.clock);
     AdmissionSource& source = *admission.get();
     if (source.TryRelease(facts.now, [] { return true; })) {
-      throttle_wait_.Leave(facts.now, /*admitted=*/true);
+      wait_.throttle().Leave(facts.now, /*admitted=*/true);
       return ThrottleStep::kAttempt;
     }
     facts.release = Release::kThrottleRefused;
     const AdmissionSource* refuser = source.Refuser();
     if (refuser != nullptr && refuser->RefillWindow() > nanoseconds::zero()) {
       facts.release = Release::kBudgetRefused;
-      facts.budget_refused_since = throttle_wait_.NoteBudgetRefusal(facts.now);
+      facts.budget_refused_since =
+          wait_.throttle().NoteBudgetRefusal(facts.now);
       facts.budget_window = refuser->RefillWindow();
     }
     decision = DecideAfterThrottleWait(facts);
@@ -552,12 +513,12 @@ RetryLoopState::ThrottleStep RetryLoopState::AfterThrottleWait(
   if (decision.kind == Kind::kWait) {
     *wait =
         std::min<nanoseconds>(sources_.throttle->PollDelay(), decision.wait);
-    delay_.Begin(facts.now, *wait);
+    wait_.delay().Begin(facts.now, *wait);
     return ThrottleStep::kWait;
   }
   sources_.throttle->EndWait();  // a refused call still counts as waiting
-  const absl::Status status = throttle_wait_.failure();
-  throttle_wait_.Leave(facts.now);
+  const absl::Status status = wait_.throttle().failure();
+  wait_.throttle().Leave(facts.now);
   // Stop adds how long it waited.
   Stop(status, StopReason::kThrottled, decision.explanation, facts.now,
        final_status);
@@ -565,89 +526,21 @@ RetryLoopState::ThrottleStep RetryLoopState::AfterThrottleWait(
 }
 
 void RetryLoopState::OnChannelReady() {
-  const nanoseconds planned = delay_.pending();
+  const nanoseconds planned = wait_.delay().pending();
   const nanoseconds waited = planned > nanoseconds::zero()
-                                 ? delay_.CutShort(now())
+                                 ? wait_.delay().CutShort(now())
                                  : nanoseconds::zero();
-  follow_.Woke();
+  wait_.follow().Woke();
   reporter_.OnChannelReady(progress_.attempts + 1, waited, planned);
 }
 
-namespace {
-
-// A sync wait that may end early: woken by the channel's watch (on the
-// watcher thread) or by a cancel (on the cancelling thread).
-struct SyncWake {
-  Mutex mu;
-  CondVar cv;
-  bool woken ABSL_GUARDED_BY(mu) = false;
-  bool cancelled ABSL_GUARDED_BY(mu) = false;
-  void Set(bool SyncWake::*flag) {
-    {
-      MutexLock lock(&mu);
-      this->*flag = true;
-    }
-    cv.NotifyAll();
-  }
-};
-
-}  // namespace
-
-bool ChannelFollow::StartAttempt() {
-  // Only TRANSIENT_FAILURE: an attempt started then fails without reaching
-  // a server. A fresh (IDLE) or CONNECTING channel may connect and carry
-  // the attempt to a server whose own UNAVAILABLE keeps its backoff.
-  down_at_attempt_start_ =
-      channel_ != nullptr &&
-      channel_->channel().GetState(false) == GRPC_CHANNEL_TRANSIENT_FAILURE;
-  return std::exchange(woke_, false);
-}
-
-bool ChannelFollow::Wait(nanoseconds wait, CancellationToken* cancel,
-                         bool* woken) {
-  // Shared with the callbacks: a wake may come after this wait is over.
-  auto wake = std::make_shared<SyncWake>();
-  const std::chrono::steady_clock::time_point until = SteadyDeadline(wait);
-  uint64_t registration = 0;
-  if (cancel != nullptr) {
-    registration =
-        cancel->AddCallback([wake] { wake->Set(&SyncWake::cancelled); });
-  }
-  // The watcher thread polls the channel meanwhile (see
-  // connection_channel.h): this thread only waits on the steady clock.
-  const uint64_t watch = channel_->Join([wake] { wake->Set(&SyncWake::woken); },
-                                        down_at_attempt_start_);
-  {
-    MutexLock lock(&wake->mu);
-    wake->cv.WaitUntil(lock, until,
-                       [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(wake->mu) {
-                         return wake->woken || wake->cancelled;
-                       });
-    *woken = wake->woken;
-  }
-  channel_->Leave(watch);
-  if (cancel != nullptr) {
-    cancel->RemoveCallback(registration);
-    if (cancel->cancelled()) return false;
-  }
-  return true;
-}
-
 bool RetryLoopState::Sleep(nanoseconds wait) {
-  if (sources_.sleeper == nullptr && follow_.active()) {
-    bool woken = false;
-    if (!follow_.Wait(wait, sources_.cancel, &woken)) return false;
-    if (woken) OnChannelReady();
-    return true;
+  bool woken = false;
+  if (!wait_.Sleep(wait, sources_.sleeper, sources_.cancel, &woken)) {
+    return false;
   }
-  if (sources_.sleeper != nullptr) {
-    sources_.sleeper->SleepFor(wait);
-  } else if (sources_.cancel != nullptr) {
-    return sources_.cancel->WaitFor(wait);
-  } else {
-    std::this_thread::sleep_for(wait);
-  }
-  return sources_.cancel == nullptr || !sources_.cancel->cancelled();
+  if (woken) OnChannelReady();
+  return true;
 }
 
 }  // namespace internal
