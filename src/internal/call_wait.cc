@@ -118,12 +118,8 @@ bool ChannelFollow::Wait(nanoseconds wait, CancellationToken* cancel,
   return true;
 }
 
-bool CallWait::Sleep(nanoseconds wait, Sleeper* sleeper,
-                     CancellationToken* cancel, bool* woken) {
-  *woken = false;
-  if (sleeper == nullptr && follow_.active()) {
-    return follow_.Wait(wait, cancel, woken);
-  }
+bool SleepThrough(nanoseconds wait, Sleeper* sleeper,
+                  CancellationToken* cancel) {
   if (sleeper != nullptr) {
     sleeper->SleepFor(wait);
   } else if (cancel != nullptr) {
@@ -132,6 +128,15 @@ bool CallWait::Sleep(nanoseconds wait, Sleeper* sleeper,
     std::this_thread::sleep_for(wait);
   }
   return cancel == nullptr || !cancel->cancelled();
+}
+
+bool CallWait::Sleep(nanoseconds wait, Sleeper* sleeper,
+                     CancellationToken* cancel, bool* woken) {
+  *woken = false;
+  if (sleeper == nullptr && follow_.active()) {
+    return follow_.Wait(wait, cancel, woken);
+  }
+  return SleepThrough(wait, sleeper, cancel);
 }
 
 }  // namespace internal

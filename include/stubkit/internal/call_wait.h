@@ -126,6 +126,14 @@ class ChannelFollow {
   bool down_at_attempt_start_ = false;
 };
 
+// A sync wait of `wait` with nothing to follow: through `sleeper` when set
+// (a test's, which cannot be cut short), else on the steady clock until
+// `cancel` (may be null) is cancelled. Returns false when cancelled. Every
+// sync wait goes through here or `CallWait::Sleep` (retries, a long-running
+// operation's polls).
+bool SleepThrough(std::chrono::nanoseconds wait, Sleeper* sleeper,
+                  CancellationToken* cancel);
+
 // The waits of one call: the three records above, and the sync wait.
 class CallWait {
  public:

@@ -15,7 +15,6 @@
 #include <future>
 #include <memory>
 #include <string>
-#include <thread>
 #include <type_traits>
 #include <utility>
 
@@ -26,6 +25,7 @@
 #include "stubkit/async_retry_loop.h"
 #include "stubkit/cancellation.h"
 #include "stubkit/clock.h"
+#include "stubkit/internal/call_wait.h"
 #include "stubkit/internal/mutex.h"
 #include "stubkit/internal/timer_queue.h"
 #include "stubkit/long_running_operation.h"
@@ -197,14 +197,7 @@ absl::StatusOr<Response> PollOperation(Client& client,
       }
       const std::chrono::nanoseconds wait =
           PollWait(policy, polls, policy.time_limit() - elapsed);
-      if (sleeper != nullptr) {
-        sleeper->SleepFor(wait);
-      } else if (token != nullptr) {
-        token->WaitFor(wait);
-      } else {
-        std::this_thread::sleep_for(wait);
-      }
-      cancelled = token != nullptr && token->cancelled();
+      cancelled = !SleepThrough(wait, sleeper, token);
     }
     if (cancelled)
       return EndCancelled(client, options, call, method, op.name());
