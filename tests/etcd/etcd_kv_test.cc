@@ -217,7 +217,7 @@ class Writers {
         record->start = Clock::now();
         client_.AsyncPut(
             request,
-            [this, writer, record, &batch_mu,
+            [this, record, &batch_mu,
              &pending](absl::StatusOr<etcdserverpb::PutResponse> r) {
               record->end = Clock::now();
               record->status = r.status();

@@ -1209,7 +1209,8 @@ TEST_F(GeneratedStreamResumeTest,
     for (int i = 0; i < kCalls; ++i) {
       while (starting.load() <= i) {
       }
-      for (volatile int spin = 0; spin < (i % 40) * 500; ++spin) {
+      // Simple assignment: ++ on a volatile is deprecated in C++20.
+      for (volatile int spin = 0; spin < (i % 40) * 500; spin = spin + 1) {
       }
       tokens[i]->Cancel();
     }

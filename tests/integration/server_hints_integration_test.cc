@@ -250,7 +250,9 @@ TEST_F(ServerHintsIntegrationTest, ThrottleBoundsAttemptsDuringAnOutage) {
       Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(5));
 
   // Without a throttle every call makes 6 attempts.
-  for (int i = 0; i < kCalls; ++i) Call(Failing("plain", 0), call);
+  for (int i = 0; i < kCalls; ++i) {
+    Call(Failing("plain", 0), call).IgnoreError();
+  }
   EXPECT_EQ(service_.attempts("plain"), kCalls * 6);
 
   // With gRPC's bucket (10 tokens, 0.1 per success): the first call spends

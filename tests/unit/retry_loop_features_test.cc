@@ -109,7 +109,7 @@ TEST_F(RetryLoopFeaturesTest, ObserverSeesEveryAttemptAndTheOutcome) {
   EXPECT_EQ(events_[2].stop_reason, StopReason::kSuccess);
   EXPECT_EQ(events_[2].elapsed, seconds(3));
 
-  Run(kCreate, {Unavailable()});
+  Run(kCreate, {Unavailable()}).IgnoreError();
   ASSERT_EQ(events_.size(), 1u);
   EXPECT_TRUE(events_[0].final);
   EXPECT_EQ(events_[0].stop_reason, StopReason::kNonIdempotent);
@@ -193,9 +193,9 @@ TEST_F(RetryLoopFeaturesTest, RetryInfoNeverMakesPermanentErrorsRetryable) {
   std::string details = testing::StatusWithRetryInfo(1, 0);
   auto permanent =
       FromGrpcStatus(grpc::Status(grpc::StatusCode::INTERNAL, "bug", details));
-  Run(kGet, {permanent, absl::OkStatus()});
+  Run(kGet, {permanent, absl::OkStatus()}).IgnoreError();
   EXPECT_EQ(attempts_, 1);
-  Run(kCreate, {Unavailable(details), absl::OkStatus()});
+  Run(kCreate, {Unavailable(details), absl::OkStatus()}).IgnoreError();
   EXPECT_EQ(attempts_, 1);
 }
 
@@ -231,7 +231,7 @@ TEST_F(RetryLoopFeaturesTest, ThrottleStopsRetriesWhenTheBucketDrains) {
             StopReason::kThrottled);
   EXPECT_THAT(result.status().message(), HasSubstr("retry throttled"));
   // While drained, every call makes exactly one attempt.
-  Run(kGet, {Unavailable()});
+  Run(kGet, {Unavailable()}).IgnoreError();
   EXPECT_EQ(attempts_, 1);
   // Successes refill it.
   for (int i = 0; i < 4; ++i) ASSERT_TRUE(Run(kGet, {absl::OkStatus()}).ok());
@@ -251,12 +251,13 @@ TEST_F(RetryLoopFeaturesTest, InvalidThrottleFailsBeforeSending) {
 TEST_F(RetryLoopFeaturesTest, MetricsCountCallsAttemptsAndStops) {
   auto metrics = std::make_shared<MetricsCollector>();
   client_.set<MetricsOption>(metrics);
-  Run(kGet, {Unavailable(), absl::OkStatus()});
-  Run(kGet, {absl::OkStatus()});
-  Run(kGet, {absl::InternalError("bug")});
-  Run(kCreate, {Unavailable()});
+  Run(kGet, {Unavailable(), absl::OkStatus()}).IgnoreError();
+  Run(kGet, {absl::OkStatus()}).IgnoreError();
+  Run(kGet, {absl::InternalError("bug")}).IgnoreError();
+  Run(kCreate, {Unavailable()}).IgnoreError();
   Run(kGet, {Unavailable()},
-      Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(2)));
+      Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(2)))
+      .IgnoreError();
   std::vector<MethodMetrics> snapshot = metrics->Snapshot();
   ASSERT_EQ(snapshot.size(), 2u);
   const MethodMetrics& create = snapshot[0];
@@ -309,9 +310,9 @@ TEST_F(RetryLoopFeaturesTest, RetriesLevelLogsOnlyRetriesAndGiveUps) {
                   .set<LogLevelOption>(LogLevel::kRetries)
                   .set<LogSinkOption>(sink)
                   .set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(1));
-  Run(kGet, {absl::OkStatus()}, call);
+  Run(kGet, {absl::OkStatus()}, call).IgnoreError();
   EXPECT_TRUE(sink->lines().empty());
-  Run(kGet, {Unavailable()}, call);
+  Run(kGet, {Unavailable()}, call).IgnoreError();
   EXPECT_THAT(sink->lines(),
               ElementsAre(HasSubstr("retrying in 1s"),
                           AllOf(HasSubstr("gave up: retry policy exhausted"),
@@ -327,7 +328,7 @@ TEST_F(RetryLoopFeaturesTest, RetriesLevelLogsEveryGiveUp) {
                     .set<LogLevelOption>(LogLevel::kRetries)
                     .set<LogSinkOption>(sink);
   // UNAVAILABLE on a non-idempotent method: "why wasn't it retried?"
-  Run(kCreate, {Unavailable()}, logged);
+  Run(kCreate, {Unavailable()}, logged).IgnoreError();
   EXPECT_THAT(sink->all(), HasSubstr("not retried: test.Service.Create is not "
                                      "idempotent after 1 attempt"));
 
@@ -341,7 +342,8 @@ TEST_F(RetryLoopFeaturesTest, RetriesLevelLogsEveryGiveUp) {
       [&](grpc::ClientContext&) -> absl::StatusOr<std::string> {
         clock_->Advance(seconds(5));
         return absl::DeadlineExceededError("Deadline Exceeded");
-      });
+      })
+      .IgnoreError();
   EXPECT_THAT(sink->all(), HasSubstr("gave up: the call's deadline was "
                                      "reached after 1 attempt"));
 
@@ -350,15 +352,14 @@ TEST_F(RetryLoopFeaturesTest, RetriesLevelLogsEveryGiveUp) {
   logged.set<LogSinkOption>(sink);
   Options past = logged;
   past.set<DeadlineOption>(std::chrono::system_clock::now() - seconds(1));
-  Run(kGet, {absl::OkStatus()}, past);
-  EXPECT_THAT(sink->all(),
-              AllOf(HasSubstr("before attempt 1 was sent"),
-                    HasSubstr("stopped before any attempt")));
+  Run(kGet, {absl::OkStatus()}, past).IgnoreError();
+  EXPECT_THAT(sink->all(), AllOf(HasSubstr("before attempt 1 was sent"),
+                                 HasSubstr("stopped before any attempt")));
 
   // A permanent error on the first attempt stays the caller's business.
   sink = std::make_shared<CapturingSink>();
   logged.set<LogSinkOption>(sink);
-  Run(kGet, {absl::InvalidArgumentError("bad")}, logged);
+  Run(kGet, {absl::InvalidArgumentError("bad")}, logged).IgnoreError();
   EXPECT_TRUE(sink->lines().empty()) << sink->all();
 }
 
@@ -375,7 +376,8 @@ TEST_F(RetryLoopFeaturesTest, AnAttemptTimeoutRetrySaysSo) {
         if (attempts++ > 0) return std::string("fine");
         clock_->Advance(seconds(2));
         return absl::DeadlineExceededError("Deadline Exceeded");
-      });
+      })
+      .IgnoreError();
   EXPECT_THAT(sink->all(),
               AllOf(HasSubstr("attempt 1 failed with DEADLINE_EXCEEDED"),
                     HasSubstr("its attempt timeout (2s, AttemptTimeoutOption)"),
@@ -387,9 +389,9 @@ TEST_F(RetryLoopFeaturesTest, OneRetryIsSingular) {
       Run(kGet, {Unavailable()},
           Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(1)));
   EXPECT_THAT(result.status().message(), HasSubstr("(at most 1 retry)"));
-  result = Run(kGet, {Unavailable()},
-               Options{}.set<RetryPolicyOption>(
-                   RetryPolicy::LimitedErrorCount(2)));
+  result =
+      Run(kGet, {Unavailable()},
+          Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(2)));
   EXPECT_THAT(result.status().message(), HasSubstr("(at most 2 retries)"));
 }
 
@@ -397,7 +399,7 @@ TEST_F(RetryLoopFeaturesTest, LoggingOffWritesNothing) {
   auto sink = std::make_shared<CapturingSink>();
   auto call =
       Options{}.set<LogLevelOption>(LogLevel::kOff).set<LogSinkOption>(sink);
-  Run(kGet, {Unavailable(), absl::OkStatus()}, call);
+  Run(kGet, {Unavailable(), absl::OkStatus()}, call).IgnoreError();
   EXPECT_TRUE(sink->lines().empty());
 }
 

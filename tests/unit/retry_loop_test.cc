@@ -275,7 +275,7 @@ TEST_F(RetryLoopTest, PerCallOptionsBeatTheClients) {
   EXPECT_EQ(attempts_, 1);
   EXPECT_THAT(result.status().message(), HasSubstr("at most 0 retries"));
   // Without the per-call option the client's policy applies.
-  Run(kIdempotentMethod, {absl::StatusCode::kUnavailable});
+  Run(kIdempotentMethod, {absl::StatusCode::kUnavailable}).IgnoreError();
   EXPECT_EQ(attempts_, 6);
 }
 
@@ -364,7 +364,7 @@ TEST_F(RetryLoopTest, ServerErrorDetailsSurvive) {
 TEST_F(RetryLoopTest, AttemptTimeoutSetsEachAttemptsDeadline) {
   auto call = Options{}.set<AttemptTimeoutOption>(seconds(2));
   const auto before = std::chrono::system_clock::now();
-  Run(kIdempotentMethod, {absl::StatusCode::kOk}, call);
+  Run(kIdempotentMethod, {absl::StatusCode::kOk}, call).IgnoreError();
   const auto after = std::chrono::system_clock::now();
   ASSERT_EQ(contexts_deadlines_.size(), 1u);
   EXPECT_GE(contexts_deadlines_[0], before + seconds(2) - milliseconds(1));
@@ -374,7 +374,7 @@ TEST_F(RetryLoopTest, AttemptTimeoutSetsEachAttemptsDeadline) {
 TEST_F(RetryLoopTest, CountPolicyWithoutTimeoutsSetsNoDeadline) {
   auto call =
       Options{}.set<RetryPolicyOption>(RetryPolicy::LimitedErrorCount(2));
-  Run(kIdempotentMethod, {absl::StatusCode::kOk}, call);
+  Run(kIdempotentMethod, {absl::StatusCode::kOk}, call).IgnoreError();
   ASSERT_EQ(contexts_deadlines_.size(), 1u);
   EXPECT_GT(contexts_deadlines_[0],
             std::chrono::system_clock::now() + std::chrono::hours(24 * 365));
@@ -389,7 +389,7 @@ TEST_F(RetryLoopTest, CountPolicyWithoutTimeoutsSetsNoDeadline) {
 TEST_F(RetryLoopTest, CenturiesLongLimitIsNoDeadlineRatherThanAPastOne) {
   auto call = Options{}.set<RetryPolicyOption>(
       RetryPolicy::LimitedTime(std::chrono::hours(24 * 365 * 250)));
-  Run(kIdempotentMethod, {absl::StatusCode::kOk}, call);
+  Run(kIdempotentMethod, {absl::StatusCode::kOk}, call).IgnoreError();
   ASSERT_EQ(contexts_deadlines_.size(), 1u);
   EXPECT_GT(contexts_deadlines_[0],
             std::chrono::system_clock::now() + std::chrono::hours(24 * 365));
@@ -400,7 +400,7 @@ TEST_F(RetryLoopTest, LastAttemptDeadlineIsTruncatedToTheCallsEnd) {
                   .set<RetryPolicyOption>(RetryPolicy::LimitedTime(seconds(30)))
                   .set<AttemptTimeoutOption>(minutes(10));
   const auto before = std::chrono::system_clock::now();
-  Run(kIdempotentMethod, {absl::StatusCode::kOk}, call);
+  Run(kIdempotentMethod, {absl::StatusCode::kOk}, call).IgnoreError();
   EXPECT_LE(contexts_deadlines_[0],
             std::chrono::system_clock::now() + seconds(30));
   EXPECT_GE(contexts_deadlines_[0], before + seconds(30) - milliseconds(1));
