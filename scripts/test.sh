@@ -71,10 +71,13 @@ else
     -DSTUBKIT_BUILD_TESTS=ON -DSTUBKIT_BUILD_BENCHMARKS=ON \
     -DSTUBKIT_BUILD_EXAMPLES=ON -DSTUBKIT_CTEST_PER_EXECUTABLE=ON >/dev/null
   cmake --build "${build_dir}" -j "${jobs}"
-  if [[ -n "${later_pid}" ]] && ! wait "${later_pid}"; then
-    echo "test.sh: installing the later stages' packages failed:" >&2
-    cat "${later_log}" >&2
-    exit 1
+  if [[ -n "${later_pid}" ]]; then
+    if ! wait "${later_pid}"; then
+      echo "test.sh: installing the later stages' packages failed:" >&2
+      cat "${later_log}" >&2
+      exit 1
+    fi
+    rm -f "${later_log}"
   fi
 fi
 
