@@ -76,7 +76,7 @@
 #include "benchmarks/alloc_counter.h"
 #include "stubkit/adaptive_hedging.h"
 #include "stubkit/hedging.h"
-#include "stubkit/internal/retry_loop_state.h"
+#include "stubkit/internal/engine/retry_loop_state.h"
 #include "stubkit/logging.h"
 #include "stubkit/metrics.h"
 #include "stubkit/retry_budget.h"

@@ -1,6 +1,6 @@
 # Install rules: `cmake --install <build> --prefix <dir>` puts
 #   include/stubkit/*.h                      the runtime's public headers
-#   include/stubkit/internal/*.h             what generated code needs, not API
+#   include/stubkit/internal/*/*.h           what generated code needs, not API
 #   lib/libstubkit.a (or .so)                the runtime
 #   lib/libstubkit_explain.a (or .so)        stubkit::explain, the policy
 #                                            explainer (docs/explain.md)

@@ -48,7 +48,8 @@ cmake --build "${build_dir}" -j "${jobs}" --target "${targets[@]}"
 echo "== consumer-test: installing into ${prefix}"
 cmake --install "${build_dir}" --prefix "${prefix}" >/dev/null
 for file in include/stubkit/retry_loop.h \
-    include/stubkit/internal/retry_loop_state.h include/stubkit/explain.h \
+    include/stubkit/internal/engine/retry_loop_state.h \
+    include/stubkit/internal/base/mutex.h include/stubkit/explain.h \
     bin/protoc-gen-stubkit bin/stubkit-explain \
     lib/cmake/stubkit/stubkit-config.cmake lib/pkgconfig/stubkit.pc \
     lib/pkgconfig/stubkit_explain.pc; do

@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "src/internal/format.h"
+#include "src/internal/base/format.h"
 
 namespace stubkit {
 namespace {

@@ -8,8 +8,8 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
-#include "src/internal/format.h"
-#include "stubkit/internal/process_random.h"
+#include "src/internal/base/format.h"
+#include "stubkit/internal/base/process_random.h"
 
 namespace stubkit {
 namespace {

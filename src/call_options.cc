@@ -5,8 +5,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "stubkit/internal/call_setup.h"
-#include "stubkit/internal/metadata.h"
+#include "stubkit/internal/api/call_setup.h"
+#include "stubkit/internal/base/metadata.h"
 
 namespace stubkit {
 

@@ -6,7 +6,7 @@
 #include <thread>
 #include <utility>
 
-#include "stubkit/internal/timer_queue.h"
+#include "stubkit/internal/api/timer_queue.h"
 
 namespace stubkit {
 

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "stubkit/internal/connection_channel.h"
+#include "stubkit/internal/engine/connection_channel.h"
 
 namespace stubkit {
 namespace {

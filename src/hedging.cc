@@ -3,7 +3,7 @@
 #include "stubkit/hedging.h"
 
 #include "absl/strings/str_cat.h"
-#include "src/internal/format.h"
+#include "src/internal/base/format.h"
 
 namespace stubkit {
 

@@ -11,9 +11,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
-#include "src/internal/format.h"
+#include "src/internal/base/format.h"
 #include "stubkit/cancellation.h"
-#include "stubkit/internal/operation_poller.h"
+#include "stubkit/internal/entry/operation_poller.h"
 #include "stubkit/retry_options.h"
 #include "stubkit/status.h"
 

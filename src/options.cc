@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "stubkit/internal/options_layers.h"
+#include "stubkit/internal/api/options_layers.h"
 
 namespace stubkit {
 

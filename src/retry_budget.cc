@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
-#include "src/internal/format.h"
+#include "src/internal/base/format.h"
 
 namespace stubkit {
 namespace {

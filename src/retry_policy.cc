@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
-#include "src/internal/format.h"
+#include "src/internal/base/format.h"
 
 namespace stubkit {
 namespace {

@@ -7,7 +7,7 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
-#include "src/internal/format.h"
+#include "src/internal/base/format.h"
 
 namespace stubkit {
 

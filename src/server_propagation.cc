@@ -15,7 +15,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/string_view.h"
-#include "stubkit/internal/mutex.h"
+#include "stubkit/internal/base/mutex.h"
 #include "stubkit/retry_options.h"
 #include "stubkit/server_hints.h"
 #include "stubkit/status.h"

@@ -15,8 +15,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "src/internal/format.h"
-#include "stubkit/internal/retry_summary.h"
+#include "src/internal/base/format.h"
+#include "stubkit/internal/api/retry_summary.h"
 
 namespace stubkit {
 

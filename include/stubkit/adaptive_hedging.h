@@ -40,7 +40,7 @@
 #include <optional>
 
 #include "absl/status/status.h"
-#include "stubkit/internal/latency_window.h"
+#include "stubkit/internal/base/latency_window.h"
 #include "stubkit/retry_budget.h"
 
 namespace stubkit {

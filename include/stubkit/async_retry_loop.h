@@ -37,7 +37,7 @@
 
 #include "absl/status/statusor.h"
 #include "stubkit/async_callback.h"
-#include "stubkit/internal/async_retry_operation.h"
+#include "stubkit/internal/engine/async_retry_operation.h"
 #include "stubkit/method.h"
 #include "stubkit/options.h"
 

@@ -38,7 +38,7 @@
 
 #include "absl/base/attributes.h"
 #include "absl/status/status.h"
-#include "stubkit/internal/stream_handles.h"
+#include "stubkit/internal/api/stream_handles.h"
 #include "stubkit/streaming.h"
 
 namespace stubkit {

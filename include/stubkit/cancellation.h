@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "stubkit/internal/mutex.h"
+#include "stubkit/internal/base/mutex.h"
 
 namespace stubkit {
 
@@ -66,7 +66,7 @@ class CancellationToken {
 
  private:
   // Not absl::Mutex: abseil 20220623's timed waits follow the wall clock
-  // (see stubkit/internal/timer_queue.h); internal::CondVar waits on the
+  // (see stubkit/internal/api/timer_queue.h); internal::CondVar waits on the
   // steady clock.
   mutable internal::Mutex mu_;
   internal::CondVar cancelled_cv_;

@@ -41,7 +41,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "stubkit/internal/type_name.h"
+#include "stubkit/internal/base/type_name.h"
 #include "stubkit/method.h"
 #include "stubkit/options.h"
 

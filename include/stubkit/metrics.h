@@ -45,7 +45,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
-#include "stubkit/internal/mutex.h"
+#include "stubkit/internal/base/mutex.h"
 #include "stubkit/status.h"
 
 namespace stubkit {

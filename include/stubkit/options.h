@@ -38,7 +38,7 @@
 #include <utility>
 #include <vector>
 
-#include "stubkit/internal/option_key.h"
+#include "stubkit/internal/api/option_key.h"
 
 namespace stubkit {
 class Options {

@@ -40,7 +40,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
-#include "stubkit/internal/mutex.h"
+#include "stubkit/internal/base/mutex.h"
 
 namespace stubkit {
 

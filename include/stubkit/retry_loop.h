@@ -35,7 +35,7 @@
 #include <utility>
 
 #include "absl/status/statusor.h"
-#include "stubkit/internal/retry_loop_state.h"
+#include "stubkit/internal/engine/retry_loop_state.h"
 #include "stubkit/method.h"
 #include "stubkit/options.h"
 

@@ -45,7 +45,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
-#include "stubkit/internal/mutex.h"
+#include "stubkit/internal/base/mutex.h"
 
 namespace stubkit {
 

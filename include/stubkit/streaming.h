@@ -41,7 +41,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "stubkit/internal/stream_handles.h"
+#include "stubkit/internal/api/stream_handles.h"
 
 namespace stubkit {
 

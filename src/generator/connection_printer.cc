@@ -139,7 +139,7 @@ void PrintConnectionImpl(Printer& w, const FileModel& file,
           " public:\n");
   // `channel`: the one the stub stack calls through, when the connection
   // was made over a channel; unary retry waits follow it back after a
-  // connection failure (stubkit/internal/connection_channel.h).
+  // connection failure (stubkit/internal/engine/connection_channel.h).
   w.Print(ServiceVars(file, service),
           "  explicit $Service$ConnectionImpl("
           "::std::shared_ptr<$Service$Stub> stub, "

@@ -377,7 +377,7 @@ class Lro final : public Convention {
       if (!ServiceHasLro(service)) continue;
       includes.standard.push_back("string");
       includes.project.push_back("google/longrunning/operations.stubkit.h");
-      includes.project.push_back("stubkit/internal/operation_poller.h");
+      includes.project.push_back("stubkit/internal/entry/operation_poller.h");
       includes.project.push_back("stubkit/long_running_operation.h");
       return;
     }

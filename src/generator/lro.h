@@ -11,7 +11,7 @@
 //
 // and the client holds a google::longrunning::OperationsClient on the same
 // channel (SClient::OperationsConnectionOption for a client built from a
-// connection). The runtime side is stubkit/internal/operation_poller.h;
+// connection). The runtime side is stubkit/internal/entry/operation_poller.h;
 // the unit in the printers is LroConvention() (convention.h).
 //
 // The printers call the Print* hooks below; model.cc calls BuildLroInfo and

@@ -226,7 +226,7 @@ class Pagination final : public Convention {
   void AddSourceIncludes(const FileModel& file,
                          Includes& includes) const override {
     if (HasPagination(file)) {
-      includes.project.push_back("stubkit/internal/make_page_range.h");
+      includes.project.push_back("stubkit/internal/entry/make_page_range.h");
     }
   }
   void PrintClientDeclarations(Printer& w, const FileModel& file,

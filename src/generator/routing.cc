@@ -317,7 +317,7 @@ class Routing final : public Convention {
   void AddSourceIncludes(const FileModel& file,
                          Includes& includes) const override {
     if (HasRouting(file)) {
-      includes.project.push_back("stubkit/internal/routing_header.h");
+      includes.project.push_back("stubkit/internal/api/routing_header.h");
     }
   }
   void PrintStubHelpers(Printer& w, const Printer::Vars& vars,

@@ -133,7 +133,7 @@ void FileGenerator::Header(Printer& w) const {
         includes.project.end(),
         {"absl/status/statusor.h", file_.stem + ".grpc.pb.h",
          "stubkit/async_callback.h", "stubkit/decorator.h",
-         "stubkit/internal/method_options_table.h", "stubkit/method.h",
+         "stubkit/internal/api/method_options_table.h", "stubkit/method.h",
          "stubkit/options.h"});
     system.push_back("grpcpp/client_context.h");
   }
@@ -179,15 +179,17 @@ void FileGenerator::Source(Printer& w) const {
   Includes includes;
   if (!file_.services.empty()) {
     includes.standard = {"memory", "utility"};
-    includes.project = {"stubkit/internal/stub_support.h"};
+    includes.project = {"stubkit/internal/api/stub_support.h"};
   }
   if (HasUnary(file_)) {
-    includes.project.push_back("stubkit/internal/async_retry_operation.h");
-    includes.project.push_back("stubkit/internal/unary_call.h");
+    includes.project.push_back(
+        "stubkit/internal/engine/async_retry_operation.h");
+    includes.project.push_back("stubkit/internal/entry/unary_call.h");
   }
   if (HasStreams(file_)) {
-    includes.project.push_back("stubkit/internal/async_stream_operation.h");
-    includes.project.push_back("stubkit/internal/stream_retry.h");
+    includes.project.push_back(
+        "stubkit/internal/engine/async_stream_operation.h");
+    includes.project.push_back("stubkit/internal/engine/stream_retry.h");
   }
   for (const Convention* convention : Conventions()) {
     convention->AddSourceIncludes(file_, includes);

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "stubkit/internal/hint_parsing.h"
+#include "stubkit/internal/base/hint_parsing.h"
 #include "tests/fuzz/fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

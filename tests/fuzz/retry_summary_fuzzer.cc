@@ -10,7 +10,7 @@
 
 #include "absl/strings/cord.h"
 #include "absl/strings/match.h"
-#include "stubkit/internal/retry_summary.h"
+#include "stubkit/internal/api/retry_summary.h"
 #include "stubkit/metrics.h"
 #include "stubkit/status.h"
 #include "tests/fuzz/fuzz_support.h"

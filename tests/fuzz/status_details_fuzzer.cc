@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <string>
 
-#include "stubkit/internal/hint_parsing.h"
+#include "stubkit/internal/base/hint_parsing.h"
 #include "stubkit/status.h"
 #include "tests/fuzz/fuzz_support.h"
 #include "tests/testing/status_details.h"

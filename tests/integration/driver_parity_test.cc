@@ -1031,18 +1031,19 @@ const std::vector<Difference>& Differences() {
                                   "retry token bucket is at or below half), "
                                   "no more hedges");
               });
-    AddHedged(*table, "ChannelDownThenReady",
-              "all 5 hedges fail on the dead connection at once; kExhausted, "
-              "nothing reached the server",
-              "no backoff between hedges (A6), so nothing to end when the "
-              "channel is ready again: a hedged call does not follow the "
-              "channel (internal/unary_call.h), and an outage longer than "
-              "its hedges take outlasts it",
-              [](Outcome& o) {
-                o = HedgedAtOnce(5, /*ok=*/false);
-                o.server_attempts = 0;
-                ForgetRealTime(o);
-              });
+    AddHedged(
+        *table, "ChannelDownThenReady",
+        "all 5 hedges fail on the dead connection at once; kExhausted, "
+        "nothing reached the server",
+        "no backoff between hedges (A6), so nothing to end when the "
+        "channel is ready again: a hedged call does not follow the "
+        "channel (internal/entry/unary_call.h), and an outage longer than "
+        "its hedges take outlasts it",
+        [](Outcome& o) {
+          o = HedgedAtOnce(5, /*ok=*/false);
+          o.server_attempts = 0;
+          ForgetRealTime(o);
+        });
     for (Driver driver : {Driver::kClientStreamSync, Driver::kClientStreamAsync,
                           Driver::kBidiStreamSync, Driver::kBidiStreamAsync}) {
       table->push_back(Difference{

@@ -26,7 +26,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "stubkit/hedging.h"
-#include "stubkit/internal/unary_call.h"
+#include "stubkit/internal/entry/unary_call.h"
 #include "stubkit/metrics.h"
 #include "stubkit/retry_loop.h"
 #include "stubkit/retry_policy.h"

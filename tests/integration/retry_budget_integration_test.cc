@@ -18,7 +18,7 @@
 #include "stubkit/async_retry_loop.h"
 #include "stubkit/clock.h"
 #include "stubkit/hedging.h"
-#include "stubkit/internal/unary_call.h"
+#include "stubkit/internal/entry/unary_call.h"
 #include "stubkit/retry_budget.h"
 #include "stubkit/retry_loop.h"
 #include "stubkit/retry_throttle.h"

@@ -28,7 +28,7 @@
 #include "stubkit/async_retry_loop.h"
 #include "stubkit/cancellation.h"
 #include "stubkit/clock.h"
-#include "stubkit/internal/timer_queue.h"
+#include "stubkit/internal/api/timer_queue.h"
 #include "stubkit/metrics.h"
 #include "stubkit/options.h"
 #include "stubkit/retry_budget.h"

@@ -1,10 +1,11 @@
 // Copyright 2026 The stubkit Authors.
 //
-// ScriptedAdmission: an admission source (stubkit/internal/retry_decision.h)
-// for decision table tests. It admits or refuses as scripted, never changes
-// its mind, and counts the failures it is told of and the takes, so that a
-// row can check which rule asked it. `take` false plays a shared budget
-// that another call emptied between the admission and the take.
+// ScriptedAdmission: an admission source
+// (stubkit/internal/engine/retry_decision.h) for decision table tests. It
+// admits or refuses as scripted, never changes its mind, and counts the
+// failures it is told of and the takes, so that a row can check which rule
+// asked it. `take` false plays a shared budget that another call emptied
+// between the admission and the take.
 //
 //   ScriptedAdmission admission(/*admit=*/false, /*may_wait=*/true);
 //   RunRetryDecision(status, facts, policy, &admission, waits);
@@ -16,7 +17,7 @@
 
 #include <string>
 
-#include "stubkit/internal/retry_decision.h"
+#include "stubkit/internal/engine/retry_decision.h"
 
 namespace stubkit {
 namespace testing {

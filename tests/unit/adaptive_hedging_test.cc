@@ -16,7 +16,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "stubkit/internal/latency_window.h"
+#include "stubkit/internal/base/latency_window.h"
 
 namespace stubkit {
 namespace {

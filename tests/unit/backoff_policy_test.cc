@@ -9,7 +9,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "stubkit/internal/process_random.h"
+#include "stubkit/internal/base/process_random.h"
 
 namespace stubkit {
 namespace {

@@ -21,8 +21,8 @@
 #include "gtest/gtest.h"
 #include "stubkit/async_retry_loop.h"
 #include "stubkit/hedging.h"
-#include "stubkit/internal/call_setup.h"
-#include "stubkit/internal/unary_call.h"
+#include "stubkit/internal/api/call_setup.h"
+#include "stubkit/internal/entry/unary_call.h"
 #include "stubkit/retry_loop.h"
 
 namespace stubkit {

@@ -2,7 +2,7 @@
 //
 // The deadline helper every attempt's deadline goes through.
 
-#include "stubkit/internal/deadline.h"
+#include "stubkit/internal/engine/deadline.h"
 
 #include <chrono>
 

@@ -1,8 +1,8 @@
 // Copyright 2026 The stubkit Authors.
 //
 // The retry decision. First a table against the decision itself
-// (`RunRetryDecision`, stubkit/internal/retry_sources.h, over the steps
-// stubkit/internal/retry_decision.h lists), one row per rule and one per
+// (`RunRetryDecision`, stubkit/internal/engine/retry_sources.h, over the steps
+// stubkit/internal/engine/retry_decision.h lists), one row per rule and one per
 // pair of rules that could both apply;
 // then the same order through the sync and async loops on a fake clock,
 // which shows that they report what the decision says.
@@ -17,8 +17,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "stubkit/async_retry_loop.h"
-#include "stubkit/internal/retry_decision.h"
-#include "stubkit/internal/retry_sources.h"
+#include "stubkit/internal/engine/retry_decision.h"
+#include "stubkit/internal/engine/retry_sources.h"
 #include "stubkit/retry_loop.h"
 #include "tests/testing/scripted_admission.h"
 

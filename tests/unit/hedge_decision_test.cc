@@ -1,10 +1,10 @@
 // Copyright 2026 The stubkit Authors.
 //
-// The hedging decisions of stubkit/internal/hedge_decision.h as tables: one
-// row per rule and per pair of rules whose order matters. A row that fails
+// The hedging decisions of stubkit/internal/engine/hedge_decision.h as tables:
+// one row per rule and per pair of rules whose order matters. A row that fails
 // names the rule, so a reordering shows which promise it broke.
 
-#include "stubkit/internal/hedge_decision.h"
+#include "stubkit/internal/engine/hedge_decision.h"
 
 #include <chrono>
 #include <optional>
@@ -12,7 +12,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "stubkit/internal/retry_sources.h"
+#include "stubkit/internal/engine/retry_sources.h"
 #include "tests/testing/scripted_admission.h"
 
 namespace stubkit {

@@ -27,7 +27,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "stubkit/adaptive_hedging.h"
-#include "stubkit/internal/unary_call.h"
+#include "stubkit/internal/entry/unary_call.h"
 #include "stubkit/metrics.h"
 #include "stubkit/retry_throttle.h"
 

@@ -3,7 +3,7 @@
 // The service config's JSON reader: RFC 8259 accepted, everything else
 // refused with a line and column, duplicates kept for the reader to name.
 
-#include "stubkit/internal/json.h"
+#include "stubkit/internal/base/json.h"
 
 #include <string>
 

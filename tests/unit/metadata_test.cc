@@ -3,13 +3,14 @@
 // Metadata validation: every key and value gRPC 1.51 would abort on is
 // refused with INVALID_ARGUMENT naming the key, and nothing legal is.
 
+#include "stubkit/internal/base/metadata.h"
+
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "stubkit/internal/metadata.h"
 #include "stubkit/retry_loop.h"
 
 namespace stubkit {

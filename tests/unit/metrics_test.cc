@@ -23,7 +23,7 @@
 #include "stubkit/async_retry_loop.h"
 #include "stubkit/cancellation.h"
 #include "stubkit/hedging.h"
-#include "stubkit/internal/hedged_operation.h"
+#include "stubkit/internal/engine/hedged_operation.h"
 #include "stubkit/retry_loop.h"
 #include "stubkit/retry_throttle.h"
 

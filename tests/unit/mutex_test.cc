@@ -4,7 +4,7 @@
 // that times out, a notified wait. Timings are loose: a wait that must time
 // out is short, one that must be notified has ten seconds.
 
-#include "stubkit/internal/mutex.h"
+#include "stubkit/internal/base/mutex.h"
 
 #include <chrono>
 #include <thread>

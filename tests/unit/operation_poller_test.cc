@@ -6,7 +6,7 @@
 // tests/integration/generated_lro_test.cc runs them through generated code
 // against a real server.
 
-#include "stubkit/internal/operation_poller.h"
+#include "stubkit/internal/entry/operation_poller.h"
 
 #include <gmock/gmock.h>
 #include <google/protobuf/any.pb.h>

@@ -7,7 +7,7 @@
 #include <type_traits>
 
 #include "gtest/gtest.h"
-#include "stubkit/internal/options_layers.h"
+#include "stubkit/internal/api/options_layers.h"
 #include "stubkit/retry_options.h"
 
 namespace stubkit {

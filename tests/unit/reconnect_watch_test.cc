@@ -12,7 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "stubkit/clock.h"
-#include "stubkit/internal/connection_channel.h"
+#include "stubkit/internal/engine/connection_channel.h"
 
 namespace stubkit {
 namespace internal {

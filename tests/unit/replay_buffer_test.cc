@@ -5,7 +5,7 @@
 // first response or past kMaxReplayBytes (then only the hook may reopen),
 // replaced by the resume hook's messages.
 
-#include "stubkit/internal/replay_buffer.h"
+#include "stubkit/internal/engine/replay_buffer.h"
 
 #include <vector>
 

@@ -12,8 +12,8 @@
 #include <cstdint>
 #include <string>
 
-#include "stubkit/internal/metadata.h"
-#include "stubkit/internal/routing_header.h"
+#include "stubkit/internal/api/routing_header.h"
+#include "stubkit/internal/base/metadata.h"
 #include "stubkit/options.h"
 
 namespace stubkit {

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "stubkit/internal/hint_parsing.h"
+#include "stubkit/internal/base/hint_parsing.h"
 #include "tests/testing/status_details.h"
 
 namespace stubkit {

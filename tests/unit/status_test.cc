@@ -8,7 +8,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "stubkit/internal/retry_summary.h"
+#include "stubkit/internal/api/retry_summary.h"
 
 namespace stubkit {
 namespace {

@@ -24,7 +24,7 @@
 #include "gtest/gtest.h"
 #include "stubkit/cancellation.h"
 #include "stubkit/clock.h"
-#include "stubkit/internal/stream_retry.h"
+#include "stubkit/internal/engine/stream_retry.h"
 #include "stubkit/retry_observer.h"
 #include "stubkit/retry_options.h"
 #include "tests/testing/recording_sleeper.h"

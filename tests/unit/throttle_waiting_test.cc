@@ -14,7 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "stubkit/async_retry_loop.h"
-#include "stubkit/internal/retry_sources.h"
+#include "stubkit/internal/engine/retry_sources.h"
 #include "stubkit/retry_budget.h"
 #include "stubkit/retry_loop.h"
 #include "stubkit/retry_throttle.h"

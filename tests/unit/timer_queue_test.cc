@@ -4,7 +4,7 @@
 // a private queue. Waits that must fire are short; waits that must not are
 // an hour long and cancelled, so no assertion depends on a tight timing.
 
-#include "stubkit/internal/timer_queue.h"
+#include "stubkit/internal/api/timer_queue.h"
 
 #include <atomic>
 #include <chrono>
@@ -13,8 +13,8 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <system_error>
+#include <thread>
 #include <utility>
 #include <vector>
 

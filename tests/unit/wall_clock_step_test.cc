@@ -30,7 +30,7 @@
 #include "gtest/gtest.h"
 #include "stubkit/cancellation.h"
 #include "stubkit/clock.h"
-#include "stubkit/internal/timer_queue.h"
+#include "stubkit/internal/api/timer_queue.h"
 
 namespace {
 std::atomic<int64_t> g_wall_shift_ns{0};

@@ -15,7 +15,7 @@
 #include "stubkit/async_callback.h"
 #include "stubkit/async_streaming.h"
 #include "stubkit/decorator.h"
-#include "stubkit/internal/method_options_table.h"
+#include "stubkit/internal/api/method_options_table.h"
 #include "stubkit/method.h"
 #include "stubkit/options.h"
 #include "stubkit/streaming.h"

@@ -6,10 +6,10 @@
 #include <memory>
 #include <utility>
 
-#include "stubkit/internal/async_retry_operation.h"
-#include "stubkit/internal/routing_header.h"
-#include "stubkit/internal/stub_support.h"
-#include "stubkit/internal/unary_call.h"
+#include "stubkit/internal/api/routing_header.h"
+#include "stubkit/internal/api/stub_support.h"
+#include "stubkit/internal/engine/async_retry_operation.h"
+#include "stubkit/internal/entry/unary_call.h"
 
 namespace stubkit {
 namespace testing {

@@ -6,12 +6,12 @@
 #include <memory>
 #include <utility>
 
-#include "stubkit/internal/async_retry_operation.h"
-#include "stubkit/internal/async_stream_operation.h"
-#include "stubkit/internal/routing_header.h"
-#include "stubkit/internal/stream_retry.h"
-#include "stubkit/internal/stub_support.h"
-#include "stubkit/internal/unary_call.h"
+#include "stubkit/internal/api/routing_header.h"
+#include "stubkit/internal/api/stub_support.h"
+#include "stubkit/internal/engine/async_retry_operation.h"
+#include "stubkit/internal/engine/async_stream_operation.h"
+#include "stubkit/internal/engine/stream_retry.h"
+#include "stubkit/internal/entry/unary_call.h"
 
 namespace routing {
 namespace v1 {
