@@ -6,6 +6,7 @@
 #include <thread>
 #include <utility>
 
+#include "stubkit/internal/api/attempt_context.h"
 #include "stubkit/internal/api/timer_queue.h"
 
 namespace stubkit {
@@ -26,7 +27,9 @@ void CancellationToken::Cancel() {
   // (user code) on this thread. `Detach` waits for this loop to end, so no
   // context is destroyed while it is being cancelled; no new context can
   // attach, since `cancelled_` is set.
-  for (grpc::ClientContext* context : contexts) context->TryCancel();
+  for (grpc::ClientContext* context : contexts) {
+    internal::CancelAttempt(*context);
+  }
   {
     internal::MutexLock lock(&mu_);
     cancelling_ = std::thread::id();

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "src/internal/base/format.h"
+#include "stubkit/internal/api/attempt_context.h"
 #include "stubkit/internal/base/hint_parsing.h"
 #include "stubkit/server_hints.h"
 
@@ -241,7 +242,7 @@ absl::Status HedgedOperationBase::Conclude(Step& step) {
   // Launched contexts stay put and live as long as the operation; one
   // whose call already ended ignores TryCancel.
   for (int i = 0; i < step.launched; ++i) {
-    if (i != step.winner) contexts_[i]->TryCancel();
+    if (i != step.winner) CancelAttempt(*contexts_[i]);
   }
   if (step.cancel_timer != 0) sleeper().Cancel(step.cancel_timer);
   uint64_t callback = 0;
@@ -508,8 +509,7 @@ void HedgedOperationBase::GoOnLocked(Step& step, int index,
 
 ServerHint HedgedOperationBase::HintOf(int index, const absl::Status& status) {
   if (!state().use_hints()) return {};
-  return ReadServerHint(&contexts_[index]->GetServerTrailingMetadata(), status,
-                        options());
+  return ReadServerHint(ServerTrailers(*contexts_[index]), status, options());
 }
 
 }  // namespace internal

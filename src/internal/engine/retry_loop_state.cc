@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "src/internal/base/format.h"
+#include "stubkit/internal/api/attempt_context.h"
 #include "stubkit/internal/api/call_setup.h"
 #include "stubkit/internal/api/method_options_table.h"
 #include "stubkit/internal/api/retry_summary.h"
@@ -358,7 +359,7 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
                                const grpc::ClientContext& context,
                                absl::Status* final_status, nanoseconds* wait) {
   const time_point now = this->now();
-  const RetryDecision decision = Decide(status, context, now);
+  const RetryDecision decision = Decide(status, ServerTrailers(context), now);
   return Report(status, decision, now, final_status, wait);
 }
 
@@ -368,7 +369,7 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
                                absl::string_view declined,
                                absl::Status* final_status, nanoseconds* wait) {
   const time_point now = this->now();
-  const RetryDecision decision = Decide(status, context, now);
+  const RetryDecision decision = Decide(status, ServerTrailers(context), now);
   // Last, once nothing else stops the call: the hook is user code with side
   // effects. (A retry budget's withdrawal was taken: a hook that declines
   // does not give it back.)
@@ -381,7 +382,7 @@ bool RetryLoopState::OnFailure(const absl::Status& status,
 }
 
 RetryDecision RetryLoopState::Decide(const absl::Status& status,
-                                     const grpc::ClientContext& context,
+                                     const ServerTrailerMap* trailers,
                                      time_point now) {
   wait_.follow().set_active(false);
   if (wait_.follow().channel() != nullptr) {
@@ -393,10 +394,10 @@ RetryDecision RetryLoopState::Decide(const absl::Status& status,
   CallAdmission admission(sources_.throttle, wait_.throttle().enabled(),
                           sources_.budget, sources_.clock, facts_.attempt_start,
                           now);
-  waits_.SetAttempt(&context.GetServerTrailingMetadata());
+  waits_.SetAttempt(trailers);
   const RetryDecision decision =
       RunRetryDecision(status, facts_, retry_policy_, admission.get(), waits_);
-  waits_.SetAttempt(nullptr);  // the context may not outlive the attempt
+  waits_.SetAttempt(nullptr);  // they may not outlive the attempt
   facts_.failures = decision.failures;
   return decision;
 }

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "stubkit/internal/api/attempt_context.h"
 #include "stubkit/internal/api/timer_queue.h"
 #include "stubkit/internal/base/method_name.h"
 #include "stubkit/internal/engine/connection_channel.h"
@@ -43,7 +44,7 @@ void StreamCancelState::Cancel() {
   if (context == nullptr) return;
   // Without the lock: TryCancel runs the channel's interceptors. `Release`
   // waits for `cancelling_`, so the context outlives this call.
-  context->TryCancel();
+  CancelAttempt(*context);
   {
     MutexLock lock(&mu_);
     cancelling_ = false;
@@ -199,7 +200,7 @@ void EstablishTimer::Start(grpc::ClientContext* context, nanoseconds timeout) {
     }
     // Without the lock: TryCancel runs the channel's interceptors. `Stop`
     // waits for this, so the context outlives it.
-    context->TryCancel();
+    CancelAttempt(*context);
     {
       MutexLock lock(&shared->mu);
       shared->cancelling = std::thread::id();

@@ -23,6 +23,7 @@
 #include "stubkit/call_options.h"
 #include "stubkit/cancellation.h"
 #include "stubkit/clock.h"
+#include "stubkit/internal/api/attempt_context.h"
 #include "stubkit/internal/api/call_setup.h"
 #include "stubkit/internal/engine/call_reporter.h"
 #include "stubkit/internal/engine/call_wait.h"
@@ -276,9 +277,9 @@ class RetryLoopState {
   // were initialized: skipped when nothing is set.
   void SetupSources(const OptionsView& options);
   // The decision after a failed attempt seen at `now`, before it is
-  // reported.
+  // reported; `trailers`: its server's (ServerTrailers).
   RetryDecision Decide(const absl::Status& status,
-                       const grpc::ClientContext& context, time_point now);
+                       const ServerTrailerMap* trailers, time_point now);
   // Tells the observer, the logs and the loop what `decision` is.
   bool Report(const absl::Status& status, const RetryDecision& decision,
               time_point now, absl::Status* final_status,

@@ -18,7 +18,7 @@
 // committing between the steps what each says.
 //
 //   BackoffWaits waits(backoff_policy, options, reporter);
-//   waits.SetAttempt(&context.GetServerTrailingMetadata());
+//   waits.SetAttempt(ServerTrailers(context));  // attempt_context.h
 //   CallAdmission admission(throttle, wait_enabled, budget, clock);
 //   RunRetryDecision(status, facts, policy, admission.get(), waits);
 

@@ -28,6 +28,7 @@
 #include "absl/status/statusor.h"
 #include "stubkit/cancellation.h"
 #include "stubkit/clock.h"
+#include "stubkit/internal/api/attempt_context.h"
 #include "stubkit/internal/api/call_setup.h"
 #include "stubkit/internal/api/options_layers.h"
 #include "stubkit/internal/api/stub_support.h"
@@ -343,7 +344,7 @@ class RetryingStreamReader : public StreamReaderImpl<Response> {
   // Ends an open stream the reader no longer wants.
   void Abandon() {
     if (stream_ == nullptr) return;
-    context_->TryCancel();
+    CancelAttempt(*context_);
     Response discard;
     while (stream_->Read(&discard)) {
     }
@@ -381,7 +382,7 @@ class GrpcStreamWriter : public StreamWriterImpl<Request, Response> {
   GrpcStreamWriter() : context_(std::make_unique<grpc::ClientContext>()) {}
   ~GrpcStreamWriter() override {
     if (stream_ != nullptr) {
-      context_->TryCancel();
+      CancelAttempt(*context_);
       stream_->Finish();
     }
   }
@@ -421,7 +422,7 @@ class GrpcStreamWriter : public StreamWriterImpl<Request, Response> {
     }
     return result_;
   }
-  void Cancel() override { context_->TryCancel(); }
+  void Cancel() override { CancelAttempt(*context_); }
 
  private:
   std::unique_ptr<grpc::ClientContext> context_;
@@ -441,7 +442,7 @@ class GrpcStreamReaderWriter
       : method_(method), context_(std::make_unique<grpc::ClientContext>()) {}
   ~GrpcStreamReaderWriter() override {
     if (stream_ != nullptr) {
-      context_->TryCancel();
+      CancelAttempt(*context_);
       Response discard;
       while (stream_->Read(&discard)) {
       }
@@ -489,7 +490,7 @@ class GrpcStreamReaderWriter
     // cancelled instead.
     Response unread;
     if (!reads_done_ && stream_->Read(&unread)) {
-      context_->TryCancel();
+      CancelAttempt(*context_);
       while (stream_->Read(&unread)) {
       }
       stream_->Finish();
@@ -504,7 +505,7 @@ class GrpcStreamReaderWriter
     }
     return result_;
   }
-  void Cancel() override { context_->TryCancel(); }
+  void Cancel() override { CancelAttempt(*context_); }
 
  private:
   const MethodInfo method_;
@@ -847,7 +848,7 @@ class ResumableStream {
   // Ends an open stream the caller no longer wants.
   void Abandon() {
     if (stream_ == nullptr) return;
-    context_->TryCancel();
+    CancelAttempt(*context_);
     if constexpr (kBidi) {
       Response discard;
       while (stream_->Read(&discard)) {
