@@ -17,18 +17,21 @@
 //   other calls of the scenario (async, sharing a throttle) and scheduled
 //   cancellations make progress while the sync call "blocks".
 // - Cancellation. `grpc::ClientContext::TryCancel` on a context that never
-//   started a call only sets the private `call_canceled_` flag, so the
-//   transport reads that flag (through the standard explicit-instantiation
-//   access to private members, `ContextPeek` below) after every event, and
-//   for a sync attempt after every event it pumps. An attempt whose context
-//   was cancelled completes at once with CANCELLED, replacing its scripted
-//   completion, as gRPC does. This covers every route a cancellation takes:
-//   a `CancellationToken`, a hedging loser, `StreamReader::Cancel()`, and an
-//   observer that cancels from inside its callback.
-// - Trailers. `grpc-retry-pushback-ms` is read from
-//   `ClientContext::GetServerTrailingMetadata()`; the transport fills the
-//   private trailing metadata map the way grpc's own ClientContextTestPeer
-//   fills the initial metadata. RetryInfo travels in the status payload.
+//   started a call only sets a flag gRPC keeps private, so the transport
+//   learns of cancels from stubkit instead: every cancel stubkit sends goes
+//   through `internal::CancelAttempt`, which tells its attempt tap, the
+//   `ContextLedger` below. The transport asks the ledger after every event,
+//   and for a sync attempt after every event it pumps. An attempt whose
+//   context was cancelled completes at once with CANCELLED, replacing its
+//   scripted completion, as gRPC does. This covers every route a
+//   cancellation takes: a `CancellationToken` (and so an observer that
+//   cancels from inside its callback), a hedging loser,
+//   `StreamReader::Cancel()` and the streams' establishment timer.
+// - Trailers. The decision reads a failed attempt's trailers
+//   (`grpc-retry-pushback-ms`) through `internal::ServerTrailers`, which
+//   asks the same tap first: the transport hands the ledger the trailers
+//   its script says. RetryInfo travels in the status payload. No private
+//   member of grpc::ClientContext is touched.
 // - Interleavings. gRPC runs callbacks on several threads. With
 //   `preempt` on, each call into the scheduler's `Schedule`/`Cancel` (made
 //   by the code under test outside its own locks) may first run a due event
@@ -87,6 +90,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "stubkit/clock.h"
+#include "stubkit/internal/attempt_context.h"
 #include "stubkit/status.h"
 
 namespace stubkit {
@@ -99,44 +103,82 @@ using TimePoint = Clock::time_point;
 using Msg = google::protobuf::Int64Value;
 
 // ---------------------------------------------------------------------------
-// Private access to grpc::ClientContext (test only). Explicit instantiation
-// may name private members ([temp.explicit]); this header is included by one
-// translation unit only.
-template <typename Tag, typename Tag::type kMember>
-struct PrivateAccess {
-  friend typename Tag::type Get(Tag) { return kMember; }
-};
-struct CanceledTag {
-  using type = bool grpc::ClientContext::*;
-  friend type Get(CanceledTag);
-};
-struct MuTag {
-  using type = grpc::internal::Mutex grpc::ClientContext::*;
-  friend type Get(MuTag);
-};
-struct TrailersTag {
-  using type = grpc::internal::MetadataMap grpc::ClientContext::*;
-  friend type Get(TrailersTag);
-};
-template struct PrivateAccess<CanceledTag,
-                              &grpc::ClientContext::call_canceled_>;
-template struct PrivateAccess<MuTag, &grpc::ClientContext::mu_>;
-template struct PrivateAccess<TrailersTag,
-                              &grpc::ClientContext::trailing_metadata_>;
+// What gRPC keeps in the context of a started call, for contexts that never
+// start one: whether it was cancelled and the trailers its server sent.
+// stubkit tells the ledger of each cancel it sends and asks it for a failed
+// attempt's trailers through its attempt tap (stubkit/internal/
+// attempt_context.h); gRPC's public global context callbacks tell it when a
+// context dies, so a new context at a reused address starts clean (a hedged
+// call cancels its losers, ended or not; a token may cancel a context
+// before its attempt reaches the transport).
+class ContextLedger final : public internal::AttemptTap {
+ public:
+  // The process's ledger, made and installed on first use: gRPC takes
+  // global callbacks once per process, so it is never uninstalled (nor
+  // destroyed: contexts may die after main).
+  static ContextLedger& Get() {
+    static ContextLedger* const ledger = [] {
+      auto* made = new ContextLedger;
+      grpc::ClientContext::SetGlobalCallbacks(&made->lifetimes_);
+      internal::SetAttemptTap(made);
+      return made;
+    }();
+    return *ledger;
+  }
 
-struct ContextPeek {
-  static bool Cancelled(grpc::ClientContext& context) {
-    grpc::internal::MutexLock lock(&(context.*Get(MuTag{})));
-    return context.*Get(CanceledTag{});
+  bool IsCancelled(const grpc::ClientContext& context) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = entries_.find(&context);
+    return it != entries_.end() && it->second.cancelled;
   }
-  // `key` and `value` must outlive the context's last read of its trailers.
-  static void AddTrailer(grpc::ClientContext& context, const std::string& key,
-                         const std::string& value) {
-    (context.*Get(TrailersTag{}))
-        .map()
-        ->insert(std::make_pair(grpc::string_ref(key.data(), key.size()),
-                                grpc::string_ref(value.data(), value.size())));
+  // The server's trailer `key: value` for `context`'s ended attempt.
+  void AddTrailer(const grpc::ClientContext& context, std::string key,
+                  std::string value) {
+    std::lock_guard<std::mutex> lock(mu_);
+    Entry& entry = entries_[&context];
+    entry.strings.emplace_back(std::move(key), std::move(value));
+    const auto& [k, v] = entry.strings.back();
+    entry.trailers.emplace(grpc::string_ref(k.data(), k.size()),
+                           grpc::string_ref(v.data(), v.size()));
   }
+
+  // internal::AttemptTap
+  const internal::ServerTrailerMap* Trailers(
+      const grpc::ClientContext& context) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = entries_.find(&context);
+    if (it == entries_.end() || it->second.trailers.empty()) return nullptr;
+    return &it->second.trailers;  // stays put until `context` dies
+  }
+  void Cancelled(const grpc::ClientContext& context) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    entries_[&context].cancelled = true;
+  }
+
+ private:
+  struct Entry {
+    bool cancelled = false;
+    std::deque<std::pair<std::string, std::string>> strings;  // stay put
+    internal::ServerTrailerMap trailers;                      // into `strings`
+  };
+  class Lifetimes final : public grpc::ClientContext::GlobalCallbacks {
+   public:
+    explicit Lifetimes(ContextLedger* ledger) : ledger_(ledger) {}
+    void DefaultConstructor(grpc::ClientContext*) override {}
+    void Destructor(grpc::ClientContext* context) override {
+      std::lock_guard<std::mutex> lock(ledger_->mu_);
+      ledger_->entries_.erase(context);
+    }
+
+   private:
+    ContextLedger* ledger_;
+  };
+
+  ContextLedger() = default;
+
+  Lifetimes lifetimes_{this};
+  mutable std::mutex mu_;
+  std::map<const grpc::ClientContext*, Entry> entries_;
 };
 
 inline TimePoint AddSat(TimePoint t, nanoseconds d) {
@@ -598,6 +640,7 @@ std::string SerializedStatusWithRetryInfo(InfoHint kind, int64_t ms);
 class SimTransport {
  public:
   explicit SimTransport(SimScheduler* scheduler) : sched_(scheduler) {
+    ContextLedger::Get();  // installed before the first context is cancelled
     sched_->set_after_event([this] { PollCancels(); });
   }
 
@@ -641,7 +684,7 @@ class SimTransport {
     TimePoint done_at;
     grpc::Status status = Planned(*rec, &done_at);
     bool cancelled = sched_->RunUntil(
-        done_at, [&] { return ContextPeek::Cancelled(context); });
+        done_at, [&] { return ContextLedger::Get().IsCancelled(context); });
     if (cancelled) {
       rec->by_cancel = true;
       status = grpc::Status(grpc::StatusCode::CANCELLED, "sim: cancelled");
@@ -714,8 +757,8 @@ class SimTransport {
     TimePoint at;
     bool message = NextStreamStep(rec, next, &at);
     grpc::ClientContext& context = *rec.context;
-    bool cancelled =
-        sched_->RunUntil(at, [&] { return ContextPeek::Cancelled(context); });
+    bool cancelled = sched_->RunUntil(
+        at, [&] { return ContextLedger::Get().IsCancelled(context); });
     if (cancelled) {
       rec.by_cancel = true;
       End(rec, grpc::Status(grpc::StatusCode::CANCELLED, "sim: cancelled"));
@@ -840,7 +883,7 @@ class SimTransport {
   // its script's end, with the number of writes it received.
   bool WriteStep(AttemptRecord& rec, int64_t value, bool half_close) {
     if (rec.ended || rec.half_closed) return false;
-    if (ContextPeek::Cancelled(*rec.context)) {
+    if (ContextLedger::Get().IsCancelled(*rec.context)) {
       rec.by_cancel = true;
       End(rec, grpc::Status(grpc::StatusCode::CANCELLED, "sim: cancelled"));
       return false;
@@ -876,7 +919,7 @@ class SimTransport {
         grpc::Status status = t_->Planned(*rec_, &done_at);
         grpc::ClientContext& context = *rec_->context;
         bool cancelled = t_->sched_->RunUntil(
-            done_at, [&] { return ContextPeek::Cancelled(context); });
+            done_at, [&] { return ContextLedger::Get().IsCancelled(context); });
         if (cancelled) {
           rec_->by_cancel = true;
           rec_->by_deadline = false;
@@ -1168,7 +1211,7 @@ class SimTransport {
     for (auto& [call, state] : calls_) {
       for (auto& rec : state.attempts) {
         if (!rec->ended && rec->context != nullptr &&
-            !ContextPeek::Cancelled(*rec->context)) {
+            !ContextLedger::Get().IsCancelled(*rec->context)) {
           live.push_back(rec.get());
         }
       }
@@ -1176,7 +1219,7 @@ class SimTransport {
     fire();
     for (AttemptRecord* rec : live) {
       if (!rec->ended && rec->context != nullptr &&
-          ContextPeek::Cancelled(*rec->context)) {
+          ContextLedger::Get().IsCancelled(*rec->context)) {
         rec->by_establish = true;
         rec->establish_fired = sched_->Now();
       }
@@ -1191,7 +1234,7 @@ class SimTransport {
         if (rec->ended || rec->context == nullptr || rec->cancel_posted ||
             !rec->finish)
           continue;
-        if (!ContextPeek::Cancelled(*rec->context)) continue;
+        if (!ContextLedger::Get().IsCancelled(*rec->context)) continue;
         if (rec->pending_event != 0) sched_->Remove(rec->pending_event);
         rec->pending_event = 0;
         rec->cancel_posted = true;
@@ -1375,8 +1418,8 @@ class SimTransport {
           case Hint::kNone:
             break;
         }
-        ContextPeek::AddTrailer(*rec.context, rec.trailer_key,
-                                rec.trailer_value);
+        ContextLedger::Get().AddTrailer(*rec.context, rec.trailer_key,
+                                        rec.trailer_value);
       }
     }
     NoteHandOver(rec);
