@@ -90,7 +90,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "stubkit/clock.h"
-#include "stubkit/internal/attempt_context.h"
+#include "stubkit/internal/api/attempt_context.h"
 #include "stubkit/status.h"
 
 namespace stubkit {
