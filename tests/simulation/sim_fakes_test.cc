@@ -16,7 +16,7 @@
 
 #include "stubkit/cancellation.h"
 #include "stubkit/hedging.h"
-#include "stubkit/internal/unary_call.h"
+#include "stubkit/internal/entry/unary_call.h"
 #include "stubkit/retry_loop.h"
 #include "stubkit/retry_observer.h"
 #include "stubkit/retry_options.h"
