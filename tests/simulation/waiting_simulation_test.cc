@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <random>
@@ -97,8 +98,17 @@ struct WCall {
   milliseconds latency{5};
 };
 
+// The backend's latency per attempt (issue 44): the call's own, constant;
+// the hedging study's mixture (98 % in 1.5-2.5 ms, 2 % in 100-200 ms); a
+// lognormal of median the call's latency and p99 10x it (capped at 20x);
+// or the mixture whose tail grows with the attempts in flight (a queue).
+enum class Backend { kConstant, kMixture, kLognormal, kQueueTail };
+constexpr const char* kBackendNames[] = {"constant", "mixture", "lognormal",
+                                         "tail grows with the queue"};
+
 struct WScenario {
   uint64_t seed = 0;
+  Backend backend = Backend::kConstant;
   double max_tokens = 10;
   double ratio = 0.1;
   milliseconds interval{1000};
@@ -180,6 +190,9 @@ WScenario Make(uint64_t seed) {
     const int k = static_cast<int>(kinds() % 9);
     c.kind = k < 6 ? WKind::kUnary : static_cast<WKind>(k - 5);
   }
+  // Issue 44: the backend's shape, from a generator of its own too.
+  std::mt19937_64 shapes(seed * 0x94D049BB133111EBull + 0x44);
+  s.backend = static_cast<Backend>(shapes() % 4);
   return s;
 }
 
@@ -195,7 +208,8 @@ std::string Describe(const WScenario& s) {
                               s.budget_params.percent_can_retry, ")")
                : std::string(),
       ", cancel ", s.cancel_inline ? "inline" : "deferred",
-      s.fire_inline ? ", timer fires inline" : "", "; outages");
+      s.fire_inline ? ", timer fires inline" : "", ", backend ",
+      kBackendNames[static_cast<int>(s.backend)], "; outages");
   for (const auto& [from, to] : s.outages) {
     absl::StrAppend(&out, " [", from.count(), ", ", to.count(), ") ms");
   }
@@ -354,6 +368,53 @@ class Runner {
     return o;
   }
 
+  // The latency of attempt `index` of call `c`, of the scenario's backend:
+  // drawn from a generator of the seed, call and attempt, so a run repeats.
+  milliseconds Latency(const WCall& c, size_t index) {
+    std::mt19937_64 rng(s_.seed ^ (static_cast<uint64_t>(c.id) << 32) ^
+                        (index * 0x9E3779B97F4A7C15ull));
+    std::uniform_real_distribution<double> unit(0, 1);
+    const TimePoint now = sched_->Now();
+    milliseconds latency = c.latency;
+    switch (s_.backend) {
+      case Backend::kConstant:
+        break;
+      case Backend::kMixture:
+      case Backend::kQueueTail: {
+        double tail = 0.02;
+        if (s_.backend == Backend::kQueueTail) {
+          const auto running = std::count_if(
+              due_.begin(), due_.end(), [now](TimePoint t) { return t > now; });
+          tail = std::min(0.6, tail + 0.05 * static_cast<double>(running));
+        }
+        latency =
+            milliseconds(unit(rng) < tail ? 100 + rng() % 101 : 2 + rng() % 2);
+        break;
+      }
+      case Backend::kLognormal: {
+        std::lognormal_distribution<double> draw(
+            std::log(static_cast<double>(c.latency.count())),
+            std::log(10.0) / 2.326);
+        latency = milliseconds(std::clamp<int64_t>(std::llround(draw(rng)), 1,
+                                                   20 * c.latency.count()));
+        break;
+      }
+    }
+    due_.push_back(now + latency);
+    return latency;
+  }
+  // The longest latency `Latency` can draw for `c`.
+  nanoseconds Slowest(const WCall& c) const {
+    switch (s_.backend) {
+      case Backend::kConstant:
+        return c.latency;
+      case Backend::kLognormal:
+        return 20 * c.latency;
+      default:
+        return milliseconds(200);
+    }
+  }
+
   // Begins an attempt: whether it left the throttle's wait is what the
   // observer said about the attempt before it.
   AttemptLog* Begin(int id) {
@@ -387,7 +448,7 @@ class Runner {
             const size_t index = logs_[c.id].attempts.size();
             const bool fail = Down(Begin(c.id)->start);
             // The other calls run meanwhile.
-            sched_->RunUntil(sched_->Now() + c.latency, nullptr);
+            sched_->RunUntil(sched_->Now() + Latency(c, index), nullptr);
             AttemptLog& a = logs_[c.id].attempts[index];
             a.end = sched_->Now();
             a.ok = !fail;
@@ -403,7 +464,7 @@ class Runner {
                    AsyncCallback<int> done) {
           const size_t index = logs_[c.id].attempts.size();
           const bool fail = Down(Begin(c.id)->start);
-          sched_->PostAt(sched_->Now() + c.latency, c.id,
+          sched_->PostAt(sched_->Now() + Latency(c, index), c.id,
                          [this, &c, index, fail, done] {
                            AttemptLog& a = logs_[c.id].attempts[index];
                            a.end = sched_->Now();
@@ -428,10 +489,11 @@ class Runner {
         c.id,
         [this, &c](int) {
           AttemptScript script;
+          const size_t index = logs_[c.id].attempts.size();
           script.kind = Down(Begin(c.id)->start) ? AttemptScript::Kind::kFail
                                                  : AttemptScript::Kind::kOk;
           script.code = grpc::StatusCode::UNAVAILABLE;
-          script.latency = c.latency;
+          script.latency = Latency(c, index);
           return script;
         },
         1);
@@ -625,8 +687,8 @@ class Runner {
       // latencies (its message, then its end).
       const nanoseconds longest =
           c.kind == WKind::kServerStream || c.kind == WKind::kBidiStream
-              ? 2 * c.latency
-              : nanoseconds(c.latency);
+              ? 2 * Slowest(c)
+              : Slowest(c);
       if (limit != nanoseconds::max() && l.end > l.start + limit + longest) {
         fail(c.id, absl::StrCat("ended at ", Ms(l.end), " ms, past its end at ",
                                 Ms(l.start + limit), " ms"));
@@ -696,6 +758,10 @@ class Runner {
       ++g_coverage[a.down        ? "probe"
                    : s_.adaptive ? "release (adaptive)"
                                  : "release (proportional)"];
+      if (!a.down && s_.adaptive) {
+        ++g_coverage[absl::StrCat("release (adaptive), backend ",
+                                  kBackendNames[static_cast<int>(s_.backend)])];
+      }
     }
     if (sched_->inline_fired() > 0) ++g_coverage["timer fired inside Schedule"];
     return v;
@@ -709,6 +775,7 @@ class Runner {
   std::vector<AsyncStreamWriter<Msg>> writers_;
   TimePoint t0_;
   std::vector<CallLog> logs_;
+  std::vector<TimePoint> due_;  // when each attempt answers
   std::map<int, std::shared_ptr<CancellationToken>> tokens_;
 };
 
@@ -722,7 +789,10 @@ TEST(WaitingSimulation, ManyCallsShareOneThrottle) {
        "release (adaptive)", "release (proportional)", "scenario with a budget",
        "waited, the budget held a release back", "timer fired inside Schedule",
        "server stream, waited, then OK", "client stream, waited, then OK",
-       "bidi stream, waited, then OK"}};
+       "bidi stream, waited, then OK", "release (adaptive), backend constant",
+       "release (adaptive), backend mixture",
+       "release (adaptive), backend lognormal",
+       "release (adaptive), backend tail grows with the queue"}};
   RunSeeds<Runner>(suite, Make, Describe, g_coverage);
 }
 
