@@ -87,8 +87,18 @@ namespace {
 // than Reno's 0.5 keeps the pace nearer the spare capacity on average.
 constexpr double kCut = 0.7;
 // A queue building is an early signal, before anything fails: a gentle
-// cut, as delay-based congestion control makes, keeps the server busy.
+// cut, as delay-based congestion control makes, keeps the server busy. A
+// deep queue (the fastest recent answer k > 4.4 times the typical latency)
+// cuts to 4/k of the pace, as far as kDeepQueueCut (as Gradient2 scales its
+// limit by the ratio of two latencies): a queue that deep grew fast, and
+// one gentle cut per round, a round being as long as its wait, would let it
+// grow on until attempts time out.
 constexpr double kQueueCut = 0.9;
+constexpr double kDeepQueueCut = 0.5;
+// The typical latency's step per probe interval, on a log scale: twice
+// slower in 22 intervals (the least's window was 30-60), so that a queue
+// standing for a few intervals is not taken for the backend's latency.
+constexpr double kTypicalStep = 1.0 / 32;
 // The highest pace: one admission per microsecond, beyond any backlog.
 constexpr double kMaxPace = 1e-3;
 
@@ -127,6 +137,8 @@ bool RetryThrottle::OnRetryableFailure(time_point attempt_start,
     // of where the pace stood.
     if (pace_ > 0) slow_start_end_ = std::max(pace_ * kCut, probe_pace());
     pace_ = 0;
+    // The latencies of the last recovery say nothing of the next queue.
+    recent_count_ = 0;
     return allowed;
   }
   if (adaptive() && attempt_start != time_point::min()) {
@@ -158,36 +170,91 @@ void RetryThrottle::OnWaitedSuccess() {
   OnWaitedSuccess(time_point::min(), time_point::min(), time_point::max());
 }
 
+// kAdaptive's latency signal. A queue building delays every answer by the
+// time it waits, the fastest ones too; a heavy tail (a slow disk, a garbage
+// collection, a cache miss) makes a fraction of answers slow and leaves the
+// rest as they were. So the signal is that the *fastest* of the last four
+// released answers took more than three times the backend's typical
+// latency, or the fastest of the last eight more than twice it: a queue
+// makes it so after four or eight answers, while a tail that makes a
+// fraction p of answers that slow does it with odds p^4 or p^8 (0.02^4 for
+// a 2 % tail of 50-100x; about 0.0003 for a lognormal whose p99 is 10x its
+// p50, where twice the least of a hundred answers, the rule before, is
+// below nearly every answer). The typical latency is a median, not a
+// least: the least of many samples of a heavy-tailed latency sits far
+// below its body, so twice it is no bound at all. It is the median of the first
+// 15 answers, then moves by 1/32 (log scale) once per probe interval, up if
+// more answers of the interval were above it than below, else down: that
+// settles on the median, a tail cannot drag it (a slow answer is one vote,
+// however slow), and, being paced by time rather than by answers, a queue
+// building at many answers per second cannot drag it along either. It
+// follows a lasting change of the backend (twice slower: in 22 intervals,
+// the pace being cut meanwhile, as the least's window of 30-60 did). A
+// single answer over twice the typical latency holds the pace (kSlow). An
+// answer past half its attempt's time is slow too, whatever the typical
+// latency: a queue may stand where the typical was never seen; two in a
+// row (one in slow start) say a queue.
 RetryThrottle::Answer RetryThrottle::Queueing(time_point attempt_start,
                                               time_point now,
-                                              time_point attempt_deadline) {
+                                              time_point attempt_deadline,
+                                              double* cut,
+                                              std::chrono::nanoseconds* wait) {
+  *cut = kQueueCut;
+  *wait = std::chrono::nanoseconds(0);
   if (attempt_start == time_point::min() || now < attempt_start) {
     return Answer::kFast;
   }
-  const std::chrono::nanoseconds latency = now - attempt_start;
-  if (latency_window_ == time_point::min() ||
-      now - latency_window_ >= 30 * wait_options_.probe_interval) {
-    least_latency_[1] = least_latency_[0];
-    least_latency_[0] = latency;
-    latency_window_ = now;
-  } else {
-    least_latency_[0] = std::min(least_latency_[0], latency);
+  const int64_t latency = std::max<int64_t>(1, (now - attempt_start).count());
+  const bool known = answers_ >= 3;
+  const double typical = std::exp(typical_log_);
+  recent_[answers_ % kRecent] = latency;
+  recent_count_ = std::min(recent_count_ + 1, kRecent);
+  // The fastest of the last four over three times the typical latency (a
+  // deep queue), or of the last eight over twice it (a shallow one).
+  bool queue = false;
+  int64_t fastest = std::numeric_limits<int64_t>::max();
+  for (int i = 0; i < recent_count_ && known; ++i) {
+    fastest = std::min(fastest, recent_[(answers_ - i) % kRecent]);
+    const double over = static_cast<double>(fastest) / typical;
+    if ((i == 3 && over > 3) || (i == kRecent - 1 && over > 2)) {
+      queue = true;
+      *cut = std::clamp(4 / over, kDeepQueueCut, kQueueCut);
+      *wait = std::chrono::nanoseconds(
+          static_cast<int64_t>(static_cast<double>(fastest) - typical));
+    }
   }
-  const std::chrono::nanoseconds least =
-      std::min(least_latency_[0], least_latency_[1]);
-  // Slower than twice the least, or past half the attempt's time, which a
-  // standing queue reaches even where the least was never seen. After slow
-  // start two such answers in a row (one is noise); in slow start, whose
-  // pace doubles every interval, the first ends it.
-  const std::chrono::nanoseconds slowest =
-      attempt_deadline == time_point::max()
-          ? 2 * least
-          : std::min(2 * least, (attempt_deadline - attempt_start) / 2);
-  const bool slow_start = pace_ < slow_start_end_;
-  const std::chrono::nanoseconds previous = previous_latency_;
-  previous_latency_ = latency;
-  if (latency <= slowest) return Answer::kFast;
-  return slow_start || previous > slowest ? Answer::kQueue : Answer::kSlow;
+  const bool slow = known && static_cast<double>(latency) > 2 * typical;
+  // The typical latency learns from this answer after judging it.
+  if (answers_ < kFirst) {
+    first_[answers_] = latency;
+    int64_t sorted[kFirst];
+    std::copy(first_, first_ + answers_ + 1, sorted);
+    std::nth_element(sorted, sorted + answers_ / 2, sorted + answers_ + 1);
+    typical_log_ = std::log(static_cast<double>(sorted[answers_ / 2]));
+    vote_start_ = now;
+  } else {
+    const double x = std::log(static_cast<double>(latency));
+    votes_ += (x > typical_log_) - (x < typical_log_);
+    if (now - vote_start_ >= wait_options_.probe_interval) {
+      typical_log_ += votes_ > 0   ? kTypicalStep
+                      : votes_ < 0 ? -kTypicalStep
+                                   : 0;
+      votes_ = 0;
+      vote_start_ = now;
+    }
+  }
+  ++answers_;
+  const bool late =
+      attempt_deadline != time_point::max() &&
+      now - attempt_start > (attempt_deadline - attempt_start) / 2;
+  const bool previous_late = previous_late_;
+  previous_late_ = late;
+  if (queue) return Answer::kQueue;
+  if (late) {
+    const bool slow_start = pace_ < slow_start_end_;
+    return slow_start || previous_late ? Answer::kQueue : Answer::kSlow;
+  }
+  return slow ? Answer::kSlow : Answer::kFast;
 }
 
 void RetryThrottle::OnWaitedSuccess(time_point attempt_start, time_point now,
@@ -195,16 +262,24 @@ void RetryThrottle::OnWaitedSuccess(time_point attempt_start, time_point now,
   if (waiting_ && adaptive()) {
     internal::MutexLock lock(&mu_);
     down_.store(false, std::memory_order_relaxed);
-    const Answer answer = Queueing(attempt_start, now, attempt_deadline);
+    double cut = kQueueCut;
+    std::chrono::nanoseconds wait(0);
+    const Answer answer =
+        Queueing(attempt_start, now, attempt_deadline, &cut, &wait);
     if (answer == Answer::kQueue) {
       // A slow answer: a queue is building. Once per round, as a failure.
       if (pace_ > 0 && attempt_start >= last_cut_) {
         // In slow start the pace may have doubled past the spare capacity
         // since the last good round: back to the pace before.
         const bool slow_start = pace_ < slow_start_end_;
-        pace_ = std::max(pace_ * (slow_start ? 0.5 : kQueueCut), probe_pace());
+        pace_ = std::max(pace_ * (slow_start ? 0.5 : cut), probe_pace());
         slow_start_end_ = pace_;
-        last_cut_ = now;
+        // The queue seen takes about its wait to drain at the lower pace:
+        // attempts sent before then meet the same queue, and do not cut
+        // again.
+        last_cut_ = now + wait;
+        // The next cut wants answers of its own.
+        recent_count_ = 0;
       }
     } else if (answer == Answer::kFast && pace_ > 0 &&
                waiters_.load(std::memory_order_relaxed) > 0) {

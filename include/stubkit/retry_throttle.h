@@ -179,10 +179,12 @@ class RetryThrottle {
   void Refill();
   // kAdaptive: what a released call's success answered at `now` says of the
   // server's queue (its latency counted): none, maybe (a slow answer, not
-  // confirmed; the pace holds), or one building (cut).
+  // confirmed; the pace holds), or one building (cut, after slow start, to
+  // `*cut` of the pace: deeper for a deeper queue, whose wait is `*wait`).
   enum class Answer { kFast, kSlow, kQueue };
   Answer Queueing(time_point attempt_start, time_point now,
-                  time_point attempt_deadline)
+                  time_point attempt_deadline, double* cut,
+                  std::chrono::nanoseconds* wait)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The gap between admissions while up, in `release`'s way.
   std::chrono::nanoseconds ReleaseSpacing(time_point now)
@@ -231,13 +233,23 @@ class RetryThrottle {
   double slow_start_end_ ABSL_GUARDED_BY(mu_) =
       std::numeric_limits<double>::infinity();
   time_point last_cut_ ABSL_GUARDED_BY(mu_) = time_point::min();
-  // kAdaptive's latency signal: the least latency of released successes in
-  // the current and the previous window of 30 probe intervals, the current
-  // window's start, and the latency of the last released success.
-  std::chrono::nanoseconds least_latency_[2] ABSL_GUARDED_BY(mu_) = {
-      std::chrono::nanoseconds::max(), std::chrono::nanoseconds::max()};
-  time_point latency_window_ ABSL_GUARDED_BY(mu_) = time_point::min();
-  std::chrono::nanoseconds previous_latency_ ABSL_GUARDED_BY(mu_){0};
+  // kAdaptive's latency signal (Queueing): the released successes'
+  // latencies, the last kRecent of them (a ring; `recent_count_` of them
+  // valid, cleared at a cut) and the first kFirst (while learning); the
+  // typical latency, log of nanoseconds, tracked as a median by a vote per
+  // probe interval (`votes_`: answers above it less those below, since
+  // `vote_start_`); the answers seen; and whether the last answer took past
+  // half its attempt's time.
+  static constexpr int kRecent = 8;
+  static constexpr int kFirst = 15;
+  int64_t recent_[kRecent] ABSL_GUARDED_BY(mu_) = {};
+  int recent_count_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t first_[kFirst] ABSL_GUARDED_BY(mu_) = {};
+  double typical_log_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t votes_ ABSL_GUARDED_BY(mu_) = 0;
+  time_point vote_start_ ABSL_GUARDED_BY(mu_) = time_point::min();
+  int64_t answers_ ABSL_GUARDED_BY(mu_) = 0;
+  bool previous_late_ ABSL_GUARDED_BY(mu_) = false;
   std::minstd_rand random_ ABSL_GUARDED_BY(mu_);
 };
 

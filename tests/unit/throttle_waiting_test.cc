@@ -563,58 +563,59 @@ TEST(ThrottleWaitingRules, NoProbeWhileNewCallsShowTheBackendDown) {
   EXPECT_TRUE(throttle->TryAdmit(late + milliseconds(500)));
 }
 
-// kAdaptive reads a queue building from the released calls' latency: slow
-// answers (over twice the least seen) cut the pace once per round, as
-// failures do; in slow start the first one, to half the pace (it may have
-// doubled past the spare capacity), after it two in a row, to 0.9.
+// kAdaptive reads a queue building from the released calls' latency: when
+// the fastest of the last four answers took over three times the typical
+// latency (or of the last eight over twice it: a queue delays them all),
+// the pace is cut once per round, as failures do; in slow start to half the
+// pace (it may have doubled past the spare capacity), after it to 4/k of
+// itself within [0.5, 0.9], k the fastest answer over the typical. A single
+// slow answer holds the pace.
 TEST(ThrottleWaitingRules, AdaptiveSlowAnswersCutThePace) {
-  constexpr time_point kNone = time_point::max();  // no attempt deadline
   auto throttle = DownThrottle(seconds(1), 1, /*max_tokens=*/1000);
   for (int i = 0; i < 10000; ++i) throttle->BeginWait();
   const time_point t0 = FakeClock().Now();
   throttle->OnSuccess();
   ASSERT_TRUE(throttle->TryAdmit(t0));
+  // No attempt deadline.
+  auto answer = [&](milliseconds sent, milliseconds took) {
+    throttle->OnWaitedSuccess(t0 + sent, t0 + sent + took, time_point::max());
+  };
   // 49 answers in 20 ms: slow start to 50/s.
-  for (int i = 0; i < 49; ++i) {
-    const time_point sent = t0 + milliseconds(i);
-    throttle->OnWaitedSuccess(sent, sent + milliseconds(20), kNone);
-  }
+  for (int i = 0; i < 49; ++i) answer(milliseconds(i), milliseconds(20));
   EXPECT_NEAR(throttle->release_pace(), 50, 1e-6);
-  // One answer in 100 ms ends slow start at half the pace.
-  throttle->OnWaitedSuccess(t0 + milliseconds(60), t0 + milliseconds(160),
-                            kNone);
+  // Three answers in 100 ms hold the pace; the fourth in a row ends slow
+  // start at half the pace.
+  for (int i = 0; i < 3; ++i) answer(milliseconds(60 + i), milliseconds(100));
+  EXPECT_NEAR(throttle->release_pace(), 50, 1e-6);
+  answer(milliseconds(63), milliseconds(100));
   EXPECT_NEAR(throttle->release_pace(), 25, 1e-6);
-  // After slow start one slow answer among fast ones is noise: the pace
-  // holds for it and grows by one probe pace per interval for the others.
-  throttle->OnWaitedSuccess(t0 + milliseconds(200), t0 + milliseconds(220),
-                            kNone);
-  throttle->OnWaitedSuccess(t0 + milliseconds(210), t0 + milliseconds(310),
-                            kNone);
-  throttle->OnWaitedSuccess(t0 + milliseconds(220), t0 + milliseconds(240),
-                            kNone);
+  // After slow start slow answers among fast ones are a tail, not a queue:
+  // the pace holds for them and grows by one probe pace per interval for
+  // the others.
+  for (int i = 0; i < 12; ++i) {
+    answer(milliseconds(300 + i), milliseconds(i % 3 == 0 ? 100 : 20));
+  }
   EXPECT_GT(throttle->release_pace(), 25);
   const double before = throttle->release_pace();
-  // Two in a row: cut to 0.9.
-  throttle->OnWaitedSuccess(t0 + milliseconds(230), t0 + milliseconds(330),
-                            kNone);
-  throttle->OnWaitedSuccess(t0 + milliseconds(240), t0 + milliseconds(340),
-                            kNone);
-  EXPECT_NEAR(throttle->release_pace(), 0.9 * before, 1e-6);
+  // Four in a row, five times the typical 20 ms: cut to 4/5.
+  for (int i = 0; i < 4; ++i) answer(milliseconds(330 + i), milliseconds(100));
+  EXPECT_NEAR(throttle->release_pace(), 0.8 * before, 1e-6);
   const double cut = throttle->release_pace();
-  // Sent before that cut: the same queue, already acted on.
-  throttle->OnWaitedSuccess(t0 + milliseconds(250), t0 + milliseconds(350),
-                            kNone);
+  // Sent before that queue (80 ms of wait) could drain: the same queue,
+  // already acted on.
+  for (int i = 0; i < 4; ++i) answer(milliseconds(340 + i), milliseconds(100));
   EXPECT_DOUBLE_EQ(throttle->release_pace(), cut);
-  // Sent after it and still slow: a new round.
-  throttle->OnWaitedSuccess(t0 + seconds(1), t0 + seconds(1) + milliseconds(90),
-                            kNone);
-  EXPECT_NEAR(throttle->release_pace(), 0.9 * cut, 1e-6);
-  // Past half its attempt's time is slow too, whatever the least: a queue
-  // may stand where the least was never seen.
+  // Sent after it and still slow (4.5 times): a new round.
+  answer(milliseconds(1000), milliseconds(90));
+  EXPECT_NEAR(throttle->release_pace(), 4 / 4.5 * cut, 1e-6);
+  // Past half its attempt's time is slow too, whatever the typical
+  // latency: a queue may stand where the typical was never seen. Two in a
+  // row cut to 0.9.
   const double again = throttle->release_pace();
   const time_point sent = t0 + seconds(2);
   throttle->OnWaitedSuccess(sent, sent + milliseconds(30),
                             sent + milliseconds(50));
+  EXPECT_DOUBLE_EQ(throttle->release_pace(), again);
   throttle->OnWaitedSuccess(sent, sent + milliseconds(30),
                             sent + milliseconds(50));
   EXPECT_NEAR(throttle->release_pace(), 0.9 * again, 1e-6);
