@@ -59,6 +59,10 @@
 // the backlog, nothing wasted. A run whose goodput does not come back to
 // stay is metastable.
 //
+// --server (issue 44) picks the service time: constant (the default, the
+// control), mixture, lognormal, or changing (see Shape below); the others
+// write overload_<server>.csv and overload_<server>_summary.md.
+//
 // Writes <out>/overload.csv (per run and simulated second: calls offered,
 // attempts the server saw, calls that ended OK or failed, requests served
 // for a client that had gone) and <out>/overload_summary.md, and prints
@@ -81,6 +85,7 @@
 #include <mutex>
 #include <optional>
 #include <queue>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -103,9 +108,37 @@ using ::stubkit::testing::EchoService;
 using ::stubkit::testing::EchoServiceClient;
 using Steady = std::chrono::steady_clock;
 
+// The server's service time (--server; issue 44). Each keeps C near 100/s
+// and its slowest requests under the 1 s attempt timeout, as an operator
+// would set it:
+//   constant   20 workers x 0.2 s (the control)
+//   mixture    2 workers; the hedging study's mixture x 4: 98 % in 6-10 ms,
+//              2 % in 0.4-0.8 s (mean 19.8 ms, C = 101/s)
+//   lognormal  5 workers; median 30.7 ms, p99 = 10x p50 (mean 50 ms,
+//              C = 100/s), capped at 0.9 s
+//   changing   constant, but 16 of the 20 workers (C = 80/s) from 5 s to
+//              20 s after the trigger's end: capacity changes during the
+//              recovery
+enum class Shape { kConstant, kMixture, kLognormal, kChanging };
+const char* Name(Shape shape) {
+  switch (shape) {
+    case Shape::kMixture:
+      return "mixture";
+    case Shape::kLognormal:
+      return "lognormal";
+    case Shape::kChanging:
+      return "changing";
+    default:
+      return "constant";
+  }
+}
+
 // In simulated seconds, but for the counts.
 struct Scenario {
-  double scale = 10;  // simulated seconds per real second
+  Shape shape = Shape::kConstant;
+  double change_from = 5, change_to = 20;  // after the trigger's end
+  double changed = 0.8;                    // the workers left meanwhile
+  double scale = 10;                       // simulated seconds per real second
   int clients = 20;
   int workers = 20;
   double service = 0.2;  // a request holds a worker this long
@@ -124,7 +157,52 @@ struct Scenario {
   // recovered (a run that passes only its last windows has not).
   double sustain = 20;
 
-  double capacity() const { return workers / service; }
+  double capacity() const { return workers / mean_service(); }
+  double mean_service() const {
+    switch (shape) {
+      case Shape::kMixture:
+        return 4 * (0.98 * 0.002 + 0.02 * 0.150);
+      case Shape::kLognormal:
+        return 0.0307 * std::exp(0.5 * Sigma() * Sigma());
+      default:
+        return service;
+    }
+  }
+  static double Sigma() { return std::log(10.0) / 2.326; }
+  // A service time drawn for one request.
+  double Draw(std::mt19937_64& rng) const {
+    std::uniform_real_distribution<double> unit(0, 1);
+    switch (shape) {
+      case Shape::kMixture:
+        return unit(rng) < 0.02 ? 0.4 + 0.4 * unit(rng)
+                                : 0.006 + 0.004 * unit(rng);
+      case Shape::kLognormal:
+        return std::min(0.9, std::lognormal_distribution<double>(
+                                 std::log(0.0307), Sigma())(rng));
+      default:
+        return service;
+    }
+  }
+  // The workers at simulated time `sim` outside a capacity drop.
+  int WorkersOutsideTrigger(double sim) const {
+    if (shape == Shape::kChanging && sim >= trigger_end() + change_from &&
+        sim < trigger_end() + change_to) {
+      return static_cast<int>(std::lround(workers * changed));
+    }
+    return workers;
+  }
+  // The spare capacity's limit for a backlog B from the trigger's end: the
+  // time T with the integral of (C(t) - L) over [end, end + T] equal to B.
+  double Limit(double backlog) const {
+    double cleared = 0, t = 0;
+    while (cleared < backlog && t < 1e4) {
+      const double c =
+          WorkersOutsideTrigger(trigger_end() + t) / mean_service();
+      cleared += (c - rate()) * 0.001;
+      t += 0.001;
+    }
+    return t;
+  }
   double rate() const { return load * capacity(); }
   double trigger_end() const { return trigger_start + trigger_length; }
   double end() const { return trigger_end() + after; }
@@ -235,8 +313,9 @@ class FiniteServer final : public EchoService::CallbackService {
       reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "outage"));
       return reactor;
     }
-    Request request{reactor, context, DeadlineOf(*context, now),
-                    now + service_};
+    const std::chrono::nanoseconds service = DrawService();
+    Request request{reactor, context, DeadlineOf(*context, now), now + service,
+                    service};
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (stopped_) {  // the run is over: nothing is served any more
@@ -307,6 +386,7 @@ class FiniteServer final : public EchoService::CallbackService {
     grpc::CallbackServerContext* context;  // valid until Finish
     Steady::time_point deadline;           // the client's
     Steady::time_point finish;             // when its service ends
+    std::chrono::nanoseconds service;      // drawn at its arrival
   };
   struct LaterFinish {
     bool operator()(const Request& a, const Request& b) const {
@@ -342,7 +422,15 @@ class FiniteServer final : public EchoService::CallbackService {
       return std::max(1,
                       static_cast<int>(std::lround(s_.workers * s_.degraded)));
     }
-    return s_.workers;
+    return s_.WorkersOutsideTrigger(SimAt(t));
+  }
+
+  std::chrono::nanoseconds DrawService() {
+    if (s_.shape == Shape::kConstant || s_.shape == Shape::kChanging) {
+      return service_;
+    }
+    std::lock_guard<std::mutex> lock(rng_mu_);
+    return Sim(s_.Draw(rng_), s_);
   }
 
   void Dispatch() {
@@ -361,7 +449,7 @@ class FiniteServer final : public EchoService::CallbackService {
             static_cast<int>(serving_.size()) < WorkersAt(r.finish)) {
           Request next = queue_.front();
           queue_.pop_front();
-          next.finish = r.finish + service_;
+          next.finish = r.finish + next.service;
           serving_.push(next);
         }
       }
@@ -370,7 +458,7 @@ class FiniteServer final : public EchoService::CallbackService {
              static_cast<int>(serving_.size()) < WorkersAt(now)) {
         Request next = queue_.front();
         queue_.pop_front();
-        next.finish = now + service_;
+        next.finish = now + next.service;
         serving_.push(next);
       }
       if (!done.empty()) {
@@ -416,6 +504,8 @@ class FiniteServer final : public EchoService::CallbackService {
   Bins wasted_;    // served after the client's deadline
   Bins rejected_;  // answered at once: outage or full queue
   std::mutex mu_;
+  std::mutex rng_mu_;
+  std::mt19937_64 rng_{44};
   std::condition_variable wake_;
   std::deque<Request> queue_;
   std::priority_queue<Request, std::vector<Request>, LaterFinish> serving_;
@@ -465,8 +555,8 @@ Options ClientOptions(const Scenario& s, Admission a) {
       options.set<RetryBudgetOption>(std::make_shared<RetryBudget>(
           RetryBudget::Config()
               .WithTtl(Sim(10, s))
-              .WithMinRetriesPerSecond(
-                  (a == Admission::kBudget ? 10 : 0.5) * s.scale)
+              .WithMinRetriesPerSecond((a == Admission::kBudget ? 10 : 0.5) *
+                                       s.scale)
               .WithPercentCanRetry(0.2)));
       break;
     case Admission::kWaitingProportional:
@@ -501,7 +591,7 @@ struct CallRecord {
   double end = -1;
   bool ok = false;
   StopReason reason = StopReason::kSuccess;  // gRPC's: kPermanentError
-  std::atomic<int> ended{0};  // must end up 1
+  std::atomic<int> ended{0};                 // must end up 1
 };
 
 struct Result {
@@ -718,7 +808,7 @@ Result RunOne(const Scenario& s, const Variant& v, Trigger trigger,
     r.goodput_back = std::max(back - t_end, 0.0);
     r.drain = std::max(r.goodput_back, r.backlog_gone);
   }
-  r.limit = static_cast<double>(r.backlog) / (s.capacity() - s.rate());
+  r.limit = s.Limit(static_cast<double>(r.backlog));
   {
     const double from = s.end() - s.sustain;
     const auto in = [&](const std::vector<double>& v) {
@@ -781,11 +871,28 @@ int Main(int argc, char** argv) {
       s.queue = std::atoi(argv[++i]);
     } else if (std::strcmp(argv[i], "--probe-interval") == 0 && i + 1 < argc) {
       s.probe_interval = std::atof(argv[++i]);
+    } else if (std::strcmp(argv[i], "--server") == 0 && i + 1 < argc) {
+      const std::string name = argv[++i];
+      if (name == "mixture") {
+        s.shape = Shape::kMixture;
+        s.workers = 2;
+      } else if (name == "lognormal") {
+        s.shape = Shape::kLognormal;
+        s.workers = 5;
+      } else if (name == "changing") {
+        s.shape = Shape::kChanging;
+      } else if (name != "constant") {
+        std::fprintf(stderr,
+                     "--server: constant, mixture, lognormal or "
+                     "changing\n");
+        return 2;
+      }
     } else {
       std::fprintf(stderr,
                    "usage: %s [--smoke] [--out DIR] [--scale X] "
                    "[--only VARIANT,...] [--code UNAVAILABLE|"
-                   "RESOURCE_EXHAUSTED] [--queue N] [--probe-interval S]\n",
+                   "RESOURCE_EXHAUSTED] [--queue N] [--probe-interval S] "
+                   "[--server constant|mixture|lognormal|changing]\n",
                    argv[0]);
       return 2;
     }
@@ -796,7 +903,7 @@ int Main(int argc, char** argv) {
     // shorter: about 4 s in all.
     s.scale = 100;
     s.clients = 4;
-    s.workers = 4;
+    s.workers = std::max(1, s.workers / 5);
     s.queue = 40;
     s.trigger_start = 5;
     s.trigger_length = 5;
@@ -809,7 +916,11 @@ int Main(int argc, char** argv) {
     return 2;
   }
   std::string csv_path;
-  FILE* csv = bench::OpenCsv(out, "overload.csv", &csv_path);
+  // The constant server's files keep their names; the others' carry theirs.
+  const std::string base = s.shape == Shape::kConstant
+                               ? std::string("overload")
+                               : std::string("overload_") + Name(s.shape);
+  FILE* csv = bench::OpenCsv(out, base + ".csv", &csv_path);
   if (csv == nullptr) return 1;
   std::fprintf(csv,
                "variant,trigger,code,second,offered,attempts,ok,failed,"
@@ -842,13 +953,14 @@ int Main(int argc, char** argv) {
   std::snprintf(
       header, sizeof(header),
       "%d clients, %.0f calls/s offered against a capacity C of %.0f/s "
-      "(%d workers x %.1f s, a queue of %d); trigger from %.0f s to %.0f s, "
+      "(server %s: %d workers x %.4f s on average, a queue of %d); trigger "
+      "from %.0f s to %.0f s, "
       "the load until %.0f s; each call 4 attempts of <= %.0f s, %.0f s in "
       "all; one throttle or budget per client, the waiting throttle probing "
       "every %.0f s; simulated time, %.0fx faster than real\n\n",
-      s.clients, s.rate(), s.capacity(), s.workers, s.service, s.queue,
-      s.trigger_start, s.trigger_end(), s.end(), s.attempt_timeout,
-      s.call_timeout, s.probe_interval, s.scale);
+      s.clients, s.rate(), s.capacity(), Name(s.shape), s.workers,
+      s.mean_service(), s.queue, s.trigger_start, s.trigger_end(), s.end(),
+      s.attempt_timeout, s.call_timeout, s.probe_interval, s.scale);
   std::string table = header;
   table +=
       "| queue full | trigger | variant | amplification in trigger | failed "
@@ -922,11 +1034,12 @@ int Main(int argc, char** argv) {
       "end of the load, at least the last " +
       Seconds(s.sustain) +
       "); limit: the backlog B "
-      "cleared by the spare capacity C - L. Server queue: its "
+      "cleared by the spare capacity C - L (for the changing server, C as it "
+      "changes). Server queue: its "
       "length at the trigger's end. Failed with time left: ended more than "
       "0.5 s before the call's 60 s (stubkit's stop reason: the count "
       "policy exhausted, or a retry refused).\n";
-  return bench::FinishStudy(table, out, "overload_summary.md", csv_path, sane);
+  return bench::FinishStudy(table, out, base + "_summary.md", csv_path, sane);
 }
 
 }  // namespace

@@ -27,7 +27,9 @@
 // a retry throttle (10 tokens, 0.1 per success, one per client), and the
 // same throttle in waiting mode (RetryThrottle::WaitForRecovery: one probe
 // per 5 simulated seconds per client; calls wait for the recovery instead
-// of failing).
+// of failing), released the default way (kAdaptive, "throttle_waiting")
+// and at a fixed share (kProportional, "throttle_waiting_proportional").
+// --only a,b runs only the strategies named.
 //
 // Then the waiting mode once more with a retry policy shorter than the
 // outage (20 simulated seconds): its calls must end by their policy's end,
@@ -153,6 +155,9 @@ struct Strategy {
   bool throttle;
   bool waiting = false;          // the throttle's waiting mode
   double policy_seconds = 1800;  // the retry policy's time limit
+  // The waiting mode's release: kProportional, else kAdaptive (the
+  // default).
+  bool proportional = false;
 };
 
 struct CallRecord {
@@ -222,6 +227,10 @@ Summary RunStrategy(const Strategy& strategy, const Scenario& s, FILE* csv) {
       RetryThrottle::WaitForRecovery waiting;
       waiting.probe_interval = Sim(5, s);
       waiting.probes = 1;
+      waiting.release =
+          strategy.proportional
+              ? RetryThrottle::WaitForRecovery::Release::kProportional
+              : RetryThrottle::WaitForRecovery::Release::kAdaptive;
       options.set<RetryThrottleOption>(
           std::make_shared<RetryThrottle>(RetryThrottle::Config()
                                               .WithMaxTokens(10)
@@ -351,6 +360,7 @@ int Main(int argc, char** argv) {
   Scenario s;
   std::string out = bench::DefaultOutDir();
   bool smoke = false;
+  std::string only;  // ",a,b,": run only these strategies
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--smoke") == 0) {
       smoke = true;
@@ -358,8 +368,12 @@ int Main(int argc, char** argv) {
       out = argv[++i];
     } else if (std::strcmp(argv[i], "--scale") == 0 && i + 1 < argc) {
       s.scale = std::atof(argv[++i]);
+    } else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+      only = "," + std::string(argv[++i]) + ",";
     } else {
-      std::fprintf(stderr, "usage: %s [--smoke] [--out DIR] [--scale X]\n",
+      std::fprintf(stderr,
+                   "usage: %s [--smoke] [--out DIR] [--scale X] "
+                   "[--only STRATEGY,...]\n",
                    argv[0]);
       return 2;
     }
@@ -382,18 +396,30 @@ int Main(int argc, char** argv) {
       {"full_jitter", Jitter::Full(), false},
       {"proportional_jitter", Jitter::Proportional(0.2), false},
       {"default_throttled", Jitter::UpToInitialDelay(), true},
+      // The default release (kAdaptive), then kProportional (issue 44).
       {"throttle_waiting", Jitter::UpToInitialDelay(), true, true},
+      {"throttle_waiting_proportional", Jitter::UpToInitialDelay(), true, true,
+       1800, true},
+  };
+  const auto chosen = [&only](const char* name) {
+    return only.empty() ||
+           only.find("," + std::string(name) + ",") != std::string::npos;
   };
   std::vector<Summary> summaries;
   for (const Strategy& strategy : strategies) {
+    if (!chosen(strategy.name)) continue;
     summaries.push_back(RunStrategy(strategy, s, csv));
     std::fprintf(stderr, "%s done\n", strategy.name);
   }
   // The outage outlasts this policy: waiting calls must end by its end.
   const Strategy short_policy = {"throttle_waiting_short_policy",
                                  Jitter::UpToInitialDelay(), true, true, 20};
-  const Summary short_summary = RunStrategy(short_policy, s, csv);
-  std::fprintf(stderr, "%s done\n", short_policy.name);
+  Summary short_summary;
+  const bool run_short = chosen(short_policy.name);
+  if (run_short) {
+    short_summary = RunStrategy(short_policy, s, csv);
+    std::fprintf(stderr, "%s done\n", short_policy.name);
+  }
   std::fclose(csv);
 
   char header[512];
@@ -442,7 +468,7 @@ int Main(int argc, char** argv) {
       sane = false;
     }
   }
-  {
+  if (run_short) {
     const Summary& m = short_summary;
     char text[768];
     std::snprintf(
