@@ -173,27 +173,31 @@ void RetryThrottle::OnWaitedSuccess() {
 // kAdaptive's latency signal. A queue building delays every answer by the
 // time it waits, the fastest ones too; a heavy tail (a slow disk, a garbage
 // collection, a cache miss) makes a fraction of answers slow and leaves the
-// rest as they were. So the signal is that the *fastest* of the last four
-// released answers took more than three times the backend's typical
-// latency, or the fastest of the last eight more than twice it: a queue
-// makes it so after four or eight answers, while a tail that makes a
-// fraction p of answers that slow does it with odds p^4 or p^8 (0.02^4 for
-// a 2 % tail of 50-100x; about 0.0003 for a lognormal whose p99 is 10x its
-// p50, where twice the least of a hundred answers, the rule before, is
-// below nearly every answer). The typical latency is a median, not a
-// least: the least of many samples of a heavy-tailed latency sits far
-// below its body, so twice it is no bound at all. It is the median of the first
-// 15 answers, then moves by 1/32 (log scale) once per probe interval, up if
-// more answers of the interval were above it than below, else down: that
-// settles on the median, a tail cannot drag it (a slow answer is one vote,
-// however slow), and, being paced by time rather than by answers, a queue
-// building at many answers per second cannot drag it along either. It
-// follows a lasting change of the backend (twice slower: in 22 intervals,
-// the pace being cut meanwhile, as the least's window of 30-60 did). A
-// single answer over twice the typical latency holds the pace (kSlow). An
-// answer past half its attempt's time is slow too, whatever the typical
-// latency: a queue may stand where the typical was never seen; two in a
-// row (one in slow start) say a queue.
+// rest as they were. So the signal is that the *fastest* of the last k
+// released answers took more than twice the backend's typical latency. A
+// queue makes it so after k answers; a tail that makes a share p of
+// answers that slow does it by chance with odds p^k, so k is the fewest
+// answers with p^k under 1/1000, p measured: 2 for a steady backend or a
+// 2 % tail (the hedging study's), 5 for a lognormal whose p99 is 10x its
+// p50, at most 8. A steady backend (k = 2) in slow start, whose pace
+// doubles every interval, needs one: so for it this is the rule before,
+// one slow answer in slow start, two in a row after it. (Twice the *least*
+// latency, the rule before, sits below nearly every answer of that lognormal:
+// the least of many samples of a heavy-tailed latency is far below its body.)
+// The typical latency is a median: of the first 15 answers, then moved by 1/32
+// (log scale) once per probe interval, up if more of the interval's answers
+// were above it than below, else down. That settles on the median; a tail
+// cannot drag it (a slow answer is one vote, however slow); and, paced by time
+// rather than by answers, a queue building at many answers per second cannot
+// drag it along either. p starts from the first 15 answers (with a prior of one
+// at 1/4) and moves an eighth of the way to each interval's share of slow
+// answers, not counting those a flagged queue made slow. The typical
+// latency follows a lasting change of the backend (twice slower: in 22
+// intervals, the pace being cut meanwhile, as the least's window of 30-60
+// did). A single answer over twice the typical latency holds the pace
+// (kSlow). An answer past half its attempt's time is slow too, whatever
+// the typical latency: a queue may stand where the typical was never seen;
+// two in a row (one in slow start) say a queue.
 RetryThrottle::Answer RetryThrottle::Queueing(time_point attempt_start,
                                               time_point now,
                                               time_point attempt_deadline,
@@ -209,14 +213,23 @@ RetryThrottle::Answer RetryThrottle::Queueing(time_point attempt_start,
   const double typical = std::exp(typical_log_);
   recent_[answers_ % kRecent] = latency;
   recent_count_ = std::min(recent_count_ + 1, kRecent);
-  // The fastest of the last four over three times the typical latency (a
-  // deep queue), or of the last eight over twice it (a shallow one).
+  // The fastest of the last k answers over twice the typical latency, k
+  // the fewest whose all being that slow by chance (tail_share_^k) is under
+  // 1/1000: 2 for a steady backend or a 2 % tail, 5 for the lognormal.
+  int k = std::clamp(
+      static_cast<int>(
+          std::ceil(std::log(1e-3) / std::log(std::max(tail_share_, 1e-3)))),
+      2, kRecent);
+  // A steady backend in slow start, whose pace doubles every interval: one.
+  if (k == 2 && pace_ < slow_start_end_) k = 1;
   bool queue = false;
-  int64_t fastest = std::numeric_limits<int64_t>::max();
-  for (int i = 0; i < recent_count_ && known; ++i) {
-    fastest = std::min(fastest, recent_[(answers_ - i) % kRecent]);
+  if (known && recent_count_ >= k) {
+    int64_t fastest = std::numeric_limits<int64_t>::max();
+    for (int i = 0; i < k; ++i) {
+      fastest = std::min(fastest, recent_[(answers_ - i) % kRecent]);
+    }
     const double over = static_cast<double>(fastest) / typical;
-    if ((i == 3 && over > 3) || (i == kRecent - 1 && over > 2)) {
+    if (over > 2) {
       queue = true;
       *cut = std::clamp(4 / over, kDeepQueueCut, kQueueCut);
       *wait = std::chrono::nanoseconds(
@@ -232,14 +245,31 @@ RetryThrottle::Answer RetryThrottle::Queueing(time_point attempt_start,
     std::nth_element(sorted, sorted + answers_ / 2, sorted + answers_ + 1);
     typical_log_ = std::log(static_cast<double>(sorted[answers_ / 2]));
     vote_start_ = now;
+    // The share of them over twice their median, with a prior of one
+    // answer at 1/4 (few answers prove little).
+    const int64_t median = sorted[answers_ / 2];
+    const auto over =
+        std::count_if(first_, first_ + answers_ + 1,
+                      [median](int64_t l) { return l > 2 * median; });
+    tail_share_ = (static_cast<double>(over) + 0.25) / (answers_ + 1 + 1);
   } else {
     const double x = std::log(static_cast<double>(latency));
     votes_ += (x > typical_log_) - (x < typical_log_);
+    ++interval_answers_;
+    if (slow && !queue) ++interval_slow_;
     if (now - vote_start_ >= wait_options_.probe_interval) {
       typical_log_ += votes_ > 0   ? kTypicalStep
                       : votes_ < 0 ? -kTypicalStep
                                    : 0;
+      // The tail's share moves an eighth of the way to this interval's:
+      // paced by time, as the typical latency.
+      tail_share_ += (static_cast<double>(interval_slow_) /
+                          static_cast<double>(interval_answers_) -
+                      tail_share_) /
+                     8;
       votes_ = 0;
+      interval_answers_ = 0;
+      interval_slow_ = 0;
       vote_start_ = now;
     }
   }

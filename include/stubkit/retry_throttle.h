@@ -235,7 +235,7 @@ class RetryThrottle {
   time_point last_cut_ ABSL_GUARDED_BY(mu_) = time_point::min();
   // kAdaptive's latency signal (Queueing): the released successes'
   // latencies, the last kRecent of them (a ring; `recent_count_` of them
-  // valid, cleared at a cut) and the first kFirst (while learning); the
+  // valid, cleared at a cut and when down) and the first kFirst; the
   // typical latency, log of nanoseconds, tracked as a median by a vote per
   // probe interval (`votes_`: answers above it less those below, since
   // `vote_start_`); the answers seen; and whether the last answer took past
@@ -247,6 +247,11 @@ class RetryThrottle {
   int64_t first_[kFirst] ABSL_GUARDED_BY(mu_) = {};
   double typical_log_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t votes_ ABSL_GUARDED_BY(mu_) = 0;
+  // The share of answers over twice the typical latency with no queue
+  // flagged, and this interval's answers and such answers.
+  double tail_share_ ABSL_GUARDED_BY(mu_) = 0.25;
+  int64_t interval_answers_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t interval_slow_ ABSL_GUARDED_BY(mu_) = 0;
   time_point vote_start_ ABSL_GUARDED_BY(mu_) = time_point::min();
   int64_t answers_ ABSL_GUARDED_BY(mu_) = 0;
   bool previous_late_ ABSL_GUARDED_BY(mu_) = false;

@@ -105,12 +105,13 @@ int CutsOnLatencies(const Shape& shape, int answers, uint64_t seed) {
 }
 
 // A heavy tail is not a queue: over 2,000 answers of each shape (no queue),
-// no cut. The rule before (twice the least latency seen) cut the lognormal
-// and the mixture's pace again and again.
+// no cut for a steady backend, a few at most for the tails. The rule before
+// (twice the least latency seen) cut the lognormal and the mixture's pace again
+// and again.
 TEST(ThrottleLatencySignal, AHeavyTailAloneDoesNotCutThePace) {
   for (uint64_t seed = 1; seed <= 3; ++seed) {
     EXPECT_EQ(CutsOnLatencies(Constant, 2000, seed), 0) << seed;
-    EXPECT_EQ(CutsOnLatencies(Mixture, 2000, seed), 0) << seed;
+    EXPECT_LE(CutsOnLatencies(Mixture, 2000, seed), 3) << seed;
     const int cuts = CutsOnLatencies(Lognormal, 2000, seed);
     std::printf("lognormal, seed %d: %d cuts\n", static_cast<int>(seed), cuts);
     EXPECT_LE(cuts, 5) << seed;
@@ -118,7 +119,9 @@ TEST(ThrottleLatencySignal, AHeavyTailAloneDoesNotCutThePace) {
 }
 
 // A queue delays every answer: after 200 answers of each shape, a queue
-// adds 3 ms more per answer; the pace is cut within a few answers.
+// adds 3 ms more per answer; the pace is cut within a few answers. (After
+// slow start: in it, a steady backend's or a 2 % tail's single slow answer
+// ends slow start, by design.)
 TEST(ThrottleLatencySignal, AQueueBuildingCutsThePaceWithinAFewAnswers) {
   for (const Shape& shape :
        {Shape(Constant), Shape(Mixture), Shape(Lognormal)}) {
@@ -127,6 +130,10 @@ TEST(ThrottleLatencySignal, AQueueBuildingCutsThePaceWithinAFewAnswers) {
     const time_point t0 = FakeClock().Now();
     throttle->OnSuccess();
     ASSERT_TRUE(throttle->TryAdmit(t0));
+    // An overload answer ends slow start (the bucket refilled first, so
+    // that it is not a refusal).
+    for (int i = 0; i < 1000; ++i) throttle->OnSuccess();
+    throttle->OnRetryableFailure(t0, t0 + milliseconds(1));
     std::mt19937_64 rng(7);
     int first_cut = -1;
     double pace = throttle->release_pace();

@@ -564,11 +564,12 @@ TEST(ThrottleWaitingRules, NoProbeWhileNewCallsShowTheBackendDown) {
 }
 
 // kAdaptive reads a queue building from the released calls' latency: when
-// the fastest of the last four answers took over three times the typical
-// latency (or of the last eight over twice it: a queue delays them all),
-// the pace is cut once per round, as failures do; in slow start to half the
-// pace (it may have doubled past the spare capacity), after it to 4/k of
-// itself within [0.5, 0.9], k the fastest answer over the typical. A single
+// the fastest of the last k answers took over twice the typical latency (a
+// queue delays them all; k from how often the backend is that slow
+// anyway: 2 here, 1 in slow start), the pace is cut once per round, as
+// failures do; in slow start to
+// half the pace (it may have doubled past the spare capacity), after it to 4/k
+// of itself within [0.5, 0.9], k the fastest answer over the typical. A single
 // slow answer holds the pace.
 TEST(ThrottleWaitingRules, AdaptiveSlowAnswersCutThePace) {
   auto throttle = DownThrottle(seconds(1), 1, /*max_tokens=*/1000);
@@ -583,11 +584,9 @@ TEST(ThrottleWaitingRules, AdaptiveSlowAnswersCutThePace) {
   // 49 answers in 20 ms: slow start to 50/s.
   for (int i = 0; i < 49; ++i) answer(milliseconds(i), milliseconds(20));
   EXPECT_NEAR(throttle->release_pace(), 50, 1e-6);
-  // Three answers in 100 ms hold the pace; the fourth in a row ends slow
-  // start at half the pace.
-  for (int i = 0; i < 3; ++i) answer(milliseconds(60 + i), milliseconds(100));
-  EXPECT_NEAR(throttle->release_pace(), 50, 1e-6);
-  answer(milliseconds(63), milliseconds(100));
+  // The first 15 answers had no tail (k = 2): in slow start one answer
+  // over twice the typical says a queue, and halves the pace.
+  answer(milliseconds(60), milliseconds(100));
   EXPECT_NEAR(throttle->release_pace(), 25, 1e-6);
   // After slow start slow answers among fast ones are a tail, not a queue:
   // the pace holds for them and grows by one probe pace per interval for
@@ -597,7 +596,8 @@ TEST(ThrottleWaitingRules, AdaptiveSlowAnswersCutThePace) {
   }
   EXPECT_GT(throttle->release_pace(), 25);
   const double before = throttle->release_pace();
-  // Four in a row, five times the typical 20 ms: cut to 4/5.
+  // Two in a row (and more), five times the typical 20 ms: cut to 4/5,
+  // once.
   for (int i = 0; i < 4; ++i) answer(milliseconds(330 + i), milliseconds(100));
   EXPECT_NEAR(throttle->release_pace(), 0.8 * before, 1e-6);
   const double cut = throttle->release_pace();
