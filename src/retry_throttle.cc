@@ -201,10 +201,8 @@ void RetryThrottle::OnWaitedSuccess() {
 RetryThrottle::Answer RetryThrottle::Queueing(time_point attempt_start,
                                               time_point now,
                                               time_point attempt_deadline,
-                                              double* cut,
-                                              std::chrono::nanoseconds* wait) {
+                                              double* cut) {
   *cut = kQueueCut;
-  *wait = std::chrono::nanoseconds(0);
   if (attempt_start == time_point::min() || now < attempt_start) {
     return Answer::kFast;
   }
@@ -232,8 +230,6 @@ RetryThrottle::Answer RetryThrottle::Queueing(time_point attempt_start,
     if (over > 2) {
       queue = true;
       *cut = std::clamp(4 / over, kDeepQueueCut, kQueueCut);
-      *wait = std::chrono::nanoseconds(
-          static_cast<int64_t>(static_cast<double>(fastest) - typical));
     }
   }
   const bool slow = known && static_cast<double>(latency) > 2 * typical;
@@ -293,9 +289,7 @@ void RetryThrottle::OnWaitedSuccess(time_point attempt_start, time_point now,
     internal::MutexLock lock(&mu_);
     down_.store(false, std::memory_order_relaxed);
     double cut = kQueueCut;
-    std::chrono::nanoseconds wait(0);
-    const Answer answer =
-        Queueing(attempt_start, now, attempt_deadline, &cut, &wait);
+    const Answer answer = Queueing(attempt_start, now, attempt_deadline, &cut);
     if (answer == Answer::kQueue) {
       // A slow answer: a queue is building. Once per round, as a failure.
       if (pace_ > 0 && attempt_start >= last_cut_) {
@@ -304,10 +298,7 @@ void RetryThrottle::OnWaitedSuccess(time_point attempt_start, time_point now,
         const bool slow_start = pace_ < slow_start_end_;
         pace_ = std::max(pace_ * (slow_start ? 0.5 : cut), probe_pace());
         slow_start_end_ = pace_;
-        // The queue seen takes about its wait to drain at the lower pace:
-        // attempts sent before then meet the same queue, and do not cut
-        // again.
-        last_cut_ = now + wait;
+        last_cut_ = now;
         // The next cut wants answers of its own.
         recent_count_ = 0;
       }

@@ -180,11 +180,10 @@ class RetryThrottle {
   // kAdaptive: what a released call's success answered at `now` says of the
   // server's queue (its latency counted): none, maybe (a slow answer, not
   // confirmed; the pace holds), or one building (cut, after slow start, to
-  // `*cut` of the pace: deeper for a deeper queue, whose wait is `*wait`).
+  // `*cut` of the pace: deeper for a deeper queue).
   enum class Answer { kFast, kSlow, kQueue };
   Answer Queueing(time_point attempt_start, time_point now,
-                  time_point attempt_deadline, double* cut,
-                  std::chrono::nanoseconds* wait)
+                  time_point attempt_deadline, double* cut)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The gap between admissions while up, in `release`'s way.
   std::chrono::nanoseconds ReleaseSpacing(time_point now)

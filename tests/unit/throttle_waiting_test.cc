@@ -601,8 +601,7 @@ TEST(ThrottleWaitingRules, AdaptiveSlowAnswersCutThePace) {
   for (int i = 0; i < 4; ++i) answer(milliseconds(330 + i), milliseconds(100));
   EXPECT_NEAR(throttle->release_pace(), 0.8 * before, 1e-6);
   const double cut = throttle->release_pace();
-  // Sent before that queue (80 ms of wait) could drain: the same queue,
-  // already acted on.
+  // Sent before that cut: the same queue, already acted on.
   for (int i = 0; i < 4; ++i) answer(milliseconds(340 + i), milliseconds(100));
   EXPECT_DOUBLE_EQ(throttle->release_pace(), cut);
   // Sent after it and still slow (4.5 times): a new round.
