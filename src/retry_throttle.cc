@@ -102,6 +102,59 @@ constexpr double kTypicalStep = 1.0 / 32;
 // The highest pace: one admission per microsecond, beyond any backlog.
 constexpr double kMaxPace = 1e-3;
 
+// How many recent answers must all be slow to say a queue builds: the
+// fewest k with tail_share^k under 1/1000 (2 for a steady backend or a 2 %
+// tail, 5 for the lognormal), within [2, most]; one for a steady backend in
+// slow start, whose pace doubles every interval.
+int RunLength(double tail_share, bool slow_start, int most) {
+  const int k = std::clamp(
+      static_cast<int>(
+          std::ceil(std::log(1e-3) / std::log(std::max(tail_share, 1e-3)))),
+      2, most);
+  return k == 2 && slow_start ? 1 : k;
+}
+
+// The fastest of the last `k` of `count` answers kept in the ring `recent`
+// of `size`.
+int64_t FastestOfLast(const int64_t* recent, int size, int64_t count, int k) {
+  int64_t fastest = std::numeric_limits<int64_t>::max();
+  for (int i = 0; i < k; ++i) {
+    fastest = std::min(fastest, recent[(count - i) % size]);
+  }
+  return fastest;
+}
+
+// A probe interval ended: the typical latency steps toward the side most
+// of its `answers` were on (`votes`: above less below), and the tail's
+// share moves an eighth of the way to the interval's (`slow` of them), both
+// paced by time, not by answers; the counts start again.
+void CloseInterval(int64_t* votes, int64_t* answers, int64_t* slow,
+                   double* typical_log, double* tail_share) {
+  *typical_log += *votes > 0 ? kTypicalStep : *votes < 0 ? -kTypicalStep : 0;
+  *tail_share += (static_cast<double>(*slow) / static_cast<double>(*answers) -
+                  *tail_share) /
+                 8;
+  *votes = 0;
+  *answers = 0;
+  *slow = 0;
+}
+
+// While learning, from the first `n` answers: the typical latency (log of
+// their median) and the share over twice it, with a prior of one answer at
+// 1/4 (few answers prove little).
+void LearnFromFirst(const int64_t* first, int n, double* typical_log,
+                    double* tail_share) {
+  int64_t sorted[64];  // n is at most RetryThrottle's kFirst, 15
+  n = std::min(n, 64);
+  std::copy(first, first + n, sorted);
+  std::nth_element(sorted, sorted + (n - 1) / 2, sorted + n);
+  const int64_t median = sorted[(n - 1) / 2];
+  *typical_log = std::log(static_cast<double>(median));
+  const auto over = std::count_if(
+      first, first + n, [median](int64_t l) { return l > 2 * median; });
+  *tail_share = (static_cast<double>(over) + 0.25) / (n + 1);
+}
+
 }  // namespace
 
 bool RetryThrottle::OnRetryableFailure() {
@@ -214,19 +267,12 @@ RetryThrottle::Answer RetryThrottle::Queueing(time_point attempt_start,
   // The fastest of the last k answers over twice the typical latency, k
   // the fewest whose all being that slow by chance (tail_share_^k) is under
   // 1/1000: 2 for a steady backend or a 2 % tail, 5 for the lognormal.
-  int k = std::clamp(
-      static_cast<int>(
-          std::ceil(std::log(1e-3) / std::log(std::max(tail_share_, 1e-3)))),
-      2, kRecent);
-  // A steady backend in slow start, whose pace doubles every interval: one.
-  if (k == 2 && pace_ < slow_start_end_) k = 1;
+  const int k = RunLength(tail_share_, pace_ < slow_start_end_, kRecent);
   bool queue = false;
   if (known && recent_count_ >= k) {
-    int64_t fastest = std::numeric_limits<int64_t>::max();
-    for (int i = 0; i < k; ++i) {
-      fastest = std::min(fastest, recent_[(answers_ - i) % kRecent]);
-    }
-    const double over = static_cast<double>(fastest) / typical;
+    const double over =
+        static_cast<double>(FastestOfLast(recent_, kRecent, answers_, k)) /
+        typical;
     if (over > 2) {
       queue = true;
       *cut = std::clamp(4 / over, kDeepQueueCut, kQueueCut);
@@ -236,36 +282,17 @@ RetryThrottle::Answer RetryThrottle::Queueing(time_point attempt_start,
   // The typical latency learns from this answer after judging it.
   if (answers_ < kFirst) {
     first_[answers_] = latency;
-    int64_t sorted[kFirst];
-    std::copy(first_, first_ + answers_ + 1, sorted);
-    std::nth_element(sorted, sorted + answers_ / 2, sorted + answers_ + 1);
-    typical_log_ = std::log(static_cast<double>(sorted[answers_ / 2]));
+    LearnFromFirst(first_, static_cast<int>(answers_) + 1, &typical_log_,
+                   &tail_share_);
     vote_start_ = now;
-    // The share of them over twice their median, with a prior of one
-    // answer at 1/4 (few answers prove little).
-    const int64_t median = sorted[answers_ / 2];
-    const auto over =
-        std::count_if(first_, first_ + answers_ + 1,
-                      [median](int64_t l) { return l > 2 * median; });
-    tail_share_ = (static_cast<double>(over) + 0.25) / (answers_ + 1 + 1);
   } else {
     const double x = std::log(static_cast<double>(latency));
     votes_ += (x > typical_log_) - (x < typical_log_);
     ++interval_answers_;
     if (slow && !queue) ++interval_slow_;
     if (now - vote_start_ >= wait_options_.probe_interval) {
-      typical_log_ += votes_ > 0   ? kTypicalStep
-                      : votes_ < 0 ? -kTypicalStep
-                                   : 0;
-      // The tail's share moves an eighth of the way to this interval's:
-      // paced by time, as the typical latency.
-      tail_share_ += (static_cast<double>(interval_slow_) /
-                          static_cast<double>(interval_answers_) -
-                      tail_share_) /
-                     8;
-      votes_ = 0;
-      interval_answers_ = 0;
-      interval_slow_ = 0;
+      CloseInterval(&votes_, &interval_answers_, &interval_slow_, &typical_log_,
+                    &tail_share_);
       vote_start_ = now;
     }
   }
