@@ -43,6 +43,10 @@ double ProcessUniform01() {
   // The top 53 bits fill a double's mantissa exactly: [0, 1).
   return static_cast<double>(NextRandom() >> 11) * 0x1.0p-53;
 }
+
+void SeedProcessRandomForTesting(uint64_t seed) {
+  GeneratorState().store(seed, std::memory_order_relaxed);
+}
 }  // namespace internal
 
 std::string Jitter::ToString() const {

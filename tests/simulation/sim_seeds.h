@@ -26,6 +26,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "stubkit/internal/base/process_random.h"
 
 namespace stubkit {
 namespace sim {
@@ -56,6 +57,8 @@ void RunSeeds(const SeedSuite& suite, Scenario (*make)(uint64_t),
   int failures = 0;
   for (uint64_t seed = base; seed < base + count; ++seed) {
     const Scenario s = make(seed);
+    // The jitter's draws too: a seed replayed alone draws what it drew here.
+    internal::SeedProcessRandomForTesting(seed);
     Runner runner(s);
     const std::vector<std::string> violations = runner.Run();
     if (replay) {
