@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "src/internal/base/format.h"
+#include "stubkit/internal/base/process_random.h"
 
 namespace stubkit {
 
@@ -78,7 +79,10 @@ RetryThrottle::RetryThrottle(const Config& config)
   probe_spacing_ =
       (waiting.probe_interval + std::chrono::nanoseconds(waiting.probes - 1)) /
       waiting.probes;
-  random_.seed(std::random_device{}());
+  // From the process's generator (itself seeded from std::random_device):
+  // a simulation that restarts it at a scenario's seed replays the probes'
+  // draws too.
+  random_.seed(static_cast<uint32_t>(internal::ProcessUniform01() * 0x1p32));
 }
 
 namespace {
