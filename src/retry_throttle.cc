@@ -79,9 +79,7 @@ RetryThrottle::RetryThrottle(const Config& config)
   probe_spacing_ =
       (waiting.probe_interval + std::chrono::nanoseconds(waiting.probes - 1)) /
       waiting.probes;
-  // From the process's generator (itself seeded from std::random_device):
-  // a simulation that restarts it at a scenario's seed replays the probes'
-  // draws too.
+  // From the process's generator: a simulation's seeds replay the probes.
   random_.seed(static_cast<uint32_t>(internal::ProcessUniform01() * 0x1p32));
 }
 
