@@ -64,6 +64,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
 #include "benchmarks/recovery_rounds.h"
 #include "etcd/etcdserver/etcdserverpb/rpc.grpc.pb.h"
 #include "etcd/etcdserver/etcdserverpb/rpc.stubkit.h"
@@ -200,6 +201,7 @@ class WatchLog {
   void Add(const etcdserverpb::WatchResponse& response) {
     const Clock::time_point now = Clock::now();
     absl::MutexLock lock(&mu_);
+    if (response.created()) created_ = true;
     for (const auto& event : response.events()) {
       keys_.push_back(event.kv().key());
       arrived_.push_back(now);
@@ -209,6 +211,13 @@ class WatchLog {
   int64_t next() const {
     absl::MutexLock lock(&mu_);
     return next_;
+  }
+  // Whether etcd confirmed the watch (a response with `created`) within
+  // `timeout`: a key written before that, the watch starting from "now",
+  // may never be delivered.
+  bool WaitCreated(absl::Duration timeout) const {
+    absl::MutexLock lock(&mu_);
+    return mu_.AwaitWithTimeout(absl::Condition(&created_), timeout);
   }
   // When `key` arrived, polled every millisecond (the arrival time is the
   // delivering thread's, so the poll does not blur it); false on timeout.
@@ -239,6 +248,7 @@ class WatchLog {
   std::vector<std::string> keys_ ABSL_GUARDED_BY(mu_);
   std::vector<Clock::time_point> arrived_ ABSL_GUARDED_BY(mu_);
   int64_t next_ ABSL_GUARDED_BY(mu_) = 0;
+  bool created_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 // As in examples/docs/streaming_watch.cc: every key under `prefix` from
@@ -355,6 +365,10 @@ Result MeasureWatch(EtcdProcess& etcd, bool async, int restarts,
     watch.Stop().IgnoreError();  // the error above says what failed
     return result;
   };
+  // The first key must not be written before etcd created the watch.
+  if (!log.WaitCreated(absl::Seconds(30))) {
+    return fail("etcd did not confirm the watch");
+  }
   for (int r = 0; r < restarts; ++r) {
     // The watch is established and has delivered: a resume needs the hook.
     const std::string before = prefix + "a" + std::to_string(r);
